@@ -1,0 +1,13 @@
+// Package drivertest is the conformance suite every driver adapter must pass.
+// It runs against real redis-server processes started by internal/redistest:
+// a single server, and a 3-master Redis Cluster for adapters with a cluster
+// client.
+//
+// An adapter's test calls Run with a Factory:
+//
+//	func TestConformance(t *testing.T) {
+//		drivertest.Run(t, drivertest.Factory{
+//			New: func(t *testing.T, addr string) driver.Client { … },
+//		})
+//	}
+package drivertest

@@ -1,0 +1,177 @@
+// Package goredis adapts github.com/redis/go-redis/v9 clients to driver.Client:
+// *redis.Client, *redis.ClusterClient, *redis.Ring and failover clients, or
+// anything else that implements redis.UniversalClient.
+//
+// Commands go on the wire as the locks name them: SETNX and GETSET are sent
+// literally with Do, never rewritten to SET … NX or SET … GET, because the
+// Java services they must interoperate with send exactly those.
+//
+// Every call honours its context: go-redis itself applies a context's
+// deadline only when the client was built with ContextTimeoutEnabled and
+// never interrupts a read on cancellation, so for a cancellable context the
+// adapter returns ctx.Err() as soon as the context ends, leaving the
+// connection to finish (and be returned to the pool) in the background.
+//
+// Release notifications use plain pub/sub on a single server, sharded pub/sub
+// (SSUBSCRIBE, one connection per hash slot in use) on a ClusterClient, and
+// one connection per hash tag on a Ring.
+package goredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/keyslot"
+	"github.com/redis/go-redis/v9"
+)
+
+// New returns the driver.Client for c.
+func New(c redis.UniversalClient) driver.Client {
+	_, cluster := c.(*redis.ClusterClient)
+	_, ring := c.(*redis.Ring)
+	return driver.Wrap(conn{c: c, cluster: cluster, ring: ring})
+}
+
+type conn struct {
+	c       redis.UniversalClient
+	cluster bool
+	ring    bool
+}
+
+func (c conn) Cluster() bool { return c.cluster }
+
+func (c conn) Do(ctx context.Context, args ...any) (any, error) {
+	if ctx.Done() == nil { // never cancelled: no need to watch it
+		return c.do(ctx, args)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type result struct {
+		v   any
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := c.do(ctx, args)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c conn) do(ctx context.Context, args []any) (any, error) {
+	v, err := c.c.Do(ctx, args...).Result()
+	if err != nil {
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		var re redis.Error
+		if errors.As(err, &re) {
+			return nil, driver.ReplyError(re.Error())
+		}
+		return nil, err
+	}
+	return normalise(v), nil
+}
+
+func normalise(v any) any {
+	switch x := v.(type) {
+	case []any:
+		for i := range x {
+			x[i] = normalise(x[i])
+		}
+		return x
+	case []byte:
+		return string(x)
+	case bool: // a RESP3 boolean
+		if x {
+			return int64(1)
+		}
+		return nil
+	}
+	return v
+}
+
+func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error) {
+	var s driver.Subscription
+	switch {
+	case c.cluster:
+		cc := c.c.(*redis.ClusterClient)
+		s = driver.NewGroupedSubscription(
+			func(ch string) string { return fmt.Sprint(keyslot.Of(ch)) },
+			func(ctx context.Context, ch string) (driver.PubSubConn, error) {
+				// Subscribe before the receive loop starts: the connection
+				// then goes to the node serving ch, not to a random one.
+				ps := cc.SSubscribe(ctx)
+				if err := ps.SSubscribe(ctx, ch); err != nil {
+					_ = ps.Close()
+					return nil, err
+				}
+				return pubsub{ps: ps, sharded: true}, nil
+			})
+	case c.ring:
+		r := c.c.(*redis.Ring)
+		s = driver.NewGroupedSubscription(
+			func(ch string) string { tag, _ := keyslot.Tag(ch); return tag },
+			func(ctx context.Context, ch string) (driver.PubSubConn, error) {
+				// A Ring picks the shard from the first channel and needs one.
+				ps := r.Subscribe(ctx, ch)
+				return pubsub{ps: ps}, nil
+			})
+	default:
+		s = driver.NewSubscription(pubsub{ps: c.c.Subscribe(ctx)})
+	}
+	if err := s.Subscribe(ctx, channels...); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// pubsub is a go-redis PubSub as a driver.PubSubConn.
+type pubsub struct {
+	ps      *redis.PubSub
+	sharded bool
+}
+
+func (p pubsub) Subscribe(ctx context.Context, channels ...string) error {
+	if p.sharded {
+		return p.ps.SSubscribe(ctx, channels...)
+	}
+	return p.ps.Subscribe(ctx, channels...)
+}
+
+func (p pubsub) Unsubscribe(ctx context.Context, channels ...string) error {
+	if p.sharded {
+		return p.ps.SUnsubscribe(ctx, channels...)
+	}
+	return p.ps.Unsubscribe(ctx, channels...)
+}
+
+func (p pubsub) Close() error { return p.ps.Close() }
+
+func (p pubsub) Receive(ctx context.Context) (driver.Event, error) {
+	msg, err := p.ps.Receive(ctx)
+	if err != nil {
+		return driver.Event{}, err
+	}
+	switch m := msg.(type) {
+	case *redis.Message:
+		return driver.Event{Kind: driver.EventMessage, Channel: m.Channel, Payload: m.Payload}, nil
+	case *redis.Subscription:
+		switch m.Kind {
+		case "subscribe", "ssubscribe", "psubscribe":
+			return driver.Event{Kind: driver.EventSubscribe, Channel: m.Channel}, nil
+		case "unsubscribe", "sunsubscribe", "punsubscribe":
+			return driver.Event{Kind: driver.EventUnsubscribe, Channel: m.Channel}, nil
+		}
+	}
+	return driver.Event{Kind: driver.EventOther}, nil
+}

@@ -1,0 +1,35 @@
+package goredis_test
+
+import (
+	"testing"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/drivertest"
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestConformance(t *testing.T) {
+	drivertest.Run(t, drivertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+		NewCluster: func(t *testing.T, addrs []string) driver.Client {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+	})
+}
+
+func TestConformanceRESP2(t *testing.T) {
+	drivertest.Run(t, drivertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+	})
+}

@@ -1,0 +1,147 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// NewGroupedSubscription is a Subscription over several connections, one per
+// group of channels, for clients that must subscribe where a channel lives:
+// per hash slot for sharded pub/sub in Redis Cluster, per hash tag on a
+// client-side sharded Ring. group names a channel's group; open opens the
+// connection for a group, given its first channel. Connections open on first
+// use. When any of them is lost, the whole subscription ends with that error.
+func NewGroupedSubscription(group func(channel string) string, open func(ctx context.Context, channel string) (PubSubConn, error)) Subscription {
+	return &grouped{
+		group: group,
+		open:  open,
+		parts: map[string]Subscription{},
+		msgs:  make(chan Message, MessageBuffer),
+		stop:  make(chan struct{}),
+	}
+}
+
+type grouped struct {
+	group func(string) string
+	open  func(context.Context, string) (PubSubConn, error)
+	msgs  chan Message
+	stop  chan struct{} // closed by end
+	wg    sync.WaitGroup
+
+	mu     sync.Mutex
+	parts  map[string]Subscription
+	ended  bool
+	err    error
+	opened sync.Mutex // serialises opening connections
+}
+
+func (g *grouped) Messages() <-chan Message { return g.msgs }
+
+func (g *grouped) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+func (g *grouped) part(ctx context.Context, channel string) (Subscription, error) {
+	name := g.group(channel)
+	g.opened.Lock()
+	defer g.opened.Unlock()
+	g.mu.Lock()
+	if g.ended {
+		err := g.err
+		g.mu.Unlock()
+		return nil, fmt.Errorf("driver: subscribe on a closed subscription: %w", errors.Join(errClosed, err))
+	}
+	p, ok := g.parts[name]
+	g.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	pc, err := g.open(ctx, channel)
+	if err != nil {
+		return nil, fmt.Errorf("driver: subscribe: %w", err)
+	}
+	p = NewSubscription(pc)
+	g.mu.Lock()
+	if g.ended {
+		g.mu.Unlock()
+		_ = p.Close()
+		return nil, fmt.Errorf("driver: subscribe: %w", errClosed)
+	}
+	g.parts[name] = p
+	g.wg.Add(1)
+	g.mu.Unlock()
+	go g.forward(p)
+	return p, nil
+}
+
+// forward copies one part's messages; when the part ends on its own, the
+// whole subscription ends.
+func (g *grouped) forward(p Subscription) {
+	defer g.wg.Done()
+	for m := range p.Messages() {
+		select {
+		case g.msgs <- m:
+		default:
+		}
+	}
+	if err := p.Err(); err != nil {
+		go g.end(err) // end waits for the forwarders, this one included
+	}
+}
+
+func (g *grouped) Subscribe(ctx context.Context, channels ...string) error {
+	byPart := map[Subscription][]string{}
+	for _, ch := range channels {
+		p, err := g.part(ctx, ch)
+		if err != nil {
+			return err
+		}
+		byPart[p] = append(byPart[p], ch)
+	}
+	for p, chs := range byPart {
+		if err := p.Subscribe(ctx, chs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *grouped) Unsubscribe(ctx context.Context, channels ...string) error {
+	for _, ch := range channels {
+		g.mu.Lock()
+		p, ok := g.parts[g.group(ch)]
+		g.mu.Unlock()
+		if ok {
+			if err := p.Unsubscribe(ctx, ch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (g *grouped) Close() error { return g.end(nil) }
+
+func (g *grouped) end(cause error) error {
+	g.mu.Lock()
+	if g.ended {
+		g.mu.Unlock()
+		return nil
+	}
+	g.ended = true
+	g.err = cause
+	parts := g.parts
+	g.parts = map[string]Subscription{}
+	g.mu.Unlock()
+	var errs []error
+	for _, p := range parts {
+		errs = append(errs, p.Close())
+	}
+	g.wg.Wait()
+	close(g.msgs)
+	return errors.Join(errs...)
+}

@@ -1,0 +1,149 @@
+// Package redigo adapts github.com/gomodule/redigo to driver.Client. It takes
+// a *redis.Pool or any other source of connections with GetContext.
+//
+// Commands go on the wire as the locks name them: SETNX and GETSET are sent
+// literally. Every call honours its context (redigo's DoContext closes the
+// connection when the context ends). redigo has no cluster client, so the
+// adapter talks to one server and uses plain pub/sub.
+package redigo
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockbridge/lockbridge/driver"
+)
+
+// ConnSource hands out connections; *redis.Pool is one.
+type ConnSource interface {
+	GetContext(ctx context.Context) (redis.Conn, error)
+}
+
+// New returns the driver.Client for connections from src.
+func New(src ConnSource) driver.Client { return driver.Wrap(conn{src}) }
+
+type conn struct{ src ConnSource }
+
+func (c conn) Cluster() bool { return false }
+
+func (c conn) Do(ctx context.Context, args ...any) (any, error) {
+	if len(args) == 0 {
+		return nil, errors.New("redigo: empty command")
+	}
+	cmd, ok := args[0].(string)
+	if !ok {
+		return nil, errors.New("redigo: command name must be a string")
+	}
+	rc, err := c.src.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	v, err := redis.DoContext(rc, ctx, cmd, args[1:]...)
+	if err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return nil, driver.ReplyError(re.Error())
+		}
+		return nil, err
+	}
+	return normalise(v)
+}
+
+func normalise(v any) (any, error) {
+	switch x := v.(type) {
+	case []byte:
+		return string(x), nil
+	case []any:
+		for i := range x {
+			n, err := normalise(x[i])
+			if err != nil {
+				return nil, err
+			}
+			x[i] = n
+		}
+		return x, nil
+	case redis.Error: // an error inside an array reply
+		return nil, driver.ReplyError(x.Error())
+	}
+	return v, nil
+}
+
+func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error) {
+	rc, err := c.src.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pctx, cancel := context.WithCancel(context.Background())
+	s := driver.NewSubscription(&pubsub{psc: redis.PubSubConn{Conn: rc}, ctx: pctx, cancel: cancel})
+	if err := s.Subscribe(ctx, channels...); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// pubsub is a redigo PubSubConn as a driver.PubSubConn. redigo allows one
+// sender and one receiver at a time: mu serialises the senders. Close cancels
+// ctx, which makes a blocked receive close the network connection and return,
+// and waits for it (rmu) before handing the connection back to its source.
+type pubsub struct {
+	mu     sync.Mutex
+	rmu    sync.Mutex
+	psc    redis.PubSubConn
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (p *pubsub) Subscribe(_ context.Context, channels ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.psc.Subscribe(strings(channels)...)
+}
+
+func (p *pubsub) Unsubscribe(_ context.Context, channels ...string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.psc.Unsubscribe(strings(channels)...)
+}
+
+func (p *pubsub) Close() error {
+	p.cancel()
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// The cancel has closed the network connection on purpose: the errors of
+	// the pool's UNSUBSCRIBE clean-up on it say nothing.
+	_ = p.psc.Close()
+	return nil
+}
+
+func (p *pubsub) Receive(context.Context) (driver.Event, error) {
+	p.rmu.Lock()
+	defer p.rmu.Unlock()
+	switch m := p.psc.ReceiveContext(p.ctx).(type) {
+	case redis.Message:
+		return driver.Event{Kind: driver.EventMessage, Channel: m.Channel, Payload: string(m.Data)}, nil
+	case redis.Subscription:
+		switch m.Kind {
+		case "subscribe":
+			return driver.Event{Kind: driver.EventSubscribe, Channel: m.Channel}, nil
+		case "unsubscribe":
+			return driver.Event{Kind: driver.EventUnsubscribe, Channel: m.Channel}, nil
+		}
+	case error:
+		return driver.Event{}, m
+	}
+	return driver.Event{Kind: driver.EventOther}, nil
+}
+
+func strings(s []string) []any {
+	a := make([]any, len(s))
+	for i, v := range s {
+		a[i] = v
+	}
+	return a
+}

@@ -1,0 +1,26 @@
+package redigo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/drivertest"
+	"github.com/lockbridge/lockbridge/driver/redigo"
+)
+
+func TestConformance(t *testing.T) {
+	drivertest.Run(t, drivertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			p := &redis.Pool{
+				MaxIdle: 8,
+				DialContext: func(ctx context.Context) (redis.Conn, error) {
+					return redis.DialContext(ctx, "tcp", addr)
+				},
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			return redigo.New(p)
+		},
+	})
+}

@@ -1,0 +1,47 @@
+package keyslot
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestOfMatchesTheClusterSpec(t *testing.T) {
+	// The check value of CRC-16/XMODEM and slots published in the cluster
+	// specification and the CLUSTER KEYSLOT documentation.
+	assert.Equal(t, uint16(0x31C3), crc16("123456789"))
+	for key, slot := range map[string]int{
+		"foo":                  12182,
+		"bar":                  5061,
+		"somekey":              11058,
+		"foo{hash_tag}":        2515,
+		"{hash_tag}bar":        2515,
+		"{user1000}.following": 3443,
+		"{user1000}.followers": 3443,
+		"foo{}{bar}":           Of("foo{}{bar}"),
+		"":                     0,
+	} {
+		assert.Equal(t, slot, Of(key), key)
+	}
+}
+
+func TestTag(t *testing.T) {
+	for _, tc := range []struct {
+		key, tag string
+		ok       bool
+	}{
+		{"plain", "plain", false},
+		{"{a}b", "a", true},
+		{"x{a}{b}", "a", true},
+		{"{}a", "{}a", false},
+		{"foo{}{bar}", "foo{}{bar}", false},
+		{"foo{{bar}}", "{bar", true},
+		{"open{only", "open{only", false},
+		{"close}only", "close}only", false},
+		{"\xac\xed\x00\x05t\x00\x05{a}bc", "a", true},
+	} {
+		tag, ok := Tag(tc.key)
+		assert.Equal(t, tc.tag, tag, tc.key)
+		assert.Equal(t, tc.ok, ok, tc.key)
+	}
+}

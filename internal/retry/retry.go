@@ -1,0 +1,75 @@
+// Package retry is the waiting loop behind every Locker.Lock in this module:
+// attempt, and when the lock is held, wait for the backoff's delay — never
+// longer than the holder has left, and no longer at all once a release
+// notification arrives — until the lock is obtained or the context ends.
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// Attempt makes one try. When the lock is held by someone else it returns an
+// error wrapping lockbridge.ErrNotObtained and, when the scheme can tell, how
+// long the holder has left (0 when unknown).
+type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration, err error)
+
+// Loop calls try until it succeeds, fails with anything but ErrNotObtained,
+// the backoff gives up, or ctx ends. A receive on wake (which may be nil)
+// cuts the current wait short. When ctx ends, the error wraps both
+// lockbridge.ErrNotObtained and ctx.Err().
+func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}, try Attempt[L]) (L, error) {
+	var zero L
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for n := 1; ; n++ {
+		l, left, err := try(ctx)
+		if err == nil {
+			return l, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return zero, ended(err, cerr)
+		}
+		if !errors.Is(err, lockbridge.ErrNotObtained) {
+			return zero, err
+		}
+		d, ok := b.Delay(n)
+		if !ok {
+			return zero, err
+		}
+		if left > 0 && left < d {
+			d = left
+		}
+		if timer == nil {
+			timer = time.NewTimer(d)
+		} else {
+			timer.Reset(d)
+		}
+		select {
+		case <-timer.C:
+		case <-wake:
+			if !timer.Stop() {
+				<-timer.C
+			}
+		case <-ctx.Done():
+			return zero, ended(err, ctx.Err())
+		}
+	}
+}
+
+// ended is the error of a wait cut short by its context: it wraps
+// ErrNotObtained, the context's error and, as text, the last attempt's.
+func ended(last, cerr error) error {
+	if errors.Is(last, lockbridge.ErrNotObtained) {
+		return fmt.Errorf("%w: %w", last, cerr)
+	}
+	return fmt.Errorf("%w: %w (last attempt: %v)", lockbridge.ErrNotObtained, cerr, last)
+}
