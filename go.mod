@@ -6,6 +6,7 @@ require (
 	github.com/gomodule/redigo v1.9.3
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
 )
 
 require (
