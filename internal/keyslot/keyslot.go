@@ -48,3 +48,16 @@ func crc16(s string) uint16 {
 	}
 	return crc
 }
+
+// Companion returns the name of a key that lives in the same hash slot as
+// key, so that one script may touch both in Redis Cluster: key+suffix when
+// key has a hash tag, "{"+key+"}"+suffix otherwise. ok is false when neither
+// form hashes to key's slot (a key holding a stray '}', for instance).
+func Companion(key, suffix string) (name string, ok bool) {
+	if _, tagged := Tag(key); tagged {
+		name = key + suffix
+	} else {
+		name = "{" + key + "}" + suffix
+	}
+	return name, Of(name) == Of(key)
+}

@@ -45,3 +45,23 @@ func TestTag(t *testing.T) {
 		assert.Equal(t, tc.ok, ok, tc.key)
 	}
 }
+
+func TestCompanion(t *testing.T) {
+	for _, tc := range []struct {
+		key, want string
+		ok        bool
+	}{
+		{"lock:order", "{lock:order}:x", true},
+		{"{user1}:lock", "{user1}:lock:x", true},
+		{"a{b", "{a{b}:x", true},
+		{"\xac\xed\x00\x05t\x00\x0alock:order", "{\xac\xed\x00\x05t\x00\x0alock:order}:x", true},
+		{"stray}brace", "{stray}brace}:x", false},
+	} {
+		name, ok := Companion(tc.key, ":x")
+		assert.Equal(t, tc.want, name, tc.key)
+		assert.Equal(t, tc.ok, ok, tc.key)
+		if ok {
+			assert.Equal(t, Of(tc.key), Of(name), tc.key)
+		}
+	}
+}

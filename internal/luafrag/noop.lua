@@ -1,0 +1,1 @@
+-- noop.lua: an empty fragment, for tests of Script. Defines nothing.
