@@ -128,6 +128,16 @@ func runCommon(t *testing.T, c driver.Client, cluster bool) {
 		r, err = c.Do(ctx(t), "GET", k(t, "s"))
 		require.NoError(t, err)
 		assert.Equal(t, "v", r, "bulk strings come back as string, never []byte")
+
+		_, err = c.Do(ctx(t), "HSET", k(t, "h"), "f1", "v1", "f2", "v2")
+		require.NoError(t, err)
+		r, err = c.Do(ctx(t), "HGETALL", k(t, "h"))
+		require.NoError(t, err)
+		flat, ok := r.([]any)
+		require.True(t, ok, "a map reply comes back as a flat array (RESP2 form), got %T", r)
+		require.Len(t, flat, 4)
+		got := map[any]any{flat[0]: flat[1], flat[2]: flat[3]}
+		assert.Equal(t, map[any]any{"f1": "v1", "f2": "v2"}, got)
 	})
 
 	t.Run("JavaCommands", func(t *testing.T) {

@@ -90,6 +90,12 @@ func normalise(v any) any {
 		return x
 	case []byte:
 		return string(x)
+	case map[any]any: // a RESP3 map: flattened as RESP2 sends it
+		flat := make([]any, 0, 2*len(x))
+		for k, v := range x {
+			flat = append(flat, normalise(k), normalise(v))
+		}
+		return flat
 	case bool: // a RESP3 boolean
 		if x {
 			return int64(1)
