@@ -1,0 +1,75 @@
+package migrate
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFollower(t *testing.T) {
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		ctx := context.Background()
+		k, err := newNSKeys(t.Name())
+		require.NoError(t, err)
+		ctl, err := NewController(tg.Client, t.Name(), WithQuietPeriod(time.Millisecond))
+		require.NoError(t, err)
+
+		// A long interval: only the pub/sub notice can make it move quickly.
+		f := newFollower(tg.Client, k, time.Hour, time.Now)
+		p, err := f.phase(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, PhaseLegacy, p)
+
+		st, err := ctl.Status(ctx)
+		require.NoError(t, err)
+		require.Len(t, st.Clients, 1, "the follower heartbeats on first use")
+		assert.Equal(t, f.id, st.Clients[0].ID)
+		assert.Equal(t, PhaseLegacy, st.Clients[0].Phase)
+		assert.True(t, st.Clients[0].Live(time.Now()))
+
+		_, err = ctl.Advance(ctx, false)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { p, _ := f.phase(ctx); return p == PhaseDualWrite },
+			5*time.Second, 5*time.Millisecond, "the phase-change notice moves the follower")
+		require.Eventually(t, func() bool {
+			st, _ := ctl.Status(ctx)
+			return len(st.Clients) == 1 && st.Clients[0].Phase == PhaseDualWrite
+		}, 5*time.Second, 5*time.Millisecond, "and its heartbeat says so")
+
+		require.NoError(t, f.close(ctx))
+		st, err = ctl.Status(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, st.Clients, "a closed locker leaves the registry")
+		_, err = f.phase(ctx)
+		assert.Error(t, err)
+	})
+}
+
+func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	k, err := newNSKeys(t.Name())
+	require.NoError(t, err)
+	f := newFollower(tg.Client, k, 20*time.Millisecond, time.Now)
+	defer f.close(ctx)
+	p, err := f.phase(ctx)
+	require.NoError(t, err)
+	require.Equal(t, PhaseLegacy, p)
+
+	// An operator forces the stored phase two steps ahead.
+	_, err = tg.Client.Do(ctx, "SET", k.phase, "dual-read")
+	require.NoError(t, err)
+	var seen []Phase
+	require.Eventually(t, func() bool {
+		p, _ := f.phase(ctx)
+		if len(seen) == 0 || seen[len(seen)-1] != p {
+			seen = append(seen, p)
+		}
+		return p == PhaseDualRead
+	}, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []Phase{PhaseLegacy, PhaseDualWrite, PhaseDualRead}, seen, "never skips a phase")
+}
