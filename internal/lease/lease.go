@@ -1,0 +1,285 @@
+// Package lease is the local life of one held lock, shared by the lock
+// packages (modern now; migrate and redlock next): when the lease ends by the
+// local monotonic clock, whether the lock has ended — released cleanly or
+// lost — with the Done channel and Err that lockbridge.Lock exposes, and the
+// auto-refresh loop that keeps a lease alive and declares it lost when it
+// cannot.
+//
+// A Lease knows nothing of Redis: the lock package supplies the refresh as a
+// callback (one attempt on one node for modern, a quorum of attempts for
+// Redlock, both keys for migrate's dual-write phase). The callback reports
+// "no longer ours" with an error wrapping lockbridge.ErrNotHeld and calls
+// Extend when it succeeds.
+//
+// The refresh schedule, for a lease of ttl:
+//
+//   - refresh every ttl/3, counted from the start of the lease and then from
+//     the last success;
+//   - each refresh call gets a deadline no later than ttl/3 and no later than
+//     the give-up point below, and is cancelled at once by StopRefresh;
+//   - a refresh that fails with an error wrapping ErrNotHeld ends the lease
+//     as lost at once;
+//   - after any other failure, retry every ttl/12;
+//   - when no refresh has succeeded by the give-up point, ttl/12 before the
+//     lease ends by the local clock, end the lease as lost. The lease end is
+//     counted from when the last successful refresh was sent, so the holder
+//     hears of the loss before the server can let another holder in.
+package lease
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// Lease is the local view of one held lock. The zero value is not usable:
+// build one with New or Init. Its methods are safe for concurrent use.
+type Lease struct {
+	pkg string // prefix of error messages: "modern", "migrate", …
+
+	mu      sync.Mutex
+	expires time.Time     // local lease end (monotonic)
+	ttl     time.Duration // the lease length last granted
+	ended   bool
+	err     error         // why it ended: nil for a clean release
+	done    chan struct{} // made on first use by Done; closed on End
+	cancel  context.CancelFunc
+	exited  chan struct{} // closed when the running refresher returned
+}
+
+// New returns the lease of a lock obtained with a lease of ttl, the attempt
+// having been sent at start. pkg prefixes error messages.
+func New(pkg string, start time.Time, ttl time.Duration) *Lease {
+	l := &Lease{}
+	l.Init(pkg, start, ttl)
+	return l
+}
+
+// Init prepares a Lease embedded by value in a lock (one allocation less
+// than New). It must be called before any other method, once.
+func (l *Lease) Init(pkg string, start time.Time, ttl time.Duration) {
+	l.pkg = pkg
+	l.expires = start.Add(ttl)
+	l.ttl = ttl
+}
+
+// ExpiresAt is the local end of the lease: when the last successful acquire
+// or refresh was sent, plus its ttl.
+func (l *Lease) ExpiresAt() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.expires
+}
+
+// TTL is the lease length last granted (by the acquire or a refresh).
+func (l *Lease) TTL() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ttl
+}
+
+// Extend records a successful refresh: the lease now ends at expires and is
+// ttl long. It does nothing once the lease has ended.
+func (l *Lease) Extend(expires time.Time, ttl time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.ended {
+		l.expires, l.ttl = expires, ttl
+	}
+}
+
+// closed is a closed channel, returned by Done for a lease that ended before
+// anyone asked for its channel. It is never written to after init.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// Done is closed when the lease ends: released or lost.
+func (l *Lease) Done() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done == nil {
+		if l.ended {
+			return closed
+		}
+		l.done = make(chan struct{})
+	}
+	return l.done
+}
+
+// Err is nil while the lease runs and after a clean release; after a loss
+// it is a *LostError (wrapping lockbridge.ErrLost and the cause).
+func (l *Lease) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Ended reports whether the lease has ended.
+func (l *Lease) Ended() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ended
+}
+
+// End ends the lease: cleanly when err is nil, otherwise with err as the
+// reason (use Lose for a loss). Only the first call has an effect; it reports
+// whether this call ended the lease. End does not stop the refresher (which
+// stops by itself once it sees the lease ended): call StopRefresh for that.
+func (l *Lease) End(err error) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return false
+	}
+	l.ended, l.err = true, err
+	if l.done != nil {
+		close(l.done)
+	}
+	return true
+}
+
+// Lose ends the lease as lost because of cause (which may be nil), and
+// reports whether this call ended it.
+func (l *Lease) Lose(cause error) bool {
+	return l.End(&LostError{Pkg: l.pkg, Cause: cause})
+}
+
+// LostError is the Err of a lost lease. It wraps lockbridge.ErrLost and the
+// cause, so errors.Is(err, lockbridge.ErrLost) holds and errors.As finds the
+// cause's type (for modern, a *modern.NotHeldError when a refresh found the
+// lock gone or taken).
+type LostError struct {
+	Pkg   string // the lock package, prefix of the message
+	Cause error  // what showed the loss: a not-held reply, the last Redis error, …
+}
+
+func (e *LostError) Error() string {
+	if e.Cause == nil {
+		return e.Pkg + ": lock lost: the lease ran out before a refresh succeeded"
+	}
+	// The cause usually comes from the same package: do not repeat its prefix.
+	return e.Pkg + ": lock lost: " + strings.TrimPrefix(e.Cause.Error(), e.Pkg+": ")
+}
+
+// Unwrap returns lockbridge.ErrLost and the cause.
+func (e *LostError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{lockbridge.ErrLost}
+	}
+	return []error{lockbridge.ErrLost, e.Cause}
+}
+
+// RefreshFunc refreshes the lock once, within ctx. On success it has called
+// Extend with the new lease end; when the lock is no longer ours it returns
+// an error wrapping lockbridge.ErrNotHeld; any other error (Redis
+// unreachable, timeout) makes the loop retry until the give-up point.
+type RefreshFunc func(ctx context.Context) error
+
+// AutoRefresh starts the refresher: a goroutine that calls refresh on the
+// schedule in the package documentation until StopRefresh, or until the
+// lease ends (released, or lost: then it ends the lease itself, with Err a
+// *LostError). ctx's values (not its cancellation) are passed on to refresh.
+// It does nothing when the lease has ended or a refresher already runs.
+func (l *Lease) AutoRefresh(ctx context.Context, refresh RefreshFunc) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended || l.cancel != nil {
+		return
+	}
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	exited := make(chan struct{})
+	l.cancel, l.exited = cancel, exited
+	go l.run(rctx, exited, refresh)
+}
+
+// StopRefresh stops the refresher, if one runs, and returns once it has
+// returned: no refresh is in flight or will be sent after it. Call it before
+// releasing the lock. It must not be called from within the RefreshFunc.
+func (l *Lease) StopRefresh() {
+	l.mu.Lock()
+	cancel, exited := l.cancel, l.exited
+	l.cancel, l.exited = nil, nil
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-exited
+	}
+}
+
+// schedule returns what the refresher needs: the refresh period, the retry
+// interval, the give-up point and whether the lease has ended.
+func (l *Lease) schedule() (period, retry time.Duration, giveUp time.Time, ended bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	period, retry = l.ttl/3, l.ttl/12
+	if retry < time.Millisecond {
+		retry = time.Millisecond
+	}
+	if period < retry {
+		period = retry
+	}
+	return period, retry, l.expires.Add(-l.ttl / 12), l.ended
+}
+
+func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFunc) {
+	defer close(exited)
+	done := l.Done() // a lease ended by a Refresh or TTL call stops us early
+	period, _, _, _ := l.schedule()
+	timer := time.NewTimer(period)
+	defer timer.Stop()
+	var last error // the last failure since the last success
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case <-timer.C:
+		}
+		period, retry, giveUp, ended := l.schedule()
+		if ended {
+			return
+		}
+		left := time.Until(giveUp)
+		if left <= 0 {
+			l.Lose(last)
+			return
+		}
+		timeout := period
+		if timeout > left {
+			timeout = left
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		err := refresh(cctx)
+		cancel()
+		if ctx.Err() != nil {
+			return // stopped: StopRefresh is waiting for us
+		}
+		switch {
+		case err == nil:
+			last = nil
+			period, _, _, _ = l.schedule() // Extend may have changed the ttl
+			timer.Reset(period)
+		case errors.Is(err, lockbridge.ErrNotHeld):
+			l.Lose(err)
+			return
+		default:
+			last = err
+			wait := time.Until(giveUp)
+			if wait > retry {
+				wait = retry
+			}
+			if wait < 0 {
+				wait = 0
+			}
+			timer.Reset(wait)
+		}
+	}
+}

@@ -1,0 +1,12 @@
+-- modern/acquire.lua: take the lock, in one round trip.
+-- Assembled after the fragments modern_fence.lua and modern_acquire.lua.
+--
+-- KEYS[1]  the lock key
+-- KEYS[2]  the fence counter "{key}:fence" (only with fencing; absent otherwise)
+-- ARGV[1]  this holder's token
+-- ARGV[2]  the lease in milliseconds (a positive integer)
+--
+-- Returns {1, fence}: acquired (SET KEYS[1] ARGV[1] NX PX ARGV[2]); fence is
+-- INCR KEYS[2] with fencing, 0 without. Returns {0, pttl}: held by another;
+-- pttl is the holder's remaining lease in ms (-1: the key has no expiry).
+return modern_acquire(KEYS[1], ARGV[1], ARGV[2], KEYS[2])

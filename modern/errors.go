@@ -1,0 +1,89 @@
+package modern
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// Reason tells why a lock is no longer held.
+type Reason int
+
+const (
+	// Expired: the key is gone — its lease ran out (or someone deleted it).
+	Expired Reason = iota + 1
+	// Taken: the key holds another holder's token: ours expired and someone
+	// else took the lock since.
+	Taken
+)
+
+func (r Reason) String() string {
+	switch r {
+	case Expired:
+		return "expired"
+	case Taken:
+		return "taken"
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// NotHeldError is what Unlock, Refresh and TTL return when the lock is no
+// longer ours, and the cause inside Err's lost error when a refresh found
+// it so. It wraps lockbridge.ErrNotHeld:
+//
+//	var nh *modern.NotHeldError
+//	if errors.As(err, &nh) && nh.Reason == modern.Taken { … }
+type NotHeldError struct {
+	Key    string
+	Reason Reason
+}
+
+func (e *NotHeldError) Error() string {
+	switch e.Reason {
+	case Expired:
+		return fmt.Sprintf("modern: lock %q not held: it expired", e.Key)
+	case Taken:
+		return fmt.Sprintf("modern: lock %q not held: another holder has it", e.Key)
+	}
+	return fmt.Sprintf("modern: lock %q not held", e.Key)
+}
+
+// Unwrap returns lockbridge.ErrNotHeld.
+func (e *NotHeldError) Unwrap() error { return lockbridge.ErrNotHeld }
+
+// NotObtainedError is what TryLock returns when another holder has the lock
+// (and what Lock's error wraps when its backoff gives up). It wraps
+// lockbridge.ErrNotObtained.
+type NotObtainedError struct {
+	Key string
+	// HolderTTL is the holder's remaining lease when the attempt was made,
+	// read in the same round trip; negative when the key has no expiry.
+	HolderTTL time.Duration
+}
+
+func (e *NotObtainedError) Error() string {
+	if e.HolderTTL < 0 {
+		return fmt.Sprintf("modern: lock %q not obtained: held by another, with no expiry", e.Key)
+	}
+	return fmt.Sprintf("modern: lock %q not obtained: held by another for %v more", e.Key, e.HolderTTL)
+}
+
+// Unwrap returns lockbridge.ErrNotObtained.
+func (e *NotObtainedError) Unwrap() error { return lockbridge.ErrNotObtained }
+
+// errReleased is returned by Unlock and Refresh on a lock this Lock value
+// already released.
+var errReleased = fmt.Errorf("modern: %w: already unlocked", lockbridge.ErrNotHeld)
+
+// errNilLock is returned by the methods of a nil *Lock.
+var errNilLock = fmt.Errorf("modern: %w: nil lock", lockbridge.ErrNotHeld)
+
+// errUnexpected reports a script reply of the wrong shape.
+func errUnexpected(op string, reply any) error {
+	return fmt.Errorf("modern: %s: unexpected reply %#v", op, reply)
+}
+
+// isNotObtained reports whether err is another holder's lock.
+func isNotObtained(err error) bool { return errors.Is(err, lockbridge.ErrNotObtained) }

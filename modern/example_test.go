@@ -1,0 +1,147 @@
+package modern_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/modern"
+	"github.com/redis/go-redis/v9"
+)
+
+// exampleRedis returns a go-redis client on the server the examples run
+// against (TestMain starts one). In your code:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+func exampleRedis() *redis.Client {
+	return redis.NewClient(&redis.Options{Network: "unix", Addr: exampleSocket})
+}
+
+func ExampleLocker_TryLock() {
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locker := modern.New(goredis.New(rdb))
+	ctx := context.Background()
+
+	lock, err := locker.TryLock(ctx, "report:daily", 30*time.Second)
+	if errors.Is(err, lockbridge.ErrNotObtained) {
+		fmt.Println("someone else is writing the report")
+		return
+	}
+	if err != nil {
+		fmt.Println("redis:", err)
+		return
+	}
+	defer lock.Unlock(ctx)
+
+	// A second attempt, while we hold it, fails and says for how long the
+	// holder has it.
+	_, err = locker.TryLock(ctx, "report:daily", 30*time.Second)
+	var held *modern.NotObtainedError
+	if errors.As(err, &held) {
+		fmt.Println("busy for another", held.HolderTTL.Round(time.Second))
+	}
+
+	fmt.Println("writing the report")
+	// Output:
+	// busy for another 30s
+	// writing the report
+}
+
+func ExampleLocker_Lock() {
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locker := modern.New(goredis.New(rdb))
+	ctx := context.Background()
+
+	holder, _ := locker.TryLock(ctx, "invoice:42", time.Minute)
+
+	// Wait at most 100 ms for the lock.
+	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err := locker.Lock(wctx, "invoice:42", time.Minute)
+	cancel()
+	fmt.Println(errors.Is(err, lockbridge.ErrNotObtained), errors.Is(err, context.DeadlineExceeded))
+
+	// The holder releases while we wait: the release notification wakes us
+	// at once (the holder had a minute left; we would not poll that long).
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		holder.Unlock(ctx)
+	}()
+	wctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	lock, err := locker.Lock(wctx, "invoice:42", time.Minute)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lock.Unlock(ctx)
+	fmt.Println("got it")
+	// Output:
+	// true true
+	// got it
+}
+
+func ExampleWithAutoRefresh() {
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locker := modern.New(goredis.New(rdb), modern.WithAutoRefresh())
+	ctx := context.Background()
+
+	// A short lease, refreshed every 100 ms for as long as we hold the lock.
+	lock, err := locker.Lock(ctx, "migration:users", 300*time.Millisecond)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lock.Unlock(ctx)
+
+	// Someone deletes the key (an operator, a bug elsewhere): the next
+	// refresh finds the lock gone.
+	time.AfterFunc(time.Second, func() { rdb.Del(ctx, "migration:users") })
+
+	for batch := 1; ; batch++ {
+		select {
+		case <-lock.Done():
+			// Stop before doing anything else a lock should protect.
+			fmt.Println("stopped:", errors.Is(lock.Err(), lockbridge.ErrLost))
+			var nh *modern.NotHeldError
+			if errors.As(lock.Err(), &nh) {
+				fmt.Println("reason:", nh.Reason)
+			}
+			return
+		case <-time.After(50 * time.Millisecond):
+			// migrate one batch, still holding the lock
+		}
+	}
+	// Output:
+	// stopped: true
+	// reason: expired
+}
+
+func ExampleWithFencing() {
+	rdb := exampleRedis()
+	defer rdb.Close()
+	locker := modern.New(goredis.New(rdb), modern.WithFencing())
+	ctx := context.Background()
+
+	for i := 0; i < 3; i++ {
+		lock, err := locker.Lock(ctx, "ledger", 10*time.Second)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		// Send the fence with every write; the storage rejects a write
+		// whose fence is below the highest it has seen, so a holder that
+		// paused past its lease cannot overwrite its successor's work.
+		fmt.Println("fence", lock.(*modern.Lock).Fence())
+		lock.Unlock(ctx)
+	}
+	// Output:
+	// fence 1
+	// fence 2
+	// fence 3
+}

@@ -1,0 +1,13 @@
+package modern
+
+// Test hooks: what the external tests may see of a Locker's notification hub.
+
+// HubSubscribed reports whether l's hub has a confirmed subscription to the
+// release channel of key.
+func HubSubscribed(l *Locker, key string) bool {
+	n, _, err := l.prepare(key, 1e6)
+	return err == nil && n.channel != "" && l.hub.Subscribed(n.channel)
+}
+
+// HubOpen reports whether l's hub has a subscription open.
+func HubOpen(l *Locker) bool { return l.hub.Open() }

@@ -1,0 +1,152 @@
+package modern
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/lease"
+)
+
+var _ lockbridge.Lock = (*Lock)(nil)
+
+// Lock is one held modern lock, as returned (behind lockbridge.Lock) by
+// Locker.TryLock and Locker.Lock: assert lk.(*modern.Lock) for Fence and
+// TTL. Its methods are safe for concurrent use, and safe on a nil *Lock
+// (which reports ErrNotHeld).
+type Lock struct {
+	locker *Locker
+	names  names
+	token  string
+	arg    any // token, boxed once for the scripts' ARGV
+	fence  int64
+	lease  lease.Lease
+
+	mu       sync.Mutex  // serialises Unlock and Refresh
+	released atomic.Bool // Unlock ran its script to an answer
+}
+
+// Key returns the key the caller named.
+func (lk *Lock) Key() string {
+	if lk == nil {
+		return ""
+	}
+	return lk.names.key
+}
+
+// Token returns the value this holder wrote to the key (printable: base64url
+// unless a WithTokenFunc says otherwise).
+func (lk *Lock) Token() string {
+	if lk == nil {
+		return ""
+	}
+	return lk.token
+}
+
+// Fence returns the fencing token of this holder: with WithFencing, the
+// value of the key's fence counter after this acquire, strictly greater than
+// every earlier holder's; 0 without fencing.
+func (lk *Lock) Fence() int64 {
+	if lk == nil {
+		return 0
+	}
+	return lk.fence
+}
+
+// ExpiresAt is this holder's view of the end of the lease: when the last
+// successful acquire or refresh was sent, plus its ttl. The server's lease
+// ends a little later (by the time the command took to arrive).
+func (lk *Lock) ExpiresAt() time.Time {
+	if lk == nil {
+		return time.Time{}
+	}
+	return lk.lease.ExpiresAt()
+}
+
+// Done is closed once the lock is released by Unlock or known lost: found
+// gone or taken by a Refresh, TTL or the auto-refresh, or not refreshed in
+// time by the auto-refresh.
+func (lk *Lock) Done() <-chan struct{} {
+	if lk == nil {
+		return closedChan()
+	}
+	return lk.lease.Done()
+}
+
+// Err is nil while the lock is held and after a clean Unlock. Once the lock
+// is known lost — or an Unlock failed — it returns an error wrapping
+// lockbridge.ErrLost and the cause (a *NotHeldError when Redis said the lock
+// is gone or taken, else the Redis error).
+func (lk *Lock) Err() error {
+	if lk == nil {
+		return errNilLock
+	}
+	return lk.lease.Err()
+}
+
+// Unlock releases the lock if it is still ours, and publishes the release
+// so that waiters wake. It first stops the auto-refresh and waits for it, so
+// no refresh is sent after Unlock. When the lock was no longer ours it
+// returns a *NotHeldError (wrapping lockbridge.ErrNotHeld) saying whether it
+// expired or was taken; a second Unlock returns an error wrapping ErrNotHeld
+// without asking Redis.
+//
+// When Redis fails to answer, Unlock returns that error and the lock ends
+// locally all the same (Done is closed, Err wraps ErrLost): the release may
+// or may not have happened, and without refreshes the lease ends by itself
+// at ExpiresAt. Calling Unlock again retries the release.
+func (lk *Lock) Unlock(ctx context.Context) error {
+	if lk == nil {
+		return errNilLock
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.released.Load() {
+		return errReleased
+	}
+	lk.lease.StopRefresh()
+	code, err := release(ctx, lk.locker.c, &lk.names, lk.arg, lk.locker.pub)
+	if err != nil {
+		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
+		return err
+	}
+	lk.released.Store(true)
+	if code == codeOurs {
+		lk.lease.End(nil)
+		return nil
+	}
+	nh := &NotHeldError{Key: lk.names.key, Reason: reason(code)}
+	lk.lease.Lose(nh)
+	return nh
+}
+
+// TTL returns the lock's remaining lease as the server counts it, if the
+// lock is still ours (negative if someone removed the key's expiry);
+// otherwise a *NotHeldError, and the lock counts as lost (Done closes).
+func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	if lk == nil {
+		return 0, errNilLock
+	}
+	if lk.released.Load() {
+		return 0, errReleased
+	}
+	code, ms, err := pttl(ctx, lk.locker.c, &lk.names, lk.arg)
+	if err != nil {
+		return 0, err
+	}
+	if code != codeOurs {
+		nh := &NotHeldError{Key: lk.names.key, Reason: reason(code)}
+		lk.lease.Lose(nh)
+		return 0, nh
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+func closedChan() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}

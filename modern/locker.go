@@ -1,0 +1,335 @@
+package modern
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/check"
+	"github.com/lockbridge/lockbridge/internal/keyslot"
+	"github.com/lockbridge/lockbridge/internal/notify"
+	"github.com/lockbridge/lockbridge/internal/retry"
+)
+
+var _ lockbridge.Locker = (*Locker)(nil)
+
+// FenceSuffix is what the fence counter's name adds to the lock key (inside
+// the hash-tag form: "{key}:fence" for an untagged key).
+const FenceSuffix = ":fence"
+
+const (
+	// undoTimeout bounds the best-effort release after an acquire whose
+	// context ended while it was on the wire.
+	undoTimeout = 250 * time.Millisecond
+	// undoRecheck is how long that release waits before looking a second
+	// time, for a SET still on its way when the first look found no key.
+	undoRecheck = 2 * time.Millisecond
+)
+
+// Locker takes modern locks through one driver.Client. Build it with New.
+// It is safe for concurrent use, holds no goroutine of its own and needs no
+// Close: the release-notification subscription it shares among its waiters
+// is opened when a Lock call first has to wait and closed when the last
+// waiting Lock call returns.
+type Locker struct {
+	c   driver.Client
+	cfg config
+	err error // invalid options, returned by every TryLock and Lock
+	pub any   // "PUBLISH" or "SPUBLISH", boxed once
+	hub *notify.Hub
+}
+
+// New returns a Locker on c. Invalid options (or a nil c) are not reported
+// here but by every TryLock and Lock, with an error wrapping
+// lockbridge.ErrInvalid.
+func New(c driver.Client, opts ...Option) *Locker {
+	l := &Locker{cfg: defaults()}
+	for _, o := range opts {
+		if o == nil {
+			l.cfg.invalid("nil option")
+			continue
+		}
+		o(&l.cfg)
+	}
+	if c == nil {
+		l.cfg.invalid("nil driver.Client")
+	} else {
+		l.c = c
+		l.pub = notify.PublishCommand(c)
+		l.hub = notify.New(c)
+	}
+	l.err = l.cfg.err()
+	return l
+}
+
+// names are the Redis names of one lock, and the KEYS of its scripts.
+type names struct {
+	key     string
+	fence   string   // the fence counter; "" without fencing
+	channel string   // the release channel; "" when the key has none
+	acquire []string // KEYS of acquire.lua: key[, fence]
+	release []string // KEYS of release.lua: key[, channel]
+}
+
+// setKeys builds the KEYS slices, on one backing array.
+func (n *names) setKeys() {
+	b := [4]string{n.key, n.fence, n.key, n.channel}
+	all := b[:]
+	n.acquire, n.release = all[0:1:2], all[2:3:4]
+	if n.fence != "" {
+		n.acquire = all[0:2:2]
+	}
+	if n.channel != "" {
+		n.release = all[2:4:4]
+	}
+}
+
+// prepare validates a call's arguments and derives the lock's names.
+func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, error) {
+	if l == nil {
+		return names{}, 0, fmt.Errorf("modern: %w: nil Locker", lockbridge.ErrInvalid)
+	}
+	if l.err != nil {
+		return names{}, 0, l.err
+	}
+	if err := check.KeyTTL("modern", key, ttl, time.Millisecond); err != nil {
+		return names{}, 0, err
+	}
+	n := names{key: key}
+	if ch, ok := notify.Channel(key); ok {
+		n.channel = ch
+	}
+	if l.cfg.fencing {
+		f, ok := keyslot.Companion(key, FenceSuffix)
+		if !ok {
+			return names{}, 0, fmt.Errorf("modern: %w: key %q cannot have a fence counter in its hash slot", lockbridge.ErrInvalid, key)
+		}
+		n.fence = f
+	}
+	n.setKeys()
+	// PX takes whole milliseconds: the local lease must not outlast the server's.
+	return n, ttl.Truncate(time.Millisecond), nil
+}
+
+// TryLock makes one attempt to take the lock key for ttl (at least 1 ms;
+// sub-millisecond parts are dropped). When another holder has it, the error
+// is a *NotObtainedError (wrapping lockbridge.ErrNotObtained) that says how
+// long the holder has left. The Lock returned is a *Lock. A Redis error is
+// returned wrapped, never as ErrNotObtained; when ctx ends during the
+// attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
+// a lock the attempt may have taken on the server is released (see Lock).
+func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	n, ttl, err := l.prepare(key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	lk, _, err := l.try(ctx, &n, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return lk, nil
+}
+
+// Lock takes the lock key for ttl, waiting while another holder has it,
+// until it succeeds, the backoff gives up (then the error wraps
+// lockbridge.ErrNotObtained), Redis fails (that error, wrapped), or ctx ends:
+// then the error wraps both lockbridge.ErrNotObtained and ctx.Err(). The Lock
+// returned is a *Lock.
+//
+// Waiting: after a failed attempt Lock sleeps for its backoff's delay, but
+// never longer than the holder's remaining lease (each failed attempt reads
+// it in the same round trip), and — with notifications on, the default — it
+// wakes as soon as the holder's release is published. The first wait
+// subscribes to the key's release channel and confirms the subscription
+// before attempting again, so no release is missed; if subscribing fails,
+// Lock just polls.
+//
+// A context that ends while an attempt is on the wire leaves no lock
+// behind: the attempt's token is released at once, on a detached context, for
+// up to 250 ms. Should Redis execute the SET only after that, the key holds a
+// token no Lock value knows: nobody refreshes it, and it expires after ttl.
+func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	n, ttl, err := l.prepare(key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	var wake chan struct{}
+	if l.cfg.notify && n.channel != "" {
+		if _, again := l.cfg.backoff.Delay(1); again {
+			wake = make(chan struct{}, 1)
+		}
+	}
+	var release func()
+	lk, err := retry.Loop(ctx, l.cfg.backoff, wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+		lk, left, err := l.try(ctx, &n, ttl)
+		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
+			var serr error
+			release, serr = l.hub.Wait(ctx, n.channel, wake)
+			if serr == nil {
+				// Subscribed after that attempt: try again at once, so a
+				// release in between is not missed.
+				return l.try(ctx, &n, ttl)
+			}
+			// No notifications now: poll (the hub retries later).
+		}
+		return lk, left, err
+	})
+	if release != nil {
+		release()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return lk, nil
+}
+
+// try makes one attempt and, when it succeeds, builds the Lock. When the
+// lock is held, it also returns the holder's remaining lease (0 if unknown).
+func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+	}
+	token, err := l.cfg.token()
+	if err != nil {
+		return nil, 0, fmt.Errorf("modern: token: %w", err)
+	}
+	if err := checkToken(token); err != nil {
+		return nil, 0, err
+	}
+	arg := any(token) // boxed once for every script of this lock
+	start := time.Now()
+	fence, left, err := acquire(ctx, l.c, n, arg, ttl)
+	if err != nil {
+		if isNotObtained(err) {
+			return nil, left, err
+		}
+		if ctxEnded(ctx, err) {
+			// The SET may have reached Redis: undo it.
+			l.undo(ctx, n, arg)
+			return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+		}
+		return nil, 0, err
+	}
+	lk := &Lock{locker: l, names: *n, token: token, arg: arg, fence: fence}
+	lk.lease.Init("modern", start, ttl)
+	if l.cfg.autoRefresh {
+		lk.lease.AutoRefresh(ctx, lk.autoRefresh)
+	}
+	return lk, 0, nil
+}
+
+// ctxEnded reports whether err is ctx's end rather than Redis's: the driver
+// may report a deadline that passed a moment before ctx.Err() says so.
+func ctxEnded(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// undo releases token's lock, best effort, after an attempt whose context
+// ended with the command possibly on the wire. A first look that finds no key
+// is repeated once, shortly after, for a SET that was overtaken.
+func (l *Locker) undo(ctx context.Context, n *names, token any) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	for look := 1; ; look++ {
+		code, err := release(uctx, l.c, n, token, l.pub)
+		if err != nil || code != codeAbsent || look == 2 {
+			return
+		}
+		t := time.NewTimer(undoRecheck)
+		select {
+		case <-t.C:
+		case <-uctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// The per-node primitives: one script, one round trip, on one client. The
+// waiting loop (Locker.Lock) and the lock's life (Lock, internal/lease) are
+// built on them, so a multi-node lock can call them once per node.
+
+// acquire makes one attempt. It returns the fence (0 without fencing), or a
+// *NotObtainedError and the holder's remaining lease (0 if it has no expiry).
+func acquire(ctx context.Context, c driver.Client, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
+	r, err := c.Eval(ctx, acquireScript, n.acquire, token, ttl.Milliseconds())
+	if err != nil {
+		return 0, 0, fmt.Errorf("modern: acquire %q: %w", n.key, err)
+	}
+	code, v, ok := pair(r)
+	switch {
+	case ok && code == codeOurs:
+		return v, 0, nil
+	case ok && code == codeTaken:
+		held := time.Duration(v) * time.Millisecond
+		left := held
+		switch {
+		case v < 0:
+			left, held = 0, -1 // no expiry: the backoff decides
+		case v == 0:
+			left = time.Millisecond // expiring this very millisecond
+		}
+		return 0, left, &NotObtainedError{Key: n.key, HolderTTL: held}
+	}
+	return 0, 0, errUnexpected("acquire", r)
+}
+
+// release runs the release script: codeOurs, codeTaken or codeAbsent.
+func release(ctx context.Context, c driver.Client, n *names, token, publish any) (int64, error) {
+	r, err := c.Eval(ctx, releaseScript, n.release, token, publish)
+	if err != nil {
+		return 0, fmt.Errorf("modern: unlock %q: %w", n.key, err)
+	}
+	return code("unlock", r)
+}
+
+// refresh runs the refresh script: codeOurs, codeTaken or codeAbsent.
+func refresh(ctx context.Context, c driver.Client, n *names, token any, ttl time.Duration) (int64, error) {
+	r, err := c.Eval(ctx, refreshScript, n.acquire[:1], token, ttl.Milliseconds())
+	if err != nil {
+		return 0, fmt.Errorf("modern: refresh %q: %w", n.key, err)
+	}
+	return code("refresh", r)
+}
+
+// pttl runs the ttl script: the code and the key's PTTL in ms.
+func pttl(ctx context.Context, c driver.Client, n *names, token any) (int64, int64, error) {
+	r, err := c.Eval(ctx, ttlScript, n.acquire[:1], token)
+	if err != nil {
+		return 0, 0, fmt.Errorf("modern: ttl %q: %w", n.key, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || code < codeAbsent || code > codeOurs {
+		return 0, 0, errUnexpected("ttl", r)
+	}
+	return code, v, nil
+}
+
+func code(op string, r any) (int64, error) {
+	n, ok := r.(int64)
+	if !ok || n < codeAbsent || n > codeOurs {
+		return 0, errUnexpected(op, r)
+	}
+	return n, nil
+}
+
+// pair reads a {code, value} reply.
+func pair(r any) (code, v int64, ok bool) {
+	a, ok := r.([]any)
+	if !ok || len(a) != 2 {
+		return 0, 0, false
+	}
+	code, ok1 := a[0].(int64)
+	v, ok2 := a[1].(int64)
+	return code, v, ok1 && ok2
+}
+
+func reason(code int64) Reason {
+	if code == codeTaken {
+		return Taken
+	}
+	return Expired
+}

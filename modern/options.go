@@ -1,0 +1,107 @@
+package modern
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// Option configures a Locker. Options are applied by New in order; an
+// invalid one is recorded and returned, wrapping lockbridge.ErrInvalid, by
+// every TryLock and Lock of that Locker (New itself returns no error).
+type Option func(*config)
+
+// The defaults of the options.
+const (
+	// DefaultBackoffMin and DefaultBackoffMax bound the default backoff of
+	// Lock: lockbridge.ExponentialBackoff(8 ms, 512 ms), with jitter.
+	DefaultBackoffMin = 8 * time.Millisecond
+	DefaultBackoffMax = 512 * time.Millisecond
+)
+
+type config struct {
+	autoRefresh bool
+	fencing     bool
+	notify      bool
+	backoff     lockbridge.Backoff
+	token       func() (string, error)
+	errs        []error
+}
+
+func defaults() config {
+	return config{
+		notify:  true,
+		backoff: lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		token:   NewToken,
+	}
+}
+
+func (c *config) invalid(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("modern: %w: "+format, append([]any{lockbridge.ErrInvalid}, args...)...))
+}
+
+// err is the recorded option errors, joined; nil when all options were valid.
+func (c *config) err() error { return errors.Join(c.errs...) }
+
+// WithAutoRefresh makes every lock refresh itself every ttl/3 (with the ttl
+// it was obtained or last refreshed with) until Unlock. When a refresh finds
+// the lock gone or taken, or no refresh succeeds before the last ttl/12 of
+// the lease (Redis unreachable or hung), the lock's Done channel is closed
+// and Err returns an error wrapping lockbridge.ErrLost. Default: off — a lock
+// lives for its ttl unless refreshed by hand.
+func WithAutoRefresh() Option { return func(c *config) { c.autoRefresh = true } }
+
+// WithFencing makes the acquire also INCR a counter key in the lock key's
+// hash slot ("{key}:fence" for a key without a hash tag, key+":fence" for a
+// tagged one) and give the lock its value as Lock.Fence: strictly increasing
+// across the successive holders of a key, for storage that rejects writes
+// from a stale holder. The counter never expires: one small key per lock name
+// for good; deleting it restarts the sequence at 1 (don't). Keys whose
+// counter cannot share their slot (a stray '}') are rejected with ErrInvalid.
+// Default: off (Fence returns 0).
+func WithFencing() Option { return func(c *config) { c.fencing = true } }
+
+// WithBackoff sets how long Lock waits between attempts. It never waits
+// longer than the holder's remaining lease (learnt by each failed attempt),
+// and a release notification cuts any wait short. lockbridge.NoRetry makes
+// Lock a single attempt. Default: lockbridge.ExponentialBackoff(8 ms,
+// 512 ms), which draws each wait with jitter from [d/2, d], d doubling from
+// 8 ms up to 512 ms. A nil or malformed backoff is invalid.
+func WithBackoff(b lockbridge.Backoff) Option {
+	return func(c *config) {
+		if err := lockbridge.ValidateBackoff(b); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("modern: %w", err))
+			return
+		}
+		c.backoff = b
+	}
+}
+
+// WithNotifications turns release notifications for Lock on or off. On, a
+// waiter subscribes (through one subscription per Locker, shared by all its
+// waiters) to the key's release channel after its first failed attempt and
+// wakes as soon as the holder's Unlock publishes there; in Redis Cluster this
+// is sharded pub/sub (SSUBSCRIBE, Redis >= 7). When subscribing fails — an
+// ACL without pub/sub rights, for instance — Lock polls with its backoff
+// instead, never sleeping past the holder's lease, and subscribing is tried
+// again a second later. Off, Lock always polls. Releases publish either way,
+// so other lockers' waiters wake. Default: on.
+func WithNotifications(on bool) Option { return func(c *config) { c.notify = on } }
+
+// WithTokenFunc sets how each acquire makes its token, the value that proves
+// ownership on release and refresh. It must return a value unique to this
+// acquisition (a token reused by two holders lets one release the other's
+// lock) of 1 to MaxTokenLen bytes; an error from it fails the acquire. Use it
+// for tokens that name the holder (say "host/pid/random") for inspection.
+// Default: NewToken (16 random bytes, base64url). nil is invalid.
+func WithTokenFunc(f func() (string, error)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.invalid("nil token func")
+			return
+		}
+		c.token = f
+	}
+}

@@ -1,0 +1,57 @@
+package modern
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/check"
+)
+
+// Refresh extends the lease to ttl from now (at least 1 ms; sub-millisecond
+// parts are dropped) if the lock is still ours. When it is not, Refresh
+// returns a *NotHeldError (wrapping lockbridge.ErrNotHeld) and the lock
+// counts as lost: Done is closed and Err wraps lockbridge.ErrLost. A lock
+// already released, or already known lost, is not refreshed: the error
+// wraps ErrNotHeld. With WithAutoRefresh the later refreshes use the new ttl.
+func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if lk == nil {
+		return errNilLock
+	}
+	if err := check.TTL("modern", ttl, time.Millisecond); err != nil {
+		return err
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.released.Load() {
+		return errReleased
+	}
+	if lk.lease.Ended() {
+		return fmt.Errorf("modern: refresh of a lost lock: %w: %w", lockbridge.ErrNotHeld, lk.lease.Err())
+	}
+	return lk.refresh(ctx, ttl.Truncate(time.Millisecond))
+}
+
+// refresh runs the refresh script and records the outcome in the lease. It
+// is the auto-refresh's callback too (through autoRefresh), so it takes no
+// lock of its own.
+func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
+	start := time.Now()
+	code, err := refresh(ctx, lk.locker.c, &lk.names, lk.arg, ttl)
+	if err != nil {
+		return err
+	}
+	if code == codeOurs {
+		lk.lease.Extend(start.Add(ttl), ttl)
+		return nil
+	}
+	nh := &NotHeldError{Key: lk.names.key, Reason: reason(code)}
+	lk.lease.Lose(nh)
+	return nh
+}
+
+// autoRefresh is the lease's RefreshFunc: refresh with the current ttl.
+func (lk *Lock) autoRefresh(ctx context.Context) error {
+	return lk.refresh(ctx, lk.lease.TTL())
+}

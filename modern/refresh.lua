@@ -1,0 +1,11 @@
+-- modern/refresh.lua: owner-checked refresh.
+-- Assembled after the fragment modern_refresh.lua.
+--
+-- KEYS[1]  the lock key
+-- ARGV[1]  this holder's token
+-- ARGV[2]  the new lease in milliseconds (a positive integer)
+--
+-- Returns 1: refreshed (PEXPIRE KEYS[1] ARGV[2]);
+--         0: the key holds another token (taken): untouched;
+--        -1: the key does not exist (expired).
+return modern_refresh(KEYS[1], ARGV[1], ARGV[2])

@@ -1,0 +1,41 @@
+package modern
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// Attempt is TryLock returning the concrete *Lock and, when another holder
+// has the lock, the holder's remaining lease (0 if unknown), for callers
+// that run their own waiting loop (the migrate package).
+func (l *Locker) Attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
+	n, ttl, err := l.prepare(key, ttl)
+	if err != nil {
+		return nil, 0, err
+	}
+	return l.try(ctx, &n, ttl)
+}
+
+// Settings are the options a Locker was built with, for packages that speak
+// the modern protocol with scripts of their own (migrate's dual phases).
+type Settings struct {
+	AutoRefresh   bool
+	Fencing       bool
+	Notifications bool
+	Backoff       lockbridge.Backoff
+	// Token makes each acquire's token (WithTokenFunc; NewToken by default).
+	Token func() (string, error)
+}
+
+// Settings returns the Locker's options.
+func (l *Locker) Settings() Settings {
+	return Settings{
+		AutoRefresh:   l.cfg.autoRefresh,
+		Fencing:       l.cfg.fencing,
+		Notifications: l.cfg.notify,
+		Backoff:       l.cfg.backoff,
+		Token:         l.cfg.token,
+	}
+}

@@ -1,0 +1,34 @@
+package modern
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// TokenBytes is how many random bytes NewToken draws.
+const TokenBytes = 16
+
+// MaxTokenLen is the longest token a WithTokenFunc may return.
+const MaxTokenLen = 1024
+
+// NewToken returns a fresh lock token: 16 bytes from crypto/rand, encoded as
+// unpadded base64url (22 printable characters). It is the default token of a
+// Locker, and what migrate's modern half writes.
+func NewToken() (string, error) {
+	var b [TokenBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("modern: token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// checkToken validates a token from a WithTokenFunc.
+func checkToken(tok string) error {
+	if tok == "" || len(tok) > MaxTokenLen {
+		return fmt.Errorf("modern: %w: token of %d bytes (want 1 to %d)", lockbridge.ErrInvalid, len(tok), MaxTokenLen)
+	}
+	return nil
+}
