@@ -1,0 +1,42 @@
+-- legacy/acquire.lua: one attempt at a legacy lock in atomic mode, in one
+-- round trip: SETNX, else decode the stored value strictly and take it over
+-- only when it has expired. A live or foreign value is never overwritten.
+-- Prepended fragments: legacy_decode.lua, legacy_expired.lua.
+--
+-- KEYS[1]  the lock key, as the profile's key codec encodes it
+-- ARGV[1]  the value to write: our expiry W in the value codec's bytes
+-- ARGV[2]  the value codec id ('decimal', 'jdk-string', 'jdk-long',
+--          'json-string', 'json-number')
+-- ARGV[3]  our local clock's now, in the profile's unit (decimal)
+-- ARGV[4]  the safety TTL in milliseconds, '0' for none
+--
+-- Returns {state, stored}:
+--   {1}          acquired: the key was absent (SETNX)
+--   {2, stored}  acquired: stored had expired (stored < now) and was replaced
+--   {0, stored}  not acquired: stored is live
+--   {-1, stored} not acquired: stored does not decode (a foreign lock);
+--   {-1, first, size}  the same for a foreign value above 1024 bytes: its
+--                first 1024 bytes and its length (a foreign value can be
+--                large; a waiter polls it)
+-- A key holding another type fails with the WRONGTYPE error of GET.
+
+local px = tonumber(ARGV[4])
+if redis.call('SETNX', KEYS[1], ARGV[1]) == 1 then
+  if px > 0 then
+    redis.call('PEXPIRE', KEYS[1], px)
+  end
+  return {1}
+end
+local stored = redis.call('GET', KEYS[1])
+local state = legacy_state(stored, ARGV[2], tonumber(ARGV[3]))
+if state == 1 or state == 2 then
+  if px > 0 then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', px)
+  else
+    redis.call('SET', KEYS[1], ARGV[1])
+  end
+end
+if state == -1 and #stored > 1024 then
+  return {state, string.sub(stored, 1, 1024), #stored}
+end
+return {state, stored}

@@ -1,0 +1,116 @@
+package legacy_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/redis/go-redis/v9"
+)
+
+// Take a lock that Java services using the SETNX + GETSET timestamp lock on
+// the same name respect, and release it.
+func ExampleLocker_TryLock() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	locker := legacy.New(goredis.New(rdb)) // milliseconds, +1, raw key, decimal value
+
+	ctx := context.Background()
+	lock, err := locker.TryLock(ctx, "lock:order:42", 30*time.Second)
+	if errors.Is(err, lockbridge.ErrNotObtained) {
+		fmt.Println("someone else holds it")
+		return
+	} else if err != nil {
+		fmt.Println("redis:", err)
+		return
+	}
+
+	// The value is what the Java side writes: the expiry in ms, as decimal.
+	stored, _ := rdb.Get(ctx, "lock:order:42").Result()
+	fmt.Println(stored == lock.Token(), len(stored))
+
+	// Anyone else, Go or Java, is refused until we unlock or the lease ends.
+	_, err = locker.TryLock(ctx, "lock:order:42", 30*time.Second)
+	fmt.Println(errors.Is(err, lockbridge.ErrNotObtained))
+
+	fmt.Println(lock.Unlock(ctx))
+	// Output:
+	// true 13
+	// true
+	// <nil>
+}
+
+// Wait for a lock until a deadline. A holder that crashed without
+// unlocking is taken over as soon as its lease ends.
+func ExampleLocker_Lock() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	locker := legacy.New(goredis.New(rdb))
+
+	// A holder with a 200 ms lease that never unlocks.
+	if _, err := locker.TryLock(context.Background(), "lock:report", 200*time.Millisecond); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lock, err := locker.Lock(ctx, "lock:report", time.Minute)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("acquired", lock.Key())
+
+	// A deadline that ends first: the error says both why and that the
+	// lock was not obtained.
+	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelShort()
+	_, err = locker.Lock(short, "lock:report", time.Minute)
+	fmt.Println(errors.Is(err, lockbridge.ErrNotObtained), errors.Is(err, context.DeadlineExceeded))
+
+	fmt.Println(lock.Unlock(context.Background()))
+	// Output:
+	// acquired lock:report
+	// true true
+	// <nil>
+}
+
+// Share locks with a Java service on Spring Boot's default RedisTemplate,
+// which JDK-serializes keys and values.
+func ExampleNewProfile() {
+	opts := []legacy.Option{
+		legacy.WithKeyCodec(legacy.KeyJavaString),
+		legacy.WithValueCodec(legacy.ValueJavaString),
+	}
+	profile, err := legacy.NewProfile(opts...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	key, _ := profile.EncodeKey("lock:order")
+	fmt.Printf("key   % x\n", key)
+	fmt.Printf("value % x\n", profile.EncodeValue(1700000000001))
+
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	defer rdb.Close()
+	locker := legacy.New(goredis.New(rdb), opts...)
+	ctx := context.Background()
+	lock, err := locker.TryLock(ctx, "lock:order", 10*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer lock.Unlock(ctx)
+	stored, _ := rdb.Get(ctx, key).Result()
+	expiry, _ := profile.DecodeValue(stored)
+	fmt.Println(stored == lock.(*legacy.Lock).Value(), expiry == lock.(*legacy.Lock).Expiry())
+	// Output:
+	// key   ac ed 00 05 74 00 0a 6c 6f 63 6b 3a 6f 72 64 65 72
+	// value ac ed 00 05 74 00 0d 31 37 30 30 30 30 30 30 30 30 30 30 31
+	// true true
+}

@@ -1,0 +1,175 @@
+package legacy_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/luafrag"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func testScript(t *testing.T, file string, fragments ...string) *driver.Script {
+	t.Helper()
+	src, err := os.ReadFile("testdata/" + file)
+	require.NoError(t, err)
+	return luafrag.Script("legacy/testdata/"+file, string(src), fragments...)
+}
+
+// decodeInputs is the table the Lua and Go decoders must agree on: every
+// decimal edge that Long.parseLong and strict decoding care about, each
+// codec's encodings of edge values, and malformed variants of them.
+func decodeInputs() []string {
+	decimals := []string{
+		"0", "1", "+1", "-1", "-0", "+0", "1700000000001", "1700000061", "0001700000000001",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+		"9999999999999999999", "1000000000000000000", "0000000000000000001", "00000000000000000001",
+		"99999999999999999999", "-9223372036854775807", "9007199254740993",
+		"", "+", "-", "++1", "+-1", "-+1", " 1", "1 ", "1\n", "\n1", "\t1", "1.0", "1.", ".1", "1e3", "1E3",
+		"0x10", "1_000", "١٢٣", "１２", "abc", "1a", "a1", "3f2504e0-4f89-11d3-9a0c-0305e82c3301:1700000000001",
+		"1700000000001-1234", "\x00", "1\x00", "\x001", "1350000060.0", "1390000060.123456", "NaN", "Infinity",
+		`["java.lang.Long",1700000000001]`, "null", "true",
+	}
+	in := append([]string{}, decimals...)
+	for _, d := range decimals {
+		in = append(in, `"`+d+`"`)
+		if len(d) < 256 {
+			in = append(in, "\xac\xed\x00\x05\x74\x00"+string([]byte{byte(len(d))})+d)
+		}
+	}
+	for _, c := range legacy.ValueCodecs() {
+		for _, v := range []int64{0, 1, -1, 255, -256, 1700000000001, math.MaxInt64, math.MinInt64, 1<<53 + 1, -(1 << 53)} {
+			e := c.Encode(v)
+			in = append(in, e, e[:len(e)-1], e+"0", "x"+e)
+			if len(e) > 10 {
+				b := []byte(e)
+				b[10] ^= 0x01 // a changed class name or digit
+				in = append(in, string(b))
+			}
+		}
+	}
+	// A JDK String whose length byte lies, a long-form string, an Integer.
+	in = append(in, "\xac\xed\x00\x05\x74\x00\x05"+"12", "\xac\xed\x00\x05\x74\x00\x01"+"12",
+		"\xac\xed\x00\x05\x7c\x00\x00\x00\x00\x00\x00\x00\x02"+"12",
+		"\xac\xed\x00\x05sr\x00\x11java.lang.Integer\x12\xe2\xa0\xa4\xf7\x81\x878\x02\x00\x01I\x00\x05valuexr\x00\x10java.lang.Number\x86\xac\x95\x1d\x0b\x94\xe0\x8b\x02\x00\x00xp\x65\x53\xf1\x00",
+		`""`, `"`, `"1`, `1"`, `"+1"`, `" 1"`)
+	return in
+}
+
+// The Lua decoder (fragment legacy_decode, run inside Redis) and the Go
+// decoder (ValueCodec.Decode) accept and refuse exactly the same byte
+// strings, and agree on the value.
+func TestDecodersAgree(t *testing.T) {
+	t.Parallel()
+	script := testScript(t, "decode.lua", "legacy_decode.lua")
+	codecs := legacy.ValueCodecs()
+	tg := locktest.Single(t)[0]
+	ctx := ctxT(t)
+	decoded := 0
+	for _, in := range decodeInputs() {
+		args := []any{in}
+		for _, c := range codecs {
+			args = append(args, c.String())
+		}
+		r, err := tg.Client.Eval(ctx, script, []string{"unused"}, args...)
+		require.NoError(t, err)
+		got := r.([]any)
+		require.Len(t, got, len(codecs))
+		for i, c := range codecs {
+			v, gerr := c.Decode(in)
+			if gerr != nil {
+				assert.Nil(t, got[i], "%v %q: Go refuses, Lua decodes", c, in)
+				assert.ErrorAs(t, gerr, new(*legacy.ForeignValueError))
+				continue
+			}
+			decoded++
+			require.NotNil(t, got[i], "%v %q: Go decodes %d, Lua refuses", c, in, v)
+			lua := got[i].(string)
+			if v >= -(1<<53) && v <= 1<<53 {
+				assert.Equal(t, strconv.FormatInt(v, 10), lua, "%v %q", c, in)
+				continue
+			}
+			// Beyond 2^53 Lua holds the nearest double or close to it.
+			f, err := strconv.ParseFloat(lua, 64)
+			require.NoError(t, err)
+			assert.InEpsilon(t, float64(v), f, 1e-15, "%v %q: %s", c, in, lua)
+		}
+	}
+	assert.Greater(t, decoded, 50, "the table must exercise accepted values too")
+
+	_, err := tg.Client.Eval(ctx, script, []string{"unused"}, "1", "xml")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "legacy: unknown value codec xml")
+}
+
+// The owner-window, state and server-clock fragments that release and
+// refresh are built on (and that migrate reuses), on their own.
+func TestOwnerFragments(t *testing.T) {
+	t.Parallel()
+	script := testScript(t, "owner.lua", "legacy_decode.lua", "legacy_now.lua", "legacy_expired.lua", "legacy_owner.lua")
+	tg := locktest.Single(t)[1]
+	ctx := ctxT(t)
+	run := func(stored, codec string, w, lease int64, unit string, localNow int64) (code, state, serverNow int64) {
+		t.Helper()
+		r, err := tg.Client.Eval(ctx, script, []string{"unused"}, stored, codec,
+			strconv.FormatInt(w, 10), strconv.FormatInt(lease, 10), unit, strconv.FormatInt(localNow, 10))
+		require.NoError(t, err)
+		a := r.([]any)
+		n, err := strconv.ParseInt(a[2].(string), 10, 64)
+		require.NoError(t, err)
+		return a[0].(int64), a[1].(int64), n
+	}
+	before := time.Now()
+	_, _, nowMs := run("", "decimal", 0, 0, "ms", 0)
+	_, _, nowS := run("", "decimal", 0, 0, "s", 0)
+	after := time.Now()
+	assert.True(t, nowMs >= before.UnixMilli()-1000 && nowMs <= after.UnixMilli()+1000, "server TIME in ms: %d", nowMs)
+	assert.True(t, nowS >= before.Unix()-1 && nowS <= after.Unix()+1, "server TIME in s: %d", nowS)
+
+	w := time.Now().UnixMilli() + 60_000 // a lease of 60 s, well ahead of the server clock
+	const lease = 60_000
+	for _, tc := range []struct {
+		name   string
+		stored string
+		codec  legacy.ValueCodec
+		w      int64
+		unit   string
+		want   int64
+	}{
+		{"exact", fmt.Sprint(w), legacy.ValueDecimal, w, "ms", 1},
+		{"loser overwrite just after", fmt.Sprint(w + 7), legacy.ValueDecimal, w, "ms", 1},
+		{"loser overwrite just before", fmt.Sprint(w - 7), legacy.ValueDecimal, w, "ms", 1},
+		{"window edge", fmt.Sprint(w + lease/2), legacy.ValueDecimal, w, "ms", 1},
+		{"past the window", fmt.Sprint(w + lease/2 + 1), legacy.ValueDecimal, w, "ms", 0},
+		{"successor", fmt.Sprint(w + lease + 1), legacy.ValueDecimal, w, "ms", 0},
+		{"foreign", "uuid:" + fmt.Sprint(w), legacy.ValueDecimal, w, "ms", 0},
+		{"other codec", legacy.ValueJavaString.Encode(w), legacy.ValueDecimal, w, "ms", 0},
+		{"binary codec", legacy.ValueJavaLong.Encode(w + 1), legacy.ValueJavaLong, w, "ms", 1},
+		{"gone", "", legacy.ValueDecimal, w, "ms", -1},
+		{"passed by the server clock", fmt.Sprint(w - 120_000), legacy.ValueDecimal, w - 120_000, "ms", -2},
+		{"seconds", fmt.Sprint(w / 1000), legacy.ValueDecimal, w / 1000, "s", 1},
+		{"seconds passed", fmt.Sprint(w/1000 - 120), legacy.ValueDecimal, w/1000 - 120, "s", -2},
+	} {
+		code, _, _ := run(tc.stored, tc.codec.String(), tc.w, lease/map[string]int64{"ms": 1, "s": 1000}[tc.unit], tc.unit, 0)
+		assert.Equal(t, tc.want, code, tc.name)
+	}
+
+	// legacy_state: free, expired (strictly), live, foreign.
+	for _, tc := range []struct {
+		stored string
+		now    int64
+		want   int64
+	}{
+		{"", 100, 1}, {"99", 100, 2}, {"100", 100, 0}, {"101", 100, 0}, {"-5", 100, 2}, {"1.0", 100, -1}, {" 99", 100, -1},
+	} {
+		_, state, _ := run(tc.stored, "decimal", 0, 0, "ms", tc.now)
+		assert.Equal(t, tc.want, state, "%q at %d", tc.stored, tc.now)
+	}
+}

@@ -1,0 +1,160 @@
+package legacy_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/stretchr/testify/require"
+)
+
+// spy is a driver.Client that forwards every call to a real client,
+// records the commands sent (a script by its name), and can run a hook just
+// before a command goes out: how tests land another client's command
+// between two commands of a sequence. Nothing is mocked: every command
+// reaches the real server.
+type spy struct {
+	driver.Client
+
+	mu     sync.Mutex
+	cmds   []string
+	before map[string][]func() // command -> hooks, each run once
+}
+
+func newSpy(c driver.Client) *spy { return &spy{Client: c, before: map[string][]func(){}} }
+
+// Before runs f once, just before the next cmd ("SETNX", "GET", "GETSET",
+// "DEL", "EVAL legacy/acquire.lua", …) is sent.
+func (s *spy) Before(cmd string, f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.before[cmd] = append(s.before[cmd], f)
+}
+
+func (s *spy) record(cmd string) {
+	s.mu.Lock()
+	s.cmds = append(s.cmds, cmd)
+	hooks := s.before[cmd]
+	var f func()
+	if len(hooks) > 0 {
+		f, s.before[cmd] = hooks[0], hooks[1:]
+	}
+	s.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// Commands returns the commands sent so far and forgets them.
+func (s *spy) Commands() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cmds
+	s.cmds = nil
+	return c
+}
+
+// Count is how many commands were sent so far (round trips: the driver
+// sends one command per call, save an EVAL retry after NOSCRIPT).
+func (s *spy) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.cmds)
+}
+
+func (s *spy) Eval(ctx context.Context, sc *driver.Script, keys []string, args ...any) (any, error) {
+	s.record("EVAL " + sc.Name())
+	return s.Client.Eval(ctx, sc, keys, args...)
+}
+
+func (s *spy) SetNX(ctx context.Context, key, value string) (bool, error) {
+	s.record("SETNX")
+	return s.Client.SetNX(ctx, key, value)
+}
+
+func (s *spy) Get(ctx context.Context, key string) (string, bool, error) {
+	s.record("GET")
+	return s.Client.Get(ctx, key)
+}
+
+func (s *spy) GetSet(ctx context.Context, key, value string) (string, bool, error) {
+	s.record("GETSET")
+	return s.Client.GetSet(ctx, key, value)
+}
+
+func (s *spy) Del(ctx context.Context, key string) (bool, error) {
+	s.record("DEL")
+	return s.Client.Del(ctx, key)
+}
+
+func (s *spy) SetNXPX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	s.record("SET NX PX")
+	return s.Client.SetNXPX(ctx, key, value, ttl)
+}
+
+func (s *spy) Do(ctx context.Context, args ...any) (any, error) {
+	name, _ := args[0].(string)
+	s.record(name)
+	return s.Client.Do(ctx, args...)
+}
+
+// ctxT returns a context that ends with the test, after at most 20 s.
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// get returns what key holds, byte for byte ("", false when absent).
+func get(t testing.TB, c driver.Client, key string) (string, bool) {
+	t.Helper()
+	v, ok, err := c.Get(context.Background(), key)
+	require.NoError(t, err)
+	return v, ok
+}
+
+// set stores value at key, with no TTL.
+func set(t testing.TB, c driver.Client, key, value string) {
+	t.Helper()
+	_, err := c.Do(context.Background(), "SET", key, value)
+	require.NoError(t, err)
+}
+
+// pttl returns PTTL key: -1 without a TTL, -2 without a key.
+func pttl(t testing.TB, c driver.Client, key string) int64 {
+	t.Helper()
+	r, err := c.Do(context.Background(), "PTTL", key)
+	require.NoError(t, err)
+	return r.(int64)
+}
+
+// offsetClock is the system clock plus an offset that a test moves: set it
+// back before an acquire and to zero after, and the holder has been
+// "paused" for that long.
+type offsetClock struct {
+	mu  sync.Mutex
+	off time.Duration
+}
+
+func (c *offsetClock) Set(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.off = d
+}
+
+func (c *offsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.off)
+}
+
+// at is a clock stopped at t.
+func at(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+// skewed is the system clock off by d: a process whose clock runs ahead (d
+// > 0) or behind, or one that was paused for -d after reading its clock.
+func skewed(d time.Duration) func() time.Time {
+	return func() time.Time { return time.Now().Add(d) }
+}

@@ -1,0 +1,249 @@
+package legacy
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// Lock is a held legacy lock: the expiry W this holder wrote, in the
+// profile's codec. Its methods are safe for concurrent use, and on a nil
+// *Lock: Unlock and Refresh then return an error wrapping
+// lockbridge.ErrNotHeld, Done a closed channel, Err that same error.
+//
+// A legacy lock is not refreshed automatically (the Java side never is):
+// Done is closed only by Unlock, or by an Unlock or Refresh that finds the
+// lock no longer ours (Err then wraps lockbridge.ErrLost).
+type Lock struct {
+	lk   *Locker
+	key  string // the caller's name
+	ekey string // the Redis key
+
+	op sync.Mutex // serialises Unlock and Refresh
+
+	mu    sync.Mutex // guards what follows
+	w     int64      // our expiry, in the unit
+	value string     // the bytes we wrote
+	lease time.Duration
+	done  chan struct{}
+	ended bool
+	err   error
+}
+
+var _ lockbridge.Lock = (*Lock)(nil)
+
+// errNilLock is what the methods of a nil *Lock report.
+var errNilLock = fmt.Errorf("%s: nil lock: %w", pkg, lockbridge.ErrNotHeld)
+
+// Key returns the lock name the caller gave (not the encoded Redis key: see
+// RedisKey).
+func (l *Lock) Key() string {
+	if l == nil {
+		return ""
+	}
+	return l.key
+}
+
+// RedisKey returns the Redis key, as the profile's key codec encoded the name.
+func (l *Lock) RedisKey() string {
+	if l == nil {
+		return ""
+	}
+	return l.ekey
+}
+
+// Token returns the expiry this holder wrote, as ASCII decimal in the
+// profile's unit (e.g. "1700000000001"), whatever the value codec.
+func (l *Lock) Token() string {
+	if l == nil {
+		return ""
+	}
+	return strconv.FormatInt(l.expiry(), 10)
+}
+
+// Expiry returns the expiry W this holder wrote, in the profile's unit.
+func (l *Lock) Expiry() int64 {
+	if l == nil {
+		return 0
+	}
+	return l.expiry()
+}
+
+// Value returns the exact bytes this holder wrote: W in the value codec.
+func (l *Lock) Value() string {
+	if l == nil {
+		return ""
+	}
+	_, v, _ := l.state()
+	return v
+}
+
+// ExpiresAt returns W as a time: the lease ends once the clocks of the
+// other lockers pass it (the lock stays live while their now ≤ W).
+func (l *Lock) ExpiresAt() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
+	return l.lk.profile.TimeOf(l.expiry())
+}
+
+// Done is closed once the lock is released by Unlock, or found no longer
+// ours by an Unlock or Refresh. Nothing watches the lock in between.
+func (l *Lock) Done() <-chan struct{} {
+	if l == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return l.done
+}
+
+// Err is nil while the lock is held and after a clean Unlock; once an Unlock
+// or Refresh found the lock no longer ours it wraps lockbridge.ErrLost.
+func (l *Lock) Err() error {
+	if l == nil {
+		return errNilLock
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// Unlock releases the lock. In ModeAtomic it deletes the key only if it
+// still holds our value, within the owner window (a losing contender's
+// GETSET may have replaced W by a nearby value), and only while W has not
+// passed by the server's clock; in ModeClassic it deletes it, as the Java
+// seed does, while the local clock says W has not passed. When the lock is
+// no longer ours the error wraps lockbridge.ErrNotHeld and Err then wraps
+// lockbridge.ErrLost. A Redis error is returned as it is and leaves the lock
+// held, so Unlock may be called again.
+func (l *Lock) Unlock(ctx context.Context) error {
+	if l == nil {
+		return errNilLock
+	}
+	l.op.Lock()
+	defer l.op.Unlock()
+	if err := l.checkEnded("unlock"); err != nil {
+		return err
+	}
+	var (
+		code int64
+		err  error
+	)
+	if l.lk.mode == ModeClassic {
+		code, err = l.releaseClassic(ctx)
+	} else {
+		code, err = l.releaseAtomic(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if code == ownerOurs {
+		l.end(nil)
+		return nil
+	}
+	return l.lost("unlock", code)
+}
+
+// Refresh extends the lease to ttl from now (by the profile's clock): it
+// rewrites our value with the new expiry, under the same condition as
+// Unlock (in ModeClassic: the local clock, then GET and GETSET). The ttl
+// must be at least one unit and at most half the safety TTL, else the error
+// wraps lockbridge.ErrInvalid. When the lock is no longer ours the error
+// wraps lockbridge.ErrNotHeld and Err then wraps lockbridge.ErrLost.
+func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if l == nil {
+		return errNilLock
+	}
+	if err := l.lk.checkTTL(ttl); err != nil {
+		return err
+	}
+	l.op.Lock()
+	defer l.op.Unlock()
+	if err := l.checkEnded("refresh"); err != nil {
+		return err
+	}
+	p := l.lk.profile
+	nw := p.Expiry(p.Now(), ttl)
+	nvalue := p.EncodeValue(nw)
+	var (
+		code int64
+		err  error
+	)
+	if l.lk.mode == ModeClassic {
+		code, err = l.refreshClassic(ctx, nvalue)
+	} else {
+		code, err = l.refreshAtomic(ctx, nvalue)
+	}
+	if err != nil {
+		return err
+	}
+	if code != ownerOurs {
+		return l.lost("refresh", code)
+	}
+	l.mu.Lock()
+	l.w, l.value, l.lease = nw, nvalue, ttl
+	l.mu.Unlock()
+	return nil
+}
+
+func (l *Lock) state() (w int64, value string, lease time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w, l.value, l.lease
+}
+
+func (l *Lock) expiry() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w
+}
+
+// checkEnded returns the error of an operation on a lock already released or lost.
+func (l *Lock) checkEnded(op string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case !l.ended:
+		return nil
+	case l.err == nil:
+		return fmt.Errorf("%s: %s %q: already released: %w", pkg, op, l.key, lockbridge.ErrNotHeld)
+	}
+	return fmt.Errorf("%s: %s %q: already lost: %w", pkg, op, l.key, lockbridge.ErrNotHeld)
+}
+
+// end closes Done with err (nil for a clean release).
+func (l *Lock) end(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return
+	}
+	l.ended, l.err = true, err
+	close(l.done)
+}
+
+// lost ends the lock as lost for the reason code (legacy_owner's) and
+// returns op's error.
+func (l *Lock) lost(op string, code int64) error {
+	var reason string
+	switch code {
+	case ownerTaken:
+		reason = "the key holds another holder's value"
+	case ownerGone:
+		reason = "the key is gone"
+	default:
+		clock := "the server's clock"
+		if l.lk.mode == ModeClassic {
+			clock = "the local clock"
+		}
+		w := l.expiry()
+		reason = fmt.Sprintf("the lease ended at %s (%d) by %s", l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w, clock)
+	}
+	l.end(fmt.Errorf("%s: lock %q: %s: %w", pkg, l.key, reason, lockbridge.ErrLost))
+	return fmt.Errorf("%s: %s %q: %s: %w", pkg, op, l.key, reason, lockbridge.ErrNotHeld)
+}

@@ -1,0 +1,178 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/check"
+	"github.com/lockbridge/lockbridge/internal/retry"
+)
+
+// Locker takes legacy locks: the same locks, byte for byte, as the Java
+// services of its Profile. It is safe for concurrent use.
+type Locker struct {
+	c       driver.Client
+	profile Profile
+	mode    Mode
+	safety  time.Duration
+	backoff lockbridge.Backoff
+	err     error // invalid options or client: returned by every call
+}
+
+var _ lockbridge.Locker = (*Locker)(nil)
+
+// New returns a Locker that talks to Redis through c. New never fails: an
+// invalid option (or a nil c) is recorded, and every TryLock and Lock then
+// returns an error wrapping lockbridge.ErrInvalid.
+func New(c driver.Client, opts ...Option) *Locker {
+	cfg := newConfig(opts)
+	if c == nil {
+		cfg.invalid("nil driver.Client")
+	}
+	return &Locker{
+		c:       c,
+		profile: cfg.profile,
+		mode:    cfg.mode,
+		safety:  cfg.safety,
+		backoff: cfg.backoff,
+		err:     cfg.err(),
+	}
+}
+
+// Profile returns the locker's profile: how it encodes keys and values.
+func (lk *Locker) Profile() Profile { return lk.profile }
+
+// Mode returns the locker's mode.
+func (lk *Locker) Mode() Mode { return lk.mode }
+
+// TryLock makes one attempt to take the lock named key for ttl. When
+// another holder has it the error wraps lockbridge.ErrNotObtained; when the
+// stored value does not decode, it also wraps a *ForeignValueError. An
+// empty key, a key the key codec cannot encode or longer than 64 KiB, a ttl
+// below one unit, a ttl above half the safety TTL or an invalid option give
+// an error wrapping lockbridge.ErrInvalid; a key holding another type, the
+// WRONGTYPE error of Redis (see driver.HasPrefix). The lock returned is a
+// *Lock.
+func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	ekey, err := lk.prepare(key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err := lk.attempt(ctx, key, ekey, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Attempt is TryLock that also reports, when the lock is held, how long its
+// holder has left by the expiry just read (0 when unknown: a foreign
+// value). It is the per-node primitive behind Lock, for the waiting loops
+// of other packages (migrate); it returns the *Lock itself.
+func (lk *Locker) Attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
+	ekey, err := lk.prepare(key, ttl)
+	if err != nil {
+		return nil, 0, err
+	}
+	return lk.attempt(ctx, key, ekey, ttl)
+}
+
+// Lock waits until it takes the lock named key for ttl, or ctx ends; then
+// the error wraps both lockbridge.ErrNotObtained and ctx.Err(). Between
+// attempts it waits as the backoff says (WithBackoff), but never past the
+// expiry it has just read from the holder's value: a holder that crashed
+// is taken over as soon as its lease ends. A foreign value is waited on
+// like a live one. Errors other than ErrNotObtained end the wait at once.
+// The lock returned is a *Lock.
+func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	ekey, err := lk.prepare(key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	l, err := retry.Loop(ctx, lk.backoff, nil, func(ctx context.Context) (*Lock, time.Duration, error) {
+		return lk.attempt(ctx, key, ekey, ttl)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// prepare validates the call and returns the encoded key.
+func (lk *Locker) prepare(key string, ttl time.Duration) (string, error) {
+	if lk == nil {
+		return "", fmt.Errorf("%s: %w: nil *Locker", pkg, lockbridge.ErrInvalid)
+	}
+	if lk.err != nil {
+		return "", lk.err
+	}
+	if err := check.Key(pkg, key); err != nil {
+		return "", err
+	}
+	if err := lk.checkTTL(ttl); err != nil {
+		return "", err
+	}
+	return lk.profile.EncodeKey(key)
+}
+
+// checkTTL checks a lease: at least one unit, at most half the safety TTL.
+func (lk *Locker) checkTTL(ttl time.Duration) error {
+	if err := lk.profile.CheckTTL(ttl); err != nil {
+		return err
+	}
+	if lk.safety > 0 && lk.safety < 2*ttl {
+		return fmt.Errorf("%s: %w: safety ttl %v is below twice the ttl %v", pkg, lockbridge.ErrInvalid, lk.safety, ttl)
+	}
+	return nil
+}
+
+// attempt is the per-node primitive: one try on the client, by the mode.
+// When the lock is held it returns how long the holder has left (0 when
+// unknown), for the waiting loop.
+func (lk *Locker) attempt(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
+	if lk.mode == ModeClassic {
+		return lk.acquireClassic(ctx, key, ekey, ttl)
+	}
+	return lk.acquireAtomic(ctx, key, ekey, ttl)
+}
+
+// safetyArg is the safety TTL as the scripts take it: milliseconds, "0" off.
+func (lk *Locker) safetyArg() string { return strconv.FormatInt(lk.safety.Milliseconds(), 10) }
+
+func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration) *Lock {
+	return &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl, done: make(chan struct{})}
+}
+
+// held is the error of an attempt that found the live expiry t; it also
+// returns how long the holder has left.
+func (lk *Locker) held(key string, t int64, now time.Time) (time.Duration, error) {
+	p := lk.profile
+	return p.Remaining(t, now), fmt.Errorf("%s: lock %q is held until %s (%d): %w",
+		pkg, key, p.TimeOf(t).UTC().Format(time.RFC3339Nano), t, lockbridge.ErrNotObtained)
+}
+
+// foreign is the error of an attempt that found a value that does not decode.
+func foreign(key string, fe *ForeignValueError) error {
+	return fmt.Errorf("%s: lock %q is held by a foreign value: %w: %w", pkg, key, lockbridge.ErrNotObtained, fe)
+}
+
+// redisErr wraps an error from Redis; a key holding another type is named.
+func redisErr(op, key string, err error) error {
+	if driver.HasPrefix(err, "WRONGTYPE") {
+		return fmt.Errorf("%s: %s %q: the key holds a value of another type: %w", pkg, op, key, err)
+	}
+	return fmt.Errorf("%s: %s %q: %w", pkg, op, key, err)
+}
+
+// unexpected is the error of a reply no script of this package returns.
+func unexpected(op, key string, r any) error {
+	return fmt.Errorf("%s: %s %q: unexpected reply %#v", pkg, op, key, r)
+}
+
+// errInconsistent means Lua and Go disagreed on decoding a value: a bug.
+var errInconsistent = errors.New("legacy: the acquire script and the Go decoder disagree")

@@ -1,0 +1,193 @@
+package legacy_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var _ lockbridge.Locker = (*legacy.Locker)(nil)
+var _ lockbridge.Lock = (*legacy.Lock)(nil)
+
+// Invalid options never panic: every TryLock and Lock reports them.
+func TestInvalidOptions(t *testing.T) {
+	t.Parallel()
+	c := locktest.Single(t)[0].Client
+	ctx := ctxT(t)
+	for name, opt := range map[string]legacy.Option{
+		"mode":        legacy.WithMode(legacy.Mode(7)),
+		"unit":        legacy.WithUnit(time.Minute),
+		"unit zero":   legacy.WithUnit(0),
+		"key codec":   legacy.WithKeyCodec(legacy.KeyCodec(-1)),
+		"value codec": legacy.WithValueCodec(legacy.ValueCodec(5)),
+		"clock":       legacy.WithClock(nil),
+		"safety ttl":  legacy.WithSafetyTTL(-time.Second),
+		"safety µs":   legacy.WithSafetyTTL(time.Microsecond),
+		"backoff":     legacy.WithBackoff(nil),
+		"bad backoff": legacy.WithBackoff(lockbridge.ExponentialBackoff(0, 0)),
+		"nil option":  nil,
+	} {
+		lk := legacy.New(c, opt)
+		for i := 0; i < 2; i++ {
+			l, err := lk.TryLock(ctx, "k", time.Second)
+			assert.Nil(t, l)
+			assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
+			assert.True(t, strings.HasPrefix(err.Error(), "legacy: "), err.Error())
+			l, err = lk.Lock(ctx, "k", time.Second)
+			assert.Nil(t, l)
+			assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
+			assert.False(t, errors.Is(err, lockbridge.ErrNotObtained), name)
+		}
+		_, err := legacy.NewProfile(opt)
+		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
+	}
+	_, ok := get(t, c, "k")
+	assert.False(t, ok, "nothing was written")
+
+	// Every invalid option is reported, not just the first.
+	_, err := legacy.New(c, legacy.WithUnit(time.Hour), legacy.WithClock(nil)).TryLock(ctx, "k", time.Second)
+	assert.Contains(t, err.Error(), "unit 1h0m0s")
+	assert.Contains(t, err.Error(), "nil clock")
+
+	_, err = legacy.New(nil).TryLock(ctx, "k", time.Second)
+	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+	var nilLocker *legacy.Locker
+	_, err = nilLocker.TryLock(ctx, "k", time.Second)
+	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+}
+
+func TestInvalidArguments(t *testing.T) {
+	t.Parallel()
+	c := locktest.Single(t)[0].Client
+	ctx := ctxT(t)
+	lk := legacy.New(c)
+	for _, tc := range []struct {
+		key string
+		ttl time.Duration
+	}{
+		{"", time.Second},
+		{strings.Repeat("k", 64<<10+1), time.Second},
+		{"k", 0},
+		{"k", -time.Second},
+		{"k", 999 * time.Microsecond},
+	} {
+		_, err := lk.TryLock(ctx, tc.key, tc.ttl)
+		assert.ErrorIs(t, err, lockbridge.ErrInvalid, "%d bytes, %v", len(tc.key), tc.ttl)
+		_, err = lk.Lock(ctx, tc.key, tc.ttl)
+		assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+	}
+	l, err := lk.TryLock(ctx, "k", time.Millisecond)
+	require.NoError(t, err, "one unit is enough")
+	_ = l.Unlock(ctx)
+
+	// A context already ended is the Redis call's error, not "not obtained".
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, mode := range modes {
+		_, err = legacy.New(c, legacy.WithMode(mode)).TryLock(cctx, "k2", time.Second)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
+	}
+}
+
+// Attempt is one try that tells a waiting loop how long the holder has left.
+func TestAttempt(t *testing.T) {
+	t.Parallel()
+	c := locktest.Single(t)[0].Client
+	ctx := ctxT(t)
+	now := time.UnixMilli(1700000000000).Add(250 * time.Microsecond)
+	for _, mode := range modes {
+		key := locktest.Key(t, mode.String())
+		lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(at(now)))
+		l, left, err := lk.Attempt(ctx, key, time.Second)
+		require.NoError(t, err)
+		assert.Equal(t, time.Duration(0), left)
+		assert.Equal(t, int64(1700000001001), l.Expiry())
+
+		l2, left, err := lk.Attempt(ctx, key, time.Second)
+		assert.Nil(t, l2)
+		require.ErrorIs(t, err, lockbridge.ErrNotObtained)
+		assert.Equal(t, time.Second+time.Millisecond+750*time.Microsecond, left, "until W has passed: W+1 ms − now")
+
+		set(t, c, key, "uuid:1")
+		_, left, err = lk.Attempt(ctx, key, time.Second)
+		require.ErrorAs(t, err, new(*legacy.ForeignValueError))
+		assert.Equal(t, time.Duration(0), left, "unknown for a foreign value")
+
+		_, _, err = lk.Attempt(ctx, "", time.Second)
+		assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+	}
+}
+
+func TestNilLock(t *testing.T) {
+	var l *legacy.Lock
+	ctx := context.Background()
+	assert.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
+	assert.ErrorIs(t, l.Refresh(ctx, time.Second), lockbridge.ErrNotHeld)
+	assert.ErrorIs(t, l.Err(), lockbridge.ErrNotHeld)
+	<-l.Done()
+	assert.Equal(t, "", l.Key())
+	assert.Equal(t, "", l.Token())
+	assert.Equal(t, "", l.Value())
+	assert.Equal(t, "", l.RedisKey())
+	assert.Equal(t, int64(0), l.Expiry())
+	assert.True(t, l.ExpiresAt().IsZero())
+}
+
+func TestModeAndCodecNames(t *testing.T) {
+	assert.Equal(t, "atomic", legacy.ModeAtomic.String())
+	assert.Equal(t, "classic", legacy.ModeClassic.String())
+	assert.Equal(t, "Mode(9)", legacy.Mode(9).String())
+	assert.Equal(t, "KeyCodec(9)", legacy.KeyCodec(9).String())
+}
+
+// Unlock and Refresh racing on one lock: exactly one Unlock wins, and the
+// lock ends released, never lost.
+func TestConcurrentUnlockRefresh(t *testing.T) {
+	t.Parallel()
+	for _, tg := range locktest.Single(t) {
+		for _, mode := range modes {
+			ctx := ctxT(t)
+			key := locktest.Key(t, tg.Name+mode.String())
+			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, time.Minute)
+			require.NoError(t, err)
+			var wg sync.WaitGroup
+			var unlocked atomic.Int32
+			for i := 0; i < 8; i++ {
+				wg.Add(2)
+				go func() {
+					defer wg.Done()
+					if err := l.Unlock(ctx); err == nil {
+						unlocked.Add(1)
+					} else {
+						assert.ErrorIs(t, err, lockbridge.ErrNotHeld)
+					}
+				}()
+				go func() {
+					defer wg.Done()
+					if err := l.Refresh(ctx, time.Minute); err != nil {
+						assert.ErrorIs(t, err, lockbridge.ErrNotHeld)
+					}
+					_ = l.Token()
+					_ = l.ExpiresAt()
+				}()
+			}
+			wg.Wait()
+			assert.Equal(t, int32(1), unlocked.Load())
+			<-l.Done()
+			assert.NoError(t, l.Err())
+			_, ok := get(t, tg.Client, key)
+			assert.False(t, ok)
+		}
+	}
+}

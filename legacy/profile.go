@@ -1,0 +1,158 @@
+package legacy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge/internal/check"
+)
+
+// Profile describes how one Java service writes its lock: the key codec,
+// the value codec, the unit of the timestamps, whether it adds 1 to the
+// expiry, and the clock it judges expiry by. A Locker takes the same locks
+// as every Java service of the same profile.
+//
+// Build a Profile with NewProfile from the same options as New, or take a
+// Locker's with Locker.Profile. The zero Profile is the default: raw key,
+// decimal value, milliseconds, +1, the system clock (the Java seed's
+// profile).
+//
+// The methods are what other packages need to speak the same protocol: the
+// migrate package encodes keys and values and builds its own scripts on the
+// Lua fragments internal/luafrag/legacy_*.lua, passing them CodecID and
+// UnitID; the CLI decodes stored values.
+type Profile struct {
+	unit      time.Duration // 0 means time.Millisecond
+	noPlusOne bool
+	key       KeyCodec
+	value     ValueCodec
+	clock     func() time.Time // nil means time.Now
+}
+
+// NewProfile returns the profile the options describe. Options that do not
+// describe a profile (WithMode, WithSafetyTTL, WithBackoff) are checked and
+// otherwise ignored. An invalid option gives an error wrapping
+// lockbridge.ErrInvalid.
+func NewProfile(opts ...Option) (Profile, error) {
+	cfg := newConfig(opts)
+	return cfg.profile, cfg.err()
+}
+
+// Unit returns the unit of the timestamps: time.Millisecond or time.Second.
+func (p Profile) Unit() time.Duration {
+	if p.unit == 0 {
+		return time.Millisecond
+	}
+	return p.unit
+}
+
+// UnitID returns the unit as the Lua fragments legacy_now and legacy_owner
+// take it: "ms" or "s".
+func (p Profile) UnitID() string {
+	if p.Unit() == time.Second {
+		return "s"
+	}
+	return "ms"
+}
+
+// PlusOne reports whether the expiry is now + lease + 1 (true) or now + lease.
+func (p Profile) PlusOne() bool { return !p.noPlusOne }
+
+// KeyCodec returns the key codec.
+func (p Profile) KeyCodec() KeyCodec { return p.key }
+
+// ValueCodec returns the value codec.
+func (p Profile) ValueCodec() ValueCodec { return p.value }
+
+// CodecID returns the value codec's id, the codec argument of the Lua
+// fragment legacy_decode (and of legacy_state and legacy_owner).
+func (p Profile) CodecID() string { return p.value.String() }
+
+// Now reads the profile's clock (WithClock; the system clock by default).
+func (p Profile) Now() time.Time {
+	if p.clock == nil {
+		return time.Now()
+	}
+	return p.clock()
+}
+
+// Time returns t in the unit since the Unix epoch, truncated, as
+// System.currentTimeMillis() (or its value / 1000) reads it.
+func (p Profile) Time(t time.Time) int64 {
+	if p.Unit() == time.Second {
+		return t.Unix()
+	}
+	return t.UnixMilli()
+}
+
+// TimeOf returns the instant v (in the unit since the Unix epoch) stands for.
+func (p Profile) TimeOf(v int64) time.Time {
+	if p.Unit() == time.Second {
+		return time.Unix(v, 0)
+	}
+	return time.UnixMilli(v)
+}
+
+// Units returns d in the unit, truncated: the lease as the Java side adds it.
+func (p Profile) Units(d time.Duration) int64 { return int64(d / p.Unit()) }
+
+// CheckTTL reports an error wrapping lockbridge.ErrInvalid when ttl is below
+// one unit.
+func (p Profile) CheckTTL(ttl time.Duration) error {
+	return check.TTL(pkg, ttl, p.Unit())
+}
+
+// Expiry returns the value a Java service of this profile writes when it
+// locks at now for lease: now + lease (+ 1), in the unit. A lease that is
+// not a whole number of units is truncated, as the Java side's integer
+// arithmetic would.
+func (p Profile) Expiry(now time.Time, lease time.Duration) int64 {
+	v := p.Time(now) + p.Units(lease)
+	if p.PlusOne() {
+		v++
+	}
+	return v
+}
+
+// Expired reports whether the stored expiry v has expired at now: v < now in
+// the unit, strictly, as every Java variant judges it.
+func (p Profile) Expired(v int64, now time.Time) bool { return v < p.Time(now) }
+
+// Remaining returns how long, from now, until the stored expiry v has
+// expired (v < now in the unit): at least one nanosecond while it is live,
+// zero once it has expired.
+func (p Profile) Remaining(v int64, now time.Time) time.Duration {
+	if p.Expired(v, now) {
+		return 0
+	}
+	if d := p.TimeOf(v + 1).Sub(now); d > 0 {
+		return d
+	}
+	return 1
+}
+
+// EncodeKey returns the Redis key for the lock name. It fails with an error
+// wrapping lockbridge.ErrInvalid for an empty name, a name longer than 64
+// KiB, or a name the key codec cannot encode.
+func (p Profile) EncodeKey(name string) (string, error) {
+	if err := check.Key(pkg, name); err != nil {
+		return "", err
+	}
+	return p.key.Encode(name)
+}
+
+// EncodeValue returns the bytes the Java side writes for the expiry v.
+func (p Profile) EncodeValue(v int64) string { return p.value.Encode(v) }
+
+// DecodeValue returns the expiry stored as s, strictly decoded. When s does
+// not decode the error is a *ForeignValueError.
+func (p Profile) DecodeValue(s string) (int64, error) { return p.value.Decode(s) }
+
+// String describes the profile, e.g. "key raw, value decimal, ms, +1".
+func (p Profile) String() string {
+	one := "+1"
+	if !p.PlusOne() {
+		one = "no +1"
+	}
+	return fmt.Sprintf("key %v, value %v, %s, %s", p.key, p.value, p.UnitID(), one)
+}

@@ -1,0 +1,48 @@
+package legacy
+
+import (
+	_ "embed"
+
+	"github.com/lockbridge/lockbridge/internal/luafrag"
+)
+
+// The shared Lua fragments (internal/luafrag), in dependency order.
+const (
+	fragDecode  = "legacy_decode.lua"
+	fragExpired = "legacy_expired.lua"
+	fragNow     = "legacy_now.lua"
+	fragOwner   = "legacy_owner.lua"
+)
+
+var (
+	//go:embed acquire.lua
+	acquireSrc string
+	//go:embed release.lua
+	releaseSrc string
+	//go:embed refresh.lua
+	refreshSrc string
+)
+
+// The scripts of ModeAtomic. Each is built once; a *driver.Script is
+// immutable.
+var (
+	acquireScript = luafrag.Script("legacy/acquire.lua", acquireSrc, fragDecode, fragExpired)
+	releaseScript = luafrag.Script("legacy/release.lua", releaseSrc, fragDecode, fragNow, fragOwner)
+	refreshScript = luafrag.Script("legacy/refresh.lua", refreshSrc, fragDecode, fragNow, fragOwner)
+)
+
+// Replies of acquire.lua (legacy_state's states).
+const (
+	stateFree    = 1  // acquired: the key was absent
+	stateExpired = 2  // acquired: an expired value was taken over
+	stateLive    = 0  // held by someone else
+	stateForeign = -1 // a value that does not decode
+)
+
+// Replies of release.lua and refresh.lua (legacy_owner's codes).
+const (
+	ownerOurs    = 1
+	ownerTaken   = 0
+	ownerGone    = -1
+	ownerExpired = -2
+)
