@@ -27,6 +27,8 @@ type Settings struct {
 	Backoff       lockbridge.Backoff
 	// Token makes each acquire's token (WithTokenFunc; NewToken by default).
 	Token func() (string, error)
+	// Err is the Locker's invalid options, as TryLock would report them.
+	Err error
 }
 
 // Settings returns the Locker's options.
@@ -37,5 +39,6 @@ func (l *Locker) Settings() Settings {
 		Notifications: l.cfg.notify,
 		Backoff:       l.cfg.backoff,
 		Token:         l.cfg.token,
+		Err:           l.err,
 	}
 }

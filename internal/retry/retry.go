@@ -38,6 +38,10 @@ func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}
 		if cerr := ctx.Err(); cerr != nil {
 			return zero, ended(err, cerr)
 		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The driver saw the deadline pass a moment before ctx did.
+			return zero, ended(err, context.DeadlineExceeded)
+		}
 		if !errors.Is(err, lockbridge.ErrNotObtained) {
 			return zero, err
 		}
