@@ -28,6 +28,7 @@ type follower struct {
 	pid      int
 	interval time.Duration
 	now      func() time.Time
+	fixed    Phase // a fixed phase (WithPhase + WithNamespace): heartbeat only
 
 	mu      sync.Mutex
 	current Phase // 0 until the first reading
@@ -61,9 +62,12 @@ func (f *follower) phase(ctx context.Context) (Phase, error) {
 	if f.current != 0 {
 		return f.current, nil
 	}
-	p, err := f.s.phase(ctx)
-	if err != nil {
-		return 0, err
+	p := f.fixed
+	if p == 0 {
+		var err error
+		if p, err = f.s.phase(ctx); err != nil {
+			return 0, err
+		}
 	}
 	f.current = p
 	if err := f.s.heartbeat(ctx, f.client(p)); err != nil {
@@ -108,7 +112,7 @@ func (f *follower) loop(stop, done chan struct{}) {
 	ticker := time.NewTicker(f.interval)
 	defer ticker.Stop()
 	for {
-		if sub == nil || sub.Err() != nil { // (re)subscribe; polling covers any gap
+		if f.fixed == 0 && (sub == nil || sub.Err() != nil) { // (re)subscribe; polling covers any gap
 			if sub != nil {
 				_ = sub.Close()
 			}
@@ -137,9 +141,12 @@ func (f *follower) loop(stop, done chan struct{}) {
 func (f *follower) refresh(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, f.interval)
 	defer cancel()
-	target, err := f.s.phase(rctx)
-	if err != nil {
-		return
+	target := f.fixed
+	if target == 0 {
+		var err error
+		if target, err = f.s.phase(rctx); err != nil {
+			return
+		}
 	}
 	_ = f.s.heartbeat(rctx, f.client(f.step(target)))
 }

@@ -1,0 +1,229 @@
+package lockbridge_test
+
+// The cross-scheme exclusion matrix: who must exclude whom when a mixed fleet
+// locks one name. Every locker here contends on the same lock name on a real
+// redis-server, through both adapters, and a guard counter INCR'd inside the
+// critical section records any overlap.
+//
+//   - Pairs that must exclude — the same scheme, neighbouring migrate phases,
+//     dual-write with modern, and the Java seed replay with legacy and
+//     dual-write — show zero overlaps, and every participant acquires.
+//   - The unsafe pairs — a legacy-phase locker (the seed replay included:
+//     every Java service is one) beside dual-read or modern — are run too,
+//     and the checker must SEE overlaps there: it proves the checker can
+//     fail, and why migrate.Controller never lets the fleet pass dual-write
+//     while a legacy locker lives.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/modern"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// participant is one kind of locker in the matrix. class is the migrate
+// phase whose keys it reads and writes.
+type participant struct {
+	name  string
+	class migrate.Phase
+	// lock takes the lock name for lease, waiting; it returns the release.
+	lock func(ctx context.Context, c driver.Client, name string, lease time.Duration) (func(context.Context) error, error)
+}
+
+// lockerParticipant adapts a lockbridge.Locker; key maps the name to the
+// key that locker is given.
+func lockerParticipant(name string, class migrate.Phase, mk func(driver.Client) lockbridge.Locker, key func(string) string) participant {
+	return participant{name: name, class: class, lock: func(ctx context.Context, c driver.Client, n string, lease time.Duration) (func(context.Context) error, error) {
+		lk, err := mk(c).Lock(ctx, key(n), lease)
+		if err != nil {
+			return nil, err
+		}
+		return lk.Unlock, nil
+	}}
+}
+
+func same(s string) string { return s }
+
+func modernKey(s string) string {
+	k, err := migrate.DeriveModernKey(s)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// seedParticipant replays the Java seed's lock() and time-checked unlock(),
+// polling faster than the Java 100 ms so the test stays short (the poll
+// interval is not part of the protocol).
+var seedParticipant = participant{name: "seed", class: migrate.PhaseLegacy,
+	lock: func(ctx context.Context, c driver.Client, n string, lease time.Duration) (func(context.Context) error, error) {
+		for {
+			exp, ok, err := seed.Lock(ctx, c, n, lease, nil)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return func(ctx context.Context) error { return seed.Unlock(ctx, c, n, exp, nil) }, nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}}
+
+func participants() []participant {
+	fast := lockbridge.LinearBackoff(time.Millisecond, 2*time.Millisecond)
+	mig := func(p migrate.Phase) participant {
+		return lockerParticipant("migrate-"+p.String(), p, func(c driver.Client) lockbridge.Locker {
+			return migrate.New(c, migrate.WithPhase(p), migrate.WithBackoff(fast))
+		}, same)
+	}
+	return []participant{
+		lockerParticipant("legacy-atomic", migrate.PhaseLegacy, func(c driver.Client) lockbridge.Locker {
+			return legacy.New(c, legacy.WithBackoff(fast))
+		}, same),
+		lockerParticipant("legacy-classic", migrate.PhaseLegacy, func(c driver.Client) lockbridge.Locker {
+			return legacy.New(c, legacy.WithMode(legacy.ModeClassic), legacy.WithBackoff(fast))
+		}, same),
+		seedParticipant,
+		lockerParticipant("modern", migrate.PhaseModern, func(c driver.Client) lockbridge.Locker {
+			return modern.New(c, modern.WithBackoff(fast))
+		}, modernKey),
+		mig(migrate.PhaseLegacy),
+		mig(migrate.PhaseDualWrite),
+		mig(migrate.PhaseDualRead),
+		mig(migrate.PhaseModern),
+	}
+}
+
+// result of one contention run.
+type result struct {
+	acquired   map[string]int64
+	violations int64
+}
+
+// contend runs workers goroutines of each participant on one name for d;
+// each repeatedly locks, holds for hold inside the guard, and unlocks.
+func contend(t *testing.T, c driver.Client, name string, ps []participant, workers int, d, hold time.Duration) result {
+	t.Helper()
+	guard := locktest.NewGuard(c, name)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var mu sync.Mutex
+	res := result{acquired: map[string]int64{}}
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for _, p := range ps {
+		for i := 0; i < workers; i++ {
+			wg.Add(1)
+			go func(p participant) {
+				defer wg.Done()
+				for ctx.Err() == nil {
+					unlock, err := p.lock(ctx, c, name, time.Second)
+					if err != nil {
+						// Errors at the end of the run come from its deadline
+						// (a dial or read cut short), whatever their form.
+						dl, _ := ctx.Deadline()
+						if time.Until(dl) > 50*time.Millisecond && !errors.Is(err, lockbridge.ErrNotObtained) {
+							failed.Store(fmt.Errorf("%s: %w", p.name, err))
+						}
+						return
+					}
+					guard.Hold(t, hold)
+					mu.Lock()
+					res.acquired[p.name]++
+					mu.Unlock()
+					_ = unlock(context.Background()) // a seed unlock after an overlap may find nothing; fine
+				}
+			}(p)
+		}
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		t.Fatalf("a worker failed: %v", err)
+	}
+	res.violations = guard.Violations()
+	return res
+}
+
+// overlap lets first take the lock and, while it holds, second: it returns
+// the guard's violations (1 when second got in beside first).
+func overlap(t *testing.T, c driver.Client, name string, first, second participant) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	guard := locktest.NewGuard(c, name)
+	u1, err := first.lock(ctx, c, name, 5*time.Second)
+	require.NoError(t, err)
+	guard.Enter(t)
+	u2, err := second.lock(ctx, c, name, 5*time.Second)
+	require.NoError(t, err, "%s waited for %s: they excluded each other", second.name, first.name)
+	guard.Enter(t)
+	guard.Exit(t)
+	guard.Exit(t)
+	_ = u2(ctx)
+	_ = u1(ctx)
+	return guard.Violations()
+}
+
+func TestCompatMatrix(t *testing.T) {
+	ps := participants()
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		for i := range ps {
+			for j := i; j < len(ps); j++ {
+				a, b, self := ps[i], ps[j], i == j
+				safe := migrate.Compatible(a.class, b.class)
+				t.Run(a.name+"+"+b.name, func(t *testing.T) {
+					t.Parallel()
+					name := locktest.Key(t, "lock")
+					pair := []participant{a, b}
+					if self {
+						pair = []participant{a}
+					}
+					if safe {
+						res := contend(t, tg.Client, name, pair, 4, 400*time.Millisecond, time.Millisecond)
+						assert.Zero(t, res.violations, "%s and %s must exclude each other", a.name, b.name)
+						for _, p := range pair {
+							assert.Positive(t, res.acquired[p.name], "%s never acquired", p.name)
+						}
+						return
+					}
+					// The unsafe direction, made certain: the holder that writes
+					// nothing a legacy locker reads goes first.
+					first, second := a, b
+					if first.class == migrate.PhaseLegacy {
+						first, second = b, a
+					}
+					assert.Positive(t, overlap(t, tg.Client, name, first, second),
+						"%s (%v) beside %s (%v) is an unsafe pair: the checker must see the overlap", first.name, first.class, second.name, second.class)
+				})
+			}
+		}
+	})
+}
+
+func TestCompatMatrixCoversTheDesignPairs(t *testing.T) {
+	// The pairs the design names, by class, with the verdict the matrix uses.
+	L, W, R, M := migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern
+	for _, pair := range [][2]migrate.Phase{{L, L}, {L, W}, {W, W}, {W, R}, {R, R}, {R, M}, {M, M}, {W, M}} {
+		require.True(t, migrate.Compatible(pair[0], pair[1]), "%v+%v", pair[0], pair[1])
+	}
+	for _, pair := range [][2]migrate.Phase{{L, R}, {L, M}} {
+		require.False(t, migrate.Compatible(pair[0], pair[1]), "%v+%v", pair[0], pair[1])
+	}
+}

@@ -1,0 +1,218 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/keyslot"
+	"github.com/lockbridge/lockbridge/internal/lease"
+	"github.com/lockbridge/lockbridge/modern"
+)
+
+// dualLock is a lock taken in PhaseDualWrite (both keys written) or
+// PhaseDualRead (the modern key only). It is released and refreshed under
+// the rules of the phase it was taken in, whatever the Locker runs since.
+type dualLock struct {
+	l     *Locker
+	phase Phase
+	a     args
+	token string
+	fence int64
+	life  lease.Lease
+
+	mu    sync.Mutex    // serialises Unlock and Refresh, guards w, value, lease
+	w     int64         // the legacy expiry written (dual-write)
+	value string        // its bytes
+	lease time.Duration // the lease w was written with
+}
+
+var _ lockbridge.Lock = (*dualLock)(nil)
+
+func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value string, start time.Time) *dualLock {
+	d := &dualLock{l: l, phase: p, a: a, token: token, fence: fence, w: w, value: value, lease: a.ttl}
+	d.life.Init(pkg, start, a.ttl)
+	if l.mset.AutoRefresh {
+		d.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return d.refresh(ctx, a.ttl) })
+	}
+	return d
+}
+
+func fenceName(modernKey string) (string, bool) {
+	return keyslot.Companion(modernKey, modern.FenceSuffix)
+}
+
+// Key returns the lock name the caller gave.
+func (d *dualLock) Key() string { return d.a.key }
+
+// Token returns the modern token.
+func (d *dualLock) Token() string { return d.token }
+
+// Fence returns the fencing token (WithModern(modern.WithFencing())), else 0.
+func (d *dualLock) Fence() int64 { return d.fence }
+
+// Phase returns the phase the lock was taken in.
+func (d *dualLock) Phase() Phase { return d.phase }
+
+// ExpiresAt is the local end of the lease.
+func (d *dualLock) ExpiresAt() time.Time { return d.life.ExpiresAt() }
+
+// Done is closed once the lock is released or known lost.
+func (d *dualLock) Done() <-chan struct{} { return d.life.Done() }
+
+// Err is nil while held and after a clean Unlock; it wraps ErrLost after a
+// loss.
+func (d *dualLock) Err() error { return d.life.Err() }
+
+// Unlock releases the modern key by token and, for a dual-write lock, the
+// legacy key by the owner window, in one script.
+func (d *dualLock) Unlock(ctx context.Context) error {
+	d.life.StopRefresh()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.life.Ended() && d.life.Err() != nil {
+		return fmt.Errorf("%s: unlock %q: %w: %w", pkg, d.a.key, lockbridge.ErrNotHeld, d.life.Err())
+	}
+	err := d.releaseLocked(ctx)
+	if err == nil {
+		d.life.End(nil)
+		return nil
+	}
+	if isNotHeld(err) {
+		d.life.Lose(err)
+	}
+	return err
+}
+
+func (d *dualLock) release(ctx context.Context) (bool, error) {
+	err := d.releaseLocked(ctx)
+	return err == nil, err
+}
+
+func (d *dualLock) releaseLocked(ctx context.Context) error {
+	pub := ""
+	if d.a.channel != "" {
+		pub = d.l.pub
+	}
+	unit := d.l.profile.Units(d.lease)
+	r, err := d.l.c.Eval(ctx, releaseScript, []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)},
+		flag(d.phase == PhaseDualWrite), d.l.profile.CodecID(), strconv.FormatInt(d.w, 10),
+		strconv.FormatInt(unit, 10), d.l.profile.UnitID(), d.value, d.token, pub)
+	if err != nil {
+		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
+	}
+	m, l, err := codes(r)
+	if err != nil {
+		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
+	}
+	if m != 1 {
+		return &NotHeldError{Key: d.a.key, Modern: m, Legacy: l}
+	}
+	return nil
+}
+
+// Refresh extends both keys (dual-write) or the modern key (dual-read) to
+// ttl from now.
+func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if err := d.l.profile.CheckTTL(ttl); err != nil {
+		return err
+	}
+	if ttl < time.Millisecond {
+		return fmt.Errorf("%s: %w: ttl %v is below 1ms", pkg, lockbridge.ErrInvalid, ttl)
+	}
+	err := d.refresh(ctx, ttl)
+	if isNotHeld(err) {
+		d.life.Lose(err)
+	}
+	return err
+}
+
+func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.life.Ended() {
+		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, lockbridge.ErrNotHeld)
+	}
+	start := time.Now()
+	w := d.l.profile.Expiry(d.l.profile.Now(), ttl)
+	value := d.l.profile.EncodeValue(w)
+	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey},
+		flag(d.phase == PhaseDualWrite), d.l.profile.CodecID(), strconv.FormatInt(d.w, 10),
+		strconv.FormatInt(d.l.profile.Units(d.lease), 10), d.l.profile.UnitID(), value, d.token,
+		strconv.FormatInt(ttl.Milliseconds(), 10))
+	if err != nil {
+		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
+	}
+	m, l, err := codes(r)
+	if err != nil {
+		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
+	}
+	if m != 1 || l != 1 {
+		return &NotHeldError{Key: d.a.key, Modern: m, Legacy: l}
+	}
+	if d.phase == PhaseDualWrite {
+		d.w, d.value, d.lease = w, value, ttl
+	}
+	d.life.Extend(start.Add(ttl), ttl)
+	return nil
+}
+
+func channelOr(a args) string {
+	if a.channel != "" {
+		return a.channel
+	}
+	return a.modernKey // unused by the script without a publish command
+}
+
+func codes(r any) (m, l int64, err error) {
+	reply, ok := r.([]any)
+	if ok && len(reply) == 2 {
+		m, ok1 := reply[0].(int64)
+		l, ok2 := reply[1].(int64)
+		if ok1 && ok2 {
+			return m, l, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("unexpected reply %#v", r)
+}
+
+// NotHeldError says why a dual-phase lock is no longer ours: the codes the
+// release or refresh script returned for each key. It wraps
+// lockbridge.ErrNotHeld.
+type NotHeldError struct {
+	Key string
+	// Modern is 0 when the modern key holds another token (taken), -1 when
+	// it is gone (expired).
+	Modern int64
+	// Legacy is, for a dual-write lock, 0 when the legacy key holds another
+	// value, -1 when it is gone, -2 when our expiry has passed by the
+	// server's clock; 1 when it was still ours.
+	Legacy int64
+}
+
+func (e *NotHeldError) Error() string {
+	why := "the modern key holds another token"
+	switch {
+	case e.Modern == -1:
+		why = "the modern key has expired"
+	case e.Legacy == 0:
+		why = "the legacy key holds another value"
+	case e.Legacy == -1:
+		why = "the legacy key is gone"
+	case e.Legacy == -2:
+		why = "the legacy expiry has passed"
+	}
+	return fmt.Sprintf("%s: lock %q is no longer ours: %s", pkg, e.Key, why)
+}
+
+// Unwrap returns lockbridge.ErrNotHeld.
+func (e *NotHeldError) Unwrap() error { return lockbridge.ErrNotHeld }
+
+func isNotHeld(err error) bool {
+	_, ok := err.(*NotHeldError)
+	return ok || (err != nil && errors.Is(err, lockbridge.ErrNotHeld))
+}

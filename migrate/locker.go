@@ -1,0 +1,327 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/check"
+	"github.com/lockbridge/lockbridge/internal/notify"
+	"github.com/lockbridge/lockbridge/internal/retry"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/modern"
+)
+
+var _ lockbridge.Locker = (*Locker)(nil)
+
+const pkg = "migrate"
+
+// sightingSlack: a legacy value with less than this left is not reported
+// as a legacy sighting — a dual-write holder's modern key (PX) may expire a
+// moment before its legacy timestamp does.
+const sightingSlack = 10 * time.Millisecond
+
+// Locker takes locks by the legacy name in the phase it runs: PhaseLegacy
+// exactly as legacy.Locker, PhaseModern exactly as modern.Locker on the
+// modern key, and PhaseDualWrite and PhaseDualRead with this package's
+// scripts over both keys. Build it with New; call Close when done if it
+// follows a phase from Redis or heartbeats (WithPhaseFrom, WithNamespace).
+type Locker struct {
+	c       driver.Client
+	cfg     config
+	err     error
+	legacy  *legacy.Locker
+	modern  *modern.Locker
+	profile legacy.Profile
+	mset    modern.Settings
+	follow  *follower // nil for a fixed phase without a namespace
+	store   *store    // the namespace, for sightings; nil without one
+	hub     *notify.Hub
+	pub     string // "PUBLISH" or "SPUBLISH"
+}
+
+// New returns a Locker on c. Invalid options (or a nil c) are not reported
+// here but by every TryLock and Lock, with an error wrapping
+// lockbridge.ErrInvalid.
+func New(c driver.Client, opts ...Option) *Locker {
+	l := &Locker{c: c, cfg: defaults()}
+	for _, o := range opts {
+		if o == nil {
+			l.cfg.invalid("nil option")
+			continue
+		}
+		o(&l.cfg)
+	}
+	if c == nil {
+		l.cfg.invalid("nil driver.Client")
+	}
+	var err error
+	if l.profile, err = legacy.NewProfile(l.cfg.legacyOpts...); err != nil {
+		l.cfg.errs = append(l.cfg.errs, err)
+	}
+	if c != nil {
+		l.modern = modern.New(c, l.cfg.modernOpts...)
+		l.mset = l.modern.Settings()
+		if l.mset.Err != nil {
+			l.cfg.errs = append(l.cfg.errs, l.mset.Err)
+		}
+	}
+	l.err = l.cfg.err()
+	if l.err != nil {
+		return l
+	}
+	l.legacy = legacy.New(c, l.cfg.legacyOpts...)
+	l.hub = notify.New(c)
+	l.pub = notify.PublishCommand(c)
+	ns := l.cfg.from
+	if ns == "" {
+		ns = l.cfg.ns
+	}
+	if ns != "" {
+		k, _ := newNSKeys(ns) // checked by the option
+		l.store = &store{c: c, k: k}
+		l.follow = newFollower(c, k, l.cfg.interval, time.Now)
+		l.follow.fixed = l.cfg.phase
+		if l.cfg.from == "" && l.follow.fixed == 0 {
+			l.follow.fixed = PhaseLegacy
+		}
+	}
+	return l
+}
+
+// Phase returns the phase the Locker runs now. With WithPhaseFrom the first
+// call reads it from Redis and starts following it.
+func (l *Locker) Phase(ctx context.Context) (Phase, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	if l.follow != nil {
+		return l.follow.phase(ctx)
+	}
+	if l.cfg.phase != 0 {
+		return l.cfg.phase, nil
+	}
+	return PhaseLegacy, nil
+}
+
+// Close stops following the phase and heartbeating, and removes the Locker
+// from the fleet registry. Locks it holds stay valid. It is safe to call
+// more than once; a Locker that never followed or heartbeat needs no Close.
+func (l *Locker) Close(ctx context.Context) error {
+	if l.hub != nil {
+		_ = l.hub.Close()
+	}
+	if l.follow == nil {
+		return nil
+	}
+	return l.follow.close(ctx)
+}
+
+// Keys returns the Redis keys of the lock name: the legacy key (as the
+// legacy profile encodes the name) and the modern key derived from it.
+func (l *Locker) Keys(name string) (legacyKey, modernKey string, err error) {
+	if l.err != nil {
+		return "", "", l.err
+	}
+	if legacyKey, err = l.profile.EncodeKey(name); err != nil {
+		return "", "", err
+	}
+	if l.cfg.modernKey == nil {
+		modernKey, err = DeriveModernKey(legacyKey)
+		return legacyKey, modernKey, err
+	}
+	modernKey = l.cfg.modernKey(legacyKey)
+	return legacyKey, modernKey, sameSlot(legacyKey, modernKey)
+}
+
+// TryLock makes one attempt in the current phase. When the lock is held the
+// error wraps lockbridge.ErrNotObtained.
+func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	a, err := l.prepare(key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	lk, _, err := l.attempt(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return lk, nil
+}
+
+// Lock waits until it obtains the lock or ctx ends; then the error wraps
+// both lockbridge.ErrNotObtained and ctx.Err(). Each attempt runs in the
+// phase current at that moment. Between attempts it waits as the backoff
+// says, never past the holder's remaining lease when the attempt learnt it,
+// and wakes at once when a Go holder of the modern key releases it.
+func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	a, err := l.prepare(key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	var wake chan struct{}
+	if l.mset.Notifications && a.channel != "" {
+		wake = make(chan struct{}, 1)
+		release := func() {}
+		defer func() { release() }()
+		subscribed := false
+		lk, err := retry.Loop(ctx, l.cfg.backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+			lk, left, err := l.attempt(ctx, a)
+			if err != nil && !subscribed && errors.Is(err, lockbridge.ErrNotObtained) {
+				// Subscribe after the first failed attempt, then try once
+				// more at once: a release in between is not missed.
+				subscribed = true
+				release, _ = l.hub.Wait(ctx, a.channel, wake)
+				return l.attempt(ctx, a)
+			}
+			return lk, left, err
+		})
+		return lk, err
+	}
+	return retry.Loop(ctx, l.cfg.backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+		return l.attempt(ctx, a)
+	})
+}
+
+// args are one call's validated arguments and names.
+type args struct {
+	key, legacyKey, modernKey, channel string
+	ttl                                time.Duration
+}
+
+func (l *Locker) prepare(key string, ttl time.Duration) (args, error) {
+	if l == nil {
+		return args{}, fmt.Errorf("%s: %w: nil *Locker", pkg, lockbridge.ErrInvalid)
+	}
+	if l.err != nil {
+		return args{}, l.err
+	}
+	if err := check.KeyTTL(pkg, key, ttl, time.Millisecond); err != nil {
+		return args{}, err
+	}
+	if err := l.profile.CheckTTL(ttl); err != nil {
+		return args{}, err
+	}
+	a := args{key: key, ttl: ttl}
+	var err error
+	if a.legacyKey, a.modernKey, err = l.Keys(key); err != nil {
+		return args{}, err
+	}
+	a.channel, _ = notify.Channel(a.modernKey)
+	return a, nil
+}
+
+// attempt is one try in the current phase. When the lock is held it also
+// returns how long the holder has left, when known.
+func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Duration, error) {
+	p, err := l.Phase(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	switch p {
+	case PhaseLegacy:
+		lk, left, err := l.legacy.Attempt(ctx, a.key, a.ttl)
+		if err != nil {
+			return nil, left, err
+		}
+		return lk, 0, nil
+	case PhaseModern:
+		lk, left, err := l.modern.Attempt(ctx, a.modernKey, a.ttl)
+		if err != nil {
+			return nil, left, err
+		}
+		return &modernLock{Lock: lk, key: a.key}, 0, nil
+	}
+	return l.acquireDual(ctx, p, a)
+}
+
+// modernLock is a modern lock taken in PhaseModern: Key is the legacy name
+// the caller gave, not the modern key.
+type modernLock struct {
+	*modern.Lock
+	key string
+}
+
+func (m *modernLock) Key() string { return m.key }
+
+func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.Lock, time.Duration, error) {
+	token, err := l.mset.Token()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: token: %w", pkg, err)
+	}
+	now := l.profile.Now()
+	start := time.Now()
+	w := l.profile.Expiry(now, a.ttl)
+	value := l.profile.EncodeValue(w)
+	fenceKey := a.modernKey + modern.FenceSuffix
+	if l.mset.Fencing {
+		var ok bool
+		if fenceKey, ok = fenceName(a.modernKey); !ok {
+			return nil, 0, fmt.Errorf("%s: %w: no fence counter in the slot of %q", pkg, lockbridge.ErrInvalid, a.modernKey)
+		}
+	}
+	r, err := l.c.Eval(ctx, acquireScript, []string{a.legacyKey, a.modernKey, fenceKey},
+		flag(p == PhaseDualWrite), value, l.profile.CodecID(), strconv.FormatInt(l.profile.Time(now), 10),
+		token, strconv.FormatInt(a.ttl.Milliseconds(), 10), "0", flag(l.mset.Fencing))
+	if err != nil {
+		if ctx.Err() != nil {
+			l.undo(a, p, token, w, value)
+		}
+		return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
+	}
+	reply, ok := r.([]any)
+	if !ok || len(reply) < 2 {
+		return nil, 0, fmt.Errorf("%s: acquire %q: unexpected reply %#v", pkg, a.key, r)
+	}
+	code, _ := reply[0].(int64)
+	switch code {
+	case 1:
+		fence, _ := reply[1].(int64)
+		lk := newDualLock(l, p, a, token, fence, w, value, start)
+		return lk, 0, nil
+	case 0:
+		pttl, _ := reply[1].(int64)
+		return nil, time.Duration(pttl) * time.Millisecond,
+			fmt.Errorf("%s: lock %q is held on its modern key (%v left): %w", pkg, a.key, time.Duration(pttl)*time.Millisecond, lockbridge.ErrNotObtained)
+	case -1:
+		if len(reply) < 4 {
+			break
+		}
+		state, _ := reply[1].(int64)
+		t, _ := reply[2].(int64)
+		modernExists, _ := reply[3].(int64)
+		if state == -1 {
+			stored, _, _ := l.c.Get(ctx, a.legacyKey)
+			_, derr := l.profile.DecodeValue(stored)
+			return nil, 0, fmt.Errorf("%s: lock %q is held by a foreign legacy value: %w: %w", pkg, a.key, lockbridge.ErrNotObtained, derr)
+		}
+		left := l.profile.Remaining(t, now)
+		if modernExists == 0 && left >= sightingSlack && l.store != nil {
+			// A live legacy lock with no modern key: a legacy-only locker.
+			if err := l.store.recordSighting(ctx, time.Now(), a.legacyKey); err != nil {
+				return nil, 0, err
+			}
+		}
+		return nil, left, fmt.Errorf("%s: lock %q is held on its legacy key until %d: %w", pkg, a.key, t, lockbridge.ErrNotObtained)
+	}
+	return nil, 0, fmt.Errorf("%s: acquire %q: unexpected reply %#v", pkg, a.key, r)
+}
+
+// undo releases, best effort, what an acquire whose context ended may have
+// written after all.
+func (l *Locker) undo(a args, p Phase, token string, w int64, value string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	defer cancel()
+	d := &dualLock{l: l, phase: p, a: a, token: token, w: w, value: value, lease: a.ttl}
+	_, _ = d.release(ctx)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

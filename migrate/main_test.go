@@ -1,0 +1,11 @@
+package migrate
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if a follower, refresher or
+// subscription goroutine outlives them.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

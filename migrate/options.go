@@ -1,0 +1,154 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/modern"
+)
+
+// Option configures a Locker. Options are applied by New in order; an
+// invalid one is recorded and returned, wrapping lockbridge.ErrInvalid, by
+// every TryLock and Lock of that Locker (New itself returns no error).
+type Option func(*config)
+
+// DefaultBackoffMin and DefaultBackoffMax bound the default backoff of Lock:
+// lockbridge.ExponentialBackoff(10 ms, 100 ms) — the Java lockers poll every
+// 100 ms, and their releases publish nothing.
+const (
+	DefaultBackoffMin = 10 * time.Millisecond
+	DefaultBackoffMax = 100 * time.Millisecond
+)
+
+type config struct {
+	phase      Phase  // static phase; 0 when from Redis
+	from       string // WithPhaseFrom namespace
+	ns         string // WithNamespace
+	legacyOpts []legacy.Option
+	modernOpts []modern.Option
+	modernKey  func(string) string
+	backoff    lockbridge.Backoff
+	interval   time.Duration
+	errs       []error
+}
+
+func defaults() config {
+	return config{
+		backoff:  lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		interval: DefaultPhaseInterval,
+	}
+}
+
+func (c *config) invalid(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("migrate: %w: "+format, append([]any{lockbridge.ErrInvalid}, args...)...))
+}
+
+func (c *config) err() error {
+	if c.phase != 0 && c.from != "" {
+		c.invalid("WithPhase and WithPhaseFrom are exclusive")
+	}
+	if c.from != "" && c.ns != "" && c.ns != c.from {
+		c.invalid("WithNamespace %q differs from WithPhaseFrom %q", c.ns, c.from)
+	}
+	return errors.Join(c.errs...)
+}
+
+// WithPhase runs the Locker in the fixed phase p. Default: PhaseLegacy,
+// unless WithPhaseFrom is given (the two are exclusive).
+func WithPhase(p Phase) Option {
+	return func(c *config) {
+		if !p.Valid() {
+			c.invalid("phase %v", p)
+			return
+		}
+		c.phase = p
+	}
+}
+
+// WithPhaseFrom reads the phase from Redis, from the namespace's phase key
+// lockbridge:{ns}:phase (absent: PhaseLegacy), and follows it: re-read every
+// WithPhaseInterval and at once on the controller's change notice, moving at
+// most one phase per reading. The Locker also heartbeats into the
+// namespace's fleet registry and records legacy sightings there. Call Close
+// when done with the Locker. Default: off (WithPhase).
+func WithPhaseFrom(ns string) Option {
+	return func(c *config) {
+		if _, err := newNSKeys(ns); err != nil {
+			c.errs = append(c.errs, err)
+			return
+		}
+		c.from = ns
+	}
+}
+
+// WithNamespace names the namespace a Locker with a fixed phase (WithPhase)
+// heartbeats into and records legacy sightings in, so the controller sees
+// it. Implied by WithPhaseFrom. Default: none (no registry, no sightings).
+func WithNamespace(ns string) Option {
+	return func(c *config) {
+		if _, err := newNSKeys(ns); err != nil {
+			c.errs = append(c.errs, err)
+			return
+		}
+		c.ns = ns
+	}
+}
+
+// WithLegacy sets the options of the legacy side: the Java services' profile
+// (key and value codec, unit, +1), the clock, and, for PhaseLegacy, the mode
+// and safety TTL. Default: legacy's defaults (raw key, decimal milliseconds
+// with +1, atomic mode).
+func WithLegacy(opts ...legacy.Option) Option {
+	return func(c *config) { c.legacyOpts = append(c.legacyOpts, opts...) }
+}
+
+// WithModern sets the options of the modern side: auto-refresh, fencing,
+// notifications, token function. They apply in PhaseDualWrite, PhaseDualRead
+// and PhaseModern. Default: modern's defaults.
+func WithModern(opts ...modern.Option) Option {
+	return func(c *config) { c.modernOpts = append(c.modernOpts, opts...) }
+}
+
+// WithModernKey replaces the derivation of the modern key from the encoded
+// legacy key (DeriveModernKey). The mapping must give another key in the
+// same hash slot; a key it maps elsewhere is refused with ErrInvalid at the
+// call. Default: DeriveModernKey.
+func WithModernKey(f func(legacyKey string) string) Option {
+	return func(c *config) {
+		if f == nil {
+			c.invalid("nil modern key mapping")
+			return
+		}
+		c.modernKey = f
+	}
+}
+
+// WithBackoff sets how long Lock waits between attempts, never past the
+// holder's remaining lease when an attempt learnt it, and cut short by a
+// release notification of a Go holder of the modern key. Default:
+// lockbridge.ExponentialBackoff(10 ms, 100 ms).
+func WithBackoff(b lockbridge.Backoff) Option {
+	return func(c *config) {
+		if err := lockbridge.ValidateBackoff(b); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("migrate: %w", err))
+			return
+		}
+		c.backoff = b
+	}
+}
+
+// WithPhaseInterval sets how often a Locker re-reads its phase and
+// heartbeats (WithPhaseFrom, WithNamespace); a heartbeat is valid for three
+// intervals. Default DefaultPhaseInterval (2 s).
+func WithPhaseInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d < time.Millisecond {
+			c.invalid("phase interval %v is below 1ms", d)
+			return
+		}
+		c.interval = d
+	}
+}
