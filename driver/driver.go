@@ -67,6 +67,9 @@ func (e ReplyError) Prefix() string {
 
 // HasPrefix reports whether err is a ReplyError whose code is code.
 func HasPrefix(err error, code string) bool {
+	if err == nil {
+		return false
+	}
 	var re ReplyError
 	return errors.As(err, &re) && re.Prefix() == code
 }

@@ -18,6 +18,7 @@ func NewGroupedSubscription(group func(channel string) string, open func(ctx con
 		group: group,
 		open:  open,
 		parts: map[string]Subscription{},
+		chans: map[string]map[string]bool{},
 		msgs:  make(chan Message, MessageBuffer),
 		stop:  make(chan struct{}),
 	}
@@ -32,9 +33,10 @@ type grouped struct {
 
 	mu     sync.Mutex
 	parts  map[string]Subscription
+	chans  map[string]map[string]bool // part → its subscribed channels
 	ended  bool
 	err    error
-	opened sync.Mutex // serialises opening connections
+	opened sync.Mutex // serialises opening, subscribing and closing parts
 }
 
 func (g *grouped) Messages() <-chan Message { return g.msgs }
@@ -45,10 +47,10 @@ func (g *grouped) Err() error {
 	return g.err
 }
 
+// part returns the connection of channel's group, opening it if needed.
+// The caller holds g.opened.
 func (g *grouped) part(ctx context.Context, channel string) (Subscription, error) {
 	name := g.group(channel)
-	g.opened.Lock()
-	defer g.opened.Unlock()
 	g.mu.Lock()
 	if g.ended {
 		err := g.err
@@ -72,6 +74,7 @@ func (g *grouped) part(ctx context.Context, channel string) (Subscription, error
 		return nil, fmt.Errorf("driver: subscribe: %w", errClosed)
 	}
 	g.parts[name] = p
+	g.chans[name] = map[string]bool{}
 	g.wg.Add(1)
 	g.mu.Unlock()
 	go g.forward(p)
@@ -94,6 +97,8 @@ func (g *grouped) forward(p Subscription) {
 }
 
 func (g *grouped) Subscribe(ctx context.Context, channels ...string) error {
+	g.opened.Lock()
+	defer g.opened.Unlock()
 	byPart := map[Subscription][]string{}
 	for _, ch := range channels {
 		p, err := g.part(ctx, ch)
@@ -107,15 +112,40 @@ func (g *grouped) Subscribe(ctx context.Context, channels ...string) error {
 			return err
 		}
 	}
+	g.mu.Lock()
+	for _, ch := range channels {
+		if set := g.chans[g.group(ch)]; set != nil {
+			set[ch] = true
+		}
+	}
+	g.mu.Unlock()
 	return nil
 }
 
+// Unsubscribe removes channels; a connection left with no channel is
+// closed, so a long-lived subscription over many slots keeps open only the
+// connections it uses.
 func (g *grouped) Unsubscribe(ctx context.Context, channels ...string) error {
+	g.opened.Lock()
+	defer g.opened.Unlock()
 	for _, ch := range channels {
+		name := g.group(ch)
 		g.mu.Lock()
-		p, ok := g.parts[g.group(ch)]
+		p, ok := g.parts[name]
+		set := g.chans[name]
+		delete(set, ch)
+		idle := ok && len(set) == 0
+		if idle {
+			delete(g.parts, name)
+			delete(g.chans, name)
+		}
 		g.mu.Unlock()
-		if ok {
+		switch {
+		case idle:
+			if err := p.Close(); err != nil {
+				return err
+			}
+		case ok:
 			if err := p.Unsubscribe(ctx, ch); err != nil {
 				return err
 			}
@@ -135,7 +165,7 @@ func (g *grouped) end(cause error) error {
 	g.ended = true
 	g.err = cause
 	parts := g.parts
-	g.parts = map[string]Subscription{}
+	g.parts, g.chans = map[string]Subscription{}, map[string]map[string]bool{}
 	g.mu.Unlock()
 	var errs []error
 	for _, p := range parts {

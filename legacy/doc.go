@@ -69,7 +69,12 @@
 // deleting it even when that value falls inside the window. Such a late
 // Unlock or Refresh returns an error wrapping lockbridge.ErrNotHeld (and,
 // if the key still holds exactly our bytes, nobody having taken over, the
-// Unlock still deletes it). In ModeClassic, Unlock deletes the key as the
+// Unlock still deletes it). After our own release, though, a successor may
+// take over at once with a value inside the window: so a lock never sends a
+// second release or refresh once it has released, and after an error that
+// leaves it unknown whether a release or refresh reached Redis (a timeout,
+// a cancelled context) the lock ends as lost rather than try again. In
+// ModeClassic, Unlock deletes the key as the
 // Java seed does, when the local clock says W has not passed; Refresh uses
 // GET and GETSET.
 //

@@ -2,12 +2,14 @@ package legacy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 )
 
 // Lock is a held legacy lock: the expiry W this holder wrote, in the
@@ -119,8 +121,13 @@ func (l *Lock) Err() error {
 // passed by the server's clock; in ModeClassic it deletes it, as the Java
 // seed does, while the local clock says W has not passed. When the lock is
 // no longer ours the error wraps lockbridge.ErrNotHeld and Err then wraps
-// lockbridge.ErrLost. A Redis error is returned as it is and leaves the lock
-// held, so Unlock may be called again.
+// lockbridge.ErrLost. An error reply from Redis (the script did not run) is
+// returned as it is and leaves the lock held, so Unlock may be called again.
+// Any other error — a timeout, a cancelled context, a broken connection —
+// leaves it unknown whether the release happened; a second release could
+// then meet a successor's lock, so the lock ends (Err wraps
+// lockbridge.ErrLost and the cause) and is left to expire by itself if the
+// release did not land.
 func (l *Lock) Unlock(ctx context.Context) error {
 	if l == nil {
 		return errNilLock
@@ -140,6 +147,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		code, err = l.releaseAtomic(ctx)
 	}
 	if err != nil {
+		l.uncertain("unlock", err)
 		return err
 	}
 	if code == ownerOurs {
@@ -180,6 +188,7 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		code, err = l.refreshAtomic(ctx, nvalue)
 	}
 	if err != nil {
+		l.uncertain("refresh", err)
 		return err
 	}
 	if code != ownerOurs {
@@ -214,6 +223,18 @@ func (l *Lock) checkEnded(op string) error {
 		return fmt.Errorf("%s: %s %q: already released: %w", pkg, op, l.key, lockbridge.ErrNotHeld)
 	}
 	return fmt.Errorf("%s: %s %q: already lost: %w", pkg, op, l.key, lockbridge.ErrNotHeld)
+}
+
+// uncertain ends the lock after an error that leaves it unknown whether the
+// operation reached Redis: anything but an error reply. Repeating a release
+// or refresh then could act on a successor's lock, as the owner window
+// assumes our value (or a loser's near it) is still there.
+func (l *Lock) uncertain(op string, err error) {
+	var re driver.ReplyError
+	if errors.As(err, &re) {
+		return // the script did not run: the lock is as it was
+	}
+	l.end(fmt.Errorf("%s: lock %q: %s may or may not have happened: %w: %w", pkg, l.key, op, lockbridge.ErrLost, err))
 }
 
 // end closes Done with err (nil for a clean release).

@@ -179,19 +179,37 @@ func (c *Controller) Advance(ctx context.Context, force bool) (Step, error) {
 	return step, c.s.setPhase(ctx, step.From, step.To, c.now())
 }
 
-// Rollback moves the fleet one phase back. It is always allowed (a
-// neighbouring phase excludes the current one), except from PhaseLegacy.
-func (c *Controller) Rollback(ctx context.Context) (Step, error) {
-	cur, err := c.s.phase(ctx)
+// Rollback moves the fleet one phase back. From a settled fleet — every
+// live client at the current phase — it is always allowed: the previous
+// phase neighbours the current one. While an earlier step is still rolling
+// out, a second step back could put a live client beside a phase it does
+// not exclude (a client still at modern or dual-read beside legacy), so
+// Rollback refuses such a step with an error wrapping ErrUnsafeStep unless
+// force.
+func (c *Controller) Rollback(ctx context.Context, force bool) (Step, error) {
+	st, err := c.Status(ctx)
 	if err != nil {
 		return Step{}, err
 	}
-	prev, ok := cur.Prev()
+	prev, ok := st.Phase.Prev()
 	if !ok {
-		return Step{}, fmt.Errorf("%w: already at %v, nothing to roll back to", ErrUnsafeStep, cur)
+		return Step{}, fmt.Errorf("%w: already at %v, nothing to roll back to", ErrUnsafeStep, st.Phase)
 	}
-	step := Step{From: cur, To: prev}
-	return step, c.s.setPhase(ctx, cur, prev, c.now())
+	step := Step{From: st.Phase, To: prev}
+	var blockers []string
+	now := c.now()
+	for _, cl := range st.Clients {
+		if cl.Live(now) && !Compatible(cl.Phase, prev) {
+			blockers = append(blockers, fmt.Sprintf("client %s%s runs %v, which does not exclude %v", cl.ID, hostOf(cl), cl.Phase, prev))
+		}
+	}
+	if len(blockers) > 0 {
+		if !force {
+			return step, &UnsafeStepError{Step: step, Blockers: blockers}
+		}
+		step.Overridden = blockers
+	}
+	return step, c.s.setPhase(ctx, step.From, step.To, now)
 }
 
 // UnsafeStepError is Advance's refusal: the step and its blockers. It wraps

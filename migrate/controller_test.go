@@ -136,14 +136,34 @@ func TestController(t *testing.T) {
 			assert.ErrorIs(t, err, ErrUnsafeStep, "nothing beyond modern, even forced")
 		})
 
-		t.Run("RollbackOneStepAlwaysAllowed", func(t *testing.T) {
-			for _, want := range []Phase{PhaseDualRead, PhaseDualWrite, PhaseLegacy} {
-				step, err := ctl.Rollback(ctx)
-				require.NoError(t, err)
-				assert.Equal(t, want, step.To)
+		t.Run("RollbackOneStepFromASettledFleet", func(t *testing.T) {
+			now := clock.Now()
+			for _, id := range []string{"a", "b"} {
+				require.NoError(t, s.heartbeat(ctx, Client{ID: id, Phase: PhaseModern, Seen: now, Expires: now.Add(time.Hour)}))
 			}
-			_, err := ctl.Rollback(ctx)
+			step, err := ctl.Rollback(ctx, false)
+			require.NoError(t, err, "one step back from a settled fleet")
+			assert.Equal(t, PhaseDualRead, step.To)
+
+			// "a" and "b" still run modern: a second step back would put
+			// them two phases from dual-write... and modern/dual-write do
+			// exclude each other, but dual-read → legacy would not.
+			step, err = ctl.Rollback(ctx, false)
+			require.NoError(t, err, "modern beside dual-write is safe")
+			assert.Equal(t, PhaseDualWrite, step.To)
+			_, err = ctl.Rollback(ctx, false)
+			var unsafe *UnsafeStepError
+			require.ErrorAs(t, err, &unsafe, "clients at modern beside legacy: refused")
+			assert.Contains(t, unsafe.Blockers[0], "client a")
+			step, err = ctl.Rollback(ctx, true)
+			require.NoError(t, err)
+			assert.Equal(t, PhaseLegacy, step.To)
+			assert.Len(t, step.Overridden, 2)
+			_, err = ctl.Rollback(ctx, true)
 			assert.ErrorIs(t, err, ErrUnsafeStep)
+			for _, id := range []string{"a", "b"} {
+				require.NoError(t, s.leave(ctx, id))
+			}
 		})
 
 		t.Run("ConcurrentControllersDoNotSkipAPhase", func(t *testing.T) {

@@ -33,9 +33,11 @@ type dualLock struct {
 
 var _ lockbridge.Lock = (*dualLock)(nil)
 
-func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value string, start time.Time) *dualLock {
+// start is when the acquire was sent (monotonic); now the legacy profile's
+// clock then, which w was computed with.
+func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value string, start, now time.Time) *dualLock {
 	d := &dualLock{l: l, phase: p, a: a, token: token, fence: fence, w: w, value: value, lease: a.ttl}
-	d.life.Init(pkg, start, a.ttl)
+	d.life.Init(pkg, start, d.localTTL(now, a.ttl, w))
 	if l.mset.AutoRefresh {
 		d.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return d.refresh(ctx, a.ttl) })
 	}
@@ -74,8 +76,13 @@ func (d *dualLock) Unlock(ctx context.Context) error {
 	d.life.StopRefresh()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.life.Ended() && d.life.Err() != nil {
-		return fmt.Errorf("%s: unlock %q: %w: %w", pkg, d.a.key, lockbridge.ErrNotHeld, d.life.Err())
+	if d.life.Ended() {
+		// Released already, or lost: never send a second release, which
+		// could meet a successor's lock.
+		if err := d.life.Err(); err != nil {
+			return fmt.Errorf("%s: unlock %q: %w: %w", pkg, d.a.key, lockbridge.ErrNotHeld, err)
+		}
+		return fmt.Errorf("%s: unlock %q: released already: %w", pkg, d.a.key, lockbridge.ErrNotHeld)
 	}
 	err := d.releaseLocked(ctx)
 	if err == nil {
@@ -109,7 +116,10 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
-	if m != 1 {
+	if m != 1 || l != 1 {
+		// l != 1 with m == 1: the modern key was ours and is released, but
+		// the legacy half was not (another value, or our expiry passed):
+		// legacy lockers may not have been kept out to the end.
 		return &NotHeldError{Key: d.a.key, Modern: m, Legacy: l}
 	}
 	return nil
@@ -137,13 +147,17 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 	if d.life.Ended() {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, lockbridge.ErrNotHeld)
 	}
-	start := time.Now()
-	w := d.l.profile.Expiry(d.l.profile.Now(), ttl)
+	start, now := time.Now(), d.l.profile.Now()
+	w := d.l.profile.Expiry(now, ttl)
 	value := d.l.profile.EncodeValue(w)
+	px := ttl
+	if d.phase == PhaseDualWrite {
+		px = d.l.modernPX(now, ttl, w)
+	}
 	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey},
 		flag(d.phase == PhaseDualWrite), d.l.profile.CodecID(), strconv.FormatInt(d.w, 10),
 		strconv.FormatInt(d.l.profile.Units(d.lease), 10), d.l.profile.UnitID(), value, d.token,
-		strconv.FormatInt(ttl.Milliseconds(), 10))
+		strconv.FormatInt(px.Milliseconds(), 10))
 	if err != nil {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 	}
@@ -157,8 +171,23 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 	if d.phase == PhaseDualWrite {
 		d.w, d.value, d.lease = w, value, ttl
 	}
-	d.life.Extend(start.Add(ttl), ttl)
+	local := d.localTTL(now, ttl, w)
+	d.life.Extend(start.Add(local), local)
 	return nil
+}
+
+// localTTL is the lease as this holder must count it: ttl, or less in
+// dual-write when legacy lockers may take over earlier — at legacyEnd(W),
+// which for a seconds profile without +1 can come before start+ttl.
+// now is the profile's clock when w was computed.
+func (d *dualLock) localTTL(now time.Time, ttl time.Duration, w int64) time.Duration {
+	if d.phase != PhaseDualWrite {
+		return ttl
+	}
+	if end := d.l.legacyEnd(w).Sub(now); end < ttl {
+		return end
+	}
+	return ttl
 }
 
 func channelOr(a args) string {

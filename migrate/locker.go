@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -20,10 +21,14 @@ var _ lockbridge.Locker = (*Locker)(nil)
 
 const pkg = "migrate"
 
-// sightingSlack: a legacy value with less than this left is not reported
-// as a legacy sighting — a dual-write holder's modern key (PX) may expire a
-// moment before its legacy timestamp does.
-const sightingSlack = 10 * time.Millisecond
+// sightingSlack: a legacy value with less than one unit plus this left is
+// not reported as a legacy sighting, for the clock skew between a dual-write
+// holder (which writes the value) and the server (which expires its modern
+// key). sightingEvery: a Locker records at most one sighting this often.
+const (
+	sightingSlack = 50 * time.Millisecond
+	sightingEvery = time.Second
+)
 
 // Locker takes locks by the legacy name in the phase it runs: PhaseLegacy
 // exactly as legacy.Locker, PhaseModern exactly as modern.Locker on the
@@ -42,6 +47,8 @@ type Locker struct {
 	store   *store    // the namespace, for sightings; nil without one
 	hub     *notify.Hub
 	pub     string // "PUBLISH" or "SPUBLISH"
+
+	lastSighting atomic.Int64 // Unix ns of the last sighting recorded
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -252,20 +259,24 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: token: %w", pkg, err)
 	}
+	start := time.Now() // before now: the lease must not end after the legacy value
 	now := l.profile.Now()
-	start := time.Now()
 	w := l.profile.Expiry(now, a.ttl)
 	value := l.profile.EncodeValue(w)
-	fenceKey := a.modernKey + modern.FenceSuffix
+	fenceKey := a.modernKey // KEYS[3] unused without fencing: any key of the slot
 	if l.mset.Fencing {
 		var ok bool
 		if fenceKey, ok = fenceName(a.modernKey); !ok {
 			return nil, 0, fmt.Errorf("%s: %w: no fence counter in the slot of %q", pkg, lockbridge.ErrInvalid, a.modernKey)
 		}
 	}
+	px := a.ttl
+	if p == PhaseDualWrite {
+		px = l.modernPX(now, a.ttl, w)
+	}
 	r, err := l.c.Eval(ctx, acquireScript, []string{a.legacyKey, a.modernKey, fenceKey},
 		flag(p == PhaseDualWrite), value, l.profile.CodecID(), strconv.FormatInt(l.profile.Time(now), 10),
-		token, strconv.FormatInt(a.ttl.Milliseconds(), 10), "0", flag(l.mset.Fencing))
+		token, strconv.FormatInt(px.Milliseconds(), 10), "0", flag(l.mset.Fencing))
 	if err != nil {
 		if ctx.Err() != nil {
 			l.undo(a, p, token, w, value)
@@ -280,7 +291,7 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 	switch code {
 	case 1:
 		fence, _ := reply[1].(int64)
-		lk := newDualLock(l, p, a, token, fence, w, value, start)
+		lk := newDualLock(l, p, a, token, fence, w, value, start, now)
 		return lk, 0, nil
 	case 0:
 		pttl, _ := reply[1].(int64)
@@ -299,15 +310,44 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 			return nil, 0, fmt.Errorf("%s: lock %q is held by a foreign legacy value: %w: %w", pkg, a.key, lockbridge.ErrNotObtained, derr)
 		}
 		left := l.profile.Remaining(t, now)
-		if modernExists == 0 && left >= sightingSlack && l.store != nil {
+		if modernExists == 0 && left >= l.profile.Unit()+sightingSlack {
 			// A live legacy lock with no modern key: a legacy-only locker.
-			if err := l.store.recordSighting(ctx, time.Now(), a.legacyKey); err != nil {
-				return nil, 0, err
-			}
+			l.sighted(ctx, a.legacyKey)
 		}
 		return nil, left, fmt.Errorf("%s: lock %q is held on its legacy key until %d: %w", pkg, a.key, t, lockbridge.ErrNotObtained)
 	}
 	return nil, 0, fmt.Errorf("%s: acquire %q: unexpected reply %#v", pkg, a.key, r)
+}
+
+// sighted records a legacy sighting, at most once per sightingEvery, best
+// effort: the evidence matters, not every instance of it, and a failure to
+// record it must not fail the caller's lock.
+func (l *Locker) sighted(ctx context.Context, legacyKey string) {
+	if l.store == nil {
+		return
+	}
+	now := time.Now()
+	last := l.lastSighting.Load()
+	if now.UnixNano()-last < int64(sightingEvery) || !l.lastSighting.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	_ = l.store.recordSighting(ctx, now, legacyKey)
+}
+
+// legacyEnd is when legacy lockers may take over a legacy value w: once
+// their clock passes it, at the start of the next unit.
+func (l *Locker) legacyEnd(w int64) time.Time { return l.profile.TimeOf(w + 1) }
+
+// modernPX is the PX of a dual-write lock's modern key: its ttl, or longer
+// when the legacy value outlives it (the +1, a seconds unit), so that the
+// modern key never expires while the legacy value stands — otherwise a
+// crashed dual-write holder would look like a legacy-only one.
+// now is the legacy profile's clock, the one w was computed with.
+func (l *Locker) modernPX(now time.Time, ttl time.Duration, w int64) time.Duration {
+	if d := l.legacyEnd(w).Sub(now); d > ttl {
+		return (d + time.Millisecond - 1).Truncate(time.Millisecond)
+	}
+	return ttl
 }
 
 // undo releases, best effort, what an acquire whose context ended may have

@@ -20,7 +20,11 @@
 -- Returns {modern, legacy}: modern_release's code (1 released, 0 taken,
 -- -1 expired) and, for dual-write, legacy_owner's code (1 released, 0 taken,
 -- -1 gone, -2 W passed; the key is also deleted when it still holds exactly
--- our bytes), 1 otherwise.
+-- our bytes), 1 otherwise. The legacy key is looked at only when the modern
+-- key held our token: the acquire wrote both in one script, so that proves
+-- the legacy value near W is ours — and a release of a lock that was never
+-- written (an acquire cancelled before it was sent), or was released
+-- already, touches nothing of another holder's. Otherwise legacy is 0.
 
 redis.replicate_commands()
 local channel = false
@@ -29,7 +33,9 @@ if ARGV[8] ~= '' then
 end
 local m = modern_release(KEYS[2], ARGV[7], channel, ARGV[8])
 local l = 1
-if ARGV[1] == '1' then
+if ARGV[1] == '1' and m ~= 1 then
+  l = 0
+elseif ARGV[1] == '1' then
   local stored = redis.call('GET', KEYS[1])
   l = legacy_owner(stored, ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5])
   if l == 1 or (l == -2 and stored == ARGV[6]) then

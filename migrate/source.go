@@ -120,6 +120,9 @@ func (f *follower) loop(stop, done chan struct{}) {
 			sctx, scancel := context.WithTimeout(ctx, f.interval)
 			if s, err := f.s.c.Subscribe(sctx, f.s.k.channel); err == nil {
 				sub, notices = s, s.Messages()
+				scancel()
+				f.refresh(ctx) // a change before the subscription sent no notice we saw
+				continue
 			}
 			scancel()
 		}

@@ -66,6 +66,13 @@ func Run(t *testing.T, f Factory) {
 			require.True(t, c.Cluster(), "a cluster client must report Cluster()")
 			runCommon(t, c, true)
 			t.Run("KeysOnDifferentSlots", func(t *testing.T) { clusterSlots(t, c) })
+			t.Run("IdleShardConnectionsClose", func(t *testing.T) {
+				var nodes []driver.Client
+				for _, n := range cl.Nodes() {
+					nodes = append(nodes, f.New(t, n.Addr()))
+				}
+				idleShards(t, c, nodes)
+			})
 			t.Run("ScriptFlushFallback", func(t *testing.T) {
 				// SCRIPT FLUSH on every node, then EVALSHA must fall back.
 				for _, n := range cl.Nodes() {
@@ -262,6 +269,28 @@ func runCommon(t *testing.T, c driver.Client, cluster bool) {
 	})
 
 	t.Run("PubSub", func(t *testing.T) { pubSub(t, c, cluster) })
+	t.Run("IdleSubscriptionSurvives", func(t *testing.T) {
+		t.Parallel()
+		ctx := ctx(t)
+		ch := "{" + k(t, "idle") + "}:released"
+		sub, err := c.Subscribe(ctx, ch)
+		require.NoError(t, err)
+		defer sub.Close()
+		time.Sleep(time.Second) // longer than any read timeout a Factory sets
+		publish := "PUBLISH"
+		if cluster {
+			publish = "SPUBLISH"
+		}
+		_, err = c.Eval(ctx, publishScript, []string{ch}, publish, "late")
+		require.NoError(t, err)
+		select {
+		case m, ok := <-sub.Messages():
+			require.True(t, ok, "the idle subscription ended: %v", sub.Err())
+			assert.Equal(t, "late", m.Payload)
+		case <-time.After(5 * time.Second):
+			t.Fatal("no message on an idle subscription")
+		}
+	})
 }
 
 func pubSub(t *testing.T, c driver.Client, cluster bool) {
@@ -316,6 +345,41 @@ func pubSub(t *testing.T, c driver.Client, cluster bool) {
 	}
 	assert.NoError(t, sub.Err())
 	assert.Error(t, sub.Subscribe(ctx, ch1), "subscribing after Close fails")
+}
+
+// idleShards checks that a sharded subscription closes the connection of a
+// slot once its last channel is unsubscribed, counting SSUBSCRIBE
+// connections on every node with CLIENT LIST.
+func idleShards(t *testing.T, c driver.Client, nodes []driver.Client) {
+	ctx := ctx(t)
+	shardConns := func() int {
+		n := 0
+		for _, nc := range nodes {
+			r, err := nc.Do(ctx, "CLIENT", "LIST")
+			require.NoError(t, err)
+			for _, line := range strings.Split(r.(string), "\n") {
+				for _, f := range strings.Fields(line) {
+					if strings.HasPrefix(f, "ssub=") && f != "ssub=0" {
+						n++
+					}
+				}
+			}
+		}
+		return n
+	}
+	var chans []string
+	for i := 0; i < 6; i++ {
+		chans = append(chans, fmt.Sprintf("{%s:%d}:released", t.Name(), i))
+	}
+	sub, err := c.Subscribe(ctx, chans...)
+	require.NoError(t, err)
+	defer sub.Close()
+	require.Greater(t, shardConns(), 1, "channels in several slots use several connections")
+	require.NoError(t, sub.Unsubscribe(ctx, chans...))
+	require.Eventually(t, func() bool { return shardConns() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"a slot's connection closes when its last channel leaves")
+	require.NoError(t, sub.Subscribe(ctx, chans[0]), "and the subscription still works")
+	require.Equal(t, 1, shardConns())
 }
 
 func literalCommands(t *testing.T, c driver.Client) {

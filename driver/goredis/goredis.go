@@ -9,8 +9,13 @@
 // Every call honours its context: go-redis itself applies a context's
 // deadline only when the client was built with ContextTimeoutEnabled and
 // never interrupts a read on cancellation, so for a cancellable context the
-// adapter returns ctx.Err() as soon as the context ends, leaving the
-// connection to finish (and be returned to the pool) in the background.
+// adapter runs the command on another goroutine and returns ctx.Err() as
+// soon as the context ends, leaving the connection to finish (and be
+// returned to the pool) in the background. That costs a goroutine per
+// command. Build the client with ContextTimeoutEnabled: true and a context
+// with a deadline is left to go-redis, on the caller's goroutine (a cancel
+// before the deadline then takes effect at the deadline at the latest);
+// context.Background() never needs the goroutine.
 //
 // Release notifications use plain pub/sub on a single server, sharded pub/sub
 // (SSUBSCRIBE, one connection per hash slot in use) on a ClusterClient, and
@@ -29,15 +34,24 @@ import (
 
 // New returns the driver.Client for c.
 func New(c redis.UniversalClient) driver.Client {
-	_, cluster := c.(*redis.ClusterClient)
-	_, ring := c.(*redis.Ring)
-	return driver.Wrap(conn{c: c, cluster: cluster, ring: ring})
+	cn := conn{c: c}
+	switch x := c.(type) {
+	case *redis.Client:
+		cn.deadlines = x.Options().ContextTimeoutEnabled
+	case *redis.ClusterClient:
+		cn.cluster = true
+		cn.deadlines = x.Options().ContextTimeoutEnabled
+	case *redis.Ring:
+		cn.ring = true
+	}
+	return driver.Wrap(cn)
 }
 
 type conn struct {
-	c       redis.UniversalClient
-	cluster bool
-	ring    bool
+	c         redis.UniversalClient
+	cluster   bool
+	ring      bool
+	deadlines bool // go-redis applies context deadlines to its reads
 }
 
 func (c conn) Cluster() bool { return c.cluster }
@@ -45,6 +59,9 @@ func (c conn) Cluster() bool { return c.cluster }
 func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if ctx.Done() == nil { // never cancelled: no need to watch it
 		return c.do(ctx, args)
+	}
+	if _, ok := ctx.Deadline(); ok && c.deadlines {
+		return c.do(ctx, args) // go-redis ends the call by the deadline itself
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

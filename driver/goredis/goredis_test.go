@@ -24,6 +24,17 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// With ContextTimeoutEnabled the adapter leaves deadlines to go-redis.
+func TestConformanceContextTimeouts(t *testing.T) {
+	drivertest.Run(t, drivertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+	})
+}
+
 func TestConformanceRESP2(t *testing.T) {
 	drivertest.Run(t, drivertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockbridge/lockbridge/driver"
@@ -21,10 +22,39 @@ type ConnSource interface {
 	GetContext(ctx context.Context) (redis.Conn, error)
 }
 
-// New returns the driver.Client for connections from src.
-func New(src ConnSource) driver.Client { return driver.Wrap(conn{src}) }
+// DefaultPubSubPing is how often a subscription's connection is pinged.
+const DefaultPubSubPing = time.Second
 
-type conn struct{ src ConnSource }
+// Option configures the adapter.
+type Option func(*conn)
+
+// PubSubPing sets how often an idle subscription connection sends PING, so
+// that a read timeout on the pool's connections (redis.DialReadTimeout)
+// does not end it: set it below that timeout. Default DefaultPubSubPing
+// (1 s); a value <= 0 keeps the default.
+func PubSubPing(d time.Duration) Option {
+	return func(c *conn) {
+		if d > 0 {
+			c.ping = d
+		}
+	}
+}
+
+// New returns the driver.Client for connections from src.
+func New(src ConnSource, opts ...Option) driver.Client {
+	c := conn{src: src, ping: DefaultPubSubPing}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return driver.Wrap(c)
+}
+
+type conn struct {
+	src  ConnSource
+	ping time.Duration
+}
 
 func (c conn) Cluster() bool { return false }
 
@@ -77,7 +107,9 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 		return nil, err
 	}
 	pctx, cancel := context.WithCancel(context.Background())
-	s := driver.NewSubscription(&pubsub{psc: redis.PubSubConn{Conn: rc}, ctx: pctx, cancel: cancel})
+	ps := &pubsub{psc: redis.PubSubConn{Conn: rc}, ctx: pctx, cancel: cancel, pinged: make(chan struct{})}
+	go ps.pinger(c.ping)
+	s := driver.NewSubscription(ps)
 	if err := s.Subscribe(ctx, channels...); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -95,6 +127,28 @@ type pubsub struct {
 	psc    redis.PubSubConn
 	ctx    context.Context
 	cancel context.CancelFunc
+	pinged chan struct{} // closed when the pinger has stopped
+}
+
+// pinger sends PING every d until the subscription ends; the PONG comes
+// back as an event the subscription ignores.
+func (p *pubsub) pinger(d time.Duration) {
+	defer close(p.pinged)
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return
+		case <-t.C:
+			p.mu.Lock()
+			err := p.psc.Ping("")
+			p.mu.Unlock()
+			if err != nil {
+				return // the connection is gone; Receive reports it
+			}
+		}
+	}
 }
 
 func (p *pubsub) Subscribe(_ context.Context, channels ...string) error {
@@ -111,6 +165,7 @@ func (p *pubsub) Unsubscribe(_ context.Context, channels ...string) error {
 
 func (p *pubsub) Close() error {
 	p.cancel()
+	<-p.pinged
 	p.rmu.Lock()
 	defer p.rmu.Unlock()
 	p.mu.Lock()

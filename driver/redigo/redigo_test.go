@@ -3,6 +3,7 @@ package redigo_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockbridge/lockbridge/driver"
@@ -21,6 +22,23 @@ func TestConformance(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = p.Close() })
 			return redigo.New(p)
+		},
+	})
+}
+
+// A pool whose connections time out reads after 300 ms: subscriptions stay
+// alive through the adapter's pings.
+func TestConformanceWithReadTimeout(t *testing.T) {
+	drivertest.Run(t, drivertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			p := &redis.Pool{
+				MaxIdle: 8,
+				DialContext: func(ctx context.Context) (redis.Conn, error) {
+					return redis.DialContext(ctx, "tcp", addr, redis.DialReadTimeout(300*time.Millisecond))
+				},
+			}
+			t.Cleanup(func() { _ = p.Close() })
+			return redigo.New(p, redigo.PubSubPing(100*time.Millisecond))
 		},
 	})
 }

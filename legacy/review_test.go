@@ -1,0 +1,102 @@
+package legacy_test
+
+// Regression tests for the independent review: a reply lost in transit must
+// neither leave a lock nobody holds nor let a retried release meet a
+// successor's lock.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lossy runs every command on the real server, but loses the reply of the
+// next run of the named script: the caller gets a deadline error although
+// the script ran — what a timeout on the way back looks like.
+type lossy struct {
+	driver.Client
+	mu   sync.Mutex
+	lose string
+}
+
+func (l *lossy) LoseNext(script string) { l.mu.Lock(); l.lose = script; l.mu.Unlock() }
+
+func (l *lossy) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
+	r, err := l.Client.Eval(ctx, s, keys, args...)
+	l.mu.Lock()
+	lost := l.lose == s.Name()
+	if lost {
+		l.lose = ""
+	}
+	l.mu.Unlock()
+	if lost {
+		return nil, fmt.Errorf("reply lost: %w", context.DeadlineExceeded)
+	}
+	return r, err
+}
+
+func TestAcquireWhoseReplyIsLostLeavesNoLock(t *testing.T) {
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		ctx := context.Background()
+		c := &lossy{Client: tg.Client}
+		l := legacy.New(c)
+		key := locktest.Key(t, "k")
+		c.LoseNext("legacy/acquire.lua")
+		_, err := l.TryLock(ctx, key, time.Minute)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		_, ok, err := tg.Client.Get(ctx, key)
+		require.NoError(t, err)
+		assert.False(t, ok, "the acquire ran, its reply was lost: the value must be undone, not left for a minute")
+	})
+}
+
+func TestUnlockWhoseReplyIsLostEndsTheLock(t *testing.T) {
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		ctx := context.Background()
+		c := &lossy{Client: tg.Client}
+		l := legacy.New(c)
+		key := locktest.Key(t, "k")
+		lk, err := l.TryLock(ctx, key, time.Minute)
+		require.NoError(t, err)
+
+		c.LoseNext("legacy/release.lua")
+		err = lk.Unlock(ctx)
+		require.Error(t, err, "the reply was lost")
+		assert.ErrorIs(t, lk.Err(), lockbridge.ErrLost, "the outcome is unknown: the lock ends")
+
+		// The release did land: a successor takes the lock...
+		succ, err := legacy.New(tg.Client).TryLock(ctx, key, time.Minute)
+		require.NoError(t, err)
+		before, _, _ := tg.Client.Get(ctx, key)
+		// ...and neither a retried Unlock nor a Refresh may touch it.
+		assert.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
+		assert.ErrorIs(t, lk.Refresh(ctx, time.Minute), lockbridge.ErrNotHeld)
+		after, ok, _ := tg.Client.Get(ctx, key)
+		require.True(t, ok, "the successor's lock was deleted")
+		assert.Equal(t, before, after)
+		require.NoError(t, succ.Unlock(ctx))
+	})
+}
+
+func TestUnlockAfterAReplyErrorMayBeRetried(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	key := locktest.Key(t, "k")
+	lk, err := legacy.New(tg.Client).TryLock(ctx, key, time.Minute)
+	require.NoError(t, err)
+	// Scripting refused for a moment (an error reply: the script did not run).
+	_, err = tg.Client.Do(ctx, "SCRIPT", "FLUSH")
+	require.NoError(t, err)
+	require.NoError(t, lk.Unlock(ctx), "EVAL after NOSCRIPT still releases")
+	_, ok, _ := tg.Client.Get(ctx, key)
+	assert.False(t, ok)
+}
