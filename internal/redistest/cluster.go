@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lockbridge/lockbridge/internal/resp"
 )
 
 const (
@@ -61,7 +63,7 @@ var slotRanges = [clusterSize][2]int{{0, 5460}, {5461, 10922}, {10923, 16383}}
 
 // form assigns slots, joins the nodes and waits for the cluster to be ok.
 func (c *Cluster) form() error {
-	conns := make([]*respConn, len(c.nodes))
+	conns := make([]*resp.Conn, len(c.nodes))
 	defer func() {
 		for _, conn := range conns {
 			if conn != nil {
@@ -70,7 +72,7 @@ func (c *Cluster) form() error {
 		}
 	}()
 	for i, n := range c.nodes {
-		conn, err := dialRESP(n.Addr(), clusterCmdTimeout)
+		conn, err := resp.Dial(n.Addr(), clusterCmdTimeout)
 		if err != nil {
 			return err
 		}
@@ -80,7 +82,7 @@ func (c *Cluster) form() error {
 		}
 		// Distinct config epochs (as redis-cli --cluster create sets them)
 		// spare the nodes resolving an epoch collision after MEET.
-		if _, err := conn.do("CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
+		if _, err := conn.Do("CLUSTER", "SET-CONFIG-EPOCH", strconv.Itoa(i+1)); err != nil {
 			return fmt.Errorf("node %d (%s): CLUSTER SET-CONFIG-EPOCH: %w", i, n.Addr(), err)
 		}
 	}
@@ -88,7 +90,7 @@ func (c *Cluster) form() error {
 	// them through gossip, which takes about a second longer.
 	for i, conn := range conns {
 		for _, n := range c.nodes[i+1:] {
-			if _, err := conn.do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(n.portNum())); err != nil {
+			if _, err := conn.Do("CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(n.portNum())); err != nil {
 				return fmt.Errorf("node %d (%s): CLUSTER MEET %s: %w", i, c.nodes[i].Addr(), n.Addr(), err)
 			}
 		}
@@ -98,9 +100,9 @@ func (c *Cluster) form() error {
 
 // addSlots assigns slots first..last to the node, with CLUSTER ADDSLOTSRANGE
 // (Redis >= 7.0) or else CLUSTER ADDSLOTS.
-func addSlots(conn *respConn, first, last int) error {
-	_, err := conn.do("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(first), strconv.Itoa(last))
-	var re respError
+func addSlots(conn *resp.Conn, first, last int) error {
+	_, err := conn.Do("CLUSTER", "ADDSLOTSRANGE", strconv.Itoa(first), strconv.Itoa(last))
+	var re resp.Error
 	if err == nil || !errors.As(err, &re) {
 		return err
 	}
@@ -108,7 +110,7 @@ func addSlots(conn *respConn, first, last int) error {
 	for s := first; s <= last; s++ {
 		args = append(args, strconv.Itoa(s))
 	}
-	if _, err2 := conn.do(args...); err2 != nil {
+	if _, err2 := conn.Do(args...); err2 != nil {
 		return fmt.Errorf("CLUSTER ADDSLOTSRANGE: %v; CLUSTER ADDSLOTS: %w", err, err2)
 	}
 	return nil
@@ -155,12 +157,12 @@ func (c *Cluster) checkInfo(want map[string]string) error {
 
 // clusterInfo returns the fields of CLUSTER INFO from the node at addr.
 func clusterInfo(addr string, timeout time.Duration) (map[string]string, error) {
-	conn, err := dialRESP(addr, timeout)
+	conn, err := resp.Dial(addr, timeout)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close()
-	reply, err := conn.do("CLUSTER", "INFO")
+	reply, err := conn.Do("CLUSTER", "INFO")
 	if err != nil {
 		return nil, err
 	}
@@ -168,5 +170,5 @@ func clusterInfo(addr string, timeout time.Duration) (map[string]string, error) 
 	if !ok {
 		return nil, fmt.Errorf("unexpected CLUSTER INFO reply %#v", reply)
 	}
-	return parseInfo(text), nil
+	return resp.ParseInfo(text), nil
 }

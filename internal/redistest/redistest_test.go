@@ -11,16 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbridge/lockbridge/internal/resp"
+
 	"github.com/stretchr/testify/require"
 )
 
 // do runs one command against addr.
 func do(t *testing.T, addr string, args ...string) (any, error) {
 	t.Helper()
-	c, err := dialRESP(addr, 2*time.Second)
+	c, err := resp.Dial(addr, 2*time.Second)
 	require.NoError(t, err)
 	defer c.Close()
-	return c.do(args...)
+	return c.Do(args...)
 }
 
 func TestStartAnswersPing(t *testing.T) {
@@ -253,13 +255,13 @@ func TestStartOnTakenPortFails(t *testing.T) {
 func TestAddSlotsReportsBothErrors(t *testing.T) {
 	t.Parallel()
 	s := Start(t) // not cluster-enabled: both commands fail
-	c, err := dialRESP(s.Addr(), 2*time.Second)
+	c, err := resp.Dial(s.Addr(), 2*time.Second)
 	require.NoError(t, err)
 	defer c.Close()
 	err = addSlots(c, 0, 10)
 	require.ErrorContains(t, err, "CLUSTER ADDSLOTSRANGE: ")
 	require.ErrorContains(t, err, "CLUSTER ADDSLOTS: ")
-	var re respError
+	var re resp.Error
 	require.ErrorAs(t, err, &re)
 }
 

@@ -1,11 +1,9 @@
 package redistest
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand"
 	"net"
 	"os"
@@ -18,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockbridge/lockbridge/internal/resp"
 )
 
 const (
@@ -366,20 +366,20 @@ func waitReady(addr string, p *process) error {
 
 // probe checks that the server at addr answers PING and has process id pid.
 func probe(addr string, pid int) error {
-	c, err := dialRESP(addr, probeTimeout)
+	if err := ping(addr, probeTimeout); err != nil {
+		return err
+	}
+	c, err := resp.Dial(addr, probeTimeout)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := c.ping(); err != nil {
-		return err
-	}
-	info, err := c.do("INFO", "server")
+	info, err := c.Do("INFO", "server")
 	if err != nil {
 		return err
 	}
 	text, _ := info.(string)
-	got := parseInfo(text)["process_id"]
+	got := resp.ParseInfo(text)["process_id"]
 	if got != strconv.Itoa(pid) {
 		return fmt.Errorf("%s is served by process %q, not by the redis-server just started (pid %d)", addr, got, pid)
 	}
@@ -468,21 +468,6 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// parseInfo parses "key:value" lines as returned by INFO and CLUSTER INFO.
-func parseInfo(text string) map[string]string {
-	m := make(map[string]string)
-	for _, line := range strings.Split(text, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			m[k] = v
-		}
-	}
-	return m
-}
-
 // lockedBuffer is a bytes.Buffer safe for concurrent use.
 type lockedBuffer struct {
 	mu  sync.Mutex
@@ -501,58 +486,14 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// respConn is a minimal RESP2 client connection: enough for PING, INFO and
-// the CLUSTER commands this package needs.
-type respConn struct {
-	c       net.Conn
-	r       *bufio.Reader
-	timeout time.Duration
-}
-
-// respError is an error reply from the server.
-type respError string
-
-func (e respError) Error() string { return string(e) }
-
-// dialRESP connects to addr; every command must complete within timeout.
-func dialRESP(addr string, timeout time.Duration) (*respConn, error) {
-	c, err := net.DialTimeout("tcp", addr, timeout)
+// ping checks that the server at addr answers PING within timeout.
+func ping(addr string, timeout time.Duration) error {
+	c, err := resp.Dial(addr, timeout)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &respConn{c: c, r: bufio.NewReader(c), timeout: timeout}, nil
-}
-
-func (c *respConn) Close() error { return c.c.Close() }
-
-// do sends a command as a RESP array and reads the reply. Simple and bulk
-// strings are returned as string, integers as int64, arrays as []any and nil
-// replies as nil; an error reply is returned as a respError error.
-func (c *respConn) do(args ...string) (any, error) {
-	if err := c.c.SetDeadline(time.Now().Add(c.timeout)); err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	if _, err := c.c.Write(b.Bytes()); err != nil {
-		return nil, err
-	}
-	reply, err := c.readReply()
-	if err != nil {
-		return nil, err
-	}
-	if e, ok := reply.(respError); ok {
-		return nil, e
-	}
-	return reply, nil
-}
-
-// ping sends PING and expects +PONG.
-func (c *respConn) ping() error {
-	reply, err := c.do("PING")
+	defer c.Close()
+	reply, err := c.Do("PING")
 	if err != nil {
 		return err
 	}
@@ -560,65 +501,4 @@ func (c *respConn) ping() error {
 		return fmt.Errorf("unexpected reply to PING: %q", reply)
 	}
 	return nil
-}
-
-// readReply reads one RESP2 reply. Error replies are returned as respError
-// values (not as errors) so that they can be nested in arrays.
-func (c *respConn) readReply() (any, error) {
-	line, err := c.r.ReadString('\n')
-	if err != nil {
-		return nil, err
-	}
-	if len(line) < 3 || !strings.HasSuffix(line, "\r\n") {
-		return nil, fmt.Errorf("malformed RESP line %q", line)
-	}
-	kind, body := line[0], line[1:len(line)-2]
-	switch kind {
-	case '+':
-		return body, nil
-	case '-':
-		return respError(body), nil
-	case ':':
-		return strconv.ParseInt(body, 10, 64)
-	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return nil, fmt.Errorf("malformed bulk length %q", body)
-		}
-		if n < 0 {
-			return nil, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(c.r, buf); err != nil {
-			return nil, err
-		}
-		return string(buf[:n]), nil
-	case '*':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return nil, fmt.Errorf("malformed array length %q", body)
-		}
-		if n < 0 {
-			return nil, nil
-		}
-		arr := make([]any, n)
-		for i := range arr {
-			if arr[i], err = c.readReply(); err != nil {
-				return nil, err
-			}
-		}
-		return arr, nil
-	default:
-		return nil, fmt.Errorf("unsupported RESP type %q", kind)
-	}
-}
-
-// ping checks that the server at addr answers PING within timeout.
-func ping(addr string, timeout time.Duration) error {
-	c, err := dialRESP(addr, timeout)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return c.ping()
 }

@@ -1,0 +1,133 @@
+// Command benchreport runs lockbridge's benchmarks side by side with
+// bsm/redislock and redsync against a redis-server it starts itself, and
+// writes docs/performance.md, the hand-off chart and the raw results.
+//
+// Run it with make bench from the repository root, or from bench/:
+//
+//	go run ./cmd/benchreport -out ../docs/performance.md
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lockbridge/lockbridge/bench/internal/impls"
+	"github.com/lockbridge/lockbridge/bench/internal/redisserver"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintf(os.Stderr, "benchreport: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		out   = flag.String("out", "../docs/performance.md", "the Markdown report to write")
+		chart = flag.String("chart", "results/handoff.svg", "the hand-off chart (SVG) to write")
+		raw   = flag.String("json", "results/results.json", "the raw results (JSON) to write; empty: none")
+		quick = flag.Bool("quick", false, "a short run, to check that everything works (numbers are rough)")
+		only  = flag.String("redis", "", "use this redis-server (host:port) instead of starting one; it must be dedicated to the run, as MONITOR counts every client's commands")
+	)
+	opts := Options{
+		Rounds: 40, CycleOps: 200, TakeoverOps: 100, CountOps: 200, AllocOps: 1000,
+		HandoffRounds: 4, HandoffDur: 1500 * time.Millisecond, Workers: 16, Hold: time.Millisecond, Stagger: 100 * time.Millisecond,
+		ManyRounds: 3, ManyDur: time.Second, ManyWorkers: 64, ManyKeys: 10_000,
+	}
+	flag.IntVar(&opts.Rounds, "rounds", opts.Rounds, "rounds of the cycle and takeover scenarios")
+	flag.IntVar(&opts.HandoffRounds, "handoff-rounds", opts.HandoffRounds, "rounds of the hand-off scenario")
+	flag.DurationVar(&opts.HandoffDur, "handoff-time", opts.HandoffDur, "time per hand-off configuration per round")
+	flag.Parse()
+	if *quick {
+		opts.Rounds, opts.CycleOps, opts.TakeoverOps, opts.CountOps, opts.AllocOps = 2, 300, 100, 50, 200
+		opts.HandoffRounds, opts.HandoffDur, opts.ManyRounds, opts.ManyDur = 1, 500*time.Millisecond, 1, 300*time.Millisecond
+	}
+
+	addr := *only
+	if addr == "" {
+		srv, err := redisserver.Start()
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		addr = srv.Addr()
+	}
+	start := time.Now()
+	loadBefore := loadavg()
+	r, err := newRunner(addr, opts, impls.All())
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	info, err := r.setup.Info("server")
+	if err != nil {
+		return err
+	}
+	cpu0, cpuOK := sampleCPU(info["process_id"])
+	res, err := r.measure(context.Background())
+	if err != nil {
+		return err
+	}
+	cpu1, cpuOK1 := sampleCPU(info["process_id"])
+	res.Env = environment(info["redis_version"])
+	res.Env.LoadBefore, res.Env.LoadAfter = loadBefore, loadavg()
+	if cpuOK && cpuOK1 && *only == "" {
+		res.Env.OtherCPU = otherShare(cpu0, cpu1)
+	}
+
+	if *chart != "" {
+		if err := writeFile(*chart, handoffChart(res)); err != nil {
+			return err
+		}
+	}
+	if *raw != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFile(*raw, append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	chartRef := ""
+	if *chart != "" {
+		if chartRef, err = relPath(filepath.Dir(*out), *chart); err != nil {
+			return err
+		}
+	}
+	if err := writeFile(*out, []byte(markdown(res, chartRef, *quick))); err != nil {
+		return err
+	}
+	logf("wrote %s in %v", *out, time.Since(start).Round(time.Second))
+	return nil
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// relPath is target relative to dir, with forward slashes, for a Markdown link.
+func relPath(dir, target string) (string, error) {
+	ad, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	at, err := filepath.Abs(target)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(ad, at)
+	if err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}

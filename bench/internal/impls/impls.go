@@ -1,0 +1,101 @@
+// Package impls puts every lock implementation the benchmarks compare behind
+// one small interface: the go-redis floor, lockbridge's lockers, the replay of
+// the Java seed sequence, bsm/redislock and redsync. Each is built on its own
+// go-redis client, configured identically.
+package impls
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrBusy is what TryLock returns when another holder has the lock.
+var ErrBusy = errors.New("impls: lock held by another")
+
+// ErrNoWait is what Lock returns for an implementation that has no waiting
+// acquire (the floor and the seed replay).
+var ErrNoWait = errors.New("impls: no waiting acquire")
+
+// Locker is one implementation.
+type Locker interface {
+	// TryLock makes one attempt; ErrBusy when the lock is held.
+	TryLock(ctx context.Context, key string, ttl time.Duration) (Held, error)
+	// Lock waits, with the waiting settings the Locker was built with, until
+	// it has the lock or ctx ends. An implementation that gives up by itself
+	// (redsync after its tries) returns an error; the caller tries again.
+	Lock(ctx context.Context, key string, ttl time.Duration) (Held, error)
+}
+
+// Held is a held lock.
+type Held interface {
+	Unlock(ctx context.Context) error
+}
+
+// Wait selects the waiting settings of Locker.Lock.
+type Wait int
+
+const (
+	// Recommended is the implementation's default or documented waiting.
+	Recommended Wait = iota
+	// Tight polls every TightPoll (and, for lockbridge modern, turns
+	// release notifications off so that it polls like the others).
+	Tight
+)
+
+// TightPoll is the poll interval of the Tight settings.
+const TightPoll = time.Millisecond
+
+func (w Wait) String() string {
+	if w == Tight {
+		return "tight"
+	}
+	return "recommended"
+}
+
+// Impl is one implementation under test.
+type Impl struct {
+	// ID is short and stable, for benchmark names: "floor", "modern", …
+	ID string
+	// Name is for the report.
+	Name string
+	// Waits describes the waiting settings, for implementations that can
+	// wait; empty otherwise.
+	Waits map[Wait]string
+	// Takeover is set for the implementations of the Java scheme, which
+	// take over an expired lock themselves.
+	Takeover bool
+	// New returns the locker on c with the waiting settings w.
+	New func(c *redis.Client, w Wait) (Locker, error)
+}
+
+// CanWait reports whether Lock is implemented.
+func (i Impl) CanWait() bool { return len(i.Waits) > 0 }
+
+// NewClient returns the go-redis client every implementation gets: the
+// go-redis defaults (pool of 10 × GOMAXPROCS connections), retries off, and
+// context deadlines applied by go-redis itself (ContextTimeoutEnabled).
+func NewClient(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+}
+
+// All returns every implementation, in report order: the floor, lockbridge
+// (modern, legacy atomic, legacy classic, the seed replay) when it is built
+// in, then the peers.
+func All() []Impl {
+	all := []Impl{Floor}
+	all = append(all, lockbridgeImpls...)
+	return append(all, BSM, Redsync)
+}
+
+// ByID returns the implementation with the given ID.
+func ByID(id string) (Impl, bool) {
+	for _, i := range All() {
+		if i.ID == id {
+			return i, true
+		}
+	}
+	return Impl{}, false
+}
