@@ -8,7 +8,8 @@
 //   - legacy: the Java SETNX + GETSET timestamp lock, byte for byte;
 //   - modern: SET NX PX with owner-checked release, auto-refresh and fencing;
 //   - migrate: the phased dual-write/dual-read lock that moves a fleet from
-//     legacy to modern without a flag day.
+//     legacy to modern without a flag day;
+//   - redlock: the modern lock on a majority of independent masters.
 //
 // None of them imports a Redis client library: they talk to Redis through
 // driver.Client, with adapters for go-redis (driver/goredis) and redigo

@@ -112,5 +112,5 @@
 // This is a single-instance lock: with asynchronous replication, a master
 // that fails over before replicating the SET may let a second holder in.
 // Fencing protects the storage in that case; a quorum lock over independent
-// masters (Redlock) is planned separately.
+// masters is package redlock.
 package modern

@@ -80,10 +80,5 @@ var errReleased = fmt.Errorf("modern: %w: already unlocked", lockbridge.ErrNotHe
 // errNilLock is returned by the methods of a nil *Lock.
 var errNilLock = fmt.Errorf("modern: %w: nil lock", lockbridge.ErrNotHeld)
 
-// errUnexpected reports a script reply of the wrong shape.
-func errUnexpected(op string, reply any) error {
-	return fmt.Errorf("modern: %s: unexpected reply %#v", op, reply)
-}
-
 // isNotObtained reports whether err is another holder's lock.
 func isNotObtained(err error) bool { return errors.Is(err, lockbridge.ErrNotObtained) }

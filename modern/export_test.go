@@ -6,7 +6,7 @@ package modern
 // release channel of key.
 func HubSubscribed(l *Locker, key string) bool {
 	n, _, err := l.prepare(key, 1e6)
-	return err == nil && n.channel != "" && l.hub.Subscribed(n.channel)
+	return err == nil && n.Channel != "" && l.hub.Subscribed(n.Channel)
 }
 
 // HubOpen reports whether l's hub has a subscription open.

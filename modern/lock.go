@@ -34,7 +34,7 @@ func (lk *Lock) Key() string {
 	if lk == nil {
 		return ""
 	}
-	return lk.names.key
+	return lk.names.Key
 }
 
 // Token returns the value this holder wrote to the key (printable: base64url
@@ -108,7 +108,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		return errReleased
 	}
 	lk.lease.StopRefresh()
-	code, err := release(ctx, lk.locker.c, &lk.names, lk.arg, lk.locker.pub)
+	code, err := lk.locker.node.Release(ctx, &lk.names, lk.arg)
 	if err != nil {
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		return err
@@ -118,7 +118,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		lk.lease.End(nil)
 		return nil
 	}
-	nh := &NotHeldError{Key: lk.names.key, Reason: reason(code)}
+	nh := &NotHeldError{Key: lk.names.Key, Reason: reason(code)}
 	lk.lease.Lose(nh)
 	return nh
 }
@@ -133,12 +133,12 @@ func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if lk.released.Load() {
 		return 0, errReleased
 	}
-	code, ms, err := pttl(ctx, lk.locker.c, &lk.names, lk.arg)
+	code, ms, err := lk.locker.node.PTTL(ctx, &lk.names, lk.arg)
 	if err != nil {
 		return 0, err
 	}
 	if code != codeOurs {
-		nh := &NotHeldError{Key: lk.names.key, Reason: reason(code)}
+		nh := &NotHeldError{Key: lk.names.Key, Reason: reason(code)}
 		lk.lease.Lose(nh)
 		return 0, nh
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/check"
-	"github.com/lockbridge/lockbridge/internal/keyslot"
+	"github.com/lockbridge/lockbridge/internal/modernproto"
 	"github.com/lockbridge/lockbridge/internal/notify"
 	"github.com/lockbridge/lockbridge/internal/retry"
 )
@@ -18,7 +18,7 @@ var _ lockbridge.Locker = (*Locker)(nil)
 
 // FenceSuffix is what the fence counter's name adds to the lock key (inside
 // the hash-tag form: "{key}:fence" for an untagged key).
-const FenceSuffix = ":fence"
+const FenceSuffix = modernproto.FenceSuffix
 
 const (
 	// undoTimeout bounds the best-effort release after an acquire whose
@@ -35,11 +35,10 @@ const (
 // is opened when a Lock call first has to wait and closed when the last
 // waiting Lock call returns.
 type Locker struct {
-	c   driver.Client
-	cfg config
-	err error // invalid options, returned by every TryLock and Lock
-	pub any   // "PUBLISH" or "SPUBLISH", boxed once
-	hub *notify.Hub
+	cfg  config
+	err  error            // invalid options, returned by every TryLock and Lock
+	node modernproto.Node // the client, speaking the protocol
+	hub  *notify.Hub
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -57,8 +56,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 	if c == nil {
 		l.cfg.invalid("nil driver.Client")
 	} else {
-		l.c = c
-		l.pub = notify.PublishCommand(c)
+		l.node = modernproto.NewNode("modern", c)
 		l.hub = notify.New(c)
 	}
 	l.err = l.cfg.err()
@@ -66,26 +64,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 }
 
 // names are the Redis names of one lock, and the KEYS of its scripts.
-type names struct {
-	key     string
-	fence   string   // the fence counter; "" without fencing
-	channel string   // the release channel; "" when the key has none
-	acquire []string // KEYS of acquire.lua: key[, fence]
-	release []string // KEYS of release.lua: key[, channel]
-}
-
-// setKeys builds the KEYS slices, on one backing array.
-func (n *names) setKeys() {
-	b := [4]string{n.key, n.fence, n.key, n.channel}
-	all := b[:]
-	n.acquire, n.release = all[0:1:2], all[2:3:4]
-	if n.fence != "" {
-		n.acquire = all[0:2:2]
-	}
-	if n.channel != "" {
-		n.release = all[2:4:4]
-	}
-}
+type names = modernproto.Names
 
 // prepare validates a call's arguments and derives the lock's names.
 func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, error) {
@@ -98,18 +77,10 @@ func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, e
 	if err := check.KeyTTL("modern", key, ttl, time.Millisecond); err != nil {
 		return names{}, 0, err
 	}
-	n := names{key: key}
-	if ch, ok := notify.Channel(key); ok {
-		n.channel = ch
+	n, ok := modernproto.NewNames(key, l.cfg.fencing)
+	if !ok {
+		return names{}, 0, fmt.Errorf("modern: %w: key %q cannot have a fence counter in its hash slot", lockbridge.ErrInvalid, key)
 	}
-	if l.cfg.fencing {
-		f, ok := keyslot.Companion(key, FenceSuffix)
-		if !ok {
-			return names{}, 0, fmt.Errorf("modern: %w: key %q cannot have a fence counter in its hash slot", lockbridge.ErrInvalid, key)
-		}
-		n.fence = f
-	}
-	n.setKeys()
 	// PX takes whole milliseconds: the local lease must not outlast the server's.
 	return n, ttl.Truncate(time.Millisecond), nil
 }
@@ -157,7 +128,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		return nil, err
 	}
 	var wake chan struct{}
-	if l.cfg.notify && n.channel != "" {
+	if l.cfg.notify && n.Channel != "" {
 		if _, again := l.cfg.backoff.Delay(1); again {
 			wake = make(chan struct{}, 1)
 		}
@@ -167,7 +138,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		lk, left, err := l.try(ctx, &n, ttl)
 		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
 			var serr error
-			release, serr = l.hub.Wait(ctx, n.channel, wake)
+			release, serr = l.hub.Wait(ctx, n.Channel, wake)
 			if serr == nil {
 				// Subscribed after that attempt: try again at once, so a
 				// release in between is not missed.
@@ -190,7 +161,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 // lock is held, it also returns the holder's remaining lease (0 if unknown).
 func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 	}
 	token, err := l.cfg.token()
 	if err != nil {
@@ -201,7 +172,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	}
 	arg := any(token) // boxed once for every script of this lock
 	start := time.Now()
-	fence, left, err := acquire(ctx, l.c, n, arg, ttl)
+	fence, left, err := acquire(ctx, &l.node, n, arg, ttl)
 	if err != nil {
 		if isNotObtained(err) {
 			return nil, left, err
@@ -209,7 +180,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 		if ctxEnded(ctx, err) {
 			// The SET may have reached Redis: undo it.
 			l.undo(ctx, n, arg)
-			return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+			return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 		}
 		return nil, 0, err
 	}
@@ -234,7 +205,7 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	for look := 1; ; look++ {
-		code, err := release(uctx, l.c, n, token, l.pub)
+		code, err := l.node.Release(uctx, n, token)
 		if err != nil || code != codeAbsent || look == 2 {
 			return
 		}
@@ -248,83 +219,30 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 	}
 }
 
-// The per-node primitives: one script, one round trip, on one client. The
-// waiting loop (Locker.Lock) and the lock's life (Lock, internal/lease) are
-// built on them, so a multi-node lock can call them once per node.
+// The per-node primitives (one script, one round trip, on one client) are
+// in internal/modernproto, shared with redlock, which runs them on each of
+// its nodes. The waiting loop (Locker.Lock) and the lock's life (Lock,
+// internal/lease) are built on them.
 
 // acquire makes one attempt. It returns the fence (0 without fencing), or a
 // *NotObtainedError and the holder's remaining lease (0 if it has no expiry).
-func acquire(ctx context.Context, c driver.Client, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
-	r, err := c.Eval(ctx, acquireScript, n.acquire, token, ttl.Milliseconds())
+func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
+	ok, v, err := nd.Acquire(ctx, n, token, ttl)
 	if err != nil {
-		return 0, 0, fmt.Errorf("modern: acquire %q: %w", n.key, err)
+		return 0, 0, err
 	}
-	code, v, ok := pair(r)
-	switch {
-	case ok && code == codeOurs:
+	if ok {
 		return v, 0, nil
-	case ok && code == codeTaken:
-		held := time.Duration(v) * time.Millisecond
-		left := held
-		switch {
-		case v < 0:
-			left, held = 0, -1 // no expiry: the backoff decides
-		case v == 0:
-			left = time.Millisecond // expiring this very millisecond
-		}
-		return 0, left, &NotObtainedError{Key: n.key, HolderTTL: held}
 	}
-	return 0, 0, errUnexpected("acquire", r)
-}
-
-// release runs the release script: codeOurs, codeTaken or codeAbsent.
-func release(ctx context.Context, c driver.Client, n *names, token, publish any) (int64, error) {
-	r, err := c.Eval(ctx, releaseScript, n.release, token, publish)
-	if err != nil {
-		return 0, fmt.Errorf("modern: unlock %q: %w", n.key, err)
+	held := time.Duration(v) * time.Millisecond
+	left := held
+	switch {
+	case v < 0:
+		left, held = 0, -1 // no expiry: the backoff decides
+	case v == 0:
+		left = time.Millisecond // expiring this very millisecond
 	}
-	return code("unlock", r)
-}
-
-// refresh runs the refresh script: codeOurs, codeTaken or codeAbsent.
-func refresh(ctx context.Context, c driver.Client, n *names, token any, ttl time.Duration) (int64, error) {
-	r, err := c.Eval(ctx, refreshScript, n.acquire[:1], token, ttl.Milliseconds())
-	if err != nil {
-		return 0, fmt.Errorf("modern: refresh %q: %w", n.key, err)
-	}
-	return code("refresh", r)
-}
-
-// pttl runs the ttl script: the code and the key's PTTL in ms.
-func pttl(ctx context.Context, c driver.Client, n *names, token any) (int64, int64, error) {
-	r, err := c.Eval(ctx, ttlScript, n.acquire[:1], token)
-	if err != nil {
-		return 0, 0, fmt.Errorf("modern: ttl %q: %w", n.key, err)
-	}
-	code, v, ok := pair(r)
-	if !ok || code < codeAbsent || code > codeOurs {
-		return 0, 0, errUnexpected("ttl", r)
-	}
-	return code, v, nil
-}
-
-func code(op string, r any) (int64, error) {
-	n, ok := r.(int64)
-	if !ok || n < codeAbsent || n > codeOurs {
-		return 0, errUnexpected(op, r)
-	}
-	return n, nil
-}
-
-// pair reads a {code, value} reply.
-func pair(r any) (code, v int64, ok bool) {
-	a, ok := r.([]any)
-	if !ok || len(a) != 2 {
-		return 0, 0, false
-	}
-	code, ok1 := a[0].(int64)
-	v, ok2 := a[1].(int64)
-	return code, v, ok1 && ok2
+	return 0, left, &NotObtainedError{Key: n.Key, HolderTTL: held}
 }
 
 func reason(code int64) Reason {

@@ -38,7 +38,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 // lock of its own.
 func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	start := time.Now()
-	code, err := refresh(ctx, lk.locker.c, &lk.names, lk.arg, ttl)
+	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 		lk.lease.Extend(start.Add(ttl), ttl)
 		return nil
 	}
-	nh := &NotHeldError{Key: lk.names.key, Reason: reason(code)}
+	nh := &NotHeldError{Key: lk.names.Key, Reason: reason(code)}
 	lk.lease.Lose(nh)
 	return nh
 }

@@ -1,28 +1,27 @@
 package modern
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/modernproto"
 )
 
 // TokenBytes is how many random bytes NewToken draws.
-const TokenBytes = 16
+const TokenBytes = modernproto.TokenBytes
 
 // MaxTokenLen is the longest token a WithTokenFunc may return.
-const MaxTokenLen = 1024
+const MaxTokenLen = modernproto.MaxTokenLen
 
 // NewToken returns a fresh lock token: 16 bytes from crypto/rand, encoded as
 // unpadded base64url (22 printable characters). It is the default token of a
 // Locker, and what migrate's modern half writes.
 func NewToken() (string, error) {
-	var b [TokenBytes]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	tok, err := modernproto.NewToken()
+	if err != nil {
 		return "", fmt.Errorf("modern: token: %w", err)
 	}
-	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+	return tok, nil
 }
 
 // checkToken validates a token from a WithTokenFunc.

@@ -1,0 +1,84 @@
+// Package redlock is the quorum lock over independent Redis masters — the
+// Redlock algorithm, as in Redisson's RedissonRedLock and redsync — built on
+// the modern lock: the same token and the same scripts, sent to each of N
+// masters. *Locker implements lockbridge.Locker, *Lock implements
+// lockbridge.Lock.
+//
+//	locker := redlock.New([]driver.Client{a, b, c, d, e}, redlock.WithAutoRefresh())
+//	lock, err := locker.Lock(ctx, "invoice:42", 10*time.Second)
+//	if err != nil {
+//		return err // a *redlock.QuorumError says what each node answered
+//	}
+//	defer lock.Unlock(ctx)
+//	select {
+//	case <-lock.Done(): // lost: stop; lock.Err() wraps lockbridge.ErrLost
+//	case <-work():
+//	}
+//
+// # The algorithm
+//
+// An acquire is one round: the modern acquire (SET key token NX PX ttl,
+// one token for all nodes) goes to every node in parallel, each node
+// bounded by a node timeout (WithNodeTimeout; by default ttl/10, at most
+// 50 ms) well below the ttl, so a node that is down or hung costs at most
+// that. The lock is obtained when a majority — N/2+1 — acquired and the
+// validity is still positive:
+//
+//	validity = ttl − (time the round took) − drift,  drift = ttl×0.01 + 2 ms
+//
+// (WithDriftFactor, WithDrift). Lock.ExpiresAt is the end of that validity.
+// Otherwise the round is undone: the release goes, in parallel, on a short
+// detached context, to every node that acquired and every node that did not
+// answer (its SET may have landed), and the error is a *QuorumError
+// wrapping lockbridge.ErrNotObtained. Lock makes rounds until one succeeds,
+// sleeping between them for a backoff with jitter (contenders that split the
+// votes must not retry in step), never longer than it takes for enough
+// holders' leases to run out to free a majority.
+//
+// Refresh and Unlock are rounds too, with the modern refresh and release
+// scripts: a refresh that keeps fewer than a majority reports the lock lost
+// when the nodes' answers prove it is no longer ours, and auto-refresh
+// (WithAutoRefresh) closes Done when it cannot keep a majority, as modern's
+// does on one node.
+//
+// Every round runs one goroutine per node and returns only when all have
+// returned, so no goroutine outlives a call; the auto-refresh goroutine
+// ends with the lock.
+//
+// # Nodes
+//
+// The clients must reach independent masters: not replicas of one another,
+// not nodes of one cluster, and not the same server twice, or a failure
+// takes out more votes than it should. At least 3 (else ErrInvalid); 5
+// tolerate two failures. An even number is allowed but wasteful: 4 nodes
+// need 3 votes and survive one failure, like 3 nodes. A driver.Client does
+// not know its address: name the nodes with WithNodeNames for errors, which
+// otherwise say "node 2".
+//
+// # Errors
+//
+// A failed round returns a *QuorumError listing each node's answer (OK,
+// Taken, Expired or Failed, with the node's error). It wraps
+// lockbridge.ErrNotObtained on acquire — whether the other nodes were held
+// by others or down — and, on refresh and unlock, lockbridge.ErrNotHeld
+// when the lock is certainly not ours any more. It also wraps the failed
+// nodes' errors, a node that did not answer in time as ErrNodeTimeout, so
+// errors.Is(err, context.DeadlineExceeded) is true only when the caller's
+// context ran out. Bad arguments and options wrap lockbridge.ErrInvalid,
+// from every call, never a panic. Messages start with "redlock: ".
+//
+// # What it assumes, and what it does not give
+//
+// Redlock's safety rests on timing: clocks that advance at about the same
+// rate on every node and client (drift below the allowance), and a holder
+// that stops using the lock before ExpiresAt. A process pause (GC, swapping,
+// a stopped VM) or a long network delay after the check breaks that, and so
+// does a node that restarts without persistence and forgets a key while the
+// lease runs (run nodes with appendfsync always, or keep a restarted node
+// out for a ttl). The answer to pauses is fencing — the storage rejecting
+// writes from a stale holder — and a fencing token needs one authority that
+// orders the holders; N independent counters do not make one, so this
+// package offers no fencing. Where a lock guards correctness rather than
+// efficiency, use modern with WithFencing, or a consensus system.
+// docs/redlock.md has the argument in full, and docs/protocol.md the wire.
+package redlock

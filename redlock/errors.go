@@ -1,0 +1,214 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+)
+
+// ErrNodeTimeout is the error of a node that did not answer within the
+// node timeout (WithNodeTimeout). It stands in for the driver's
+// context.DeadlineExceeded, so that errors.Is(err, context.DeadlineExceeded)
+// holds for a redlock error only when the caller's own context ran out.
+var ErrNodeTimeout = errors.New("redlock: node timed out")
+
+// Status is what one node answered in a round (acquire, refresh or unlock).
+type Status int
+
+const (
+	// OK: the node did what was asked — acquired, refreshed or released.
+	OK Status = iota + 1
+	// Taken: the key holds another holder's token (on acquire: the lock is
+	// held by another on this node).
+	Taken
+	// Expired: the key is gone (refresh, unlock): our lease ran out there,
+	// or the node lost its data.
+	Expired
+	// Failed: no answer: a Redis or network error, or ErrNodeTimeout.
+	Failed
+)
+
+func (s Status) String() string {
+	switch s {
+	case OK:
+		return "ok"
+	case Taken:
+		return "taken"
+	case Expired:
+		return "expired"
+	case Failed:
+		return "failed"
+	}
+	return fmt.Sprintf("Status(%d)", int(s))
+}
+
+// NodeResult is one node's answer in a round.
+type NodeResult struct {
+	// Index is the node's position in the clients given to New.
+	Index int
+	// Name is the node's name from WithNodeNames ("" without it).
+	Name   string
+	Status Status
+	// HolderTTL is, for a Taken node on acquire, the holder's remaining lease
+	// as that node counts it (negative: the key has no expiry).
+	HolderTTL time.Duration
+	// Err is why a Failed node failed: the Redis or network error, or an
+	// error wrapping ErrNodeTimeout.
+	Err error
+}
+
+// String says who the node is and what it answered, for example
+// `node 2 (redis-c): failed: redlock: node timed out after 50ms`.
+func (r NodeResult) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "node %d", r.Index)
+	if r.Name != "" {
+		fmt.Fprintf(&b, " (%s)", r.Name)
+	}
+	b.WriteString(": ")
+	switch r.Status {
+	case Taken:
+		b.WriteString("held by another")
+		switch {
+		case r.HolderTTL > 0:
+			fmt.Fprintf(&b, " for %v more", r.HolderTTL)
+		case r.HolderTTL < 0:
+			b.WriteString(", with no expiry")
+		}
+	case Failed:
+		b.WriteString("failed")
+		if r.Err != nil {
+			b.WriteString(": ")
+			b.WriteString(r.Err.Error())
+		}
+	default:
+		b.WriteString(r.Status.String())
+	}
+	return b.String()
+}
+
+// The operations a QuorumError reports on.
+const (
+	OpAcquire = "acquire"
+	OpRefresh = "refresh"
+	OpUnlock  = "unlock"
+)
+
+// QuorumError is the error of a round that did not reach a majority of the
+// nodes (or, on acquire and refresh, reached one too late: no validity
+// left). It lists what every node answered:
+//
+//	var qe *redlock.QuorumError
+//	if errors.As(err, &qe) {
+//		log.Printf("failing nodes: %v", qe.Indexes(redlock.Failed))
+//	}
+//
+// It wraps, for errors.Is and errors.As:
+//
+//   - on acquire, lockbridge.ErrNotObtained, whatever the nodes said;
+//   - on refresh and unlock, lockbridge.ErrNotHeld when the lock is
+//     certainly not ours any more — more than N−Need nodes said Taken or
+//     Expired, so even the nodes that failed cannot make a majority; when
+//     failures leave it undecided, no sentinel;
+//   - and each Failed node's Err (a per-node timeout as ErrNodeTimeout).
+type QuorumError struct {
+	Op  string // OpAcquire, OpRefresh or OpUnlock
+	Key string
+	// Need is the quorum, N/2+1; Got how many nodes answered OK.
+	Need, Got int
+	// Validity is, on acquire and refresh when Got >= Need, what was left of
+	// the lease after the round and the drift allowance: zero or negative,
+	// which is why the round failed. 0 otherwise.
+	Validity time.Duration
+	// Nodes are all the nodes' answers, by index.
+	Nodes []NodeResult
+}
+
+func (e *QuorumError) Error() string {
+	var b strings.Builder
+	switch e.Op {
+	case OpAcquire:
+		fmt.Fprintf(&b, "redlock: lock %q not obtained: ", e.Key)
+	default:
+		fmt.Fprintf(&b, "redlock: %s of lock %q failed: ", e.Op, e.Key)
+	}
+	if e.Got >= e.Need {
+		fmt.Fprintf(&b, "%d of %d nodes %s but no validity left (%v)", e.Got, len(e.Nodes), e.done(), e.Validity)
+	} else {
+		fmt.Fprintf(&b, "%d of %d nodes %s, need %d", e.Got, len(e.Nodes), e.done(), e.Need)
+	}
+	for i, n := range e.Nodes {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		if n.Status == Failed && n.Err != nil {
+			n.Err = trimmed{n.Err}
+		}
+		b.WriteString(n.String())
+	}
+	return b.String()
+}
+
+// trimmed is an error without the package prefix its message repeats.
+type trimmed struct{ error }
+
+func (t trimmed) Error() string { return strings.TrimPrefix(t.error.Error(), "redlock: ") }
+
+func (e *QuorumError) done() string {
+	switch e.Op {
+	case OpAcquire:
+		return "acquired"
+	case OpRefresh:
+		return "refreshed"
+	case OpUnlock:
+		return "released"
+	}
+	return "ok"
+}
+
+// Unwrap returns the sentinel described on QuorumError and the failed
+// nodes' errors.
+func (e *QuorumError) Unwrap() []error {
+	errs := make([]error, 0, 1+len(e.Nodes))
+	switch {
+	case e.Op == OpAcquire:
+		errs = append(errs, lockbridge.ErrNotObtained)
+	case e.lost():
+		errs = append(errs, lockbridge.ErrNotHeld)
+	}
+	for _, n := range e.Nodes {
+		if n.Err != nil {
+			errs = append(errs, n.Err)
+		}
+	}
+	return errs
+}
+
+// lost reports whether the nodes that did not fail say the lock is not ours
+// beyond doubt: the OK and Failed ones together are no majority.
+func (e *QuorumError) lost() bool {
+	return e.Got+len(e.Indexes(Failed)) < e.Need
+}
+
+// Indexes returns the indexes of the nodes whose answer was s, in order.
+func (e *QuorumError) Indexes(s Status) []int {
+	var idx []int
+	for _, n := range e.Nodes {
+		if n.Status == s {
+			idx = append(idx, n.Index)
+		}
+	}
+	return idx
+}
+
+// errReleased is returned by Unlock and Refresh on a lock this Lock value
+// already released.
+var errReleased = fmt.Errorf("redlock: %w: already unlocked", lockbridge.ErrNotHeld)
+
+// errNilLock is returned by the methods of a nil *Lock.
+var errNilLock = fmt.Errorf("redlock: %w: nil lock", lockbridge.ErrNotHeld)

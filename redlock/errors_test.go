@@ -1,0 +1,54 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/redlock"
+	"github.com/stretchr/testify/assert"
+)
+
+func TestQuorumError(t *testing.T) {
+	refused := errors.New("redlock: acquire \"k\": dial tcp: connection refused")
+	timeout := fmt.Errorf("%w after %v", redlock.ErrNodeTimeout, 50*time.Millisecond)
+	nodes := []redlock.NodeResult{
+		{Index: 0, Status: redlock.OK},
+		{Index: 1, Name: "b:6379", Status: redlock.Taken, HolderTTL: 1500 * time.Millisecond},
+		{Index: 2, Status: redlock.Taken, HolderTTL: -1},
+		{Index: 3, Status: redlock.Failed, Err: refused},
+		{Index: 4, Name: "e:6379", Status: redlock.Failed, Err: timeout},
+	}
+	acq := &redlock.QuorumError{Op: redlock.OpAcquire, Key: "k", Need: 3, Got: 1, Nodes: nodes}
+	assert.EqualError(t, acq, `redlock: lock "k" not obtained: 1 of 5 nodes acquired, need 3: `+
+		`node 0: ok; node 1 (b:6379): held by another for 1.5s more; node 2: held by another, with no expiry; `+
+		`node 3: failed: acquire "k": dial tcp: connection refused; node 4 (e:6379): failed: node timed out after 50ms`)
+	assert.ErrorIs(t, acq, lockbridge.ErrNotObtained)
+	assert.ErrorIs(t, acq, refused)
+	assert.ErrorIs(t, acq, redlock.ErrNodeTimeout)
+	assert.NotErrorIs(t, acq, context.DeadlineExceeded)
+	assert.NotErrorIs(t, acq, lockbridge.ErrNotHeld)
+	assert.Equal(t, []int{3, 4}, acq.Indexes(redlock.Failed))
+	assert.Equal(t, []int{1, 2}, acq.Indexes(redlock.Taken))
+	assert.Nil(t, acq.Indexes(redlock.Expired))
+
+	// Refresh: 1 ok + 2 failed could still be a majority: undecided.
+	ref := &redlock.QuorumError{Op: redlock.OpRefresh, Key: "k", Need: 3, Got: 1, Nodes: nodes}
+	assert.NotErrorIs(t, ref, lockbridge.ErrNotHeld)
+	assert.NotErrorIs(t, ref, lockbridge.ErrNotObtained)
+	assert.ErrorIs(t, ref, refused)
+	assert.Contains(t, ref.Error(), `redlock: refresh of lock "k" failed: 1 of 5 nodes refreshed, need 3: `)
+	// 1 ok + 1 failed cannot: lost.
+	lost := append([]redlock.NodeResult(nil), nodes...)
+	lost[4] = redlock.NodeResult{Index: 4, Status: redlock.Expired}
+	un := &redlock.QuorumError{Op: redlock.OpUnlock, Key: "k", Need: 3, Got: 1, Nodes: lost}
+	assert.ErrorIs(t, un, lockbridge.ErrNotHeld)
+	assert.Contains(t, un.Error(), `redlock: unlock of lock "k" failed: 1 of 5 nodes released, need 3: `)
+	assert.Contains(t, un.Error(), `node 4: expired`)
+
+	assert.Equal(t, "ok taken expired failed Status(9)",
+		fmt.Sprint(redlock.OK, redlock.Taken, redlock.Expired, redlock.Failed, redlock.Status(9)))
+}

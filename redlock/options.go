@@ -1,0 +1,157 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/modernproto"
+)
+
+// Option configures a Locker. Options are applied by New in order; an
+// invalid one is recorded and returned, wrapping lockbridge.ErrInvalid, by
+// every TryLock and Lock of that Locker (New itself returns no error).
+type Option func(*config)
+
+// The defaults of the options.
+const (
+	// DefaultNodeTimeoutMax caps the default node timeout: ttl/10, at most
+	// 50 ms (and at least 1 ms).
+	DefaultNodeTimeoutMax = 50 * time.Millisecond
+	// DefaultDriftFactor and DefaultDrift make the default clock-drift
+	// allowance ttl×0.01 + 2 ms, as in the Redlock description.
+	DefaultDriftFactor = 0.01
+	DefaultDrift       = 2 * time.Millisecond
+	// DefaultBackoffMin and DefaultBackoffMax bound the default backoff of
+	// Lock: lockbridge.ExponentialBackoff(8 ms, 512 ms), with jitter.
+	DefaultBackoffMin = 8 * time.Millisecond
+	DefaultBackoffMax = 512 * time.Millisecond
+)
+
+type config struct {
+	nodeTimeout time.Duration // 0: the default, from the ttl
+	driftFactor float64
+	drift       time.Duration
+	autoRefresh bool
+	backoff     lockbridge.Backoff
+	token       func() (string, error)
+	names       []string
+	errs        []error
+}
+
+func defaults() config {
+	return config{
+		driftFactor: DefaultDriftFactor,
+		drift:       DefaultDrift,
+		backoff:     lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		token:       modernproto.NewToken,
+	}
+}
+
+func (c *config) invalid(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("redlock: %w: "+format, append([]any{lockbridge.ErrInvalid}, args...)...))
+}
+
+// err is the recorded option errors, joined; nil when all options were valid.
+func (c *config) err() error { return errors.Join(c.errs...) }
+
+// WithNodeTimeout bounds each node's part of a round (acquire, refresh,
+// unlock, and the release that undoes a failed acquire): a node that has not
+// answered by then counts as Failed, with an error wrapping ErrNodeTimeout,
+// so a hung node delays a round by at most d. It must be positive, and at a
+// call, below the ttl minus the drift allowance (else ErrInvalid). Default:
+// ttl/10, at most 50 ms and at least 1 ms.
+func WithNodeTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.invalid("node timeout %v is not positive", d)
+			return
+		}
+		c.nodeTimeout = d
+	}
+}
+
+// WithDriftFactor sets the part of the clock-drift allowance that grows with
+// the ttl: the allowance is ttl×f + the fixed drift (WithDrift), and a lock
+// is valid for ttl − (time the round took) − allowance. f must be in [0, 1).
+// Default: DefaultDriftFactor, 0.01.
+func WithDriftFactor(f float64) Option {
+	return func(c *config) {
+		if math.IsNaN(f) || f < 0 || f >= 1 {
+			c.invalid("drift factor %v is not in [0, 1)", f)
+			return
+		}
+		c.driftFactor = f
+	}
+}
+
+// WithDrift sets the fixed part of the clock-drift allowance (see
+// WithDriftFactor), which covers Redis' millisecond expiry resolution.
+// d must not be negative. Default: DefaultDrift, 2 ms.
+func WithDrift(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.invalid("drift %v is negative", d)
+			return
+		}
+		c.drift = d
+	}
+}
+
+// WithAutoRefresh makes every lock refresh itself on all nodes every third
+// of its validity, until Unlock. When a refresh finds the lock gone or taken
+// on so many nodes that no majority can be ours, or no refresh reaches a
+// majority before the last twelfth of the validity (nodes down or hung), the
+// lock's Done channel is closed and Err returns an error wrapping
+// lockbridge.ErrLost. Default: off — a lock lives for its validity unless
+// refreshed by hand.
+func WithAutoRefresh() Option { return func(c *config) { c.autoRefresh = true } }
+
+// WithBackoff sets how long Lock waits between rounds. Lock adds up to a
+// quarter of each delay, at random, so that contenders whose rounds split
+// the votes do not retry in step even with a backoff without jitter
+// (lockbridge.LinearBackoff); and it never waits longer than the time until
+// enough holders' leases have run out for a majority to be free (learnt by
+// each failed round, plus jitter). lockbridge.NoRetry makes Lock a single
+// round. Default: lockbridge.ExponentialBackoff(8 ms, 512 ms), which draws
+// each delay from [d/2, d], d doubling from 8 ms up to 512 ms. A nil or
+// malformed backoff is invalid.
+func WithBackoff(b lockbridge.Backoff) Option {
+	return func(c *config) {
+		if err := lockbridge.ValidateBackoff(b); err != nil {
+			c.errs = append(c.errs, fmt.Errorf("redlock: %w", err))
+			return
+		}
+		c.backoff = b
+	}
+}
+
+// WithTokenFunc sets how each acquire makes its token, the value written to
+// every node that proves ownership on refresh and release. It must return a
+// value unique to this acquisition, of 1 to 1024 bytes; an error from it
+// fails the acquire. Default: 16 bytes from crypto/rand, base64url — the
+// modern lock's token (modern.NewToken). nil is invalid.
+func WithTokenFunc(f func() (string, error)) Option {
+	return func(c *config) {
+		if f == nil {
+			c.invalid("nil token func")
+			return
+		}
+		c.token = f
+	}
+}
+
+// WithNodeNames names the nodes, in the order of the clients given to New,
+// for errors (NodeResult.Name, QuorumError's message): say, their addresses,
+// which a driver.Client does not know. There must be exactly one name per
+// client. Default: none; nodes are known by their index.
+func WithNodeNames(names ...string) Option {
+	return func(c *config) {
+		c.names = append([]string(nil), names...)
+		if c.names == nil {
+			c.names = []string{}
+		}
+	}
+}
