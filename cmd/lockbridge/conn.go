@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/redis/go-redis/v9"
+)
+
+// connFlags are the connection flags of every command that talks to Redis.
+type connFlags struct {
+	url, cluster, namespace string
+	timeout                 time.Duration
+}
+
+// register adds the flags. The demo does not read REDIS_URL: without
+// --redis it runs on its embedded Redis, whatever the environment says.
+func (c *connFlags) register(fs *flag.FlagSet, demo bool) {
+	if demo {
+		fs.StringVar(&c.url, "redis", "", "run on this Redis instead of the embedded one: redis://[user:password@]host:port[/db], rediss:// for TLS")
+		fs.StringVar(&c.namespace, "namespace", "", "migration namespace for the demo fleet: it must be at legacy with no live client, and its keys are deleted at the end (default: a fresh lockbridge-demo-… one)")
+	} else {
+		fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL)")
+		fs.StringVar(&c.namespace, "namespace", "", "migration namespace (default $LOCKBRIDGE_NAMESPACE, else \"default\")")
+	}
+	fs.StringVar(&c.cluster, "cluster", "", "comma-separated host:port addresses of a Redis Cluster (user, password and TLS from --redis if given)")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout for connecting and for each Redis call")
+}
+
+// ns returns the namespace: the flag, $LOCKBRIDGE_NAMESPACE, or "default".
+func (c *connFlags) ns(e *env) string {
+	if v := c.nsGiven(e); v != "" {
+		return v
+	}
+	return "default"
+}
+
+// nsGiven returns the namespace the user named, or "".
+func (c *connFlags) nsGiven(e *env) string {
+	if c.namespace != "" {
+		return c.namespace
+	}
+	return e.getenv("LOCKBRIDGE_NAMESPACE")
+}
+
+// target returns the URL to use: the flag, else $REDIS_URL (not for the
+// demo).
+func (c *connFlags) target(e *env, demo bool) string {
+	if c.url != "" || demo {
+		return c.url
+	}
+	return e.getenv("REDIS_URL")
+}
+
+// quietLogger silences go-redis' own log lines on stderr: the commands
+// report errors themselves, one line each.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(quietLogger{}) }
+
+// redact hides the password of a Redis URL for messages.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// client builds the go-redis client for the flags without connecting.
+func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, error) {
+	if c.timeout <= 0 {
+		return nil, "", usageErrorf("--timeout %v: want a positive duration", c.timeout)
+	}
+	raw := c.target(e, demo)
+	var opts *redis.Options
+	if raw != "" {
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			var ue *url.Error // its message repeats the URL, password and all
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, "", usageErrorf("bad Redis URL %s: %v", redact(raw), strings.TrimPrefix(err.Error(), "redis: "))
+		}
+		opts = o
+	}
+	if c.cluster != "" {
+		var addrs []string
+		for _, a := range strings.Split(c.cluster, ",") {
+			a = strings.TrimSpace(a)
+			if a == "" || !strings.Contains(a, ":") {
+				return nil, "", usageErrorf("bad --cluster address %q: want host:port[,host:port…]", a)
+			}
+			addrs = append(addrs, a)
+		}
+		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1}
+		if opts != nil {
+			if opts.DB != 0 {
+				return nil, "", usageErrorf("a Redis Cluster has only database 0: drop the /%d from --redis", opts.DB)
+			}
+			co.Username, co.Password, co.TLSConfig = opts.Username, opts.Password, opts.TLSConfig
+		}
+		return redis.NewClusterClient(co), "Redis Cluster " + strings.Join(addrs, ","), nil
+	}
+	if opts == nil {
+		return nil, "", usageErrorf("no Redis to talk to: give --redis URL, set REDIS_URL, or give --cluster addresses")
+	}
+	opts.MaxRetries = -1
+	opts.DialTimeout = c.timeout
+	opts.DialerRetries = 1 // one clear error at once, not five
+	return redis.NewClient(opts), "Redis " + opts.Addr, nil
+}
+
+// dial returns a client for the flags once Redis has answered a PING, and a
+// function that closes it.
+func (c *connFlags) dial(ctx context.Context, e *env) (driver.Client, func(), error) {
+	return c.dialWith(ctx, e, false)
+}
+
+func (c *connFlags) dialWith(ctx context.Context, e *env, demo bool) (driver.Client, func(), error) {
+	uc, where, err := c.client(e, demo)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := ping(ctx, uc, c.timeout, where); err != nil {
+		_ = uc.Close()
+		return nil, nil, err
+	}
+	return goredis.New(uc), func() { _ = uc.Close() }, nil
+}
+
+func ping(ctx context.Context, uc redis.UniversalClient, timeout time.Duration, where string) error {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := uc.Ping(pctx).Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.DeadlineExceeded) || pctx.Err() != nil:
+		return fmt.Errorf("cannot reach %s: no answer within %v", where, timeout)
+	default:
+		return fmt.Errorf("cannot reach %s: %v", where, oneLine(err.Error()))
+	}
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// callCtx returns a context for one Redis call.
+func (c *connFlags) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, c.timeout)
+}

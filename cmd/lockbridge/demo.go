@@ -1,0 +1,341 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/fleetsim"
+	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/redis/go-redis/v9"
+)
+
+const demoSummary = `Run a mixed fleet migrating live from the legacy lock to the modern one.
+
+Java workers run the Java seed algorithm (SETNX + GET + GETSET, replayed command
+for command); Go workers run migrate.Locker. The controller rolls the Go workers
+through legacy -> dual-write -> dual-read -> modern one worker at a time, and
+the Java workers are retired before dual-read. Inside every critical section an
+exclusion check counts overlaps: two holders of one lock at once.
+
+Without --redis (or --cluster) it runs on an embedded Redis (miniredis), in
+process: nothing to install. REDIS_URL is not read here. On a real server it
+uses a fresh namespace and lock names of its own, and deletes them at the end.
+
+Exit codes: 0 no overlap, 3 an overlap was seen, 1 an error, 2 bad usage.`
+
+func runDemo(e *env, args []string) error {
+	fs := newFlags(e, "demo", "[flags]", demoSummary)
+	var cf connFlags
+	cf.register(fs.FlagSet, true)
+	duration := fs.Duration("duration", fleetsim.DefaultDuration, "about how long the rollout takes; it sets the pace of the redeploys")
+	java := fs.Int("java", fleetsim.DefaultJavaWorkers, "Java-algorithm workers (0 for none)")
+	gos := fs.Int("go", fleetsim.DefaultGoWorkers, "Go workers")
+	locks := fs.Int("locks", fleetsim.DefaultLocks, "lock names the workers contend for")
+	lease := fs.Duration("lease", fleetsim.DefaultLease, "lease of every lock")
+	quiet := fs.Duration("quiet", fleetsim.DefaultQuiet, "the controller's quiet period before dual-read")
+	rollback := fs.Bool("rollback", true, "end with a rollback of one step, modern -> dual-read")
+	keepJava := fs.Bool("keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
+	plain := fs.Bool("plain", false, "print plain periodic lines even on a terminal")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return usageErrorf("demo takes no arguments, only flags (see 'lockbridge demo --help')")
+	}
+	if *java < 0 || *gos < 1 || *locks < 1 {
+		return usageErrorf("demo: want --java >= 0, --go >= 1 and --locks >= 1")
+	}
+
+	// The client: on the embedded Redis unless told otherwise. Nothing is
+	// dialled before the flags are all checked.
+	var uc redis.UniversalClient
+	var where string
+	embeddedRun := cf.url == "" && cf.cluster == ""
+	if embeddedRun {
+		em, err := startEmbedded()
+		if err != nil {
+			return err
+		}
+		defer em.close()
+		uc = redis.NewClient(&redis.Options{Addr: em.addr(), MaxRetries: -1})
+		where = "embedded Redis (miniredis) on " + em.addr()
+	} else {
+		var err error
+		if uc, where, err = cf.client(e, true); err != nil {
+			return err
+		}
+	}
+	defer uc.Close()
+	ns := cf.namespace
+	if ns == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		ns = "lockbridge-demo-" + hex.EncodeToString(b[:])
+	}
+	r := newRenderer(e.stdout, e.isTTY && !*plain)
+	sim, err := fleetsim.New(fleetsim.Config{
+		Client:      goredis.New(uc),
+		Namespace:   ns,
+		JavaWorkers: *java,
+		NoJava:      *java == 0,
+		GoWorkers:   *gos,
+		Locks:       *locks,
+		Lease:       *lease,
+		Duration:    *duration,
+		Quiet:       *quiet,
+		Rollback:    *rollback,
+		KeepJava:    *keepJava,
+		OnEvent:     r.event,
+	})
+	if err != nil {
+		return usageErrorf("demo: %s", message(err))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := ping(ctx, uc, cf.timeout, where); err != nil {
+		return err
+	}
+
+	r.header = fmt.Sprintf("lockbridge demo on %s, namespace %s, locks %s…", where, ns, strings.TrimSuffix(sim.Names()[0], "0"))
+	if *keepJava {
+		r.header += "\nUNSAFE RUN (--keep-java): the Java workers are never retired and the controller is forced past dual-write"
+	}
+	r.start(sim.Snapshot)
+	sum, runErr := sim.Run(ctx)
+	r.stop()
+	if !embeddedRun {
+		cctx, cancel := context.WithTimeout(context.Background(), cf.timeout)
+		if err := sim.Cleanup(cctx); err != nil {
+			fmt.Fprintf(e.stderr, "lockbridge: demo: cleaning up the demo keys: %v\n", err)
+		}
+		cancel()
+	}
+	if len(sum.Reached) > 0 { // it ran
+		printSummary(e.stdout, sum, *keepJava)
+	}
+	switch {
+	case sum.Overlaps > 0:
+		return &exitErr{exitOverlap, fmt.Errorf("demo: %d overlaps: two holders held one lock at once", sum.Overlaps)}
+	case runErr != nil && ctx.Err() != nil:
+		return fmt.Errorf("demo interrupted")
+	case runErr != nil:
+		return fmt.Errorf("demo: %s", message(runErr))
+	case sum.Errors > 0:
+		return fmt.Errorf("demo: %d Redis errors in the workers (first: %s)", sum.Errors, sum.FirstErrors[0])
+	case !sum.ReachedAll():
+		return fmt.Errorf("demo: the fleet did not reach every phase")
+	}
+	return nil
+}
+
+// renderer draws the live view: on a terminal a block redrawn in place
+// under the scrolling event log; otherwise the events and one status line
+// a second.
+type renderer struct {
+	w      io.Writer
+	tty    bool
+	header string
+
+	mu     sync.Mutex
+	events []fleetsim.Event
+	lines  int // lines of the block drawn last (tty)
+
+	snap func() fleetsim.Snapshot
+	quit chan struct{}
+	done chan struct{}
+}
+
+func newRenderer(w io.Writer, tty bool) *renderer {
+	return &renderer{w: w, tty: tty, quit: make(chan struct{}), done: make(chan struct{})}
+}
+
+func (r *renderer) event(ev fleetsim.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	r.mu.Unlock()
+}
+
+func (r *renderer) start(snap func() fleetsim.Snapshot) {
+	r.snap = snap
+	fmt.Fprintln(r.w, r.header)
+	every := time.Second
+	if r.tty {
+		every = 100 * time.Millisecond
+	}
+	go func() {
+		defer close(r.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-r.quit:
+				r.draw(true)
+				return
+			case <-t.C:
+				r.draw(false)
+			}
+		}
+	}()
+}
+
+func (r *renderer) stop() {
+	close(r.quit)
+	<-r.done
+}
+
+// draw prints the new events and the status.
+func (r *renderer) draw(final bool) {
+	r.mu.Lock()
+	evs := r.events
+	r.events = nil
+	r.mu.Unlock()
+	s := r.snap()
+	var b strings.Builder
+	if r.tty {
+		if r.lines > 0 {
+			fmt.Fprintf(&b, "\x1b[%dF\x1b[J", r.lines) // back to the block's first line, clear below
+		}
+		for _, ev := range evs {
+			b.WriteString(eventLine(ev) + "\n")
+		}
+		block := liveBlock(s)
+		b.WriteString(block)
+		r.lines = strings.Count(block, "\n")
+	} else {
+		for _, ev := range evs {
+			b.WriteString(eventLine(ev) + "\n")
+		}
+		if !final {
+			b.WriteString(statusLine(s) + "\n")
+		}
+	}
+	_, _ = io.WriteString(r.w, b.String())
+}
+
+func eventLine(ev fleetsim.Event) string {
+	return fmt.Sprintf("%6.2fs  %-8s %s", ev.At.Seconds(), strings.ToUpper(string(ev.Kind)), ev.Text)
+}
+
+// liveWidth bounds the live view's lines, so that none wraps on an
+// 80-column terminal (a wrapped line would throw the redraw off).
+const liveWidth = 79
+
+// liveBlock is the terminal view, ending in a newline.
+func liveBlock(s fleetsim.Snapshot) string {
+	lines := []string{
+		"",
+		fmt.Sprintf("── %5.1fs ── phase %s ──", s.Elapsed.Seconds(), strings.ToUpper(s.Phase.String())),
+		"  " + s.Stage,
+		fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s", "WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS"),
+	}
+	for _, w := range s.Workers {
+		lines = append(lines, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+	}
+	lines = append(lines,
+		fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
+			s.ByKind[fleetsim.Java].Acquired, s.ByKind[fleetsim.Go].Acquired, s.ByKind[fleetsim.Java].Contended, s.ByKind[fleetsim.Go].Contended, s.Overlaps),
+		"  go acquired by phase: "+byPhase(s))
+	var b strings.Builder
+	for _, l := range lines {
+		if r := []rune(l); len(r) > liveWidth {
+			l = string(r[:liveWidth-1]) + "…"
+		}
+		b.WriteString(l + "\n")
+	}
+	return b.String()
+}
+
+func shortKind(k fleetsim.Kind) string {
+	if k == fleetsim.Java {
+		return "Java seed"
+	}
+	return "Go migrate"
+}
+
+func byPhase(s fleetsim.Snapshot) string {
+	var parts []string
+	for p := migrate.PhaseLegacy; p <= migrate.PhaseModern; p++ {
+		parts = append(parts, fmt.Sprintf("%s %d", p, s.ByPhase[p].Acquired))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// statusLine is the plain view's periodic line.
+func statusLine(s fleetsim.Snapshot) string {
+	var gos []string
+	javaRunning, javaTotal := 0, 0
+	for _, w := range s.Workers {
+		if w.Kind == fleetsim.Java {
+			javaTotal++
+			if w.State == fleetsim.StateRunning {
+				javaRunning++
+			}
+			continue
+		}
+		gos = append(gos, fmt.Sprintf("%s=%s", w.Name, w.Phase))
+	}
+	return fmt.Sprintf("%6.2fs  STATUS   phase %s | %s | java %d/%d running | acquired java %d, go %d | contended java %d, go %d | overlaps %d",
+		s.Elapsed.Seconds(), s.Phase, strings.Join(gos, " "), javaRunning, javaTotal,
+		s.ByKind[fleetsim.Java].Acquired, s.ByKind[fleetsim.Go].Acquired,
+		s.ByKind[fleetsim.Java].Contended, s.ByKind[fleetsim.Go].Contended, s.Overlaps)
+}
+
+// printSummary prints the table at the end.
+func printSummary(w io.Writer, sum fleetsim.Summary, keepJava bool) {
+	fmt.Fprintf(w, "\nSummary after %.1fs\n", sum.Elapsed.Seconds())
+	fmt.Fprintf(w, "  %-28s %9s %10s %9s\n", "WORKERS", "ACQUIRED", "CONTENDED", "OVERLAPS")
+	row := func(name string, c fleetsim.Counts) {
+		fmt.Fprintf(w, "  %-28s %9d %10d %9d\n", name, c.Acquired, c.Contended, c.Overlaps)
+	}
+	row("java (Java seed algorithm)", sum.ByKind[fleetsim.Java])
+	row("go (migrate.Locker)", sum.ByKind[fleetsim.Go])
+	for p := migrate.PhaseLegacy; p <= migrate.PhaseModern; p++ {
+		row("  go in "+p.String(), sum.ByPhase[p])
+	}
+	var reached []string
+	for _, p := range sum.Reached {
+		reached = append(reached, p.String())
+	}
+	rb := ""
+	if sum.RolledBack {
+		rb = " (the last step a rollback)"
+	}
+	fmt.Fprintf(w, "phases reached: %s%s\n", strings.Join(reached, " → "), rb)
+	fmt.Fprintf(w, "controller refusals: %d\n", len(sum.RefusedSteps))
+	for _, r := range sum.RefusedSteps {
+		fmt.Fprintf(w, "  - %s\n", r)
+	}
+	if len(sum.ForcedSteps) > 0 {
+		fmt.Fprintf(w, "forced steps: %d\n", len(sum.ForcedSteps))
+		for _, f := range sum.ForcedSteps {
+			fmt.Fprintf(w, "  - %s\n", f)
+		}
+	}
+	if sum.Errors > 0 {
+		fmt.Fprintf(w, "Redis errors in the workers: %d\n", sum.Errors)
+		for _, e := range sum.FirstErrors {
+			fmt.Fprintf(w, "  - %s\n", e)
+		}
+	}
+	if sum.Overlaps == 0 {
+		fmt.Fprintln(w, "overlaps: 0 — no two holders ever held a lock at once.")
+		return
+	}
+	fmt.Fprintf(w, "OVERLAPS: %d — two holders held a lock at once:\n", sum.Overlaps)
+	for _, o := range sum.OverlapsSeen {
+		fmt.Fprintf(w, "  - %s\n", o)
+	}
+	if keepJava {
+		fmt.Fprintln(w, "This is why the controller refuses to pass dual-write while a legacy locker runs.")
+	}
+}

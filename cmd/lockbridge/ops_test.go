@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/modern"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// server starts a redis-server and returns a client on it and the
+// environment that points the CLI at it.
+func server(t *testing.T) (driver.Client, []string) {
+	t.Helper()
+	srv := redistest.Start(t)
+	return locktest.GoRedis(t, srv), []string{"REDIS_URL=" + srv.URL()}
+}
+
+// section returns the part of an inspect output that starts with head and
+// ends before the next blank line.
+func section(t *testing.T, out, head string) string {
+	t.Helper()
+	i := strings.Index(out, head)
+	require.NotEqual(t, -1, i, "no %q in:\n%s", head, out)
+	s := out[i:]
+	if j := strings.Index(s, "\n\n"); j >= 0 {
+		s = s[:j]
+	}
+	return s
+}
+
+func TestInspect(t *testing.T) {
+	t.Parallel()
+	c, env := server(t)
+	ctx := context.Background()
+
+	t.Run("java-written value", func(t *testing.T) {
+		exp, ok, err := seed.Lock(ctx, c, "orders:42", time.Minute, nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		r := cli(t, "", env, "inspect", "orders:42")
+		require.Equal(t, 0, r.code, r.stderr)
+		lk := section(t, r.stdout, `legacy key "orders:42" (raw key codec): 13 bytes, no TTL`)
+		v := time.UnixMilli(exp).UTC().Format(timeLayout)
+		assert.Regexp(t, `decimal +\d{13} \(ms\) = `+regexp.QuoteMeta(v)+`: live, [0-9.]+s left`, lk)
+		assert.Regexp(t, `json-number +\d{13} \(ms\) = `, lk)
+		for _, codec := range []string{"jdk-string", "jdk-long", "json-string"} {
+			assert.Regexp(t, codec+` +does not parse`, lk)
+		}
+		assert.NotContains(t, lk, "FOREIGN")
+		assert.Contains(t, r.stdout, `modern key "{orders:42}:modern" (migrate): absent`)
+		assert.Contains(t, r.stdout, `legacy key "\xac\xed\x00\x05t\x00\torders:42" (jdk-string key codec): absent, and no modern key`)
+
+		// Expired, and in seconds (the redis.io recipe).
+		_, err = c.Do(ctx, "SET", "old", "1700000000001")
+		require.NoError(t, err)
+		_, err = c.Do(ctx, "SET", "old:s", "1700000000")
+		require.NoError(t, err)
+		r = cli(t, "", env, "inspect", "old", "--key-codec", "raw")
+		assert.Contains(t, r.stdout, "decimal      1700000000001 (ms) = 2023-11-14 22:13:20.001 UTC: expired (")
+		assert.NotContains(t, r.stdout, "jdk-string key codec", "--key-codec raw looks at the raw key only")
+		r = cli(t, "", env, "inspect", "old:s", "--key-codec", "raw")
+		assert.Contains(t, r.stdout, "decimal      1700000000 (s) = 2023-11-14 22:13:20.000 UTC: expired (")
+	})
+
+	t.Run("jdk-serialized key", func(t *testing.T) {
+		l := legacy.New(c, legacy.WithKeyCodec(legacy.KeyJavaString), legacy.WithValueCodec(legacy.ValueJavaLong))
+		lk, err := l.TryLock(ctx, "spring:lock", time.Minute)
+		require.NoError(t, err)
+		for _, kc := range []string{"auto", "jdk-string", "java-string"} {
+			r := cli(t, "", env, "inspect", "--key-codec", kc, "spring:lock")
+			require.Equal(t, 0, r.code, r.stderr)
+			s := section(t, r.stdout, `legacy key "\xac\xed\x00\x05t\x00\vspring:lock" (jdk-string key codec): 82 bytes, no TTL`)
+			assert.Contains(t, s, `bytes        "\xac\xed\x00\x05sr\x00\x0ejava.lang.Long;`)
+			assert.Regexp(t, `jdk-long +`+lk.Token()+` \(ms\) = .*: live, `, s)
+			assert.Regexp(t, `decimal +does not parse`, s)
+			if kc == "auto" {
+				assert.Contains(t, r.stdout, `legacy key "spring:lock" (raw key codec): absent, and no modern key`)
+			}
+		}
+		r := cli(t, "", env, "inspect", "--key-codec", "raw", "spring:lock")
+		assert.Contains(t, r.stdout, `legacy key "spring:lock" (raw key codec): absent`)
+	})
+
+	t.Run("modern lock", func(t *testing.T) {
+		lk, err := modern.New(c, modern.WithFencing()).TryLock(ctx, "invoice:7", time.Minute)
+		require.NoError(t, err)
+		r := cli(t, "", env, "inspect", "invoice:7")
+		require.Equal(t, 0, r.code, r.stderr)
+		s := section(t, r.stdout, `legacy key "invoice:7" (raw key codec): 22 bytes, PTTL `)
+		assert.Contains(t, s, "with its TTL it is a modern lock: token \""+lk.Token()+"\", PTTL ")
+		assert.Contains(t, s, `fence  "{invoice:7}:fence" = "1" (the last fencing token handed out)`)
+		assert.NotContains(t, s, "FOREIGN")
+
+		// A migrate lock in dual-write: both keys, the modern one fenced.
+		ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:1", time.Minute)
+		require.NoError(t, err)
+		r = cli(t, "", env, "inspect", "pay:1")
+		s = section(t, r.stdout, `modern key "{pay:1}:modern" (migrate): 22 bytes, PTTL `)
+		assert.Contains(t, s, `token  "`+ml.Token()+`"`)
+		assert.Contains(t, s, `fence  "{pay:1}:modern:fence" = "1"`)
+		assert.Regexp(t, `decimal +\d{13} \(ms\) = .*: live`, section(t, r.stdout, `legacy key "pay:1" (raw key codec)`))
+	})
+
+	t.Run("foreign value", func(t *testing.T) {
+		_, err := c.Do(ctx, "SET", "weird", "uuid:1234:\x00\xff\"\u202e")
+		require.NoError(t, err)
+		r := cli(t, "", env, "inspect", "weird")
+		require.Equal(t, 0, r.code, r.stderr)
+		s := section(t, r.stdout, `legacy key "weird" (raw key codec): 16 bytes, no TTL`)
+		assert.Contains(t, s, `bytes        "uuid:1234:\x00\xff\"\xe2\x80\xae"`)
+		assert.Contains(t, s, "FOREIGN: no legacy codec parses it")
+		assert.NotContains(t, r.stdout, "\u202e", "control characters never reach the terminal")
+
+		_, err = c.Do(ctx, "SET", "big", strings.Repeat("x", 10000))
+		require.NoError(t, err)
+		r = cli(t, "", env, "inspect", "big")
+		assert.Contains(t, r.stdout, `"… (10000 bytes)`)
+		assert.Less(t, len(r.stdout), 2000)
+
+		_, err = c.Do(ctx, "HSET", "h", "f", "v")
+		require.NoError(t, err)
+		r = cli(t, "", env, "inspect", "h")
+		assert.Equal(t, 0, r.code)
+		assert.Contains(t, r.stdout, `legacy key "h" (raw key codec): a hash, not a lock`)
+
+		r = cli(t, "", env, "inspect", "nothing:here")
+		assert.Equal(t, 0, r.code)
+		assert.Contains(t, r.stdout, "nothing is stored for this lock name under either key codec")
+	})
+
+	t.Run("namespace", func(t *testing.T) {
+		r := cli(t, "", env, "inspect", "orders:42", "--namespace", "shop")
+		assert.Contains(t, r.stdout, "namespace shop: phase legacy, 0 live clients")
+		r = cli(t, "", append(env, "LOCKBRIDGE_NAMESPACE=shop"), "inspect", "orders:42")
+		assert.Contains(t, r.stdout, "namespace shop: phase legacy")
+		r = cli(t, "", env, "inspect", "orders:42")
+		assert.NotContains(t, r.stdout, "namespace")
+	})
+}
+
+func TestPhaseAndFleet(t *testing.T) {
+	t.Parallel()
+	c, env := server(t)
+	ctx := context.Background()
+	ns := []string{"--namespace", "shop", "--quiet", "1h"}
+	phase := func(args ...string) result {
+		return cli(t, "", env, append(append([]string{"phase"}, args...), ns...)...)
+	}
+
+	r := cli(t, "", env, "phase", "get", "--namespace", "shop")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "legacy\n", r.stdout)
+
+	// A client of the fleet deployed with a fixed phase: it lags.
+	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace("shop"), migrate.WithPhaseInterval(time.Hour))
+	defer l.Close(ctx)
+	_, err := l.Phase(ctx)
+	require.NoError(t, err)
+
+	r = cli(t, "", env, "fleet", "--namespace", "shop")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "namespace shop: phase legacy")
+	assert.Regexp(t, `\S+-\d+-[0-9a-f]{12} +\S+ +\d+ +legacy +\d+ms ago +live`, r.stdout)
+	assert.Contains(t, r.stdout, "legacy sighting: none recorded")
+	assert.Contains(t, r.stdout, "next step: legacy → dual-write is safe")
+
+	r = phase("set", "dual-write")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "legacy → dual-write\n", r.stdout)
+
+	// The client still runs legacy: refused, exit 4.
+	r = phase("set", "dual-read")
+	assert.Equal(t, 4, r.code)
+	assert.Contains(t, r.stderr, "lockbridge: refusing dual-write → dual-read:")
+	assert.Contains(t, r.stderr, "runs legacy, the fleet is at dual-write")
+	assert.Contains(t, r.stderr, "less than the quiet period 1h0m0s")
+	assert.Contains(t, r.stderr, "re-run with --force to override")
+	r = cli(t, "", env, "phase", "get", "--namespace", "shop")
+	assert.Equal(t, "dual-write\n", r.stdout, "a refused step changes nothing")
+
+	r = cli(t, "", env, "fleet", "--namespace", "shop", "--quiet", "1h")
+	assert.Contains(t, r.stdout, "next step: dual-write → dual-read is NOT safe:")
+
+	// Two steps at once: never.
+	r = phase("set", "modern", "--force")
+	oneLineError(t, r, 4, "the fleet is at dual-write: it moves one step at a time, to dual-read or back to legacy")
+
+	// A legacy sighting blocks too.
+	exp, ok, err := seed.Lock(ctx, c, "orders:1", time.Minute, nil)
+	require.NoError(t, err)
+	require.True(t, ok)
+	dw := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace("shop"))
+	_, err = dw.TryLock(ctx, "orders:1", time.Second)
+	require.Error(t, err)
+	require.NoError(t, dw.Close(ctx))
+	require.NoError(t, seed.Unlock(ctx, c, "orders:1", exp, nil))
+	r = cli(t, "", env, "fleet", "--namespace", "shop")
+	assert.Regexp(t, `legacy sighting: \d+s ago on key "orders:1" \(1 in all\)`, r.stdout)
+	r = phase("set", "dual-read")
+	assert.Equal(t, 4, r.code)
+	assert.Contains(t, r.stderr, `a legacy-only locker was seen`)
+
+	// --force takes it, loudly.
+	r = phase("set", "dualread", "--force")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "dual-write → dual-read\n", r.stdout)
+	assert.Contains(t, r.stderr, "WARNING: forced past a blocker: ")
+	assert.Contains(t, r.stderr, "WARNING: a forced step can let two holders in")
+
+	// Rolling back is always allowed; setting the current phase is a no-op.
+	r = phase("set", "dual-write")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "dual-read → dual-write\n", r.stdout)
+	r = phase("set", "Dual_Write")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "already at dual-write\n", r.stdout)
+	r = cli(t, "", env, "phase", "get", "--namespace", "shop")
+	assert.Equal(t, "dual-write\n", r.stdout)
+
+	// An empty namespace.
+	r = cli(t, "", env, "fleet", "--namespace", "empty")
+	assert.Contains(t, r.stdout, "(no clients registered)")
+}
+
+func TestUnlock(t *testing.T) {
+	t.Parallel()
+	c, env := server(t)
+	ctx := context.Background()
+	exists := func(k string) bool {
+		n, err := c.Do(ctx, "EXISTS", k)
+		require.NoError(t, err)
+		return n == int64(1)
+	}
+	ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:9", time.Minute)
+	require.NoError(t, err)
+
+	// Declined: nothing deleted, exit 5.
+	r := cli(t, "n\n", env, "unlock", "--force", "pay:9")
+	oneLineError(t, r, 5, "unlock declined: nothing deleted")
+	assert.Contains(t, r.stdout, `legacy key (raw key codec) "pay:9" = "`)
+	assert.Contains(t, r.stdout, `modern key "{pay:9}:modern" = "`+ml.Token()+`" (PTTL `)
+	assert.Contains(t, r.stdout, "Delete 2 key(s)?")
+	r = cli(t, "", env, "unlock", "--force", "pay:9") // no answer at all (EOF)
+	assert.Equal(t, 5, r.code)
+	assert.True(t, exists("pay:9"))
+	assert.True(t, exists("{pay:9}:modern"))
+
+	// Confirmed: both keys go, the fence counter stays.
+	r = cli(t, "yes\n", env, "unlock", "pay:9", "--force")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `deleted legacy key (raw key codec) "pay:9"`)
+	assert.Contains(t, r.stdout, `deleted modern key "{pay:9}:modern"`)
+	assert.False(t, exists("pay:9"))
+	assert.False(t, exists("{pay:9}:modern"))
+	assert.True(t, exists("{pay:9}:modern:fence"))
+
+	// --yes asks nothing; a JDK-serialized key is found too.
+	_, err = legacy.New(c, legacy.WithKeyCodec(legacy.KeyJavaString)).TryLock(ctx, "spring:lock", time.Minute)
+	require.NoError(t, err)
+	r = cli(t, "", env, "unlock", "--force", "--yes", "spring:lock")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "Delete")
+	assert.Contains(t, r.stdout, `deleted legacy key (jdk-string key codec) "\xac\xed\x00\x05t\x00\vspring:lock"`)
+
+	// Nothing there.
+	r = cli(t, "", env, "unlock", "--force", "--yes", "pay:9")
+	assert.Equal(t, 0, r.code)
+	assert.Contains(t, r.stdout, "nothing to unlock")
+
+	// Not a lock.
+	_, err = c.Do(ctx, "LPUSH", "queue", "x")
+	require.NoError(t, err)
+	r = cli(t, "", env, "unlock", "--force", "--yes", "queue")
+	oneLineError(t, r, 1, `legacy key (raw key codec) "queue" is a list, not a lock: not deleting it`)
+	assert.True(t, exists("queue"))
+}
+
+func TestCluster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartCluster(t)
+	c := locktest.GoRedisCluster(t, cl)
+	addrs := strings.Join(cl.Addrs(), ",")
+	ctx := context.Background()
+
+	r := cli(t, "", nil, "phase", "set", "dual-write", "--cluster", addrs, "--namespace", "c")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, "", nil, "phase", "get", "--cluster", addrs, "--namespace", "c")
+	assert.Equal(t, "dual-write\n", r.stdout)
+
+	lk, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite)).TryLock(ctx, "orders:7", time.Minute)
+	require.NoError(t, err)
+	r = cli(t, "", nil, "inspect", "orders:7", "--cluster", addrs, "--namespace", "c")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `token  "`+lk.Token()+`"`)
+	assert.Contains(t, r.stdout, "namespace c: phase dual-write since ")
+
+	r = cli(t, "", nil, "unlock", "orders:7", "--force", "--yes", "--cluster", addrs)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `deleted modern key "{orders:7}:modern"`)
+}

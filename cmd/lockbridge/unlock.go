@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/lockbridge/lockbridge/driver"
+)
+
+const unlockSummary = `Delete a lock by hand: the legacy key (as each key codec encodes KEY, or the one
+--key-codec names) and the derived modern key, whichever exist. Whoever holds
+the lock is not told: use it only for a lock you know is stuck.
+
+It shows what it will delete and asks for confirmation (unless --yes); a key
+that changed since it was shown is left alone. Fence counters are kept:
+deleting one would restart its fencing sequence.
+
+Exit codes: 0 deleted (or nothing to delete), 5 declined, 1 an error or a key
+changed meanwhile, 2 bad usage.`
+
+// delIfSame deletes KEYS[1] only if it still holds ARGV[1].
+var delIfSame = driver.NewScript("cmd/lockbridge/del_if_same.lua", `-- KEYS[1] key; ARGV[1] the value shown to the operator.
+-- Returns 1 deleted, 0 changed meanwhile (left alone).
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+func runUnlock(e *env, args []string) error {
+	fs := newFlags(e, "unlock", "[flags] --force KEY", unlockSummary)
+	var cf connFlags
+	cf.register(fs.FlagSet, false)
+	force := fs.Bool("force", false, "required: deleting a lock may let a second holder in")
+	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	kc := fs.String("key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: both")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || fs.Arg(0) == "" {
+		return usageErrorf("unlock takes one non-empty KEY (see 'lockbridge unlock --help')")
+	}
+	if !*force {
+		return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before deleting, unless --yes)")
+	}
+	name := fs.Arg(0)
+	codecs, err := keyCodecs(*kc)
+	if err != nil {
+		return err
+	}
+	keys, err := encodeKeys(name, codecs, *kc != "auto")
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	c, closeFn, err := cf.dial(ctx, e)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+
+	type target struct {
+		what, key string
+		info      keyInfo
+	}
+	var targets []target
+	seen := map[string]bool{}
+	cctx, cancel := cf.callCtx(ctx)
+	defer cancel()
+	for _, k := range keys {
+		for _, t := range []target{{what: fmt.Sprintf("legacy key (%s key codec)", k.codec), key: k.key}, {what: "modern key", key: k.modern}} {
+			if t.key == "" || seen[t.key] {
+				continue
+			}
+			seen[t.key] = true
+			info, err := readKey(cctx, c, t.key)
+			if err != nil {
+				return err
+			}
+			if !info.exists() {
+				continue
+			}
+			if !info.isString() {
+				return fmt.Errorf("%s %s is a %s, not a lock: not deleting it", t.what, quote(t.key), info.typ)
+			}
+			t.info = info
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) == 0 {
+		fmt.Fprintf(e.stdout, "nothing to unlock: no key holds lock name %s\n", quote(name))
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "lock name %s: will delete\n", quote(name))
+	for _, t := range targets {
+		fmt.Fprintf(e.stdout, "  %s %s = %s (%s)\n", t.what, quote(t.key), quoteBytes(t.info.value), ttlText(t.info.pttl))
+	}
+	if !*yes {
+		fmt.Fprintf(e.stdout, "Delete %d key(s)? Anyone holding the lock will not know. [y/N] ", len(targets))
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			fmt.Fprintln(e.stdout)
+			return &exitErr{exitDeclined, fmt.Errorf("unlock declined: nothing deleted")}
+		}
+	}
+	dctx, cancel2 := cf.callCtx(ctx)
+	defer cancel2()
+	changed := 0
+	for _, t := range targets {
+		r, err := c.Eval(dctx, delIfSame, []string{t.key}, t.info.value)
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", quote(t.key), err)
+		}
+		if r == int64(1) {
+			fmt.Fprintf(e.stdout, "deleted %s %s\n", t.what, quote(t.key))
+		} else {
+			changed++
+			fmt.Fprintf(e.stdout, "left %s %s alone: it changed since it was shown\n", t.what, quote(t.key))
+		}
+	}
+	if changed > 0 {
+		return fmt.Errorf("unlock: %d key(s) changed meanwhile and were left alone; run it again", changed)
+	}
+	return nil
+}
