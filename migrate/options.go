@@ -72,8 +72,11 @@ func WithPhase(p Phase) Option {
 // lockbridge:{ns}:phase (absent: PhaseLegacy), and follows it: re-read every
 // WithPhaseInterval and at once on the controller's change notice, moving at
 // most one phase per reading. The Locker also heartbeats into the
-// namespace's fleet registry and records legacy sightings there. Call Close
-// when done with the Locker. Default: off (WithPhase).
+// namespace's fleet registry and records legacy sightings there. It starts
+// doing so on its first call (Phase, TryLock or Lock): call Phase right
+// after New so that the controller sees the new instance at once and an
+// unreachable Redis shows at start-up. Call Close when done with the Locker.
+// Default: off (WithPhase).
 func WithPhaseFrom(ns string) Option {
 	return func(c *config) {
 		if _, err := newNSKeys(ns); err != nil {
@@ -86,7 +89,8 @@ func WithPhaseFrom(ns string) Option {
 
 // WithNamespace names the namespace a Locker with a fixed phase (WithPhase)
 // heartbeats into and records legacy sightings in, so the controller sees
-// it. Implied by WithPhaseFrom. Default: none (no registry, no sightings).
+// it, from its first call on (see WithPhaseFrom). Implied by WithPhaseFrom.
+// Default: none (no registry, no sightings).
 func WithNamespace(ns string) Option {
 	return func(c *config) {
 		if _, err := newNSKeys(ns); err != nil {
