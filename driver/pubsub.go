@@ -98,6 +98,9 @@ func (s *subscription) Subscribe(ctx context.Context, channels ...string) error 
 	if len(channels) == 0 {
 		return nil
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("driver: subscribe: %w", err)
+	}
 	waits := make([]chan struct{}, len(channels))
 	s.mu.Lock()
 	if s.closed || s.err != nil {

@@ -105,8 +105,8 @@ func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lock
 
 // prepare validates the call and returns the encoded key.
 func (lk *Locker) prepare(key string, ttl time.Duration) (string, error) {
-	if lk == nil {
-		return "", fmt.Errorf("%s: %w: nil *Locker", pkg, lockbridge.ErrInvalid)
+	if lk == nil || (lk.err == nil && lk.c == nil) {
+		return "", fmt.Errorf("%s: %w: nil or zero *Locker (use New)", pkg, lockbridge.ErrInvalid)
 	}
 	if lk.err != nil {
 		return "", lk.err

@@ -103,8 +103,8 @@ func New(c driver.Client, opts ...Option) *Locker {
 // Phase returns the phase the Locker runs now. With WithPhaseFrom the first
 // call reads it from Redis and starts following it.
 func (l *Locker) Phase(ctx context.Context) (Phase, error) {
-	if l.err != nil {
-		return 0, l.err
+	if err := l.usable(); err != nil {
+		return 0, err
 	}
 	if l.follow != nil {
 		return l.follow.phase(ctx)
@@ -199,12 +199,17 @@ type args struct {
 	ttl                                time.Duration
 }
 
-func (l *Locker) prepare(key string, ttl time.Duration) (args, error) {
-	if l == nil {
-		return args{}, fmt.Errorf("%s: %w: nil *Locker", pkg, lockbridge.ErrInvalid)
+// usable reports a nil or zero Locker, or its invalid options.
+func (l *Locker) usable() error {
+	if l == nil || (l.err == nil && l.legacy == nil) {
+		return fmt.Errorf("%s: %w: nil or zero *Locker (use New)", pkg, lockbridge.ErrInvalid)
 	}
-	if l.err != nil {
-		return args{}, l.err
+	return l.err
+}
+
+func (l *Locker) prepare(key string, ttl time.Duration) (args, error) {
+	if err := l.usable(); err != nil {
+		return args{}, err
 	}
 	if err := check.KeyTTL(pkg, key, ttl, time.Millisecond); err != nil {
 		return args{}, err

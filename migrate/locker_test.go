@@ -384,3 +384,17 @@ func TestLockWaitsForARelease(t *testing.T) {
 		}
 	})
 }
+
+func TestZeroLockersAreInvalid(t *testing.T) {
+	ctx := context.Background()
+	for name, l := range map[string]lockbridge.Locker{
+		"migrate": &Locker{}, "legacy": &legacy.Locker{}, "modern": &modern.Locker{},
+	} {
+		_, err := l.TryLock(ctx, "k", time.Second)
+		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
+		_, err = l.Lock(ctx, "k", time.Second)
+		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
+	}
+	_, err := (&Locker{}).Phase(ctx)
+	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+}

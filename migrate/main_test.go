@@ -3,9 +3,16 @@ package migrate
 import (
 	"testing"
 
+	"github.com/lockbridge/lockbridge/internal/redistest"
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package's tests if a follower, refresher or
-// subscription goroutine outlives them.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// exampleAddr is the redis-server the runnable examples talk to; the
+// behaviour tests start their own through internal/locktest.
+var exampleAddr string
+
+// TestMain starts the examples' server, runs the tests, stops it, and fails
+// the run if a follower, refresher or subscription goroutine outlived them.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(redistest.WithServer(m, func(addr string) { exampleAddr = addr }))
+}

@@ -17,7 +17,7 @@ import (
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 func exampleRedis() *redis.Client {
-	return redis.NewClient(&redis.Options{Network: "unix", Addr: exampleSocket})
+	return redis.NewClient(&redis.Options{Addr: exampleAddr})
 }
 
 func ExampleLocker_TryLock() {

@@ -26,6 +26,7 @@ type Lock struct {
 	lease  lease.Lease
 
 	mu       sync.Mutex  // serialises Unlock and Refresh
+	rmu      sync.Mutex  // serialises refresh rounds: Refresh and the auto-refresh
 	released atomic.Bool // Unlock ran its script to an answer
 }
 

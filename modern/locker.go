@@ -68,8 +68,8 @@ type names = modernproto.Names
 
 // prepare validates a call's arguments and derives the lock's names.
 func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, error) {
-	if l == nil {
-		return names{}, 0, fmt.Errorf("modern: %w: nil Locker", lockbridge.ErrInvalid)
+	if l == nil || (l.err == nil && l.hub == nil) {
+		return names{}, 0, fmt.Errorf("modern: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
 	}
 	if l.err != nil {
 		return names{}, 0, l.err

@@ -1,6 +1,7 @@
 package modern_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -104,4 +105,12 @@ func TestNewToken(t *testing.T) {
 		require.False(t, seen[tok], "tokens are unique")
 		seen[tok] = true
 	}
+}
+
+func TestZeroLockerIsInvalid(t *testing.T) {
+	var l modern.Locker
+	_, err := l.TryLock(context.Background(), "k", time.Second)
+	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+	_, err = l.Lock(context.Background(), "k", time.Second)
+	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 }

@@ -34,9 +34,16 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 }
 
 // refresh runs the refresh script and records the outcome in the lease. It
-// is the auto-refresh's callback too (through autoRefresh), so it takes no
-// lock of its own.
+// is the auto-refresh's callback too (through autoRefresh); rmu serialises
+// the two, so the lease always records the round that reached Redis last.
+// ttl 0 means the lease's current ttl, read under rmu: a Refresh just done
+// wins.
 func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
+	lk.rmu.Lock()
+	defer lk.rmu.Unlock()
+	if ttl == 0 {
+		ttl = lk.lease.TTL()
+	}
 	start := time.Now()
 	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
 	if err != nil {
@@ -53,5 +60,5 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 
 // autoRefresh is the lease's RefreshFunc: refresh with the current ttl.
 func (lk *Lock) autoRefresh(ctx context.Context) error {
-	return lk.refresh(ctx, lk.lease.TTL())
+	return lk.refresh(ctx, 0)
 }

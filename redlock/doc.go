@@ -42,8 +42,11 @@
 // does on one node.
 //
 // Every round runs one goroutine per node and returns only when all have
-// returned, so no goroutine outlives a call; the auto-refresh goroutine
-// ends with the lock.
+// returned; the auto-refresh goroutine ends with the lock. A node that hangs
+// is cut off by the node timeout, but with the go-redis adapter the command
+// itself then finishes in the background, until go-redis's ReadTimeout —
+// unless the client is built with ContextTimeoutEnabled: true, which the
+// adapter then leaves deadlines to (recommended for Redlock).
 //
 // # Nodes
 //
@@ -60,7 +63,8 @@
 // A failed round returns a *QuorumError listing each node's answer (OK,
 // Taken, Expired or Failed, with the node's error). It wraps
 // lockbridge.ErrNotObtained on acquire — whether the other nodes were held
-// by others or down — and, on refresh and unlock, lockbridge.ErrNotHeld
+// by others or down, but not when a node answered a Redis error reply, a
+// misconfiguration Lock does not retry — and, on refresh and unlock, lockbridge.ErrNotHeld
 // when the lock is certainly not ours any more. It also wraps the failed
 // nodes' errors, a node that did not answer in time as ErrNodeTimeout, so
 // errors.Is(err, context.DeadlineExceeded) is true only when the caller's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 )
 
 // ErrNodeTimeout is the error of a node that did not answer within the
@@ -108,7 +109,10 @@ const (
 //
 // It wraps, for errors.Is and errors.As:
 //
-//   - on acquire, lockbridge.ErrNotObtained, whatever the nodes said;
+//   - on acquire, lockbridge.ErrNotObtained — unless a node that failed
+//     answered with a Redis error reply (NOPERM, scripting disabled, …)
+//     and the majority was not reached: a misconfiguration, which Lock
+//     does not retry;
 //   - on refresh and unlock, lockbridge.ErrNotHeld when the lock is
 //     certainly not ours any more — more than N−Need nodes said Taken or
 //     Expired, so even the nodes that failed cannot make a majority; when
@@ -176,8 +180,12 @@ func (e *QuorumError) done() string {
 func (e *QuorumError) Unwrap() []error {
 	errs := make([]error, 0, 1+len(e.Nodes))
 	switch {
-	case e.Op == OpAcquire:
+	case e.Op == OpAcquire && !e.refused():
 		errs = append(errs, lockbridge.ErrNotObtained)
+	case e.Op == OpAcquire:
+		// A node answered with a Redis error (NOPERM, scripting disabled, …):
+		// a misconfiguration, not a lock held by another; Lock must not
+		// retry it until its context ends.
 	case e.lost():
 		errs = append(errs, lockbridge.ErrNotHeld)
 	}
@@ -187,6 +195,22 @@ func (e *QuorumError) Unwrap() []error {
 		}
 	}
 	return errs
+}
+
+// refused reports whether the quorum was missed with a node answering a
+// Redis error reply, rather than other holders, timeouts or lost
+// connections, which waiting may cure.
+func (e *QuorumError) refused() bool {
+	if e.Got >= e.Need {
+		return false // the validity ran out: that is "not obtained"
+	}
+	for _, n := range e.Nodes {
+		var re driver.ReplyError
+		if n.Status == Failed && errors.As(n.Err, &re) {
+			return true
+		}
+	}
+	return false
 }
 
 // lost reports whether the nodes that did not fail say the lock is not ours

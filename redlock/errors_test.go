@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/redlock"
 	"github.com/stretchr/testify/assert"
 )
@@ -51,4 +52,26 @@ func TestQuorumError(t *testing.T) {
 
 	assert.Equal(t, "ok taken expired failed Status(9)",
 		fmt.Sprint(redlock.OK, redlock.Taken, redlock.Expired, redlock.Failed, redlock.Status(9)))
+}
+
+// A Redis error reply from the nodes is a misconfiguration, not a lock held
+// by another: the error does not wrap ErrNotObtained, so Lock stops at once.
+func TestRefusedIsNotNotObtained(t *testing.T) {
+	e := &redlock.QuorumError{Op: redlock.OpAcquire, Key: "k", Need: 2, Got: 0, Nodes: []redlock.NodeResult{
+		{Index: 0, Status: redlock.Failed, Err: driver.ReplyError("NOPERM this user has no permissions")},
+		{Index: 1, Status: redlock.Failed, Err: driver.ReplyError("NOPERM this user has no permissions")},
+		{Index: 2, Status: redlock.Taken},
+	}}
+	assert.False(t, errors.Is(e, lockbridge.ErrNotObtained))
+	assert.True(t, driver.HasPrefix(e, "NOPERM"))
+
+	e.Nodes[0] = redlock.NodeResult{Index: 0, Status: redlock.Failed, Err: redlock.ErrNodeTimeout}
+	e.Nodes[1] = redlock.NodeResult{Index: 1, Status: redlock.Taken}
+	assert.True(t, errors.Is(e, lockbridge.ErrNotObtained), "held by others and a timeout: wait and retry")
+}
+
+func TestZeroLockerIsInvalid(t *testing.T) {
+	var l redlock.Locker
+	_, err := l.TryLock(context.Background(), "k", time.Second)
+	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 }

@@ -26,6 +26,7 @@ type Lock struct {
 	lease  lease.Lease            // ends at the validity end
 
 	mu       sync.Mutex   // serialises Unlock and Refresh
+	rmu      sync.Mutex   // serialises refresh rounds: Refresh and the auto-refresh
 	released atomic.Bool  // Unlock reached a verdict
 	unlocked []NodeResult // what Unlock's rounds so far got from each node; under mu
 }
@@ -118,12 +119,17 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 
 // autoRefresh is the lease's RefreshFunc: refresh with the current ttl.
 func (lk *Lock) autoRefresh(ctx context.Context) error {
-	return lk.refresh(ctx, lk.timing.Load())
+	return lk.refresh(ctx, nil) // the ttl read under rmu: a Refresh just done wins
 }
 
 // refresh runs a refresh round and records the outcome in the lease. It is
 // the auto-refresh's callback too, so it takes no lock of its own.
 func (lk *Lock) refresh(ctx context.Context, t *timing) error {
+	lk.rmu.Lock()
+	defer lk.rmu.Unlock()
+	if t == nil {
+		t = lk.timing.Load()
+	}
 	l := lk.locker
 	res := l.results()
 	start := time.Now()

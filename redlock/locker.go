@@ -117,8 +117,8 @@ func (l *Locker) timing(ttl time.Duration) (*timing, error) {
 // prepare validates a call's arguments and derives the lock's names and
 // timing.
 func (l *Locker) prepare(key string, ttl time.Duration) (modernproto.Names, *timing, error) {
-	if l == nil {
-		return modernproto.Names{}, nil, fmt.Errorf("redlock: %w: nil Locker", lockbridge.ErrInvalid)
+	if l == nil || (l.err == nil && len(l.nodes) == 0) {
+		return modernproto.Names{}, nil, fmt.Errorf("redlock: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
 	}
 	if l.err != nil {
 		return modernproto.Names{}, nil, l.err
@@ -321,6 +321,7 @@ func (l *Locker) round(ctx context.Context, timeout time.Duration, res []NodeRes
 	defer cancel()
 	call := func(i int) {
 		r := &res[i]
+		r.Err, r.HolderTTL = nil, 0 // a retried round must not show an earlier round's answer
 		if err := fn(nctx, &l.nodes[i], r); err != nil {
 			r.Status, r.HolderTTL, r.Err = Failed, 0, err
 			if ctx.Err() == nil && (nctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {

@@ -1,29 +1,3 @@
-// Package lease is the local life of one held lock, shared by the lock
-// packages (modern now; migrate and redlock next): when the lease ends by the
-// local monotonic clock, whether the lock has ended — released cleanly or
-// lost — with the Done channel and Err that lockbridge.Lock exposes, and the
-// auto-refresh loop that keeps a lease alive and declares it lost when it
-// cannot.
-//
-// A Lease knows nothing of Redis: the lock package supplies the refresh as a
-// callback (one attempt on one node for modern, a quorum of attempts for
-// Redlock, both keys for migrate's dual-write phase). The callback reports
-// "no longer ours" with an error wrapping lockbridge.ErrNotHeld and calls
-// Extend when it succeeds.
-//
-// The refresh schedule, for a lease of ttl:
-//
-//   - refresh every ttl/3, counted from the start of the lease and then from
-//     the last success;
-//   - each refresh call gets a deadline no later than ttl/3 and no later than
-//     the give-up point below, and is cancelled at once by StopRefresh;
-//   - a refresh that fails with an error wrapping ErrNotHeld ends the lease
-//     as lost at once;
-//   - after any other failure, retry every ttl/12;
-//   - when no refresh has succeeded by the give-up point, ttl/12 before the
-//     lease ends by the local clock, end the lease as lost. The lease end is
-//     counted from when the last successful refresh was sent, so the holder
-//     hears of the loss before the server can let another holder in.
 package lease
 
 import (
@@ -49,6 +23,7 @@ type Lease struct {
 	done    chan struct{} // made on first use by Done; closed on End
 	cancel  context.CancelFunc
 	exited  chan struct{} // closed when the running refresher returned
+	kick    chan struct{} // Extend tells the refresher to reschedule
 }
 
 // New returns the lease of a lock obtained with a lease of ttl, the attempt
@@ -89,6 +64,12 @@ func (l *Lease) Extend(expires time.Time, ttl time.Duration) {
 	defer l.mu.Unlock()
 	if !l.ended {
 		l.expires, l.ttl = expires, ttl
+		if l.kick != nil { // a refresher runs: count its period from this refresh
+			select {
+			case l.kick <- struct{}{}:
+			default:
+			}
+		}
 	}
 }
 
@@ -196,7 +177,10 @@ func (l *Lease) AutoRefresh(ctx context.Context, refresh RefreshFunc) {
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	exited := make(chan struct{})
 	l.cancel, l.exited = cancel, exited
-	go l.run(rctx, exited, refresh)
+	if l.kick == nil {
+		l.kick = make(chan struct{}, 1)
+	}
+	go l.run(rctx, exited, refresh, l.kick)
 }
 
 // StopRefresh stops the refresher, if one runs, and returns once it has
@@ -228,7 +212,7 @@ func (l *Lease) schedule() (period, retry time.Duration, giveUp time.Time, ended
 	return period, retry, l.expires.Add(-l.ttl / 12), l.ended
 }
 
-func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFunc) {
+func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFunc, kick chan struct{}) {
 	defer close(exited)
 	done := l.Done() // a lease ended by a Refresh or TTL call stops us early
 	period, _, _, _ := l.schedule()
@@ -241,6 +225,16 @@ func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFu
 			return
 		case <-done:
 			return
+		case <-kick: // a refresh (by hand, or ours) moved the lease: count the period from it
+			p, _, _, _ := l.schedule()
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			timer.Reset(p)
+			continue
 		case <-timer.C:
 		}
 		period, retry, giveUp, ended := l.schedule()

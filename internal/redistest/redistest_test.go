@@ -284,3 +284,17 @@ func TestTail(t *testing.T) {
 	require.Equal(t, "a", tail("a", 5))
 	require.Equal(t, "x", tail("x\n", 1))
 }
+
+func TestStandalone(t *testing.T) {
+	srv, stop, err := Standalone()
+	require.NoError(t, err)
+	c, err := resp.Dial(srv.Addr(), 2*time.Second)
+	require.NoError(t, err)
+	reply, err := c.Do("PING")
+	require.NoError(t, err)
+	require.Equal(t, "PONG", reply)
+	_ = c.Close()
+	stop()
+	_, err = resp.Dial(srv.Addr(), 200*time.Millisecond)
+	require.Error(t, err, "stopped")
+}

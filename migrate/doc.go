@@ -1,0 +1,39 @@
+// Package migrate moves a mixed fleet — Java services on the legacy
+// SETNX + GETSET lock, Go services — to the modern SET NX PX lock without a
+// flag day and without ever letting two holders in.
+//
+// A Locker takes locks by the name the Java fleet uses, in one of four
+// phases:
+//
+//	phase       writes                      must find free to acquire
+//	legacy      legacy key                  legacy key
+//	dual-write  legacy and modern, at once  legacy and modern
+//	dual-read   modern key                  legacy and modern
+//	modern      modern key                  modern key
+//
+// The legacy key is the name as the legacy profile encodes it (WithLegacy:
+// raw bytes or JDK-serialized, the Java services' exact value bytes); the
+// modern key is derived from it in the same hash slot (DeriveModernKey), so
+// one script touches both in Redis Cluster. PhaseLegacy is legacy.Locker,
+// PhaseModern is modern.Locker on the modern key, and the two dual phases
+// run this package's scripts over both keys. A lock is released and
+// refreshed under the rules of the phase it was taken in.
+//
+// Lockers in the same or neighbouring phases exclude each other, and so do
+// dual-write and modern (Compatible). The unsafe pairs are a legacy-phase
+// locker — every Java service is one — beside dual-read or modern: those
+// write nothing a legacy locker reads. Hence the rules the Controller
+// enforces: move one step at a time, only once every live client runs the
+// current phase, and past dual-write only when no legacy-only locker has
+// been seen for a quiet period.
+//
+// The phase comes from WithPhase (fixed) or WithPhaseFrom (a namespace's
+// phase key in Redis, followed on a change notice and at an interval, one
+// phase at a time). Lockers heartbeat into the namespace's fleet registry
+// and record legacy sightings — a live legacy lock with no modern key, the
+// evidence that a legacy-only locker still runs. Controller reads them to
+// move the fleet: Status, Advance, Rollback.
+//
+// docs/migration.md is the runbook; docs/protocol.md lists every key and
+// script.
+package migrate

@@ -1,0 +1,55 @@
+package migrate_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/redis/go-redis/v9"
+)
+
+// exampleRedis returns a client on the server the examples run against
+// (TestMain starts one). In your code:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+func exampleRedis() *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: migrate.ServerForExamples()})
+}
+
+// A service locks by the Java fleet's name in whatever phase the namespace
+// is at; the operator moves the phase with the Controller.
+func Example() {
+	rdb := exampleRedis()
+	defer rdb.Close()
+	c := goredis.New(rdb)
+	ctx := context.Background()
+
+	locker := migrate.New(c,
+		migrate.WithPhaseFrom("example-orders"),
+		migrate.WithLegacy(legacy.WithKeyCodec(legacy.KeyRaw)))
+	defer locker.Close(ctx)
+	phase, _ := locker.Phase(ctx) // registers in the fleet at once
+	fmt.Println("running", phase)
+
+	lock, err := locker.TryLock(ctx, "orders:42", 10*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	legacyKey, modernKey, _ := locker.Keys("orders:42")
+	fmt.Println("holds", legacyKey, "(the Java services' key)")
+	_ = lock.Unlock(ctx)
+
+	ctl, _ := migrate.NewController(c, "example-orders")
+	step, err := ctl.Advance(ctx, false)
+	fmt.Println(step.From, "->", step.To, err)
+	fmt.Println("modern key:", modernKey)
+	// Output:
+	// running legacy
+	// holds orders:42 (the Java services' key)
+	// legacy -> dual-write <nil>
+	// modern key: {orders:42}:modern
+}
