@@ -2,7 +2,6 @@ package legacy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -17,9 +16,11 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 	r, err := lk.c.Eval(ctx, acquireScript, []string{ekey},
 		value, p.CodecID(), strconv.FormatInt(p.Time(now), 10), lk.safetyArg())
 	if err != nil {
-		if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			lk.undo(ctx, ekey, value) // the script may have run: leave no lock nobody holds
-		}
+		// When ctx ended with the script on the wire, it may have run and
+		// left our value in the key. It is not undone: a legacy value names
+		// no owner, and another contender of the same profile that locked in
+		// the same millisecond wrote the very same bytes — deleting "ours"
+		// could free its lock. The value expires with the lease (see TryLock).
 		return nil, 0, redisErr("lock", key, err)
 	}
 	arr, ok := r.([]any)
@@ -59,31 +60,6 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 	}
 	return nil, 0, unexpected("lock", key, r)
 }
-
-// undo deletes, best effort, the value an acquire whose context ended may
-// have written, on a detached context bounded by undoTimeout. A script still
-// in flight behind it is looked for once more, undoRecheck later.
-func (lk *Locker) undo(ctx context.Context, ekey, value string) {
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
-	defer cancel()
-	for look := 1; look <= 2; look++ {
-		r, err := lk.c.Eval(uctx, undoScript, []string{ekey}, value)
-		if err != nil || r == int64(1) || look == 2 {
-			return
-		}
-		select {
-		case <-time.After(undoRecheck):
-		case <-uctx.Done():
-			return
-		}
-	}
-}
-
-// The bounds of undo.
-const (
-	undoTimeout = 250 * time.Millisecond
-	undoRecheck = 2 * time.Millisecond
-)
 
 // releaseAtomic runs release.lua; it returns legacy_owner's code.
 func (l *Lock) releaseAtomic(ctx context.Context) (int64, error) {

@@ -58,6 +58,12 @@ func (lk *Locker) Mode() Mode { return lk.mode }
 // an error wrapping lockbridge.ErrInvalid; a key holding another type, the
 // WRONGTYPE error of Redis (see driver.HasPrefix). The lock returned is a
 // *Lock.
+//
+// When ctx ends while the attempt is on the wire, the attempt may still
+// have taken the lock on the server. It is not undone — a legacy value
+// names no owner, and a contender that locked in the same millisecond wrote
+// the same bytes — so such a lock stays until its expiry passes, as the
+// lock of a Java service that crashed right after SETNX would.
 func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	ekey, err := lk.prepare(key, ttl)
 	if err != nil {

@@ -21,8 +21,6 @@ var (
 	releaseSrc string
 	//go:embed refresh.lua
 	refreshSrc string
-	//go:embed undo.lua
-	undoSrc string
 )
 
 // The scripts of ModeAtomic. Each is built once; a *driver.Script is
@@ -31,7 +29,6 @@ var (
 	acquireScript = luafrag.Script("legacy/acquire.lua", acquireSrc, fragDecode, fragExpired)
 	releaseScript = luafrag.Script("legacy/release.lua", releaseSrc, fragDecode, fragNow, fragOwner)
 	refreshScript = luafrag.Script("legacy/refresh.lua", refreshSrc, fragDecode, fragNow, fragOwner)
-	undoScript    = luafrag.Script("legacy/undo.lua", undoSrc)
 )
 
 // Replies of acquire.lua (legacy_state's states).
