@@ -53,7 +53,7 @@ func markdown(res *Results, chartRef string, quick bool) string {
 			mods = append(mods, fmt.Sprintf("%s %s", strings.TrimPrefix(m, "github.com/"), v))
 		}
 	}
-	p("| libraries | %s; every implementation on its own go-redis client with the default options (pool of 10 × GOMAXPROCS), retries off. ", strings.Join(mods, ", "))
+	p("| libraries | %s; every implementation on its own go-redis client with the default options (pool of 10 × GOMAXPROCS) but retries off and ContextTimeoutEnabled (go-redis applies context deadlines itself). ", strings.Join(mods, ", "))
 	p("The bench module resolves one go-redis for all (the newest any of them requires; the library's own go.mod asks for less) |\n")
 	p("| regenerate | `make bench` (runs `cd bench && go run ./cmd/benchreport`; about two minutes on two cores), or `cd bench && go test -bench . -benchmem -count 6` for benchstat |\n\n")
 
