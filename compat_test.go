@@ -16,6 +16,7 @@ package lockbridge_test
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"sync"
@@ -183,7 +184,7 @@ func overlap(t *testing.T, c driver.Client, name string, first, second participa
 
 func TestCompatMatrix(t *testing.T) {
 	ps := participants()
-	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+	locktest.Run(t, locktest.All(t), func(t *testing.T, tg locktest.Target) {
 		for i := range ps {
 			for j := i; j < len(ps); j++ {
 				a, b, self := ps[i], ps[j], i == j
@@ -226,4 +227,51 @@ func TestCompatMatrixCoversTheDesignPairs(t *testing.T) {
 	for _, pair := range [][2]migrate.Phase{{L, R}, {L, M}} {
 		require.False(t, migrate.Compatible(pair[0], pair[1]), "%v+%v", pair[0], pair[1])
 	}
+}
+
+// jdkLong1700000000001 is java.lang.Long 1700000000001 as Spring's default
+// RedisTemplate (JdkSerializationRedisSerializer) writes it: 82 bytes, from
+// docs/reference (legacy-formats §4.2).
+const jdkLong1700000000001 = "aced0005737200" + "0e6a6176612e6c616e672e4c6f6e67" + "3b8be490cc8f23df" + "0200014a000576616c7565" +
+	"787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b020000" + "7870" + "0000018bcfe56801"
+
+// TestCompatGoldenBytes pins what each phase writes for a Spring-default
+// Java fleet: a JDK-serialized String key and a JDK-serialized Long value.
+func TestCompatGoldenBytes(t *testing.T) {
+	want, err := hex.DecodeString(jdkLong1700000000001)
+	require.NoError(t, err)
+	require.Len(t, want, 82)
+	legacyKey := "\xac\xed\x00\x05t\x00\x0alock:order"
+	// W = now + lease + 1 = 1700000000001 for a 1 s lease.
+	clock := func() time.Time { return time.UnixMilli(1_700_000_000_001 - 1000 - 1) }
+	locktest.Run(t, locktest.All(t), func(t *testing.T, tg locktest.Target) {
+		ctx := context.Background()
+		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+			t.Run(p.String(), func(t *testing.T) {
+				l := migrate.New(tg.Client, migrate.WithPhase(p), migrate.WithLegacy(
+					legacy.WithClock(clock), legacy.WithKeyCodec(legacy.KeyJavaString), legacy.WithValueCodec(legacy.ValueJavaLong)))
+				lk, err := l.TryLock(ctx, "lock:order", time.Second)
+				require.NoError(t, err)
+				defer lk.Unlock(ctx)
+				lkey, mkey, err := l.Keys("lock:order")
+				require.NoError(t, err)
+				assert.Equal(t, legacyKey, lkey)
+				assert.Equal(t, "{"+legacyKey+"}:modern", mkey)
+
+				v, ok, err := tg.Client.Get(ctx, legacyKey)
+				require.NoError(t, err)
+				assert.Equal(t, p.WritesLegacy(), ok)
+				if ok {
+					assert.Equal(t, hex.EncodeToString(want), hex.EncodeToString([]byte(v)), "the Java side's exact bytes")
+				}
+				m, ok, err := tg.Client.Get(ctx, mkey)
+				require.NoError(t, err)
+				assert.Equal(t, p.WritesModern(), ok)
+				if ok {
+					assert.Equal(t, lk.Token(), m)
+					assert.Regexp(t, `^[A-Za-z0-9_-]{22}$`, m, "16 random bytes, unpadded base64url")
+				}
+			})
+		}
+	})
 }
