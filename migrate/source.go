@@ -69,10 +69,10 @@ func (f *follower) phase(ctx context.Context) (Phase, error) {
 			return 0, err
 		}
 	}
-	f.current = p
 	if err := f.s.heartbeat(ctx, f.client(p)); err != nil {
-		return 0, err
+		return 0, err // not started: the next call tries again from scratch
 	}
+	f.current = p
 	f.stop, f.done = make(chan struct{}), make(chan struct{})
 	go f.loop(f.stop, f.done)
 	return p, nil

@@ -2,9 +2,12 @@ package migrate
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/locktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,4 +75,44 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 		return p == PhaseDualRead
 	}, 5*time.Second, time.Millisecond)
 	assert.Equal(t, []Phase{PhaseLegacy, PhaseDualWrite, PhaseDualRead}, seen, "never skips a phase")
+}
+
+// failOnce fails the first HSET (a heartbeat) and forwards everything else.
+type failOnce struct {
+	driver.Client
+	failed atomic.Bool
+}
+
+func (f *failOnce) Do(ctx context.Context, args ...any) (any, error) {
+	if args[0] == "HSET" && f.failed.CompareAndSwap(false, true) {
+		return nil, errors.New("connection reset by peer")
+	}
+	return f.Client.Do(ctx, args...)
+}
+
+// A first heartbeat that fails must not leave the follower half-started:
+// answering the cached phase forever, following and heartbeating nothing —
+// a client the controller cannot see, stuck in its phase.
+func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	k, err := newNSKeys(t.Name())
+	require.NoError(t, err)
+	f := newFollower(&failOnce{Client: tg.Client}, k, 10*time.Millisecond, time.Now)
+	defer f.close(ctx)
+	_, err = f.phase(ctx)
+	require.Error(t, err, "the first heartbeat failed")
+	p, err := f.phase(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, PhaseLegacy, p)
+
+	_, err = tg.Client.Do(ctx, "SET", k.phase, "dual-write")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { p, _ := f.phase(ctx); return p == PhaseDualWrite }, 5*time.Second, 5*time.Millisecond,
+		"the follower follows")
+	ctl, err := NewController(tg.Client, t.Name())
+	require.NoError(t, err)
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Clients, 1, "and heartbeats")
 }

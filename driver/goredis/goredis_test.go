@@ -35,6 +35,18 @@ func TestConformanceContextTimeouts(t *testing.T) {
 	})
 }
 
+// A Ring (client-side sharding) of one shard: the adapter's Ring paths —
+// pub/sub grouped by hash tag, the first channel choosing the shard.
+func TestConformanceRing(t *testing.T) {
+	drivertest.Run(t, drivertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			c := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"shard": addr}, MaxRetries: -1})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+	})
+}
+
 func TestConformanceRESP2(t *testing.T) {
 	drivertest.Run(t, drivertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {

@@ -66,10 +66,11 @@ func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}
 }
 
 // ended is the error of a wait cut short by its context: it wraps
-// ErrNotObtained, the context's error and, as text, the last attempt's.
+// ErrNotObtained, the context's error and the last attempt's (a Redis error
+// stays visible to errors.Is and errors.As).
 func ended(last, cerr error) error {
 	if errors.Is(last, lockbridge.ErrNotObtained) {
 		return fmt.Errorf("%w: %w", last, cerr)
 	}
-	return fmt.Errorf("%w: %w (last attempt: %v)", lockbridge.ErrNotObtained, cerr, last)
+	return fmt.Errorf("%w: %w (last attempt: %w)", lockbridge.ErrNotObtained, cerr, last)
 }

@@ -63,6 +63,13 @@ func TestLoopContextEndWrapsBoth(t *testing.T) {
 		func(ctx context.Context) (int, time.Duration, error) { return 0, 0, ctx.Err() })
 	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
 	assert.ErrorIs(t, err, context.Canceled)
+
+	// A Redis error of the last attempt stays visible.
+	boom := errors.New("NOPERM")
+	_, err = Loop(cctx, lockbridge.NoRetry(), nil,
+		func(ctx context.Context) (int, time.Duration, error) { return 0, 0, boom })
+	assert.ErrorIs(t, err, boom)
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestLoopNeverWaitsPastTheHolder(t *testing.T) {

@@ -1,6 +1,3 @@
-// Package redisserver starts the redis-server the benchmarks run against,
-// through internal/redistest (Standalone: the benchreport command is no
-// test).
 package redisserver
 
 import "github.com/lockbridge/lockbridge/internal/redistest"
