@@ -106,8 +106,8 @@ type Step struct {
 func (c *Controller) Phase(ctx context.Context) (Phase, error) { return c.s.phase(ctx) }
 
 // Status reads the phase, the registry and the last sighting, and works out
-// whether the next step is safe. It also drops registry entries dead for
-// longer than the quiet period.
+// whether the next step is safe. It changes nothing (Advance and Rollback
+// drop registry entries dead for longer than the quiet period).
 func (c *Controller) Status(ctx context.Context) (Status, error) {
 	now := c.now()
 	st := Status{Namespace: c.s.k.ns, Live: map[Phase]int{}}
@@ -121,9 +121,6 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 	if st.Clients, err = c.s.clients(ctx); err != nil {
 		return st, err
 	}
-	if err = c.s.prune(ctx, st.Clients, now, c.quiet); err != nil {
-		return st, err
-	}
 	if st.Sighting, err = c.s.sighting(ctx); err != nil {
 		return st, err
 	}
@@ -131,7 +128,7 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 		if cl.Live(now) {
 			st.Live[cl.Phase]++
 			if cl.Phase != st.Phase {
-				st.Blockers = append(st.Blockers, fmt.Sprintf("client %s%s runs %v, the fleet is at %v", cl.ID, hostOf(cl), cl.Phase, st.Phase))
+				st.Blockers = append(st.Blockers, fmt.Sprintf("client %q%s runs %v, the fleet is at %v", cl.ID, hostOf(cl), cl.Phase, st.Phase))
 			}
 		}
 	}
@@ -155,52 +152,75 @@ func hostOf(c Client) string {
 	if c.Host == "" {
 		return ""
 	}
-	return fmt.Sprintf(" (%s pid %d)", c.Host, c.PID)
+	return fmt.Sprintf(" (%q pid %d)", c.Host, c.PID)
 }
 
-// Advance moves the fleet one phase forward. Without force it refuses with
-// an error wrapping ErrUnsafeStep while Status has blockers; with force it
-// moves anyway and reports the overridden blockers in the Step.
+// Advance moves the fleet one phase forward from the phase it is at now.
+// Without force it refuses with an error wrapping ErrUnsafeStep while Status
+// has blockers; with force it moves anyway and reports the overridden
+// blockers in the Step.
 func (c *Controller) Advance(ctx context.Context, force bool) (Step, error) {
-	st, err := c.Status(ctx)
+	cur, err := c.s.phase(ctx)
 	if err != nil {
 		return Step{}, err
 	}
-	if !st.HasNext {
-		return Step{}, fmt.Errorf("%w: already at %v", ErrUnsafeStep, st.Phase)
+	next, ok := cur.Next()
+	if !ok {
+		return Step{}, fmt.Errorf("%w: already at %v", ErrUnsafeStep, cur)
 	}
-	step := Step{From: st.Phase, To: st.Next}
-	if len(st.Blockers) > 0 {
-		if !force {
-			return step, &UnsafeStepError{Step: step, Blockers: st.Blockers}
-		}
-		step.Overridden = st.Blockers
-	}
-	return step, c.s.setPhase(ctx, step.From, step.To, c.now())
+	return c.Step(ctx, cur, next, force)
 }
 
-// Rollback moves the fleet one phase back. From a settled fleet — every
-// live client at the current phase — it is always allowed: the previous
-// phase neighbours the current one. While an earlier step is still rolling
-// out, a second step back could put a live client beside a phase it does
-// not exclude (a client still at modern or dual-read beside legacy), so
-// Rollback refuses such a step with an error wrapping ErrUnsafeStep unless
-// force.
+// Rollback moves the fleet one phase back from the phase it is at now. From
+// a settled fleet — every live client at the current phase — it is always
+// allowed: the previous phase neighbours the current one. While an earlier
+// step is still rolling out, a second step back could put a live client
+// beside a phase it does not exclude (a client still at modern or dual-read
+// beside legacy), so Rollback refuses such a step with an error wrapping
+// ErrUnsafeStep unless force.
 func (c *Controller) Rollback(ctx context.Context, force bool) (Step, error) {
+	cur, err := c.s.phase(ctx)
+	if err != nil {
+		return Step{}, err
+	}
+	prev, ok := cur.Prev()
+	if !ok {
+		return Step{}, fmt.Errorf("%w: already at %v, nothing to roll back to", ErrUnsafeStep, cur)
+	}
+	return c.Step(ctx, cur, prev, force)
+}
+
+// Step moves the fleet from phase from to the neighbouring phase to, under
+// the rules of Advance (to = from's next) or Rollback (to = from's
+// previous). It fails with an error wrapping ErrPhaseChanged when the fleet
+// is not at from — say, another operator took the step meanwhile — so a
+// command never takes a step other than the one asked for.
+func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step, error) {
+	next, _ := from.Next()
+	prev, _ := from.Prev()
+	if !from.Valid() || !to.Valid() || (to != next && to != prev) || to == from {
+		return Step{}, fmt.Errorf("migrate: %w: a step goes to a neighbouring phase, not %v → %v", ErrUnsafeStep, from, to)
+	}
 	st, err := c.Status(ctx)
 	if err != nil {
 		return Step{}, err
 	}
-	prev, ok := st.Phase.Prev()
-	if !ok {
-		return Step{}, fmt.Errorf("%w: already at %v, nothing to roll back to", ErrUnsafeStep, st.Phase)
+	if st.Phase != from {
+		return Step{}, fmt.Errorf("migrate: %w: the fleet is at %v, not %v", ErrPhaseChanged, st.Phase, from)
 	}
-	step := Step{From: st.Phase, To: prev}
-	var blockers []string
+	step := Step{From: from, To: to}
 	now := c.now()
-	for _, cl := range st.Clients {
-		if cl.Live(now) && !Compatible(cl.Phase, prev) {
-			blockers = append(blockers, fmt.Sprintf("client %s%s runs %v, which does not exclude %v", cl.ID, hostOf(cl), cl.Phase, prev))
+	if err := c.s.prune(ctx, st.Clients, now, c.quiet); err != nil {
+		return step, err
+	}
+	var blockers []string
+	if to == next {
+		blockers = st.Blockers
+	} else {
+		for _, cl := range st.Clients {
+			if cl.Live(now) && !Compatible(cl.Phase, to) {
+				blockers = append(blockers, fmt.Sprintf("client %q%s runs %v, which does not exclude %v", cl.ID, hostOf(cl), cl.Phase, to))
+			}
 		}
 	}
 	if len(blockers) > 0 {
@@ -209,7 +229,7 @@ func (c *Controller) Rollback(ctx context.Context, force bool) (Step, error) {
 		}
 		step.Overridden = blockers
 	}
-	return step, c.s.setPhase(ctx, step.From, step.To, now)
+	return step, c.s.setPhase(ctx, from, to, now)
 }
 
 // UnsafeStepError is Advance's refusal: the step and its blockers. It wraps

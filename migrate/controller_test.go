@@ -90,7 +90,7 @@ func TestController(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, map[Phase]int{PhaseDualWrite: 1, PhaseLegacy: 1}, st.Live)
 			require.Len(t, st.Blockers, 1, "%v", st.Blockers)
-			assert.Contains(t, st.Blockers[0], "client b (h pid 7) runs legacy")
+			assert.Contains(t, st.Blockers[0], `client "b" ("h" pid 7) runs legacy`)
 			ids := []string{}
 			for _, c := range st.Clients {
 				ids = append(ids, c.ID)
@@ -98,10 +98,13 @@ func TestController(t *testing.T) {
 			assert.Equal(t, []string{"a", "b", "dead"}, ids)
 			st, err = ctl.Status(ctx)
 			require.NoError(t, err)
-			assert.Len(t, st.Clients, 2, "a client dead for longer than the quiet period is pruned")
+			assert.Len(t, st.Clients, 3, "Status changes nothing")
 
 			_, err = ctl.Advance(ctx, false)
 			assert.ErrorIs(t, err, ErrUnsafeStep)
+			st, err = ctl.Status(ctx)
+			require.NoError(t, err)
+			assert.Len(t, st.Clients, 2, "a step drops a client dead for longer than the quiet period")
 			p, _ := ctl.Phase(ctx)
 			assert.Equal(t, PhaseDualWrite, p, "a refused step changes nothing")
 
@@ -154,7 +157,7 @@ func TestController(t *testing.T) {
 			_, err = ctl.Rollback(ctx, false)
 			var unsafe *UnsafeStepError
 			require.ErrorAs(t, err, &unsafe, "clients at modern beside legacy: refused")
-			assert.Contains(t, unsafe.Blockers[0], "client a")
+			assert.Contains(t, unsafe.Blockers[0], `client "a"`)
 			step, err = ctl.Rollback(ctx, true)
 			require.NoError(t, err)
 			assert.Equal(t, PhaseLegacy, step.To)
@@ -164,6 +167,23 @@ func TestController(t *testing.T) {
 			for _, id := range []string{"a", "b"} {
 				require.NoError(t, s.leave(ctx, id))
 			}
+		})
+
+		t.Run("StepFromAPhaseTheFleetLeft", func(t *testing.T) {
+			// The operator saw dual-read; a colleague has moved on to modern.
+			cur, err := ctl.Phase(ctx)
+			require.NoError(t, err)
+			from := PhaseDualWrite
+			if cur == from {
+				from = PhaseDualRead
+			}
+			to, _ := from.Next()
+			_, err = ctl.Step(ctx, from, to, true)
+			assert.ErrorIs(t, err, ErrPhaseChanged, "never a step other than the one asked for, even forced")
+			_, err = ctl.Step(ctx, cur, cur, true)
+			assert.ErrorIs(t, err, ErrUnsafeStep)
+			p, _ := ctl.Phase(ctx)
+			assert.Equal(t, cur, p)
 		})
 
 		t.Run("ConcurrentControllersDoNotSkipAPhase", func(t *testing.T) {

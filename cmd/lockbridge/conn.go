@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -25,7 +26,7 @@ type connFlags struct {
 func (c *connFlags) register(fs *flag.FlagSet, demo bool) {
 	if demo {
 		fs.StringVar(&c.url, "redis", "", "run on this Redis instead of the embedded one: redis://[user:password@]host:port[/db], rediss:// for TLS")
-		fs.StringVar(&c.namespace, "namespace", "", "migration namespace for the demo fleet: it must be at legacy with no live client, and its keys are deleted at the end (default: a fresh lockbridge-demo-… one)")
+		fs.StringVar(&c.namespace, "namespace", "", "migration namespace for the demo fleet: it must start with lockbridge-demo-, be at legacy with no live client, and its keys are deleted at the end (default: a fresh lockbridge-demo-… one)")
 	} else {
 		fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL)")
 		fs.StringVar(&c.namespace, "namespace", "", "migration namespace (default $LOCKBRIDGE_NAMESPACE, else \"default\")")
@@ -103,12 +104,18 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 			}
 			addrs = append(addrs, a)
 		}
-		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1}
+		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true}
 		if opts != nil {
 			if opts.DB != 0 {
 				return nil, "", usageErrorf("a Redis Cluster has only database 0: drop the /%d from --redis", opts.DB)
 			}
-			co.Username, co.Password, co.TLSConfig = opts.Username, opts.Password, opts.TLSConfig
+			co.Username, co.Password = opts.Username, opts.Password
+			if opts.TLSConfig != nil {
+				// Each node's certificate is checked against that node's
+				// own host, not the --redis URL's.
+				co.TLSConfig = opts.TLSConfig.Clone()
+				co.TLSConfig.ServerName = ""
+			}
 		}
 		return redis.NewClusterClient(co), "Redis Cluster " + strings.Join(addrs, ","), nil
 	}
@@ -117,7 +124,8 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	}
 	opts.MaxRetries = -1
 	opts.DialTimeout = c.timeout
-	opts.DialerRetries = 1 // one clear error at once, not five
+	opts.ContextTimeoutEnabled = true // --timeout bounds every reply too
+	opts.DialerRetries = 1            // one clear error at once, not five
 	return redis.NewClient(opts), "Redis " + opts.Addr, nil
 }
 
@@ -146,11 +154,18 @@ func ping(ctx context.Context, uc redis.UniversalClient, timeout time.Duration, 
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, context.DeadlineExceeded) || pctx.Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded) || pctx.Err() != nil || isTimeout(err):
 		return fmt.Errorf("cannot reach %s: no answer within %v", where, timeout)
 	default:
 		return fmt.Errorf("cannot reach %s: %v", where, oneLine(err.Error()))
 	}
+}
+
+// isTimeout reports a network timeout (go-redis applies the context's
+// deadline to the socket, so the deadline shows as an i/o timeout).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // oneLine folds a message onto one line.

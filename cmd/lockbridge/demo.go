@@ -33,6 +33,12 @@ uses a fresh namespace and lock names of its own, and deletes them at the end.
 
 Exit codes: 0 no overlap, 3 an overlap was seen, 1 an error, 2 bad usage.`
 
+// demoPrefix starts every demo namespace, and so its lock names.
+const demoPrefix = "lockbridge-demo-"
+
+// demoMinLease is the shortest lease the demo accepts.
+const demoMinLease = 100 * time.Millisecond
+
 func runDemo(e *env, args []string) error {
 	fs := newFlags(e, "demo", "[flags]", demoSummary)
 	var cf connFlags
@@ -54,6 +60,22 @@ func runDemo(e *env, args []string) error {
 	}
 	if *java < 0 || *gos < 1 || *locks < 1 {
 		return usageErrorf("demo: want --java >= 0, --go >= 1 and --locks >= 1")
+	}
+	if *keepJava && *java == 0 {
+		return usageErrorf("demo: --keep-java needs Java workers (--java >= 1)")
+	}
+	if *lease < demoMinLease {
+		// Shorter leases let the Java seed's own check-then-DEL race (a DEL
+		// landing after its lease ended) show as overlaps on a loaded machine.
+		return usageErrorf("demo: --lease %v is below %v", *lease, demoMinLease)
+	}
+	if cf.timeout <= 0 {
+		return usageErrorf("demo: --timeout must be positive")
+	}
+	if cf.namespace != "" && !strings.HasPrefix(cf.namespace, demoPrefix) {
+		// The demo moves its namespace's phase and deletes its keys at the
+		// end: never a namespace (or lock names) of a real fleet.
+		return usageErrorf("demo: --namespace must start with %q: the demo runs only in a namespace of its own", demoPrefix)
 	}
 
 	// The client: on the embedded Redis unless told otherwise. Nothing is
@@ -80,7 +102,7 @@ func runDemo(e *env, args []string) error {
 	if ns == "" {
 		var b [4]byte
 		_, _ = rand.Read(b[:])
-		ns = "lockbridge-demo-" + hex.EncodeToString(b[:])
+		ns = demoPrefix + hex.EncodeToString(b[:])
 	}
 	r := newRenderer(e.stdout, e.isTTY && !*plain)
 	sim, err := fleetsim.New(fleetsim.Config{
@@ -102,6 +124,7 @@ func runDemo(e *env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() { <-ctx.Done(); stop() }() // a second signal then ends the process
 	if err := ping(ctx, uc, cf.timeout, where); err != nil {
 		return err
 	}

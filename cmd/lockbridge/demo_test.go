@@ -86,13 +86,20 @@ func TestDemoNamespaceInUse(t *testing.T) {
 	srv := redistest.Start(t)
 	c := locktest.GoRedis(t, srv)
 	ctx := context.Background()
-	l := migrate.New(c, migrate.WithPhaseFrom("prod"))
+	// A real fleet's namespace is refused outright: the demo moves its
+	// namespace's phase and deletes its keys.
+	r := cli(t, "", nil, "demo", "--redis", srv.URL(), "--namespace", "prod", "--duration", "3s")
+	oneLineError(t, r, 2, `--namespace must start with "lockbridge-demo-"`)
+
+	// A demo namespace in use is refused too.
+	ns := "lockbridge-demo-prod"
+	l := migrate.New(c, migrate.WithPhaseFrom(ns))
 	defer l.Close(ctx)
 	_, err := l.Phase(ctx)
 	require.NoError(t, err)
-	r := cli(t, "", nil, "demo", "--redis", srv.URL(), "--namespace", "prod", "--duration", "3s")
-	oneLineError(t, r, 1, `namespace "prod" has 1 live clients`)
-	ctl, err := migrate.NewController(c, "prod")
+	r = cli(t, "", nil, "demo", "--redis", srv.URL(), "--namespace", ns, "--duration", "3s")
+	oneLineError(t, r, 1, `namespace "`+ns+`" has 1 live clients`)
+	ctl, err := migrate.NewController(c, ns)
 	require.NoError(t, err)
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)

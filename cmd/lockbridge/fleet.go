@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -41,7 +42,7 @@ func runFleet(e *env, args []string) error {
 }
 
 func printStatus(e *env, st migrate.Status, now time.Time) {
-	fmt.Fprintf(e.stdout, "namespace %s: phase %v", st.Namespace, st.Phase)
+	fmt.Fprintf(e.stdout, "namespace %s: phase %v", printable(st.Namespace), st.Phase)
 	if !st.Since.IsZero() {
 		fmt.Fprintf(e.stdout, " since %s (%v ago)", st.Since.Format(time.RFC3339), now.Sub(st.Since).Round(time.Second))
 	}
@@ -53,7 +54,7 @@ func printStatus(e *env, st migrate.Status, now time.Time) {
 		if !c.Live(now) {
 			state = "dead"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%v\t%v ago\t%s\n", c.ID, c.Host, c.PID, c.Phase, now.Sub(c.Seen).Round(time.Millisecond), state)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%v\t%v ago\t%s\n", printable(c.ID), printable(c.Host), c.PID, c.Phase, now.Sub(c.Seen).Round(time.Millisecond), state)
 	}
 	_ = w.Flush()
 	if len(st.Clients) == 0 {
@@ -75,4 +76,16 @@ func printStatus(e *env, st migrate.Status, now time.Time) {
 			fmt.Fprintf(e.stdout, "  - %s\n", b)
 		}
 	}
+}
+
+// printable is s as it is when it holds only printable characters, quoted
+// (escapes visible, never interpreted by the terminal) otherwise: registry
+// entries are written by whoever can write to Redis.
+func printable(s string) string {
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

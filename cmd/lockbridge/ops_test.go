@@ -309,3 +309,28 @@ func TestCluster(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `deleted modern key "{orders:7}:modern"`)
 }
+
+// Shortening the quiet period overrides the controller: it takes --force.
+// Registry entries are shown with their escapes visible, never interpreted.
+func TestPhaseSetGuards(t *testing.T) {
+	t.Parallel()
+	c, env := server(t)
+	ctx := context.Background()
+	r := cli(t, "", env, "phase", "set", "dual-write", "--namespace", "guards", "--quiet", "1ms")
+	oneLineError(t, r, 2, "--quiet 1ms is below the default 15m0s")
+	r = cli(t, "", env, "phase", "get", "--namespace", "guards")
+	assert.Equal(t, "legacy\n", r.stdout)
+
+	_, err := c.Do(ctx, "HSET", "lockbridge:{guards}:fleet", "evil",
+		`{"id":"x\u001b]0;PWNED\u0007\u001b[2J","host":"h\u001b[1A","phase":"legacy","seen":"2026-01-01T00:00:00Z","expires":"2999-01-01T00:00:00Z"}`)
+	require.NoError(t, err)
+	r = cli(t, "", env, "fleet", "--namespace", "guards")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "\x1b", "no raw escape reaches the terminal")
+	assert.Contains(t, r.stdout, `"x\x1b]0;PWNED\a\x1b[2J"`)
+	r = cli(t, "", env, "phase", "set", "dual-write", "--namespace", "guards")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, "", env, "phase", "set", "dual-read", "--namespace", "guards")
+	assert.Equal(t, 4, r.code)
+	assert.NotContains(t, r.stderr, "\x1b")
+}

@@ -65,9 +65,17 @@ Exit codes: 0 done, 4 refused (unsafe, or more than one step), 1 an error,
 			return err
 		}
 		defer closeFn()
+		if *quiet < migrate.DefaultQuietPeriod && !*force {
+			// The quiet period is the migration's safety margin: shortening
+			// it is overriding the controller, as loudly as --force.
+			return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add --force to mean it", *quiet, migrate.DefaultQuietPeriod)
+		}
 		ctl, err := migrate.NewController(c, cf.ns(e), migrate.WithQuietPeriod(*quiet))
 		if err != nil {
 			return usageErrorf("%v", err)
+		}
+		if *quiet < migrate.DefaultQuietPeriod {
+			fmt.Fprintf(e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", *quiet, migrate.DefaultQuietPeriod)
 		}
 		return setPhase(ctx, e, &cf, ctl, want, *force)
 	}
@@ -86,10 +94,10 @@ func setPhase(ctx context.Context, e *env, cf *connFlags, ctl *migrate.Controlle
 	case want == cur:
 		fmt.Fprintf(e.stdout, "already at %v\n", cur)
 		return nil
-	case want == cur+1:
-		step, err = ctl.Advance(cctx, force)
-	case want == cur-1:
-		step, err = ctl.Rollback(cctx, force)
+	case want == cur+1 || want == cur-1:
+		// From the phase just read: if someone moves the fleet meanwhile,
+		// this fails rather than take a step nobody asked for.
+		step, err = ctl.Step(cctx, cur, want, force)
 	default:
 		return &exitErr{exitUnsafe, fmt.Errorf("the fleet is at %v: it moves one step at a time, to %v or back", cur, neighbours(cur))}
 	}

@@ -159,15 +159,26 @@ func (w *worker) run(ctx context.Context) {
 		} else {
 			w.goRound(ctx)
 		}
-		time.Sleep(time.Duration(float64(w.s.cfg.Hold) * rand.Float64()))
+		pause(ctx, w.stop, time.Duration(float64(w.s.cfg.Hold)*rand.Float64()))
+	}
+}
+
+// pause waits d, or less when ctx ends or stop closes.
+func pause(ctx context.Context, stop <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-stop:
 	}
 }
 
 // hold is the critical section: the exclusion check is entered after the
 // acquire and left before the release.
-func (w *worker) hold(i int) {
+func (w *worker) hold(ctx context.Context, i int) {
 	w.s.enter(w, i)
-	time.Sleep(w.s.holdTime())
+	pause(ctx, w.stop, w.s.holdTime())
 	w.s.leave(w, i)
 }
 
@@ -197,7 +208,7 @@ func (w *worker) goRound(ctx context.Context) {
 		return
 	}
 	w.acquired[p].Add(1)
-	w.hold(i)
+	w.hold(ctx, i)
 	rctx, cancel := releaseCtx(ctx)
 	defer cancel()
 	if err := lk.Unlock(rctx); err != nil {
@@ -225,7 +236,7 @@ func (w *worker) javaRound(ctx context.Context) {
 		}
 		if ok {
 			w.acquired[migrate.PhaseLegacy].Add(1)
-			w.hold(i)
+			w.hold(ctx, i)
 			rctx, cancel := releaseCtx(ctx)
 			defer cancel()
 			if err := seed.Unlock(rctx, c, name, expiry, nil); err != nil {
