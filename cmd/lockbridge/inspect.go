@@ -38,11 +38,7 @@ func runInspect(e *env, args []string) error {
 		return usageErrorf("inspect takes one non-empty KEY (see 'lockbridge inspect --help')")
 	}
 	name := fs.Arg(0)
-	codecs, err := keyCodecs(*kc)
-	if err != nil {
-		return err
-	}
-	keys, err := encodeKeys(name, codecs, *kc != "auto")
+	keys, err := lockKeys(name, *kc)
 	if err != nil {
 		return err
 	}
@@ -126,6 +122,16 @@ func runInspect(e *env, args []string) error {
 }
 
 // keyCodecs parses --key-codec.
+// lockKeys returns the Redis keys of the lock name under the --key-codec
+// flag's codecs ("auto": every codec, skipping those that cannot encode it).
+func lockKeys(name, flag string) ([]codecKey, error) {
+	codecs, err := keyCodecs(flag)
+	if err != nil {
+		return nil, err
+	}
+	return encodeKeys(name, codecs, flag != "auto")
+}
+
 func keyCodecs(s string) ([]legacy.KeyCodec, error) {
 	switch s {
 	case "auto":

@@ -46,11 +46,7 @@ func runUnlock(e *env, args []string) error {
 		return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before deleting, unless --yes)")
 	}
 	name := fs.Arg(0)
-	codecs, err := keyCodecs(*kc)
-	if err != nil {
-		return err
-	}
-	keys, err := encodeKeys(name, codecs, *kc != "auto")
+	keys, err := lockKeys(name, *kc)
 	if err != nil {
 		return err
 	}
