@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/lease"
 )
 
 // Lock is a held legacy lock: the expiry W this holder wrote, in the
@@ -97,9 +98,7 @@ func (l *Lock) ExpiresAt() time.Time {
 // ours by an Unlock or Refresh. Nothing watches the lock in between.
 func (l *Lock) Done() <-chan struct{} {
 	if l == nil {
-		c := make(chan struct{})
-		close(c)
-		return c
+		return lease.Closed()
 	}
 	return l.done
 }

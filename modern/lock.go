@@ -72,7 +72,7 @@ func (lk *Lock) ExpiresAt() time.Time {
 // time by the auto-refresh.
 func (lk *Lock) Done() <-chan struct{} {
 	if lk == nil {
-		return closedChan()
+		return lease.Closed()
 	}
 	return lk.lease.Done()
 }
@@ -144,10 +144,4 @@ func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, nh
 	}
 	return time.Duration(ms) * time.Millisecond, nil
-}
-
-func closedChan() <-chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
 }

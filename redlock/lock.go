@@ -66,9 +66,7 @@ func (lk *Lock) ExpiresAt() time.Time {
 // before the end of the validity.
 func (lk *Lock) Done() <-chan struct{} {
 	if lk == nil {
-		c := make(chan struct{})
-		close(c)
-		return c
+		return lease.Closed()
 	}
 	return lk.lease.Done()
 }
