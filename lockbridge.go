@@ -49,4 +49,10 @@ var (
 	// ErrInvalid means an argument or option was out of range: an empty key,
 	// a ttl below one millisecond, a key the scheme cannot encode, and so on.
 	ErrInvalid = errors.New("lockbridge: invalid argument")
+	// ErrUnknownOutcome means a command that changes lock state may have
+	// reached Redis but its reply never came (the connection broke, or the
+	// context ended after the send). Nothing is resent and nothing is
+	// guessed: the lock may or may not have been taken, released or
+	// refreshed. It is never reported as ErrNotObtained or ErrNotHeld.
+	ErrUnknownOutcome = errors.New("lockbridge: outcome unknown")
 )

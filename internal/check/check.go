@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -36,4 +37,13 @@ func KeyTTL(pkg, key string, ttl, min time.Duration) error {
 		return err
 	}
 	return TTL(pkg, ttl, min)
+}
+
+// Context checks that ctx is not nil: every call that talks to Redis needs
+// one, and a nil one would panic deep inside a client library.
+func Context(pkg string, ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("%s: %w: nil context", pkg, lockbridge.ErrInvalid)
+	}
+	return nil
 }
