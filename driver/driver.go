@@ -114,6 +114,9 @@ func (c client) Eval(ctx context.Context, s *Script, keys []string, args ...any)
 		r, err = c.do(ctx, a...)
 	}
 	if err != nil {
+		if errors.Is(err, ErrNoPerm) {
+			return nil, fmt.Errorf("driver: script %s (it runs EVALSHA, EVAL and %s): %w", s.name, strings.Join(s.commands, ", "), err)
+		}
 		return nil, fmt.Errorf("driver: script %s: %w", s.name, err)
 	}
 	return r, nil

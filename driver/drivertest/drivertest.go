@@ -58,6 +58,11 @@ func Run(t *testing.T, f Factory) {
 		t.Parallel()
 		faults(t, f)
 	})
+	t.Run("ErrorClasses", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Start(t)
+		errorClasses(t, f.New(t, srv.Addr()))
+	})
 	if f.NewCluster != nil {
 		t.Run("Cluster", func(t *testing.T) {
 			t.Parallel()
@@ -555,4 +560,45 @@ func faults(t *testing.T, f Factory) {
 			t.Fatal("a call to a hung server ignored its context cancellation")
 		}
 	})
+}
+
+var deleteThenPublish = driver.NewScript("drivertest/delpub.lua",
+	"-- deletes KEYS[1], then publishes on it; returns 1\n"+
+		"redis.call('DEL', KEYS[1]) redis.call('PUBLISH', KEYS[1], 'x') return 1")
+
+// errorClasses checks that the error replies the locks tell apart match
+// their driver class with errors.Is, through the client's wrapping, and that
+// a command an ACL denies inside a script is reported with the script's name
+// and the commands it runs. It changes the server's default user and
+// maxmemory: run it on a server of its own.
+func errorClasses(t *testing.T, c driver.Client) {
+	ctx := ctx(t)
+	_, err := c.Do(ctx, "RPUSH", "list", "a")
+	require.NoError(t, err)
+	_, _, err = c.Get(ctx, "list")
+	assert.ErrorIs(t, err, driver.ErrWrongType)
+	assert.Equal(t, driver.ErrWrongType, driver.ClassOf(err))
+	_, err = c.Eval(ctx, getScript, []string{"list"})
+	assert.ErrorIs(t, err, driver.ErrWrongType)
+	assert.NotErrorIs(t, err, driver.ErrNoPerm)
+
+	_, err = c.Do(ctx, "ACL", "SETUSER", "default", "-publish")
+	require.NoError(t, err)
+	_, err = c.Eval(ctx, deleteThenPublish, []string{"k"})
+	require.ErrorIs(t, err, driver.ErrNoPerm, "a command denied inside a script")
+	assert.Contains(t, err.Error(), "drivertest/delpub.lua")
+	assert.Contains(t, err.Error(), "DEL, PUBLISH", "the commands the script needs are named")
+	_, err = c.Do(ctx, "PUBLISH", "ch", "x")
+	assert.ErrorIs(t, err, driver.ErrNoPerm, "a command denied directly")
+	_, err = c.Do(ctx, "ACL", "SETUSER", "default", "+@all")
+	require.NoError(t, err)
+
+	_, err = c.Do(ctx, "CONFIG", "SET", "maxmemory", "1")
+	require.NoError(t, err)
+	_, err = c.SetNX(ctx, "k", "1")
+	assert.ErrorIs(t, err, driver.ErrOOM)
+	_, err = c.Eval(ctx, twoKeys, []string{"a", "b"}, "1")
+	assert.ErrorIs(t, err, driver.ErrOOM)
+	_, err = c.Do(ctx, "CONFIG", "SET", "maxmemory", "0")
+	require.NoError(t, err)
 }
