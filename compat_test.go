@@ -230,8 +230,8 @@ func TestCompatMatrixCoversTheDesignPairs(t *testing.T) {
 }
 
 // jdkLong1700000000001 is java.lang.Long 1700000000001 as Spring's default
-// RedisTemplate (JdkSerializationRedisSerializer) writes it: 82 bytes, from
-// docs/reference (legacy-formats §4.2).
+// RedisTemplate (JdkSerializationRedisSerializer) writes it: 82 bytes, as
+// OpenJDK 17's ObjectOutputStream produces them.
 const jdkLong1700000000001 = "aced0005737200" + "0e6a6176612e6c616e672e4c6f6e67" + "3b8be490cc8f23df" + "0200014a000576616c7565" +
 	"787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b020000" + "7870" + "0000018bcfe56801"
 

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// unhex decodes the hex of reference/legacy-formats.md §4.2 (spaces allowed).
+// unhex decodes hex (spaces allowed).
 func unhex(t testing.TB, s string) string {
 	t.Helper()
 	b, err := hex.DecodeString(strings.NewReplacer(" ", "", "\n", "", "\t", "").Replace(s))
@@ -22,7 +22,7 @@ func unhex(t testing.TB, s string) string {
 	return string(b)
 }
 
-// The bytes of legacy-formats.md §4.2, verified there with OpenJDK 17.
+// The bytes the Java serializers write, as OpenJDK 17 produces them.
 const (
 	hexDecimal    = "31 37 30 30 30 30 30 30 30 30 30 30 31"
 	hexJavaString = "ac ed 00 05 74 00 0d 31 37 30 30 30 30 30 30 30 30 30 30 31"
@@ -144,7 +144,7 @@ func TestKeyCodecGoldenBytes(t *testing.T) {
 // Above 65535 bytes of modified UTF-8 the JDK writes TC_LONGSTRING (0x7c)
 // and a u64 length.
 func TestKeyCodecLongString(t *testing.T) {
-	// legacy-formats.md §4.2: a 70000-char string.
+	// A 70000-char string: longer than 65535 bytes of modified UTF-8.
 	got, err := legacy.KeyJavaString.Encode(strings.Repeat("x", 70000))
 	require.NoError(t, err)
 	assert.Equal(t, "aced00057c000000000001117078", hex.EncodeToString([]byte(got[:14])))

@@ -1,6 +1,7 @@
 // Package seed replays, command for command, the Java lock that the legacy
 // package must interoperate with: the "seed" SETNX + GET + GETSET timestamp
-// lock of design §5.1, as the Spring RedisCallback copies write it. Tests,
+// lock (SETNX, then GET and GETSET once the stored expiry is below the
+// caller's clock; DEL on release while its own clock is below its expiry), as the Spring RedisCallback copies write it. Tests,
 // compat_test.go and the CLI demo use it to stand in for a Java service; it
 // is deliberately faithful, flaws included.
 //
