@@ -128,19 +128,20 @@ func (f *follower) lapsed() error {
 		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 }
 
-// sync reads the phase and heartbeats, once or, when the phase moved, again
-// so the registry shows the new phase at once (at most a few rounds). It
-// starts the loop on the first good reading.
+// sync reads the phase and heartbeats; when the phase moved it heartbeats
+// once more (without moving again: one phase per interval) so the registry
+// shows the new phase at once. It starts the loop on the first good
+// reading.
 func (f *follower) sync(ctx context.Context, ttl time.Duration) error {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
-	for i := 0; i < 4; i++ {
-		moved, err := f.syncOnce(ctx, ttl)
-		if err != nil {
+	moved, err := f.syncOnce(ctx, ttl, true)
+	if err != nil {
+		return err
+	}
+	if moved {
+		if _, err := f.syncOnce(ctx, ttl, false); err != nil {
 			return err
-		}
-		if !moved {
-			break
 		}
 	}
 	f.mu.Lock()
@@ -152,8 +153,9 @@ func (f *follower) sync(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// syncOnce is one reading. It reports whether the phase moved.
-func (f *follower) syncOnce(ctx context.Context, ttl time.Duration) (bool, error) {
+// syncOnce is one reading; with step it moves one phase towards the stored
+// one. It reports whether the phase moved.
+func (f *follower) syncOnce(ctx context.Context, ttl time.Duration, step bool) (bool, error) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -204,6 +206,7 @@ func (f *follower) syncOnce(ctx context.Context, ttl time.Duration) (bool, error
 	f.until, f.maxTTL = start.Add(f.lease), maxTTL
 	from := f.current
 	switch {
+	case !step:
 	case f.current == 0:
 		f.current = target
 	case target > f.current:
