@@ -70,12 +70,13 @@ func TestFaultPhaseLeaseCutOffFromNamespace(t *testing.T) {
 	ctx := context.Background()
 	const ns = "cut"
 	nsNode := keyslot.Of("lockbridge:{"+ns+"}:phase") * 3 / 16384
-	name := ""
-	for i := 0; name == ""; i++ { // a lock name served by another node
+	var names []string
+	for i := 0; len(names) < 2; i++ { // a lock name served by another node
 		if k := "orders:" + strconv.Itoa(i); keyslot.Of(k)*3/16384 != nsNode && keyslot.Of("{"+k+"}:modern")*3/16384 != nsNode {
-			name = k
+			names = append(names, k)
 		}
 	}
+	name, other := names[0], names[1]
 	initNS(t, c, ns)
 	l := New(c, WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond), WithPhaseLease(200*time.Millisecond))
 	defer l.Close(ctx)
@@ -96,7 +97,7 @@ func TestFaultPhaseLeaseCutOffFromNamespace(t *testing.T) {
 	require.Eventually(t, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		defer cancel()
-		lk, err := l.TryLock(cctx, name+":other", time.Second)
+		lk, err := l.TryLock(cctx, other, time.Second)
 		if err == nil {
 			_ = lk.Unlock(ctx)
 			return false
@@ -104,7 +105,7 @@ func TestFaultPhaseLeaseCutOffFromNamespace(t *testing.T) {
 		return errors.Is(err, ErrPhaseUnknown)
 	}, 20*time.Second, 20*time.Millisecond, "a locker cut off from the namespace stops locking")
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-	_, err = l.TryLock(cctx, name+":other", time.Second)
+	_, err = l.TryLock(cctx, other, time.Second)
 	cancel()
 	pe := phaseErr(t, err, ReasonLeaseLapsed)
 	assert.Equal(t, PhaseLegacy, pe.Last)
@@ -117,7 +118,7 @@ func TestFaultPhaseLeaseCutOffFromNamespace(t *testing.T) {
 	node.Resume() // within the cluster's node timeout: only this locker noticed
 	resumed = true
 	require.Eventually(t, func() bool {
-		lk, err := l.TryLock(ctx, name+":other", time.Second)
+		lk, err := l.TryLock(ctx, other, time.Second)
 		if err != nil {
 			return false
 		}
