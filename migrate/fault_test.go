@@ -563,3 +563,46 @@ func TestFaultNilInputs(t *testing.T) {
 	}
 	require.NoError(t, l.Close(context.Background()))
 }
+
+// The namespace scripts reject every argument outside its exact form with
+// an error reply, and change nothing.
+func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	k, err := newNSKeys(t.Name())
+	require.NoError(t, err)
+	good := `{"v":2,"id":"a","phase":"legacy","host":"h","pid":1,"ns_init":0,"gen":0}`
+	hb := []string{k.phase, k.meta, k.clients, k.expiry, k.seen}
+	ps := []string{k.phase, k.channel, k.since, k.meta}
+	for name, tc := range map[string]struct {
+		s    *driver.Script
+		keys []string
+		args []any
+	}{
+		"heartbeat hold with a space":   {heartbeatScript, hb, []any{"a", good, "1000 "}},
+		"heartbeat hold quoted":         {heartbeatScript, hb, []any{"a", good, `"1000"`}},
+		"heartbeat hold zero":           {heartbeatScript, hb, []any{"a", good, "0"}},
+		"heartbeat empty id":            {heartbeatScript, hb, []any{"", good, "1000"}},
+		"heartbeat v as a string":       {heartbeatScript, hb, []any{"a", `{"v":"2","id":"a","phase":"legacy"}`, "1000"}},
+		"heartbeat id differs":          {heartbeatScript, hb, []any{"b", good, "1000"}},
+		"heartbeat not JSON":            {heartbeatScript, hb, []any{"a", "v=2", "1000"}},
+		"phase_set unknown phase":       {phaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0"}},
+		"phase_set bad mode":            {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0"}},
+		"phase_set bad publish":         {phaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0"}},
+		"phase_set step from absent":    {phaseSetScript, ps, []any{"", "dual-write", "PUBLISH", "0", "step", "0"}},
+		"phase_set init from a phase":   {phaseSetScript, ps, []any{"legacy", "legacy", "PUBLISH", "0", "init", "0"}},
+		"phase_set gen with a sign":     {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "+1", "init", "0"}},
+		"forget flag true":              {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", "true"}},
+		"forget flag quoted":            {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", `"1"`}},
+		"prune grace negative":          {pruneScript, []string{k.clients, k.expiry, k.seen}, []any{"-1"}},
+		"sighting empty key":            {sightingScript, []string{k.sighting}, []any{""}},
+		"phase_set missing arguments":   {phaseSetScript, ps, []any{"", "legacy"}},
+		"heartbeat hold beyond 2^40 ms": {heartbeatScript, hb, []any{"a", good, "1099511627777"}},
+	} {
+		_, err := tg.Client.Eval(ctx, tc.s, tc.keys, tc.args...)
+		assert.ErrorContains(t, err, "lockbridge: bad argument", name)
+	}
+	n, err := tg.Client.Do(ctx, "DBSIZE")
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), n, "nothing was written")
+}

@@ -137,7 +137,9 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 }
 
 // Close stops following the phase and heartbeating, and removes the Locker
-// from the fleet registry. Locks it holds stay valid. It is safe to call
+// from the fleet registry. Locks it holds stay valid to the end of their
+// lease and can be unlocked, but no longer refreshed: the controller no
+// longer counts this client. It is safe to call
 // more than once; a Locker that never followed or heartbeat needs no Close.
 func (l *Locker) Close(ctx context.Context) error {
 	if l == nil {
