@@ -210,6 +210,7 @@ func TestNotAtLegacy(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctl, err := migrate.NewController(tg.Client, "moved")
 	require.NoError(t, err)
+	require.NoError(t, ctl.Init(context.Background()))
 	_, err = ctl.Advance(context.Background(), false)
 	require.NoError(t, err)
 	sim, err := New(Config{Client: tg.Client, Namespace: "moved"})
