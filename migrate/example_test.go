@@ -27,6 +27,11 @@ func Example() {
 	c := goredis.New(rdb)
 	ctx := context.Background()
 
+	// Once per namespace, before any locker: start it at legacy (from a
+	// shell: lockbridge phase init --namespace example-orders).
+	ctl, _ := migrate.NewController(c, "example-orders")
+	_ = ctl.Init(ctx)
+
 	locker := migrate.New(c,
 		migrate.WithPhaseFrom("example-orders"),
 		migrate.WithLegacy(legacy.WithKeyCodec(legacy.KeyRaw)))
@@ -43,7 +48,6 @@ func Example() {
 	fmt.Println("holds", legacyKey, "(the Java services' key)")
 	_ = lock.Unlock(ctx)
 
-	ctl, _ := migrate.NewController(c, "example-orders")
 	step, err := ctl.Advance(ctx, false)
 	fmt.Println(step.From, "->", step.To, err)
 	fmt.Println("modern key:", modernKey)

@@ -37,10 +37,19 @@ func sameSlot(legacyKey, modernKey string) error {
 }
 
 // nsKeys names the keys of one migration namespace. They share the hash tag
-// {ns}, so they live in one slot.
+// {ns}, so they live in one slot and one script may touch them all.
 type nsKeys struct {
-	ns                                     string
-	phase, since, fleet, sighting, channel string
+	ns string
+	// phase is the phase name (read by lockers of every protocol version);
+	// since when it was set (server ms); meta the namespace's durable state
+	// (protocol, last phase, highest phase, generation, instance id).
+	phase, since, meta, channel string
+	// clients, expiry and seen are the registry (protocol 2): the entries,
+	// and their expiry and last heartbeat by the server's clock.
+	clients, expiry, seen string
+	// fleet is the registry of protocol 1 (fb598b1), read to find clients
+	// of the older format; sighting the legacy sightings.
+	fleet, sighting string
 }
 
 func newNSKeys(ns string) (nsKeys, error) {
@@ -52,8 +61,28 @@ func newNSKeys(ns string) (nsKeys, error) {
 		ns:       ns,
 		phase:    p + "phase",
 		since:    p + "phase-since",
+		meta:     p + "namespace",
+		channel:  p + "phase-changed",
+		clients:  p + "clients",
+		expiry:   p + "clients-expiry",
+		seen:     p + "clients-seen",
 		fleet:    p + "fleet",
 		sighting: p + "legacy-sighting",
-		channel:  p + "phase-changed",
 	}, nil
+}
+
+// all returns every key of the namespace (not the channel).
+func (k nsKeys) all() []string {
+	return []string{k.phase, k.since, k.meta, k.clients, k.expiry, k.seen, k.fleet, k.sighting}
+}
+
+// NamespaceKeys returns every Redis key of namespace ns (docs/protocol.md):
+// the phase, its history and the registry, for tools that clean up or
+// inspect a namespace. The phase-change channel is not a key.
+func NamespaceKeys(ns string) ([]string, error) {
+	k, err := newNSKeys(ns)
+	if err != nil {
+		return nil, err
+	}
+	return k.all(), nil
 }

@@ -142,6 +142,11 @@ func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
 }
 
 func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
+	if f := d.l.follow; f != nil {
+		if err := f.trusted(ctx, ttl); err != nil { // never refresh in a phase no longer trusted
+			return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.life.Ended() {

@@ -169,7 +169,7 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 
 func mustPrepare(t *testing.T, l *Locker, name string) args {
 	t.Helper()
-	a, err := l.prepare(name, time.Second)
+	a, err := l.prepare(context.Background(), name, time.Second)
 	require.NoError(t, err)
 	return a
 }
@@ -260,6 +260,7 @@ func TestLockKeepsItsPhase(t *testing.T) {
 	name := locktest.Key(t, "k")
 	ctl, err := NewController(tg.Client, ns, WithQuietPeriod(time.Millisecond))
 	require.NoError(t, err)
+	require.NoError(t, ctl.Init(ctx))
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
 	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(10*time.Millisecond))

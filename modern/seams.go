@@ -42,3 +42,13 @@ func (l *Locker) Settings() Settings {
 		Err:           l.err,
 	}
 }
+
+// Manual returns a Locker like l whose locks never start the auto-refresh,
+// whatever its options, for a caller that refreshes them itself (the
+// migrate package, which stops refreshing once it can no longer trust its
+// phase).
+func (l *Locker) Manual() *Locker {
+	m := *l
+	m.cfg.autoRefresh = false
+	return &m
+}

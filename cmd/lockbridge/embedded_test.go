@@ -193,6 +193,7 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		const ns = "emb"
 		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond))
 		require.NoError(t, err)
+		require.NoError(t, ctl.Init(ctx))
 		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
 			l := migrate.New(c, migrate.WithPhase(p), migrate.WithNamespace(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 			name := "mig:" + p.String()
