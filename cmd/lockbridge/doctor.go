@@ -39,9 +39,11 @@ ACL; no answer) says "unknown"; the other checks still run. Warnings never
 fail the run. doctor writes only scratch keys lockbridge:doctor:{…}:… (one
 minute PX, deleted at the end) and publishes once on a scratch channel.
 
-Exit codes: 0 nothing dangerous and nothing unknown (warnings allowed);
-1 something is dangerous (or Redis could not be reached); 6 some check could
-not tell and nothing is dangerous; 2 bad usage.`
+Exit codes:
+  0 nothing dangerous, nothing unknown (warnings allowed)
+  1 something is dangerous (or Redis could not be reached)
+  6 some check could not tell, and nothing is dangerous
+  2 bad usage`
 
 func runDoctor(e *env, args []string) error {
 	fs := newFlags(e, "doctor", "[flags]", doctorSummary)
