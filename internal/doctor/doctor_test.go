@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/seed"
 	"github.com/lockbridge/lockbridge/migrate"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -334,6 +335,30 @@ func TestDoctorNamespace(t *testing.T) {
 	assert.Equal(t, Danger, f.Severity, "%+v", f)
 	assert.Contains(t, f.Summary, "live clients run legacy and dual-read, which do not exclude each other")
 	assert.Equal(t, Danger, rep.Worst())
+
+	// A legacy-only locker seen after the fleet moved to dual-read, with no
+	// lagging client registered.
+	const ns2 = "doctor-sighting"
+	ctl2, err := migrate.NewController(c, ns2)
+	require.NoError(t, err)
+	_, err = ctl2.Step(ctx, migrate.PhaseLegacy, migrate.PhaseDualWrite, true)
+	require.NoError(t, err)
+	_, err = ctl2.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseDualRead, true)
+	require.NoError(t, err)
+	f = byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns2)))[IDNamespace]
+	assert.Equal(t, OK, f.Severity, "%+v", f)
+	exp, ok, err := seed.Lock(ctx, c, "doctor:orders:1", time.Minute, nil)
+	require.NoError(t, err)
+	require.True(t, ok)
+	dr := migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead), migrate.WithNamespace(ns2))
+	_, err = dr.TryLock(ctx, "doctor:orders:1", time.Second)
+	require.Error(t, err, "the Java lock is held")
+	require.NoError(t, dr.Close(ctx))
+	require.NoError(t, seed.Unlock(ctx, c, "doctor:orders:1", exp, nil))
+	f = byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns2)))[IDNamespace]
+	assert.Equal(t, Danger, f.Severity, "%+v", f)
+	assert.Contains(t, f.Summary, `a legacy-only locker was seen at`)
+	assert.Contains(t, f.Summary, `"doctor:orders:1", after the fleet moved to dual-read`)
 
 	// A phase key lockbridge cannot read.
 	_, err = c.Do(ctx, "SET", "lockbridge:{doctor-bad}:phase", "sideways")

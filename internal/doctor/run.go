@@ -129,7 +129,8 @@ func classify(msg string) access {
 		return deniedChannel
 	case strings.Contains(m, "key") && (strings.Contains(m, "no permissions to access") || strings.Contains(m, "can't access")):
 		return deniedKey
-	case strings.Contains(m, "no permissions to run") || strings.Contains(m, "can't run this command") || strings.HasPrefix(m, "noperm"):
+	case strings.Contains(m, "no permissions to run") || strings.Contains(m, "can't run this command") ||
+		strings.HasPrefix(m, "noperm") || strings.Contains(m, "acl failure"):
 		return deniedCommand
 	}
 	return allowed
