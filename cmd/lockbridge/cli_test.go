@@ -14,7 +14,7 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	r := cli(t, "", nil, "--help")
 	assert.Equal(t, 0, r.code)
-	for _, c := range []string{"demo", "inspect", "phase", "fleet", "unlock"} {
+	for _, c := range []string{"demo", "inspect", "phase", "fleet", "unlock", "doctor"} {
 		assert.Contains(t, r.stdout, "  "+c+" ")
 	}
 	assert.Empty(t, r.stderr)
