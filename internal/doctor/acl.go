@@ -44,13 +44,13 @@ type aclResult struct {
 
 // probeKeys are the scratch names one shard's probes use.
 type probeKeys struct {
-	str, nx, hash, counter, str2, nx2, hash2, ch string
+	str, nx, hash, counter, str2, nx2, hash2, zset2, ch string
 }
 
 func (r *run) probeKeys(tag string) probeKeys {
 	return probeKeys{
 		str: r.key(tag, "s"), nx: r.key(tag, "nx"), hash: r.key(tag, "h"),
-		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"),
+		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"), zset2: r.key(tag, "z2"),
 		counter: r.key(tag, "fence"), ch: channel(tag),
 	}
 }
@@ -83,6 +83,16 @@ func dryRunArgs(name string, k probeKeys) []any {
 		return []any{name, k.hash, "count", "1"}
 	case "HGETALL":
 		return []any{name, k.hash}
+	case "HMGET":
+		return []any{name, k.hash, "f"}
+	case "ZADD":
+		return []any{name, k.hash + "z", "1", "m"}
+	case "ZSCORE", "ZREM":
+		return []any{name, k.hash + "z", "m"}
+	case "ZRANGE":
+		return []any{name, k.hash + "z", "0", "-1"}
+	case "ZRANGEBYSCORE":
+		return []any{name, k.hash + "z", "-inf", "+inf"}
 	case "PUBLISH", "SPUBLISH":
 		return []any{name, k.ch, "released"}
 	case "SUBSCRIBE", "SSUBSCRIBE":
@@ -215,10 +225,6 @@ func (r *run) probeByUse(ctx context.Context, where string, k probeKeys, cluster
 	direct("PEXPIRE", k.str, scratchTTL)
 	direct("SETNX", k.nx, "doctor")
 	_, _ = r.do(ctx, c, "PEXPIRE", k.nx, scratchTTL)
-	direct("HSET", k.hash, "f", "v")
-	_, _ = r.do(ctx, c, "PEXPIRE", k.hash, scratchTTL)
-	direct("HGETALL", k.hash)
-	direct("HDEL", k.hash, "f")
 	direct("DEL", k.nx)
 	// A script the server does not hold: NOSCRIPT means EVALSHA was let
 	// through.
@@ -263,6 +269,15 @@ func scriptCalls(k probeKeys, cluster bool) [][]string {
 		{"PEXPIRE", k.hash2, scratchTTL},
 		{"HINCRBY", k.hash2, "count", "1"},
 		{"HGET", k.hash2, "f"},
+		{"HMGET", k.hash2, "f"},
+		{"HGETALL", k.hash2},
+		{"HDEL", k.hash2, "f"},
+		{"ZADD", k.zset2, "1", "m"},
+		{"PEXPIRE", k.zset2, scratchTTL},
+		{"ZSCORE", k.zset2, "m"},
+		{"ZRANGE", k.zset2, "0", "-1"},
+		{"ZRANGEBYSCORE", k.zset2, "-inf", "+inf"},
+		{"ZREM", k.zset2, "m"},
 		{pub, k.ch, "released"},
 	}
 }
@@ -278,7 +293,7 @@ func (r *run) probeScripts(ctx context.Context, where string, k probeKeys, clust
 			argv = append(argv, w)
 		}
 	}
-	keys := []string{k.str2, k.nx2, k.counter, k.hash2, k.ch}
+	keys := []string{k.str2, k.nx2, k.counter, k.hash2, k.zset2, k.ch}
 	args := []any{"EVAL", probeSource, strconv.Itoa(len(keys))}
 	for _, key := range keys {
 		args = append(args, key)

@@ -98,7 +98,7 @@ func TestDoctorCleanServer(t *testing.T) {
 	assert.Contains(t, f[IDPersistence].Summary, "appendonly no")
 	assert.Contains(t, f[IDPersistence].Detail, "fence strictly increasing")
 	assert.Equal(t, Warn, rep.Worst())
-	assert.Contains(t, f[IDACL].Summary, `user "default" may run all 19 commands`)
+	assert.Regexp(t, `user "default" may run all [0-9]+ commands`, f[IDACL].Summary)
 	assert.Contains(t, f[IDACL].Detail, viaDryRun)
 	noScratch(t, c)
 
@@ -180,7 +180,7 @@ func TestDoctorACL(t *testing.T) {
 		{"no scripting", []string{"~*", "&*", "+@all", "-@scripting", "-acl"}, Danger, []string{"EVALSHA", "EVAL"}, viaDirect},
 		{"missing subscribe: waiters poll", []string{"~*", "&*", "+@all", "-subscribe", "-acl"}, Warn, []string{"SUBSCRIBE"}, viaDirect},
 		{"no scratch keys", []string{"~app:*", "resetchannels", "+@all", "-acl"}, Unknown, []string{"GET", "EVALSHA", "TIME"}, "may not touch the scratch keys"},
-		{"all allowed, probed by use", []string{"~*", "&*", "+@all", "-acl"}, OK, []string{"all 19 commands"}, "by use"},
+		{"all allowed, probed by use", []string{"~*", "&*", "+@all", "-acl"}, OK, []string{"may run all"}, "by use"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user := "u" + strings.NewReplacer(" ", "", ",", "", ":", "").Replace(tc.name)
@@ -275,7 +275,7 @@ func TestDoctorCluster(t *testing.T) {
 	assert.Equal(t, OK, f[IDShardedPubSub].Severity, "%+v", f[IDShardedPubSub])
 	assert.Contains(t, f[IDShardedPubSub].Summary, "every node: sharded pub/sub works")
 	assert.Equal(t, OK, f[IDACL].Severity, "%+v", f[IDACL])
-	assert.Contains(t, f[IDACL].Summary, "all 19 commands") // SPUBLISH and SSUBSCRIBE in place of PUBLISH and SUBSCRIBE
+	assert.Regexp(t, "all [0-9]+ commands", f[IDACL].Summary) // SPUBLISH and SSUBSCRIBE in place of PUBLISH and SUBSCRIBE
 	for _, a := range cl.Addrs() {
 		assert.Contains(t, f[IDACL].Detail, a+": "+viaDryRun, "every master checked")
 	}
@@ -309,6 +309,12 @@ func TestDoctorNamespace(t *testing.T) {
 	const ns = "doctor-ns"
 
 	f := byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns)))[IDNamespace]
+	assert.Equal(t, Danger, f.Severity, "never initialised: its lockers refuse to lock: %+v", f)
+	assert.Contains(t, f.Fix, "lockbridge phase init")
+	ctl, err := migrate.NewController(c, ns)
+	require.NoError(t, err)
+	require.NoError(t, ctl.Init(ctx))
+	f = byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns)))[IDNamespace]
 	assert.Equal(t, OK, f.Severity, "%+v", f)
 	assert.Contains(t, f.Summary, `namespace "doctor-ns" at legacy`)
 
@@ -316,9 +322,7 @@ func TestDoctorNamespace(t *testing.T) {
 	// dual-read: the two do not exclude each other.
 	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace(ns), migrate.WithPhaseInterval(time.Hour))
 	defer l.Close(ctx)
-	_, err := l.Phase(ctx)
-	require.NoError(t, err)
-	ctl, err := migrate.NewController(c, ns)
+	_, err = l.Phase(ctx)
 	require.NoError(t, err)
 	f = byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns)))[IDNamespace]
 	assert.Equal(t, OK, f.Severity, "%+v", f)
@@ -341,6 +345,7 @@ func TestDoctorNamespace(t *testing.T) {
 	const ns2 = "doctor-sighting"
 	ctl2, err := migrate.NewController(c, ns2)
 	require.NoError(t, err)
+	require.NoError(t, ctl2.Init(ctx))
 	_, err = ctl2.Step(ctx, migrate.PhaseLegacy, migrate.PhaseDualWrite, true)
 	require.NoError(t, err)
 	_, err = ctl2.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseDualRead, true)

@@ -46,6 +46,21 @@ func checkNamespace(ctx context.Context, r *run) (Finding, bool) {
 
 func namespaceFinding(st migrate.Status, now time.Time) Finding {
 	f := Finding{ID: IDNamespace}
+	if pe := st.PhaseProblem; pe != nil {
+		// Lockers following this namespace refuse to lock (they fail
+		// closed): no overlap, but no locks either.
+		f.Severity = Danger
+		why := fmt.Sprint(pe.Reason)
+		if pe.Cause != nil {
+			why += " (" + pe.Cause.Error() + ")"
+		}
+		f.Summary = fmt.Sprintf("namespace %q: %s: lockers that follow it refuse to lock", st.Namespace, why)
+		if st.Evidence != 0 {
+			f.Detail = fmt.Sprintf("the evidence shows the fleet reached %v", st.Evidence)
+		}
+		f.Fix = pe.Remedy
+		return f
+	}
 	var lines, dangers []string
 	since := ""
 	if !st.Since.IsZero() {
@@ -58,8 +73,10 @@ func namespaceFinding(st migrate.Status, now time.Time) Finding {
 	live := map[migrate.Phase][]string{}
 	dead := 0
 	for _, c := range st.Clients {
-		if c.Live(now) {
-			live[c.Phase] = append(live[c.Phase], c.ID)
+		if c.Live {
+			for _, p := range c.Phases() { // its phase and those of the locks it holds
+				live[p] = append(live[p], c.ID)
+			}
 		} else {
 			dead++
 		}
@@ -104,7 +121,7 @@ func namespaceFinding(st migrate.Status, now time.Time) Finding {
 	case st.Safe():
 		lines = append(lines, fmt.Sprintf("next step %v → %v: safe now", st.Phase, st.Next))
 	default:
-		lines = append(lines, fmt.Sprintf("next step %v → %v: blocked — %s", st.Phase, st.Next, strings.Join(st.Blockers, "; ")))
+		lines = append(lines, fmt.Sprintf("next step %v → %v: blocked — %s", st.Phase, st.Next, blockerText(st.Blockers)))
 	}
 	f.Detail = strings.Join(lines, "\n")
 	if len(dangers) > 0 {
@@ -136,6 +153,14 @@ func clientList(live map[migrate.Phase][]string, a, b migrate.Phase) string {
 	}
 	if len(s) == 0 {
 		return "the fleet's phase"
+	}
+	return strings.Join(s, "; ")
+}
+
+func blockerText(bs []migrate.Blocker) string {
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = b.Text
 	}
 	return strings.Join(s, "; ")
 }
