@@ -67,7 +67,10 @@ func New(c driver.Client, opts ...Option) *Locker {
 type names = modernproto.Names
 
 // prepare validates a call's arguments and derives the lock's names.
-func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, error) {
+func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (names, time.Duration, error) {
+	if err := check.Context("modern", ctx); err != nil {
+		return names{}, 0, err
+	}
 	if l == nil || (l.err == nil && l.hub == nil) {
 		return names{}, 0, fmt.Errorf("modern: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
 	}
@@ -93,7 +96,7 @@ func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, e
 // attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
 // a lock the attempt may have taken on the server is released (see Lock).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +126,7 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // up to 250 ms. Should Redis execute the SET only after that, the key holds a
 // token no Lock value knows: nobody refreshes it, and it expires after ttl.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}

@@ -53,14 +53,20 @@ func (c *config) err() error { return errors.Join(c.errs...) }
 // lives for its ttl unless refreshed by hand.
 func WithAutoRefresh() Option { return func(c *config) { c.autoRefresh = true } }
 
-// WithFencing makes the acquire also INCR a counter key in the lock key's
-// hash slot ("{key}:fence" for a key without a hash tag, key+":fence" for a
-// tagged one) and give the lock its value as Lock.Fence: strictly increasing
-// across the successive holders of a key, for storage that rejects writes
-// from a stale holder. The counter never expires: one small key per lock name
-// for good; deleting it restarts the sequence at 1 (don't). Keys whose
-// counter cannot share their slot (a stray '}') are rejected with ErrInvalid.
-// Default: off (Fence returns 0).
+// WithFencing makes the acquire also hand out a fence, kept in a counter
+// key in the lock key's hash slot ("{key}:fence" for a key without a hash
+// tag, key+":fence" for a tagged one), and give the lock its value as
+// Lock.Fence: max(counter + 1, the server's TIME in microseconds), strictly
+// increasing across the successive holders of a key — also across a
+// restart of a server without persistence (the counter is lost) and a
+// failover to a replica that lags (the counter is behind), as long as the
+// server handing out the next fence has a clock ahead of the last fence
+// handed out (see the package documentation, Fencing). Acquire and fence
+// succeed or fail together, in one script: a counter that cannot give a
+// fence fails the acquire with a *FenceError and nothing written. The
+// counter never expires: one small key per lock name for good. Keys whose
+// counter cannot share their slot (a stray '}') are rejected with
+// ErrInvalid. Default: off (Fence returns 0).
 func WithFencing() Option { return func(c *config) { c.fencing = true } }
 
 // WithBackoff sets how long Lock waits between attempts. It never waits

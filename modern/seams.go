@@ -11,7 +11,7 @@ import (
 // has the lock, the holder's remaining lease (0 if unknown), for callers
 // that run their own waiting loop (the migrate package).
 func (l *Locker) Attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, 0, err
 	}

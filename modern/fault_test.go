@@ -1,0 +1,223 @@
+package modern_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/modern"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fenceOf takes the lock on key with fencing and returns its fence, the lock
+// left held.
+func fenceOf(t *testing.T, c driver.Client, key string) (int64, *modern.Lock) {
+	t.Helper()
+	lk, err := modern.New(c, modern.WithFencing()).TryLock(testCtx(t), key, time.Minute)
+	require.NoError(t, err)
+	ml := asModern(t, lk)
+	return ml.Fence(), ml
+}
+
+// A server without persistence restarts empty: the fence counter is gone.
+// The fence of the first holder after the restart must still be above the
+// fences of the holders before it (the counter alone restarted at 1).
+func TestFaultFenceRestartWithoutPersistence(t *testing.T) {
+	srv := redistest.Start(t)
+	c := locktest.GoRedis(t, srv)
+	key := locktest.Key(t, "k")
+	var before int64
+	for i := 0; i < 3; i++ {
+		f, lk := fenceOf(t, c, key)
+		require.Greater(t, f, before)
+		before = f
+		if i < 2 {
+			require.NoError(t, lk.Unlock(testCtx(t)))
+		}
+	}
+	// The last holder still believes it holds the lock (a pause, say) when
+	// the server restarts and loses everything.
+	srv.Restart()
+	_, ok := get(t, c, "{"+key+"}:fence")
+	require.False(t, ok, "the restart lost the counter")
+	after, _ := fenceOf(t, c, key)
+	assert.Greater(t, after, before, "a fence after the restart must be above every fence before it")
+}
+
+// After a failover to a replica that lags behind, the counter exists but is
+// behind the last fence the old primary handed out. The next fence must
+// still be above it.
+func TestFaultFenceFailoverToLaggingReplica(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	primary := locktest.GoRedis(t, r.Primary)
+	key := locktest.Key(t, "k")
+	for i := 0; i < 3; i++ {
+		_, lk := fenceOf(t, primary, key)
+		require.NoError(t, lk.Unlock(testCtx(t)))
+	}
+	r.Sync(t)
+	// The replica is cut off; the primary goes on handing out fences.
+	r.Detach(t)
+	var last int64
+	for i := 0; i < 3; i++ {
+		f, lk := fenceOf(t, primary, key)
+		last = f
+		if i < 2 {
+			require.NoError(t, lk.Unlock(testCtx(t)))
+		}
+	}
+	// The last holder still holds it on the old primary when it fails.
+	r.Failover(t)
+	replica := locktest.GoRedis(t, r.Replica)
+	stale, ok := get(t, replica, "{"+key+"}:fence")
+	require.True(t, ok, "the replica has a counter")
+	require.NotEqual(t, strconv.FormatInt(last, 10), stale, "and it is behind")
+
+	next, _ := fenceOf(t, replica, key)
+	assert.Greater(t, next, last, "the first fence on the new primary must be above the old primary's last")
+}
+
+// After a failover that lost nothing, fences go on from where they were.
+func TestFenceFailoverInSync(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	primary := locktest.GoRedis(t, r.Primary)
+	key := locktest.Key(t, "k")
+	last, lk := fenceOf(t, primary, key)
+	require.NoError(t, lk.Unlock(testCtx(t)))
+	r.Sync(t)
+	r.Failover(t)
+	next, _ := fenceOf(t, locktest.GoRedis(t, r.Replica), key)
+	assert.Greater(t, next, last)
+}
+
+// An unusable fence counter refuses the acquire, typed, and leaves nothing
+// behind: no lock key, the counter as it was. (The acquire used to SET the
+// lock first and fail at INCR: a raw error and a lock nobody held for its
+// whole ttl.)
+func TestFaultFenceCounterUnusable(t *testing.T) {
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		ctx := testCtx(t)
+		l := modern.New(tg.Client, modern.WithFencing(), modern.WithBackoff(lockbridge.ExponentialBackoff(time.Millisecond, time.Millisecond)))
+		for _, c := range []struct {
+			name string
+			set  []any // writes the counter
+		}{
+			{"not an integer", []any{"SET", "c", "abc"}},
+			{"a decimal fraction", []any{"SET", "c", "1.5"}},
+			{"an integer with spaces", []any{"SET", "c", " 12"}},
+			{"the largest int64", []any{"SET", "c", "9223372036854775807"}},
+			{"2^53 - 1", []any{"SET", "c", "9007199254740991"}},
+			{"beyond int64", []any{"SET", "c", "99999999999999999999"}},
+			{"a hash", []any{"HSET", "c", "f", "v"}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				key := locktest.Key(t, "k")
+				counter := "{" + key + "}:fence"
+				args := append([]any(nil), c.set...)
+				args[1] = counter
+				do(t, tg.Client, args...)
+				dump := do(t, tg.Client, "DUMP", counter)
+
+				_, err := l.TryLock(ctx, key, time.Minute)
+				var fe *modern.FenceError
+				require.ErrorAs(t, err, &fe, "TryLock: %v", err)
+				assert.Equal(t, key, fe.Key)
+				assert.Equal(t, counter, fe.Counter)
+				assert.True(t, driver.HasPrefix(err, "FENCE"), "%v", err)
+				assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
+				_, ok := get(t, tg.Client, key)
+				assert.False(t, ok, "no lock key is left behind")
+				assert.Equal(t, dump, do(t, tg.Client, "DUMP", counter), "the counter is unchanged")
+
+				// Lock does not wait on it.
+				_, err = l.Lock(ctx, key, time.Minute)
+				require.ErrorAs(t, err, &fe, "Lock: %v", err)
+				assert.NoError(t, ctx.Err())
+				_, ok = get(t, tg.Client, key)
+				assert.False(t, ok)
+			})
+		}
+	})
+}
+
+// The fence is max(counter + 1, the server's TIME in µs): a counter left by
+// an older version (small) gives way to the clock; one ahead of the clock is
+// incremented, exactly, up to 2^53 - 1.
+func TestFenceCounterRules(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := testCtx(t)
+	key := locktest.Key(t, "k")
+	counter := "{" + key + "}:fence"
+	l := modern.New(tg.Client, modern.WithFencing())
+	take := func() int64 {
+		t.Helper()
+		lk, err := l.TryLock(ctx, key, time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, lk.Unlock(ctx))
+		f := asModern(t, lk).Fence()
+		v, _ := get(t, tg.Client, counter)
+		assert.Equal(t, strconv.FormatInt(f, 10), v, "the counter holds the last fence")
+		return f
+	}
+
+	do(t, tg.Client, "SET", counter, "41")
+	t0 := time.Now().UnixMicro()
+	f := take()
+	assert.Greater(t, f, int64(41))
+	assert.InDelta(t, t0, f, float64(time.Minute.Microseconds()), "the clock wins over a small counter")
+
+	do(t, tg.Client, "SET", counter, "9000000000000000") // ahead of the clock
+	assert.Equal(t, int64(9000000000000001), take())
+	do(t, tg.Client, "SET", counter, "9007199254740989")
+	assert.Equal(t, int64(9007199254740990), take())
+	assert.Equal(t, int64(9007199254740991), take())
+	_, err := l.TryLock(ctx, key, time.Minute)
+	var fe *modern.FenceError
+	require.ErrorAs(t, err, &fe, "the counter cannot go higher")
+}
+
+// A key of another type than string is no lock: TryLock and Lock return a
+// *WrongTypeError wrapping the WRONGTYPE reply at once (it used to read as
+// "held, with no expiry", and Lock waited forever); so do Unlock, Refresh
+// and TTL of a lock whose key was replaced.
+func TestFaultModernWrongType(t *testing.T) {
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		ctx := testCtx(t)
+		key := locktest.Key(t, "k")
+		do(t, tg.Client, "HSET", key, "f", "v")
+		for _, opts := range [][]modern.Option{nil, {modern.WithFencing()}} {
+			l := modern.New(tg.Client, opts...)
+			_, err := l.TryLock(ctx, key, time.Second)
+			var wt *modern.WrongTypeError
+			require.ErrorAs(t, err, &wt, "TryLock: %v", err)
+			assert.True(t, driver.HasPrefix(err, "WRONGTYPE"))
+			assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
+
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			_, err = l.Lock(lctx, key, time.Second)
+			require.ErrorAs(t, err, &wt, "Lock: %v", err)
+			assert.NoError(t, lctx.Err(), "Lock returned before its context ended")
+			cancel()
+		}
+		_, ok := get(t, tg.Client, key+":fence")
+		assert.False(t, ok)
+
+		key2 := locktest.Key(t, "k2")
+		lk, err := modern.New(tg.Client).TryLock(ctx, key2, time.Minute)
+		require.NoError(t, err)
+		do(t, tg.Client, "DEL", key2)
+		do(t, tg.Client, "RPUSH", key2, "x")
+		var wt *modern.WrongTypeError
+		_, err = asModern(t, lk).TTL(ctx)
+		assert.ErrorAs(t, err, &wt, "TTL")
+		assert.ErrorAs(t, lk.Refresh(ctx, time.Minute), &wt, "Refresh")
+		assert.ErrorAs(t, lk.Unlock(ctx), &wt, "Unlock")
+	})
+}
