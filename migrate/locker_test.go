@@ -296,7 +296,6 @@ func TestBadInput(t *testing.T) {
 		"bad namespace":       {[]Option{WithPhaseFrom("a{b")}, "k", time.Second},
 		"other slot":          {[]Option{WithModernKey(func(string) string { return "elsewhere" })}, "k", time.Second},
 		"nil mapping":         {[]Option{WithModernKey(nil)}, "k", time.Second},
-		"stray brace":         {nil, "odd}key", time.Second},
 		"nil backoff":         {[]Option{WithBackoff(nil)}, "k", time.Second},
 		"bad legacy option":   {[]Option{WithLegacy(legacy.WithUnit(time.Minute))}, "k", time.Second},
 		"bad modern option":   {[]Option{WithModern(modern.WithTokenFunc(nil))}, "k", time.Second},
