@@ -88,6 +88,30 @@ type FenceError = modernproto.FenceError
 // holds.
 type WrongTypeError = modernproto.WrongTypeError
 
+// ReplicationError is an acquire that took the lock on the primary but was
+// not acknowledged by as many replicas as WithWait asks for, within its
+// timeout (or whose WAIT failed: Err). The lock is not reported held: it was
+// released at once (Released says whether that release found it; when it
+// did not answer, the key expires after its ttl, held by nobody).
+type ReplicationError struct {
+	Key      string
+	Want     int   // replicas asked for
+	Acked    int64 // replicas that acknowledged
+	Released bool  // the owner-checked release ran and deleted the key
+	Err      error // WAIT's error, if it failed
+}
+
+func (e *ReplicationError) Error() string {
+	msg := fmt.Sprintf("modern: lock %q not taken: %d of %d replicas acknowledged the acquire", e.Key, e.Acked, e.Want)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns WAIT's error, if any.
+func (e *ReplicationError) Unwrap() error { return e.Err }
+
 // errReleased is returned by Unlock and Refresh on a lock this Lock value
 // already released.
 var errReleased = fmt.Errorf("modern: %w: already unlocked", lockbridge.ErrNotHeld)

@@ -263,3 +263,66 @@ func TestFaultNilInputs(t *testing.T) {
 	assert.ErrorIs(t, nilLock.Unlock(ctx), lockbridge.ErrNotHeld)
 	assert.NoError(t, lk.Unlock(ctx), "the lock is still held after the bad calls")
 }
+
+// WithWait: an acquire is reported held only once enough replicas have
+// acknowledged it; on a shortfall the lock is released and the error says
+// how many did.
+func TestFaultWaitShortfall(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	ctx := testCtx(t)
+	for _, c := range []struct {
+		name   string
+		client driver.Client
+	}{
+		{"goredis", locktest.GoRedis(t, r.Primary)},
+		{"redigo", locktest.Redigo(t, r.Primary)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			key := locktest.Key(t, "k")
+			l := modern.New(c.client, modern.WithFencing(), modern.WithWait(1, 5*time.Second))
+			lk, err := l.TryLock(ctx, key, time.Minute)
+			require.NoError(t, err)
+			replica := locktest.GoRedis(t, r.Replica)
+			v, ok := get(t, replica, key)
+			require.True(t, ok, "the replica has the lock once TryLock returns")
+			assert.Equal(t, lk.Token(), v)
+			f, _ := get(t, replica, "{"+key+"}:fence")
+			assert.Equal(t, strconv.FormatInt(asModern(t, lk).Fence(), 10), f)
+			require.NoError(t, lk.Unlock(ctx))
+
+			// Two replicas asked for, one exists: a shortfall.
+			l2 := modern.New(c.client, modern.WithFencing(), modern.WithWait(2, 50*time.Millisecond))
+			_, err = l2.TryLock(ctx, key, time.Minute)
+			var re *modern.ReplicationError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, 2, re.Want)
+			assert.EqualValues(t, 1, re.Acked)
+			assert.True(t, re.Released)
+			assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
+			_, ok = get(t, c.client, key)
+			assert.False(t, ok, "the lock is not left behind")
+			_, err = l2.Lock(ctx, key, time.Minute)
+			require.ErrorAs(t, err, &re, "Lock returns it at once")
+		})
+	}
+
+	// A client that cannot pin a connection: ErrInvalid, nothing sent.
+	type plain struct{ driver.Client }
+	_, err := modern.New(plain{locktest.GoRedis(t, r.Primary)}, modern.WithWait(1, time.Second)).TryLock(ctx, "k", time.Second)
+	require.ErrorIs(t, err, lockbridge.ErrInvalid)
+	for _, bad := range []modern.Option{modern.WithWait(0, time.Second), modern.WithWait(1, 0)} {
+		_, err := modern.New(locktest.GoRedis(t, r.Primary), bad).TryLock(ctx, "k", time.Second)
+		require.ErrorIs(t, err, lockbridge.ErrInvalid)
+	}
+
+	// The replica cut off: no acknowledgement within the timeout.
+	r.Detach(t)
+	l := modern.New(locktest.GoRedis(t, r.Primary), modern.WithFencing(), modern.WithWait(1, 100*time.Millisecond))
+	key := locktest.Key(t, "cut")
+	_, err = l.TryLock(ctx, key, time.Minute)
+	var re *modern.ReplicationError
+	require.ErrorAs(t, err, &re)
+	assert.EqualValues(t, 0, re.Acked)
+	_, ok := get(t, locktest.GoRedis(t, r.Primary), key)
+	assert.False(t, ok)
+}

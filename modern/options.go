@@ -25,6 +25,8 @@ type config struct {
 	autoRefresh bool
 	fencing     bool
 	notify      bool
+	waitN       int           // WithWait: replicas; 0 off
+	waitTimeout time.Duration // WithWait: WAIT's timeout
 	backoff     lockbridge.Backoff
 	token       func() (string, error)
 	errs        []error
@@ -109,5 +111,32 @@ func WithTokenFunc(f func() (string, error)) Option {
 			return
 		}
 		c.token = f
+	}
+}
+
+// WithWait makes every acquire wait, on the connection that sent it, until
+// at least replicas replicas have acknowledged it (Redis' WAIT replicas
+// timeout), so that a failover to any of them keeps the lock key and, with
+// WithFencing, the fence counter. When fewer acknowledge within timeout —
+// or WAIT fails — the lock is not reported held: it is released at once
+// (owner-checked, on a detached context) and the attempt returns a
+// *ReplicationError saying how many did; Lock returns it without waiting
+// for another attempt. WAIT makes the loss of an acknowledged write
+// unlikely, not impossible (a replica acknowledges what it received, not
+// what it persisted, and a failover may still pick a replica that did not
+// acknowledge): pair it with fencing. The client must be able to send WAIT
+// on the connection of the acquire: the adapters driver/goredis (a
+// *redis.Client or *redis.ClusterClient) and driver/redigo can; with any
+// other client every TryLock and Lock fails with an error wrapping
+// lockbridge.ErrInvalid. replicas must be at least 1 and timeout positive
+// (whole milliseconds; WAIT's 0, "for ever", is not offered). Default: off
+// (an acquire is reported held once the primary has it).
+func WithWait(replicas int, timeout time.Duration) Option {
+	return func(c *config) {
+		if replicas < 1 || timeout < time.Millisecond {
+			c.invalid("WithWait(%d, %v): want at least 1 replica and a timeout of at least 1ms", replicas, timeout)
+			return
+		}
+		c.waitN, c.waitTimeout = replicas, timeout.Truncate(time.Millisecond)
 	}
 }

@@ -25,6 +25,10 @@ type Settings struct {
 	Fencing       bool
 	Notifications bool
 	Backoff       lockbridge.Backoff
+	// WaitReplicas and WaitTimeout are WithWait's (0: off). Packages with
+	// acquire scripts of their own must WAIT likewise or refuse.
+	WaitReplicas int
+	WaitTimeout  time.Duration
 	// Token makes each acquire's token (WithTokenFunc; NewToken by default).
 	Token func() (string, error)
 	// Err is the Locker's invalid options, as TryLock would report them.
@@ -38,6 +42,8 @@ func (l *Locker) Settings() Settings {
 		Fencing:       l.cfg.fencing,
 		Notifications: l.cfg.notify,
 		Backoff:       l.cfg.backoff,
+		WaitReplicas:  l.cfg.waitN,
+		WaitTimeout:   l.cfg.waitTimeout,
 		Token:         l.cfg.token,
 		Err:           l.err,
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
@@ -141,6 +142,34 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 		return false, 0, nd.unexpected("acquire", r)
 	}
 	return code == Ours, v, nil
+}
+
+// AcquireWait is Acquire followed, on the same connection, by WAIT replicas
+// timeout: acked is how many replicas acknowledged the acquire's writes
+// (only meaningful when acquired). The client must implement driver.Waiter
+// with a connection it can pin; else the error wraps driver.ErrNoPin and
+// nothing was sent.
+func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int, timeout time.Duration) (acquired bool, v, acked int64, err error) {
+	w, ok := nd.c.(driver.Waiter)
+	if !ok {
+		return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, driver.ErrNoPin)
+	}
+	r, acked, err := w.EvalWait(ctx, AcquireScript, n.acquire, replicas, timeout, token, ttl.Milliseconds())
+	if err != nil && r == nil {
+		if errors.Is(err, driver.ErrNoPin) {
+			return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
+		}
+		return false, 0, 0, nd.wrap("acquire", n, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || (code != Ours && code != Taken) {
+		return false, 0, 0, nd.unexpected("acquire", r)
+	}
+	if err != nil {
+		// The script ran; WAIT failed: acquired with no acknowledgement known.
+		return code == Ours, v, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
+	}
+	return code == Ours, v, acked, nil
 }
 
 // Release runs the release script: Ours (deleted, and published on the
