@@ -2,7 +2,9 @@ package migrate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/keyslot"
@@ -14,15 +16,42 @@ const ModernSuffix = ":modern"
 // DeriveModernKey returns the modern key for an (encoded) legacy key, in the
 // legacy key's hash slot so one script can touch both in Redis Cluster:
 // legacyKey+":modern" when legacyKey has a hash tag, "{"+legacyKey+"}:modern"
-// otherwise. When neither form shares the slot (a binary key with a stray
-// '}', say) the error wraps lockbridge.ErrInvalid: give WithModernKey a
-// mapping of your own.
+// otherwise. When neither form shares the slot — an untagged key holding a
+// '}', such as a JDK-serialized String whose length byte is 0x7d (names of
+// 125 or 381 bytes), or an empty tag "{}" — it is "{"+T+"}"+legacyKey+":modern",
+// T being the first of the decimal numbers 0, 1, 2, … whose CRC16 slot is
+// the legacy key's: the hash tag T puts it in that slot whatever legacyKey
+// holds, and legacyKey in the name keeps it unique. The error wraps
+// lockbridge.ErrInvalid only for an empty key.
 func DeriveModernKey(legacyKey string) (string, error) {
-	name, ok := keyslot.Companion(legacyKey, ModernSuffix)
-	if !ok {
-		return "", fmt.Errorf("migrate: %w: no modern key in the slot of legacy key %q; use WithModernKey", lockbridge.ErrInvalid, legacyKey)
+	if legacyKey == "" {
+		return "", fmt.Errorf("migrate: %w: empty legacy key", lockbridge.ErrInvalid)
 	}
-	return name, nil
+	if name, ok := keyslot.Companion(legacyKey, ModernSuffix); ok {
+		return name, nil
+	}
+	return "{" + slotTag(keyslot.Of(legacyKey)) + "}" + legacyKey + ModernSuffix, nil
+}
+
+var (
+	slotTagsOnce sync.Once
+	slotTags     [keyslot.Slots]string
+)
+
+// slotTag returns the first decimal number, as a string, whose slot is
+// slot. The table of all 16384 is built once, on first use.
+func slotTag(slot int) string {
+	slotTagsOnce.Do(func() {
+		left := keyslot.Slots
+		for i := 0; left > 0; i++ {
+			t := strconv.Itoa(i)
+			if s := keyslot.Of(t); slotTags[s] == "" {
+				slotTags[s] = t
+				left--
+			}
+		}
+	})
+	return slotTags[slot]
 }
 
 // sameSlot checks a custom mapping's result.

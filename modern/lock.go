@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/check"
 	"github.com/lockbridge/lockbridge/internal/lease"
 )
 
@@ -88,6 +89,18 @@ func (lk *Lock) Err() error {
 	return lk.lease.Err()
 }
 
+// valid checks a call's receiver and context: a nil or zero Lock, or a nil
+// ctx, is an error wrapping lockbridge.ErrInvalid.
+func (lk *Lock) valid(ctx context.Context) error {
+	switch {
+	case lk == nil:
+		return errNilLockCall
+	case lk.locker == nil:
+		return errZeroLock
+	}
+	return check.Context("modern", ctx)
+}
+
 // Unlock releases the lock if it is still ours, and publishes the release
 // so that waiters wake. It first stops the auto-refresh and waits for it, so
 // no refresh is sent after Unlock. When the lock was no longer ours it
@@ -102,6 +115,9 @@ func (lk *Lock) Err() error {
 func (lk *Lock) Unlock(ctx context.Context) error {
 	if lk == nil {
 		return errNilLock
+	}
+	if err := lk.valid(ctx); err != nil {
+		return err
 	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
@@ -128,8 +144,8 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 // lock is still ours (negative if someone removed the key's expiry);
 // otherwise a *NotHeldError, and the lock counts as lost (Done closes).
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	if lk == nil {
-		return 0, errNilLock
+	if err := lk.valid(ctx); err != nil {
+		return 0, err
 	}
 	if lk.released.Load() {
 		return 0, errReleased

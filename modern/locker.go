@@ -67,7 +67,10 @@ func New(c driver.Client, opts ...Option) *Locker {
 type names = modernproto.Names
 
 // prepare validates a call's arguments and derives the lock's names.
-func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, error) {
+func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (names, time.Duration, error) {
+	if err := check.Context("modern", ctx); err != nil {
+		return names{}, 0, err
+	}
 	if l == nil || (l.err == nil && l.hub == nil) {
 		return names{}, 0, fmt.Errorf("modern: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
 	}
@@ -93,7 +96,7 @@ func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, e
 // attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
 // a lock the attempt may have taken on the server is released (see Lock).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +126,7 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // up to 250 ms. Should Redis execute the SET only after that, the key holds a
 // token no Lock value knows: nobody refreshes it, and it expires after ttl.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +175,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	}
 	arg := any(token) // boxed once for every script of this lock
 	start := time.Now()
-	fence, left, err := acquire(ctx, &l.node, n, arg, ttl)
+	fence, left, err := l.acquire(ctx, n, arg, ttl)
 	if err != nil {
 		if isNotObtained(err) {
 			return nil, left, err
@@ -224,6 +227,37 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 // its nodes. The waiting loop (Locker.Lock) and the lock's life (Lock,
 // internal/lease) are built on them.
 
+// acquire makes one attempt, with WAIT after it when WithWait asks for it.
+func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
+	if l.cfg.waitN == 0 {
+		return acquire(ctx, &l.node, n, token, ttl)
+	}
+	ok, v, acked, err := l.node.AcquireWait(ctx, n, token, ttl, l.cfg.waitN, l.cfg.waitTimeout)
+	if errors.Is(err, driver.ErrNoPin) {
+		return 0, 0, fmt.Errorf("modern: %w: WithWait needs a client that sends WAIT on the connection of the acquire: %w", lockbridge.ErrInvalid, err)
+	}
+	if !ok {
+		if err != nil {
+			return 0, 0, err
+		}
+		return notObtained(n, v)
+	}
+	if err == nil && acked >= int64(l.cfg.waitN) {
+		return v, 0, nil
+	}
+	// Held on the primary, not acknowledged enough: not held.
+	re := &ReplicationError{Key: n.Key, Want: l.cfg.waitN, Acked: acked, Err: err}
+	if ctxEnded(ctx, err) {
+		l.undo(ctx, n, token)
+		return 0, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, re)
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	code, rerr := l.node.Release(uctx, n, token)
+	re.Released = rerr == nil && code == codeOurs
+	return 0, 0, re
+}
+
 // acquire makes one attempt. It returns the fence (0 without fencing), or a
 // *NotObtainedError and the holder's remaining lease (0 if it has no expiry).
 func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
@@ -234,6 +268,12 @@ func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any, ttl
 	if ok {
 		return v, 0, nil
 	}
+	return notObtained(n, v)
+}
+
+// notObtained is the error of an attempt that found the key held, with
+// the holder's PTTL v in ms (-1: no expiry), and the wait it allows.
+func notObtained(n *names, v int64) (int64, time.Duration, error) {
 	held := time.Duration(v) * time.Millisecond
 	left := held
 	switch {

@@ -20,8 +20,8 @@ var _ lockbridge.Locker = (*redlock.Locker)(nil)
 // The modern scripts' SHA1s (pinned in internal/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
-	acquireSHA = "4f4092a582f88dd8e91e24d1b4516e925b515854"
-	releaseSHA = "b68a1bc388d2bdf3985e3c0f44a35ce005953cfd"
+	acquireSHA = "be0a2ada8c6b03caa9aac91da17a70ee8709a2cf"
+	releaseSHA = "a04b2bd9570f081b638f819df7f672a36aa00e6c"
 )
 
 // TestCycle: one token on every node, with the ttl; a second locker is

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +100,7 @@ func TestInspect(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		s := section(t, r.stdout, `legacy key "invoice:7" (raw key codec): 22 bytes, PTTL `)
 		assert.Contains(t, s, "with its TTL it is a modern lock: token \""+lk.Token()+"\", PTTL ")
-		assert.Contains(t, s, `fence  "{invoice:7}:fence" = "1" (the last fencing token handed out)`)
+		assert.Contains(t, s, `fence  "{invoice:7}:fence" = "`+strconv.FormatInt(lk.(*modern.Lock).Fence(), 10)+`" (the last fencing token handed out)`)
 		assert.NotContains(t, s, "FOREIGN")
 
 		// A migrate lock in dual-write: both keys, the modern one fenced.
@@ -108,7 +109,7 @@ func TestInspect(t *testing.T) {
 		r = cli(t, "", env, "inspect", "pay:1")
 		s = section(t, r.stdout, `modern key "{pay:1}:modern" (migrate): 22 bytes, PTTL `)
 		assert.Contains(t, s, `token  "`+ml.Token()+`"`)
-		assert.Contains(t, s, `fence  "{pay:1}:modern:fence" = "1"`)
+		assert.Contains(t, s, `fence  "{pay:1}:modern:fence" = "`+strconv.FormatInt(ml.(interface{ Fence() int64 }).Fence(), 10)+`"`)
 		assert.Regexp(t, `decimal +\d{13} \(ms\) = .*: live`, section(t, r.stdout, `legacy key "pay:1" (raw key codec)`))
 	})
 

@@ -62,7 +62,11 @@ func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 }
 
 func (c conn) do(ctx context.Context, args []any) (any, error) {
-	v, err := c.c.Do(ctx, args...).Result()
+	return reply(c.c.Do(ctx, args...).Result())
+}
+
+// reply normalises a go-redis reply.
+func reply(v any, err error) (any, error) {
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
@@ -175,4 +179,43 @@ func (p pubsub) Receive(ctx context.Context) (driver.Event, error) {
 		}
 	}
 	return driver.Event{Kind: driver.EventOther}, nil
+}
+
+// Pin binds a connection for driver.Client.EvalWait: one of a
+// *redis.Client's pool (Client.Conn), or in a cluster one to the master
+// serving key. Rings and other UniversalClients cannot pin.
+func (c conn) Pin(ctx context.Context, key string) (driver.Conn, func(), error) {
+	var cl *redis.Client
+	switch x := c.c.(type) {
+	case *redis.Client:
+		cl = x
+	case *redis.ClusterClient:
+		m, err := x.MasterForKey(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		cl = m
+	default:
+		return nil, nil, driver.ErrNoPin
+	}
+	rc := cl.Conn()
+	return pinned{rc: rc, cluster: c.cluster}, func() { _ = rc.Close() }, nil
+}
+
+// pinned is one connection of a go-redis pool, as a driver.Conn.
+type pinned struct {
+	rc      *redis.Conn
+	cluster bool
+}
+
+func (p pinned) Cluster() bool { return p.cluster }
+
+func (p pinned) Do(ctx context.Context, args ...any) (any, error) {
+	cmd := redis.NewCmd(ctx, args...)
+	_ = p.rc.Process(ctx, cmd)
+	return reply(cmd.Result())
+}
+
+func (p pinned) Subscribe(context.Context, ...string) (driver.Subscription, error) {
+	return nil, errors.New("goredis: no subscription on a pinned connection")
 }
