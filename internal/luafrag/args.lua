@@ -49,7 +49,7 @@ local function arg_int(i, min, max)
     arg_bad(i, 'at most 16 digits')
   end
   local n = tonumber(s)
-  if n > 9007199254740992 or n < -9007199254740992 then
+  if n > 9007199254740992 or n < -9007199254740992 or string.format('%.0f', math.abs(n)) ~= digits then
     arg_bad(i, 'an integer of magnitude at most 2^53')
   end
   if n < min or n > max then
