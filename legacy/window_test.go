@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Release and refresh by the owner window (design §5.2).
+// Release and refresh by the owner window.
 var windowBehaviours = []behaviour{
 	{"LoserOverwriteThenRelease", testLoserOverwriteThenRelease},
 	{"OutsideTheWindow", testOutsideTheWindow},
