@@ -2,6 +2,7 @@ package legacy_test
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,8 +182,8 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			ctx := ctxT(t)
 			key := locktest.Key(t, "k")
 			then := time.Now().Add(-10 * time.Second)
-			clock := &offsetClock{}
-			clock.Set(time.Until(then))
+			clock := &pinClock{}
+			clock.Pin(then)
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			_, err = tg.Client.Del(ctx, key) // our value vanished
@@ -191,7 +192,7 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			other, err := legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			require.Equal(t, l.(*legacy.Lock).Value(), other.(*legacy.Lock).Value())
-			clock.Set(0)
+			clock.Pin(time.Time{})
 			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
 			stored, ok := get(t, tg.Client, key)
 			require.True(t, ok, "the other holder's key is left")
@@ -232,4 +233,26 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			assert.Equal(t, got.(*legacy.Lock).Value(), stored)
 		})
 	}
+}
+
+// pinClock reads a pinned time, or the system clock when none is pinned.
+type pinClock struct {
+	mu  sync.Mutex
+	pin time.Time
+}
+
+// Pin pins the clock at t; the zero time unpins it.
+func (c *pinClock) Pin(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pin = t
+}
+
+func (c *pinClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pin.IsZero() {
+		return time.Now()
+	}
+	return c.pin
 }

@@ -35,6 +35,28 @@ func (c *offsetClock) Now() time.Time {
 	return time.Now().Add(c.off)
 }
 
+// pinClock reads a pinned time, or the system clock when none is pinned.
+type pinClock struct {
+	mu  sync.Mutex
+	pin time.Time
+}
+
+// Pin pins the clock at t; the zero time unpins it.
+func (c *pinClock) Pin(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pin = t
+}
+
+func (c *pinClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pin.IsZero() {
+		return time.Now()
+	}
+	return c.pin
+}
+
 func skewed(d time.Duration) func() time.Time {
 	return func() time.Time { return time.Now().Add(d) }
 }
@@ -183,8 +205,8 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	ctx := faultCtx(t)
 	name := locktest.Key(t, "k")
 	then := time.Now().Add(-10 * time.Second)
-	clock := &offsetClock{}
-	clock.Set(time.Until(then))
+	clock := &pinClock{}
+	clock.Pin(then)
 	l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(clock.Now)))
 	lk, err := l.TryLock(ctx, name, 5*time.Second) // the modern key lives 5 s
 	require.NoError(t, err)
@@ -193,7 +215,7 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	other, err := legacy.New(tg.Client, legacy.WithClock(func() time.Time { return then })).TryLock(ctx, name, 5*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, lk.(*dualLock).value, other.(*legacy.Lock).Value())
-	clock.Set(0)
+	clock.Pin(time.Time{})
 	err = lk.Unlock(ctx)
 	var nh *NotHeldError
 	require.ErrorAs(t, err, &nh)
