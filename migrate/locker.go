@@ -326,6 +326,11 @@ type modernLock struct {
 func (m *modernLock) Key() string { return m.key }
 
 func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.Lock, time.Duration, error) {
+	if l.mset.WaitReplicas > 0 {
+		// The dual-phase acquire is a script of its own, which does not
+		// WAIT: refuse rather than report a lock no replica acknowledged.
+		return nil, 0, fmt.Errorf("%s: %w: modern.WithWait is honoured only in the modern phase; the %v acquire does not wait for replicas", pkg, lockbridge.ErrInvalid, p)
+	}
 	token, err := l.mset.Token()
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: token: %w", pkg, err)

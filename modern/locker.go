@@ -167,12 +167,9 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 	}
-	token, err := l.cfg.token()
+	token, err := l.checkedToken()
 	if err != nil {
 		return nil, 0, fmt.Errorf("modern: token: %w", err)
-	}
-	if err := checkToken(token); err != nil {
-		return nil, 0, err
 	}
 	arg := any(token) // boxed once for every script of this lock
 	start := time.Now()
