@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -15,6 +14,13 @@ import (
 // Client is the set of Redis calls the locks need. Keys and values are Go
 // strings holding raw bytes. A nil reply is never an error: Get and GetSet
 // report it with ok=false, Eval as a nil any.
+//
+// No call is ever sent twice after it may have reached the server. When a
+// command that can change state (every one but the read-only GET, PTTL,
+// EXISTS and the like) may have run but its reply never came, the error is
+// an *UnknownOutcomeError, wrapping lockbridge.ErrUnknownOutcome; an error
+// reply from Redis is a ReplyError; an error from before the send (a
+// context already ended, a failed dial) is neither.
 type Client interface {
 	// Eval runs s with EVALSHA and falls back to EVAL on NOSCRIPT. In Redis
 	// Cluster all keys must share one hash slot.
@@ -45,6 +51,14 @@ type Conn interface {
 	// Do sends one command and returns its reply normalised: string, int64,
 	// []any or nil; an error reply as a ReplyError. Do must honour ctx:
 	// return once it ends, with an error wrapping ctx.Err().
+	//
+	// Do sends the command at most once: it never resends it after it may
+	// have reached the server, whatever the client library would do. Only a
+	// reply by which the server refused the command before running it
+	// (MOVED, TRYAGAIN, CLUSTERDOWN) may be followed by another send. An
+	// error from before anything was sent is marked with NotSent; any other
+	// error that is not a ReplyError is taken to mean the command may have
+	// run.
 	Do(ctx context.Context, args ...any) (any, error)
 	// Subscribe opens a dedicated pub/sub connection (see Subscription).
 	Subscribe(ctx context.Context, channels ...string) (Subscription, error)
@@ -84,16 +98,13 @@ type client struct{ c Conn }
 
 func (c client) Do(ctx context.Context, args ...any) (any, error) { return c.do(ctx, args...) }
 
-// do sends one command. An error that comes with an ended context, such as
-// a read timeout set from its deadline, is reported as the context's error.
-//
-// An error that is not a reply from Redis, on a command that may have been
-// sent, wraps lockbridge.ErrUnknownOutcome: the command may have run and
-// its reply been lost (a broken connection, a timeout, a context that ended
-// while it was on the wire). Adapters never send it again; the lock that
-// sent it decides what the uncertainty means. A context that ended before
-// the call, a refused connection and a refused client are certain: nothing
-// was sent.
+// do sends one command. A context already ended sends nothing. An error
+// that comes with an ended context, such as a read timeout set from its
+// deadline, is reported as the context's error; an error after which the
+// command may have run — a broken connection, a timeout, a context that
+// ended while it was on the wire — is an *UnknownOutcomeError wrapping
+// lockbridge.ErrUnknownOutcome (see mayHaveRun). Adapters never send it
+// again; the lock that sent it decides what the uncertainty means.
 func (c client) do(ctx context.Context, args ...any) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -102,19 +113,21 @@ func (c client) do(ctx context.Context, args ...any) (any, error) {
 	if err == nil {
 		return r, nil
 	}
-	var re ReplyError
-	if errors.As(err, &re) || errors.Is(err, lockbridge.ErrInvalid) || errors.Is(err, syscall.ECONNREFUSED) {
-		return r, err
-	}
+	unknown := mayHaveRun(args, err) && !errors.Is(err, lockbridge.ErrInvalid)
 	cerr := ctx.Err()
 	if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
 		cerr = context.DeadlineExceeded // a read timeout set from the deadline fired first
 	}
 	if cerr != nil && !errors.Is(err, cerr) {
-		err = fmt.Errorf("%w (%v)", cerr, err)
+		err = fmt.Errorf("%w (%w)", cerr, err)
 	}
-	return r, fmt.Errorf("%w: %w", lockbridge.ErrUnknownOutcome, err)
+	if unknown {
+		name, _ := args[0].(string)
+		err = &UnknownOutcomeError{Command: name, Err: err}
+	}
+	return r, err
 }
+
 func (c client) Cluster() bool { return c.c.Cluster() }
 func (c client) Subscribe(ctx context.Context, channels ...string) (Subscription, error) {
 	return c.c.Subscribe(ctx, channels...)

@@ -175,7 +175,9 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 			sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 			defer cancel()
 			_, err := lk.Lock(sctx, key, time.Second)
-			assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
+			// Not obtained — or, when the deadline fell while an attempt
+			// was on the wire, an unknown outcome: never a guess.
+			assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, lockbridge.ErrUnknownOutcome), "%v", err)
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.NoRetry())).Lock(ctx, key, time.Second)
 			assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
@@ -455,7 +457,9 @@ func testLockDeadline(t *testing.T, tg locktest.Target) {
 		l, err := legacy.New(tg.Client, legacy.WithMode(mode)).Lock(dctx, key, time.Minute)
 		cancel()
 		assert.Nil(t, l)
-		assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
+		// The deadline falls in a wait, or (rarely) on an attempt on the
+		// wire: an unknown outcome then, never a guess.
+		assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, lockbridge.ErrUnknownOutcome), "%v", err)
 		assert.ErrorIs(t, err, context.DeadlineExceeded)
 	}
 	// NoRetry: one attempt.

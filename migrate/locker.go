@@ -355,7 +355,10 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 		token, strconv.FormatInt(px.Milliseconds(), 10), "0", flag(l.mset.Fencing))
 	if err != nil {
 		if ctx.Err() != nil {
-			l.undo(a, p, token, w, value)
+			if l.undo(a, p, token, w, value) {
+				// Released by our token, or never written: not obtained.
+				return nil, 0, fmt.Errorf("%s: acquire %q: %w: %w", pkg, a.key, lockbridge.ErrNotObtained, ctx.Err())
+			}
 			return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
 		}
 		if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -444,11 +447,15 @@ func (l *Locker) modernPX(now time.Time, ttl time.Duration, w int64) time.Durati
 
 // undo releases, best effort, what an acquire whose context ended may have
 // written after all.
-func (l *Locker) undo(a args, p Phase, token string, w int64, value string) {
+//
+// It reports whether the outcome is settled: Redis answered the release
+// (our token deleted, or not there), so nothing of ours is left held.
+func (l *Locker) undo(a args, p Phase, token string, w int64, value string) (settled bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
 	defer cancel()
 	d := &dualLock{l: l, phase: p, a: a, token: token, w: w, value: value, lease: a.ttl}
-	_, _ = d.release(ctx)
+	_, err := d.release(ctx)
+	return err == nil || isNotHeld(err)
 }
 
 func flag(b bool) string {

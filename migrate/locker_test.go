@@ -377,7 +377,10 @@ func TestLockWaitsForARelease(t *testing.T) {
 				dctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 				defer cancel()
 				_, err = l.Lock(dctx, name, time.Second)
-				assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
+				// Not obtained — or an unknown outcome when the deadline fell
+				// on a legacy attempt on the wire (its value is not unique:
+				// nothing can settle it).
+				assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, lockbridge.ErrUnknownOutcome), "%v", err)
 				assert.ErrorIs(t, err, context.DeadlineExceeded)
 				require.NoError(t, lk.Unlock(ctx))
 			})

@@ -117,7 +117,14 @@ const (
 //     certainly not ours any more — more than N−Need nodes said Taken or
 //     Expired, so even the nodes that failed cannot make a majority; when
 //     failures leave it undecided, no sentinel;
-//   - and each Failed node's Err (a per-node timeout as ErrNodeTimeout).
+//   - on acquire, lockbridge.ErrUnknownOutcome instead, when nodes whose
+//     acquire got no reply and whose undo failed too could, with the nodes
+//     that answered OK, make a majority: the lock may be held by our token
+//     (by no Lock value: it expires after its ttl);
+//   - and each Failed node's Err (a per-node timeout as ErrNodeTimeout; a
+//     node whose command got no reply also wraps
+//     lockbridge.ErrUnknownOutcome — on acquire, only while the round's
+//     outcome is unknown: once the undo has settled it, it is not obtained).
 type QuorumError struct {
 	Op  string // OpAcquire, OpRefresh or OpUnlock
 	Key string
@@ -129,6 +136,8 @@ type QuorumError struct {
 	Validity time.Duration
 	// Nodes are all the nodes' answers, by index.
 	Nodes []NodeResult
+
+	unknown bool // acquire: nodes whose outcome is unknown could make a majority
 }
 
 func (e *QuorumError) Error() string {
@@ -180,6 +189,8 @@ func (e *QuorumError) done() string {
 func (e *QuorumError) Unwrap() []error {
 	errs := make([]error, 0, 1+len(e.Nodes))
 	switch {
+	case e.Op == OpAcquire && e.unknown:
+		errs = append(errs, lockbridge.ErrUnknownOutcome)
 	case e.Op == OpAcquire && !e.refused():
 		errs = append(errs, lockbridge.ErrNotObtained)
 	case e.Op == OpAcquire:
@@ -190,12 +201,39 @@ func (e *QuorumError) Unwrap() []error {
 		errs = append(errs, lockbridge.ErrNotHeld)
 	}
 	for _, n := range e.Nodes {
-		if n.Err != nil {
+		switch {
+		case n.Err == nil:
+		case e.Op == OpAcquire && !e.unknown:
+			// The round is settled (the undo took our token back): a
+			// node's lost reply no longer leaves the outcome unknown.
+			errs = append(errs, settled{n.Err})
+		default:
 			errs = append(errs, n.Err)
 		}
 	}
 	return errs
 }
+
+// settled is a node's error whose unknown outcome was settled: it matches
+// everything the error matches but lockbridge.ErrUnknownOutcome.
+type settled struct{ err error }
+
+func (s settled) Error() string { return s.err.Error() }
+
+func (s settled) Is(target error) bool {
+	return target != lockbridge.ErrUnknownOutcome && errors.Is(s.err, target)
+}
+
+func (s settled) As(target any) bool { return errors.As(s.err, target) }
+
+// unknownTimeout is a node's timeout while its command was on the wire: it
+// wraps ErrNodeTimeout and lockbridge.ErrUnknownOutcome, and reads as the
+// timeout.
+type unknownTimeout struct{ err error }
+
+func (u unknownTimeout) Error() string { return u.err.Error() }
+
+func (u unknownTimeout) Unwrap() []error { return []error{u.err, lockbridge.ErrUnknownOutcome} }
 
 // refused reports whether the quorum was missed with a node answering a
 // Redis error reply, rather than other holders, timeouts or lost

@@ -330,11 +330,22 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 		}
 		return lk, 0, nil
 	}
-	l.undo(ctx, n, arg, res, t.nodeTimeout)
+	undone := l.undo(ctx, n, arg, res, t.nodeTimeout)
 	qe := &QuorumError{Op: OpAcquire, Key: n.Key, Need: l.quorum, Got: got, Nodes: res}
 	if got >= l.quorum {
 		qe.Validity = validity
 	}
+	// A node whose acquire got no reply may hold our token after all; the
+	// undo removed it (by our unique token) wherever the release answered.
+	// Only when the nodes that may still hold it could make a majority is
+	// the round's outcome unknown; otherwise it is settled: not obtained.
+	maybe := 0
+	for i, r := range res {
+		if !undone[i] && (r.Status == OK || (r.Status == Failed && errors.Is(r.Err, lockbridge.ErrUnknownOutcome))) {
+			maybe++
+		}
+	}
+	qe.unknown = maybe >= l.quorum
 	return nil, l.freeIn(res), qe
 }
 
@@ -342,8 +353,9 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 // after a failed round, in parallel, on a context detached from ctx and
 // bounded by timeout. Nodes that answered Taken are skipped: our SET did not
 // land there. A node that did not answer and now has no key is looked at a
-// second time, shortly after, for a SET still on its way.
-func (l *Locker) undo(ctx context.Context, n *modernproto.Names, token any, acq []NodeResult, timeout time.Duration) {
+// second time, shortly after, for a SET still on its way. It reports, by
+// node, whether the release answered: our token is then gone from there.
+func (l *Locker) undo(ctx context.Context, n *modernproto.Names, token any, acq []NodeResult, timeout time.Duration) []bool {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	res := l.results()
@@ -362,6 +374,11 @@ func (l *Locker) undo(ctx context.Context, n *modernproto.Names, token any, acq 
 			}
 		}
 	})
+	undone := make([]bool, len(res))
+	for i, r := range res {
+		undone[i] = r.Status != Failed // the release answered (or was not needed: Taken)
+	}
+	return undone
 }
 
 // freeIn is how long until enough of the holders seen by a failed acquire
@@ -414,7 +431,11 @@ func (l *Locker) round(ctx context.Context, timeout time.Duration, res []NodeRes
 		if err := fn(nctx, &l.nodes[i], r); err != nil {
 			r.Status, r.HolderTTL, r.Err = Failed, 0, err
 			if ctx.Err() == nil && (nctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)) {
-				r.Err = fmt.Errorf("%w after %v", ErrNodeTimeout, timeout)
+				if errors.Is(err, lockbridge.ErrUnknownOutcome) { // it was on the wire
+					r.Err = unknownTimeout{fmt.Errorf("%w after %v", ErrNodeTimeout, timeout)}
+				} else {
+					r.Err = fmt.Errorf("%w after %v", ErrNodeTimeout, timeout)
+				}
 			}
 		}
 	}

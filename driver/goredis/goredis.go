@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -92,7 +93,7 @@ func (c conn) Cluster() bool { return c.cluster }
 
 func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if c.refused != nil {
-		return nil, c.refused
+		return nil, driver.NotSent(c.refused)
 	}
 	if ctx.Done() == nil { // never cancelled: no need to watch it
 		return c.do(ctx, args)
@@ -153,9 +154,21 @@ func reply(v any, err error) (any, error) {
 		if errors.As(err, &re) {
 			return nil, driver.ReplyError(re.Error())
 		}
-		return nil, err
+		return nil, notSent(err)
 	}
 	return normalise(v), nil
+}
+
+// notSent marks the errors go-redis returns before writing a command (a
+// closed client, no connection from the pool, a failed dial): certainly
+// not run.
+func notSent(err error) error {
+	var op *net.OpError
+	if errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, redis.ErrPoolExhausted) || (errors.As(err, &op) && op.Op == "dial") {
+		return driver.NotSent(err)
+	}
+	return err
 }
 
 func normalise(v any) any {

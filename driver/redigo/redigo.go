@@ -53,13 +53,14 @@ func (c conn) Cluster() bool { return false }
 
 func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if len(args) == 0 {
-		return nil, errors.New("redigo: empty command")
+		return nil, driver.NotSent(errors.New("redigo: empty command"))
 	}
 	rc, err := c.src.GetContext(ctx)
 	if err != nil {
-		return nil, err
+		return nil, driver.NotSent(err) // no connection: nothing was sent
 	}
 	defer rc.Close()
+	// redigo sends a command once and never resends it.
 	return pinned{rc}.Do(ctx, args...)
 }
 

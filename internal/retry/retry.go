@@ -17,7 +17,9 @@ type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration,
 // Loop calls try until it succeeds, fails with anything but ErrNotObtained,
 // the backoff gives up, or ctx ends. A receive on wake (which may be nil)
 // cuts the current wait short. When ctx ends, the error wraps both
-// lockbridge.ErrNotObtained and ctx.Err().
+// lockbridge.ErrNotObtained and ctx.Err() — unless the last attempt's
+// outcome is unknown (lockbridge.ErrUnknownOutcome): that error is returned
+// as it is, never as not obtained.
 func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}, try Attempt[L]) (L, error) {
 	var zero L
 	var timer *time.Timer
@@ -30,6 +32,11 @@ func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}
 		l, left, err := try(ctx)
 		if err == nil {
 			return l, nil
+		}
+		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			// The attempt may have taken the lock: never reported as not
+			// obtained, even when ctx has ended (its error is in err).
+			return zero, err
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return zero, ended(err, cerr)
