@@ -66,11 +66,14 @@ func ExampleLocker_Lock() {
 	}
 	fmt.Println("acquired", lock.Key())
 
-	// A deadline that ends first: the error says both why and that the
-	// lock was not obtained.
+	// A deadline that ends while waiting: the error says both why and that
+	// the lock was not obtained. (A deadline that ends while an attempt is
+	// on the wire gives lockbridge.ErrUnknownOutcome instead: that attempt
+	// may have written the lock, which then expires on its own.)
 	short, cancelShort := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancelShort()
-	_, err = locker.Lock(short, "lock:report", time.Minute)
+	patient := legacy.New(goredis.New(rdb), legacy.WithBackoff(lockbridge.LinearBackoff(time.Second, time.Second)))
+	_, err = patient.Lock(short, "lock:report", time.Minute)
 	fmt.Println(errors.Is(err, lockbridge.ErrNotObtained), errors.Is(err, context.DeadlineExceeded))
 
 	fmt.Println(lock.Unlock(context.Background()))
