@@ -13,7 +13,9 @@ type Locker interface {
 	// wraps ErrNotObtained.
 	TryLock(ctx context.Context, key string, ttl time.Duration) (Lock, error)
 	// Lock waits until it obtains the lock or ctx ends; then the error wraps
-	// both ErrNotObtained and ctx.Err().
+	// both ErrNotObtained and ctx.Err() — or, when ctx ended while an
+	// attempt was on the wire and the lock cannot settle it, both
+	// ErrUnknownOutcome and ctx.Err().
 	Lock(ctx context.Context, key string, ttl time.Duration) (Lock, error)
 }
 
