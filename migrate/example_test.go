@@ -14,9 +14,9 @@ import (
 // exampleRedis returns a client on the server the examples run against
 // (TestMain starts one). In your code:
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", MaxRetries: -1})
 func exampleRedis() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: migrate.ServerForExamples()})
+	return redis.NewClient(&redis.Options{Addr: migrate.ServerForExamples(), MaxRetries: -1})
 }
 
 // A service locks by the Java fleet's name in whatever phase the namespace

@@ -15,9 +15,9 @@ import (
 // exampleRedis returns a go-redis client on the server the examples run
 // against (TestMain starts one). In your code:
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", MaxRetries: -1})
 func exampleRedis() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: exampleAddr})
+	return redis.NewClient(&redis.Options{Addr: exampleAddr, MaxRetries: -1})
 }
 
 func ExampleLocker_TryLock() {

@@ -20,8 +20,8 @@ var _ lockbridge.Locker = (*redlock.Locker)(nil)
 // The modern scripts' SHA1s (pinned in internal/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
-	acquireSHA = "be0a2ada8c6b03caa9aac91da17a70ee8709a2cf"
-	releaseSHA = "a04b2bd9570f081b638f819df7f672a36aa00e6c"
+	acquireSHA = "565b1fb43f43df7bf99da6703d9bdda32c6f338d"
+	releaseSHA = "28b985975488bc8eaab3e60f5562b94e0f74726b"
 )
 
 // TestCycle: one token on every node, with the ttl; a second locker is

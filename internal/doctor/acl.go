@@ -73,8 +73,10 @@ func dryRunArgs(name string, k probeKeys) []any {
 		return []any{name, k.str, scratchTTL}
 	case "INCR":
 		return []any{name, k.counter}
-	case "TIME":
+	case "TIME", "INFO":
 		return []any{name}
+	case "WAIT":
+		return []any{name, "0", "1"}
 	case "HSET":
 		return []any{name, k.hash, "f", "v"}
 	case "HGET", "HDEL":
@@ -230,6 +232,8 @@ func (r *run) probeByUse(ctx context.Context, where string, k probeKeys, cluster
 	// through.
 	direct("EVALSHA", probeScript.Hash(), "1", k.str)
 	direct("EVAL", trivialScript, "1", k.str)
+	direct("INFO", "server")
+	direct("WAIT", "0", "1") // no replica asked for: answers at once
 
 	sub := "SUBSCRIBE"
 	if cluster {
@@ -457,13 +461,13 @@ func aclFinding(res aclResult, cluster bool) Finding {
 			Fix:      strings.Join(fix, "; "),
 		}
 		if len(tolerated) > 0 {
-			s.Summary += fmt.Sprintf("; %s is denied (waiters poll)", strings.Join(tolerated, ", "))
+			s.Summary += fmt.Sprintf("; %s is denied (lockbridge works on without it)", strings.Join(tolerated, ", "))
 		}
 		return s
 	case len(tolerated) > 0:
 		return Finding{
 			Severity: Warn,
-			Summary:  fmt.Sprintf("%s may not run %s: waiters and phase followers poll instead of listening", user, strings.Join(tolerated, ", ")),
+			Summary:  fmt.Sprintf("%s may not run %s: lockbridge works on without it (see the detail for what is lost)", user, strings.Join(tolerated, ", ")),
 			Detail:   detail,
 			Fix:      strings.Join(fix, "; "),
 		}

@@ -23,10 +23,10 @@ func TestScriptsPinned(t *testing.T) {
 		name, sha string
 		got       interface{ Hash() string }
 	}{
-		{"modern/acquire.lua", "be0a2ada8c6b03caa9aac91da17a70ee8709a2cf", AcquireScript},
-		{"modern/release.lua", "a04b2bd9570f081b638f819df7f672a36aa00e6c", ReleaseScript},
-		{"modern/refresh.lua", "922059c56833d77b0497cace9d3f328b81c3894d", RefreshScript},
-		{"modern/ttl.lua", "625fd4d4ff9f9666d712246dcbd2590c62492af3", TTLScript},
+		{"modern/acquire.lua", "565b1fb43f43df7bf99da6703d9bdda32c6f338d", AcquireScript},
+		{"modern/release.lua", "28b985975488bc8eaab3e60f5562b94e0f74726b", ReleaseScript},
+		{"modern/refresh.lua", "aa2537124fc128865489fb78600bd78b22d11a6f", RefreshScript},
+		{"modern/ttl.lua", "aaca6315ab2821b5c1bedb8d41823f48aae3f3e0", TTLScript},
 	} {
 		assert.Equal(t, c.sha, c.got.Hash(), c.name)
 	}
