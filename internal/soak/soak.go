@@ -77,7 +77,7 @@ type harness struct {
 	servers   []*server
 	groups    []*group
 	workers   []*worker
-	proxies   []Faults
+	proxies   []*proxy
 	errSample errSample
 
 	mu       sync.Mutex
@@ -232,7 +232,7 @@ func Run(tb testing.TB, cfg Config) *Figures {
 	var dropped int64
 	for _, pr := range h.proxies {
 		dropped += pr.Dropped()
-		_ = pr.Close()
+		pr.Close()
 	}
 	h.faults.add("drop", dropped)
 	leaked := settleGoroutines(goroutinesBefore)
@@ -272,10 +272,7 @@ func (h *harness) newWorker(tb testing.TB, g *group, name string, k Kind, i int,
 	}
 	var clients []driver.Client
 	for _, s := range g.servers {
-		p, err := newProxy(s.srv.Addr())
-		if err != nil {
-			tb.Fatalf("soak: proxy: %v", err)
-		}
+		p := newProxy(tb, s.srv.Addr(), rand.New(rand.NewSource(rnd.Int63())))
 		h.proxies = append(h.proxies, p)
 		w.proxies = append(w.proxies, p)
 		rdb := newClient(p)
@@ -353,37 +350,36 @@ func (h *harness) restartLoop(tb testing.TB, srvs []*server) {
 }
 
 // chaos injects the network faults until ctx ends: cuts, dropped replies,
-// latency episodes, each on one worker's proxy at a time.
+// latency episodes (each frame delayed by a fresh draw from [0, 300 ms)
+// every 100 ms), each on one worker's proxy at a time.
 func (h *harness) chaos(ctx context.Context, rnd *rand.Rand) {
-	type episode struct {
-		p   Faults
-		end time.Duration
-	}
-	var slow []episode
+	slow := map[*proxy]time.Duration{} // proxy → end of its episode
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			for _, e := range slow {
-				e.p.SetLatency(0)
+			for p := range slow {
+				p.SetLatency(0)
 			}
 			return
 		case <-tick.C:
 		}
 		now := h.now()
-		kept := slow[:0]
-		for _, e := range slow {
-			if now >= e.end {
-				e.p.SetLatency(0)
+		for _, p := range h.proxies {
+			p.endStall()
+		}
+		for p, end := range slow {
+			if now >= end {
+				p.SetLatency(0)
+				delete(slow, p)
 			} else {
-				kept = append(kept, e)
+				p.SetLatency(time.Duration(rnd.Int63n(int64(300 * time.Millisecond))))
 			}
 		}
-		slow = kept
-		pick := func() Faults { return h.proxies[rnd.Intn(len(h.proxies))] }
+		pick := func() *proxy { return h.proxies[rnd.Intn(len(h.proxies))] }
 		if rnd.Float64() < 0.3 {
-			h.faults.add("cut-connections", int64(pick().Cut()))
+			pick().Cut()
 			h.faults.add("cut", 1)
 		}
 		if rnd.Float64() < 0.6 {
@@ -391,9 +387,10 @@ func (h *harness) chaos(ctx context.Context, rnd *rand.Rand) {
 		}
 		if rnd.Float64() < 0.4 {
 			p := pick()
-			p.SetLatency(300 * time.Millisecond)
-			slow = append(slow, episode{p, now + time.Duration(500+rnd.Intn(2500))*time.Millisecond})
-			h.faults.add("latency-episode", 1)
+			if _, ok := slow[p]; !ok {
+				slow[p] = now + time.Duration(500+rnd.Intn(2500))*time.Millisecond
+				h.faults.add("latency-episode", 1)
+			}
 		}
 	}
 }
