@@ -9,8 +9,13 @@
 // contends for its own lock names; one group of Java workers alone is the
 // baseline the Java scheme's own overlaps are measured against. Every
 // worker is one client process: its own go-redis client (never resending),
-// through its own fault proxy, with its own clock offset of up to ±5 s
-// (legacy.WithClock, migrate.WithLegacy) and its own lease.
+// through its own fault proxy (internal/faultproxy), with its own clock
+// offset of up to ±5 s (legacy.WithClock, migrate.WithLegacy) and its own
+// lease (every group mixes 400 ms, 800 ms and 1.6 s). Four more groups run
+// the legacy and legacy+dual-write fleets with one clock among the clients,
+// 5 s ahead of the server's or 5 s behind it: no takeover is early there, so
+// an overlap a Go lock caused by trusting the server's clock would stand
+// out.
 //
 // The faults: connections cut, replies dropped after the command ran,
 // latency episodes of 0–300 ms, holders pausing from 0.7 to 1.5 leases

@@ -447,11 +447,13 @@ func (f *Figures) Table() string {
 		tot.ReleaseErr += g.ReleaseErr
 	}
 	fmt.Fprintf(&b, "| **total** | | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Acquisitions, tot.A, tot.B, tot.C, tot.Lost, tot.NotHeld, tot.Pauses, tot.AcquireErrs, tot.ReleaseErr)
+	fmt.Fprintf(&b, "(b) overlaps per 1000 acquisitions, against the Java-only baseline:")
 	for _, g := range f.Groups {
-		if g.Name == "java-baseline" && g.Acquisitions > 0 {
-			fmt.Fprintf(&b, "Java-only baseline: %.1f overlaps per 1000 acquisitions.\n", 1000*float64(g.B)/float64(g.Acquisitions))
+		if g.Acquisitions > 0 && (g.B > 0 || g.Name == "java-baseline") {
+			fmt.Fprintf(&b, " %s %.0f;", g.Name, 1000*float64(g.B)/float64(g.Acquisitions))
 		}
 	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "\nfaults injected:")
 	for _, k := range sortedKeys(f.Faults) {
 		fmt.Fprintf(&b, " %s %d;", k, f.Faults[k])

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand"
-	"strconv"
 	"sync"
 	"time"
 
@@ -322,8 +321,5 @@ func newClient(p Faults) *goredislib.Client {
 		PoolSize:              4,
 	})
 }
-
-// javaValue is the value the Java seed writes for expiry.
-func javaValue(expiry int64) string { return strconv.FormatInt(expiry, 10) }
 
 var _ driver.Client = (*recorder)(nil)
