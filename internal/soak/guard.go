@@ -268,23 +268,22 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 		return JavaScheme, "takeover judged by the taker's skewed clock (" + who(y.w.kind) + ")"
 	}
 	// x's value had been taken over early by someone else meanwhile.
-	for _, z := range holds {
+	for _, z := range window(holds, from, to+span) {
 		if z != x && z != y && (z.entry.kind == entryTakeover || z.entry.kind == entryUnknown) &&
 			z.entry.sent <= to && z.entry.done >= from && h.earlyTakeover(log, z, from) {
 			return JavaScheme, "the holder's lock was taken over earlier by a skewed clock (" + who(z.w.kind) + ")"
 		}
 	}
 	// A losing GETSET overwrote x's value.
-	for _, l := range log.losersIn(from, to) {
-		if l.worker != y.w || y.entry.kind != entryTakeover {
-			return JavaScheme, "a losing GETSET overwrote the holder's value (" + who(l.worker.kind) + ")"
-		}
+	if ls := log.losersIn(from, to); len(ls) > 0 {
+		return JavaScheme, "a losing GETSET overwrote the holder's value (" + who(ls[0].worker.kind) + ")"
 	}
 	if y.entry.kind == entryTakeover {
-		wr, ok := log.writer(y.entry.value, y.entry.done)
-		if !ok {
+		ws := log.writers(y.entry.value, y.entry.done)
+		if len(ws) == 0 {
 			return GoCaused, "took over a value nobody was seen writing: " + y.entry.value
 		}
+		wr := ws[len(ws)-1]
 		return GoCaused, fmt.Sprintf("took over the expired value %s written by %s while the holder's lease ran", wr.value, wr.worker.name)
 	}
 	// y found the key free (or could have): who deleted x's value?
@@ -327,15 +326,30 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 	return GoCaused, "found the key free while it was held, no deletion seen"
 }
 
+// window returns the holds (sorted by acqRet) whose acquire returned in
+// [from, to].
+func window(holds []*hold, from, to time.Duration) []*hold {
+	i := sort.Search(len(holds), func(i int) bool { return holds[i].acqRet >= from })
+	j := sort.Search(len(holds), func(i int) bool { return holds[i].acqRet > to })
+	if j < i {
+		j = i
+	}
+	return holds[i:j]
+}
+
 // holdReleasedBy returns the hold whose release sent d.
 func holdReleasedBy(holds []*hold, d deletion) *hold {
-	for _, hd := range holds {
+	for _, hd := range window(holds, d.sent-maxHold, d.sent) {
 		if hd.w == d.worker && hd.relStart <= d.sent && d.sent <= hd.relRet {
 			return hd
 		}
 	}
 	return nil
 }
+
+// maxHold bounds a hold from acquire to release: an auto-refresh hold of
+// three leases, a stall, and the release's timeout.
+const maxHold = 3*maxLease + span
 
 // removedUnder says what of the Java scheme may have removed dh's value
 // from the key between its acquire and until ("" if nothing did).
@@ -350,7 +364,7 @@ func (h *harness) removedUnder(log *keyLog, holds []*hold, dh *hold, until time.
 			return "a losing GETSET (" + who(l.worker.kind) + ")"
 		}
 	}
-	for _, z := range holds {
+	for _, z := range window(holds, dh.acqStart, until+span) {
 		if z != dh && (z.entry.kind == entryTakeover || z.entry.kind == entryUnknown) &&
 			z.entry.sent <= until && z.entry.done >= dh.acqStart && h.earlyTakeover(log, z, dh.acqStart) {
 			return "a takeover judged by a skewed clock (" + who(z.w.kind) + ")"
@@ -374,8 +388,12 @@ func (h *harness) earlyTakeover(log *keyLog, z *hold, from time.Duration) bool {
 		return trueExpiry >= h.wallMs(z.entry.sent)-skewMargin.Milliseconds()
 	}
 	if z.entry.kind == entryTakeover {
-		wr, ok := log.writer(z.entry.value, z.entry.done)
-		return ok && early(wr)
+		for _, wr := range log.writers(z.entry.value, z.entry.done) {
+			if early(wr) {
+				return true
+			}
+		}
+		return false
 	}
 	judged := h.wallMs(z.entry.sent) + z.w.offset.Milliseconds() // z's now
 	for _, wr := range log.writesIn(from, z.entry.done) {

@@ -71,28 +71,33 @@ type deletion struct {
 // keyLog is the legacy-key history of one lock name.
 type keyLog struct {
 	mu      sync.Mutex
-	writes  []write
-	deletes []deletion
+	writes  []write          // in the order done
+	byValue map[string][]int // indexes into writes
+	deletes []deletion       // in the order done, likewise
 }
+
+// slack bounds how far out of order two log entries can be appended, and
+// span how long a command can take (its timeout, plus the slack).
+const (
+	slack = time.Second
+	span  = opTimeout + slack
+)
 
 func (l *keyLog) addWrite(w write) {
 	l.mu.Lock()
+	if l.byValue == nil {
+		l.byValue = map[string][]int{}
+	}
+	l.byValue[w.value] = append(l.byValue[w.value], len(l.writes))
 	l.writes = append(l.writes, w)
 	l.mu.Unlock()
 }
 
-// finish records when the reply to w's last write of value came, and
-// whether it was a losing GETSET.
-func (l *keyLog) finish(w *worker, value string, done time.Duration, loser bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for i := len(l.writes) - 1; i >= 0; i-- {
-		if l.writes[i].worker == w && l.writes[i].value == value {
-			l.writes[i].done = done
-			l.writes[i].loser = l.writes[i].loser || loser
-			return
-		}
-	}
+// writesFrom returns an index at or before that of the first write sent
+// at or after t (a write is logged when its reply comes, so the log is in
+// the order sent give or take a command's span).
+func (l *keyLog) writesFrom(t time.Duration) int {
+	return sort.Search(len(l.writes), func(i int) bool { return l.writes[i].at >= t-span })
 }
 
 func (l *keyLog) addDelete(d deletion) {
@@ -106,7 +111,10 @@ func (l *keyLog) writesIn(from, to time.Duration) []write {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []write
-	for _, w := range l.writes {
+	for _, w := range l.writes[l.writesFrom(from):] {
+		if w.at > to+span {
+			break
+		}
 		if w.at >= from && w.at <= to {
 			out = append(out, w)
 		}
@@ -114,24 +122,29 @@ func (l *keyLog) writesIn(from, to time.Duration) []write {
 	return out
 }
 
-// writer returns the last write of value sent at or before t.
-func (l *keyLog) writer(value string, t time.Duration) (write, bool) {
+// writers returns the writes of value sent at or before t (legacy values
+// are timestamps: two clients can write the same one).
+func (l *keyLog) writers(value string, t time.Duration) []write {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for i := len(l.writes) - 1; i >= 0; i-- {
-		if w := l.writes[i]; w.value == value && w.at <= t {
-			return w, true
+	var out []write
+	for _, i := range l.byValue[value] {
+		if w := l.writes[i]; w.at <= t {
+			out = append(out, w)
 		}
 	}
-	return write{}, false
+	return out
 }
 
-// losersIn returns the losing GETSETs sent in [from, to].
+// losersIn returns the losing GETSETs whose run may fall in [from, to].
 func (l *keyLog) losersIn(from, to time.Duration) []write {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []write
-	for _, w := range l.writes {
+	for _, w := range l.writes[l.writesFrom(from-span):] {
+		if w.at > to+span {
+			break
+		}
 		if w.loser && w.at <= to && w.done >= from {
 			out = append(out, w)
 		}
@@ -139,13 +152,17 @@ func (l *keyLog) losersIn(from, to time.Duration) []write {
 	return out
 }
 
-// deletesIn returns the deletions sent in [from, to] that deleted (or may
-// have).
+// deletesIn returns the deletions whose run may fall in [from, to] that
+// deleted (or may have).
 func (l *keyLog) deletesIn(from, to time.Duration) []deletion {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []deletion
-	for _, d := range l.deletes {
+	i := sort.Search(len(l.deletes), func(i int) bool { return l.deletes[i].done >= from-slack })
+	for _, d := range l.deletes[i:] {
+		if d.done > to+span {
+			break
+		}
 		if d.deleted && d.sent <= to && d.done >= from {
 			out = append(out, d)
 		}
@@ -183,9 +200,10 @@ func (r *recorder) log(key string) *keyLog { return r.w.h.keyLog(key) }
 
 func (r *recorder) SetNX(ctx context.Context, key, value string) (bool, error) {
 	at := r.now()
-	r.log(key).addWrite(write{worker: r.w, value: value, at: at})
 	ok, err := r.Client.SetNX(ctx, key, value)
-	r.log(key).finish(r.w, value, r.now(), false)
+	if ok || err != nil { // it wrote, or may have
+		r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now()})
+	}
 	if err == nil && ok {
 		r.setEntry(entry{kind: entryFree, sent: at, done: r.now()})
 	}
@@ -194,12 +212,12 @@ func (r *recorder) SetNX(ctx context.Context, key, value string) (bool, error) {
 
 func (r *recorder) GetSet(ctx context.Context, key, value string) (string, bool, error) {
 	at := r.now()
-	r.log(key).addWrite(write{worker: r.w, value: value, at: at})
 	now := r.w.clock().UnixMilli()
 	old, ok, err := r.Client.GetSet(ctx, key, value)
 	// A loser's value overwrote a live one (the Java flaw); an unanswered
 	// GETSET may have.
-	r.log(key).finish(r.w, value, r.now(), err != nil || (ok && mustInt(old) >= now))
+	r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now(),
+		loser: err != nil || (ok && mustInt(old) >= now)})
 	if err == nil {
 		if ok {
 			r.setEntry(entry{kind: entryTakeover, value: old, sent: at, done: r.now()})
@@ -223,17 +241,12 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 	name := s.Name()
 	at := r.now()
 	switch name {
-	case "legacy/acquire.lua":
-		r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at})
 	case "migrate/acquire.lua":
-		if str(args[0]) == "1" {
-			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[1]), at: at})
-		}
 		// The reply does not say whether the legacy key was free or
 		// expired: the classification considers both.
 		reply, err := r.Client.Eval(ctx, s, keys, args...)
-		if str(args[0]) == "1" {
-			r.log(keys[0]).finish(r.w, str(args[1]), r.now(), false)
+		if str(args[0]) == "1" && (err != nil || code(reply, 0) == 1) {
+			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[1]), at: at, done: r.now()})
 		}
 		if err == nil && code(reply, 0) == 1 {
 			r.setEntry(entry{kind: entryUnknown, sent: at, done: r.now()})
@@ -248,7 +261,9 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 	done := r.now()
 	switch name {
 	case "legacy/acquire.lua":
-		r.log(keys[0]).finish(r.w, str(args[0]), done, false)
+		if c := code(reply, 0); err != nil || c == 1 || c == 2 {
+			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done})
+		}
 		if err == nil {
 			switch code(reply, 0) {
 			case 1:
