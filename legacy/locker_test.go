@@ -139,8 +139,9 @@ func testTakeoverExpiredNotLive(t *testing.T, tg locktest.Target) {
 	}
 }
 
-// foreignValues are values some other scheme wrote (legacy-formats.md
-// §5.7): they never decode as a decimal, so nobody takes them over.
+// foreignValues are values some other scheme wrote (a UUID-prefixed value
+// as the jedis-lock master branch writes, and the like): they never decode
+// as a decimal, so nobody takes them over.
 var foreignValues = []string{
 	"3f2504e0-4f89-11d3-9a0c-0305e82c3301:1700000000001", // jedis-lock master
 	"1350000060.0", "1390000060.123456", "1.7E12", // redis-py, redis-mutex
@@ -245,8 +246,8 @@ func testWrongType(t *testing.T, tg locktest.Target) {
 	}
 }
 
-// What each profile stores, byte for byte: the hex of legacy-formats.md
-// §4.2 under a clock stopped so that now + 1 s + 1 = 1700000000001.
+// What each profile stores, byte for byte (as the Java serializers write
+// it) under a clock stopped so that now + 1 s + 1 = 1700000000001.
 func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 	now := time.UnixMilli(1699999999000)
 	golden := map[legacy.ValueCodec]string{

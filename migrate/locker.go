@@ -326,6 +326,11 @@ type modernLock struct {
 func (m *modernLock) Key() string { return m.key }
 
 func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.Lock, time.Duration, error) {
+	if l.mset.WaitReplicas > 0 {
+		// The dual-phase acquire is a script of its own, which does not
+		// WAIT: refuse rather than report a lock no replica acknowledged.
+		return nil, 0, fmt.Errorf("%s: %w: modern.WithWait is honoured only in the modern phase; the %v acquire does not wait for replicas", pkg, lockbridge.ErrInvalid, p)
+	}
 	token, err := l.mset.Token()
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: token: %w", pkg, err)
@@ -351,8 +356,24 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 	if err != nil {
 		if ctx.Err() != nil {
 			l.undo(a, p, token, w, value)
+			return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
 		}
-		return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
+		if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
+		}
+		// The script may have run and its reply been lost. It writes the
+		// modern key (and, in dual-write, the legacy key) in one step, and
+		// the token is ours alone: reading it back settles the outcome for
+		// both keys (a read changes nothing).
+		held, fence, rerr := l.readBack(ctx, a.modernKey, fenceKey, token)
+		switch {
+		case rerr != nil:
+			l.undo(a, p, token, w, value) // best effort: by our token only
+			return nil, 0, fmt.Errorf("%s: acquire %q: %w (reading the token back: %v)", pkg, a.key, err, rerr)
+		case !held:
+			return nil, 0, fmt.Errorf("%s: acquire %q: the reply was lost and the modern key does not hold our token: %w", pkg, a.key, lockbridge.ErrNotObtained)
+		}
+		return newDualLock(l, p, a, token, fence, w, value, start, now), 0, nil
 	}
 	reply, ok := r.([]any)
 	if !ok || len(reply) < 2 {
@@ -435,4 +456,28 @@ func flag(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// readBack reports whether the modern key holds token and, with fencing,
+// the fence counter's value, read together (MGET; one slot). While the key
+// holds our token no one else acquired, so the counter holds our fence.
+func (l *Locker) readBack(ctx context.Context, modernKey, fenceKey, token string) (held bool, fence int64, err error) {
+	r, err := l.c.Do(ctx, "MGET", modernKey, fenceKey)
+	if err != nil {
+		return false, 0, err
+	}
+	vs, ok := r.([]any)
+	if !ok || len(vs) != 2 {
+		return false, 0, fmt.Errorf("%s: MGET: unexpected reply %#v", pkg, r)
+	}
+	if v, _ := vs[0].(string); v != token {
+		return false, 0, nil
+	}
+	if l.mset.Fencing {
+		v, _ := vs[1].(string)
+		if fence, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return false, 0, fmt.Errorf("%s: fence counter %q: %w", pkg, v, err)
+		}
+	}
+	return true, fence, nil
 }

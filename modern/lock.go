@@ -2,6 +2,7 @@ package modern
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -125,7 +126,21 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		return errReleased
 	}
 	lk.lease.StopRefresh()
+	sent := time.Now()
 	code, err := lk.locker.node.Release(ctx, &lk.names, lk.arg)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
+		// The release may have run. It deletes only a key holding our
+		// token, which no one else ever writes, so sending our own
+		// compare-and-delete again cannot touch another holder (the no-resend
+		// rule is about lower layers repeating a command blindly; this is
+		// the lock asking again, knowing the answer is safe either way).
+		code, err = lk.locker.node.Release(ctx, &lk.names, lk.arg)
+		if err == nil && code != codeOurs && sent.Before(lk.lease.ExpiresAt()) {
+			// The key no longer held our token although our lease had time
+			// left when the first release was sent: that release did it.
+			code = codeOurs
+		}
+	}
 	if err != nil {
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -166,12 +167,9 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 	}
-	token, err := l.cfg.token()
+	token, err := l.checkedToken()
 	if err != nil {
 		return nil, 0, fmt.Errorf("modern: token: %w", err)
-	}
-	if err := checkToken(token); err != nil {
-		return nil, 0, err
 	}
 	arg := any(token) // boxed once for every script of this lock
 	start := time.Now()
@@ -185,7 +183,24 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 			l.undo(ctx, n, arg)
 			return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 		}
-		return nil, 0, err
+		if !errors.Is(err, lockbridge.ErrUnknownOutcome) || l.cfg.waitN > 0 {
+			if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+				l.undo(ctx, n, arg) // not acknowledged by the replicas: not held
+			}
+			return nil, 0, err
+		}
+		// The acquire may have run and its reply been lost. The token is
+		// ours alone, so reading it back settles the outcome (a read is not a
+		// resend: it changes nothing).
+		held, f, rerr := l.readBack(ctx, n, token)
+		switch {
+		case rerr != nil:
+			l.undo(ctx, n, arg) // best effort: the key may hold our token
+			return nil, 0, fmt.Errorf("modern: lock %q: %w (reading the token back: %v)", n.Key, err, rerr)
+		case !held:
+			return nil, 0, &NotObtainedError{Key: n.Key}
+		}
+		fence = f
 	}
 	lk := &Lock{locker: l, names: *n, token: token, arg: arg, fence: fence}
 	lk.lease.Init("modern", start, ttl)
@@ -193,6 +208,35 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 		lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 	}
 	return lk, 0, nil
+}
+
+// readBack reports whether n's key holds token and, with fencing, the
+// fence counter's value, read together (MGET: the counter shares the key's
+// slot). While the key holds our token no one else acquired, so the counter
+// holds the fence our acquire handed out.
+func (l *Locker) readBack(ctx context.Context, n *names, token string) (held bool, fence int64, err error) {
+	args := []any{"MGET", n.Key}
+	if n.Fence != "" {
+		args = append(args, n.Fence)
+	}
+	r, err := l.node.Client().Do(ctx, args...)
+	if err != nil {
+		return false, 0, err
+	}
+	vs, ok := r.([]any)
+	if !ok || len(vs) != len(args)-1 {
+		return false, 0, fmt.Errorf("modern: MGET: unexpected reply %#v", r)
+	}
+	if v, _ := vs[0].(string); v != token {
+		return false, 0, nil
+	}
+	if n.Fence != "" {
+		v, _ := vs[1].(string)
+		if fence, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return false, 0, fmt.Errorf("modern: fence counter %q: %w", v, err)
+		}
+	}
+	return true, fence, nil
 }
 
 // ctxEnded reports whether err is ctx's end rather than Redis's: the driver

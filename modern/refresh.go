@@ -2,6 +2,7 @@ package modern
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,6 +47,13 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	start := time.Now()
 	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
+		// The refresh may have run. It acts only on a key holding our
+		// token, and running it twice sets the same expiry: ask again
+		// to learn the outcome.
+		start = time.Now()
+		code, err = lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
+	}
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,9 @@ type Settings struct {
 	// acquire scripts of their own must WAIT likewise or refuse.
 	WaitReplicas int
 	WaitTimeout  time.Duration
-	// Token makes each acquire's token (WithTokenFunc; NewToken by default).
+	// Token makes each acquire's token (WithTokenFunc; NewToken by default),
+	// checked as the Locker checks it: a token that is empty or longer than
+	// MaxTokenLen is an error wrapping lockbridge.ErrInvalid.
 	Token func() (string, error)
 	// Err is the Locker's invalid options, as TryLock would report them.
 	Err error
@@ -44,7 +46,7 @@ func (l *Locker) Settings() Settings {
 		Backoff:       l.cfg.backoff,
 		WaitReplicas:  l.cfg.waitN,
 		WaitTimeout:   l.cfg.waitTimeout,
-		Token:         l.cfg.token,
+		Token:         l.checkedToken,
 		Err:           l.err,
 	}
 }
@@ -57,4 +59,17 @@ func (l *Locker) Manual() *Locker {
 	m := *l
 	m.cfg.autoRefresh = false
 	return &m
+}
+
+// checkedToken is the Locker's token function with the Locker's check: one
+// validation for every package that writes modern tokens.
+func (l *Locker) checkedToken() (string, error) {
+	tok, err := l.cfg.token()
+	if err != nil {
+		return "", err
+	}
+	if err := checkToken(tok); err != nil {
+		return "", err
+	}
+	return tok, nil
 }

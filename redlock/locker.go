@@ -118,19 +118,27 @@ func (l *Locker) checkServers(ctx context.Context) error {
 	if l.idErr != nil {
 		return l.idErr
 	}
+	// Ask the unknown nodes in parallel, so a hung node costs one node
+	// timeout, not one per node.
+	var wg sync.WaitGroup
 	for i := range l.nodes {
 		if l.ids[i] != "" {
 			continue
 		}
-		ictx, cancel := context.WithTimeout(ctx, l.cfg.idTimeout())
-		r, err := l.nodes[i].Client().Do(ictx, "INFO", "server")
-		cancel()
-		if err != nil {
-			continue
-		}
-		text, _ := r.(string)
-		l.ids[i] = runID(text)
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			ictx, cancel := context.WithTimeout(ctx, l.cfg.idTimeout())
+			defer cancel()
+			r, err := l.nodes[i].Client().Do(ictx, "INFO", "server")
+			if err != nil {
+				return
+			}
+			text, _ := r.(string)
+			l.ids[i] = runID(text) // each goroutine writes its own element
+		}(i)
 	}
+	wg.Wait()
 	for i, id := range l.ids {
 		for j := 0; j < i && id != ""; j++ {
 			if l.ids[j] == id {

@@ -287,8 +287,10 @@ func TestPausedClient(t *testing.T) {
 	f := startFleet(t, 3)
 	ctx := testCtx(t)
 	clients := append(f.clients[:0:0], f.clients...)
-	clients[1] = pausingClient{Client: clients[1], pause: 150 * time.Millisecond}
-	_, err := redlock.New(clients).TryLock(ctx, "p", 100*time.Millisecond)
+	// A lease long enough that each node's timeout (a tenth of it) is not
+	// reached on a loaded machine; the pause outlasts it.
+	clients[1] = pausingClient{Client: clients[1], pause: 600 * time.Millisecond}
+	_, err := redlock.New(clients).TryLock(ctx, "p", 400*time.Millisecond)
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 	qe := quorumErr(t, err)
 	assert.Equal(t, 3, qe.Got)

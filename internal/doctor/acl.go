@@ -67,7 +67,7 @@ func dryRunArgs(name string, k probeKeys) []any {
 		return []any{name, k.str, "doctor"}
 	case "SET":
 		return []any{name, k.str, "doctor", "NX", "PX", scratchTTL}
-	case "GET", "DEL", "EXISTS", "PTTL":
+	case "GET", "DEL", "EXISTS", "PTTL", "MGET":
 		return []any{name, k.str}
 	case "PEXPIRE":
 		return []any{name, k.str, scratchTTL}
@@ -223,6 +223,7 @@ func (r *run) probeByUse(ctx context.Context, where string, k probeKeys, cluster
 	}
 	direct("SET", k.str, "doctor", "NX", "PX", scratchTTL)
 	direct("GET", k.str)
+	direct("MGET", k.str)
 	direct("GETSET", k.str, "doctor") // drops the TTL: PEXPIRE sets it again
 	direct("PEXPIRE", k.str, scratchTTL)
 	direct("SETNX", k.nx, "doctor")

@@ -67,6 +67,7 @@ var commands = []Command{
 	{Name: "ZREM", Scope: InScript, UsedBy: "migrate: pruning dead registry entries and lockbridge fleet forget"},
 	{Name: "INFO", Scope: Direct, UsedBy: "redlock: each node's server run_id, read once, to refuse one server passed as several masters; without it that check is skipped", Tolerated: true},
 	{Name: "WAIT", Scope: Direct, UsedBy: "modern locks with WithWait (replica acknowledgement of an acquire); not sent otherwise", Tolerated: true},
+	{Name: "MGET", Scope: Direct, UsedBy: "modern and migrate: reading a lock's token back after an acquire whose reply was lost"},
 	{Name: "PUBLISH", Scope: InScript, Topology: Standalone, UsedBy: "release notices (ignored when refused: waiters poll) and phase-change notices (a phase step fails without it)"},
 	{Name: "SPUBLISH", Scope: InScript, Topology: Cluster, UsedBy: "release notices (ignored when refused: waiters poll) and phase-change notices (a phase step fails without it)"},
 	{Name: "SUBSCRIBE", Scope: Direct, Topology: Standalone, UsedBy: "waiters and phase followers listening for notices; without it they poll", Tolerated: true},

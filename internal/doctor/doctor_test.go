@@ -405,11 +405,10 @@ func TestDoctorBadInput(t *testing.T) {
 func TestDoctorUnreachableNode(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	c := client(t, srv.Addr(), "")
 	srv.Stop()
 	gc := goredislib.NewClient(&goredislib.Options{Addr: srv.Addr(), MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = gc.Close() })
-	c = goredis.New(gc)
+	c := goredis.New(gc)
 	rep, err := Run(context.Background(), single(c, srv.Addr()), WithTimeout(200*time.Millisecond))
 	require.NoError(t, err, "Redis errors are findings, not errors")
 	for _, f := range rep.Findings {
