@@ -278,6 +278,12 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 	if ls := log.losersIn(from, to); len(ls) > 0 {
 		return JavaScheme, "a losing GETSET overwrote the holder's value (" + who(ls[0].worker.kind) + ")"
 	}
+	// x's value was removed from under it meanwhile by the Java scheme:
+	// a literal DEL (typically the rightful holder's, after x took its
+	// lock over early), a losing GETSET, an early takeover.
+	if why := h.removedUnder(log, holds, x, to); why != "" {
+		return JavaScheme, "the holder's value was removed under it by " + why
+	}
 	if y.entry.kind == entryTakeover {
 		ws := log.writers(y.entry.value, y.entry.done)
 		if len(ws) == 0 {
