@@ -1,14 +1,24 @@
-# Entry points: `make test` (also what .ci/run runs), `make lint`, `make bench`.
+# Entry points: `make test` (also what .ci/run runs), `make lint`, `make bench`, `make soak`.
 
 # staticcheck 2025.1.1; the module proxy knows the release by its semver tag.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: test lint bench
+.PHONY: test lint bench soak
 
 test:
 	./scripts/setup.sh
 	go vet ./...
 	go test -race -count=1 -timeout 15m ./...
+
+# The soak under faults (internal/soak): a mixed fleet on real redis-servers
+# with cuts, dropped replies, latency, pauses, restarts and clock skew. Its
+# short form (40 s) runs in `make test`; this runs it for SOAK (default 10m)
+# and prints the figures table. SOAK_SEED picks the seed.
+SOAK ?= 10m
+SOAK_SEED ?= 1
+soak:
+	./scripts/setup.sh
+	LOCKBRIDGE_SOAK=$(SOAK) LOCKBRIDGE_SOAK_SEED=$(SOAK_SEED) go test -race -count=1 -timeout 0 -run '^TestSoak$$' -v ./internal/soak
 
 lint:
 	@files="$$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')"; \

@@ -8,7 +8,8 @@
 // be synced, detached from the primary so that it lags behind, and promoted
 // (REPLICAOF NO ONE) after the primary is killed. Each process gets its own
 // temporary directory (holding redis.log and, for cluster nodes, nodes.conf),
-// has persistence switched off (--save "" --appendonly no), and is stopped
+// has persistence switched off (--save "" --appendonly no; [StartPersistent]
+// runs one with an append-only file fsynced on every write), and is stopped
 // by testing.TB.Cleanup; when the test has failed, the last lines of each
 // server's log are written to the test output.
 //

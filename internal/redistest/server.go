@@ -73,6 +73,21 @@ func Start(tb testing.TB) *Server {
 	return startServers(tb, 1, false)[0]
 }
 
+// StartPersistent starts one redis-server with the append-only file on and
+// fsynced before every reply (--appendonly yes --appendfsync always): a
+// Restart keeps every write the server acknowledged. It is stopped when the
+// test finishes.
+func StartPersistent(tb testing.TB) *Server {
+	tb.Helper()
+	bin := serverBinary(tb)
+	s := newServer(tb, bin, false)
+	s.extra = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	if err := s.launch(); err != nil {
+		tb.Fatalf("redistest: starting a persistent redis-server: %v\n%s", err, s.logReport())
+	}
+	return s
+}
+
 // StartN starts n independent redis-servers concurrently and returns once all
 // of them answer PING. They are stopped when the test finishes.
 func StartN(tb testing.TB, n int) []*Server {
@@ -181,7 +196,8 @@ func (s *Server) Kill() {
 
 // Restart starts the server again on the same port, stopping it first if it
 // is running, and returns once it answers PING. The dataset is empty after a
-// restart (persistence is off); a cluster node keeps its nodes.conf and so
+// restart (persistence is off), except for a server of StartPersistent,
+// which reloads its append-only file; a cluster node keeps its nodes.conf and so
 // rejoins its cluster with its slots. Restart fails the test if the server
 // cannot be started, so call it from the test goroutine.
 func (s *Server) Restart() {
