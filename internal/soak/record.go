@@ -248,7 +248,9 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 		if str(args[0]) == "1" && (err != nil || code(reply, 0) == 1) {
 			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[1]), at: at, done: r.now()})
 		}
-		if err == nil && code(reply, 0) == 1 {
+		if err != nil || code(reply, 0) == 1 {
+			// Without a reply the locker may still learn the lock is ours
+			// (it reads its token back): the script ran in [at, now].
 			r.setEntry(entry{kind: entryUnknown, sent: at, done: r.now()})
 		}
 		return reply, err

@@ -211,6 +211,11 @@ func (w *worker) once(ctx context.Context, key string) {
 		sleep(ctx, time.Duration(5+w.rnd.Intn(25))*time.Millisecond)
 	}
 	acqRet := h.now()
+	if e.sent == 0 {
+		// No acquire command was seen to decide it (a locker settling an
+		// unknown outcome another way): it ran within the call.
+		e = entry{kind: entryUnknown, sent: acqStart, done: acqRet}
+	}
 	w.count(func(s *workerStats) { s.acquired++ })
 	hd := &hold{w: w, key: key, acqStart: acqStart, acqRet: acqRet, entry: e, fence: lk.fence()}
 
