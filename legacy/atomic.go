@@ -14,7 +14,7 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 	w := p.Expiry(now, ttl)
 	value := p.EncodeValue(w)
 	r, err := lk.c.Eval(ctx, acquireScript, []string{ekey},
-		value, p.CodecID(), strconv.FormatInt(p.Time(now), 10), lk.safetyArg())
+		value, p.CodecID(), strconv.FormatInt(p.Cutoff(now), 10), lk.safetyArg())
 	if err != nil {
 		// When ctx ended with the script on the wire, it may have run and
 		// left our value in the key. It is not undone: a legacy value names
@@ -63,15 +63,13 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 
 // releaseAtomic runs release.lua; it returns legacy_owner's code.
 func (l *Lock) releaseAtomic(ctx context.Context) (int64, error) {
-	p := l.lk.profile
-	w, value, lease := l.state()
-	r, err := l.lk.c.Eval(ctx, releaseScript, []string{l.ekey},
-		p.CodecID(), strconv.FormatInt(w, 10), strconv.FormatInt(p.Units(lease), 10), p.UnitID(), value)
+	w, _, lease := l.state()
+	r, err := l.lk.c.Eval(ctx, releaseScript, []string{l.ekey}, l.lk.profile.OwnerArgs(w, lease)...)
 	if err != nil {
 		return 0, redisErr("unlock", l.key, err)
 	}
 	code, ok := r.(int64)
-	if !ok || code < ownerExpired || code > ownerOurs {
+	if !ok || code < ownerLate || code > ownerOurs {
 		return 0, unexpected("unlock", l.key, r)
 	}
 	return code, nil
@@ -80,16 +78,14 @@ func (l *Lock) releaseAtomic(ctx context.Context) (int64, error) {
 // refreshAtomic runs refresh.lua to write the new expiry nw as nvalue; it
 // returns legacy_owner's code.
 func (l *Lock) refreshAtomic(ctx context.Context, nvalue string) (int64, error) {
-	p := l.lk.profile
 	w, _, lease := l.state()
-	r, err := l.lk.c.Eval(ctx, refreshScript, []string{l.ekey},
-		p.CodecID(), strconv.FormatInt(w, 10), strconv.FormatInt(p.Units(lease), 10), p.UnitID(),
-		nvalue, l.lk.safetyArg())
+	args := append(l.lk.profile.OwnerArgs(w, lease), nvalue, l.lk.safetyArg())
+	r, err := l.lk.c.Eval(ctx, refreshScript, []string{l.ekey}, args...)
 	if err != nil {
 		return 0, redisErr("refresh", l.key, err)
 	}
 	code, ok := r.(int64)
-	if !ok || code < ownerExpired || code > ownerOurs {
+	if !ok || code < ownerLate || code > ownerOurs {
 		return 0, unexpected("refresh", l.key, r)
 	}
 	return code, nil

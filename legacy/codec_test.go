@@ -242,6 +242,24 @@ func TestProfileArithmetic(t *testing.T) {
 	p, err = legacy.NewProfile(legacy.WithClock(clock))
 	require.NoError(t, err)
 	assert.Equal(t, time.Unix(42, 0), p.Now())
+
+	// The margins: defaults, the cutoff (skew margin rounded up to whole
+	// units), and the owner-window arguments (server margin rounded up to ms).
+	assert.Equal(t, time.Duration(0), p.SkewMargin())
+	assert.Equal(t, legacy.DefaultServerClockMargin, p.ServerClockMargin())
+	assert.Equal(t, int64(42_000), p.Cutoff(time.Unix(42, 0)), "no margin: the Java rule")
+	assert.Equal(t, []any{"decimal", "ms", "43000", "500", "42000", "2000"}, p.OwnerArgs(43000, 500*time.Millisecond))
+	p, err = legacy.NewProfile(legacy.WithSkewMargin(1500*time.Microsecond), legacy.WithServerClockMargin(10*time.Microsecond))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1700000000000-2), p.Cutoff(nowMs), "1.5 ms rounds up to 2")
+	assert.True(t, p.Expired(1699999999997, nowMs))
+	assert.False(t, p.Expired(1699999999998, nowMs))
+	assert.Equal(t, 700*time.Microsecond, p.Remaining(1699999999998, nowMs), "live until now − 2 ms passes it")
+	assert.Equal(t, "1", p.OwnerArgs(0, time.Millisecond)[5], "10 µs rounds up to 1 ms")
+	p, err = legacy.NewProfile(legacy.WithUnit(time.Second), legacy.WithSkewMargin(time.Millisecond), legacy.WithServerClockMargin(0))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1700000000-1), p.Cutoff(nowMs), "1 ms rounds up to one second")
+	assert.Equal(t, time.Duration(0), p.ServerClockMargin())
 }
 
 func TestForeignValueErrorIsNotSentinel(t *testing.T) {

@@ -59,24 +59,48 @@
 //
 // In ModeAtomic, Unlock deletes the key, and Refresh rewrites it with a new
 // expiry, in one script each, only if the stored value decodes to T with
-// |T − W| ≤ lease/2 (W being the expiry we wrote) and the server's clock
-// (TIME, in the unit) has not passed W. The window is there because a Java
+// |T − W| ≤ lease/2 (W being the expiry we wrote) and our own clock, read
+// just before the script is sent, has not reached W: now < W, exactly the
+// Java seed's release condition. The window is there because a Java
 // contender that loses a takeover race has already overwritten W with its
 // own timestamp, near W; an exact compare would leave the key stuck until
-// that timestamp. A legitimate successor takes over only once W is below its
-// clock and writes an expiry above W plus its lease; the server-clock
+// that timestamp. A legitimate successor takes over only once W is below
+// its clock and writes an expiry above W plus its lease; the clock
 // condition keeps a late release — a holder paused past its lease — from
 // deleting it even when that value falls inside the window. Such a late
-// Unlock or Refresh returns an error wrapping lockbridge.ErrNotHeld (and,
-// if the key still holds exactly our bytes, nobody having taken over, the
-// Unlock still deletes it). After our own release, though, a successor may
-// take over at once with a value inside the window: so a lock never sends a
-// second release or refresh once it has released, and after an error that
-// leaves it unknown whether a release or refresh reached Redis (a timeout,
-// a cancelled context) the lock ends as lost rather than try again. In
-// ModeClassic, Unlock deletes the key as the
-// Java seed does, when the local clock says W has not passed; Refresh uses
-// GET and GETSET.
+// Unlock or Refresh returns an error wrapping lockbridge.ErrNotHeld and
+// leaves the key as it is, even when it holds exactly our bytes (a
+// contender of the same lease whose clock read what ours read writes those
+// very bytes).
+//
+// The server's clock never permits anything. The scripts also read TIME,
+// but only to refuse: when the server's clock is past W by more than a
+// margin (WithServerClockMargin, DefaultServerClockMargin = 2 s), the
+// script ran long after we decided — a pause or a stalled connection in
+// between — and a successor may hold the lock. A server clock ahead of ours
+// by less than the margin causes no false loss. What is left: a script that
+// runs within the margin after W, plus as much again as the server's clock
+// is behind ours, acts on a decision made before W; a successor with a
+// lease under half ours can be hit in that span.
+//
+// After our own release, a successor may take over at once with a value
+// inside the window: so a lock never sends a second release or refresh once
+// it has released, and after an error that leaves it unknown whether a
+// release or refresh reached Redis (a timeout, a cancelled context) the
+// lock ends as lost rather than try again. In ModeClassic, Unlock deletes
+// the key as the Java seed does, when the local clock says W has not
+// passed; Refresh uses GET and GETSET.
+//
+// # Clock skew
+//
+// Expiry is judged by the taker's clock, as on the Java side: a taker whose
+// clock runs ahead of the holder's takes over early, by the skew.
+// WithSkewMargin(d) (default 0, Java's own rule) takes an expired value
+// over only when it is below now − d: with d at least the largest skew
+// between this host and the other lockers, a Go locker never takes over a
+// lock whose holder's own clock says it is live. The Java lockers
+// themselves cannot be given a margin; skew among them is the Java scheme's
+// own limit.
 //
 // # The Lock
 //
@@ -114,9 +138,11 @@
 // # For other packages
 //
 // Profile exposes what the migrate package and the CLI need to speak the
-// same protocol: EncodeKey, EncodeValue, DecodeValue, Expiry, Expired, and
-// CodecID and UnitID, the arguments of the shared Lua fragments in
-// internal/luafrag (legacy_decode.lua, legacy_expired.lua, legacy_now.lua,
-// legacy_owner.lua) that this package's scripts are built on. Each
+// same protocol: EncodeKey, EncodeValue, DecodeValue, Expiry, Expired,
+// Cutoff, OwnerArgs, and CodecID and UnitID, the arguments of the shared Lua
+// fragments in internal/luafrag (args.lua, legacy_decode.lua,
+// legacy_args.lua, legacy_expired.lua, legacy_now.lua, legacy_owner.lua)
+// that this package's scripts are built on. Every script checks each of its
+// arguments in its exact form before it touches a key. Each
 // ValueCodec also encodes and decodes on its own (ValueCodecs lists them).
 package legacy

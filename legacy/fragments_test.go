@@ -113,63 +113,81 @@ func TestDecodersAgree(t *testing.T) {
 // refresh are built on (and that migrate reuses), on their own.
 func TestOwnerFragments(t *testing.T) {
 	t.Parallel()
-	script := testScript(t, "owner.lua", "legacy_decode.lua", "legacy_now.lua", "legacy_expired.lua", "legacy_owner.lua")
+	script := testScript(t, "owner.lua", "args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_expired.lua", "legacy_owner.lua")
 	tg := locktest.Single(t)[1]
 	ctx := ctxT(t)
-	run := func(stored, codec string, w, lease int64, unit string, localNow int64) (code, state, serverNow int64) {
+	type in struct {
+		stored      string
+		codec       legacy.ValueCodec
+		unit        string
+		w, lease    int64
+		now, margin int64 // the caller's now; the margin in ms
+		cutoff      int64
+	}
+	run := func(a in) (code, state, serverNow int64) {
 		t.Helper()
-		r, err := tg.Client.Eval(ctx, script, []string{"unused"}, stored, codec,
-			strconv.FormatInt(w, 10), strconv.FormatInt(lease, 10), unit, strconv.FormatInt(localNow, 10))
+		r, err := tg.Client.Eval(ctx, script, []string{"unused"}, a.stored, a.codec.String(), a.unit,
+			strconv.FormatInt(a.w, 10), strconv.FormatInt(a.lease, 10), strconv.FormatInt(a.now, 10),
+			strconv.FormatInt(a.margin, 10), strconv.FormatInt(a.cutoff, 10))
 		require.NoError(t, err)
-		a := r.([]any)
-		n, err := strconv.ParseInt(a[2].(string), 10, 64)
+		res := r.([]any)
+		n, err := strconv.ParseInt(res[2].(string), 10, 64)
 		require.NoError(t, err)
-		return a[0].(int64), a[1].(int64), n
+		return res[0].(int64), res[1].(int64), n
 	}
 	before := time.Now()
-	_, _, nowMs := run("", "decimal", 0, 0, "ms", 0)
-	_, _, nowS := run("", "decimal", 0, 0, "s", 0)
+	_, _, nowMs := run(in{codec: legacy.ValueDecimal, unit: "ms", lease: 1})
+	_, _, nowS := run(in{codec: legacy.ValueDecimal, unit: "s", lease: 1})
 	after := time.Now()
 	assert.True(t, nowMs >= before.UnixMilli()-1000 && nowMs <= after.UnixMilli()+1000, "server TIME in ms: %d", nowMs)
 	assert.True(t, nowS >= before.Unix()-1 && nowS <= after.Unix()+1, "server TIME in s: %d", nowS)
 
-	w := time.Now().UnixMilli() + 60_000 // a lease of 60 s, well ahead of the server clock
+	srv := time.Now().UnixMilli()
+	w := srv + 60_000 // a lease of 60 s, well ahead of the server clock
 	const lease = 60_000
+	dec := legacy.ValueDecimal
 	for _, tc := range []struct {
-		name   string
-		stored string
-		codec  legacy.ValueCodec
-		w      int64
-		unit   string
-		want   int64
+		name string
+		in   in
+		want int64
 	}{
-		{"exact", fmt.Sprint(w), legacy.ValueDecimal, w, "ms", 1},
-		{"loser overwrite just after", fmt.Sprint(w + 7), legacy.ValueDecimal, w, "ms", 1},
-		{"loser overwrite just before", fmt.Sprint(w - 7), legacy.ValueDecimal, w, "ms", 1},
-		{"window edge", fmt.Sprint(w + lease/2), legacy.ValueDecimal, w, "ms", 1},
-		{"past the window", fmt.Sprint(w + lease/2 + 1), legacy.ValueDecimal, w, "ms", 0},
-		{"successor", fmt.Sprint(w + lease + 1), legacy.ValueDecimal, w, "ms", 0},
-		{"foreign", "uuid:" + fmt.Sprint(w), legacy.ValueDecimal, w, "ms", 0},
-		{"other codec", legacy.ValueJavaString.Encode(w), legacy.ValueDecimal, w, "ms", 0},
-		{"binary codec", legacy.ValueJavaLong.Encode(w + 1), legacy.ValueJavaLong, w, "ms", 1},
-		{"gone", "", legacy.ValueDecimal, w, "ms", -1},
-		{"passed by the server clock", fmt.Sprint(w - 120_000), legacy.ValueDecimal, w - 120_000, "ms", -2},
-		{"seconds", fmt.Sprint(w / 1000), legacy.ValueDecimal, w / 1000, "s", 1},
-		{"seconds passed", fmt.Sprint(w/1000 - 120), legacy.ValueDecimal, w/1000 - 120, "s", -2},
+		{"exact", in{fmt.Sprint(w), dec, "ms", w, lease, w - 1, 2000, 0}, 1},
+		{"loser overwrite just after", in{fmt.Sprint(w + 7), dec, "ms", w, lease, srv, 2000, 0}, 1},
+		{"loser overwrite just before", in{fmt.Sprint(w - 7), dec, "ms", w, lease, srv, 2000, 0}, 1},
+		{"window edge", in{fmt.Sprint(w + lease/2), dec, "ms", w, lease, srv, 2000, 0}, 1},
+		{"past the window", in{fmt.Sprint(w + lease/2 + 1), dec, "ms", w, lease, srv, 2000, 0}, 0},
+		{"successor", in{fmt.Sprint(w + lease + 1), dec, "ms", w, lease, srv, 2000, 0}, 0},
+		{"foreign", in{"uuid:" + fmt.Sprint(w), dec, "ms", w, lease, srv, 2000, 0}, 0},
+		{"other codec", in{legacy.ValueJavaString.Encode(w), dec, "ms", w, lease, srv, 2000, 0}, 0},
+		{"binary codec", in{legacy.ValueJavaLong.Encode(w + 1), legacy.ValueJavaLong, "ms", w, lease, srv, 2000, 0}, 1},
+		{"gone", in{"", dec, "ms", w, lease, srv, 2000, 0}, -1},
+		// The caller's clock decides, as the Java seed's release: now < W.
+		{"our now reached W", in{fmt.Sprint(w), dec, "ms", w, lease, w, 2000, 0}, -2},
+		{"our now past W", in{fmt.Sprint(w), dec, "ms", w, lease, w + 20, 2000, 0}, -2},
+		// The server's clock behind ours never permits: W passed by our clock.
+		{"server behind, W passed by ours", in{fmt.Sprint(srv + 50), dec, "ms", srv + 50, lease, srv + 70, 2000, 0}, -2},
+		// The server's clock ahead of ours within the margin: no refusal.
+		{"server ahead within the margin", in{fmt.Sprint(srv - 1000), dec, "ms", srv - 1000, lease, srv - 1001, 2000, 0}, 1},
+		// Beyond the margin the server refuses: the script ran late.
+		{"server past W + margin", in{fmt.Sprint(srv - 120_000), dec, "ms", srv - 120_000, lease, srv - 120_001, 2000, 0}, -3},
+		{"margin 0", in{fmt.Sprint(srv - 1000), dec, "ms", srv - 1000, lease, srv - 1001, 0, 0}, -3},
+		{"seconds", in{fmt.Sprint(w / 1000), dec, "s", w / 1000, lease / 1000, srv / 1000, 2000, 0}, 1},
+		{"seconds, our now reached W", in{fmt.Sprint(w / 1000), dec, "s", w / 1000, lease / 1000, w / 1000, 2000, 0}, -2},
+		{"seconds, server past W + margin", in{fmt.Sprint(srv/1000 - 120), dec, "s", srv/1000 - 120, lease / 1000, srv/1000 - 121, 2000, 0}, -3},
 	} {
-		code, _, _ := run(tc.stored, tc.codec.String(), tc.w, lease/map[string]int64{"ms": 1, "s": 1000}[tc.unit], tc.unit, 0)
+		code, _, _ := run(tc.in)
 		assert.Equal(t, tc.want, code, tc.name)
 	}
 
 	// legacy_state: free, expired (strictly), live, foreign.
 	for _, tc := range []struct {
 		stored string
-		now    int64
+		cutoff int64
 		want   int64
 	}{
 		{"", 100, 1}, {"99", 100, 2}, {"100", 100, 0}, {"101", 100, 0}, {"-5", 100, 2}, {"1.0", 100, -1}, {" 99", 100, -1},
 	} {
-		_, state, _ := run(tc.stored, "decimal", 0, 0, "ms", tc.now)
-		assert.Equal(t, tc.want, state, "%q at %d", tc.stored, tc.now)
+		_, state, _ := run(in{stored: tc.stored, codec: dec, unit: "ms", lease: 1, cutoff: tc.cutoff})
+		assert.Equal(t, tc.want, state, "%q at %d", tc.stored, tc.cutoff)
 	}
 }

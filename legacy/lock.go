@@ -116,9 +116,11 @@ func (l *Lock) Err() error {
 
 // Unlock releases the lock. In ModeAtomic it deletes the key only if it
 // still holds our value, within the owner window (a losing contender's
-// GETSET may have replaced W by a nearby value), and only while W has not
-// passed by the server's clock; in ModeClassic it deletes it, as the Java
-// seed does, while the local clock says W has not passed. When the lock is
+// GETSET may have replaced W by a nearby value), and only while the local
+// clock says W has not passed (now < W, the Java seed's condition) — the
+// server's clock may only refuse, once it is past W by more than the margin
+// (WithServerClockMargin); in ModeClassic it deletes it, as the Java seed
+// does, while the local clock says W has not passed. When the lock is
 // no longer ours the error wraps lockbridge.ErrNotHeld and Err then wraps
 // lockbridge.ErrLost. An error reply from Redis (the script did not run) is
 // returned as it is and leaves the lock held, so Unlock may be called again.
@@ -256,13 +258,13 @@ func (l *Lock) lost(op string, code int64) error {
 		reason = "the key holds another holder's value"
 	case ownerGone:
 		reason = "the key is gone"
-	default:
-		clock := "the server's clock"
-		if l.lk.mode == ModeClassic {
-			clock = "the local clock"
-		}
+	case ownerLate:
 		w := l.expiry()
-		reason = fmt.Sprintf("the lease ended at %s (%d) by %s", l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w, clock)
+		reason = fmt.Sprintf("the lease ended at %s (%d) more than %v ago by the server's clock (the command reached Redis late)",
+			l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w, l.lk.profile.ServerClockMargin())
+	default:
+		w := l.expiry()
+		reason = fmt.Sprintf("the lease ended at %s (%d) by the local clock", l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w)
 	}
 	l.end(fmt.Errorf("%s: lock %q: %s: %w", pkg, l.key, reason, lockbridge.ErrLost))
 	return fmt.Errorf("%s: %s %q: %s: %w", pkg, op, l.key, reason, lockbridge.ErrNotHeld)

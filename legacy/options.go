@@ -134,9 +134,11 @@ func WithValueCodec(v ValueCodec) Option {
 }
 
 // WithClock sets the local clock that expiries are computed and judged
-// by (the Java side uses its own wall clock). Default: time.Now. Release
-// and refresh in ModeAtomic also consult the server's clock (TIME); see the
-// package documentation. Tests use WithClock to fake skew and pauses.
+// by (the Java side uses its own wall clock): the takeover of an expired
+// value, and whether our own lease has ended when we release or refresh.
+// Default: time.Now. Release and refresh in ModeAtomic also consult the
+// server's clock (TIME), but only to refuse (WithServerClockMargin). Tests
+// use WithClock to fake skew and pauses.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
@@ -144,6 +146,63 @@ func WithClock(now func() time.Time) Option {
 			return
 		}
 		c.profile.clock = now
+	}
+}
+
+// DefaultServerClockMargin is the default of WithServerClockMargin.
+//
+// Why 2 s: the margin is how far ahead of a client's clock the server's may
+// run without a release or refresh being refused while the client's own
+// clock says the lease has not ended (a false loss). Hosts kept by NTP agree
+// to within milliseconds; 2 s also covers a clock that is badly kept (a VM
+// after a suspend, a host without NTP for days) without false losses. The
+// margin is also how late past W, by the server's clock, a release decided
+// in time may still land and act: 2 s is well below the leases Java
+// services use (seconds to minutes), and beyond it every release decided
+// before a pause or a stalled connection is refused.
+const DefaultServerClockMargin = 2 * time.Second
+
+// WithServerClockMargin sets the margin m of the second guard of release and
+// refresh in ModeAtomic (and of migrate's dual-write release and refresh,
+// through migrate.WithLegacy). Whether our lease W has ended is decided by
+// our own clock, as the Java side decides it: we release or refresh only
+// while our now < W. The server's clock never permits anything; it is
+// consulted only to refuse a script that runs when the server's TIME is
+// past W + m — one that reached Redis long after we decided, after a pause
+// or a stalled connection, when a successor may hold the lock. A server
+// clock ahead of ours by less than m therefore causes no false loss; one
+// ahead by more may refuse (ErrNotHeld) a release or refresh sent within
+// (its lead − m) of W. The guard misses a late script that runs within
+// m + (how far the server's clock is behind ours) after W. Rounded up to
+// whole milliseconds; 0 is the strictest guard. Default:
+// DefaultServerClockMargin (2 s). A negative margin is invalid.
+func WithServerClockMargin(m time.Duration) Option {
+	return func(c *config) {
+		if m < 0 {
+			c.invalid("server clock margin %v is negative", m)
+			return
+		}
+		c.profile.server, c.profile.serverSet = m, true
+	}
+}
+
+// WithSkewMargin sets a margin d for the clock skew between this process
+// and the other lockers: an expired value is taken over only when it is
+// below now − d (rounded up to whole units), in atomic and classic mode and
+// in migrate's dual phases (through migrate.WithLegacy); a waiter waits
+// that much longer. The Java scheme judges another holder's expiry by the
+// taker's clock, so a taker whose clock runs ahead takes over early; with
+// d at least the largest difference between this host's clock and any
+// other locker's, a Go locker never takes over a lock whose holder's own
+// clock says it is live. Default 0: the Java side's own rule (stored <
+// now). A negative margin is invalid.
+func WithSkewMargin(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.invalid("skew margin %v is negative", d)
+			return
+		}
+		c.profile.skew = d
 	}
 }
 

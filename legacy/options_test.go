@@ -25,17 +25,19 @@ func TestInvalidOptions(t *testing.T) {
 	c := locktest.Single(t)[0].Client
 	ctx := ctxT(t)
 	for name, opt := range map[string]legacy.Option{
-		"mode":        legacy.WithMode(legacy.Mode(7)),
-		"unit":        legacy.WithUnit(time.Minute),
-		"unit zero":   legacy.WithUnit(0),
-		"key codec":   legacy.WithKeyCodec(legacy.KeyCodec(-1)),
-		"value codec": legacy.WithValueCodec(legacy.ValueCodec(5)),
-		"clock":       legacy.WithClock(nil),
-		"safety ttl":  legacy.WithSafetyTTL(-time.Second),
-		"safety µs":   legacy.WithSafetyTTL(time.Microsecond),
-		"backoff":     legacy.WithBackoff(nil),
-		"bad backoff": legacy.WithBackoff(lockbridge.ExponentialBackoff(0, 0)),
-		"nil option":  nil,
+		"mode":                legacy.WithMode(legacy.Mode(7)),
+		"unit":                legacy.WithUnit(time.Minute),
+		"unit zero":           legacy.WithUnit(0),
+		"key codec":           legacy.WithKeyCodec(legacy.KeyCodec(-1)),
+		"value codec":         legacy.WithValueCodec(legacy.ValueCodec(5)),
+		"clock":               legacy.WithClock(nil),
+		"safety ttl":          legacy.WithSafetyTTL(-time.Second),
+		"safety µs":           legacy.WithSafetyTTL(time.Microsecond),
+		"backoff":             legacy.WithBackoff(nil),
+		"bad backoff":         legacy.WithBackoff(lockbridge.ExponentialBackoff(0, 0)),
+		"nil option":          nil,
+		"skew margin":         legacy.WithSkewMargin(-time.Millisecond),
+		"server clock margin": legacy.WithServerClockMargin(-time.Second),
 	} {
 		lk := legacy.New(c, opt)
 		for i := 0; i < 2; i++ {

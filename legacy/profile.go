@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge/internal/check"
@@ -9,13 +10,15 @@ import (
 
 // Profile describes how one Java service writes its lock: the key codec,
 // the value codec, the unit of the timestamps, whether it adds 1 to the
-// expiry, and the clock it judges expiry by. A Locker takes the same locks
-// as every Java service of the same profile.
+// expiry; and how this side judges time: the clock it judges expiry by, the
+// skew margin of takeovers (WithSkewMargin) and the server-clock margin of
+// releases and refreshes (WithServerClockMargin). A Locker takes the same
+// locks as every Java service of the same profile.
 //
 // Build a Profile with NewProfile from the same options as New, or take a
 // Locker's with Locker.Profile. The zero Profile is the default: raw key,
 // decimal value, milliseconds, +1, the system clock (the Java seed's
-// profile).
+// profile), no skew margin, DefaultServerClockMargin.
 //
 // The methods are what other packages need to speak the same protocol: the
 // migrate package encodes keys and values and builds its own scripts on the
@@ -27,6 +30,9 @@ type Profile struct {
 	key       KeyCodec
 	value     ValueCodec
 	clock     func() time.Time // nil means time.Now
+	skew      time.Duration    // WithSkewMargin
+	server    time.Duration    // WithServerClockMargin, when serverSet
+	serverSet bool
 }
 
 // NewProfile returns the profile the options describe. Options that do not
@@ -114,21 +120,63 @@ func (p Profile) Expiry(now time.Time, lease time.Duration) int64 {
 	return v
 }
 
-// Expired reports whether the stored expiry v has expired at now: v < now in
-// the unit, strictly, as every Java variant judges it.
-func (p Profile) Expired(v int64, now time.Time) bool { return v < p.Time(now) }
+// SkewMargin returns the skew margin (WithSkewMargin; 0 by default).
+func (p Profile) SkewMargin() time.Duration { return p.skew }
+
+// ServerClockMargin returns the server-clock margin of releases and
+// refreshes (WithServerClockMargin; DefaultServerClockMargin by default).
+func (p Profile) ServerClockMargin() time.Duration {
+	if !p.serverSet {
+		return DefaultServerClockMargin
+	}
+	return p.server
+}
+
+// skewUnits is the skew margin in the unit, rounded up.
+func (p Profile) skewUnits() int64 {
+	u := p.Unit()
+	return int64((p.skew + u - 1) / u)
+}
+
+// Cutoff returns the takeover cutoff at now, in the unit: a stored expiry
+// below it has expired. It is now in the unit minus the skew margin
+// (rounded up to whole units): with no margin, the Java side's own rule.
+// This is the one place the cutoff is computed: the scripts of this package
+// and of migrate receive it as their "now" argument, and Expired and
+// Remaining use it.
+func (p Profile) Cutoff(now time.Time) int64 { return p.Time(now) - p.skewUnits() }
+
+// Expired reports whether the stored expiry v has expired at now: v <
+// Cutoff(now), strictly — with no skew margin, v < now in the unit, as every
+// Java variant judges it.
+func (p Profile) Expired(v int64, now time.Time) bool { return v < p.Cutoff(now) }
 
 // Remaining returns how long, from now, until the stored expiry v has
-// expired (v < now in the unit): at least one nanosecond while it is live,
-// zero once it has expired.
+// expired (Expired): at least one nanosecond while it is live, zero once it
+// has expired.
 func (p Profile) Remaining(v int64, now time.Time) time.Duration {
 	if p.Expired(v, now) {
 		return 0
 	}
-	if d := p.TimeOf(v + 1).Sub(now); d > 0 {
+	if d := p.TimeOf(v + p.skewUnits() + 1).Sub(now); d > 0 {
 		return d
 	}
 	return 1
+}
+
+// OwnerArgs returns the owner-window arguments of a release or refresh of
+// the expiry w written with lease, as the Lua fragment legacy_owner_args
+// (internal/luafrag/legacy_args.lua) takes them: the codec id, the unit id,
+// w, the lease in the unit, the profile's clock read now (the caller's own
+// clock decides, as the Java seed's release does: ours only while now < w)
+// and the server-clock margin in milliseconds (rounded up).
+func (p Profile) OwnerArgs(w int64, lease time.Duration) []any {
+	m := p.ServerClockMargin()
+	return []any{
+		p.CodecID(), p.UnitID(), strconv.FormatInt(w, 10), strconv.FormatInt(p.Units(lease), 10),
+		strconv.FormatInt(p.Time(p.Now()), 10),
+		strconv.FormatInt(int64((m+time.Millisecond-1)/time.Millisecond), 10),
+	}
 }
 
 // EncodeKey returns the Redis key for the lock name. It fails with an error

@@ -1,27 +1,39 @@
 -- legacy/release.lua: release a legacy lock in atomic mode, by the owner
--- window with the server's clock, in one round trip.
--- Prepended fragments: legacy_decode.lua, legacy_now.lua, legacy_owner.lua.
+-- window, in one round trip.
+-- Prepended fragments: args.lua, legacy_decode.lua, legacy_args.lua,
+-- legacy_now.lua, legacy_owner.lua.
 --
 -- KEYS[1]  the lock key, as the profile's key codec encodes it
 -- ARGV[1]  the value codec id
--- ARGV[2]  our expiry W, in the profile's unit (decimal)
--- ARGV[3]  our lease, in the profile's unit (decimal)
--- ARGV[4]  the unit: 'ms' or 's'
--- ARGV[5]  the exact bytes we wrote
+-- ARGV[2]  the unit: 'ms' or 's'
+-- ARGV[3]  our expiry W, in the unit (decimal)
+-- ARGV[4]  our lease, in the unit (decimal, at least 1)
+-- ARGV[5]  our own clock's now, in the unit (decimal), read just before
+--          sending
+-- ARGV[6]  the server-clock margin in milliseconds (decimal, at least 0)
+-- Every argument is checked (args.lua, legacy_args.lua) before the key is
+-- read: a bad one is an error reply, and nothing is deleted.
 --
 -- Returns legacy_owner's code:
---    1  released: the key held our value (within the window) and W had not
---       passed by the server's clock; it is deleted
+--    1  released: the key held our value (within the window), our clock
+--       had not reached W and the server's had not passed W + margin; the
+--       key is deleted
 --    0  the key holds another holder's (or a foreign) value: left alone
 --   -1  there is no key
---   -2  W has passed by the server's clock: the key is left alone, unless it
---       still holds exactly our bytes (nobody took over: a successor always
---       writes an expiry above W), in which case it is deleted for hygiene
+--   -2  W has passed by our own clock: the key is left alone
+--   -3  the server's clock is past W + margin (the script ran late): the
+--       key is left alone
+-- Whatever the key holds after -2 or -3 is left to expire by its value,
+-- even bytes equal to ours: a successor can write exactly our bytes (a
+-- contender of the same lease in the same millisecond, or with a clock
+-- behind ours), so deleting them could free a live lock.
+
+arg_count(6)
+local o = legacy_owner_args(1)
 
 redis.replicate_commands()
-local stored = redis.call('GET', KEYS[1])
-local code = legacy_owner(stored, ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4])
-if code == 1 or (code == -2 and stored == ARGV[5]) then
+local code = legacy_owner(redis.call('GET', KEYS[1]), o)
+if code == 1 then
   redis.call('DEL', KEYS[1])
 end
 return code

@@ -8,10 +8,12 @@ import (
 
 // The shared Lua fragments (internal/luafrag), in dependency order.
 const (
-	fragDecode  = "legacy_decode.lua"
-	fragExpired = "legacy_expired.lua"
-	fragNow     = "legacy_now.lua"
-	fragOwner   = "legacy_owner.lua"
+	fragArgs       = "args.lua"
+	fragDecode     = "legacy_decode.lua"
+	fragLegacyArgs = "legacy_args.lua"
+	fragExpired    = "legacy_expired.lua"
+	fragNow        = "legacy_now.lua"
+	fragOwner      = "legacy_owner.lua"
 )
 
 var (
@@ -26,9 +28,9 @@ var (
 // The scripts of ModeAtomic. Each is built once; a *driver.Script is
 // immutable.
 var (
-	acquireScript = luafrag.Script("legacy/acquire.lua", acquireSrc, fragDecode, fragExpired)
-	releaseScript = luafrag.Script("legacy/release.lua", releaseSrc, fragDecode, fragNow, fragOwner)
-	refreshScript = luafrag.Script("legacy/refresh.lua", refreshSrc, fragDecode, fragNow, fragOwner)
+	acquireScript = luafrag.Script("legacy/acquire.lua", acquireSrc, fragArgs, fragDecode, fragLegacyArgs, fragExpired)
+	releaseScript = luafrag.Script("legacy/release.lua", releaseSrc, fragArgs, fragDecode, fragLegacyArgs, fragNow, fragOwner)
+	refreshScript = luafrag.Script("legacy/refresh.lua", refreshSrc, fragArgs, fragDecode, fragLegacyArgs, fragNow, fragOwner)
 )
 
 // Replies of acquire.lua (legacy_state's states).
@@ -44,5 +46,6 @@ const (
 	ownerOurs    = 1
 	ownerTaken   = 0
 	ownerGone    = -1
-	ownerExpired = -2
+	ownerExpired = -2 // W passed by the caller's clock
+	ownerLate    = -3 // the server's clock past W + the margin
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Release and refresh by the owner window (design §5.2).
+// Release and refresh by the owner window.
 var windowBehaviours = []behaviour{
 	{"LoserOverwriteThenRelease", testLoserOverwriteThenRelease},
 	{"OutsideTheWindow", testOutsideTheWindow},
@@ -70,8 +70,8 @@ func testOutsideTheWindow(t *testing.T, tg locktest.Target) {
 
 // A holder paused past its lease, and a successor whose value happens to
 // fall inside the holder's window (the holder's lease is long, the
-// successor's short): only the server-clock condition tells them apart.
-// The holder's release and refresh fail with ErrNotHeld and the successor's
+// successor's short): only the clock condition tells them apart. The
+// holder's release and refresh fail with ErrNotHeld and the successor's
 // bytes are untouched.
 func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 	for _, op := range []string{"unlock", "refresh"} {
@@ -79,9 +79,12 @@ func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 		key := locktest.Key(t, op)
 		// The holder read its clock 61 s ago and was paused since: its lease
 		// of 60 s ended a second ago.
-		holder := legacy.New(tg.Client, legacy.WithClock(skewed(-61*time.Second)))
+		clock := &offsetClock{}
+		clock.Set(-61 * time.Second)
+		holder := legacy.New(tg.Client, legacy.WithClock(clock.Now))
 		l, err := holder.TryLock(ctx, key, time.Minute)
 		require.NoError(t, err)
+		clock.Set(0)
 		w := l.(*legacy.Lock).Expiry()
 
 		successor, err := legacy.New(tg.Client).TryLock(ctx, key, 5*time.Second)
@@ -96,7 +99,7 @@ func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 			err = l.Refresh(ctx, time.Minute)
 		}
 		require.ErrorIs(t, err, lockbridge.ErrNotHeld)
-		assert.Contains(t, err.Error(), "by the server's clock")
+		assert.Contains(t, err.Error(), "by the local clock")
 		<-l.Done()
 		assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
 		stored, _ := get(t, tg.Client, key)
@@ -132,27 +135,38 @@ func testPausedHolderRealSleep(t *testing.T, tg locktest.Target) {
 }
 
 // A lease that ended with nobody taking over: ErrNotHeld all the same
-// (we were not protected to the end), and the key is deleted when it
-// still holds exactly our bytes — no successor ever writes W itself.
+// (we were not protected to the end), and the key is left as it is, even
+// when it holds exactly our bytes: a successor can write those very bytes
+// (a contender with a clock behind ours, or of the same lease in the same
+// millisecond), so deleting them could free a live lock. They expire by
+// their value.
 func testExpiredWithoutSuccessor(t *testing.T, tg locktest.Target) {
 	ctx := ctxT(t)
 	key := locktest.Key(t, "k")
-	lk := legacy.New(tg.Client, legacy.WithClock(skewed(-10*time.Second)))
+	clock := &offsetClock{}
+	clock.Set(-10 * time.Second)
+	lk := legacy.New(tg.Client, legacy.WithClock(clock.Now))
 	l, err := lk.TryLock(ctx, key, time.Second)
 	require.NoError(t, err)
+	ours := l.(*legacy.Lock).Value()
+	clock.Set(0)
 	err = l.Unlock(ctx)
 	require.ErrorIs(t, err, lockbridge.ErrNotHeld)
 	assert.Contains(t, err.Error(), "the lease ended")
-	_, ok := get(t, tg.Client, key)
-	assert.False(t, ok, "our own expired bytes are cleaned up")
+	stored, _ := get(t, tg.Client, key)
+	assert.Equal(t, ours, stored, "bytes equal to ours are left to expire")
 
-	// After a loser's overwrite the bytes are not exactly ours: left.
+	// After a loser's overwrite: left too.
+	clock.Set(-10 * time.Second)
+	_, err = tg.Client.Del(ctx, key)
+	require.NoError(t, err)
 	l, err = lk.TryLock(ctx, key, time.Second)
 	require.NoError(t, err)
+	clock.Set(0)
 	x := legacy.ValueDecimal.Encode(l.(*legacy.Lock).Expiry() + 1)
 	set(t, tg.Client, key, x)
 	require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
-	stored, _ := get(t, tg.Client, key)
+	stored, _ = get(t, tg.Client, key)
 	assert.Equal(t, x, stored)
 }
 

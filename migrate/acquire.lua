@@ -3,20 +3,27 @@
 -- key is absent or expired (strict decoding, as the legacy lock) AND the
 -- modern key is absent. Then it writes the modern key (SET NX PX), and in
 -- dual-write the legacy key too; with fencing it INCRs the fence counter.
--- Prepended fragments: legacy_decode.lua, legacy_expired.lua,
--- modern_fence.lua, modern_acquire.lua.
+-- Prepended fragments: args.lua, legacy_decode.lua, legacy_args.lua,
+-- legacy_expired.lua, modern_fence.lua, modern_acquire.lua.
 --
 -- KEYS[1]  the legacy key (as the legacy profile encodes it)
 -- KEYS[2]  the modern key (same hash slot)
--- KEYS[3]  the fence counter key (same slot); only read when ARGV[8] is '1'
+-- KEYS[3]  with fencing, the fence counter key (same slot); without, the
+--          modern key again (never touched: KEYS names only keys of the
+--          slot)
 -- ARGV[1]  '1' to write the legacy key (dual-write), '0' not to (dual-read)
 -- ARGV[2]  the legacy value to write: our expiry W in the codec's bytes
+--          (must decode under ARGV[3], in either phase)
 -- ARGV[3]  the legacy value codec id
--- ARGV[4]  our local clock's now, in the legacy profile's unit
--- ARGV[5]  the modern token
--- ARGV[6]  the lease in milliseconds (PX)
--- ARGV[7]  unused, reserved ('0')
+-- ARGV[4]  the takeover cutoff, in the legacy profile's unit: our local
+--          clock's now minus the skew margin
+-- ARGV[5]  the modern token (not empty)
+-- ARGV[6]  the modern key's PX in milliseconds (at least 1)
+-- ARGV[7]  reserved: '0'
 -- ARGV[8]  '1' to INCR the fence counter, '0' not to
+-- Every argument is checked (args.lua, legacy_args.lua) before any key is
+-- read: a bad one — a flag sent as '"1"', 'true' or '1 ', a quoted number —
+-- is an error reply, and nothing is written.
 --
 -- Returns
 --   {1, fence}                acquired (fence 0 without fencing)
@@ -27,17 +34,27 @@
 --                             (a dual-write holder), 0 when it does not
 --                             (a legacy-only holder: a legacy sighting)
 
+arg_count(8)
+local dual_write = arg_flag(1)
+local codec = legacy_arg_codec(3)
+local value = legacy_arg_value(2, codec)
+local cutoff = legacy_arg_time(4)
+local token = arg_nonempty(5)
+arg_int(6, 1, legacy_max)
+arg_one_of(7, '0')
+local fencing = arg_flag(8)
+
 local stored = redis.call('GET', KEYS[1])
-local state, t = legacy_state(stored, ARGV[3], tonumber(ARGV[4]))
+local state, t = legacy_state(stored, codec, cutoff)
 if state == 0 or state == -1 then
   return {-1, state, t or 0, redis.call('EXISTS', KEYS[2])}
 end
 local fence_key = false
-if ARGV[8] == '1' then
+if fencing then
   fence_key = KEYS[3]
 end
-local r = modern_acquire(KEYS[2], ARGV[5], ARGV[6], fence_key)
-if r[1] == 1 and ARGV[1] == '1' then
-  redis.call('SET', KEYS[1], ARGV[2])
+local r = modern_acquire(KEYS[2], token, ARGV[6], fence_key)
+if r[1] == 1 and dual_write then
+  redis.call('SET', KEYS[1], value)
 end
 return r

@@ -105,10 +105,8 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 	if d.a.channel != "" {
 		pub = d.l.pub
 	}
-	unit := d.l.profile.Units(d.lease)
-	r, err := d.l.c.Eval(ctx, releaseScript, []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)},
-		flag(d.phase == PhaseDualWrite), d.l.profile.CodecID(), strconv.FormatInt(d.w, 10),
-		strconv.FormatInt(unit, 10), d.l.profile.UnitID(), d.value, d.token, pub)
+	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, pub}, d.l.profile.OwnerArgs(d.w, d.lease)...)
+	r, err := d.l.c.Eval(ctx, releaseScript, []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)}, args...)
 	if err != nil {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
@@ -154,10 +152,9 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 	if d.phase == PhaseDualWrite {
 		px = d.l.modernPX(now, ttl, w)
 	}
-	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey},
-		flag(d.phase == PhaseDualWrite), d.l.profile.CodecID(), strconv.FormatInt(d.w, 10),
-		strconv.FormatInt(d.l.profile.Units(d.lease), 10), d.l.profile.UnitID(), value, d.token,
-		strconv.FormatInt(px.Milliseconds(), 10))
+	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, strconv.FormatInt(px.Milliseconds(), 10), value},
+		d.l.profile.OwnerArgs(d.w, d.lease)...)
+	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
 	if err != nil {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 	}
@@ -218,8 +215,10 @@ type NotHeldError struct {
 	// it is gone (expired).
 	Modern int64
 	// Legacy is, for a dual-write lock, 0 when the legacy key holds another
-	// value, -1 when it is gone, -2 when our expiry has passed by the
-	// server's clock; 1 when it was still ours.
+	// value, -1 when it is gone, -2 when our expiry has passed by our own
+	// clock (the legacy profile's), -3 when the server's clock was past it
+	// by more than the server-clock margin (legacy.WithServerClockMargin:
+	// the command reached Redis late); 1 when it was still ours.
 	Legacy int64
 }
 
@@ -234,6 +233,8 @@ func (e *NotHeldError) Error() string {
 		why = "the legacy key is gone"
 	case e.Legacy == -2:
 		why = "the legacy expiry has passed"
+	case e.Legacy == -3:
+		why = "the legacy expiry had passed by the server's clock, beyond the margin, when the command ran"
 	}
 	return fmt.Sprintf("%s: lock %q is no longer ours: %s", pkg, e.Key, why)
 }

@@ -280,7 +280,7 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 		px = l.modernPX(now, a.ttl, w)
 	}
 	r, err := l.c.Eval(ctx, acquireScript, []string{a.legacyKey, a.modernKey, fenceKey},
-		flag(p == PhaseDualWrite), value, l.profile.CodecID(), strconv.FormatInt(l.profile.Time(now), 10),
+		flag(p == PhaseDualWrite), value, l.profile.CodecID(), strconv.FormatInt(l.profile.Cutoff(now), 10),
 		token, strconv.FormatInt(px.Milliseconds(), 10), "0", flag(l.mset.Fencing))
 	if err != nil {
 		if ctx.Err() != nil {

@@ -102,9 +102,13 @@ func WithNamespace(ns string) Option {
 }
 
 // WithLegacy sets the options of the legacy side: the Java services' profile
-// (key and value codec, unit, +1), the clock, and, for PhaseLegacy, the mode
+// (key and value codec, unit, +1), the clock, the skew margin of takeovers
+// (legacy.WithSkewMargin, in every phase that reads the legacy key) and the
+// server-clock margin of releases and refreshes (legacy.WithServerClockMargin,
+// in PhaseLegacy and for dual-write locks), and, for PhaseLegacy, the mode
 // and safety TTL. Default: legacy's defaults (raw key, decimal milliseconds
-// with +1, atomic mode).
+// with +1, atomic mode, no skew margin, a server-clock margin of
+// legacy.DefaultServerClockMargin).
 func WithLegacy(opts ...legacy.Option) Option {
 	return func(c *config) { c.legacyOpts = append(c.legacyOpts, opts...) }
 }

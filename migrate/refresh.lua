@@ -2,19 +2,24 @@
 -- phase, in one round trip: PEXPIRE the modern key if it holds our token,
 -- and — for dual-write — rewrite the legacy key with the new expiry under
 -- the owner-window condition, as the legacy lock refreshes it.
--- Prepended fragments: legacy_decode.lua, legacy_now.lua, legacy_owner.lua,
--- modern_refresh.lua.
+-- Prepended fragments: args.lua, legacy_decode.lua, legacy_args.lua,
+-- legacy_now.lua, legacy_owner.lua, modern_refresh.lua.
 --
 -- KEYS[1]  the legacy key
 -- KEYS[2]  the modern key
 -- ARGV[1]  '1' when the lock wrote the legacy key (dual-write), else '0'
--- ARGV[2]  the legacy value codec id
--- ARGV[3]  our current legacy expiry W, in the unit
--- ARGV[4]  the lease W was written with, in the unit
--- ARGV[5]  the unit: 'ms' or 's'
--- ARGV[6]  the new legacy value (the new expiry in the codec's bytes)
--- ARGV[7]  the modern token
--- ARGV[8]  the new lease in milliseconds
+-- ARGV[2]  the modern token (not empty)
+-- ARGV[3]  the modern key's new PX in milliseconds (at least 1)
+-- ARGV[4]  the new legacy value (the new expiry in the codec's bytes; must
+--          decode under ARGV[5], in either phase)
+-- ARGV[5]  the legacy value codec id
+-- ARGV[6]  the legacy unit: 'ms' or 's'
+-- ARGV[7]  our current legacy expiry W, in the unit
+-- ARGV[8]  the lease W was written with, in the unit (at least 1)
+-- ARGV[9]  our own clock's now, in the unit, read just before sending
+-- ARGV[10] the server-clock margin in milliseconds (at least 0)
+-- Every argument is checked before any key is read: a bad one is an error
+-- reply, and nothing is written.
 --
 -- Returns {modern, legacy}: modern_refresh's code (1 extended, 0 taken,
 -- -1 expired; 0 also when not attempted) and, for dual-write,
@@ -23,16 +28,23 @@
 -- legacy key rewritten only when the modern one was extended — a dual-write
 -- holder must stay visible to legacy lockers for as long as it holds.
 
+arg_count(10)
+local dual_write = arg_flag(1)
+local token = arg_nonempty(2)
+arg_int(3, 1, legacy_max)
+local o = legacy_owner_args(5)
+local value = legacy_arg_value(4, o.codec)
+
 redis.replicate_commands()
 local l = 1
-if ARGV[1] == '1' then
-  l = legacy_owner(redis.call('GET', KEYS[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5])
+if dual_write then
+  l = legacy_owner(redis.call('GET', KEYS[1]), o)
   if l ~= 1 then
     return {0, l}
   end
 end
-local m = modern_refresh(KEYS[2], ARGV[7], ARGV[8])
-if m == 1 and ARGV[1] == '1' then
-  redis.call('SET', KEYS[1], ARGV[6])
+local m = modern_refresh(KEYS[2], token, ARGV[3])
+if m == 1 and dual_write then
+  redis.call('SET', KEYS[1], value)
 end
 return {m, l}

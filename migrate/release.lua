@@ -2,43 +2,55 @@
 -- phase, in one round trip: the modern key by token (with the release
 -- notice), and — for dual-write — the legacy key by the owner window, as the
 -- legacy lock releases it.
--- Prepended fragments: legacy_decode.lua, legacy_now.lua, legacy_owner.lua,
--- modern_release.lua.
+-- Prepended fragments: args.lua, legacy_decode.lua, legacy_args.lua,
+-- legacy_now.lua, legacy_owner.lua, modern_release.lua.
 --
 -- KEYS[1]  the legacy key
 -- KEYS[2]  the modern key
--- KEYS[3]  the modern key's release channel (same slot)
+-- KEYS[3]  the modern key's release channel (same slot); the modern key
+--          again when there is none (then ARGV[3] is '')
 -- ARGV[1]  '1' when the lock wrote the legacy key (dual-write), else '0'
--- ARGV[2]  the legacy value codec id
--- ARGV[3]  our legacy expiry W, in the unit
--- ARGV[4]  our lease, in the unit
--- ARGV[5]  the unit: 'ms' or 's'
--- ARGV[6]  the exact legacy bytes we wrote
--- ARGV[7]  the modern token
--- ARGV[8]  'PUBLISH', 'SPUBLISH', or '' for no notice
+-- ARGV[2]  the modern token (not empty)
+-- ARGV[3]  'PUBLISH', 'SPUBLISH', or '' for no notice
+-- ARGV[4]  the legacy value codec id
+-- ARGV[5]  the legacy unit: 'ms' or 's'
+-- ARGV[6]  our legacy expiry W, in the unit
+-- ARGV[7]  the lease W was written with, in the unit (at least 1)
+-- ARGV[8]  our own clock's now, in the unit, read just before sending
+-- ARGV[9]  the server-clock margin in milliseconds (at least 0)
+-- ARGV[4] to ARGV[9] are checked in dual-read too. Every argument is
+-- checked before any key is read: a bad one is an error reply, and nothing
+-- is deleted.
 --
 -- Returns {modern, legacy}: modern_release's code (1 released, 0 taken,
 -- -1 expired) and, for dual-write, legacy_owner's code (1 released, 0 taken,
--- -1 gone, -2 W passed; the key is also deleted when it still holds exactly
--- our bytes), 1 otherwise. The legacy key is looked at only when the modern
--- key held our token: the acquire wrote both in one script, so that proves
--- the legacy value near W is ours — and a release of a lock that was never
--- written (an acquire cancelled before it was sent), or was released
--- already, touches nothing of another holder's. Otherwise legacy is 0.
+-- -1 gone, -2 W passed by our own clock, -3 the server's clock past
+-- W + margin), 1 otherwise. The legacy key is looked at only when the
+-- modern key held our token: the acquire wrote both in one script, so that
+-- proves the legacy value near W is ours — and a release of a lock that was
+-- never written (an acquire cancelled before it was sent), or was released
+-- already, touches nothing of another holder's. Otherwise legacy is 0. The
+-- legacy key is deleted only on code 1: bytes equal to ours after -2 or -3
+-- may be a successor's (see legacy/release.lua).
+
+arg_count(9)
+local dual_write = arg_flag(1)
+local token = arg_nonempty(2)
+local publish = arg_one_of(3, 'PUBLISH', 'SPUBLISH', '')
+local o = legacy_owner_args(4)
 
 redis.replicate_commands()
 local channel = false
-if ARGV[8] ~= '' then
+if publish ~= '' then
   channel = KEYS[3]
 end
-local m = modern_release(KEYS[2], ARGV[7], channel, ARGV[8])
+local m = modern_release(KEYS[2], token, channel, publish)
 local l = 1
-if ARGV[1] == '1' and m ~= 1 then
+if dual_write and m ~= 1 then
   l = 0
-elseif ARGV[1] == '1' then
-  local stored = redis.call('GET', KEYS[1])
-  l = legacy_owner(stored, ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5])
-  if l == 1 or (l == -2 and stored == ARGV[6]) then
+elseif dual_write then
+  l = legacy_owner(redis.call('GET', KEYS[1]), o)
+  if l == 1 then
     redis.call('DEL', KEYS[1])
   end
 end

@@ -28,15 +28,15 @@ var (
 	//go:embed acquire.lua
 	acquireSrc    string
 	acquireScript = luafrag.Script("migrate/acquire.lua", acquireSrc,
-		"legacy_decode.lua", "legacy_expired.lua", "modern_fence.lua", "modern_acquire.lua")
+		"args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_expired.lua", "modern_fence.lua", "modern_acquire.lua")
 
 	//go:embed release.lua
 	releaseSrc    string
 	releaseScript = luafrag.Script("migrate/release.lua", releaseSrc,
-		"legacy_decode.lua", "legacy_now.lua", "legacy_owner.lua", "modern_release.lua")
+		"args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_owner.lua", "modern_release.lua")
 
 	//go:embed refresh.lua
 	refreshSrc    string
 	refreshScript = luafrag.Script("migrate/refresh.lua", refreshSrc,
-		"legacy_decode.lua", "legacy_now.lua", "legacy_owner.lua", "modern_refresh.lua")
+		"args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_owner.lua", "modern_refresh.lua")
 )

@@ -4,9 +4,13 @@
 -- true, '1 ', a decimal with a sign or spaces) gets an error reply and
 -- nothing is changed. Defines, as locals of the including script:
 --
+--   arg_count(n) -> checks that exactly n arguments were sent (a missing
+--     or an extra one means the caller speaks another version of the
+--     script's protocol).
 --   arg_int(i, min, max) -> the number in ARGV[i]: ASCII digits with an
 --     optional leading '-', no leading zeros (except '0' itself), at most
---     16 digits (exact in a Lua double), and min <= n <= max.
+--     16 digits and at most 2^53 in magnitude (exact in a Lua double), and
+--     min <= n <= max.
 --   arg_flag(i) -> true for '1', false for '0'; nothing else is accepted.
 --   arg_one_of(i, ...) -> ARGV[i] when it equals one of the given strings.
 --   arg_nonempty(i) -> ARGV[i] when it is not empty.
@@ -26,6 +30,12 @@ local function arg_bad(i, want)
   error({err = 'ERR lockbridge: bad argument ARGV[' .. i .. ']: want ' .. want .. ', got ' .. got})
 end
 
+local function arg_count(n)
+  if #ARGV ~= n then
+    error({err = 'ERR lockbridge: bad arguments: want ' .. n .. ' ARGV, got ' .. #ARGV})
+  end
+end
+
 local function arg_int(i, min, max)
   local s = ARGV[i]
   if type(s) ~= 'string' or not (string.match(s, '^-?[1-9]%d*$') or s == '0') or #s > 17 then
@@ -39,6 +49,9 @@ local function arg_int(i, min, max)
     arg_bad(i, 'at most 16 digits')
   end
   local n = tonumber(s)
+  if n > 9007199254740992 or n < -9007199254740992 or string.format('%.0f', math.abs(n)) ~= digits then
+    arg_bad(i, 'an integer of magnitude at most 2^53')
+  end
   if n < min or n > max then
     arg_bad(i, 'an integer in [' .. string.format('%.0f', min) .. ', ' .. string.format('%.0f', max) .. ']')
   end

@@ -4,8 +4,10 @@
 --
 --   legacy_expired(t, now) -> true iff t < now, strictly, both in the
 --     profile's unit (a lock whose expiry equals now is still live), as
---     every Java variant judges it. now is the caller's LOCAL clock, passed
---     in ARGV: the Java side judges expiry by its own clock too.
+--     every Java variant judges it. now is the caller's takeover cutoff,
+--     passed in ARGV: its LOCAL clock (the Java side judges expiry by its
+--     own clock too) minus its skew margin (legacy.Profile.Cutoff; 0 by
+--     default, as Java), never the server's clock.
 --
 --   legacy_state(stored, codec, now) -> state, t
 --     stored is a GET reply (false when there is no key). state is

@@ -1,0 +1,258 @@
+package legacy_test
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Skewing every client's clock against the real server's TIME is the same
+// as skewing the server: clientsAhead is how far the clients' clocks run
+// ahead of the server's (the server is that much behind).
+
+// The Redis host's clock 50 ms behind the clients', and a holder that
+// releases (or refreshes) 20 ms after its lease ended by its own clock: the
+// Java seed that took over legitimately in between keeps its lock — the
+// late release is refused with ErrNotHeld and leaves the successor's bytes,
+// the late refresh does not overwrite them, and nobody else gets in while
+// the successor holds. Exclusion is counted by a guard (a Redis counter
+// that every party believing it holds enters), over 20 rounds each.
+// Judging the owner window by the server's clock, as before, let the late
+// holder delete or overwrite the successor's value in every round.
+func TestFaultOwnerWindowServerBehind(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	const (
+		clientsAhead = 50 * time.Millisecond
+		late         = 20 * time.Millisecond
+		lease        = 10 * time.Second // the holder's
+		succLease    = time.Second      // the successor's: its value falls in the holder's window
+		rounds       = 20
+	)
+	clients := skewed(clientsAhead)
+	for _, op := range []string{"unlock", "refresh"} {
+		t.Run(op, func(t *testing.T) {
+			ctx := ctxT(t)
+			key := locktest.Key(t, "k")
+			guard := locktest.NewGuard(tg.Client, key)
+			for i := 0; i < rounds; i++ {
+				// The holder read its clock lease + late ago (and was paused
+				// since): by its own clock its lease ended late ago.
+				clock := &offsetClock{}
+				clock.Set(clientsAhead - lease - late)
+				holder := legacy.New(tg.Client, legacy.WithClock(clock.Now))
+				l, err := holder.TryLock(ctx, key, lease)
+				require.NoError(t, err)
+				clock.Set(clientsAhead) // the pause is over
+
+				// The Java seed sees the holder's expiry below its clock.
+				succ, ok, err := seed.Lock(ctx, tg.Client, key, succLease, clients)
+				require.NoError(t, err)
+				require.True(t, ok, "the holder's lease has ended: the seed takes over")
+				guard.Enter(t)
+				w := l.(*legacy.Lock).Expiry()
+				require.LessOrEqual(t, 2*(succ-w), lease.Milliseconds(), "the successor's value is inside the holder's window")
+				theirs := strconv.FormatInt(succ, 10)
+
+				if op == "unlock" {
+					err = l.Unlock(ctx)
+				} else {
+					err = l.Refresh(ctx, lease)
+					if err == nil {
+						guard.Enter(t) // the holder believes it holds again
+						guard.Exit(t)
+					}
+				}
+				assert.ErrorIs(t, err, lockbridge.ErrNotHeld, "round %d", i)
+				assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
+				stored, _ := get(t, tg.Client, key)
+				assert.Equal(t, theirs, stored, "round %d: the successor's lock is untouched", i)
+
+				// A third locker (the seed again) must not get in.
+				third, ok, err := seed.Lock(ctx, tg.Client, key, succLease, clients)
+				require.NoError(t, err)
+				if ok {
+					guard.Enter(t)
+					guard.Exit(t)
+					require.NoError(t, seed.Unlock(ctx, tg.Client, key, third, clients))
+				}
+				guard.Exit(t)
+				require.NoError(t, seed.Unlock(ctx, tg.Client, key, succ, clients))
+				_, err = tg.Client.Del(ctx, key)
+				require.NoError(t, err)
+			}
+			assert.Zero(t, guard.Violations(), "two holders at once, in %d of %d rounds", guard.Violations(), rounds)
+		})
+	}
+}
+
+// The Redis host's clock 2 s ahead of the clients': a release or refresh
+// sent with most of the lease left succeeds (no false loss) under the
+// default server-clock margin, and the refresh writes its new value. Before,
+// the server's clock decided, and both failed with ErrNotHeld.
+func TestFaultOwnerWindowServerAhead(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	const serverAhead = 2 * time.Second
+	for _, op := range []string{"unlock", "refresh"} {
+		t.Run(op, func(t *testing.T) {
+			ctx := ctxT(t)
+			key := locktest.Key(t, "k")
+			lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)))
+			l, err := lk.TryLock(ctx, key, time.Second)
+			require.NoError(t, err)
+			if op == "unlock" {
+				require.NoError(t, l.Unlock(ctx))
+				_, ok := get(t, tg.Client, key)
+				assert.False(t, ok, "released")
+				return
+			}
+			require.NoError(t, l.Refresh(ctx, time.Second))
+			stored, _ := get(t, tg.Client, key)
+			assert.Equal(t, l.(*legacy.Lock).Value(), stored, "the new expiry is written")
+			assert.NoError(t, l.Err())
+			require.NoError(t, l.Unlock(ctx))
+		})
+	}
+
+	// Beyond the margin the server's clock refuses (the second guard).
+	ctx := ctxT(t)
+	key := locktest.Key(t, "margin0")
+	lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)), legacy.WithServerClockMargin(0))
+	l, err := lk.TryLock(ctx, key, time.Second)
+	require.NoError(t, err)
+	err = l.Unlock(ctx)
+	require.ErrorIs(t, err, lockbridge.ErrNotHeld)
+	assert.Contains(t, err.Error(), "by the server's clock")
+}
+
+// A release that reaches Redis long after it was decided (a pause between
+// reading the clock and the script running, modelled by a clock that stood
+// still): the caller's clock said the lease had not ended, the server's
+// says it ended more than the margin ago, so the server refuses, and the
+// successor's bytes stay.
+func TestFaultOwnerWindowLateScript(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	for _, op := range []string{"unlock", "refresh"} {
+		t.Run(op, func(t *testing.T) {
+			ctx := ctxT(t)
+			key := locktest.Key(t, "k")
+			clock := &offsetClock{}
+			clock.Set(-23 * time.Second)
+			l, err := legacy.New(tg.Client, legacy.WithClock(clock.Now)).TryLock(ctx, key, 20*time.Second)
+			require.NoError(t, err)
+			// W is 3 s ago by the true clock (more than the default margin
+			// of 2 s); the holder's clock still reads before W when it
+			// decides (it stood still in the pause). The successor's value
+			// falls inside the holder's window.
+			successor, err := legacy.New(tg.Client).TryLock(ctx, key, time.Second)
+			require.NoError(t, err)
+			theirs, _ := get(t, tg.Client, key)
+			if op == "unlock" {
+				err = l.Unlock(ctx)
+			} else {
+				err = l.Refresh(ctx, 20*time.Second)
+			}
+			require.ErrorIs(t, err, lockbridge.ErrNotHeld)
+			assert.Contains(t, err.Error(), "by the server's clock")
+			stored, _ := get(t, tg.Client, key)
+			assert.Equal(t, theirs, stored)
+			require.NoError(t, successor.Unlock(ctx))
+		})
+	}
+}
+
+// After the lease ended by our own clock, the key may hold exactly our
+// bytes and still be another holder's: a contender of the same lease whose
+// clock read what ours read (a same-millisecond contender, or one whose
+// clock is behind) wrote them after our value vanished (a safety TTL, an
+// operator's unlock). A late release must leave them: the old "delete our
+// own expired bytes for hygiene" freed that holder's lock, and a third
+// locker got in beside it.
+func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			ctx := ctxT(t)
+			key := locktest.Key(t, "k")
+			then := time.Now().Add(-10 * time.Second)
+			clock := &pinClock{}
+			clock.Pin(then)
+			l, err := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key, time.Second)
+			require.NoError(t, err)
+			_, err = tg.Client.Del(ctx, key) // our value vanished
+			require.NoError(t, err)
+			// A contender whose clock reads what ours read writes our bytes.
+			other, err := legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
+			require.NoError(t, err)
+			require.Equal(t, l.(*legacy.Lock).Value(), other.(*legacy.Lock).Value())
+			clock.Pin(time.Time{})
+			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
+			stored, ok := get(t, tg.Client, key)
+			require.True(t, ok, "the other holder's key is left")
+			assert.Equal(t, other.(*legacy.Lock).Value(), stored)
+			_, err = legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
+			assert.ErrorIs(t, err, lockbridge.ErrNotObtained, "nobody else gets in beside it")
+		})
+	}
+}
+
+// WithSkewMargin(d): an expired value is taken over only when it is below
+// now − d, in atomic and classic mode alike; a waiter is told to wait that
+// much longer. A value expired by less than d is left alone.
+func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	now := time.Now().Truncate(time.Millisecond)
+	for _, mode := range modes {
+		t.Run(mode.String(), func(t *testing.T) {
+			ctx := ctxT(t)
+			key := locktest.Key(t, "k")
+			// A Java holder's expiry, 100 ms ago by our clock.
+			held := now.Add(-100 * time.Millisecond).UnixMilli()
+			set(t, tg.Client, key, strconv.FormatInt(held, 10))
+
+			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(500*time.Millisecond))
+			l, left, err := lk.Attempt(ctx, key, time.Second)
+			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
+			assert.Nil(t, l)
+			assert.Equal(t, 401*time.Millisecond, left, "wait until the value is below now − d")
+			stored, _ := get(t, tg.Client, key)
+			assert.Equal(t, strconv.FormatInt(held, 10), stored, "the value is left alone")
+
+			// Outside the margin: taken over.
+			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(50*time.Millisecond))
+			got, err := lk.TryLock(ctx, key, time.Second)
+			require.NoError(t, err)
+			stored, _ = get(t, tg.Client, key)
+			assert.Equal(t, got.(*legacy.Lock).Value(), stored)
+		})
+	}
+}
+
+// pinClock reads a pinned time, or the system clock when none is pinned.
+type pinClock struct {
+	mu  sync.Mutex
+	pin time.Time
+}
+
+// Pin pins the clock at t; the zero time unpins it.
+func (c *pinClock) Pin(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pin = t
+}
+
+func (c *pinClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pin.IsZero() {
+		return time.Now()
+	}
+	return c.pin
+}
