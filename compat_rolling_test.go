@@ -103,6 +103,7 @@ func TestCompatRollingFollowers(t *testing.T) {
 		guard := locktest.NewGuard(tg.Client, name)
 		ctl, err := migrate.NewController(tg.Client, ns, migrate.WithQuietPeriod(300*time.Millisecond))
 		require.NoError(t, err)
+		require.NoError(t, ctl.Init(ctx))
 
 		var wg sync.WaitGroup
 		work := func(stop <-chan struct{}, lock func() (func(context.Context) error, error), n *atomic.Int64) {

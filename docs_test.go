@@ -102,3 +102,22 @@ func syncLuaBlocks(doc string) (string, int, []error) {
 	}
 	return strings.Join(out, "\n"), n, errs
 }
+
+// docTestLink is a link to a test in docs/safety.md: [TestName](../path_test.go).
+var docTestLink = regexp.MustCompile(`\[(Test\w+)\]\(\.\./([^)]+_test\.go)\)`)
+
+// Every claim of docs/safety.md links the test that shows it: each linked
+// test must exist, in the file the link names.
+func TestDocsSafetyLinks(t *testing.T) {
+	b, err := os.ReadFile("docs/safety.md")
+	require.NoError(t, err)
+	links := docTestLink.FindAllStringSubmatch(string(b), -1)
+	require.NotEmpty(t, links)
+	for _, m := range links {
+		src, err := os.ReadFile(m[2])
+		if !assert.NoError(t, err, "docs/safety.md links %s in %s", m[1], m[2]) {
+			continue
+		}
+		assert.Contains(t, string(src), "func "+m[1]+"(", "docs/safety.md links %s, which is not in %s", m[1], m[2])
+	}
+}

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/lockbridge/lockbridge"
 )
 
 // Client is the set of Redis calls the locks need. Keys and values are Go
@@ -83,18 +86,34 @@ func (c client) Do(ctx context.Context, args ...any) (any, error) { return c.do(
 
 // do sends one command. An error that comes with an ended context, such as
 // a read timeout set from its deadline, is reported as the context's error.
+//
+// An error that is not a reply from Redis, on a command that may have been
+// sent, wraps lockbridge.ErrUnknownOutcome: the command may have run and
+// its reply been lost (a broken connection, a timeout, a context that ended
+// while it was on the wire). Adapters never send it again; the lock that
+// sent it decides what the uncertainty means. A context that ended before
+// the call, a refused connection and a refused client are certain: nothing
+// was sent.
 func (c client) do(ctx context.Context, args ...any) (any, error) {
-	r, err := c.c.Do(ctx, args...)
-	if err != nil {
-		cerr := ctx.Err()
-		if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
-			cerr = context.DeadlineExceeded // a read timeout set from the deadline fired first
-		}
-		if cerr != nil && !errors.Is(err, cerr) {
-			err = fmt.Errorf("%w (%v)", cerr, err)
-		}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	return r, err
+	r, err := c.c.Do(ctx, args...)
+	if err == nil {
+		return r, nil
+	}
+	var re ReplyError
+	if errors.As(err, &re) || errors.Is(err, lockbridge.ErrInvalid) || errors.Is(err, syscall.ECONNREFUSED) {
+		return r, err
+	}
+	cerr := ctx.Err()
+	if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
+		cerr = context.DeadlineExceeded // a read timeout set from the deadline fired first
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return r, fmt.Errorf("%w: %w", lockbridge.ErrUnknownOutcome, err)
 }
 func (c client) Cluster() bool { return c.c.Cluster() }
 func (c client) Subscribe(ctx context.Context, channels ...string) (Subscription, error) {

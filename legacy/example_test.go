@@ -15,7 +15,7 @@ import (
 // Take a lock that Java services using the SETNX + GETSET timestamp lock on
 // the same name respect, and release it.
 func ExampleLocker_TryLock() {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
 	defer rdb.Close()
 	locker := legacy.New(goredis.New(rdb)) // milliseconds, +1, raw key, decimal value
 
@@ -47,7 +47,7 @@ func ExampleLocker_TryLock() {
 // Wait for a lock until a deadline. A holder that crashed without
 // unlocking is taken over as soon as its lease ends.
 func ExampleLocker_Lock() {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
 	defer rdb.Close()
 	locker := legacy.New(goredis.New(rdb))
 
@@ -96,7 +96,7 @@ func ExampleNewProfile() {
 	fmt.Printf("key   % x\n", key)
 	fmt.Printf("value % x\n", profile.EncodeValue(1700000000001))
 
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
 	defer rdb.Close()
 	locker := legacy.New(goredis.New(rdb), opts...)
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/check"
 	"github.com/lockbridge/lockbridge/internal/lease"
 )
 
@@ -41,6 +42,22 @@ var _ lockbridge.Lock = (*Lock)(nil)
 
 // errNilLock is what the methods of a nil *Lock report.
 var errNilLock = fmt.Errorf("%s: nil lock: %w", pkg, lockbridge.ErrNotHeld)
+
+// errNilLockCall is what Refresh of a nil *Lock reports: a bad argument,
+// and not held either.
+var errNilLockCall = fmt.Errorf("%s: %w: nil lock: %w", pkg, lockbridge.ErrInvalid, lockbridge.ErrNotHeld)
+
+// valid checks a call's receiver and context: a nil or zero Lock (not from
+// a Locker), or a nil ctx, is an error wrapping lockbridge.ErrInvalid.
+func (l *Lock) valid(ctx context.Context) error {
+	switch {
+	case l == nil:
+		return errNilLockCall
+	case l.lk == nil:
+		return fmt.Errorf("%s: %w: zero Lock (locks come from a Locker)", pkg, lockbridge.ErrInvalid)
+	}
+	return check.Context(pkg, ctx)
+}
 
 // Key returns the lock name the caller gave (not the encoded Redis key: see
 // RedisKey).
@@ -133,6 +150,9 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	if l == nil {
 		return errNilLock
 	}
+	if err := l.valid(ctx); err != nil {
+		return err
+	}
 	l.op.Lock()
 	defer l.op.Unlock()
 	if err := l.checkEnded("unlock"); err != nil {
@@ -165,8 +185,8 @@ func (l *Lock) Unlock(ctx context.Context) error {
 // wraps lockbridge.ErrInvalid. When the lock is no longer ours the error
 // wraps lockbridge.ErrNotHeld and Err then wraps lockbridge.ErrLost.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if l == nil {
-		return errNilLock
+	if err := l.valid(ctx); err != nil {
+		return err
 	}
 	if err := l.lk.checkTTL(ttl); err != nil {
 		return err

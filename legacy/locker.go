@@ -65,7 +65,7 @@ func (lk *Locker) Mode() Mode { return lk.mode }
 // the same bytes — so such a lock stays until its expiry passes, as the
 // lock of a Java service that crashed right after SETNX would.
 func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	ekey, err := lk.prepare(key, ttl)
+	ekey, err := lk.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (l
 // value). It is the per-node primitive behind Lock, for the waiting loops
 // of other packages (migrate); it returns the *Lock itself.
 func (lk *Locker) Attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
-	ekey, err := lk.prepare(key, ttl)
+	ekey, err := lk.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -96,7 +96,7 @@ func (lk *Locker) Attempt(ctx context.Context, key string, ttl time.Duration) (*
 // like a live one. Errors other than ErrNotObtained end the wait at once.
 // The lock returned is a *Lock.
 func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	ekey, err := lk.prepare(key, ttl)
+	ekey, err := lk.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,10 @@ func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lock
 }
 
 // prepare validates the call and returns the encoded key.
-func (lk *Locker) prepare(key string, ttl time.Duration) (string, error) {
+func (lk *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	if err := check.Context(pkg, ctx); err != nil {
+		return "", err
+	}
 	if lk == nil || (lk.err == nil && lk.c == nil) {
 		return "", fmt.Errorf("%s: %w: nil or zero *Locker (use New)", pkg, lockbridge.ErrInvalid)
 	}

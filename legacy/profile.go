@@ -2,6 +2,7 @@ package legacy
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -91,10 +92,16 @@ func (p Profile) Time(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// TimeOf returns the instant v (in the unit since the Unix epoch) stands for.
+// maxUnixSeconds bounds the seconds TimeOf converts: time.Unix overflows
+// its internal representation near math.MaxInt64 seconds.
+const maxUnixSeconds = 1 << 62
+
+// TimeOf returns the instant v (in the unit since the Unix epoch) stands
+// for. Values beyond what time.Time can hold (seconds beyond ±2^62) are
+// clamped to that bound, far past any lease.
 func (p Profile) TimeOf(v int64) time.Time {
 	if p.Unit() == time.Second {
-		return time.Unix(v, 0)
+		return time.Unix(max(min(v, maxUnixSeconds), -maxUnixSeconds), 0)
 	}
 	return time.UnixMilli(v)
 }
@@ -153,10 +160,15 @@ func (p Profile) Expired(v int64, now time.Time) bool { return v < p.Cutoff(now)
 
 // Remaining returns how long, from now, until the stored expiry v has
 // expired (Expired): at least one nanosecond while it is live, zero once it
-// has expired.
+// has expired. It saturates at the longest time.Duration: a value near
+// math.MaxInt64 never expires (v + 1 would wrap around to the most negative
+// int64, and read as long expired).
 func (p Profile) Remaining(v int64, now time.Time) time.Duration {
 	if p.Expired(v, now) {
 		return 0
+	}
+	if v > math.MaxInt64-p.skewUnits()-1 {
+		return math.MaxInt64
 	}
 	if d := p.TimeOf(v + p.skewUnits() + 1).Sub(now); d > 0 {
 		return d

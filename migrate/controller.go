@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/check"
 )
 
 var (
@@ -15,6 +18,8 @@ var (
 	ErrUnsafeStep = errors.New("migrate: unsafe step")
 	// ErrPhaseChanged means another controller moved the phase meanwhile.
 	ErrPhaseChanged = errors.New("migrate: phase changed meanwhile")
+	// ErrAlreadyInitialized means Init found the namespace with a phase.
+	ErrAlreadyInitialized = errors.New("migrate: namespace already initialised")
 )
 
 // DefaultQuietPeriod is how long no legacy sighting may have been recorded
@@ -22,16 +27,25 @@ var (
 // DualWrite) before the controller allows a step beyond DualWrite.
 const DefaultQuietPeriod = 15 * time.Minute
 
+// DefaultLivenessMargin is how long after its expiry a registry entry still
+// counts as live. Expiry and now are both the server's clock, so the margin
+// only covers what one clock cannot: the client's monotonic clock and the
+// server's running at different rates over a hold (ppm: milliseconds), the
+// server's clock stepped by NTP, and a failover to a replica whose clock
+// differs from the old primary's (NTP keeps these well under a second).
+const DefaultLivenessMargin = 5 * time.Second
+
 // Controller moves a namespace's fleet through the phases one step at a
-// time. It refuses a step while any live client is not yet at the current
-// phase, and a step beyond DualWrite while a legacy sighting is younger than
-// the quiet period or the fleet has run DualWrite for less than it. Rollback
-// by one step is always allowed.
+// time. It refuses a step while any client that may still lock in another
+// phase lives (by the server's clock, with a margin), while a registry entry
+// does not parse or is of an older format, and a step beyond DualWrite while
+// a legacy sighting is younger than the quiet period or the fleet has run
+// DualWrite for less than it. Every time it judges is the server's.
 type Controller struct {
-	s     store
-	quiet time.Duration
-	now   func() time.Time
-	err   error
+	s      store
+	quiet  time.Duration
+	margin time.Duration
+	err    error
 }
 
 // ControllerOption configures a Controller.
@@ -49,26 +63,34 @@ func WithQuietPeriod(d time.Duration) ControllerOption {
 	}
 }
 
-// WithControllerClock sets the controller's clock. Default time.Now.
-func WithControllerClock(now func() time.Time) ControllerOption {
+// WithLivenessMargin sets how long after its expiry (both by the server's
+// clock) a registry entry still counts as live. Default
+// DefaultLivenessMargin (5 s); it must not be negative.
+func WithLivenessMargin(d time.Duration) ControllerOption {
 	return func(c *Controller) {
-		if now == nil {
-			c.err = fmt.Errorf("migrate: %w: nil clock", lockbridge.ErrInvalid)
+		if d < 0 {
+			c.err = fmt.Errorf("migrate: %w: liveness margin %v must not be negative", lockbridge.ErrInvalid, d)
 			return
 		}
-		c.now = now
+		c.margin = d
 	}
 }
 
 // NewController returns the controller of namespace ns (the namespace the
 // fleet's lockers name in WithPhaseFrom).
 func NewController(c driver.Client, ns string, opts ...ControllerOption) (*Controller, error) {
+	if c == nil {
+		return nil, fmt.Errorf("migrate: %w: nil driver.Client", lockbridge.ErrInvalid)
+	}
 	k, err := newNSKeys(ns)
 	if err != nil {
 		return nil, err
 	}
-	ctl := &Controller{s: store{c: c, k: k}, quiet: DefaultQuietPeriod, now: time.Now}
+	ctl := &Controller{s: store{c: c, k: k}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin}
 	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("migrate: %w: nil option", lockbridge.ErrInvalid)
+		}
 		o(ctl)
 	}
 	if ctl.err != nil {
@@ -77,75 +99,273 @@ func NewController(c driver.Client, ns string, opts ...ControllerOption) (*Contr
 	return ctl, nil
 }
 
-// Status is a namespace's migration state as the controller sees it.
+func (c *Controller) usable(ctx context.Context) error {
+	if c == nil || c.s.c == nil {
+		return fmt.Errorf("migrate: %w: nil or zero *Controller (use NewController)", lockbridge.ErrInvalid)
+	}
+	return check.Context(pkg, ctx)
+}
+
+// BlockerKind says what a Blocker is about.
+type BlockerKind string
+
+// The kinds of blocker.
+const (
+	// BlockPhaseUnknown: the namespace's phase is missing or unreadable.
+	BlockPhaseUnknown BlockerKind = "phase-unknown"
+	// BlockClientPhase: a live client runs another phase than the fleet.
+	BlockClientPhase BlockerKind = "client-phase"
+	// BlockHeldLock: a live client holds a lock taken in another phase.
+	BlockHeldLock BlockerKind = "held-lock"
+	// BlockIncompatible: (rollback) a live client runs or holds a lock in
+	// a phase that does not exclude the target phase.
+	BlockIncompatible BlockerKind = "incompatible"
+	// BlockInvalidEntry: a registry entry does not parse (Field names the
+	// field); it may be a live client the controller cannot read.
+	BlockInvalidEntry BlockerKind = "invalid-entry"
+	// BlockOldProtocol: an entry of an older registry format (protocol 1),
+	// whose liveness no clock the controller trusts can judge.
+	BlockOldProtocol BlockerKind = "old-protocol"
+	// BlockSighting: a legacy sighting younger than the quiet period.
+	BlockSighting BlockerKind = "sighting"
+	// BlockQuietPeriod: the fleet has run dual-write for less than the
+	// quiet period (or since when is unknown).
+	BlockQuietPeriod BlockerKind = "quiet-period"
+	// BlockAtModern: nothing to advance to.
+	BlockAtModern BlockerKind = "at-modern"
+)
+
+// Blocker is one reason the controller refuses a step.
+type Blocker struct {
+	Kind BlockerKind
+	// Client is the registry id, for the client kinds.
+	Client string
+	// Phase is the client's phase (BlockClientPhase, BlockOldProtocol) or
+	// the held lock's (BlockHeldLock) or the one that does not exclude the
+	// target (BlockIncompatible).
+	Phase Phase
+	// Field is the entry's field that does not parse (BlockInvalidEntry).
+	Field string
+	// Text says it in words.
+	Text string
+}
+
+func (b Blocker) String() string { return b.Text }
+
+// Status is a namespace's migration state as the controller sees it. Every
+// time in it is the server's clock.
 type Status struct {
 	Namespace string
-	Phase     Phase
-	Since     time.Time // when Phase was set; zero if never set by a controller
-	Clients   []Client  // the registry, live and recently dead
-	Live      map[Phase]int
-	Sighting  Sighting
-	// Next is the phase Advance would move to; HasNext is false at Modern.
+	// Now is the server's time when the state was read.
+	Now time.Time
+	// Phase is the namespace's phase; 0 when it is unknown, and
+	// PhaseProblem then says why and what to do.
+	Phase        Phase
+	PhaseProblem *PhaseUnknownError
+	// Protocol is the namespace's format: 2, 1 for a namespace with a
+	// phase but without the namespace hash (set by the first release), 0
+	// when neither exists.
+	Protocol int
+	// Highest is the highest phase the namespace ever reached (0 unknown).
+	Highest Phase
+	// Evidence is the highest phase anything shows the fleet reached: the
+	// phase, the namespace hash, and the phases of registry entries of
+	// clients that ran this namespace (what Repair may restore).
+	Evidence Phase
+	Since    time.Time // when Phase was set; zero if unknown
+	Clients  []Client  // the registry, live and recently dead, both formats
+	Live     map[Phase]int
+	Sighting Sighting
+	// Next is the phase Advance would move to; HasNext is false at Modern
+	// or when the phase is unknown.
 	Next    Phase
 	HasNext bool
 	// Blockers say why Advance would refuse now; empty when the step is safe.
-	Blockers []string
+	Blockers []Blocker
 }
 
 // Safe reports whether Advance would take the next step without force.
 func (s Status) Safe() bool { return s.HasNext && len(s.Blockers) == 0 }
 
-// Step is a phase change made by Advance or Rollback.
+// Step is a phase change made by Advance, Rollback or Repair.
 type Step struct {
 	From, To Phase
 	// Overridden lists the blockers that force overrode; empty otherwise.
-	Overridden []string
+	Overridden []Blocker
 }
 
-// Phase returns the namespace's current phase (PhaseLegacy when unset).
-func (c *Controller) Phase(ctx context.Context) (Phase, error) { return c.s.phase(ctx) }
+// Phase returns the namespace's current phase; a *PhaseUnknownError when
+// it has none (never initialised, lost) or it is unreadable.
+func (c *Controller) Phase(ctx context.Context) (Phase, error) {
+	st, err := c.Status(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if st.PhaseProblem != nil {
+		return 0, st.PhaseProblem
+	}
+	return st.Phase, nil
+}
 
-// Status reads the phase, the registry and the last sighting, and works out
-// whether the next step is safe. It changes nothing (Advance and Rollback
-// drop registry entries dead for longer than the quiet period).
+// Status reads the phase, the registry and the last sighting with the
+// server's clock in one script, and works out whether the next step is
+// safe. It changes nothing.
 func (c *Controller) Status(ctx context.Context) (Status, error) {
-	now := c.now()
-	st := Status{Namespace: c.s.k.ns, Live: map[Phase]int{}}
-	var err error
-	if st.Phase, err = c.s.phase(ctx); err != nil {
-		return st, err
+	if err := c.usable(ctx); err != nil {
+		return Status{}, err
 	}
-	if st.Since, err = c.s.since(ctx); err != nil {
-		return st, err
+	sn, err := c.s.read(ctx, c.margin)
+	if err != nil {
+		return Status{}, err
 	}
-	if st.Clients, err = c.s.clients(ctx); err != nil {
-		return st, err
-	}
-	if st.Sighting, err = c.s.sighting(ctx); err != nil {
-		return st, err
-	}
-	for _, cl := range st.Clients {
-		if cl.Live(now) {
-			st.Live[cl.Phase]++
-			if cl.Phase != st.Phase {
-				st.Blockers = append(st.Blockers, fmt.Sprintf("client %q%s runs %v, the fleet is at %v", cl.ID, hostOf(cl), cl.Phase, st.Phase))
-			}
+	return c.judge(sn), nil
+}
+
+func (c *Controller) judge(sn snapshot) Status {
+	ns := c.s.k.ns
+	st := Status{Namespace: ns, Now: sn.now, Clients: sn.clients, Live: map[Phase]int{}, Sighting: sn.sighting}
+	block := func(b Blocker) { st.Blockers = append(st.Blockers, b) }
+	evidence := func(p Phase) {
+		if p > st.Evidence {
+			st.Evidence = p
 		}
 	}
-	st.Next, st.HasNext = st.Phase.Next()
-	if !st.HasNext {
-		st.Blockers = append(st.Blockers, "already at modern: nothing to advance to")
-	} else if st.Next > PhaseDualWrite {
-		if age := now.Sub(st.Sighting.At); !st.Sighting.At.IsZero() && age < c.quiet {
-			st.Blockers = append(st.Blockers, fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", age.Round(time.Second), st.Sighting.Key, c.quiet))
+	if len(sn.meta) > 0 {
+		st.Protocol = ProtocolVersion
+		if v, err := strconv.Atoi(sn.meta["protocol"]); err == nil {
+			st.Protocol = v
+		}
+		if p, err := phaseName(sn.meta["highest"]); err == nil {
+			st.Highest = p
+		}
+		if p, err := phaseName(sn.meta["phase"]); err == nil {
+			evidence(p)
+		}
+	} else if sn.hasPhase {
+		st.Protocol = 1
+	}
+	ran := false // a client of protocol 2 ran a phase of this namespace
+	for _, cl := range sn.clients {
+		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
+			ran = true
+			evidence(cl.Phase)
+			evidence(cl.HeldNewest)
+		}
+		if cl.Protocol == 1 && cl.Invalid == nil {
+			evidence(cl.Phase)
+		}
+	}
+	switch {
+	case !sn.hasPhase:
+		if len(sn.meta) == 0 && !ran {
+			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonUninitialized, Remedy: remedyInit(ns)}
+		} else {
+			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonLost, Remedy: remedyRepair(ns)}
+		}
+	default:
+		p, err := phaseName(sn.phase)
+		if err != nil {
+			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonUnreadable, Remedy: remedyRepair(ns), Cause: fmt.Errorf("the phase key holds %q", sn.phase)}
+		} else {
+			st.Phase = p
+			evidence(p)
+		}
+	}
+	if st.PhaseProblem != nil {
+		block(Blocker{Kind: BlockPhaseUnknown, Text: st.PhaseProblem.Error()})
+	}
+	if sn.hasSince {
+		if ms, err := strconv.ParseInt(sn.since, 10, 64); err == nil && ms > 0 {
+			st.Since = time.UnixMilli(ms)
+		}
+	}
+	for _, cl := range sn.clients {
+		for _, b := range c.clientBlockers(cl, st.Phase, 0) {
+			block(b)
+		}
+		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Live {
+			st.Live[cl.Phase]++
+		}
+	}
+	if st.Phase != 0 {
+		st.Next, st.HasNext = st.Phase.Next()
+		if !st.HasNext {
+			block(Blocker{Kind: BlockAtModern, Text: "already at modern: nothing to advance to"})
+		}
+	}
+	if st.HasNext && st.Next > PhaseDualWrite {
+		for _, e := range sn.sightingErrs {
+			block(Blocker{Kind: BlockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
+		}
+		if at := st.Sighting.At; !at.IsZero() {
+			if age := sn.now.Sub(at); age < c.quiet {
+				block(Blocker{Kind: BlockSighting, Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
+			}
 		}
 		if st.Next == PhaseDualRead {
-			if ran := now.Sub(st.Since); st.Since.IsZero() || ran < c.quiet {
-				st.Blockers = append(st.Blockers, fmt.Sprintf("the fleet has run dual-write for %v, less than the quiet period %v", ran.Round(time.Second), c.quiet))
+			switch ran := sn.now.Sub(st.Since); {
+			case st.Since.IsZero():
+				block(Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("when the fleet started dual-write is unknown (no phase-since): it must run dual-write for the quiet period %v; `lockbridge phase repair --to dual-write` restarts the count", c.quiet)})
+			case ran < c.quiet:
+				block(Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("the fleet has run dual-write for %v, less than the quiet period %v", max(ran, 0).Round(time.Second), c.quiet)})
 			}
 		}
 	}
-	return st, nil
+	return st
+}
+
+// clientBlockers are the blockers one registry entry raises for a step to
+// rollback (0 for an advance, judged against the fleet's phase cur).
+func (c *Controller) clientBlockers(cl Client, cur, rollback Phase) []Blocker {
+	who := fmt.Sprintf("client %q%s", cl.ID, hostOf(cl))
+	if cl.Invalid != nil {
+		if !cl.Live {
+			return nil
+		}
+		var ee *EntryError
+		field := ""
+		if errors.As(cl.Invalid, &ee) {
+			field = ee.Field
+		}
+		return []Blocker{{Kind: BlockInvalidEntry, Client: cl.ID, Field: field,
+			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}}
+	}
+	if cl.Protocol != ProtocolVersion {
+		return []Blocker{{Kind: BlockOldProtocol, Client: cl.ID, Phase: cl.Phase,
+			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}}
+	}
+	if !cl.Live {
+		return nil
+	}
+	var out []Blocker
+	if rollback != 0 {
+		for _, p := range cl.Phases() {
+			if !Compatible(p, rollback) {
+				what := "runs"
+				if p != cl.Phase {
+					what = "holds a lock taken in"
+				}
+				out = append(out, Blocker{Kind: BlockIncompatible, Client: cl.ID, Phase: p,
+					Text: fmt.Sprintf("%s %s %v, which does not exclude %v", who, what, p, rollback)})
+			}
+		}
+		return out
+	}
+	if cur == 0 {
+		return nil
+	}
+	if cl.Phase != cur {
+		out = append(out, Blocker{Kind: BlockClientPhase, Client: cl.ID, Phase: cl.Phase,
+			Text: fmt.Sprintf("%s runs %v, the fleet is at %v", who, cl.Phase, cur)})
+	}
+	for _, p := range []Phase{cl.HeldOldest, cl.HeldNewest} {
+		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 && out[len(out)-1].Kind == BlockHeldLock) {
+			continue
+		}
+		out = append(out, Blocker{Kind: BlockHeldLock, Client: cl.ID, Phase: p,
+			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", who, p, cl.HeldLeft.Round(time.Millisecond), cur)})
+	}
+	return out
 }
 
 func hostOf(c Client) string {
@@ -158,9 +378,10 @@ func hostOf(c Client) string {
 // Advance moves the fleet one phase forward from the phase it is at now.
 // Without force it refuses with an error wrapping ErrUnsafeStep while Status
 // has blockers; with force it moves anyway and reports the overridden
-// blockers in the Step.
+// blockers in the Step. A phase that is unknown is never stepped from: see
+// Repair.
 func (c *Controller) Advance(ctx context.Context, force bool) (Step, error) {
-	cur, err := c.s.phase(ctx)
+	cur, err := c.Phase(ctx)
 	if err != nil {
 		return Step{}, err
 	}
@@ -171,15 +392,12 @@ func (c *Controller) Advance(ctx context.Context, force bool) (Step, error) {
 	return c.Step(ctx, cur, next, force)
 }
 
-// Rollback moves the fleet one phase back from the phase it is at now. From
-// a settled fleet — every live client at the current phase — it is always
-// allowed: the previous phase neighbours the current one. While an earlier
-// step is still rolling out, a second step back could put a live client
-// beside a phase it does not exclude (a client still at modern or dual-read
-// beside legacy), so Rollback refuses such a step with an error wrapping
-// ErrUnsafeStep unless force.
+// Rollback moves the fleet one phase back from the phase it is at now. It
+// refuses (unless force) while a live client runs, or holds a lock taken
+// in, a phase that does not exclude the previous phase — from a settled
+// fleet that never happens: neighbouring phases exclude each other.
 func (c *Controller) Rollback(ctx context.Context, force bool) (Step, error) {
-	cur, err := c.s.phase(ctx)
+	cur, err := c.Phase(ctx)
 	if err != nil {
 		return Step{}, err
 	}
@@ -205,22 +423,22 @@ func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step
 	if err != nil {
 		return Step{}, err
 	}
+	if st.PhaseProblem != nil {
+		return Step{}, st.PhaseProblem
+	}
 	if st.Phase != from {
 		return Step{}, fmt.Errorf("migrate: %w: the fleet is at %v, not %v", ErrPhaseChanged, st.Phase, from)
 	}
 	step := Step{From: from, To: to}
-	now := c.now()
-	if err := c.s.prune(ctx, st.Clients, now, c.quiet); err != nil {
+	if err := c.s.prune(ctx, c.margin+c.quiet); err != nil {
 		return step, err
 	}
-	var blockers []string
+	var blockers []Blocker
 	if to == next {
 		blockers = st.Blockers
 	} else {
 		for _, cl := range st.Clients {
-			if cl.Live(now) && !Compatible(cl.Phase, to) {
-				blockers = append(blockers, fmt.Sprintf("client %q%s runs %v, which does not exclude %v", cl.ID, hostOf(cl), cl.Phase, to))
-			}
+			blockers = append(blockers, c.clientBlockers(cl, from, to)...)
 		}
 	}
 	if len(blockers) > 0 {
@@ -229,20 +447,133 @@ func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step
 		}
 		step.Overridden = blockers
 	}
-	return step, c.s.setPhase(ctx, from, to, now)
+	return step, c.s.setPhase(ctx, from.String(), to, "step", 0, 0)
 }
 
-// UnsafeStepError is Advance's refusal: the step and its blockers. It wraps
+// Init starts a namespace that never had a phase at PhaseLegacy: the one
+// way a namespace gets its first phase (a Locker never infers legacy from
+// an absent phase). It refuses with an error wrapping ErrAlreadyInitialized
+// when the namespace has a phase, and with a *PhaseUnknownError naming
+// Repair when anything shows the namespace ran before (its namespace hash,
+// or registry entries of clients that ran it, or of clients of the first
+// release past legacy).
+func (c *Controller) Init(ctx context.Context) error {
+	st, err := c.Status(ctx)
+	if err != nil {
+		return err
+	}
+	if st.PhaseProblem == nil {
+		return fmt.Errorf("%w: namespace %q is at %v", ErrAlreadyInitialized, st.Namespace, st.Phase)
+	}
+	if st.PhaseProblem.Reason != ReasonUninitialized || st.Evidence > PhaseLegacy {
+		p := *st.PhaseProblem
+		p.Reason, p.Remedy = ReasonLost, remedyRepair(st.Namespace)
+		if st.Evidence != 0 {
+			p.Cause = fmt.Errorf("the evidence shows the fleet reached %v", st.Evidence)
+		}
+		return &p
+	}
+	err = c.s.setPhase(ctx, "", PhaseLegacy, "init", 0, 0)
+	if errors.Is(err, ErrPhaseChanged) {
+		return fmt.Errorf("%w: namespace %q got a phase meanwhile", ErrAlreadyInitialized, st.Namespace)
+	}
+	return err
+}
+
+// Repair sets a namespace's phase when it is lost, unreadable or went back
+// (a restore, a failover that lost writes): to phase to, restarting the
+// quiet period, with a generation above every one a client read, keeping
+// the namespace's instance (from its hash, or from the registry when the
+// hash is gone too), so the lockers that refuse trust it again. Without
+// force, to must be Status().Evidence — the highest phase anything shows —
+// and the registry's clients must agree on the instance; otherwise the
+// error wraps ErrUnsafeStep. It may also be run on a readable phase (after
+// a restore from an old backup, say).
+func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, error) {
+	if !to.Valid() {
+		return Step{}, fmt.Errorf("migrate: %w: repair to %v", lockbridge.ErrInvalid, to)
+	}
+	if err := c.usable(ctx); err != nil {
+		return Step{}, err
+	}
+	sn, err := c.s.read(ctx, c.margin)
+	if err != nil {
+		return Step{}, err
+	}
+	st := c.judge(sn)
+	step := Step{From: st.Phase, To: to}
+	var blockers []Blocker
+	if st.Evidence == 0 {
+		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: "nothing shows which phase the fleet reached (no namespace hash, no registry entry of a client that ran it): if the namespace is new, use `lockbridge phase init`"})
+	} else if to != st.Evidence {
+		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Phase: st.Evidence, Text: fmt.Sprintf("the evidence shows the fleet reached %v, not %v", st.Evidence, to)})
+	}
+	var minGen, keep int64
+	instances := map[int64]bool{}
+	for _, cl := range sn.clients {
+		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
+			instances[cl.Instance] = true
+			minGen = max(minGen, cl.Gen+1)
+		}
+	}
+	if len(sn.meta) == 0 {
+		ids := make([]int64, 0, len(instances))
+		for id := range instances {
+			ids = append(ids, id)
+		}
+		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+		if len(ids) > 1 {
+			blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: fmt.Sprintf("the registry's clients read different namespace instances %v: the newest is kept, clients of the others go on refusing", ids)})
+		}
+		if len(ids) > 0 {
+			keep = ids[len(ids)-1]
+		}
+	}
+	if len(blockers) > 0 {
+		if !force {
+			return step, &UnsafeStepError{Step: step, Blockers: blockers}
+		}
+		step.Overridden = blockers
+	}
+	seen := ""
+	if sn.hasPhase {
+		seen = sn.phase
+	}
+	return step, c.s.setPhase(ctx, seen, to, "repair", minGen, keep)
+}
+
+// Forget removes a client from the registry, for an entry known dead (a
+// crashed client, or one of the first release's format). Without force it
+// refuses, with an error wrapping ErrUnsafeStep, while the entry is live by
+// the server's clock. It reports whether an entry was removed.
+func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, error) {
+	if err := c.usable(ctx); err != nil {
+		return false, err
+	}
+	if id == "" {
+		return false, fmt.Errorf("migrate: %w: empty client id", lockbridge.ErrInvalid)
+	}
+	n, err := c.s.forget(ctx, id, force)
+	if err != nil {
+		return false, err
+	}
+	if n < 0 {
+		return false, fmt.Errorf("migrate: %w: client %q is live by the server's clock (it heartbeat within its hold): if you know it is dead, force it", ErrUnsafeStep, id)
+	}
+	return n > 0, nil
+}
+
+// UnsafeStepError is a refused step: the step and its blockers. It wraps
 // ErrUnsafeStep.
 type UnsafeStepError struct {
 	Step     Step
-	Blockers []string
+	Blockers []Blocker
 }
 
 func (e *UnsafeStepError) Error() string {
 	msg := fmt.Sprintf("migrate: refusing %v → %v:", e.Step.From, e.Step.To)
 	for _, b := range e.Blockers {
-		msg += "\n  - " + b
+		msg += "\n  - " + b.Text
 	}
 	return msg
 }

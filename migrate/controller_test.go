@@ -3,47 +3,91 @@ package migrate
 import (
 	"context"
 	"errors"
-	"sync"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/locktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeClock is a settable clock for controller tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+// serverNow is the server's clock, in ms.
+func serverNow(t *testing.T, c driver.Client) int64 {
+	t.Helper()
+	r, err := c.Do(context.Background(), "TIME")
+	require.NoError(t, err)
+	a := r.([]any)
+	s, _ := strconv.ParseInt(a[0].(string), 10, 64)
+	us, _ := strconv.ParseInt(a[1].(string), 10, 64)
+	return s*1000 + us/1000
 }
 
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// backdate makes the phase appear set d ago by the server's clock.
+func backdate(t *testing.T, s store, d time.Duration) {
+	t.Helper()
+	_, err := s.c.Do(context.Background(), "SET", s.k.since, strconv.FormatInt(serverNow(t, s.c)-d.Milliseconds(), 10))
+	require.NoError(t, err)
+}
+
+// beat writes a registry entry of protocol 2 for id, with hold.
+func beat(t *testing.T, s store, id string, p Phase, hold time.Duration, held ...Phase) {
+	t.Helper()
+	e := entry{V: ProtocolVersion, ID: id, Phase: p.String(), Host: "h", PID: 7, Instance: 1, Gen: 1}
+	if len(held) == 2 {
+		ms := int64(1000)
+		e.HeldOldest, e.HeldNewest, e.HeldMS = held[0].String(), held[1].String(), &ms
+	}
+	_, err := s.heartbeat(context.Background(), e, hold)
+	require.NoError(t, err)
+}
+
+// kill makes id's entry expired long ago by the server's clock.
+func kill(t *testing.T, s store, id string, ago time.Duration) {
+	t.Helper()
+	_, err := s.c.Do(context.Background(), "ZADD", s.k.expiry, strconv.FormatInt(serverNow(t, s.c)-ago.Milliseconds(), 10), id)
+	require.NoError(t, err)
+}
+
+func kinds(bs []Blocker) []BlockerKind {
+	var out []BlockerKind
+	for _, b := range bs {
+		out = append(out, b.Kind)
+	}
+	return out
 }
 
 func TestController(t *testing.T) {
 	locktest.Run(t, locktest.All(t), func(t *testing.T, tg locktest.Target) {
 		ctx := context.Background()
-		clock := &fakeClock{t: time.Now()}
 		quiet := time.Minute
 		ns := t.Name()
-		newCtl := func() *Controller {
-			c, err := NewController(tg.Client, ns, WithQuietPeriod(quiet), WithControllerClock(clock.Now))
-			require.NoError(t, err)
-			return c
-		}
-		ctl := newCtl()
+		ctl, err := NewController(tg.Client, ns, WithQuietPeriod(quiet), WithLivenessMargin(time.Second))
+		require.NoError(t, err)
 		s := ctl.s
 
-		t.Run("FreshNamespaceIsLegacy", func(t *testing.T) {
+		t.Run("FreshNamespaceIsUninitialised", func(t *testing.T) {
+			st, err := ctl.Status(ctx)
+			require.NoError(t, err)
+			require.NotNil(t, st.PhaseProblem)
+			assert.Equal(t, ReasonUninitialized, st.PhaseProblem.Reason)
+			assert.False(t, st.Safe())
+			_, err = ctl.Phase(ctx)
+			assert.ErrorIs(t, err, ErrPhaseUnknown)
+			assert.ErrorContains(t, err, "lockbridge phase init")
+			_, err = ctl.Advance(ctx, true)
+			assert.ErrorIs(t, err, ErrPhaseUnknown, "an unknown phase is never stepped from, even forced")
+		})
+
+		t.Run("Init", func(t *testing.T) {
+			require.NoError(t, ctl.Init(ctx))
+			assert.ErrorIs(t, ctl.Init(ctx), ErrAlreadyInitialized)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, PhaseLegacy, st.Phase)
+			assert.Equal(t, ProtocolVersion, st.Protocol)
 			assert.Equal(t, PhaseDualWrite, st.Next)
 			assert.True(t, st.Safe(), "blockers: %v", st.Blockers)
 		})
@@ -74,24 +118,26 @@ func TestController(t *testing.T) {
 			var unsafe *UnsafeStepError
 			require.ErrorAs(t, err, &unsafe)
 			assert.ErrorIs(t, err, ErrUnsafeStep)
-			assert.Contains(t, unsafe.Blockers[0], "has run dual-write")
-			clock.Add(quiet + time.Second)
+			assert.Equal(t, []BlockerKind{BlockQuietPeriod}, kinds(unsafe.Blockers))
+			assert.Contains(t, unsafe.Blockers[0].Text, "has run dual-write")
+			backdate(t, s, quiet+time.Second)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
 			assert.True(t, st.Safe(), "blockers: %v", st.Blockers)
 		})
 
 		t.Run("LaggingClientBlocks", func(t *testing.T) {
-			now := clock.Now()
-			require.NoError(t, s.heartbeat(ctx, Client{ID: "a", Phase: PhaseDualWrite, Seen: now, Expires: now.Add(time.Minute)}))
-			require.NoError(t, s.heartbeat(ctx, Client{ID: "b", Phase: PhaseLegacy, Host: "h", PID: 7, Seen: now, Expires: now.Add(time.Minute)}))
-			require.NoError(t, s.heartbeat(ctx, Client{ID: "dead", Phase: PhaseLegacy, Seen: now.Add(-time.Hour), Expires: now.Add(-time.Hour + time.Minute)}))
+			beat(t, s, "a", PhaseDualWrite, time.Minute)
+			beat(t, s, "b", PhaseLegacy, time.Minute)
+			beat(t, s, "dead", PhaseLegacy, time.Minute)
+			kill(t, s, "dead", time.Hour)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, map[Phase]int{PhaseDualWrite: 1, PhaseLegacy: 1}, st.Live)
 			require.Len(t, st.Blockers, 1, "%v", st.Blockers)
-			assert.Contains(t, st.Blockers[0], `client "b" ("h" pid 7) runs legacy`)
-			ids := []string{}
+			assert.Equal(t, Blocker{Kind: BlockClientPhase, Client: "b", Phase: PhaseLegacy,
+				Text: `client "b" ("h" pid 7) runs legacy, the fleet is at dual-write`}, st.Blockers[0])
+			var ids []string
 			for _, c := range st.Clients {
 				ids = append(ids, c.ID)
 			}
@@ -108,26 +154,25 @@ func TestController(t *testing.T) {
 			p, _ := ctl.Phase(ctx)
 			assert.Equal(t, PhaseDualWrite, p, "a refused step changes nothing")
 
-			require.NoError(t, s.heartbeat(ctx, Client{ID: "b", Phase: PhaseDualWrite, Seen: now, Expires: now.Add(time.Minute)}))
+			beat(t, s, "b", PhaseDualWrite, time.Minute)
 			step, err := ctl.Advance(ctx, false)
 			require.NoError(t, err)
 			assert.Equal(t, PhaseDualRead, step.To)
 		})
 
 		t.Run("SightingBlocksBeyondDualWrite", func(t *testing.T) {
-			now := clock.Now()
 			for _, id := range []string{"a", "b"} {
-				require.NoError(t, s.heartbeat(ctx, Client{ID: id, Phase: PhaseDualRead, Seen: now, Expires: now.Add(time.Hour)}))
+				beat(t, s, id, PhaseDualRead, time.Hour)
 			}
-			require.NoError(t, s.recordSighting(ctx, now.Add(-10*time.Second), "lock:old"))
-			require.NoError(t, s.recordSighting(ctx, now.Add(-20*time.Second), "lock:older"))
+			require.NoError(t, s.recordSighting(ctx, "lock:older"))
+			require.NoError(t, s.recordSighting(ctx, "lock:old"))
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, "lock:old", st.Sighting.Key, "the latest sighting is kept")
 			assert.Equal(t, int64(2), st.Sighting.Count)
-			assert.Equal(t, now.Add(-10*time.Second).UnixMilli(), st.Sighting.At.UnixMilli())
-			require.Len(t, st.Blockers, 1)
-			assert.Contains(t, st.Blockers[0], "lock:old")
+			assert.WithinDuration(t, st.Now, st.Sighting.At, 5*time.Second, "stamped by the server's clock")
+			require.Equal(t, []BlockerKind{BlockSighting}, kinds(st.Blockers))
+			assert.Contains(t, st.Blockers[0].Text, "lock:old")
 
 			_, err = ctl.Advance(ctx, false)
 			require.ErrorIs(t, err, ErrUnsafeStep)
@@ -140,24 +185,21 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("RollbackOneStepFromASettledFleet", func(t *testing.T) {
-			now := clock.Now()
 			for _, id := range []string{"a", "b"} {
-				require.NoError(t, s.heartbeat(ctx, Client{ID: id, Phase: PhaseModern, Seen: now, Expires: now.Add(time.Hour)}))
+				beat(t, s, id, PhaseModern, time.Hour)
 			}
 			step, err := ctl.Rollback(ctx, false)
 			require.NoError(t, err, "one step back from a settled fleet")
 			assert.Equal(t, PhaseDualRead, step.To)
 
-			// "a" and "b" still run modern: a second step back would put
-			// them two phases from dual-write... and modern/dual-write do
-			// exclude each other, but dual-read → legacy would not.
 			step, err = ctl.Rollback(ctx, false)
 			require.NoError(t, err, "modern beside dual-write is safe")
 			assert.Equal(t, PhaseDualWrite, step.To)
 			_, err = ctl.Rollback(ctx, false)
 			var unsafe *UnsafeStepError
 			require.ErrorAs(t, err, &unsafe, "clients at modern beside legacy: refused")
-			assert.Contains(t, unsafe.Blockers[0], `client "a"`)
+			assert.Equal(t, BlockIncompatible, unsafe.Blockers[0].Kind)
+			assert.Equal(t, "a", unsafe.Blockers[0].Client)
 			step, err = ctl.Rollback(ctx, true)
 			require.NoError(t, err)
 			assert.Equal(t, PhaseLegacy, step.To)
@@ -170,7 +212,6 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("StepFromAPhaseTheFleetLeft", func(t *testing.T) {
-			// The operator saw dual-read; a colleague has moved on to modern.
 			cur, err := ctl.Phase(ctx)
 			require.NoError(t, err)
 			from := PhaseDualWrite
@@ -187,9 +228,8 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("ConcurrentControllersDoNotSkipAPhase", func(t *testing.T) {
-			// Two operators both saw legacy; only one step happens.
-			err1 := s.setPhase(ctx, PhaseLegacy, PhaseDualWrite, clock.Now())
-			err2 := s.setPhase(ctx, PhaseLegacy, PhaseDualWrite, clock.Now())
+			err1 := s.setPhase(ctx, "legacy", PhaseDualWrite, "step", 0, 0)
+			err2 := s.setPhase(ctx, "legacy", PhaseDualWrite, "step", 0, 0)
 			require.NoError(t, err1)
 			assert.ErrorIs(t, err2, ErrPhaseChanged)
 		})
@@ -198,9 +238,11 @@ func TestController(t *testing.T) {
 			_, err := tg.Client.Do(ctx, "SET", s.k.phase, "sideways")
 			require.NoError(t, err)
 			_, err = ctl.Phase(ctx)
-			assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+			var pe *PhaseUnknownError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, ReasonUnreadable, pe.Reason)
 			_, err = ctl.Advance(ctx, true)
-			assert.Error(t, err)
+			assert.ErrorIs(t, err, ErrPhaseUnknown)
 		})
 	})
 }
@@ -208,10 +250,12 @@ func TestController(t *testing.T) {
 func TestNewControllerRejectsBadArguments(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	for name, f := range map[string]func() error{
+		"nil client":      func() error { _, err := NewController(nil, "n"); return err },
 		"empty namespace": func() error { _, err := NewController(tg.Client, ""); return err },
 		"brace":           func() error { _, err := NewController(tg.Client, "a}"); return err },
 		"zero quiet":      func() error { _, err := NewController(tg.Client, "n", WithQuietPeriod(0)); return err },
-		"nil clock":       func() error { _, err := NewController(tg.Client, "n", WithControllerClock(nil)); return err },
+		"negative margin": func() error { _, err := NewController(tg.Client, "n", WithLivenessMargin(-1)); return err },
+		"nil option":      func() error { _, err := NewController(tg.Client, "n", nil); return err },
 	} {
 		err := f()
 		assert.True(t, errors.Is(err, lockbridge.ErrInvalid), "%s: %v", name, err)

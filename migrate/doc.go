@@ -29,10 +29,15 @@
 //
 // The phase comes from WithPhase (fixed) or WithPhaseFrom (a namespace's
 // phase key in Redis, followed on a change notice and at an interval, one
-// phase at a time). Lockers heartbeat into the namespace's fleet registry
-// and record legacy sightings — a live legacy lock with no modern key, the
-// evidence that a legacy-only locker still runs. Controller reads them to
-// move the fleet: Status, Advance, Rollback.
+// phase at a time). A namespace starts at legacy only through Controller.Init
+// (`lockbridge phase init`); a locker that cannot trust a phase — never
+// initialised, lost, unreadable, gone back, or not read within its phase
+// lease (WithPhaseLease) — refuses with ErrPhaseUnknown rather than guess.
+// Lockers heartbeat into the namespace's fleet registry, with the phases of
+// the locks they hold, and record legacy sightings — a live legacy lock with
+// no modern key, the evidence that a legacy-only locker still runs. Every
+// time the Controller judges is the server's clock. It reads them to move
+// the fleet: Status, Advance, Rollback, Init, Repair, Forget.
 //
 // docs/migration.md is the runbook; docs/protocol.md lists every key and
 // script.

@@ -14,9 +14,9 @@ import (
 // exampleRedis returns a client on the server the examples run against
 // (TestMain starts one). In your code:
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", MaxRetries: -1})
 func exampleRedis() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: migrate.ServerForExamples()})
+	return redis.NewClient(&redis.Options{Addr: migrate.ServerForExamples(), MaxRetries: -1})
 }
 
 // A service locks by the Java fleet's name in whatever phase the namespace
@@ -26,6 +26,11 @@ func Example() {
 	defer rdb.Close()
 	c := goredis.New(rdb)
 	ctx := context.Background()
+
+	// Once per namespace, before any locker: start it at legacy (from a
+	// shell: lockbridge phase init --namespace example-orders).
+	ctl, _ := migrate.NewController(c, "example-orders")
+	_ = ctl.Init(ctx)
 
 	locker := migrate.New(c,
 		migrate.WithPhaseFrom("example-orders"),
@@ -43,7 +48,6 @@ func Example() {
 	fmt.Println("holds", legacyKey, "(the Java services' key)")
 	_ = lock.Unlock(ctx)
 
-	ctl, _ := migrate.NewController(c, "example-orders")
 	step, err := ctl.Advance(ctx, false)
 	fmt.Println(step.From, "->", step.To, err)
 	fmt.Println("modern key:", modernKey)

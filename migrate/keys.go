@@ -2,7 +2,9 @@ package migrate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/keyslot"
@@ -14,15 +16,42 @@ const ModernSuffix = ":modern"
 // DeriveModernKey returns the modern key for an (encoded) legacy key, in the
 // legacy key's hash slot so one script can touch both in Redis Cluster:
 // legacyKey+":modern" when legacyKey has a hash tag, "{"+legacyKey+"}:modern"
-// otherwise. When neither form shares the slot (a binary key with a stray
-// '}', say) the error wraps lockbridge.ErrInvalid: give WithModernKey a
-// mapping of your own.
+// otherwise. When neither form shares the slot — an untagged key holding a
+// '}', such as a JDK-serialized String whose length byte is 0x7d (names of
+// 125 or 381 bytes), or an empty tag "{}" — it is "{"+T+"}"+legacyKey+":modern",
+// T being the first of the decimal numbers 0, 1, 2, … whose CRC16 slot is
+// the legacy key's: the hash tag T puts it in that slot whatever legacyKey
+// holds, and legacyKey in the name keeps it unique. The error wraps
+// lockbridge.ErrInvalid only for an empty key.
 func DeriveModernKey(legacyKey string) (string, error) {
-	name, ok := keyslot.Companion(legacyKey, ModernSuffix)
-	if !ok {
-		return "", fmt.Errorf("migrate: %w: no modern key in the slot of legacy key %q; use WithModernKey", lockbridge.ErrInvalid, legacyKey)
+	if legacyKey == "" {
+		return "", fmt.Errorf("migrate: %w: empty legacy key", lockbridge.ErrInvalid)
 	}
-	return name, nil
+	if name, ok := keyslot.Companion(legacyKey, ModernSuffix); ok {
+		return name, nil
+	}
+	return "{" + slotTag(keyslot.Of(legacyKey)) + "}" + legacyKey + ModernSuffix, nil
+}
+
+var (
+	slotTagsOnce sync.Once
+	slotTags     [keyslot.Slots]string
+)
+
+// slotTag returns the first decimal number, as a string, whose slot is
+// slot. The table of all 16384 is built once, on first use.
+func slotTag(slot int) string {
+	slotTagsOnce.Do(func() {
+		left := keyslot.Slots
+		for i := 0; left > 0; i++ {
+			t := strconv.Itoa(i)
+			if s := keyslot.Of(t); slotTags[s] == "" {
+				slotTags[s] = t
+				left--
+			}
+		}
+	})
+	return slotTags[slot]
 }
 
 // sameSlot checks a custom mapping's result.
@@ -37,10 +66,19 @@ func sameSlot(legacyKey, modernKey string) error {
 }
 
 // nsKeys names the keys of one migration namespace. They share the hash tag
-// {ns}, so they live in one slot.
+// {ns}, so they live in one slot and one script may touch them all.
 type nsKeys struct {
-	ns                                     string
-	phase, since, fleet, sighting, channel string
+	ns string
+	// phase is the phase name (read by lockers of every protocol version);
+	// since when it was set (server ms); meta the namespace's durable state
+	// (protocol, last phase, highest phase, generation, instance id).
+	phase, since, meta, channel string
+	// clients, expiry and seen are the registry (protocol 2): the entries,
+	// and their expiry and last heartbeat by the server's clock.
+	clients, expiry, seen string
+	// fleet is the registry of protocol 1 (fb598b1), read to find clients
+	// of the older format; sighting the legacy sightings.
+	fleet, sighting string
 }
 
 func newNSKeys(ns string) (nsKeys, error) {
@@ -52,8 +90,28 @@ func newNSKeys(ns string) (nsKeys, error) {
 		ns:       ns,
 		phase:    p + "phase",
 		since:    p + "phase-since",
+		meta:     p + "namespace",
+		channel:  p + "phase-changed",
+		clients:  p + "clients",
+		expiry:   p + "clients-expiry",
+		seen:     p + "clients-seen",
 		fleet:    p + "fleet",
 		sighting: p + "legacy-sighting",
-		channel:  p + "phase-changed",
 	}, nil
+}
+
+// all returns every key of the namespace (not the channel).
+func (k nsKeys) all() []string {
+	return []string{k.phase, k.since, k.meta, k.clients, k.expiry, k.seen, k.fleet, k.sighting}
+}
+
+// NamespaceKeys returns every Redis key of namespace ns (docs/protocol.md):
+// the phase, its history and the registry, for tools that clean up or
+// inspect a namespace. The phase-change channel is not a key.
+func NamespaceKeys(ns string) ([]string, error) {
+	k, err := newNSKeys(ns)
+	if err != nil {
+		return nil, err
+	}
+	return k.all(), nil
 }

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lockbridge/lockbridge"
@@ -20,8 +21,34 @@ func TestDeriveModernKey(t *testing.T) {
 		assert.Equal(t, want, got)
 		assert.Equal(t, keyslot.Of(legacy), keyslot.Of(got), "same slot as %q", legacy)
 	}
-	_, err := DeriveModernKey("odd}key")
+	_, err := DeriveModernKey("")
 	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+}
+
+// Keys that neither form puts in their slot get a slot tag of their own.
+// Every slot has a tag; the name keeps the legacy key, so it is unique.
+func TestDeriveModernKeySlotTag(t *testing.T) {
+	for slot := 0; slot < keyslot.Slots; slot++ {
+		tag := slotTag(slot)
+		require.NotEmpty(t, tag, "slot %d", slot)
+		require.Equal(t, slot, keyslot.Of(tag))
+	}
+	for _, legacy := range []string{"odd}key", "}", "{}x", "a}{b", "\xac\xed\x00\x05t\x00}" + strings.Repeat("n", 125)} {
+		got, err := DeriveModernKey(legacy)
+		require.NoError(t, err, "%q", legacy)
+		assert.Equal(t, keyslot.Of(legacy), keyslot.Of(got), "%q -> %q", legacy, got)
+		assert.Equal(t, keyslot.Of(got), keyslot.Of(got+":fence"), "its fence counter shares the slot")
+		assert.Contains(t, got, legacy)
+		assert.Regexp(t, `^\{\d+\}`, got)
+	}
+	assert.Equal(t, "{"+slotTag(keyslot.Of("odd}key"))+"}odd}key:modern", must(DeriveModernKey("odd}key")))
+}
+
+func must(s string, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 func TestSameSlot(t *testing.T) {

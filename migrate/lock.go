@@ -106,13 +106,28 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 		pub = d.l.pub
 	}
 	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, pub}, d.l.profile.OwnerArgs(d.w, d.lease)...)
-	r, err := d.l.c.Eval(ctx, releaseScript, []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)}, args...)
+	keys := []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)}
+	sent := time.Now()
+	r, err := d.l.c.Eval(ctx, releaseScript, keys, args...)
+	resent := false
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
+		// The release may have run. It acts only when the modern key holds
+		// our token (no one else writes it), and touches the legacy key
+		// only then: asking again cannot touch another holder's keys.
+		r, err = d.l.c.Eval(ctx, releaseScript, keys, args...)
+		resent = true
+	}
 	if err != nil {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
 	m, l, err := codes(r)
 	if err != nil {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
+	}
+	if resent && m != 1 && sent.Before(d.life.ExpiresAt()) {
+		// Our token was gone although our lease had time left when the
+		// first release was sent: that release did it.
+		m, l = 1, 1
 	}
 	if m != 1 || l != 1 {
 		// l != 1 with m == 1: the modern key was ours and is released, but
@@ -140,6 +155,11 @@ func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
 }
 
 func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
+	if f := d.l.follow; f != nil {
+		if err := f.trusted(ctx, ttl); err != nil { // never refresh in a phase no longer trusted
+			return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
+		}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.life.Ended() {
@@ -155,8 +175,21 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, strconv.FormatInt(px.Milliseconds(), 10), value},
 		d.l.profile.OwnerArgs(d.w, d.lease)...)
 	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
+		// Dual-read refreshes only the modern key, by our token: running
+		// it twice sets the same expiry, so ask again to learn the outcome.
+		// (A dual-write refresh also rewrote the legacy value, whose new
+		// expiry the owner window of a second run would not match: the
+		// lock ends as lost instead.)
+		start = time.Now()
+		r, err = d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+	}
 	if err != nil {
-		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
+		err = fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
+		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			d.life.Lose(err)
+		}
+		return err
 	}
 	m, l, err := codes(r)
 	if err != nil {

@@ -41,12 +41,14 @@ type Locker struct {
 	err     error
 	legacy  *legacy.Locker
 	modern  *modern.Locker
+	manual  *modern.Locker // modern without its auto-refresh: heldLock runs it
 	profile legacy.Profile
 	mset    modern.Settings
 	follow  *follower // nil for a fixed phase without a namespace
 	store   *store    // the namespace, for sightings; nil without one
 	hub     *notify.Hub
 	pub     string // "PUBLISH" or "SPUBLISH"
+	held    heldSet
 
 	lastSighting atomic.Int64 // Unix ns of the last sighting recorded
 }
@@ -91,23 +93,42 @@ func New(c driver.Client, opts ...Option) *Locker {
 	if ns != "" {
 		k, _ := newNSKeys(ns) // checked by the option
 		l.store = &store{c: c, k: k}
-		l.follow = newFollower(c, k, l.cfg.interval, time.Now)
+		l.follow = newFollower(c, k, l.cfg.interval, l.cfg.phaseLease())
 		l.follow.fixed = l.cfg.phase
 		if l.cfg.from == "" && l.follow.fixed == 0 {
 			l.follow.fixed = PhaseLegacy
 		}
+		l.follow.held = l.held.report
+		l.follow.onStep = func(cur Phase) {
+			l.held.endIncompatible(cur, func(t tracked) string {
+				switch lk := t.(type) {
+				case *heldLock:
+					return lk.Key()
+				case *dualLock:
+					return lk.Key()
+				}
+				return ""
+			})
+		}
+		l.manual = l.modern.Manual()
 	}
 	return l
 }
 
-// Phase returns the phase the Locker runs now. With WithPhaseFrom the first
-// call reads it from Redis and starts following it.
+// Phase returns the phase the Locker runs now. With WithPhaseFrom (or
+// WithNamespace) the first call reads it from Redis, heartbeats, and starts
+// following it; later calls answer from memory while the phase lease runs,
+// and read it again once it has lapsed. When the Locker cannot trust a
+// phase the error is a *PhaseUnknownError (wrapping ErrPhaseUnknown).
 func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 	if err := l.usable(); err != nil {
 		return 0, err
 	}
+	if err := check.Context(pkg, ctx); err != nil {
+		return 0, err
+	}
 	if l.follow != nil {
-		return l.follow.phase(ctx)
+		return l.follow.phase(ctx, 0)
 	}
 	if l.cfg.phase != 0 {
 		return l.cfg.phase, nil
@@ -116,9 +137,17 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 }
 
 // Close stops following the phase and heartbeating, and removes the Locker
-// from the fleet registry. Locks it holds stay valid. It is safe to call
+// from the fleet registry. Locks it holds stay valid to the end of their
+// lease and can be unlocked, but no longer refreshed: the controller no
+// longer counts this client. It is safe to call
 // more than once; a Locker that never followed or heartbeat needs no Close.
 func (l *Locker) Close(ctx context.Context) error {
+	if l == nil {
+		return fmt.Errorf("%s: %w: Close on a nil *Locker", pkg, lockbridge.ErrInvalid)
+	}
+	if err := check.Context(pkg, ctx); err != nil {
+		return err
+	}
 	if l.hub != nil {
 		_ = l.hub.Close()
 	}
@@ -146,9 +175,10 @@ func (l *Locker) Keys(name string) (legacyKey, modernKey string, err error) {
 }
 
 // TryLock makes one attempt in the current phase. When the lock is held the
-// error wraps lockbridge.ErrNotObtained.
+// error wraps lockbridge.ErrNotObtained; when the Locker cannot trust its
+// phase it wraps ErrPhaseUnknown instead (see Phase).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	a, err := l.prepare(key, ttl)
+	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +195,7 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // says, never past the holder's remaining lease when the attempt learnt it,
 // and wakes at once when a Go holder of the modern key releases it.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	a, err := l.prepare(key, ttl)
+	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +237,11 @@ func (l *Locker) usable() error {
 	return l.err
 }
 
-func (l *Locker) prepare(key string, ttl time.Duration) (args, error) {
+func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (args, error) {
 	if err := l.usable(); err != nil {
+		return args{}, err
+	}
+	if err := check.Context(pkg, ctx); err != nil {
 		return args{}, err
 	}
 	if err := check.KeyTTL(pkg, key, ttl, time.Millisecond); err != nil {
@@ -229,25 +262,58 @@ func (l *Locker) prepare(key string, ttl time.Duration) (args, error) {
 // attempt is one try in the current phase. When the lock is held it also
 // returns how long the holder has left, when known.
 func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Duration, error) {
-	p, err := l.Phase(ctx)
-	if err != nil {
-		return nil, 0, err
+	p := l.cfg.phase
+	if p == 0 {
+		p = PhaseLegacy
 	}
+	if l.follow != nil {
+		// A lock is taken only while the phase lease runs and the
+		// registry counts this client for at least the lock's ttl.
+		var err error
+		if p, err = l.follow.phase(ctx, a.ttl); err != nil {
+			return nil, 0, err
+		}
+	}
+	start := time.Now()
+	var lk lockbridge.Lock
 	switch p {
 	case PhaseLegacy:
-		lk, left, err := l.legacy.Attempt(ctx, a.key, a.ttl)
+		lg, left, err := l.legacy.Attempt(ctx, a.key, a.ttl)
 		if err != nil {
 			return nil, left, err
 		}
-		return lk, 0, nil
+		if l.follow == nil {
+			return lg, 0, nil
+		}
+		lk = newHeldLock(l, p, lg, a.ttl, start, false)
 	case PhaseModern:
-		lk, left, err := l.modern.Attempt(ctx, a.modernKey, a.ttl)
+		m := l.modern
+		if l.follow != nil {
+			m = l.manual
+		}
+		md, left, err := m.Attempt(ctx, a.modernKey, a.ttl)
 		if err != nil {
 			return nil, left, err
 		}
-		return &modernLock{Lock: lk, key: a.key}, 0, nil
+		lk = &modernLock{Lock: md, key: a.key}
+		if l.follow == nil {
+			return lk, 0, nil
+		}
+		lk = newHeldLock(l, p, lk, a.ttl, start, l.mset.AutoRefresh)
+	default:
+		d, left, err := l.acquireDual(ctx, p, a)
+		if err != nil || l.follow == nil {
+			return d, left, err
+		}
+		lk = d
 	}
-	return l.acquireDual(ctx, p, a)
+	t := lk.(tracked)
+	l.held.add(t)
+	if cur := l.follow.currentPhase(); !Compatible(p, cur) {
+		// The Locker moved on while the lock was taken.
+		t.endForPhase(&PhaseEndedError{Key: a.key, Taken: p, LockerAt: cur})
+	}
+	return lk, 0, nil
 }
 
 // modernLock is a modern lock taken in PhaseModern: Key is the legacy name
@@ -285,8 +351,24 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 	if err != nil {
 		if ctx.Err() != nil {
 			l.undo(a, p, token, w, value)
+			return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
 		}
-		return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
+		if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
+		}
+		// The script may have run and its reply been lost. It writes the
+		// modern key (and, in dual-write, the legacy key) in one step, and
+		// the token is ours alone: reading it back settles the outcome for
+		// both keys (a read changes nothing).
+		held, fence, rerr := l.readBack(ctx, a.modernKey, fenceKey, token)
+		switch {
+		case rerr != nil:
+			l.undo(a, p, token, w, value) // best effort: by our token only
+			return nil, 0, fmt.Errorf("%s: acquire %q: %w (reading the token back: %v)", pkg, a.key, err, rerr)
+		case !held:
+			return nil, 0, fmt.Errorf("%s: acquire %q: the reply was lost and the modern key does not hold our token: %w", pkg, a.key, lockbridge.ErrNotObtained)
+		}
+		return newDualLock(l, p, a, token, fence, w, value, start, now), 0, nil
 	}
 	reply, ok := r.([]any)
 	if !ok || len(reply) < 2 {
@@ -336,7 +418,7 @@ func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 	if now.UnixNano()-last < int64(sightingEvery) || !l.lastSighting.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	_ = l.store.recordSighting(ctx, now, legacyKey)
+	_ = l.store.recordSighting(ctx, legacyKey) // stamped with the server's clock
 }
 
 // legacyEnd is when legacy lockers may take over a legacy value w: once
@@ -369,4 +451,28 @@ func flag(b bool) string {
 		return "1"
 	}
 	return "0"
+}
+
+// readBack reports whether the modern key holds token and, with fencing,
+// the fence counter's value, read together (MGET; one slot). While the key
+// holds our token no one else acquired, so the counter holds our fence.
+func (l *Locker) readBack(ctx context.Context, modernKey, fenceKey, token string) (held bool, fence int64, err error) {
+	r, err := l.c.Do(ctx, "MGET", modernKey, fenceKey)
+	if err != nil {
+		return false, 0, err
+	}
+	vs, ok := r.([]any)
+	if !ok || len(vs) != 2 {
+		return false, 0, fmt.Errorf("%s: MGET: unexpected reply %#v", pkg, r)
+	}
+	if v, _ := vs[0].(string); v != token {
+		return false, 0, nil
+	}
+	if l.mset.Fencing {
+		v, _ := vs[1].(string)
+		if fence, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return false, 0, fmt.Errorf("%s: fence counter %q: %w", pkg, v, err)
+		}
+	}
+	return true, fence, nil
 }

@@ -67,9 +67,9 @@ func TestPhasesWriteWhatTheyShould(t *testing.T) {
 					assert.InDelta(t, 5000, pttl(t, tg.Client, modernKey), 200)
 					f, ok := lk.(interface{ Fence() int64 })
 					require.True(t, ok)
-					assert.Equal(t, int64(1), f.Fence())
+					assert.Greater(t, f.Fence(), int64(0))
 					fence, _ := get(t, tg.Client, "{"+name+"}:modern:fence")
-					assert.Equal(t, "1", fence)
+					assert.Equal(t, strconv.FormatInt(f.Fence(), 10), fence)
 				}
 
 				_, err = l.TryLock(ctx, name, time.Second)
@@ -169,7 +169,7 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 
 func mustPrepare(t *testing.T, l *Locker, name string) args {
 	t.Helper()
-	a, err := l.prepare(name, time.Second)
+	a, err := l.prepare(context.Background(), name, time.Second)
 	require.NoError(t, err)
 	return a
 }
@@ -260,6 +260,7 @@ func TestLockKeepsItsPhase(t *testing.T) {
 	name := locktest.Key(t, "k")
 	ctl, err := NewController(tg.Client, ns, WithQuietPeriod(time.Millisecond))
 	require.NoError(t, err)
+	require.NoError(t, ctl.Init(ctx))
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
 	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(10*time.Millisecond))
@@ -296,7 +297,6 @@ func TestBadInput(t *testing.T) {
 		"bad namespace":       {[]Option{WithPhaseFrom("a{b")}, "k", time.Second},
 		"other slot":          {[]Option{WithModernKey(func(string) string { return "elsewhere" })}, "k", time.Second},
 		"nil mapping":         {[]Option{WithModernKey(nil)}, "k", time.Second},
-		"stray brace":         {nil, "odd}key", time.Second},
 		"nil backoff":         {[]Option{WithBackoff(nil)}, "k", time.Second},
 		"bad legacy option":   {[]Option{WithLegacy(legacy.WithUnit(time.Minute))}, "k", time.Second},
 		"bad modern option":   {[]Option{WithModern(modern.WithTokenFunc(nil))}, "k", time.Second},

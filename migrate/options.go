@@ -32,6 +32,7 @@ type config struct {
 	modernKey  func(string) string
 	backoff    lockbridge.Backoff
 	interval   time.Duration
+	lease      time.Duration // 0: DefaultPhaseLeaseIntervals × interval
 	errs       []error
 }
 
@@ -53,6 +54,9 @@ func (c *config) err() error {
 	if c.from != "" && c.ns != "" && c.ns != c.from {
 		c.invalid("WithNamespace %q differs from WithPhaseFrom %q", c.ns, c.from)
 	}
+	if c.lease != 0 && c.lease <= c.interval {
+		c.invalid("phase lease %v must be longer than the phase interval %v", c.lease, c.interval)
+	}
 	return errors.Join(c.errs...)
 }
 
@@ -69,14 +73,20 @@ func WithPhase(p Phase) Option {
 }
 
 // WithPhaseFrom reads the phase from Redis, from the namespace's phase key
-// lockbridge:{ns}:phase (absent: PhaseLegacy), and follows it: re-read every
-// WithPhaseInterval and at once on the controller's change notice, moving at
-// most one phase per reading. The Locker also heartbeats into the
-// namespace's fleet registry and records legacy sightings there. It starts
-// doing so on its first call (Phase, TryLock or Lock): call Phase right
-// after New so that the controller sees the new instance at once and an
-// unreachable Redis shows at start-up. Call Close when done with the Locker.
-// Default: off (WithPhase).
+// lockbridge:{ns}:phase, and follows it: re-read every WithPhaseInterval and
+// at once on the controller's change notice, moving at most one phase per
+// reading. The Locker also heartbeats into the namespace's fleet registry
+// (in the same script as the reading) and records legacy sightings there.
+// It starts doing so on its first call (Phase, TryLock or Lock): call Phase
+// right after New so that the controller sees the new instance at once and
+// an unreachable Redis shows at start-up. Call Close when done.
+//
+// It fails closed: a namespace that was never initialised (`lockbridge
+// phase init`, Controller.Init), a phase key that is gone or unreadable, a
+// namespace whose state went back, and a phase lease that lapsed (see
+// WithPhaseLease) make every lock call fail with a *PhaseUnknownError
+// (wrapping ErrPhaseUnknown) that names the way out, never fall back to
+// legacy. Default: off (WithPhase).
 func WithPhaseFrom(ns string) Option {
 	return func(c *config) {
 		if _, err := newNSKeys(ns); err != nil {
@@ -149,8 +159,8 @@ func WithBackoff(b lockbridge.Backoff) Option {
 }
 
 // WithPhaseInterval sets how often a Locker re-reads its phase and
-// heartbeats (WithPhaseFrom, WithNamespace); a heartbeat is valid for three
-// intervals. Default DefaultPhaseInterval (2 s).
+// heartbeats (WithPhaseFrom, WithNamespace). Default DefaultPhaseInterval
+// (2 s).
 func WithPhaseInterval(d time.Duration) Option {
 	return func(c *config) {
 		if d < time.Millisecond {
@@ -159,4 +169,32 @@ func WithPhaseInterval(d time.Duration) Option {
 		}
 		c.interval = d
 	}
+}
+
+// WithPhaseLease sets the phase lease of a Locker with a namespace
+// (WithPhaseFrom, WithNamespace): how long after a reading of the phase was
+// sent, by the Locker's monotonic clock, it still locks and refreshes in
+// that phase without another good reading. Past it, TryLock, Lock and the
+// refresh of held locks fail with a *PhaseUnknownError (reason
+// ReasonLeaseLapsed) until a reading succeeds again — no restart needed.
+// The registry counts the client in its phase for the lease plus the
+// longest lease it takes after each heartbeat, so the controller never
+// steps past a client that may still lock or hold in its old phase. It must
+// be longer than the phase interval. Default DefaultPhaseLeaseIntervals (3)
+// phase intervals: 6 s by default.
+func WithPhaseLease(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.invalid("phase lease %v must be positive", d)
+			return
+		}
+		c.lease = d
+	}
+}
+
+func (c *config) phaseLease() time.Duration {
+	if c.lease != 0 {
+		return c.lease
+	}
+	return DefaultPhaseLeaseIntervals * c.interval
 }

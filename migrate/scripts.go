@@ -10,11 +10,27 @@ import (
 var (
 	//go:embed phase_set.lua
 	phaseSetSrc    string
-	phaseSetScript = driver.NewScript("migrate/phase_set.lua", phaseSetSrc)
+	phaseSetScript = luafrag.Script("migrate/phase_set.lua", phaseSetSrc, "args.lua", "server_time.lua")
 
 	//go:embed sighting.lua
 	sightingSrc    string
-	sightingScript = driver.NewScript("migrate/sighting.lua", sightingSrc)
+	sightingScript = luafrag.Script("migrate/sighting.lua", sightingSrc, "args.lua", "server_time.lua")
+
+	//go:embed heartbeat.lua
+	heartbeatSrc    string
+	heartbeatScript = luafrag.Script("migrate/heartbeat.lua", heartbeatSrc, "args.lua", "server_time.lua")
+
+	//go:embed forget.lua
+	forgetSrc    string
+	forgetScript = luafrag.Script("migrate/forget.lua", forgetSrc, "args.lua", "server_time.lua")
+
+	//go:embed prune.lua
+	pruneSrc    string
+	pruneScript = luafrag.Script("migrate/prune.lua", pruneSrc, "args.lua", "server_time.lua")
+
+	//go:embed status.lua
+	statusSrc    string
+	statusScript = luafrag.Script("migrate/status.lua", statusSrc, "server_time.lua")
 )
 
 func publishCommand(c driver.Client) string {

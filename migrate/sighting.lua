@@ -1,10 +1,18 @@
--- sighting.lua: record that a live legacy lock was met with no modern key.
--- KEYS[1] the namespace's sighting hash
--- ARGV[1] now, Unix milliseconds; ARGV[2] the legacy key met
--- Keeps the latest time ("at") and key ("key"); counts sightings ("count").
--- Returns the count.
-local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '0')
-if tonumber(ARGV[1]) > at then
-  redis.call('HSET', KEYS[1], 'at', ARGV[1], 'key', ARGV[2])
+-- migrate/sighting.lua: record that a live legacy lock was met with no
+-- modern key, stamped with the server's clock.
+-- Prepended fragments: args.lua, server_time.lua.
+--
+-- KEYS[1]  the namespace's legacy-sighting hash
+-- ARGV[1]  the legacy key met (non-empty)
+--
+-- Keeps the latest time ("at", the server's Unix ms) and key ("key"), and
+-- counts sightings ("count"). Returns the count.
+
+redis.replicate_commands()
+local key = arg_nonempty(1)
+local now = server_time()
+local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '0') or 0
+if now >= at then
+  redis.call('HSET', KEYS[1], 'at', string.format('%.0f', now), 'key', key)
 end
 return redis.call('HINCRBY', KEYS[1], 'count', 1)

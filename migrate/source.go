@@ -12,32 +12,56 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 )
 
-// DefaultPhaseInterval is how often a Locker with WithPhaseFrom re-reads the
-// phase and heartbeats into the fleet registry. A heartbeat is valid for
-// three intervals.
+// DefaultPhaseInterval is how often a Locker with WithPhaseFrom or
+// WithNamespace re-reads the phase and heartbeats into the fleet registry.
 const DefaultPhaseInterval = 2 * time.Second
 
-// follower tracks the phase a Locker runs when the phase comes from Redis:
-// it re-reads the phase key at an interval and on a phase-change notice,
-// moves at most one phase per reading towards the stored one, and heartbeats
-// its id and phase into the fleet registry. Its goroutine starts on first use
-// and stops on close.
+// DefaultPhaseLeaseIntervals is the default phase lease in phase intervals:
+// a Locker that has not read its phase for three intervals (6 s by default)
+// — two readings missed in a row — stops locking until it reads it again.
+const DefaultPhaseLeaseIntervals = 3
+
+// heldReport is what a Locker holds, for its heartbeat.
+type heldReport struct {
+	oldest, newest Phase         // 0 when nothing is held
+	left           time.Duration // the longest remaining lease
+	ttl            time.Duration // the longest lease of a held lock
+}
+
+// follower tracks the phase a Locker runs when it has a namespace: it reads
+// the phase and heartbeats into the registry in one script, at an interval
+// and on a phase-change notice, moves at most one phase per reading towards
+// the stored one, and holds a phase lease — it trusts the phase it read only
+// until lease after the reading was sent, by its monotonic clock. Its
+// goroutine starts on the first good reading and stops on close.
 type follower struct {
 	s        store
 	id, host string
 	pid      int
 	interval time.Duration
-	now      func() time.Time
-	fixed    Phase // a fixed phase (WithPhase + WithNamespace): heartbeat only
+	lease    time.Duration
+	fixed    Phase               // a fixed phase (WithPhase + WithNamespace): heartbeat only
+	held     func() heldReport   // the Locker's held locks; nil for none
+	onStep   func(current Phase) // called after the phase moved, outside mu
 
-	mu      sync.Mutex
-	current Phase // 0 until the first reading
-	closed  bool
-	stop    chan struct{}
-	done    chan struct{}
+	syncMu sync.Mutex // serialises readings
+
+	mu       sync.Mutex
+	current  Phase     // 0 until the first good reading
+	ran      bool      // a phase of this namespace was ever run
+	instance int64     // the namespace instance read last (0: none)
+	gen      int64     // the highest generation read
+	until    time.Time // end of the phase lease (monotonic); zero: none
+	refusal  error     // a reading found the phase untrustworthy: refuse until the next good one
+	lastErr  error     // why the last reading failed
+	maxTTL   time.Duration
+	sent     bool // a heartbeat was sent: close removes the entry
+	closed   bool
+	stop     chan struct{}
+	done     chan struct{}
 }
 
-func newFollower(c driver.Client, k nsKeys, interval time.Duration, now func() time.Time) *follower {
+func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *follower {
 	host, _ := os.Hostname()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -47,52 +71,199 @@ func newFollower(c driver.Client, k nsKeys, interval time.Duration, now func() t
 		host:     host,
 		pid:      os.Getpid(),
 		interval: interval,
-		now:      now,
+		lease:    lease,
 	}
 }
 
-// phase returns the phase to run now. The first call reads it from Redis
-// (and starts the background loop); later calls answer from memory.
-func (f *follower) phase(ctx context.Context) (Phase, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return 0, fmt.Errorf("migrate: locker closed")
+// phase returns the phase to run a lock of ttl in now. While the phase
+// lease runs (and covers ttl) it answers from memory; otherwise it reads
+// the phase first, and refuses with a *PhaseUnknownError when it cannot.
+func (f *follower) phase(ctx context.Context, ttl time.Duration) (Phase, error) {
+	if p, ok, err := f.valid(ttl); ok || err != nil {
+		return p, err
 	}
-	if f.current != 0 {
-		return f.current, nil
+	if err := f.sync(ctx, ttl); err != nil {
+		return 0, err
 	}
-	p := f.fixed
-	if p == 0 {
-		var err error
-		if p, err = f.s.phase(ctx); err != nil {
-			return 0, err
-		}
+	p, ok, err := f.valid(ttl)
+	if err != nil {
+		return 0, err
 	}
-	if err := f.s.heartbeat(ctx, f.client(p)); err != nil {
-		return 0, err // not started: the next call tries again from scratch
+	if !ok {
+		return 0, f.lapsed()
 	}
-	f.current = p
-	f.stop, f.done = make(chan struct{}), make(chan struct{})
-	go f.loop(f.stop, f.done)
 	return p, nil
 }
 
-func (f *follower) client(p Phase) Client {
-	now := f.now()
-	return Client{ID: f.id, Phase: p, Host: f.host, PID: f.pid, Seen: now, Expires: now.Add(3 * f.interval)}
-}
-
-// step moves current one phase towards target; it returns the new phase.
-func (f *follower) step(target Phase) Phase {
+// valid answers from memory: the phase, and whether the lease runs and its
+// registered hold covers a lock of ttl.
+func (f *follower) valid(ttl time.Duration) (Phase, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.closed {
+		return 0, false, fmt.Errorf("migrate: locker closed")
+	}
+	if f.refusal != nil {
+		return 0, false, nil // read again: it may have been repaired
+	}
+	if f.current == 0 || !time.Now().Before(f.until) || ttl > f.maxTTL {
+		return 0, false, nil
+	}
+	return f.current, true, nil
+}
+
+// trusted reports whether the phase lease runs, for a refresh to ttl.
+func (f *follower) trusted(ctx context.Context, ttl time.Duration) error {
+	_, err := f.phase(ctx, ttl)
+	return err
+}
+
+func (f *follower) lapsed() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.refusal != nil {
+		return f.refusal
+	}
+	return &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: f.current, Cause: f.lastErr,
+		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
+}
+
+// sync reads the phase and heartbeats; when the phase moved it heartbeats
+// once more (without moving again: one phase per interval) so the registry
+// shows the new phase at once. It starts the loop on the first good
+// reading.
+func (f *follower) sync(ctx context.Context, ttl time.Duration) error {
+	f.syncMu.Lock()
+	defer f.syncMu.Unlock()
+	moved, err := f.syncOnce(ctx, ttl, true)
+	if err != nil {
+		return err
+	}
+	if moved {
+		if _, err := f.syncOnce(ctx, ttl, false); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stop == nil && !f.closed && f.current != 0 {
+		f.stop, f.done = make(chan struct{}), make(chan struct{})
+		go f.loop(f.stop, f.done)
+	}
+	return nil
+}
+
+// syncOnce is one reading; with step it moves one phase towards the stored
+// one. It reports whether the phase moved.
+func (f *follower) syncOnce(ctx context.Context, ttl time.Duration, step bool) (bool, error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return false, fmt.Errorf("migrate: locker closed")
+	}
+	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen}
 	switch {
+	case f.fixed != 0:
+		e.Phase = f.fixed.String()
+	case f.current != 0:
+		e.Phase = f.current.String()
+	}
+	maxTTL := max(f.maxTTL, ttl)
+	f.sent = true
+	f.mu.Unlock()
+	if f.held != nil {
+		h := f.held()
+		if h.oldest != 0 {
+			left := h.left.Milliseconds()
+			if left < 0 {
+				left = 0
+			}
+			e.HeldOldest, e.HeldNewest, e.HeldMS = h.oldest.String(), h.newest.String(), &left
+		}
+		maxTTL = max(maxTTL, h.ttl)
+	}
+	// The hold: how long after this heartbeat the controller must count us
+	// at e.Phase. A lock taken or refreshed just before the lease lapses
+	// lasts its ttl beyond it.
+	hold := f.lease + maxTTL
+	start := time.Now()
+	r, err := f.s.heartbeat(ctx, e, hold)
+	f.mu.Lock()
+	if err != nil {
+		f.lastErr = err
+		f.mu.Unlock()
+		return false, &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: f.current, Cause: err,
+			Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
+	}
+	f.lastErr = nil
+	target, refusal := f.judge(r)
+	if refusal != nil {
+		f.refusal, f.until = refusal, time.Time{}
+		f.mu.Unlock()
+		return false, refusal
+	}
+	f.refusal = nil
+	f.until, f.maxTTL = start.Add(f.lease), maxTTL
+	from := f.current
+	switch {
+	case !step:
+	case f.current == 0:
+		f.current = target
 	case target > f.current:
 		f.current++
 	case target < f.current:
 		f.current--
 	}
+	if f.fixed == 0 {
+		f.ran = true
+	}
+	cur := f.current
+	f.mu.Unlock()
+	if cur != from && from != 0 && f.onStep != nil {
+		f.onStep(cur)
+	}
+	return cur != from, nil
+}
+
+// judge decides, under mu, the phase to move towards, or why not to trust
+// what was read.
+func (f *follower) judge(r syncReply) (Phase, error) {
+	if f.fixed != 0 {
+		return f.fixed, nil
+	}
+	ns := f.s.k.ns
+	refuse := func(why PhaseReason, remedy string, cause error) (Phase, error) {
+		return 0, &PhaseUnknownError{Namespace: ns, Reason: why, Last: f.current, Remedy: remedy, Cause: cause}
+	}
+	if r.hasNS && (r.instance < 0 || r.gen < 0) {
+		return refuse(ReasonUnreadable, remedyRepair(ns), fmt.Errorf("the namespace hash %s has an unreadable init or gen", f.s.k.meta))
+	}
+	if r.phase == "" {
+		if f.ran || f.instance != 0 || r.hasNS {
+			return refuse(ReasonLost, remedyRepair(ns), nil)
+		}
+		return refuse(ReasonUninitialized, remedyInit(ns), nil)
+	}
+	p, err := phaseName(r.phase)
+	if err != nil {
+		return refuse(ReasonUnreadable, remedyRepair(ns), fmt.Errorf("the phase key holds %q", r.phase))
+	}
+	if f.instance != 0 && (!r.hasNS || r.instance != f.instance) {
+		return refuse(ReasonWentBack, remedyRepair(ns), fmt.Errorf("the namespace is not the instance %d this locker read", f.instance))
+	}
+	if r.hasNS && r.gen < f.gen {
+		return refuse(ReasonWentBack, remedyRepair(ns), fmt.Errorf("generation %d is older than %d, read before", r.gen, f.gen))
+	}
+	if r.hasNS {
+		f.instance, f.gen = r.instance, max(f.gen, r.gen)
+	}
+	return p, nil
+}
+
+// current returns the phase run now (0 before the first good reading).
+func (f *follower) currentPhase() Phase {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return f.current
 }
 
@@ -139,19 +310,13 @@ func (f *follower) loop(stop, done chan struct{}) {
 	}
 }
 
-// refresh reads the phase, steps towards it, and heartbeats. Errors are
-// left for the next round: the locker keeps its phase meanwhile.
+// refresh is one reading of the loop. A failure is kept (lastErr, or the
+// refusal) and reported by the lock calls that it makes refuse: with the
+// lease running the Locker goes on in its phase meanwhile.
 func (f *follower) refresh(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, f.interval)
 	defer cancel()
-	target := f.fixed
-	if target == 0 {
-		var err error
-		if target, err = f.s.phase(rctx); err != nil {
-			return
-		}
-	}
-	_ = f.s.heartbeat(rctx, f.client(f.step(target)))
+	_ = f.sync(rctx, 0)
 }
 
 // close stops the loop and removes the registry entry.
@@ -164,10 +329,17 @@ func (f *follower) close(ctx context.Context) error {
 	f.closed = true
 	stop, done := f.stop, f.done
 	f.mu.Unlock()
-	if stop == nil {
-		return nil // never started
+	if stop != nil {
+		close(stop)
+		<-done
 	}
-	close(stop)
-	<-done
+	f.syncMu.Lock() // no reading in flight re-writes the entry after the leave
+	defer f.syncMu.Unlock()
+	f.mu.Lock()
+	sent := f.sent
+	f.mu.Unlock()
+	if !sent {
+		return nil
+	}
 	return f.s.leave(ctx, f.id)
 }

@@ -20,10 +20,11 @@ func TestFollower(t *testing.T) {
 		require.NoError(t, err)
 		ctl, err := NewController(tg.Client, t.Name(), WithQuietPeriod(time.Millisecond))
 		require.NoError(t, err)
+		require.NoError(t, ctl.Init(ctx))
 
 		// A long interval: only the pub/sub notice can make it move quickly.
-		f := newFollower(tg.Client, k, time.Hour, time.Now)
-		p, err := f.phase(ctx)
+		f := newFollower(tg.Client, k, time.Hour, 2*time.Hour)
+		p, err := f.phase(ctx, 0)
 		require.NoError(t, err)
 		assert.Equal(t, PhaseLegacy, p)
 
@@ -32,11 +33,11 @@ func TestFollower(t *testing.T) {
 		require.Len(t, st.Clients, 1, "the follower heartbeats on first use")
 		assert.Equal(t, f.id, st.Clients[0].ID)
 		assert.Equal(t, PhaseLegacy, st.Clients[0].Phase)
-		assert.True(t, st.Clients[0].Live(time.Now()))
+		assert.True(t, st.Clients[0].Live)
 
 		_, err = ctl.Advance(ctx, false)
 		require.NoError(t, err)
-		require.Eventually(t, func() bool { p, _ := f.phase(ctx); return p == PhaseDualWrite },
+		require.Eventually(t, func() bool { p, _ := f.phase(ctx, 0); return p == PhaseDualWrite },
 			5*time.Second, 5*time.Millisecond, "the phase-change notice moves the follower")
 		require.Eventually(t, func() bool {
 			st, _ := ctl.Status(ctx)
@@ -47,7 +48,7 @@ func TestFollower(t *testing.T) {
 		st, err = ctl.Status(ctx)
 		require.NoError(t, err)
 		assert.Empty(t, st.Clients, "a closed locker leaves the registry")
-		_, err = f.phase(ctx)
+		_, err = f.phase(ctx, 0)
 		assert.Error(t, err)
 	})
 }
@@ -57,9 +58,12 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	ctx := context.Background()
 	k, err := newNSKeys(t.Name())
 	require.NoError(t, err)
-	f := newFollower(tg.Client, k, 20*time.Millisecond, time.Now)
+	ctl, err := NewController(tg.Client, t.Name())
+	require.NoError(t, err)
+	require.NoError(t, ctl.Init(ctx))
+	f := newFollower(tg.Client, k, 20*time.Millisecond, time.Hour)
 	defer f.close(ctx)
-	p, err := f.phase(ctx)
+	p, err := f.phase(ctx, 0)
 	require.NoError(t, err)
 	require.Equal(t, PhaseLegacy, p)
 
@@ -68,7 +72,7 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	require.NoError(t, err)
 	var seen []Phase
 	require.Eventually(t, func() bool {
-		p, _ := f.phase(ctx)
+		p, _ := f.phase(ctx, 0)
 		if len(seen) == 0 || seen[len(seen)-1] != p {
 			seen = append(seen, p)
 		}
@@ -77,17 +81,17 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	assert.Equal(t, []Phase{PhaseLegacy, PhaseDualWrite, PhaseDualRead}, seen, "never skips a phase")
 }
 
-// failOnce fails the first HSET (a heartbeat) and forwards everything else.
+// failOnce fails the first heartbeat script and forwards everything else.
 type failOnce struct {
 	driver.Client
 	failed atomic.Bool
 }
 
-func (f *failOnce) Do(ctx context.Context, args ...any) (any, error) {
-	if args[0] == "HSET" && f.failed.CompareAndSwap(false, true) {
+func (f *failOnce) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
+	if s == heartbeatScript && f.failed.CompareAndSwap(false, true) {
 		return nil, errors.New("connection reset by peer")
 	}
-	return f.Client.Do(ctx, args...)
+	return f.Client.Eval(ctx, s, keys, args...)
 }
 
 // A first heartbeat that fails must not leave the follower half-started:
@@ -98,20 +102,21 @@ func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
 	ctx := context.Background()
 	k, err := newNSKeys(t.Name())
 	require.NoError(t, err)
-	f := newFollower(&failOnce{Client: tg.Client}, k, 10*time.Millisecond, time.Now)
+	ctl, err := NewController(tg.Client, t.Name())
+	require.NoError(t, err)
+	require.NoError(t, ctl.Init(ctx))
+	f := newFollower(&failOnce{Client: tg.Client}, k, 10*time.Millisecond, time.Hour)
 	defer f.close(ctx)
-	_, err = f.phase(ctx)
+	_, err = f.phase(ctx, 0)
 	require.Error(t, err, "the first heartbeat failed")
-	p, err := f.phase(ctx)
+	p, err := f.phase(ctx, 0)
 	require.NoError(t, err)
 	assert.Equal(t, PhaseLegacy, p)
 
 	_, err = tg.Client.Do(ctx, "SET", k.phase, "dual-write")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { p, _ := f.phase(ctx); return p == PhaseDualWrite }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { p, _ := f.phase(ctx, 0); return p == PhaseDualWrite }, 5*time.Second, 5*time.Millisecond,
 		"the follower follows")
-	ctl, err := NewController(tg.Client, t.Name())
-	require.NoError(t, err)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	require.Len(t, st.Clients, 1, "and heartbeats")

@@ -96,16 +96,47 @@
 //
 // # Fencing
 //
-// With WithFencing, Lock.Fence returns the value of INCR {K}:fence taken
-// atomically with the acquire: strictly greater than the fence of every
-// earlier holder of K. Pass it to storage that remembers the highest fence
-// it has accepted and rejects lower ones, and a holder that stalled past its
-// lease (a GC pause, a partition) cannot overwrite its successor's writes.
+// With WithFencing, Lock.Fence returns the fence handed out atomically with
+// the acquire, by the same script: fence = max(counter + 1, the server's
+// TIME in µs since the epoch), stored in {K}:fence. Pass it to storage that
+// remembers the highest fence it has accepted and rejects lower ones, and a
+// holder that stalled past its lease (a GC pause, a partition) cannot
+// overwrite its successor's writes. Fencing never decides who holds the
+// lock: the server's clock only raises fences, it never lets anyone in.
+//
+// Guarantees. While {K}:fence lives, fences strictly increase (the counter
+// term). When it is lost — a restart of a server without persistence, a
+// FLUSHDB, a failover to a replica that never got it — or goes back — a
+// failover to a replica that lags — the clock term still puts the next fence
+// above every earlier one, provided the server that hands it out reads a
+// TIME above the last fence handed out before. Fences follow the clock of
+// the server (one fence per acquire, and acquires take more than a
+// microsecond), so that holds unless the new server's clock is behind the
+// old one's by more than the time between the last acquire on the old
+// server and the first on the new one (for a failover: its duration,
+// seconds). That is the residual: a new primary whose clock is far behind
+// the old one's (or a clock stepped back by more than a restart takes) can
+// hand out a fence at or below one already handed out; keep the servers'
+// clocks synchronised (NTP). A fence is below 2^53 (exact in a double, so
+// JSON and JavaScript storage keep it), good until the year 2255.
+//
+// The acquire reads the counter before it writes anything: a counter of
+// another type, one that is not a decimal integer, or one at 2^53 − 1 fails
+// the acquire with a *FenceError (code FENCE), the lock not taken and the
+// counter unchanged; Lock returns it at once rather than waiting. Counters
+// written by older versions (which INCR from 1) are read as they are: the
+// clock term takes over from them.
+//
 // The counter key has no expiry — it must outlive every lock on K for the
-// fences to stay monotonic — so each lock name leaves one small integer key
-// behind for good. Deleting it restarts the sequence at 1, which breaks the
-// guarantee for storage that has seen higher fences: don't, or delete it
-// only together with that storage's record.
+// fences to stay monotonic while the clocks are off — so each lock name
+// leaves one small integer key behind for good. Deleting it is safe only as
+// far as the clock term is (see above).
+//
+// What fencing buys under failover: a failover can lose the lock key, so
+// two holders may both believe they hold K (this is a single-instance lock;
+// see Limits); the storage, checking fences, accepts the writes of only the
+// later holder once it has seen them, and rejects the earlier holder's from
+// then on.
 //
 // # Limits
 //

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/modernproto"
 )
 
 // Reason tells why a lock is no longer held.
@@ -73,12 +74,57 @@ func (e *NotObtainedError) Error() string {
 // Unwrap returns lockbridge.ErrNotObtained.
 func (e *NotObtainedError) Unwrap() error { return lockbridge.ErrNotObtained }
 
+// FenceError is an acquire refused because the fence counter cannot give a
+// fence (it holds another type, a value that is not a decimal integer, or
+// the largest int64). Nothing was written: the lock was not taken and the
+// counter is unchanged. It wraps the server's reply. Lock does not wait on
+// it: it is returned at once.
+type FenceError = modernproto.FenceError
+
+// WrongTypeError is what TryLock, Lock, Unlock, Refresh and TTL return when
+// the lock key holds another type than string (a hash, say): not a lock, so
+// neither held nor free, and Lock does not wait on it. Nothing was written.
+// It wraps the server's WRONGTYPE reply: driver.HasPrefix(err, "WRONGTYPE")
+// holds.
+type WrongTypeError = modernproto.WrongTypeError
+
+// ReplicationError is an acquire that took the lock on the primary but was
+// not acknowledged by as many replicas as WithWait asks for, within its
+// timeout (or whose WAIT failed: Err). The lock is not reported held: it was
+// released at once (Released says whether that release found it; when it
+// did not answer, the key expires after its ttl, held by nobody).
+type ReplicationError struct {
+	Key      string
+	Want     int   // replicas asked for
+	Acked    int64 // replicas that acknowledged
+	Released bool  // the owner-checked release ran and deleted the key
+	Err      error // WAIT's error, if it failed
+}
+
+func (e *ReplicationError) Error() string {
+	msg := fmt.Sprintf("modern: lock %q not taken: %d of %d replicas acknowledged the acquire", e.Key, e.Acked, e.Want)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns WAIT's error, if any.
+func (e *ReplicationError) Unwrap() error { return e.Err }
+
 // errReleased is returned by Unlock and Refresh on a lock this Lock value
 // already released.
 var errReleased = fmt.Errorf("modern: %w: already unlocked", lockbridge.ErrNotHeld)
 
 // errNilLock is returned by the methods of a nil *Lock.
 var errNilLock = fmt.Errorf("modern: %w: nil lock", lockbridge.ErrNotHeld)
+
+// errNilLockCall is returned by Refresh and TTL on a nil *Lock: a bad
+// argument, and not held either.
+var errNilLockCall = fmt.Errorf("modern: %w: nil lock: %w", lockbridge.ErrInvalid, lockbridge.ErrNotHeld)
+
+// errZeroLock is returned by the methods of a Lock not made by a Locker.
+var errZeroLock = fmt.Errorf("modern: %w: zero Lock (locks come from a Locker)", lockbridge.ErrInvalid)
 
 // isNotObtained reports whether err is another holder's lock.
 func isNotObtained(err error) bool { return errors.Is(err, lockbridge.ErrNotObtained) }

@@ -15,9 +15,9 @@ import (
 // exampleRedis returns a go-redis client on the server the examples run
 // against (TestMain starts one). In your code:
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", MaxRetries: -1})
 func exampleRedis() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: exampleAddr})
+	return redis.NewClient(&redis.Options{Addr: exampleAddr, MaxRetries: -1})
 }
 
 func ExampleLocker_TryLock() {
@@ -128,6 +128,7 @@ func ExampleWithFencing() {
 	locker := modern.New(goredis.New(rdb), modern.WithFencing())
 	ctx := context.Background()
 
+	var last int64
 	for i := 0; i < 3; i++ {
 		lock, err := locker.Lock(ctx, "ledger", 10*time.Second)
 		if err != nil {
@@ -137,11 +138,13 @@ func ExampleWithFencing() {
 		// Send the fence with every write; the storage rejects a write
 		// whose fence is below the highest it has seen, so a holder that
 		// paused past its lease cannot overwrite its successor's work.
-		fmt.Println("fence", lock.(*modern.Lock).Fence())
+		fence := lock.(*modern.Lock).Fence()
+		fmt.Println("fence above the last:", fence > last)
+		last = fence
 		lock.Unlock(ctx)
 	}
 	// Output:
-	// fence 1
-	// fence 2
-	// fence 3
+	// fence above the last: true
+	// fence above the last: true
+	// fence above the last: true
 }

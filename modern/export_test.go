@@ -1,11 +1,13 @@
 package modern
 
+import "context"
+
 // Test hooks: what the external tests may see of a Locker's notification hub.
 
 // HubSubscribed reports whether l's hub has a confirmed subscription to the
 // release channel of key.
 func HubSubscribed(l *Locker, key string) bool {
-	n, _, err := l.prepare(key, 1e6)
+	n, _, err := l.prepare(context.Background(), key, 1e6)
 	return err == nil && n.Channel != "" && l.hub.Subscribed(n.Channel)
 }
 

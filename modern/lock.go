@@ -2,12 +2,14 @@ package modern
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/check"
 	"github.com/lockbridge/lockbridge/internal/lease"
 )
 
@@ -88,6 +90,18 @@ func (lk *Lock) Err() error {
 	return lk.lease.Err()
 }
 
+// valid checks a call's receiver and context: a nil or zero Lock, or a nil
+// ctx, is an error wrapping lockbridge.ErrInvalid.
+func (lk *Lock) valid(ctx context.Context) error {
+	switch {
+	case lk == nil:
+		return errNilLockCall
+	case lk.locker == nil:
+		return errZeroLock
+	}
+	return check.Context("modern", ctx)
+}
+
 // Unlock releases the lock if it is still ours, and publishes the release
 // so that waiters wake. It first stops the auto-refresh and waits for it, so
 // no refresh is sent after Unlock. When the lock was no longer ours it
@@ -103,13 +117,30 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	if lk == nil {
 		return errNilLock
 	}
+	if err := lk.valid(ctx); err != nil {
+		return err
+	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	if lk.released.Load() {
 		return errReleased
 	}
 	lk.lease.StopRefresh()
+	sent := time.Now()
 	code, err := lk.locker.node.Release(ctx, &lk.names, lk.arg)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
+		// The release may have run. It deletes only a key holding our
+		// token, which no one else ever writes, so sending our own
+		// compare-and-delete again cannot touch another holder (the no-resend
+		// rule is about lower layers repeating a command blindly; this is
+		// the lock asking again, knowing the answer is safe either way).
+		code, err = lk.locker.node.Release(ctx, &lk.names, lk.arg)
+		if err == nil && code != codeOurs && sent.Before(lk.lease.ExpiresAt()) {
+			// The key no longer held our token although our lease had time
+			// left when the first release was sent: that release did it.
+			code = codeOurs
+		}
+	}
 	if err != nil {
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		return err
@@ -128,8 +159,8 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 // lock is still ours (negative if someone removed the key's expiry);
 // otherwise a *NotHeldError, and the lock counts as lost (Done closes).
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	if lk == nil {
-		return 0, errNilLock
+	if err := lk.valid(ctx); err != nil {
+		return 0, err
 	}
 	if lk.released.Load() {
 		return 0, errReleased

@@ -163,11 +163,11 @@ func TestRedisErrorsAreNotDisguised(t *testing.T) {
 		assert.True(t, waitDone(t, lk, 0), "a failed Unlock ends the lock locally")
 		assert.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
 
-		// A key of another type is held by someone: not obtained, with no expiry.
+		// A key of another type is no lock: WRONGTYPE, neither held nor free.
 		_, err = l.TryLock(ctx, key, time.Second)
-		var no *modern.NotObtainedError
-		require.ErrorAs(t, err, &no)
-		assert.Less(t, no.HolderTTL, time.Duration(0))
+		var wt *modern.WrongTypeError
+		require.ErrorAs(t, err, &wt)
+		assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
 	})
 
 	t.Run("server down", func(t *testing.T) {
@@ -190,8 +190,10 @@ func TestNilLock(t *testing.T) {
 	ctx := context.Background()
 	assert.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
 	assert.ErrorIs(t, lk.Refresh(ctx, time.Second), lockbridge.ErrNotHeld)
+	assert.ErrorIs(t, lk.Refresh(ctx, time.Second), lockbridge.ErrInvalid)
 	_, err := lk.TTL(ctx)
 	assert.ErrorIs(t, err, lockbridge.ErrNotHeld)
+	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 	assert.Equal(t, "", lk.Key())
 	assert.Equal(t, "", lk.Token())
 	assert.Equal(t, int64(0), lk.Fence())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -67,7 +68,10 @@ func New(c driver.Client, opts ...Option) *Locker {
 type names = modernproto.Names
 
 // prepare validates a call's arguments and derives the lock's names.
-func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, error) {
+func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (names, time.Duration, error) {
+	if err := check.Context("modern", ctx); err != nil {
+		return names{}, 0, err
+	}
 	if l == nil || (l.err == nil && l.hub == nil) {
 		return names{}, 0, fmt.Errorf("modern: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
 	}
@@ -93,7 +97,7 @@ func (l *Locker) prepare(key string, ttl time.Duration) (names, time.Duration, e
 // attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
 // a lock the attempt may have taken on the server is released (see Lock).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +127,7 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // up to 250 ms. Should Redis execute the SET only after that, the key holds a
 // token no Lock value knows: nobody refreshes it, and it expires after ttl.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +176,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	}
 	arg := any(token) // boxed once for every script of this lock
 	start := time.Now()
-	fence, left, err := acquire(ctx, &l.node, n, arg, ttl)
+	fence, left, err := l.acquire(ctx, n, arg, ttl)
 	if err != nil {
 		if isNotObtained(err) {
 			return nil, left, err
@@ -182,7 +186,24 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 			l.undo(ctx, n, arg)
 			return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 		}
-		return nil, 0, err
+		if !errors.Is(err, lockbridge.ErrUnknownOutcome) || l.cfg.waitN > 0 {
+			if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+				l.undo(ctx, n, arg) // not acknowledged by the replicas: not held
+			}
+			return nil, 0, err
+		}
+		// The acquire may have run and its reply been lost. The token is
+		// ours alone, so reading it back settles the outcome (a read is not a
+		// resend: it changes nothing).
+		held, f, rerr := l.readBack(ctx, n, token)
+		switch {
+		case rerr != nil:
+			l.undo(ctx, n, arg) // best effort: the key may hold our token
+			return nil, 0, fmt.Errorf("modern: lock %q: %w (reading the token back: %v)", n.Key, err, rerr)
+		case !held:
+			return nil, 0, &NotObtainedError{Key: n.Key}
+		}
+		fence = f
 	}
 	lk := &Lock{locker: l, names: *n, token: token, arg: arg, fence: fence}
 	lk.lease.Init("modern", start, ttl)
@@ -190,6 +211,35 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 		lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 	}
 	return lk, 0, nil
+}
+
+// readBack reports whether n's key holds token and, with fencing, the
+// fence counter's value, read together (MGET: the counter shares the key's
+// slot). While the key holds our token no one else acquired, so the counter
+// holds the fence our acquire handed out.
+func (l *Locker) readBack(ctx context.Context, n *names, token string) (held bool, fence int64, err error) {
+	args := []any{"MGET", n.Key}
+	if n.Fence != "" {
+		args = append(args, n.Fence)
+	}
+	r, err := l.node.Client().Do(ctx, args...)
+	if err != nil {
+		return false, 0, err
+	}
+	vs, ok := r.([]any)
+	if !ok || len(vs) != len(args)-1 {
+		return false, 0, fmt.Errorf("modern: MGET: unexpected reply %#v", r)
+	}
+	if v, _ := vs[0].(string); v != token {
+		return false, 0, nil
+	}
+	if n.Fence != "" {
+		v, _ := vs[1].(string)
+		if fence, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return false, 0, fmt.Errorf("modern: fence counter %q: %w", v, err)
+		}
+	}
+	return true, fence, nil
 }
 
 // ctxEnded reports whether err is ctx's end rather than Redis's: the driver
@@ -224,6 +274,37 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 // its nodes. The waiting loop (Locker.Lock) and the lock's life (Lock,
 // internal/lease) are built on them.
 
+// acquire makes one attempt, with WAIT after it when WithWait asks for it.
+func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
+	if l.cfg.waitN == 0 {
+		return acquire(ctx, &l.node, n, token, ttl)
+	}
+	ok, v, acked, err := l.node.AcquireWait(ctx, n, token, ttl, l.cfg.waitN, l.cfg.waitTimeout)
+	if errors.Is(err, driver.ErrNoPin) {
+		return 0, 0, fmt.Errorf("modern: %w: WithWait needs a client that sends WAIT on the connection of the acquire: %w", lockbridge.ErrInvalid, err)
+	}
+	if !ok {
+		if err != nil {
+			return 0, 0, err
+		}
+		return notObtained(n, v)
+	}
+	if err == nil && acked >= int64(l.cfg.waitN) {
+		return v, 0, nil
+	}
+	// Held on the primary, not acknowledged enough: not held.
+	re := &ReplicationError{Key: n.Key, Want: l.cfg.waitN, Acked: acked, Err: err}
+	if ctxEnded(ctx, err) {
+		l.undo(ctx, n, token)
+		return 0, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, re)
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	code, rerr := l.node.Release(uctx, n, token)
+	re.Released = rerr == nil && code == codeOurs
+	return 0, 0, re
+}
+
 // acquire makes one attempt. It returns the fence (0 without fencing), or a
 // *NotObtainedError and the holder's remaining lease (0 if it has no expiry).
 func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
@@ -234,6 +315,12 @@ func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any, ttl
 	if ok {
 		return v, 0, nil
 	}
+	return notObtained(n, v)
+}
+
+// notObtained is the error of an attempt that found the key held, with
+// the holder's PTTL v in ms (-1: no expiry), and the wait it allows.
+func notObtained(n *names, v int64) (int64, time.Duration, error) {
 	held := time.Duration(v) * time.Millisecond
 	left := held
 	switch {

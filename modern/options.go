@@ -25,6 +25,8 @@ type config struct {
 	autoRefresh bool
 	fencing     bool
 	notify      bool
+	waitN       int           // WithWait: replicas; 0 off
+	waitTimeout time.Duration // WithWait: WAIT's timeout
 	backoff     lockbridge.Backoff
 	token       func() (string, error)
 	errs        []error
@@ -53,14 +55,20 @@ func (c *config) err() error { return errors.Join(c.errs...) }
 // lives for its ttl unless refreshed by hand.
 func WithAutoRefresh() Option { return func(c *config) { c.autoRefresh = true } }
 
-// WithFencing makes the acquire also INCR a counter key in the lock key's
-// hash slot ("{key}:fence" for a key without a hash tag, key+":fence" for a
-// tagged one) and give the lock its value as Lock.Fence: strictly increasing
-// across the successive holders of a key, for storage that rejects writes
-// from a stale holder. The counter never expires: one small key per lock name
-// for good; deleting it restarts the sequence at 1 (don't). Keys whose
-// counter cannot share their slot (a stray '}') are rejected with ErrInvalid.
-// Default: off (Fence returns 0).
+// WithFencing makes the acquire also hand out a fence, kept in a counter
+// key in the lock key's hash slot ("{key}:fence" for a key without a hash
+// tag, key+":fence" for a tagged one), and give the lock its value as
+// Lock.Fence: max(counter + 1, the server's TIME in microseconds), strictly
+// increasing across the successive holders of a key — also across a
+// restart of a server without persistence (the counter is lost) and a
+// failover to a replica that lags (the counter is behind), as long as the
+// server handing out the next fence has a clock ahead of the last fence
+// handed out (see the package documentation, Fencing). Acquire and fence
+// succeed or fail together, in one script: a counter that cannot give a
+// fence fails the acquire with a *FenceError and nothing written. The
+// counter never expires: one small key per lock name for good. Keys whose
+// counter cannot share their slot (a stray '}') are rejected with
+// ErrInvalid. Default: off (Fence returns 0).
 func WithFencing() Option { return func(c *config) { c.fencing = true } }
 
 // WithBackoff sets how long Lock waits between attempts. It never waits
@@ -103,5 +111,32 @@ func WithTokenFunc(f func() (string, error)) Option {
 			return
 		}
 		c.token = f
+	}
+}
+
+// WithWait makes every acquire wait, on the connection that sent it, until
+// at least replicas replicas have acknowledged it (Redis' WAIT replicas
+// timeout), so that a failover to any of them keeps the lock key and, with
+// WithFencing, the fence counter. When fewer acknowledge within timeout —
+// or WAIT fails — the lock is not reported held: it is released at once
+// (owner-checked, on a detached context) and the attempt returns a
+// *ReplicationError saying how many did; Lock returns it without waiting
+// for another attempt. WAIT makes the loss of an acknowledged write
+// unlikely, not impossible (a replica acknowledges what it received, not
+// what it persisted, and a failover may still pick a replica that did not
+// acknowledge): pair it with fencing. The client must be able to send WAIT
+// on the connection of the acquire: the adapters driver/goredis (a
+// *redis.Client or *redis.ClusterClient) and driver/redigo can; with any
+// other client every TryLock and Lock fails with an error wrapping
+// lockbridge.ErrInvalid. replicas must be at least 1 and timeout positive
+// (whole milliseconds; WAIT's 0, "for ever", is not offered). Default: off
+// (an acquire is reported held once the primary has it).
+func WithWait(replicas int, timeout time.Duration) Option {
+	return func(c *config) {
+		if replicas < 1 || timeout < time.Millisecond {
+			c.invalid("WithWait(%d, %v): want at least 1 replica and a timeout of at least 1ms", replicas, timeout)
+			return
+		}
+		c.waitN, c.waitTimeout = replicas, timeout.Truncate(time.Millisecond)
 	}
 }

@@ -2,6 +2,7 @@ package modern
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 // already released, or already known lost, is not refreshed: the error
 // wraps ErrNotHeld. With WithAutoRefresh the later refreshes use the new ttl.
 func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if lk == nil {
-		return errNilLock
+	if err := lk.valid(ctx); err != nil {
+		return err
 	}
 	if err := check.TTL("modern", ttl, time.Millisecond); err != nil {
 		return err
@@ -46,6 +47,13 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	start := time.Now()
 	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
+		// The refresh may have run. It acts only on a key holding our
+		// token, and running it twice sets the same expiry: ask again
+		// to learn the outcome.
+		start = time.Now()
+		code, err = lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
+	}
 	if err != nil {
 		return err
 	}

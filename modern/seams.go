@@ -11,7 +11,7 @@ import (
 // has the lock, the holder's remaining lease (0 if unknown), for callers
 // that run their own waiting loop (the migrate package).
 func (l *Locker) Attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
-	n, ttl, err := l.prepare(key, ttl)
+	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -25,6 +25,10 @@ type Settings struct {
 	Fencing       bool
 	Notifications bool
 	Backoff       lockbridge.Backoff
+	// WaitReplicas and WaitTimeout are WithWait's (0: off). Packages with
+	// acquire scripts of their own must WAIT likewise or refuse.
+	WaitReplicas int
+	WaitTimeout  time.Duration
 	// Token makes each acquire's token (WithTokenFunc; NewToken by default).
 	Token func() (string, error)
 	// Err is the Locker's invalid options, as TryLock would report them.
@@ -38,7 +42,19 @@ func (l *Locker) Settings() Settings {
 		Fencing:       l.cfg.fencing,
 		Notifications: l.cfg.notify,
 		Backoff:       l.cfg.backoff,
+		WaitReplicas:  l.cfg.waitN,
+		WaitTimeout:   l.cfg.waitTimeout,
 		Token:         l.cfg.token,
 		Err:           l.err,
 	}
+}
+
+// Manual returns a Locker like l whose locks never start the auto-refresh,
+// whatever its options, for a caller that refreshes them itself (the
+// migrate package, which stops refreshing once it can no longer trust its
+// phase).
+func (l *Locker) Manual() *Locker {
+	m := *l
+	m.cfg.autoRefresh = false
+	return &m
 }

@@ -236,3 +236,10 @@ var errReleased = fmt.Errorf("redlock: %w: already unlocked", lockbridge.ErrNotH
 
 // errNilLock is returned by the methods of a nil *Lock.
 var errNilLock = fmt.Errorf("redlock: %w: nil lock", lockbridge.ErrNotHeld)
+
+// errNilLockCall is returned by Refresh on a nil *Lock: a bad argument, and
+// not held either.
+var errNilLockCall = fmt.Errorf("redlock: %w: nil lock: %w", lockbridge.ErrInvalid, lockbridge.ErrNotHeld)
+
+// errZeroLock is returned by the methods of a Lock not made by a Locker.
+var errZeroLock = fmt.Errorf("redlock: %w: zero Lock (locks come from a Locker)", lockbridge.ErrInvalid)

@@ -17,7 +17,7 @@ func Example() {
 	addrs := []string{"redis-a:6379", "redis-b:6379", "redis-c:6379", "redis-d:6379", "redis-e:6379"}
 	var clients []driver.Client
 	for _, a := range addrs {
-		clients = append(clients, goredis.New(goredislib.NewClient(&goredislib.Options{Addr: a})))
+		clients = append(clients, goredis.New(goredislib.NewClient(&goredislib.Options{Addr: a, MaxRetries: -1})))
 	}
 	locker := redlock.New(clients, redlock.WithNodeNames(addrs...), redlock.WithAutoRefresh())
 

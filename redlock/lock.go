@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/check"
 	"github.com/lockbridge/lockbridge/internal/lease"
 	"github.com/lockbridge/lockbridge/internal/modernproto"
 )
@@ -29,6 +30,18 @@ type Lock struct {
 	rmu      sync.Mutex   // serialises refresh rounds: Refresh and the auto-refresh
 	released atomic.Bool  // Unlock reached a verdict
 	unlocked []NodeResult // what Unlock's rounds so far got from each node; under mu
+}
+
+// valid checks a call's receiver and context: a nil or zero Lock (not from
+// a Locker), or a nil ctx, is an error wrapping lockbridge.ErrInvalid.
+func (lk *Lock) valid(ctx context.Context) error {
+	switch {
+	case lk == nil:
+		return errNilLockCall
+	case lk.locker == nil || lk.timing.Load() == nil:
+		return errZeroLock
+	}
+	return check.Context("redlock", ctx)
 }
 
 // Key returns the key the caller named.
@@ -97,8 +110,8 @@ func (lk *Lock) Err() error {
 // lost, is not refreshed: the error wraps ErrNotHeld. With WithAutoRefresh
 // the later refreshes use the new ttl.
 func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if lk == nil {
-		return errNilLock
+	if err := lk.valid(ctx); err != nil {
+		return err
 	}
 	t, err := lk.locker.timing(ttl)
 	if err != nil {
@@ -195,6 +208,9 @@ func (lk *Lock) rejoin(ctx context.Context, t *timing, refreshed []NodeResult) {
 func (lk *Lock) Unlock(ctx context.Context) error {
 	if lk == nil {
 		return errNilLock
+	}
+	if err := lk.valid(ctx); err != nil {
+		return err
 	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()

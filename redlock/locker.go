@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,17 +36,26 @@ type Locker struct {
 	nodes  []modernproto.Node
 	names  []string // WithNodeNames, or nil
 	quorum int
-	cfg    config
-	err    error // invalid arguments or options, returned by every TryLock and Lock
+
+	idMu  sync.Mutex
+	ids   []string // each node's server run_id, "" until read
+	idErr error    // two nodes on one server, once found
+	cfg   config
+	err   error // invalid arguments or options, returned by every TryLock and Lock
 }
 
 // New returns a Locker over clients, one per independent Redis master (not
 // replicas of one another, not nodes of one cluster: each must be able to
 // fail alone). It needs at least 3 clients, and an odd number is
 // recommended: a quorum is N/2+1, so 4 nodes survive one failure, as 3 do,
-// while costing a fourth server. Fewer than 3 clients, a nil client or an
-// invalid option are not reported here but by every TryLock and Lock, with
-// an error wrapping lockbridge.ErrInvalid.
+// while costing a fourth server. Fewer than 3 clients, a nil client, the
+// same client given twice or an invalid option are not reported here but by
+// every TryLock and Lock, with an error wrapping lockbridge.ErrInvalid. Two
+// different client objects on one server are found at the first call that
+// reaches them: each node's server run_id is read once (INFO server), and
+// two nodes with one run_id make every call fail with ErrInvalid (a node
+// that cannot be asked — down, or an ACL user without INFO — is asked again
+// at the next call).
 func New(clients []driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: defaults()}
 	for _, o := range opts {
@@ -67,14 +77,79 @@ func New(clients []driver.Client, opts ...Option) *Locker {
 			l.cfg.invalid("nil driver.Client at index %d", i)
 			continue
 		}
+		for j := 0; j < i; j++ {
+			if sameClient(clients[j], c) {
+				l.cfg.invalid("clients %d and %d are the same client: Redlock needs independent masters", j, i)
+			}
+		}
 		nodes[i] = modernproto.NewNode("redlock", c)
 	}
 	l.err = l.cfg.err()
 	if l.err == nil {
 		l.nodes, l.names = nodes, l.cfg.names
 		l.quorum = len(nodes)/2 + 1
+		l.ids = make([]string, len(nodes))
 	}
 	return l
+}
+
+// sameClient reports whether a and b are the same driver.Client value (the
+// same adapter around the same client library object). Values whose
+// dynamic type cannot be compared are taken as different.
+func sameClient(a, b driver.Client) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+// checkServers reads, once per node, the run_id of the server behind it
+// (INFO server) and refuses, with ErrInvalid, two nodes on one server:
+// different client objects to the same address, which sameClient cannot
+// see. A run_id is random per server process, so two distinct servers
+// never share one. A node that cannot be asked (down, or an ACL without
+// INFO) is left unchecked and asked again at the next call: the check only
+// ever refuses, it never lets a call through that would otherwise fail.
+func (l *Locker) checkServers(ctx context.Context) error {
+	l.idMu.Lock()
+	defer l.idMu.Unlock()
+	if l.idErr != nil {
+		return l.idErr
+	}
+	for i := range l.nodes {
+		if l.ids[i] != "" {
+			continue
+		}
+		ictx, cancel := context.WithTimeout(ctx, l.cfg.idTimeout())
+		r, err := l.nodes[i].Client().Do(ictx, "INFO", "server")
+		cancel()
+		if err != nil {
+			continue
+		}
+		text, _ := r.(string)
+		l.ids[i] = runID(text)
+	}
+	for i, id := range l.ids {
+		for j := 0; j < i && id != ""; j++ {
+			if l.ids[j] == id {
+				l.idErr = fmt.Errorf("redlock: %w: nodes %d and %d are the same server (run_id %s): Redlock needs independent masters", lockbridge.ErrInvalid, j, i, id)
+				return l.idErr
+			}
+		}
+	}
+	return nil
+}
+
+// runID returns the run_id field of an INFO reply ("" if absent).
+func runID(info string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Quorum returns how many nodes a lock needs: N/2+1 (0 for a Locker built
@@ -116,7 +191,10 @@ func (l *Locker) timing(ttl time.Duration) (*timing, error) {
 
 // prepare validates a call's arguments and derives the lock's names and
 // timing.
-func (l *Locker) prepare(key string, ttl time.Duration) (modernproto.Names, *timing, error) {
+func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (modernproto.Names, *timing, error) {
+	if err := check.Context("redlock", ctx); err != nil {
+		return modernproto.Names{}, nil, err
+	}
 	if l == nil || (l.err == nil && len(l.nodes) == 0) {
 		return modernproto.Names{}, nil, fmt.Errorf("redlock: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
 	}
@@ -128,6 +206,9 @@ func (l *Locker) prepare(key string, ttl time.Duration) (modernproto.Names, *tim
 	}
 	t, err := l.timing(ttl)
 	if err != nil {
+		return modernproto.Names{}, nil, err
+	}
+	if err := l.checkServers(ctx); err != nil {
 		return modernproto.Names{}, nil, err
 	}
 	n, _ := modernproto.NewNames(key, false) // no fencing: always ok
@@ -147,7 +228,7 @@ func (l *Locker) prepare(key string, ttl time.Duration) (modernproto.Names, *tim
 // is still a *QuorumError. When ctx ends during the round, the error also
 // wraps ctx.Err(). The Lock returned is a *Lock.
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, t, err := l.prepare(key, ttl)
+	n, t, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +256,7 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // leases), plus jitter. Redlock waiters poll: there are no release
 // notifications across nodes. The Lock returned is a *Lock.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	n, t, err := l.prepare(key, ttl)
+	n, t, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,15 @@ type config struct {
 	errs        []error
 }
 
+// idTimeout bounds the one-time INFO server that identifies a node's server:
+// the node timeout if set, else DefaultNodeTimeoutMax.
+func (c *config) idTimeout() time.Duration {
+	if c.nodeTimeout > 0 {
+		return c.nodeTimeout
+	}
+	return DefaultNodeTimeoutMax
+}
+
 func defaults() config {
 	return config{
 		driftFactor: DefaultDriftFactor,

@@ -20,8 +20,8 @@ var _ lockbridge.Locker = (*redlock.Locker)(nil)
 // The modern scripts' SHA1s (pinned in internal/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
-	acquireSHA = "4f4092a582f88dd8e91e24d1b4516e925b515854"
-	releaseSHA = "b68a1bc388d2bdf3985e3c0f44a35ce005953cfd"
+	acquireSHA = "565b1fb43f43df7bf99da6703d9bdda32c6f338d"
+	releaseSHA = "28b985975488bc8eaab3e60f5562b94e0f74726b"
 )
 
 // TestCycle: one token on every node, with the ttl; a second locker is

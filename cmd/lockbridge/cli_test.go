@@ -14,7 +14,7 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	r := cli(t, "", nil, "--help")
 	assert.Equal(t, 0, r.code)
-	for _, c := range []string{"demo", "inspect", "phase", "fleet", "unlock"} {
+	for _, c := range []string{"demo", "inspect", "phase", "fleet", "unlock", "doctor"} {
 		assert.Contains(t, r.stdout, "  "+c+" ")
 	}
 	assert.Empty(t, r.stderr)
@@ -62,7 +62,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"inspect", "a", "b"}, "inspect takes one non-empty KEY"},
 		{[]string{"inspect", "k", "--key-codec", "xml"}, `bad --key-codec "xml"`},
 		{[]string{"inspect", "\xff", "--key-codec", "jdk-string"}, "cannot be encoded with the jdk-string key codec"},
-		{[]string{"phase"}, "want get or set"},
+		{[]string{"phase"}, "want get, set, init or repair"},
 		{[]string{"phase", "jump"}, `unknown subcommand "jump"`},
 		{[]string{"phase", "set"}, "phase set takes one PHASE"},
 		{[]string{"phase", "set", "sideways"}, "sideways"},
@@ -132,6 +132,8 @@ func TestConnectionErrors(t *testing.T) {
 	oneLineError(t, r, 1, "cannot reach Redis "+srv.Addr())
 	assert.NotContains(t, r.stderr, "s3cret")
 	// A database number and REDIS_URL are honoured.
+	r = cli(t, "", []string{"REDIS_URL=" + srv.URL() + "/3"}, "phase", "init", "--namespace", "n")
+	assert.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", []string{"REDIS_URL=" + srv.URL() + "/3"}, "phase", "get", "--namespace", "n")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "legacy\n", r.stdout)

@@ -104,7 +104,8 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 			}
 			addrs = append(addrs, a)
 		}
-		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true}
+		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true,
+			MaxRetries: -1, MaxRedirects: -1} // lockbridge never resends (goredis.New)
 		if opts != nil {
 			if opts.DB != 0 {
 				return nil, "", usageErrorf("a Redis Cluster has only database 0: drop the /%d from --redis", opts.DB)

@@ -93,14 +93,15 @@ func TestDemoNamespaceInUse(t *testing.T) {
 
 	// A demo namespace in use is refused too.
 	ns := "lockbridge-demo-prod"
+	ctl, err := migrate.NewController(c, ns)
+	require.NoError(t, err)
+	require.NoError(t, ctl.Init(ctx))
 	l := migrate.New(c, migrate.WithPhaseFrom(ns))
 	defer l.Close(ctx)
-	_, err := l.Phase(ctx)
+	_, err = l.Phase(ctx)
 	require.NoError(t, err)
 	r = cli(t, "", nil, "demo", "--redis", srv.URL(), "--namespace", ns, "--duration", "3s")
 	oneLineError(t, r, 1, `namespace "`+ns+`" has 1 live clients`)
-	ctl, err := migrate.NewController(c, ns)
-	require.NoError(t, err)
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, migrate.PhaseLegacy, p, "the demo left the namespace alone")

@@ -10,6 +10,7 @@
 //	lockbridge phase set [flags] PHASE      move the fleet one step (--force to override)
 //	lockbridge fleet [flags]                list the fleet's clients and whether the next step is safe
 //	lockbridge unlock [flags] --force KEY   delete a lock by hand (asks first, unless --yes)
+//	lockbridge doctor [flags]               check a Redis against lockbridge's failure model
 //
 // Every command takes --help (or: lockbridge help COMMAND). Flags may come
 // before or after the arguments.
@@ -21,9 +22,28 @@
 // LOCKBRIDGE_NAMESPACE, else "default". demo needs no Redis: without --redis
 // or --cluster it runs on an embedded one, and it never reads REDIS_URL.
 //
-// Errors go to stderr, one line each. Exit codes: 0 success; 1 an error
-// (unreachable Redis, a Redis error, a demo that failed); 2 bad usage (an
-// unknown command or flag, a bad argument or URL); 3 the demo saw an
-// overlap (two holders of one lock at once); 4 a phase step refused as
-// unsafe; 5 a confirmation declined.
+// doctor checks a server (or every master of a cluster) and prints one
+// finding per check — ok, warn, unknown or danger — with what it means and
+// the fix: maxmemory-policy (allkeys-* and volatile-* can evict lock keys:
+// danger), replication (a replica: danger; a primary with replicas: warn),
+// persistence (short of appendonly yes + appendfsync always: warn),
+// scripting (scripts that do not run: danger), the ACL rights of the
+// connecting user for every command lockbridge sends, directly and inside
+// its scripts (checked with ACL DRYRUN, or else by use on scratch keys
+// lockbridge:doctor:{…}:…, deleted at the end; a denied command: danger,
+// SUBSCRIBE/SSUBSCRIBE: warn), in a cluster sharded pub/sub and slot
+// coverage (danger when missing), with --namespace the namespace's phase,
+// registry and sightings (live clients in phases that do not exclude each
+// other, or a legacy-only locker seen past dual-write: danger), and the
+// offset of this host's clock from the server's TIME (informational only).
+// A check that cannot tell — a user without CONFIG, INFO or ACL, no
+// answer — reports unknown and the others still run.
+//
+// Errors go to stderr, one line each. Exit codes: 0 success (doctor:
+// nothing dangerous, nothing unknown; warnings allowed); 1 an error
+// (unreachable Redis, a Redis error, a demo that failed) or, for doctor,
+// something dangerous; 2 bad usage (an unknown command or flag, a bad
+// argument or URL); 3 the demo saw an overlap (two holders of one lock at
+// once); 4 a phase step refused as unsafe; 5 a confirmation declined; 6
+// doctor could not tell some finding and found nothing dangerous.
 package main

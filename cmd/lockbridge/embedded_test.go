@@ -103,7 +103,8 @@ func TestEmbeddedModernCycle(t *testing.T) {
 		lk, err := l.TryLock(ctx, "modern:a", time.Second)
 		require.NoError(t, err)
 		m := lk.(*modern.Lock)
-		assert.Equal(t, int64(1), m.Fence())
+		first := m.Fence()
+		assert.Greater(t, first, int64(0))
 		ttl, err := m.TTL(ctx)
 		require.NoError(t, err)
 		assert.InDelta(t, float64(time.Second), float64(ttl), float64(100*time.Millisecond))
@@ -127,7 +128,7 @@ func TestEmbeddedModernCycle(t *testing.T) {
 		// A waiter wakes on the release.
 		lk, err = l.TryLock(ctx, "modern:a", 10*time.Second)
 		require.NoError(t, err)
-		assert.Equal(t, int64(2), lk.(*modern.Lock).Fence())
+		assert.Greater(t, lk.(*modern.Lock).Fence(), first)
 		go func() { time.Sleep(50 * time.Millisecond); _ = lk.Unlock(ctx) }()
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -193,6 +194,7 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		const ns = "emb"
 		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond))
 		require.NoError(t, err)
+		require.NoError(t, ctl.Init(ctx))
 		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
 			l := migrate.New(c, migrate.WithPhase(p), migrate.WithNamespace(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 			name := "mig:" + p.String()

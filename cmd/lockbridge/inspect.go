@@ -100,23 +100,23 @@ func runInspect(e *env, args []string) error {
 		if err != nil {
 			return usageErrorf("%v", err)
 		}
-		p, err := ctl.Phase(cctx)
-		if err != nil {
-			return err
-		}
 		st, err := ctl.Status(cctx)
 		if err != nil {
 			return err
 		}
+		phase := st.Phase.String()
+		if st.PhaseProblem != nil {
+			phase = fmt.Sprintf("UNKNOWN (%s)", st.PhaseProblem.Reason)
+		}
 		since := ""
 		if !st.Since.IsZero() {
-			since = fmt.Sprintf(" since %s (%s ago)", st.Since.Local().Format(timeLayout), ago(now.Sub(st.Since)))
+			since = fmt.Sprintf(" since %s (%s ago)", st.Since.Local().Format(timeLayout), ago(st.Now.Sub(st.Since)))
 		}
 		live := 0
 		for _, n := range st.Live {
 			live += n
 		}
-		fmt.Fprintf(w, "\nnamespace %s: phase %v%s, %d live clients\n", ns, p, since, live)
+		fmt.Fprintf(w, "\nnamespace %s: phase %s%s, %d live clients\n", ns, phase, since, live)
 	}
 	return nil
 }

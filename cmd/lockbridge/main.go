@@ -18,6 +18,9 @@ const (
 	exitOverlap  = 3
 	exitUnsafe   = 4
 	exitDeclined = 5
+	// exitUndetermined: doctor found nothing dangerous but could not tell
+	// everything.
+	exitUndetermined = 6
 )
 
 // env is what a command sees of the process, so tests can run it in-process.
@@ -40,6 +43,7 @@ func commands() []command {
 		{"phase", "get|set [flags] [PHASE]", "print the namespace's phase, or move it one step", runPhase},
 		{"fleet", "[flags]", "list the fleet's clients, their phases and the last legacy sighting", runFleet},
 		{"unlock", "[flags] --force KEY", "delete a lock (legacy and modern keys) by hand", runUnlock},
+		{"doctor", "[flags]", "check a Redis against lockbridge's failure model: what is dangerous", runDoctor},
 	}
 }
 
@@ -85,7 +89,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nRun 'lockbridge COMMAND --help' for a command's flags.")
 	fmt.Fprintln(w, "Connection: --redis URL or REDIS_URL (redis://, rediss://), --cluster host:port,...")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error, 2 bad usage, 3 demo overlap, 4 unsafe step refused, 5 declined.")
+	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error (doctor: something dangerous), 2 bad usage, 3 demo overlap,\n4 unsafe step refused, 5 declined, 6 doctor could not tell.")
 }
 
 // Errors that choose an exit code.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +100,7 @@ func TestInspect(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		s := section(t, r.stdout, `legacy key "invoice:7" (raw key codec): 22 bytes, PTTL `)
 		assert.Contains(t, s, "with its TTL it is a modern lock: token \""+lk.Token()+"\", PTTL ")
-		assert.Contains(t, s, `fence  "{invoice:7}:fence" = "1" (the last fencing token handed out)`)
+		assert.Contains(t, s, `fence  "{invoice:7}:fence" = "`+strconv.FormatInt(lk.(*modern.Lock).Fence(), 10)+`" (the last fencing token handed out)`)
 		assert.NotContains(t, s, "FOREIGN")
 
 		// A migrate lock in dual-write: both keys, the modern one fenced.
@@ -108,7 +109,7 @@ func TestInspect(t *testing.T) {
 		r = cli(t, "", env, "inspect", "pay:1")
 		s = section(t, r.stdout, `modern key "{pay:1}:modern" (migrate): 22 bytes, PTTL `)
 		assert.Contains(t, s, `token  "`+ml.Token()+`"`)
-		assert.Contains(t, s, `fence  "{pay:1}:modern:fence" = "1"`)
+		assert.Contains(t, s, `fence  "{pay:1}:modern:fence" = "`+strconv.FormatInt(ml.(interface{ Fence() int64 }).Fence(), 10)+`"`)
 		assert.Regexp(t, `decimal +\d{13} \(ms\) = .*: live`, section(t, r.stdout, `legacy key "pay:1" (raw key codec)`))
 	})
 
@@ -141,7 +142,11 @@ func TestInspect(t *testing.T) {
 
 	t.Run("namespace", func(t *testing.T) {
 		r := cli(t, "", env, "inspect", "orders:42", "--namespace", "shop")
-		assert.Contains(t, r.stdout, "namespace shop: phase legacy, 0 live clients")
+		assert.Contains(t, r.stdout, "namespace shop: phase UNKNOWN (namespace not initialised), 0 live clients")
+		r = cli(t, "", env, "phase", "init", "--namespace", "shop")
+		require.Equal(t, 0, r.code, r.stderr)
+		r = cli(t, "", env, "inspect", "orders:42", "--namespace", "shop")
+		assert.Contains(t, r.stdout, "namespace shop: phase legacy")
 		r = cli(t, "", append(env, "LOCKBRIDGE_NAMESPACE=shop"), "inspect", "orders:42")
 		assert.Contains(t, r.stdout, "namespace shop: phase legacy")
 		r = cli(t, "", env, "inspect", "orders:42")
@@ -158,7 +163,18 @@ func TestPhaseAndFleet(t *testing.T) {
 		return cli(t, "", env, append(append([]string{"phase"}, args...), ns...)...)
 	}
 
+	// A namespace that never had a phase: lockers refuse, the operator
+	// starts it.
 	r := cli(t, "", env, "phase", "get", "--namespace", "shop")
+	oneLineError(t, r, 1, "namespace not initialised")
+	assert.Contains(t, r.stderr, "lockbridge phase init --namespace shop")
+	r = cli(t, "", env, "phase", "init", "--namespace", "shop")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "namespace shop initialised at legacy\n", r.stdout)
+	r = cli(t, "", env, "phase", "init", "--namespace", "shop")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "already initialised")
+	r = cli(t, "", env, "phase", "get", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "legacy\n", r.stdout)
 
@@ -171,7 +187,7 @@ func TestPhaseAndFleet(t *testing.T) {
 	r = cli(t, "", env, "fleet", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "namespace shop: phase legacy")
-	assert.Regexp(t, `\S+-\d+-[0-9a-f]{12} +\S+ +\d+ +legacy +\d+ms ago +live`, r.stdout)
+	assert.Regexp(t, `\S+-\d+-[0-9a-f]{12} +\S+ +\d+ +legacy +- +\d+ms ago +live`, r.stdout)
 	assert.Contains(t, r.stdout, "legacy sighting: none recorded")
 	assert.Contains(t, r.stdout, "next step: legacy → dual-write is safe")
 
@@ -206,7 +222,7 @@ func TestPhaseAndFleet(t *testing.T) {
 	require.NoError(t, dw.Close(ctx))
 	require.NoError(t, seed.Unlock(ctx, c, "orders:1", exp, nil))
 	r = cli(t, "", env, "fleet", "--namespace", "shop")
-	assert.Regexp(t, `legacy sighting: \d+s ago on key "orders:1" \(1 in all\)`, r.stdout)
+	assert.Regexp(t, `legacy sighting: \S+ ago on key "orders:1" \(1 in all\)`, r.stdout)
 	r = phase("set", "dual-read")
 	assert.Equal(t, 4, r.code)
 	assert.Contains(t, r.stderr, `a legacy-only locker was seen`)
@@ -293,7 +309,9 @@ func TestCluster(t *testing.T) {
 	addrs := strings.Join(cl.Addrs(), ",")
 	ctx := context.Background()
 
-	r := cli(t, "", nil, "phase", "set", "dual-write", "--cluster", addrs, "--namespace", "c")
+	r := cli(t, "", nil, "phase", "init", "--cluster", addrs, "--namespace", "c")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, "", nil, "phase", "set", "dual-write", "--cluster", addrs, "--namespace", "c")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", nil, "phase", "get", "--cluster", addrs, "--namespace", "c")
 	assert.Equal(t, "dual-write\n", r.stdout)
@@ -316,7 +334,9 @@ func TestPhaseSetGuards(t *testing.T) {
 	t.Parallel()
 	c, env := server(t)
 	ctx := context.Background()
-	r := cli(t, "", env, "phase", "set", "dual-write", "--namespace", "guards", "--quiet", "1ms")
+	r := cli(t, "", env, "phase", "init", "--namespace", "guards")
+	require.Equal(t, 0, r.code, r.stderr)
+	r = cli(t, "", env, "phase", "set", "dual-write", "--namespace", "guards", "--quiet", "1ms")
 	oneLineError(t, r, 2, "--quiet 1ms is below the default 15m0s")
 	r = cli(t, "", env, "phase", "get", "--namespace", "guards")
 	assert.Equal(t, "legacy\n", r.stdout)
@@ -328,6 +348,13 @@ func TestPhaseSetGuards(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "\x1b", "no raw escape reaches the terminal")
 	assert.Contains(t, r.stdout, `"x\x1b]0;PWNED\a\x1b[2J"`)
+	assert.NotContains(t, r.stdout, "is safe", "an entry that does not parse blocks")
+	r = cli(t, "", env, "phase", "set", "dual-write", "--namespace", "guards")
+	assert.Equal(t, 4, r.code)
+	assert.NotContains(t, r.stderr, "\x1b")
+	assert.Contains(t, r.stderr, `field "id"`)
+	r = cli(t, "", env, "fleet", "forget", "evil", "--namespace", "guards")
+	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", env, "phase", "set", "dual-write", "--namespace", "guards")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", env, "phase", "set", "dual-read", "--namespace", "guards")

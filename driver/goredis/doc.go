@@ -1,6 +1,24 @@
 // Package goredis adapts github.com/redis/go-redis/v9 clients to driver.Client:
-// *redis.Client, *redis.ClusterClient, *redis.Ring and failover clients, or
-// anything else that implements redis.UniversalClient.
+// *redis.Client (failover clients included), *redis.ClusterClient and
+// *redis.Ring.
+//
+// No resends. A command that changes lock state must never be sent twice
+// after it may have reached Redis: a resent release finds the next holder's
+// fresh value and deletes it. go-redis resends a command whose connection
+// broke or timed out (MaxRetries, 3 by default; a ClusterClient's redirect
+// loop, MaxRedirects, also resends). So build the client with
+//
+//	redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+//	redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1})
+//	redis.NewRing(&redis.RingOptions{Addrs: addrs, MaxRetries: -1})
+//
+// New refuses any other client: every call then fails with an error wrapping
+// lockbridge.ErrInvalid that names the setting, and Check says so at
+// start-up. On a cluster the adapter follows MOVED, TRYAGAIN and CLUSTERDOWN
+// replies itself (a few times, with a short pause): Redis sends them before
+// running the command, so nothing that ran is sent again. A reply that
+// never came is reported as an unknown outcome (lockbridge.ErrUnknownOutcome),
+// never guessed.
 //
 // Commands go on the wire as the locks name them: SETNX and GETSET are sent
 // literally with Do, never rewritten to SET … NX or SET … GET, because the

@@ -4,15 +4,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/keyslot"
 	"github.com/redis/go-redis/v9"
 )
 
 // New returns the driver.Client for c.
+//
+// lockbridge never lets a lower layer send a command that changes lock
+// state twice (a resent release can delete the next holder's lock), so c
+// must not resend a command whose reply was lost: create it with
+// MaxRetries: -1, and a ClusterClient also with MaxRedirects: -1 (its
+// redirect loop resends after a broken connection or a timeout; the
+// adapter follows MOVED, TRYAGAIN and CLUSTERDOWN replies itself, which
+// Redis sends before running a command). A client that would resend, or a
+// UniversalClient of another type, is refused: every call of the returned
+// Client fails with an error wrapping lockbridge.ErrInvalid that names the
+// setting. Check reports the same at start-up.
 func New(c redis.UniversalClient) driver.Client {
 	cn := conn{c: c}
+	if err := Check(c); err != nil {
+		cn.refused = err
+		return driver.Wrap(cn)
+	}
 	switch x := c.(type) {
 	case *redis.Client:
 		cn.deadlines = x.Options().ContextTimeoutEnabled
@@ -25,16 +42,58 @@ func New(c redis.UniversalClient) driver.Client {
 	return driver.Wrap(cn)
 }
 
+// Check returns an error wrapping lockbridge.ErrInvalid when c would resend
+// a command after its reply was lost (go-redis's default MaxRetries is 3,
+// and a ClusterClient's MaxRedirects 3), or is of a type the adapter does
+// not know; nil when New's Client can use it.
+func Check(c redis.UniversalClient) error {
+	var why string
+	switch x := c.(type) {
+	case nil:
+		why = "nil client"
+	case *redis.Client:
+		if n := x.Options().MaxRetries; n > 0 {
+			why = fmt.Sprintf("the client resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1", n)
+		}
+	case *redis.ClusterClient:
+		o := x.Options()
+		switch {
+		case o.MaxRetries > 0:
+			why = fmt.Sprintf("the cluster client resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1 and MaxRedirects: -1", o.MaxRetries)
+		case o.MaxRedirects > 0:
+			why = fmt.Sprintf("the cluster client's redirect loop resends a command after a broken connection or a timeout (MaxRedirects %d): create it with MaxRedirects: -1 (the adapter follows MOVED itself)", o.MaxRedirects)
+		}
+	case *redis.Ring:
+		if n := x.Options().MaxRetries; n > 0 {
+			why = fmt.Sprintf("the ring resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1", n)
+		}
+	default:
+		why = fmt.Sprintf("a %T: the adapter cannot tell whether it resends commands; pass a *redis.Client, *redis.ClusterClient or *redis.Ring", c)
+	}
+	if why == "" {
+		return nil
+	}
+	return fmt.Errorf("goredis: %w: %s", lockbridge.ErrInvalid, why)
+}
+
+// maxRedirects is how many times a cluster command that got a MOVED,
+// TRYAGAIN or CLUSTERDOWN reply is sent again (after 5, 10, 20, 40 ms).
+const maxRedirects = 4
+
 type conn struct {
 	c         redis.UniversalClient
 	cluster   bool
 	ring      bool
-	deadlines bool // go-redis applies context deadlines to its reads
+	deadlines bool  // go-redis applies context deadlines to its reads
+	refused   error // the client resends: every call fails with it
 }
 
 func (c conn) Cluster() bool { return c.cluster }
 
 func (c conn) Do(ctx context.Context, args ...any) (any, error) {
+	if c.refused != nil {
+		return nil, c.refused
+	}
 	if ctx.Done() == nil { // never cancelled: no need to watch it
 		return c.do(ctx, args)
 	}
@@ -62,7 +121,30 @@ func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 }
 
 func (c conn) do(ctx context.Context, args []any) (any, error) {
-	v, err := c.c.Do(ctx, args...).Result()
+	if !c.cluster {
+		return reply(c.c.Do(ctx, args...).Result())
+	}
+	// With MaxRedirects -1 go-redis does not follow a redirect; these
+	// replies come before Redis runs the command, so sending it again is
+	// not a resend of anything that ran. go-redis reloads the slot map in
+	// the background after a MOVED: give it a moment.
+	for attempt := 0; ; attempt++ {
+		v, err := reply(c.c.Do(ctx, args...).Result())
+		if attempt == maxRedirects || !(errors.Is(err, driver.ErrMoved) || errors.Is(err, driver.ErrClusterDown)) || driver.HasPrefix(err, "ASK") {
+			return v, err
+		}
+		t := time.NewTimer(time.Duration(5<<attempt) * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// reply normalises a go-redis reply.
+func reply(v any, err error) (any, error) {
 	if err != nil {
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
@@ -101,6 +183,9 @@ func normalise(v any) any {
 }
 
 func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error) {
+	if c.refused != nil {
+		return nil, c.refused
+	}
 	var s driver.Subscription
 	switch {
 	case c.cluster:
@@ -175,4 +260,46 @@ func (p pubsub) Receive(ctx context.Context) (driver.Event, error) {
 		}
 	}
 	return driver.Event{Kind: driver.EventOther}, nil
+}
+
+// Pin binds a connection for driver.Client.EvalWait: one of a
+// *redis.Client's pool (Client.Conn), or in a cluster one to the master
+// serving key. Rings and other UniversalClients cannot pin.
+func (c conn) Pin(ctx context.Context, key string) (driver.Conn, func(), error) {
+	if c.refused != nil {
+		return nil, nil, c.refused
+	}
+	var cl *redis.Client
+	switch x := c.c.(type) {
+	case *redis.Client:
+		cl = x
+	case *redis.ClusterClient:
+		m, err := x.MasterForKey(ctx, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		cl = m
+	default:
+		return nil, nil, driver.ErrNoPin
+	}
+	rc := cl.Conn()
+	return pinned{rc: rc, cluster: c.cluster}, func() { _ = rc.Close() }, nil
+}
+
+// pinned is one connection of a go-redis pool, as a driver.Conn.
+type pinned struct {
+	rc      *redis.Conn
+	cluster bool
+}
+
+func (p pinned) Cluster() bool { return p.cluster }
+
+func (p pinned) Do(ctx context.Context, args ...any) (any, error) {
+	cmd := redis.NewCmd(ctx, args...)
+	_ = p.rc.Process(ctx, cmd)
+	return reply(cmd.Result())
+}
+
+func (p pinned) Subscribe(context.Context, ...string) (driver.Subscription, error) {
+	return nil, errors.New("goredis: no subscription on a pinned connection")
 }

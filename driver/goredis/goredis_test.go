@@ -17,7 +17,7 @@ func TestConformance(t *testing.T) {
 			return goredis.New(c)
 		},
 		NewCluster: func(t *testing.T, addrs []string) driver.Client {
-			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1})
 			t.Cleanup(func() { _ = c.Close() })
 			return goredis.New(c)
 		},

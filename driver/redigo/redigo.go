@@ -55,24 +55,12 @@ func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if len(args) == 0 {
 		return nil, errors.New("redigo: empty command")
 	}
-	cmd, ok := args[0].(string)
-	if !ok {
-		return nil, errors.New("redigo: command name must be a string")
-	}
 	rc, err := c.src.GetContext(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	v, err := redis.DoContext(rc, ctx, cmd, args[1:]...)
-	if err != nil {
-		var re redis.Error
-		if errors.As(err, &re) {
-			return nil, driver.ReplyError(re.Error())
-		}
-		return nil, err
-	}
-	return normalise(v)
+	return pinned{rc}.Do(ctx, args...)
 }
 
 func normalise(v any) (any, error) {
@@ -194,4 +182,41 @@ func strings(s []string) []any {
 		a[i] = v
 	}
 	return a
+}
+
+// Pin binds one connection of the source for driver.Client.EvalWait.
+func (c conn) Pin(ctx context.Context, _ string) (driver.Conn, func(), error) {
+	rc, err := c.src.GetContext(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pinned{rc}, func() { _ = rc.Close() }, nil
+}
+
+// pinned is one redigo connection, as a driver.Conn.
+type pinned struct{ rc redis.Conn }
+
+func (pinned) Cluster() bool { return false }
+
+func (p pinned) Do(ctx context.Context, args ...any) (any, error) {
+	if len(args) == 0 {
+		return nil, errors.New("redigo: empty command")
+	}
+	cmd, ok := args[0].(string)
+	if !ok {
+		return nil, errors.New("redigo: command name must be a string")
+	}
+	v, err := redis.DoContext(p.rc, ctx, cmd, args[1:]...)
+	if err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			return nil, driver.ReplyError(re.Error())
+		}
+		return nil, err
+	}
+	return normalise(v)
+}
+
+func (pinned) Subscribe(context.Context, ...string) (driver.Subscription, error) {
+	return nil, errors.New("redigo: no subscription on a pinned connection")
 }

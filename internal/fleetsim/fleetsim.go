@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -452,6 +451,15 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 	s.start = time.Now() // read by Snapshot under mu; by elapsed only from goroutines Run starts later
 	s.mu.Unlock()
 	p, err := s.ctl.Phase(ctx)
+	var pe *migrate.PhaseUnknownError
+	if errors.As(err, &pe) && pe.Reason == migrate.ReasonUninitialized {
+		// A fresh namespace: start it at legacy, as an operator does with
+		// `lockbridge phase init`.
+		if err := s.ctl.Init(ctx); err != nil {
+			return s.summary(), fmt.Errorf("fleetsim: %w", err)
+		}
+		p, err = s.ctl.Phase(ctx)
+	}
 	if err != nil {
 		return s.summary(), fmt.Errorf("fleetsim: %w", err)
 	}
@@ -513,9 +521,9 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 }
 
 func countDead(cs []migrate.Client) int {
-	n, now := 0, time.Now()
+	n := 0
 	for _, c := range cs {
-		if !c.Live(now) {
+		if !c.Live {
 			n++
 		}
 	}
@@ -530,8 +538,10 @@ func (s *Sim) Cleanup(ctx context.Context) error {
 	if !s.began.Load() {
 		return nil
 	}
-	ns := "lockbridge:{" + s.cfg.Namespace + "}:"
-	keys := []string{ns + "phase", ns + "phase-since", ns + "fleet", ns + "legacy-sighting"}
+	keys, err := migrate.NamespaceKeys(s.cfg.Namespace)
+	if err != nil {
+		return fmt.Errorf("fleetsim: cleanup: %w", err)
+	}
 	for _, name := range s.names {
 		keys = append(keys, name)
 		if mk, err := migrate.DeriveModernKey(name); err == nil {
@@ -674,7 +684,7 @@ func (s *Sim) advance(ctx context.Context, force bool) error {
 	}
 	s.moved(st.To)
 	if len(st.Overridden) > 0 {
-		msg := fmt.Sprintf("%v → %v despite: %s", st.From, st.To, strings.Join(foldBlockers(st.Overridden), "; "))
+		msg := fmt.Sprintf("%v → %v despite: %s", st.From, st.To, strings.Join(foldBlockers(st.Overridden, st.From), "; "))
 		s.mu.Lock()
 		s.forced = append(s.forced, msg)
 		s.mu.Unlock()
@@ -702,7 +712,7 @@ func (s *Sim) tryEarly(ctx context.Context, why string) {
 }
 
 func (s *Sim) refusal(ue *migrate.UnsafeStepError, why string) {
-	msg := fmt.Sprintf("%v → %v (%s): %s", ue.Step.From, ue.Step.To, why, strings.Join(foldBlockers(ue.Blockers), "; "))
+	msg := fmt.Sprintf("%v → %v (%s): %s", ue.Step.From, ue.Step.To, why, strings.Join(foldBlockers(ue.Blockers, ue.Step.From), "; "))
 	s.mu.Lock()
 	s.refused = append(s.refused, msg)
 	s.mu.Unlock()
@@ -744,7 +754,7 @@ func (s *Sim) advanceWhenSafe(ctx context.Context, to migrate.Phase) error {
 			return fmt.Errorf("fleetsim: the fleet is at %v, not %v: someone else moved it", st.Phase, to-1)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fleetsim: the controller never allowed the step to %v: %s", to, strings.Join(foldBlockers(st.Blockers), "; "))
+			return fmt.Errorf("fleetsim: the controller never allowed the step to %v: %s", to, strings.Join(foldBlockers(st.Blockers, st.Phase), "; "))
 		}
 		if err := sleep(ctx, poll); err != nil {
 			return err
@@ -774,33 +784,27 @@ func (s *Sim) redeploy(ctx context.Context, ws []*worker, p migrate.Phase) error
 	return nil
 }
 
-var clientBlocker = regexp.MustCompile(`^client .+ runs ([a-z-]+), the fleet is at ([a-z-]+)$`)
-
-// foldBlockers folds the controller's one-blocker-per-lagging-client lines
-// into one line per phase ("3 clients run legacy, the fleet is at
-// dual-write"), keeping the others as they are.
-func foldBlockers(bs []string) []string {
+// foldBlockers folds the controller's one-blocker-per-lagging-client
+// values into one line per phase ("3 clients run legacy, the fleet is at
+// dual-write"), keeping the others' text as it is.
+func foldBlockers(bs []migrate.Blocker, fleet migrate.Phase) []string {
 	var out []string
-	at := map[string]int{} // folded line → index in out
-	n := map[string]int{}  // its count
-	sub := map[string][2]string{}
+	at := map[migrate.Phase]int{} // a lagging phase → its line in out
+	n := map[migrate.Phase]int{}
 	for _, b := range bs {
-		m := clientBlocker.FindStringSubmatch(b)
-		if m == nil {
-			out = append(out, b)
+		if b.Kind != migrate.BlockClientPhase {
+			out = append(out, b.Text)
 			continue
 		}
-		k := m[1] + "|" + m[2]
-		if _, ok := at[k]; !ok {
-			at[k] = len(out)
-			out = append(out, b)
-			sub[k] = [2]string{m[1], m[2]}
+		if _, ok := at[b.Phase]; !ok {
+			at[b.Phase] = len(out)
+			out = append(out, b.Text)
 		}
-		n[k]++
+		n[b.Phase]++
 	}
-	for k, i := range at {
-		if n[k] > 1 {
-			out[i] = fmt.Sprintf("%d clients run %s, the fleet is at %s", n[k], sub[k][0], sub[k][1])
+	for p, i := range at {
+		if n[p] > 1 {
+			out[i] = fmt.Sprintf("%d clients run %v, the fleet is at %v", n[p], p, fleet)
 		}
 	}
 	return out

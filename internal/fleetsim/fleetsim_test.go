@@ -3,6 +3,7 @@ package fleetsim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -209,6 +210,7 @@ func TestNotAtLegacy(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctl, err := migrate.NewController(tg.Client, "moved")
 	require.NoError(t, err)
+	require.NoError(t, ctl.Init(context.Background()))
 	_, err = ctl.Advance(context.Background(), false)
 	require.NoError(t, err)
 	sim, err := New(Config{Client: tg.Client, Namespace: "moved"})
@@ -269,6 +271,7 @@ func TestCleanup(t *testing.T) {
 	// A namespace Run refused is never cleaned up: it is not the run's.
 	ctl, err := migrate.NewController(tg.Client, "theirs")
 	require.NoError(t, err)
+	require.NoError(t, ctl.Init(ctx))
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
 	sim, err = New(Config{Client: tg.Client, Namespace: "theirs"})
@@ -282,16 +285,16 @@ func TestCleanup(t *testing.T) {
 }
 
 func TestFoldBlockers(t *testing.T) {
-	in := []string{
-		"client a-1-x (h pid 1) runs legacy, the fleet is at dual-write",
-		"client b runs legacy, the fleet is at dual-write",
-		"client c runs dual-read, the fleet is at dual-write",
-		"the fleet has run dual-write for 0s, less than the quiet period 1s",
+	lag := func(id string, p migrate.Phase) migrate.Blocker {
+		return migrate.Blocker{Kind: migrate.BlockClientPhase, Client: id, Phase: p,
+			Text: fmt.Sprintf("client %q runs %v, the fleet is at dual-write", id, p)}
 	}
+	quiet := migrate.Blocker{Kind: migrate.BlockQuietPeriod, Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
+	in := []migrate.Blocker{lag("a-1-x", migrate.PhaseLegacy), lag("b", migrate.PhaseLegacy), lag("c", migrate.PhaseDualRead), quiet}
 	assert.Equal(t, []string{
 		"2 clients run legacy, the fleet is at dual-write",
-		"client c runs dual-read, the fleet is at dual-write",
+		`client "c" runs dual-read, the fleet is at dual-write`,
 		"the fleet has run dual-write for 0s, less than the quiet period 1s",
-	}, foldBlockers(in))
-	assert.Nil(t, foldBlockers(nil))
+	}, foldBlockers(in, migrate.PhaseDualWrite))
+	assert.Nil(t, foldBlockers(nil, migrate.PhaseDualWrite))
 }

@@ -46,7 +46,7 @@ func Redigo(t testing.TB, srv *redistest.Server) driver.Client {
 
 // GoRedisCluster returns a go-redis cluster client on cl.
 func GoRedisCluster(t testing.TB, cl *redistest.Cluster) driver.Client {
-	c := goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: cl.Addrs()})
+	c := goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: cl.Addrs(), MaxRetries: -1, MaxRedirects: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	return goredis.New(c)
 }

@@ -15,7 +15,13 @@
 --        2  expired  stored decodes to t and legacy_expired(t, now)
 --        0  live     stored decodes to t, not expired
 --       -1  foreign  stored does not decode under codec: never expired
---     t is the decoded expiry (nil when free or foreign).
+--     t is the decoded expiry (nil when free or foreign), for the reply:
+--     a double at or above 2^63 (what the int64 values within 512 of
+--     9223372036854775807 round to) would reach the client as
+--     -9223372036854775808 (C's conversion of an out-of-range double into a
+--     Redis integer), i.e. long expired; it is returned as 2^63 - 1024, the
+--     largest double below 2^63, which is as live. The state is judged
+--     before, on the decoded value.
 
 local function legacy_expired(t, now)
   return t < now
@@ -31,6 +37,9 @@ local function legacy_state(stored, codec, now)
   end
   if legacy_expired(t, now) then
     return 2, t
+  end
+  if t >= 9223372036854775808 then
+    t = 9223372036854774784
   end
   return 0, t
 end

@@ -4,6 +4,7 @@
 --    1  key held token: PEXPIRE key ttl_ms done;
 --    0  key holds another value (taken): untouched;
 --   -1  key does not exist (expired): nothing done.
+-- The arguments must have been checked by the caller (see args.lua).
 local function modern_refresh(key, token, ttl)
   local v = redis.call('GET', key)
   if v == token then

@@ -8,6 +8,7 @@
 --    0  key holds another value (taken by another holder): untouched;
 --   -1  key does not exist (expired): nothing done.
 -- A key of another type than string raises WRONGTYPE.
+-- The arguments must have been checked by the caller (see args.lua).
 local function modern_release(key, token, channel, publish)
   local v = redis.call('GET', key)
   if v == token then

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	_ "embed"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"time"
 
@@ -51,10 +52,10 @@ var (
 	//go:embed ttl.lua
 	ttlBody string
 
-	AcquireScript = luafrag.Script("modern/acquire.lua", acquireBody, "modern_fence.lua", "modern_acquire.lua")
-	ReleaseScript = luafrag.Script("modern/release.lua", releaseBody, "modern_release.lua")
-	RefreshScript = luafrag.Script("modern/refresh.lua", refreshBody, "modern_refresh.lua")
-	TTLScript     = luafrag.Script("modern/ttl.lua", ttlBody, "modern_pttl.lua")
+	AcquireScript = luafrag.Script("modern/acquire.lua", acquireBody, "args.lua", "modern_token.lua", "modern_fence.lua", "modern_acquire.lua")
+	ReleaseScript = luafrag.Script("modern/release.lua", releaseBody, "args.lua", "modern_token.lua", "modern_release.lua")
+	RefreshScript = luafrag.Script("modern/refresh.lua", refreshBody, "args.lua", "modern_token.lua", "modern_refresh.lua")
+	TTLScript     = luafrag.Script("modern/ttl.lua", ttlBody, "args.lua", "modern_token.lua", "modern_pttl.lua")
 )
 
 // Script result codes shared by release, refresh and ttl (and the first
@@ -124,15 +125,17 @@ func NewNode(pkg string, c driver.Client) Node {
 // Client returns the node's client.
 func (nd *Node) Client() driver.Client { return nd.c }
 
-// Acquire makes one attempt to SET n.Key token NX PX ttl (and INCR the fence
-// counter with it, when n has one). acquired: v is the fence (0 without
-// fencing). Not acquired: v is the holder's PTTL in ms (-1: no expiry). err
-// is a Redis error (wrapped, never "not acquired") or a reply of the wrong
-// shape.
+// Acquire makes one attempt to SET n.Key token NX PX ttl (and, when n has
+// a fence counter, to advance it with the same script: see FenceError).
+// acquired: v is the fence (0 without fencing). Not acquired: v is the
+// holder's PTTL in ms (-1: no expiry). err is a Redis error (wrapped, never
+// "not acquired"): a *FenceError when the fence counter is unusable, a
+// *WrongTypeError when n.Key holds another type than string — in both cases
+// nothing was written —, or a reply of the wrong shape.
 func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
 	r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
 	if err != nil {
-		return false, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
+		return false, 0, nd.wrap("acquire", n, err)
 	}
 	code, v, ok := pair(r)
 	if !ok || (code != Ours && code != Taken) {
@@ -141,12 +144,40 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 	return code == Ours, v, nil
 }
 
+// AcquireWait is Acquire followed, on the same connection, by WAIT replicas
+// timeout: acked is how many replicas acknowledged the acquire's writes
+// (only meaningful when acquired). The client must implement driver.Waiter
+// with a connection it can pin; else the error wraps driver.ErrNoPin and
+// nothing was sent.
+func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int, timeout time.Duration) (acquired bool, v, acked int64, err error) {
+	w, ok := nd.c.(driver.Waiter)
+	if !ok {
+		return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, driver.ErrNoPin)
+	}
+	r, acked, err := w.EvalWait(ctx, AcquireScript, n.acquire, replicas, timeout, token, ttl.Milliseconds())
+	if err != nil && r == nil {
+		if errors.Is(err, driver.ErrNoPin) {
+			return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
+		}
+		return false, 0, 0, nd.wrap("acquire", n, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || (code != Ours && code != Taken) {
+		return false, 0, 0, nd.unexpected("acquire", r)
+	}
+	if err != nil {
+		// The script ran; WAIT failed: acquired with no acknowledgement known.
+		return code == Ours, v, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
+	}
+	return code == Ours, v, acked, nil
+}
+
 // Release runs the release script: Ours (deleted, and published on the
 // release channel), Taken or Absent.
 func (nd *Node) Release(ctx context.Context, n *Names, token any) (int64, error) {
 	r, err := nd.c.Eval(ctx, ReleaseScript, n.release, token, nd.publish)
 	if err != nil {
-		return 0, fmt.Errorf("%s: unlock %q: %w", nd.pkg, n.Key, err)
+		return 0, nd.wrap("unlock", n, err)
 	}
 	return nd.code("unlock", r)
 }
@@ -156,7 +187,7 @@ func (nd *Node) Release(ctx context.Context, n *Names, token any) (int64, error)
 func (nd *Node) Refresh(ctx context.Context, n *Names, token any, ttl time.Duration) (int64, error) {
 	r, err := nd.c.Eval(ctx, RefreshScript, n.acquire[:1], token, ttl.Milliseconds())
 	if err != nil {
-		return 0, fmt.Errorf("%s: refresh %q: %w", nd.pkg, n.Key, err)
+		return 0, nd.wrap("refresh", n, err)
 	}
 	return nd.code("refresh", r)
 }
@@ -166,13 +197,26 @@ func (nd *Node) Refresh(ctx context.Context, n *Names, token any, ttl time.Durat
 func (nd *Node) PTTL(ctx context.Context, n *Names, token any) (code, ms int64, err error) {
 	r, err := nd.c.Eval(ctx, TTLScript, n.acquire[:1], token)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: ttl %q: %w", nd.pkg, n.Key, err)
+		return 0, 0, nd.wrap("ttl", n, err)
 	}
 	code, v, ok := pair(r)
 	if !ok || code < Absent || code > Ours {
 		return 0, 0, nd.unexpected("ttl", r)
 	}
 	return code, v, nil
+}
+
+// wrap wraps an error of a script on n: a FENCE reply as a *FenceError, a
+// WRONGTYPE reply as a *WrongTypeError, anything else with the operation and
+// the key.
+func (nd *Node) wrap(op string, n *Names, err error) error {
+	switch {
+	case driver.HasPrefix(err, FenceCode):
+		return &FenceError{Pkg: nd.pkg, Key: n.Key, Counter: n.Fence, Err: err}
+	case driver.HasPrefix(err, "WRONGTYPE"):
+		return &WrongTypeError{Pkg: nd.pkg, Op: op, Key: n.Key, Err: err}
+	}
+	return fmt.Errorf("%s: %s %q: %w", nd.pkg, op, n.Key, err)
 }
 
 func (nd *Node) code(op string, r any) (int64, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/locktest"
 	"github.com/lockbridge/lockbridge/internal/redistest"
 	"github.com/stretchr/testify/assert"
@@ -15,22 +16,22 @@ import (
 
 // TestScriptsPinned pins the assembled scripts: modern and redlock send
 // exactly these (and so share one script cache entry per script on a
-// server). The SHA1s are those modern sent before the scripts moved here;
-// changing a script changes the wire, which docs/protocol.md must follow.
+// server). Changing a script changes the wire, which docs/protocol.md must
+// follow.
 func TestScriptsPinned(t *testing.T) {
 	for _, c := range []struct {
 		name, sha string
 		got       interface{ Hash() string }
 	}{
-		{"modern/acquire.lua", "4f4092a582f88dd8e91e24d1b4516e925b515854", AcquireScript},
-		{"modern/release.lua", "b68a1bc388d2bdf3985e3c0f44a35ce005953cfd", ReleaseScript},
-		{"modern/refresh.lua", "376128b3101ab05099184069a13855d87edb4a30", RefreshScript},
-		{"modern/ttl.lua", "f215d254f4380ef543e1420dd3971194960ec9cd", TTLScript},
+		{"modern/acquire.lua", "565b1fb43f43df7bf99da6703d9bdda32c6f338d", AcquireScript},
+		{"modern/release.lua", "28b985975488bc8eaab3e60f5562b94e0f74726b", ReleaseScript},
+		{"modern/refresh.lua", "aa2537124fc128865489fb78600bd78b22d11a6f", RefreshScript},
+		{"modern/ttl.lua", "aaca6315ab2821b5c1bedb8d41823f48aae3f3e0", TTLScript},
 	} {
 		assert.Equal(t, c.sha, c.got.Hash(), c.name)
 	}
 	assert.Equal(t, "modern/acquire.lua", AcquireScript.Name())
-	assert.True(t, strings.HasSuffix(AcquireScript.Source(), "return modern_acquire(KEYS[1], ARGV[1], ARGV[2], KEYS[2])\n"))
+	assert.True(t, strings.HasSuffix(AcquireScript.Source(), "return modern_acquire(KEYS[1], token, ARGV[2], KEYS[2])\n"))
 }
 
 func TestNewToken(t *testing.T) {
@@ -79,7 +80,7 @@ func TestNode(t *testing.T) {
 	ok, fence, err := nd.Acquire(ctx, &n, "tok", time.Minute)
 	require.NoError(t, err)
 	assert.True(t, ok)
-	assert.EqualValues(t, 1, fence)
+	assert.InDelta(t, time.Now().UnixMicro(), fence, float64(time.Hour.Microseconds()), "the first fence is the server's TIME in µs")
 
 	ok, left, err := nd.Acquire(ctx, &n, "other", time.Minute)
 	require.NoError(t, err)
@@ -126,4 +127,58 @@ func TestNode(t *testing.T) {
 	assert.EqualError(t, err, "test: x: unexpected reply 7")
 	_, _, ok = pair([]any{int64(1)})
 	assert.False(t, ok)
+}
+
+// TestScriptArgumentsStrict: every script refuses an argument outside its
+// exact form with an error reply, and changes nothing.
+func TestScriptArgumentsStrict(t *testing.T) {
+	srv := redistest.Start(t)
+	c := locktest.GoRedis(t, srv)
+	ctx := context.Background()
+	_, err := c.Do(ctx, "SET", "held", "tok", "PX", "60000")
+	require.NoError(t, err)
+	long := strings.Repeat("t", MaxTokenLen+1)
+	ttls := []string{"", "0", "-1", "1 ", " 1", `"1"`, "true", "1.5", "+1", "01", "1e3", "0x10", "99999999999999999"}
+	for _, c2 := range []struct {
+		name string
+		s    *driver.Script
+		keys []string
+		args [][]any // each a full ARGV, one of them bad
+	}{
+		{"acquire", AcquireScript, []string{"free", "{free}:fence"}, append(
+			[][]any{{"", "1000"}, {long, "1000"}, {"tok"}},
+			badAt(1, []any{"tok", "1000"}, ttls)...)},
+		{"refresh", RefreshScript, []string{"held"}, append(
+			[][]any{{"", "1000"}, {long, "1000"}, {"tok"}},
+			badAt(1, []any{"tok", "1000"}, ttls)...)},
+		{"release", ReleaseScript, []string{"held", "{held}:released"}, [][]any{
+			{"", "PUBLISH"}, {long, "PUBLISH"}, {"tok"}, {"tok", "publish"}, {"tok", "PUBLISH "}, {"tok", `"PUBLISH"`}, {"tok", "1"},
+		}},
+		{"ttl", TTLScript, []string{"held"}, [][]any{{""}, {long}, {}}},
+	} {
+		for _, args := range c2.args {
+			_, err := c.Eval(ctx, c2.s, c2.keys, args...)
+			require.Error(t, err, "%s %q", c2.name, args)
+			assert.Contains(t, err.Error(), "ERR lockbridge: bad argument", "%s %q", c2.name, args)
+		}
+	}
+	// Nothing was written: the free key is free, no counter, held untouched.
+	n, err := c.Do(ctx, "EXISTS", "free", "{free}:fence")
+	require.NoError(t, err)
+	assert.EqualValues(t, 0, n)
+	v, _, _ := c.Get(ctx, "held")
+	assert.Equal(t, "tok", v)
+	ms, _ := c.Do(ctx, "PTTL", "held")
+	assert.Greater(t, ms.(int64), int64(50000))
+}
+
+// badAt returns good with its element i replaced by each of bad.
+func badAt(i int, good []any, bad []string) [][]any {
+	var out [][]any
+	for _, b := range bad {
+		a := append([]any(nil), good...)
+		a[i] = b
+		out = append(out, a)
+	}
+	return out
 }

@@ -1,12 +1,16 @@
 -- modern/release.lua: owner-checked release with a release notification.
--- Assembled after the fragment modern_release.lua.
+-- Assembled after the fragments args.lua, modern_token.lua and modern_release.lua.
 --
 -- KEYS[1]  the lock key
 -- KEYS[2]  its release channel "{key}:released" (absent when the key has none)
--- ARGV[1]  this holder's token
+-- ARGV[1]  this holder's token (1 to 1024 bytes)
 -- ARGV[2]  the publish command: "SPUBLISH" in Redis Cluster, "PUBLISH" otherwise
 --
 -- Returns 1: released (DEL, then ARGV[2] KEYS[2] "released");
 --         0: the key holds another token (taken): untouched;
 --        -1: the key does not exist (expired).
-return modern_release(KEYS[1], ARGV[1], KEYS[2], ARGV[2])
+-- Errors, with nothing changed: a bad argument ('ERR lockbridge: bad
+-- argument …'); KEYS[1] of another type than string (WRONGTYPE).
+local token = modern_token(1)
+local publish = arg_one_of(2, 'PUBLISH', 'SPUBLISH')
+return modern_release(KEYS[1], token, KEYS[2], publish)

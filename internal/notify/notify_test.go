@@ -253,7 +253,7 @@ func TestHubSubscribeRefused(t *testing.T) {
 	ctx := ctxT(t)
 	_, err := tg.Client.Do(ctx, "ACL", "SETUSER", "nochannels", "on", ">secret", "~*", "resetchannels", "+@all")
 	require.NoError(t, err)
-	rc := goredislib.NewClient(&goredislib.Options{Addr: tg.Server.Addr(), Username: "nochannels", Password: "secret"})
+	rc := goredislib.NewClient(&goredislib.Options{Addr: tg.Server.Addr(), Username: "nochannels", Password: "secret", MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
 	c := goredis.New(rc)
 

@@ -3,7 +3,10 @@
 // Nothing here is a mock: [Start] and [StartN] run one redis-server process
 // per [Server] on a free loopback port, and [StartCluster] runs three
 // cluster-enabled processes, assigns all 16384 hash slots across them and
-// returns once every node reports cluster_state:ok. Each process gets its own
+// returns once every node reports cluster_state:ok. [StartReplicated] runs a
+// primary and a replica of it (--replicaof), for failovers: the replica can
+// be synced, detached from the primary so that it lags behind, and promoted
+// (REPLICAOF NO ONE) after the primary is killed. Each process gets its own
 // temporary directory (holding redis.log and, for cluster nodes, nodes.conf),
 // has persistence switched off (--save "" --appendonly no), and is stopped
 // by testing.TB.Cleanup; when the test has failed, the last lines of each

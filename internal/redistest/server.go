@@ -49,6 +49,7 @@ type Server struct {
 	bin     string
 	dir     string
 	cluster bool
+	extra   []string     // more redis-server arguments (a replica's --replicaof)
 	out     lockedBuffer // the process's stdout and stderr
 
 	opMu sync.Mutex // serialises Stop, Kill and Restart
@@ -319,6 +320,7 @@ func (s *Server) startOnce(port int) (*process, error) {
 			"--cluster-node-timeout", "5000",
 		)
 	}
+	args = append(args, s.extra...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = &s.out

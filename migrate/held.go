@@ -1,0 +1,242 @@
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/check"
+	"github.com/lockbridge/lockbridge/internal/lease"
+)
+
+// tracked is a held lock a Locker with a namespace watches: its phase goes
+// into the registry (the controller treats the client as still in it), and
+// it ends once its phase no longer excludes the phase the Locker runs.
+type tracked interface {
+	lockPhase() Phase
+	leaseEnd() time.Time
+	leaseTTL() time.Duration
+	endForPhase(cause error)
+	ended() bool
+}
+
+// heldSet is a Locker's held locks.
+type heldSet struct {
+	mu sync.Mutex
+	m  map[tracked]struct{}
+}
+
+func (s *heldSet) add(t tracked) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[tracked]struct{}{}
+	}
+	s.m[t] = struct{}{}
+}
+
+// report drops the ended locks and sums up the others.
+func (s *heldSet) report() heldReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var r heldReport
+	now := time.Now()
+	for t := range s.m {
+		if t.ended() {
+			delete(s.m, t)
+			continue
+		}
+		p := t.lockPhase()
+		if r.oldest == 0 || p < r.oldest {
+			r.oldest = p
+		}
+		if p > r.newest {
+			r.newest = p
+		}
+		r.left = max(r.left, t.leaseEnd().Sub(now))
+		r.ttl = max(r.ttl, t.leaseTTL())
+	}
+	return r
+}
+
+// PhaseEndedError is why a held lock ended: the Locker moved to a phase
+// whose lockers would not see the lock (Compatible reports false). Err of
+// such a lock wraps it and lockbridge.ErrLost.
+type PhaseEndedError struct {
+	Key             string
+	Taken, LockerAt Phase
+}
+
+func (e *PhaseEndedError) Error() string {
+	return fmt.Sprintf("migrate: lock %q taken in %v ended: its locker now runs %v, which does not exclude it", e.Key, e.Taken, e.LockerAt)
+}
+
+// endIncompatible ends every held lock whose phase does not exclude cur:
+// for neighbouring phases, and for dual-write beside modern, a lock stays;
+// two phases apart otherwise, it ends (refresh fails, Done closes, Err
+// wraps lockbridge.ErrLost and a *PhaseEndedError).
+func (s *heldSet) endIncompatible(cur Phase, key func(tracked) string) {
+	s.mu.Lock()
+	var end []tracked
+	for t := range s.m {
+		if !Compatible(t.lockPhase(), cur) {
+			end = append(end, t)
+			delete(s.m, t)
+		}
+	}
+	s.mu.Unlock()
+	for _, t := range end {
+		t.endForPhase(&PhaseEndedError{Key: key(t), Taken: t.lockPhase(), LockerAt: cur})
+	}
+}
+
+// heldLock is a lock taken in PhaseLegacy or PhaseModern by a Locker with
+// a namespace: the legacy or modern lock, with a lease of its own that the
+// Locker can end, and refreshes only while the phase is trusted.
+type heldLock struct {
+	inner lockbridge.Lock // *legacy.Lock or *modernLock
+	l     *Locker
+	phase Phase
+	life  lease.Lease
+
+	mu  sync.Mutex    // serialises Unlock and Refresh
+	ttl time.Duration // the lease last asked for
+}
+
+var _ lockbridge.Lock = (*heldLock)(nil)
+
+// newHeldLock wraps inner, obtained with ttl by an attempt sent at start.
+// With auto-refresh (modern's option) it runs the refresh itself: the
+// inner lock was taken without one.
+func newHeldLock(l *Locker, p Phase, inner lockbridge.Lock, ttl time.Duration, start time.Time, auto bool) *heldLock {
+	h := &heldLock{inner: inner, l: l, phase: p, ttl: ttl}
+	h.life.Init(pkg, start, ttl)
+	if auto {
+		h.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return h.refresh(ctx, 0) })
+	}
+	return h
+}
+
+func (h *heldLock) Key() string          { return h.inner.Key() }
+func (h *heldLock) Token() string        { return h.inner.Token() }
+func (h *heldLock) ExpiresAt() time.Time { return h.inner.ExpiresAt() }
+
+// Done is closed once the lock is released or known lost — also when its
+// Locker moved to a phase that does not exclude it.
+func (h *heldLock) Done() <-chan struct{} { return h.life.Done() }
+
+// Err is nil while held and after a clean Unlock; it wraps
+// lockbridge.ErrLost after a loss.
+func (h *heldLock) Err() error { return h.life.Err() }
+
+// Phase returns the phase the lock was taken in.
+func (h *heldLock) Phase() Phase { return h.phase }
+
+// Fence returns the fencing token of a lock taken in PhaseModern with
+// fencing, else 0.
+func (h *heldLock) Fence() int64 {
+	if f, ok := h.inner.(interface{ Fence() int64 }); ok {
+		return f.Fence()
+	}
+	return 0
+}
+
+// Unlock releases the lock. A lock that ended because its Locker changed
+// phase is released all the same (the caller is done with it) and the
+// error wraps lockbridge.ErrNotHeld and the loss.
+func (h *heldLock) Unlock(ctx context.Context) error {
+	if err := check.Context(pkg, ctx); err != nil {
+		return err
+	}
+	h.life.StopRefresh()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.life.Err(); err != nil {
+		var pe *PhaseEndedError
+		if errors.As(err, &pe) {
+			select {
+			case <-h.inner.Done():
+			default:
+				_ = h.inner.Unlock(ctx)
+			}
+		}
+		return fmt.Errorf("%s: unlock %q: %w: %w", pkg, h.Key(), lockbridge.ErrNotHeld, err)
+	}
+	if h.life.Ended() {
+		return fmt.Errorf("%s: unlock %q: released already: %w", pkg, h.Key(), lockbridge.ErrNotHeld)
+	}
+	err := h.inner.Unlock(ctx)
+	if err == nil {
+		h.life.End(nil)
+		return nil
+	}
+	h.mirror()
+	return err
+}
+
+// Refresh extends the lock to ttl from now, if its Locker still trusts its
+// phase; otherwise the error wraps ErrPhaseUnknown and the lock is left to
+// run out (a later Refresh may succeed once the phase is read again).
+func (h *heldLock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if err := check.Context(pkg, ctx); err != nil {
+		return err
+	}
+	if ttl < time.Millisecond {
+		return fmt.Errorf("%s: %w: ttl %v is below 1ms", pkg, lockbridge.ErrInvalid, ttl)
+	}
+	return h.refresh(ctx, ttl)
+}
+
+// refresh with ttl 0 keeps the last ttl (the auto-refresh).
+func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ttl == 0 {
+		ttl = h.ttl
+	}
+	if h.life.Ended() {
+		if err := h.life.Err(); err != nil {
+			return fmt.Errorf("%s: refresh %q: %w: %w", pkg, h.Key(), lockbridge.ErrNotHeld, err)
+		}
+		return fmt.Errorf("%s: refresh %q: released already: %w", pkg, h.Key(), lockbridge.ErrNotHeld)
+	}
+	if err := h.l.follow.trusted(ctx, ttl); err != nil {
+		return fmt.Errorf("%s: refresh %q: %w", pkg, h.Key(), err)
+	}
+	start := time.Now()
+	if err := h.inner.Refresh(ctx, ttl); err != nil {
+		h.mirror()
+		return err
+	}
+	h.ttl = ttl
+	h.life.Extend(start.Add(ttl), ttl)
+	return nil
+}
+
+// mirror ends our lease when the inner lock ended.
+func (h *heldLock) mirror() {
+	select {
+	case <-h.inner.Done():
+		if err := h.inner.Err(); err != nil {
+			h.life.End(err)
+		} else {
+			h.life.End(nil)
+		}
+	default:
+	}
+}
+
+func (h *heldLock) lockPhase() Phase        { return h.phase }
+func (h *heldLock) leaseEnd() time.Time     { return h.inner.ExpiresAt() }
+func (h *heldLock) leaseTTL() time.Duration { return h.life.TTL() }
+func (h *heldLock) endForPhase(cause error) { h.life.Lose(cause) }
+func (h *heldLock) ended() bool             { return h.life.Ended() }
+
+func (d *dualLock) lockPhase() Phase        { return d.phase }
+func (d *dualLock) leaseEnd() time.Time     { return d.life.ExpiresAt() }
+func (d *dualLock) leaseTTL() time.Duration { return d.life.TTL() }
+func (d *dualLock) endForPhase(cause error) { d.life.Lose(cause) }
+func (d *dualLock) ended() bool             { return d.life.Ended() }
