@@ -26,11 +26,12 @@
  * margin D below the skew); it is never an excuse.
  *
  * Ties to code (file and `-- @label` comment, or Go function):
- *   Go atomic acquire   legacy/acquire.lua @setnx, @takeover; Go: acquireAtomic
- *   Go atomic release   legacy/release.lua @owner; internal/luafrag/legacy_owner.lua
- *                       @window, @caller-now, @server-guard; Go: Profile.OwnerArgs
+ *   Go atomic acquire   legacy/acquire.lua @setnx @takeover; Go: acquireAtomic
+ *   Go atomic release   legacy/release.lua @owner @delete; Go: Profile.OwnerArgs
+ *   the owner window    internal/luafrag/legacy_owner.lua @window @caller-now @server-guard
  *   Go atomic refresh   legacy/refresh.lua @owner @rewrite
- *   Go classic          Go: acquireClassic, releaseClassic, refreshClassic (legacy/classic.go)
+ *   Go classic          Go: acquireClassic, releaseClassic, refreshClassic
+ *                       (in legacy/classic.go)
  *   Java seed           Go replay: internal/seed Lock, Unlock
  */
 

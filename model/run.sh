@@ -28,6 +28,9 @@ one() {
 	local ccflags="-O2 -DCOLLAPSE" panflags="-m1000000"
 	case "$kind" in
 	safety) ccflags="$ccflags -DSAFETY"; panflags="$panflags -E" ;;
+	bfs) ccflags="-O2 -DSAFETY"; panflags="-E"
+		# breadth first where a counterexample is expected: the shortest trail
+		if [ "$expect" != ok ]; then ccflags="$ccflags -DBFS"; else ccflags="$ccflags -DCOLLAPSE"; panflags="$panflags -m3000000"; fi ;;
 	live) panflags="$panflags -a -f" ;;
 	esac
 	if [ "$expect" != ok ] && [ "$kind" = safety ]; then
@@ -84,7 +87,7 @@ command -v gcc >/dev/null || { echo "model: gcc not found; run scripts/setup.sh"
 
 want=("$@")
 list="$out/runs"
-grep -v '^\s*#' "$here/runs.txt" | grep -v '^\s*$' | while IFS='|' read -r name file expect kind defs _; do
+grep -v '^\s*#' "${RUNS:-$here/runs.txt}" | grep -v '^\s*$' | while IFS='|' read -r name file expect kind defs _; do
 	name="$(echo "$name" | xargs)"
 	if [ "${#want[@]}" -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$name"; then
 		continue
