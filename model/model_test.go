@@ -55,7 +55,7 @@ func TestModelRefsExist(t *testing.T) {
 				continue
 			}
 			for _, l := range strings.Fields(m[2]) {
-				assert.Regexp(t, regexp.MustCompile(`(?m)^\s*-- `+regexp.QuoteMeta(l)+`\b`), string(b),
+				assert.Regexp(t, regexp.MustCompile(`(?m)^\s*-- `+regexp.QuoteMeta(l)+`(?:[:\s]|$)`), string(b),
 					"%s names %s %s: no such label comment in the script", name, m[1], l)
 			}
 		}
