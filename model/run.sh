@@ -31,6 +31,7 @@ one() {
 	bfs) ccflags="-O2 -DSAFETY"; panflags="-E"
 		# breadth first where a counterexample is expected: the shortest trail
 		if [ "$expect" != ok ]; then ccflags="$ccflags -DBFS"; else ccflags="$ccflags -DCOLLAPSE"; panflags="$panflags -m3000000"; fi ;;
+	dfs) ccflags="$ccflags -DSAFETY"; panflags="-m10000000 -E" ;; # depth-first, no shortening: the trail's last events
 	live) panflags="$panflags -a -f" ;;
 	esac
 	if [ "$expect" != ok ] && [ "$kind" = safety ]; then
