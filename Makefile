@@ -3,12 +3,22 @@
 # staticcheck 2025.1.1; the module proxy knows the release by its semver tag.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: test lint bench soak
+.PHONY: test lint bench soak model model-long
 
 test:
 	./scripts/setup.sh
 	go vet ./...
 	go test -race -count=1 -timeout 15m ./...
+	./model/run.sh
+
+# The spin models of the lock protocols (model/README.md): every real model
+# verified, every mutant caught; a few minutes on two cores.
+model:
+	./model/run.sh
+
+# The runs too long for make test (model/runs-long.txt).
+model-long:
+	RUNS=model/runs-long.txt ./model/run.sh
 
 # The soak under faults (internal/soak): a mixed fleet on real redis-servers
 # with cuts, dropped replies, latency, pauses, restarts and clock skew. Its

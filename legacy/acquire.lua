@@ -33,12 +33,14 @@ local value = legacy_arg_value(1, codec)
 local cutoff = legacy_arg_time(3)
 local px = arg_int(4, 0, legacy_max)
 
+-- @setnx: the key is absent: ours (the model's SETNX step, model/legacy.pml)
 if redis.call('SETNX', KEYS[1], value) == 1 then
   if px > 0 then
     redis.call('PEXPIRE', KEYS[1], ARGV[4])
   end
   return {1}
 end
+-- @takeover: a stored expiry below the cutoff is replaced, any other kept
 local stored = redis.call('GET', KEYS[1])
 local state = legacy_state(stored, codec, cutoff)
 if state == 1 or state == 2 then

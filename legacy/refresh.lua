@@ -28,7 +28,9 @@ local value = legacy_arg_value(7, o.codec)
 local px = arg_int(8, 0, legacy_max)
 
 redis.replicate_commands()
+-- @owner: the owner-window test (legacy_owner.lua)
 local code = legacy_owner(redis.call('GET', KEYS[1]), o)
+-- @rewrite: only when ours
 if code == 1 then
   if px > 0 then
     redis.call('SET', KEYS[1], value, 'PX', ARGV[8])

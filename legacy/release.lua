@@ -32,7 +32,9 @@ arg_count(6)
 local o = legacy_owner_args(1)
 
 redis.replicate_commands()
+-- @owner: the owner-window test (legacy_owner.lua)
 local code = legacy_owner(redis.call('GET', KEYS[1]), o)
+-- @delete: only when ours
 if code == 1 then
   redis.call('DEL', KEYS[1])
 end

@@ -44,6 +44,7 @@ arg_int(6, 1, legacy_max)
 arg_one_of(7, '0')
 local fencing = arg_flag(8)
 
+-- @free: the legacy key absent or expired, then the modern key absent
 local stored = redis.call('GET', KEYS[1])
 local state, t = legacy_state(stored, codec, cutoff)
 if state == 0 or state == -1 then
@@ -54,6 +55,7 @@ if fencing then
   fence_key = KEYS[3]
 end
 local r = modern_acquire(KEYS[2], token, ARGV[6], fence_key)
+-- @write: the modern key written; in dual-write the legacy key too
 if r[1] == 1 and dual_write then
   redis.call('SET', KEYS[1], value)
 end

@@ -30,9 +30,11 @@ if not ok or type(e) ~= 'table' or e['v'] ~= 2 or e['id'] ~= id or type(e['phase
   arg_bad(2, 'a registry entry of protocol 2 (JSON with "v":2, "id" equal to ARGV[1] and "phase")')
 end
 local now = server_time()
+-- @entry: the entry and its expiry by the server's clock
 redis.call('HSET', KEYS[3], id, entry)
 redis.call('ZADD', KEYS[4], now + hold, id)
 redis.call('ZADD', KEYS[5], now, id)
+-- @read: the phase key, as it is ('' when missing)
 local phase = redis.call('GET', KEYS[1])
 local ns = redis.call('HMGET', KEYS[2], 'init', 'gen')
 return {phase or '', ns[1] or '', ns[2] or '', now}

@@ -11,6 +11,7 @@
 redis.replicate_commands()
 local key = arg_nonempty(1)
 local now = server_time()
+-- @record: the sighting stamped with the server's TIME
 local at = tonumber(redis.call('HGET', KEYS[1], 'at') or '0') or 0
 if now >= at then
   redis.call('HSET', KEYS[1], 'at', string.format('%.0f', now), 'key', key)

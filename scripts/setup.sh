@@ -53,6 +53,22 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 echo "setup: $(command -v redis-server): $(redis-server --version)"
 
+# spin checks the protocol models (make model); it compiles its verifiers
+# with gcc, installed below if missing.
+if ! command -v spin >/dev/null 2>&1; then
+	if ! can_apt_install; then
+		echo "setup: spin not found; install it: sudo apt-get install -y spin gcc, or brew install spin" >&2
+		exit 1
+	fi
+	echo "setup: spin not found; installing it with apt-get"
+	apt_install spin
+	if ! command -v spin >/dev/null 2>&1; then
+		echo "setup: spin still not on PATH after apt-get install" >&2
+		exit 1
+	fi
+fi
+echo "setup: $(command -v spin): $(spin -V)"
+
 # go test -race needs cgo, which the go command turns off when it finds no C
 # compiler.
 cc="$(go env CC)"

@@ -42,9 +42,11 @@ local function legacy_owner(stored, o)
     return -1
   end
   local t = legacy_decode(stored, o.codec)
+  -- @window: |T - W| <= lease/2
   if t == nil or 2 * math.abs(t - o.w) > o.lease then
     return 0
   end
+  -- @caller-now: the caller's own clock decides
   if not (o.now < o.w) then
     return -2
   end
@@ -52,6 +54,7 @@ local function legacy_owner(stored, o)
   if o.unit == 's' then
     w_ms = o.w * 1000
   end
+  -- @server-guard: the server's TIME only refuses, beyond the margin
   if legacy_now('ms') > w_ms + o.margin then
     return -3
   end
