@@ -342,7 +342,9 @@ func (c *Controller) clientBlockers(cl Client, cur, rollback Phase) []Blocker {
 		for _, p := range cl.Phases() {
 			if !Compatible(p, rollback) {
 				what := "runs"
-				if p != cl.Phase {
+				if p == cl.Next && p != cl.Phase {
+					what = "is moving to"
+				} else if p != cl.Phase {
 					what = "holds a lock taken in"
 				}
 				out = append(out, Blocker{Kind: BlockIncompatible, Client: cl.ID, Phase: p,
@@ -357,6 +359,10 @@ func (c *Controller) clientBlockers(cl Client, cur, rollback Phase) []Blocker {
 	if cl.Phase != cur {
 		out = append(out, Blocker{Kind: BlockClientPhase, Client: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v, the fleet is at %v", who, cl.Phase, cur)})
+	}
+	if cl.Next != 0 && cl.Next != cur {
+		out = append(out, Blocker{Kind: BlockClientPhase, Client: cl.ID, Phase: cl.Next,
+			Text: fmt.Sprintf("%s is moving to %v, the fleet is at %v", who, cl.Next, cur)})
 	}
 	for _, p := range []Phase{cl.HeldOldest, cl.HeldNewest} {
 		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 && out[len(out)-1].Kind == BlockHeldLock) {

@@ -27,8 +27,12 @@ type Client struct {
 	Protocol int
 	// Phase is the phase the client ran at its last heartbeat.
 	Phase Phase
-	Host  string
-	PID   int
+	// Next is the phase it was about to move to then (0 when none): a
+	// client announces a phase before it runs it, so the controller counts
+	// it in both.
+	Next Phase
+	Host string
+	PID  int
 	// HeldOldest and HeldNewest are the oldest and newest phases of the
 	// locks the client held at its last heartbeat (0 when none), and
 	// HeldLeft how long the last of them still had to run then.
@@ -53,11 +57,11 @@ type Client struct {
 }
 
 // Phases returns every phase the client may lock or hold a lock in: its
-// phase and those of its held locks.
+// phase, the one it announced, and those of its held locks.
 func (c Client) Phases() []Phase {
 	var out []Phase
 	for p := PhaseLegacy; p <= PhaseModern; p++ {
-		if p == c.Phase || p == c.HeldOldest || p == c.HeldNewest {
+		if p == c.Phase || p == c.Next || p == c.HeldOldest || p == c.HeldNewest {
 			out = append(out, p)
 		}
 	}
@@ -94,6 +98,7 @@ type entry struct {
 	V          int    `json:"v"`
 	ID         string `json:"id"`
 	Phase      string `json:"phase"`
+	Next       string `json:"next,omitempty"`
 	Host       string `json:"host"`
 	PID        int    `json:"pid"`
 	Instance   int64  `json:"ns_init"`
@@ -115,7 +120,7 @@ func parseEntry(id, raw string) (Client, error) {
 	}
 	for k := range m {
 		switch k {
-		case "v", "id", "phase", "host", "pid", "ns_init", "gen", "held_oldest", "held_newest", "held_ms":
+		case "v", "id", "phase", "next", "host", "pid", "ns_init", "gen", "held_oldest", "held_newest", "held_ms":
 		default:
 			return bad(k, "unknown field (the format is exact: docs/protocol.md)")
 		}
@@ -140,6 +145,17 @@ func parseEntry(id, raw string) (Client, error) {
 	}
 	if c.Phase, err = phaseName(ph); err != nil {
 		return bad("phase", "%v", err)
+	}
+	if _, ok := m["next"]; ok {
+		if err := jsonString(m, "next", &ph, true); err != nil {
+			return bad("next", "%v", err)
+		}
+		if c.Next, err = phaseName(ph); err != nil {
+			return bad("next", "%v", err)
+		}
+		if c.Next == c.Phase {
+			return bad("next", "equals phase %v (omit it when not moving)", c.Phase)
+		}
 	}
 	if err := jsonString(m, "host", &c.Host, true); err != nil {
 		return bad("host", "%v", err)

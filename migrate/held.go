@@ -62,6 +62,62 @@ func (s *heldSet) report() heldReport {
 	return r
 }
 
+// reserve registers an acquire about to be sent in phase p with ttl: the
+// heartbeats report it as a lock held in p until settle or land.
+func (s *heldSet) reserve(p Phase, ttl time.Duration) *inflight {
+	r := &inflight{phase: p, ttl: ttl, start: time.Now()}
+	s.add(r)
+	return r
+}
+
+// land replaces the reservation r with the lock t it obtained, in one step
+// so that no heartbeat misses both.
+func (s *heldSet) land(r *inflight, t tracked) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[tracked]struct{}{}
+	}
+	s.m[t] = struct{}{}
+	delete(s.m, r)
+}
+
+// settle ends the reservation r of an acquire that failed with err. One
+// whose outcome is unknown may have taken the lock: it stays reported until
+// its ttl has passed, by which time such a lock has expired.
+func (s *heldSet) settle(r *inflight, err error) {
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		r.mu.Lock()
+		r.unknown = true
+		r.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, r)
+}
+
+// inflight is an acquire sent, or about to be, in a phase: reported as a
+// held lock while its outcome is open.
+type inflight struct {
+	phase Phase
+	ttl   time.Duration
+	start time.Time // before the send: a lock it took expires by start+ttl
+
+	mu      sync.Mutex
+	unknown bool // the reply never came: reported until start+ttl
+}
+
+func (r *inflight) lockPhase() Phase        { return r.phase }
+func (r *inflight) leaseEnd() time.Time     { return r.start.Add(r.ttl) }
+func (r *inflight) leaseTTL() time.Duration { return r.ttl }
+func (r *inflight) endForPhase(cause error) {} // the attempt checks the phase once it lands
+func (r *inflight) ended() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unknown && !time.Now().Before(r.leaseEnd())
+}
+
 // PhaseEndedError is why a held lock ended: the Locker moved to a phase
 // whose lockers would not see the lock (Compatible reports false). Err of
 // such a lock wraps it and lockbridge.ErrLost.

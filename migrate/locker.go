@@ -128,7 +128,7 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 		return 0, err
 	}
 	if l.follow != nil {
-		return l.follow.phase(ctx, 0)
+		return l.follow.phase(ctx, 0, nil)
 	}
 	if l.cfg.phase != 0 {
 		return l.cfg.phase, nil
@@ -266,26 +266,44 @@ func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Dur
 	if p == 0 {
 		p = PhaseLegacy
 	}
-	if l.follow != nil {
-		// A lock is taken only while the phase lease runs and the
-		// registry counts this client for at least the lock's ttl.
-		var err error
-		if p, err = l.follow.phase(ctx, a.ttl); err != nil {
-			return nil, 0, err
-		}
+	if l.follow == nil {
+		return l.acquire(ctx, p, a)
 	}
+	// A lock is taken only while the phase lease runs and the registry
+	// counts this client for at least the lock's ttl. The acquire is
+	// registered in its phase before the follower can move, so every
+	// heartbeat from now reports it — in flight, held, or of unknown
+	// outcome until its ttl has passed.
+	var res *inflight
+	p, err := l.follow.phase(ctx, a.ttl, func(p Phase) { res = l.held.reserve(p, a.ttl) })
+	if err != nil {
+		return nil, 0, err
+	}
+	lk, left, err := l.acquire(ctx, p, a)
+	if err != nil {
+		l.held.settle(res, err)
+		return nil, left, err
+	}
+	t := lk.(tracked)
+	l.held.land(res, t)
+	if cur := l.follow.currentPhase(); !Compatible(p, cur) {
+		// The Locker moved on while the lock was taken.
+		t.endForPhase(&PhaseEndedError{Key: a.key, Taken: p, LockerAt: cur})
+	}
+	return lk, 0, nil
+}
+
+// acquire is one try in phase p; with a namespace the lock it returns is
+// tracked (its phase reported, ended when the Locker moves away).
+func (l *Locker) acquire(ctx context.Context, p Phase, a args) (lockbridge.Lock, time.Duration, error) {
 	start := time.Now()
-	var lk lockbridge.Lock
 	switch p {
 	case PhaseLegacy:
 		lg, left, err := l.legacy.Attempt(ctx, a.key, a.ttl)
-		if err != nil {
-			return nil, left, err
+		if err != nil || l.follow == nil {
+			return lg, left, err
 		}
-		if l.follow == nil {
-			return lg, 0, nil
-		}
-		lk = newHeldLock(l, p, lg, a.ttl, start, false)
+		return newHeldLock(l, p, lg, a.ttl, start, false), 0, nil
 	case PhaseModern:
 		m := l.modern
 		if l.follow != nil {
@@ -295,25 +313,14 @@ func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Dur
 		if err != nil {
 			return nil, left, err
 		}
-		lk = &modernLock{Lock: md, key: a.key}
+		var lk lockbridge.Lock = &modernLock{Lock: md, key: a.key}
 		if l.follow == nil {
 			return lk, 0, nil
 		}
-		lk = newHeldLock(l, p, lk, a.ttl, start, l.mset.AutoRefresh)
+		return newHeldLock(l, p, lk, a.ttl, start, l.mset.AutoRefresh), 0, nil
 	default:
-		d, left, err := l.acquireDual(ctx, p, a)
-		if err != nil || l.follow == nil {
-			return d, left, err
-		}
-		lk = d
+		return l.acquireDual(ctx, p, a)
 	}
-	t := lk.(tracked)
-	l.held.add(t)
-	if cur := l.follow.currentPhase(); !Compatible(p, cur) {
-		// The Locker moved on while the lock was taken.
-		t.endForPhase(&PhaseEndedError{Key: a.key, Taken: p, LockerAt: cur})
-	}
-	return lk, 0, nil
 }
 
 // modernLock is a modern lock taken in PhaseModern: Key is the legacy name

@@ -78,14 +78,17 @@ func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *foll
 // phase returns the phase to run a lock of ttl in now. While the phase
 // lease runs (and covers ttl) it answers from memory; otherwise it reads
 // the phase first, and refuses with a *PhaseUnknownError when it cannot.
-func (f *follower) phase(ctx context.Context, ttl time.Duration) (Phase, error) {
-	if p, ok, err := f.valid(ttl); ok || err != nil {
+// on, when not nil, is called with the phase under the follower's mutex,
+// so a lock call registers its acquire in that phase before the follower
+// can move (and heartbeat without it).
+func (f *follower) phase(ctx context.Context, ttl time.Duration, on func(Phase)) (Phase, error) {
+	if p, ok, err := f.valid(ttl, on); ok || err != nil {
 		return p, err
 	}
 	if err := f.sync(ctx, ttl); err != nil {
 		return 0, err
 	}
-	p, ok, err := f.valid(ttl)
+	p, ok, err := f.valid(ttl, on)
 	if err != nil {
 		return 0, err
 	}
@@ -96,8 +99,8 @@ func (f *follower) phase(ctx context.Context, ttl time.Duration) (Phase, error) 
 }
 
 // valid answers from memory: the phase, and whether the lease runs and its
-// registered hold covers a lock of ttl.
-func (f *follower) valid(ttl time.Duration) (Phase, bool, error) {
+// registered hold covers a lock of ttl. When it does, on sees the phase.
+func (f *follower) valid(ttl time.Duration, on func(Phase)) (Phase, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -109,12 +112,15 @@ func (f *follower) valid(ttl time.Duration) (Phase, bool, error) {
 	if f.current == 0 || !time.Now().Before(f.until) || ttl > f.maxTTL {
 		return 0, false, nil
 	}
+	if on != nil {
+		on(f.current)
+	}
 	return f.current, true, nil
 }
 
 // trusted reports whether the phase lease runs, for a refresh to ttl.
 func (f *follower) trusted(ctx context.Context, ttl time.Duration) error {
-	_, err := f.phase(ctx, ttl)
+	_, err := f.phase(ctx, ttl, nil)
 	return err
 }
 
@@ -128,20 +134,31 @@ func (f *follower) lapsed() error {
 		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 }
 
-// sync reads the phase and heartbeats; when the phase moved it heartbeats
-// once more (without moving again: one phase per interval) so the registry
-// shows the new phase at once. It starts the loop on the first good
-// reading.
+// sync brings the follower up to date. A reading heartbeats and reads the
+// phase; when the follower wants to move, a second heartbeat announces the
+// phase it moves to (the entry's next) and reads again, the follower moves
+// only if that reading still wants the same phase, and a third heartbeat
+// reports the new phase at once. So a Locker runs a phase only once its
+// registry entry shows it: the controller, which treats an entry as being
+// in both phase and next, can never step or roll back past a phase the
+// client may already run. It starts the loop on the first good reading.
 func (f *follower) sync(ctx context.Context, ttl time.Duration) error {
 	f.syncMu.Lock()
 	defer f.syncMu.Unlock()
-	moved, err := f.syncOnce(ctx, ttl, true)
+	r, err := f.reading(ctx, ttl, 0)
 	if err != nil {
 		return err
 	}
-	if moved {
-		if _, err := f.syncOnce(ctx, ttl, false); err != nil {
+	if r.want != r.ran {
+		a, err := f.reading(ctx, ttl, r.want)
+		if err != nil {
 			return err
+		}
+		if a.want == r.want && a.ran == r.ran {
+			f.move(a)
+			if _, err := f.reading(ctx, ttl, 0); err != nil {
+				return err
+			}
 		}
 	}
 	f.mu.Lock()
@@ -153,13 +170,23 @@ func (f *follower) sync(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// syncOnce is one reading; with step it moves one phase towards the stored
-// one. It reports whether the phase moved.
-func (f *follower) syncOnce(ctx context.Context, ttl time.Duration, step bool) (bool, error) {
+// read is what one reading found.
+type read struct {
+	ran, want Phase         // the phase run when it was sent, the one to run
+	start     time.Time     // when it was sent: a lease it grants runs from here
+	maxTTL    time.Duration // the hold it registered covers locks of this ttl
+}
+
+// reading is one heartbeat and reading of the phase. The entry reports the
+// phase run now and, when not 0, next: the phase the follower is about to
+// move to. The phase lease is renewed only when the reading agrees with the
+// phase run (want == ran); a reading that wants a move leaves the lease as
+// it was, for the move to renew.
+func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (read, error) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
-		return false, fmt.Errorf("migrate: locker closed")
+		return read{}, fmt.Errorf("migrate: locker closed")
 	}
 	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen}
 	switch {
@@ -168,11 +195,17 @@ func (f *follower) syncOnce(ctx context.Context, ttl time.Duration, step bool) (
 	case f.current != 0:
 		e.Phase = f.current.String()
 	}
-	maxTTL := max(f.maxTTL, ttl)
+	if next != 0 && next.String() != e.Phase {
+		e.Next = next.String()
+	}
+	r := read{ran: f.current, maxTTL: max(f.maxTTL, ttl), start: time.Now()}
+	// Lapsed: the lease had ended (or never began) before this reading.
+	lapsed := f.refusal != nil || !r.start.Before(f.until)
 	f.sent = true
 	f.mu.Unlock()
+	var h heldReport
 	if f.held != nil {
-		h := f.held()
+		h = f.held()
 		if h.oldest != 0 {
 			left := h.left.Milliseconds()
 			if left < 0 {
@@ -180,49 +213,73 @@ func (f *follower) syncOnce(ctx context.Context, ttl time.Duration, step bool) (
 			}
 			e.HeldOldest, e.HeldNewest, e.HeldMS = h.oldest.String(), h.newest.String(), &left
 		}
-		maxTTL = max(maxTTL, h.ttl)
+		r.maxTTL = max(r.maxTTL, h.ttl)
 	}
 	// The hold: how long after this heartbeat the controller must count us
 	// at e.Phase. A lock taken or refreshed just before the lease lapses
 	// lasts its ttl beyond it.
-	hold := f.lease + maxTTL
-	start := time.Now()
-	r, err := f.s.heartbeat(ctx, e, hold)
+	hold := f.lease + r.maxTTL
+	r.start = time.Now()
+	rep, err := f.s.heartbeat(ctx, e, hold)
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if err != nil {
 		f.lastErr = err
-		f.mu.Unlock()
-		return false, &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: f.current, Cause: err,
+		return read{}, &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: f.current, Cause: err,
 			Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 	}
 	f.lastErr = nil
-	target, refusal := f.judge(r)
+	target, refusal := f.judge(rep)
 	if refusal != nil {
 		f.refusal, f.until = refusal, time.Time{}
-		f.mu.Unlock()
-		return false, refusal
+		return read{}, refusal
 	}
 	f.refusal = nil
-	f.until, f.maxTTL = start.Add(f.lease), maxTTL
-	from := f.current
-	switch {
-	case !step:
-	case f.current == 0:
-		f.current = target
-	case target > f.current:
-		f.current++
-	case target < f.current:
-		f.current--
-	}
 	if f.fixed == 0 {
 		f.ran = true
 	}
-	cur := f.current
-	f.mu.Unlock()
-	if cur != from && from != 0 && f.onStep != nil {
-		f.onStep(cur)
+	r.want = want(f.current, target, lapsed && h.oldest == 0)
+	if r.want == f.current {
+		f.until, f.maxTTL = r.start.Add(f.lease), r.maxTTL
 	}
-	return cur != from, nil
+	return r, nil
+}
+
+// want is the phase a follower running cur moves to when it reads target:
+// one phase towards it, so that every lock it holds or takes stays in a
+// phase next to the fleet's. A follower that runs nothing yet, or that
+// returns — its phase lease had lapsed, so it took no lock since, and it
+// holds none and has no acquire in flight — starts afresh at target, as a
+// new one does: its old phase may be long gone from the registry, and a
+// step from there could land beside holders the controller never saw it
+// among.
+func want(cur, target Phase, returning bool) Phase {
+	switch {
+	case cur == 0 || returning:
+		return target
+	case target > cur:
+		return cur + 1
+	case target < cur:
+		return cur - 1
+	}
+	return cur
+}
+
+// move runs a.want from now: the announcing reading a showed it in the
+// registry and still wanted it. The lease runs from a's send.
+func (f *follower) move(a read) {
+	f.mu.Lock()
+	if f.closed || f.current != a.ran {
+		f.mu.Unlock()
+		return
+	}
+	from := a.ran
+	f.current = a.want
+	f.until, f.maxTTL = a.start.Add(f.lease), a.maxTTL
+	f.mu.Unlock()
+	if from != 0 && f.onStep != nil {
+		f.onStep(a.want)
+	}
 }
 
 // judge decides, under mu, the phase to move towards, or why not to trust

@@ -110,6 +110,9 @@ func printStatus(e *env, st migrate.Status) {
 		if c.Phase != 0 {
 			phase = c.Phase.String()
 		}
+		if c.Next != 0 {
+			phase += "->" + c.Next.String()
+		}
 		seen := agoServer(now, c.Seen)
 		if c.Protocol != migrate.ProtocolVersion {
 			seen = "? (client clock)"
