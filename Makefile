@@ -20,7 +20,7 @@ model:
 model-long:
 	RUNS=model/runs-long.txt ./model/run.sh
 
-# The soak under faults (internal/soak): a mixed fleet on real redis-servers
+# The soak under faults (soak): a mixed fleet on real redis-servers
 # with cuts, dropped replies, latency, pauses, restarts and clock skew. Its
 # short form (40 s) runs in `make test`; this runs it for SOAK (default 10m)
 # and prints the figures table. SOAK_SEED picks the seed.
@@ -28,7 +28,7 @@ SOAK ?= 10m
 SOAK_SEED ?= 1
 soak:
 	./scripts/setup.sh
-	LOCKBRIDGE_SOAK=$(SOAK) LOCKBRIDGE_SOAK_SEED=$(SOAK_SEED) go test -race -count=1 -timeout 0 -run '^TestSoak$$' -v ./internal/soak
+	LOCKBRIDGE_SOAK=$(SOAK) LOCKBRIDGE_SOAK_SEED=$(SOAK_SEED) go test -race -count=1 -timeout 0 -run '^TestSoak$$' -v ./soak
 
 lint:
 	@files="$$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './vendor/*')"; \

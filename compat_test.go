@@ -26,8 +26,8 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
@@ -72,12 +72,12 @@ func modernKey(s string) string {
 var seedParticipant = participant{name: "seed", class: migrate.PhaseLegacy,
 	lock: func(ctx context.Context, c driver.Client, n string, lease time.Duration) (func(context.Context) error, error) {
 		for {
-			exp, ok, err := seed.Lock(ctx, c, n, lease, nil)
+			exp, ok, err := javareplay.Lock(ctx, c, n, lease, nil)
 			if err != nil {
 				return nil, err
 			}
 			if ok {
-				return func(ctx context.Context) error { return seed.Unlock(ctx, c, n, exp, nil) }, nil
+				return func(ctx context.Context) error { return javareplay.Unlock(ctx, c, n, exp, nil) }, nil
 			}
 			select {
 			case <-ctx.Done():

@@ -19,8 +19,8 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/notify"
+	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -16,7 +16,7 @@ import (
 var updateDocs = flag.Bool("update-docs", false, "rewrite the Lua blocks of the docs from the files they name")
 
 // docLabel names the shipped file a fenced Lua block shows: the line
-// `<!-- file: internal/luafrag/args.lua -->` right before the fence.
+// `<!-- file: internal/protocol/luafrag/args.lua -->` right before the fence.
 var docLabel = regexp.MustCompile(`^<!-- file: (\S+) -->$`)
 
 // Every Lua block the docs show is a shipped file, byte for byte: each

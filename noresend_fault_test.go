@@ -15,10 +15,10 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/faultproxy"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/redistest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
@@ -97,7 +97,7 @@ func TestFaultLostLegacyReleaseReply(t *testing.T) {
 				var exp int64
 				require.Eventually(t, func() bool {
 					var ok bool
-					exp, ok, err = seed.Lock(ctx, direct, key, 4*time.Second, nil)
+					exp, ok, err = javareplay.Lock(ctx, direct, key, 4*time.Second, nil)
 					require.NoError(t, err)
 					return ok
 				}, 5*time.Second, 5*time.Millisecond)

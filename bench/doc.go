@@ -12,6 +12,6 @@
 //	cd bench && go test -run '^$' -bench . -benchmem -count 6 | tee new.txt
 //	benchstat old.txt new.txt
 //
-// Both start their own redis-server (internal/redistest of the parent
+// Both start their own redis-server (internal/testing/redistest of the parent
 // module), which must be on PATH or named by LOCKBRIDGE_REDIS_SERVER.
 package bench

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
 
@@ -121,7 +121,7 @@ func BenchmarkSeedTakeover(b *testing.B) {
 	now := advancing()
 	ctx := context.Background()
 	take := func(int) {
-		if _, ok, err := seed.Lock(ctx, c, "bench", time.Minute, now); err != nil || !ok {
+		if _, ok, err := javareplay.Lock(ctx, c, "bench", time.Minute, now); err != nil || !ok {
 			b.Fatal(ok, err)
 		}
 	}

@@ -58,7 +58,7 @@ func (c ValueCodec) valid() bool { return c >= 0 && int(c) < len(valueCodecIDs) 
 
 // String returns the codec's id: "decimal", "jdk-string", "jdk-long",
 // "json-string" or "json-number". It is also the codec argument of the Lua
-// fragment legacy_decode (internal/luafrag/legacy_decode.lua).
+// fragment legacy_decode (internal/protocol/luafrag/legacy_decode.lua).
 func (c ValueCodec) String() string {
 	if !c.valid() {
 		return "ValueCodec(" + strconv.Itoa(int(c)) + ")"

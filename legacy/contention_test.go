@@ -10,8 +10,8 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,14 +85,14 @@ func contend(t *testing.T, clients []driver.Client, c contention) {
 				crash := c.crashes && i%4 == 0 && r == 1
 				switch kind {
 				case "seed":
-					w, err := seed.Acquire(ctx, cl, key, c.lease, nil)
+					w, err := javareplay.Acquire(ctx, cl, key, c.lease, nil)
 					if err != nil {
 						fail(fmt.Errorf("seed %d: %w", i, err))
 						return
 					}
 					g.Hold(t, hold)
 					if !crash {
-						if err := seed.Unlock(ctx, cl, key, w, nil); err != nil {
+						if err := javareplay.Unlock(ctx, cl, key, w, nil); err != nil {
 							fail(fmt.Errorf("seed %d: %w", i, err))
 							return
 						}

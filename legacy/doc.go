@@ -140,7 +140,7 @@
 // Profile exposes what the migrate package and the CLI need to speak the
 // same protocol: EncodeKey, EncodeValue, DecodeValue, Expiry, Expired,
 // Cutoff, OwnerArgs, and CodecID and UnitID, the arguments of the shared Lua
-// fragments in internal/luafrag (args.lua, legacy_decode.lua,
+// fragments in internal/protocol/luafrag (args.lua, legacy_decode.lua,
 // legacy_args.lua, legacy_expired.lua, legacy_now.lua, legacy_owner.lua)
 // that this package's scripts are built on. Every script checks each of its
 // arguments in its exact form before it touches a key. Each

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,7 +53,7 @@ func TestFaultOwnerWindowServerBehind(t *testing.T) {
 				clock.Set(clientsAhead) // the pause is over
 
 				// The Java seed sees the holder's expiry below its clock.
-				succ, ok, err := seed.Lock(ctx, tg.Client, key, succLease, clients)
+				succ, ok, err := javareplay.Lock(ctx, tg.Client, key, succLease, clients)
 				require.NoError(t, err)
 				require.True(t, ok, "the holder's lease has ended: the seed takes over")
 				guard.Enter(t)
@@ -76,15 +76,15 @@ func TestFaultOwnerWindowServerBehind(t *testing.T) {
 				assert.Equal(t, theirs, stored, "round %d: the successor's lock is untouched", i)
 
 				// A third locker (the seed again) must not get in.
-				third, ok, err := seed.Lock(ctx, tg.Client, key, succLease, clients)
+				third, ok, err := javareplay.Lock(ctx, tg.Client, key, succLease, clients)
 				require.NoError(t, err)
 				if ok {
 					guard.Enter(t)
 					guard.Exit(t)
-					require.NoError(t, seed.Unlock(ctx, tg.Client, key, third, clients))
+					require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, third, clients))
 				}
 				guard.Exit(t)
-				require.NoError(t, seed.Unlock(ctx, tg.Client, key, succ, clients))
+				require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, succ, clients))
 				_, err = tg.Client.Del(ctx, key)
 				require.NoError(t, err)
 			}

@@ -3,7 +3,7 @@ package legacy_test
 import (
 	"testing"
 
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"go.uber.org/goleak"
 )
 

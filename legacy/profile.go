@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/lockbridge/lockbridge/internal/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
 )
 
 // Profile describes how one Java service writes its lock: the key codec,
@@ -23,7 +23,7 @@ import (
 //
 // The methods are what other packages need to speak the same protocol: the
 // migrate package encodes keys and values and builds its own scripts on the
-// Lua fragments internal/luafrag/legacy_*.lua, passing them CodecID and
+// Lua fragments internal/protocol/luafrag/legacy_*.lua, passing them CodecID and
 // UnitID; the CLI decodes stored values.
 type Profile struct {
 	unit      time.Duration // 0 means time.Millisecond
@@ -178,7 +178,7 @@ func (p Profile) Remaining(v int64, now time.Time) time.Duration {
 
 // OwnerArgs returns the owner-window arguments of a release or refresh of
 // the expiry w written with lease, as the Lua fragment legacy_owner_args
-// (internal/luafrag/legacy_args.lua) takes them: the codec id, the unit id,
+// (internal/protocol/luafrag/legacy_args.lua) takes them: the codec id, the unit id,
 // w, the lease in the unit, the profile's clock read now (the caller's own
 // clock decides, as the Java seed's release does: ours only while now < w)
 // and the server-clock margin in milliseconds (rounded up).

@@ -3,10 +3,10 @@ package legacy
 import (
 	_ "embed"
 
-	"github.com/lockbridge/lockbridge/internal/luafrag"
+	"github.com/lockbridge/lockbridge/internal/protocol/luafrag"
 )
 
-// The shared Lua fragments (internal/luafrag), in dependency order.
+// The shared Lua fragments (internal/protocol/luafrag), in dependency order.
 const (
 	fragArgs       = "args.lua"
 	fragDecode     = "legacy_decode.lua"

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// Go beside the Java seed, replayed command for command (internal/seed).
+// Go beside the Java seed, replayed command for command (internal/testing/javareplay).
 var seedBehaviours = []behaviour{
 	{"SeedHolderTakenOverByGo", testSeedHolderTakenOverByGo},
 	{"GoHolderTakenOverBySeed", testGoHolderTakenOverBySeed},
@@ -30,7 +30,7 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := ctxT(t)
 			key := locktest.Key(t, "k")
-			w, ok, err := seed.Lock(ctx, tg.Client, key, 100*time.Millisecond, nil)
+			w, ok, err := javareplay.Lock(ctx, tg.Client, key, 100*time.Millisecond, nil)
 			require.NoError(t, err)
 			require.True(t, ok)
 			lk := legacy.New(tg.Client, legacy.WithMode(mode))
@@ -44,7 +44,7 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 			stored, _ := get(t, tg.Client, key)
 			assert.Equal(t, l.(*legacy.Lock).Value(), stored)
 			// The seed, back, sees a live lock (and can parse it).
-			_, ok, err = seed.Lock(ctx, tg.Client, key, time.Minute, nil)
+			_, ok, err = javareplay.Lock(ctx, tg.Client, key, time.Minute, nil)
 			require.NoError(t, err)
 			assert.False(t, ok)
 			require.NoError(t, l.Unlock(ctx))
@@ -60,10 +60,10 @@ func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 			key := locktest.Key(t, "k")
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 100*time.Millisecond)
 			require.NoError(t, err)
-			_, ok, err := seed.Lock(ctx, tg.Client, key, time.Minute, skewed(-time.Minute))
+			_, ok, err := javareplay.Lock(ctx, tg.Client, key, time.Minute, skewed(-time.Minute))
 			require.NoError(t, err)
 			assert.False(t, ok, "the Go lock is live for the seed")
-			sw, err := seed.Acquire(ctx, tg.Client, key, time.Minute, nil)
+			sw, err := javareplay.Acquire(ctx, tg.Client, key, time.Minute, nil)
 			require.NoError(t, err)
 			assert.Greater(t, time.Now().UnixMilli(), l.(*legacy.Lock).Expiry())
 			stored, _ := get(t, tg.Client, key)
@@ -71,7 +71,7 @@ func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
 			stored2, _ := get(t, tg.Client, key)
 			assert.Equal(t, stored, stored2, "the late Go release leaves the seed's lock alone")
-			require.NoError(t, seed.Unlock(ctx, tg.Client, key, sw, nil))
+			require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, sw, nil))
 		})
 	}
 }
@@ -89,7 +89,7 @@ func testSeedPhantom(t *testing.T, tg locktest.Target) {
 		_, err := tg.Client.Del(context.Background(), key)
 		require.NoError(t, err)
 	})
-	p, ok, err := seed.Lock(ctx, s, key, 200*time.Millisecond, nil)
+	p, ok, err := javareplay.Lock(ctx, s, key, 200*time.Millisecond, nil)
 	require.NoError(t, err)
 	assert.False(t, ok, "the seed reports failure on a nil GETSET")
 	assert.Equal(t, []string{"SETNX", "GET", "GETSET"}, s.Commands())
@@ -147,7 +147,7 @@ func testSeedLoserOverwritesOurValue(t *testing.T, tg locktest.Target) {
 				l, err = legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(context.Background(), key, 10*time.Second)
 				require.NoError(t, err, "Go takes the expired value over first")
 			})
-			x, ok, err := seed.Lock(ctx, s, key, 9*time.Second, nil) // X ≠ W, inside the window
+			x, ok, err := javareplay.Lock(ctx, s, key, 9*time.Second, nil) // X ≠ W, inside the window
 			require.NoError(t, err)
 			assert.False(t, ok, "the seed read our live value back: it lost")
 			require.NotNil(t, l)
@@ -155,7 +155,7 @@ func testSeedLoserOverwritesOurValue(t *testing.T, tg locktest.Target) {
 			assert.Equal(t, fmt.Sprint(x), stored, "the loser's GETSET overwrote our value")
 			assert.NotEqual(t, l.(*legacy.Lock).Value(), stored)
 
-			_, ok, err = seed.Lock(ctx, tg.Client, key, time.Second, nil)
+			_, ok, err = javareplay.Lock(ctx, tg.Client, key, time.Second, nil)
 			require.NoError(t, err)
 			assert.False(t, ok, "still excluded")
 			require.NoError(t, l.Unlock(ctx))
@@ -175,7 +175,7 @@ func testPausedHolderSeedSuccessor(t *testing.T, tg locktest.Target) {
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 40*time.Millisecond)
 			require.NoError(t, err)
 			time.Sleep(120 * time.Millisecond)
-			sw, ok, err := seed.Lock(ctx, tg.Client, key, 20*time.Millisecond, nil)
+			sw, ok, err := javareplay.Lock(ctx, tg.Client, key, 20*time.Millisecond, nil)
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

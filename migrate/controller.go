@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
 )
 
 var (

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -15,9 +15,9 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/faultproxy"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
 

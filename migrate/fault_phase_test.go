@@ -9,10 +9,10 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/keyslot"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/redistest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -173,10 +173,10 @@ func TestFaultSightingStampedByServerClock(t *testing.T) {
 	l := New(tg.Client, WithPhase(PhaseDualWrite), WithNamespace(ns), WithLegacy(legacy.WithClock(slow)))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "k")
-	exp, ok, err := seed.Lock(ctx, tg.Client, name, 30*time.Second, nil)
+	exp, ok, err := javareplay.Lock(ctx, tg.Client, name, 30*time.Second, nil)
 	require.NoError(t, err)
 	require.True(t, ok)
-	defer func() { _ = seed.Unlock(ctx, tg.Client, name, exp, nil) }()
+	defer func() { _ = javareplay.Unlock(ctx, tg.Client, name, exp, nil) }()
 	_, err = l.TryLock(ctx, name, time.Second)
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 	require.NoError(t, l.Close(ctx))

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/stretchr/testify/assert"
@@ -100,7 +100,7 @@ func TestFaultDualWriteOwnerWindowServerBehind(t *testing.T) {
 				clock.Set(clientsAhead)
 				d := lk.(*dualLock)
 
-				succ, ok, err := seed.Lock(ctx, tg.Client, name, succLease, clients)
+				succ, ok, err := javareplay.Lock(ctx, tg.Client, name, succLease, clients)
 				require.NoError(t, err)
 				require.True(t, ok, "the holder's legacy expiry has passed: the seed takes over")
 				guard.Enter(t)
@@ -124,15 +124,15 @@ func TestFaultDualWriteOwnerWindowServerBehind(t *testing.T) {
 				stored, _ := get(t, tg.Client, name)
 				assert.Equal(t, theirs, stored, "round %d: the seed's lock is untouched", i)
 
-				third, ok, err := seed.Lock(ctx, tg.Client, name, succLease, clients)
+				third, ok, err := javareplay.Lock(ctx, tg.Client, name, succLease, clients)
 				require.NoError(t, err)
 				if ok {
 					guard.Enter(t)
 					guard.Exit(t)
-					require.NoError(t, seed.Unlock(ctx, tg.Client, name, third, clients))
+					require.NoError(t, javareplay.Unlock(ctx, tg.Client, name, third, clients))
 				}
 				guard.Exit(t)
-				require.NoError(t, seed.Unlock(ctx, tg.Client, name, succ, clients))
+				require.NoError(t, javareplay.Unlock(ctx, tg.Client, name, succ, clients))
 				_, err = tg.Client.Do(ctx, "DEL", name, d.a.modernKey)
 				require.NoError(t, err)
 			}

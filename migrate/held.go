@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/check"
-	"github.com/lockbridge/lockbridge/internal/lease"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 )
 
 // tracked is a held lock a Locker with a namespace watches: its phase goes

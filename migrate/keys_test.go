@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

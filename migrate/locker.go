@@ -10,9 +10,9 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/check"
-	"github.com/lockbridge/lockbridge/internal/notify"
-	"github.com/lockbridge/lockbridge/internal/retry"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 )

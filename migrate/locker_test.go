@@ -9,8 +9,8 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/stretchr/testify/assert"
@@ -116,7 +116,7 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				require.NoError(t, err)
 
 				// A Java holder: live legacy value, no modern key.
-				exp, ok, err := seed.Lock(ctx, tg.Client, name, 2*time.Second, nil)
+				exp, ok, err := javareplay.Lock(ctx, tg.Client, name, 2*time.Second, nil)
 				require.NoError(t, err)
 				require.True(t, ok)
 				_, err = l.TryLock(ctx, name, time.Second)
@@ -125,7 +125,7 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, name, st.Sighting.Key, "a legacy-only holder is sighted")
 				assert.Equal(t, int64(1), st.Sighting.Count)
-				require.NoError(t, seed.Unlock(ctx, tg.Client, name, exp, nil))
+				require.NoError(t, javareplay.Unlock(ctx, tg.Client, name, exp, nil))
 
 				// An expired Java value is taken over.
 				_, err = tg.Client.Do(ctx, "SET", name, strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10))
@@ -138,7 +138,7 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				}
 				// The Java seed now sees our lock (dual-write) or the stale
 				// value (dual-read: the one unsafe direction, by design).
-				_, ok, err = seed.Lock(ctx, tg.Client, name, time.Second, nil)
+				_, ok, err = javareplay.Lock(ctx, tg.Client, name, time.Second, nil)
 				require.NoError(t, err)
 				if p == PhaseDualWrite {
 					assert.False(t, ok, "a Java locker must not get in beside dual-write")
@@ -231,7 +231,7 @@ func TestDualWriteAutoRefresh(t *testing.T) {
 	require.NoError(t, err)
 	time.Sleep(500 * time.Millisecond)
 	require.NoError(t, lk.Err())
-	_, ok, err := seed.Lock(ctx, tg.Client, name, time.Second, nil)
+	_, ok, err := javareplay.Lock(ctx, tg.Client, name, time.Second, nil)
 	require.NoError(t, err)
 	assert.False(t, ok, "the legacy value was refreshed too")
 	require.NoError(t, lk.Unlock(ctx))

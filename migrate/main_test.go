@@ -3,12 +3,12 @@ package migrate
 import (
 	"testing"
 
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"go.uber.org/goleak"
 )
 
 // exampleAddr is the redis-server the runnable examples talk to; the
-// behaviour tests start their own through internal/locktest.
+// behaviour tests start their own through internal/testing/locktest.
 var exampleAddr string
 
 // TestMain starts the examples' server, runs the tests, stops it, and fails

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +23,7 @@ func TestCancelledDualWriteAcquireLeavesJavaHolderAlone(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
 		ctx := context.Background()
 		name := locktest.Key(t, "k")
-		_, ok, err := seed.Lock(ctx, tg.Client, name, 5*time.Second, nil)
+		_, ok, err := javareplay.Lock(ctx, tg.Client, name, 5*time.Second, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		javaValue, _ := get(t, tg.Client, name)

@@ -4,7 +4,7 @@ import (
 	_ "embed"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/luafrag"
+	"github.com/lockbridge/lockbridge/internal/protocol/luafrag"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -28,11 +28,11 @@
  * Ties to code (file and `-- @label` comment, or Go function):
  *   Go atomic acquire   legacy/acquire.lua @setnx @takeover; Go: acquireAtomic
  *   Go atomic release   legacy/release.lua @owner @delete; Go: Profile.OwnerArgs
- *   the owner window    internal/luafrag/legacy_owner.lua @window @caller-now @server-guard
+ *   the owner window    internal/protocol/luafrag/legacy_owner.lua @window @caller-now @server-guard
  *   Go atomic refresh   legacy/refresh.lua @owner @rewrite
  *   Go classic          Go: acquireClassic, releaseClassic, refreshClassic
  *                       (in legacy/classic.go)
- *   Java seed           Go replay: internal/seed Lock, Unlock
+ *   Java seed           Go replay: internal/testing/javareplay Lock, Unlock
  */
 
 #ifndef NC
@@ -135,7 +135,7 @@ inline becomes(i, w) {
 	assert(!overlap || ALLOWED)
 }
 
-/* legacy_owner's codes (internal/luafrag/legacy_owner.lua) */
+/* legacy_owner's codes (internal/protocol/luafrag/legacy_owner.lua) */
 #define OURS    1
 #define TAKEN   0
 #define GONE    2

@@ -15,14 +15,14 @@
  * no loss and no time, the controller reaches modern (weak fairness).
  *
  * Ties to code:
- *   follower reading     migrate/heartbeat.lua @entry @read; Go: follower.syncOnce, follower.judge
+ *   follower reading     migrate/heartbeat.lua @entry @read; Go: follower.reading, follower.judge, want, follower.move
  *                        (one phase per reading; a missing phase
  *                        refuses), the second heartbeat in follower.sync
  *   phase lease          Go: follower.valid
  *                        (lock only while the lease runs)
  *   acquire per phase    migrate/acquire.lua @free @write (dual phases);
  *                        legacy/acquire.lua @setnx @takeover (legacy);
- *                        internal/modernproto/acquire.lua (modern)
+ *                        internal/protocol/modernproto/acquire.lua (modern)
  *   sighting             migrate/sighting.lua @record
  *   refresh of a lock    Go: Lock.Refresh
  *                        (ends when two steps from the phase)
@@ -179,7 +179,7 @@ proctype locker(byte i) {
 	bool hb2;
 end:	do
 	/* heartbeat + reading: migrate/heartbeat.lua @entry @read, then
-	 * follower.judge and the one-phase step (follower.syncOnce) */
+	 * follower.judge and the one-phase step (follower.reading) */
 	:: atomic { !hb2 && !hbt[i] ->
 		hbt[i] = true;
 		ephase[i] = (cur == 0 -> LEGACY : cur);
@@ -230,7 +230,7 @@ end:	do
 			if :: cur == DW -> lk = true; lwho = i; lleft = LL :: else -> skip fi;
 			mk = true; mwho = i; mleft = LL; held[i] = true
 		:: (cur == DW || cur == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> sightAge = 0 /* migrate/sighting.lua @record */
-		:: cur == MODERN && MFREE -> /* internal/modernproto/acquire.lua */
+		:: cur == MODERN && MFREE -> /* internal/protocol/modernproto/acquire.lua */
 			mk = true; mwho = i; mleft = LL; held[i] = true
 		:: else -> skip
 		fi;

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -126,11 +126,11 @@ func abs(x int64) int64 {
 }
 
 // script assembles a shipped script as the legacy package does: the
-// fragments of internal/luafrag, then the body.
+// fragments of internal/protocol/luafrag, then the body.
 func script(t *testing.T, body string, frags ...string) string {
 	var b strings.Builder
 	for _, f := range frags {
-		src, err := os.ReadFile(filepath.Join("..", "internal", "luafrag", f))
+		src, err := os.ReadFile(filepath.Join("..", "internal", "protocol", "luafrag", f))
 		require.NoError(t, err)
 		b.Write(src)
 		b.WriteByte('\n')

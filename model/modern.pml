@@ -22,11 +22,11 @@
  *      rejected once a successor has written.
  *
  * Ties to code:
- *   acquire     internal/modernproto/acquire.lua and the fragment
- *               internal/luafrag/modern_fence.lua (fence = max(counter + 1,
+ *   acquire     internal/protocol/modernproto/acquire.lua and the fragment
+ *               internal/protocol/luafrag/modern_fence.lua (fence = max(counter + 1,
  *               TIME)); no label comments there: the modern scripts' SHA1s
  *               are pinned. Go: Lock.Fence
- *   refresh     internal/modernproto/refresh.lua; Go: Lock.autoRefresh, Lock.refresh
+ *   refresh     internal/protocol/modernproto/refresh.lua; Go: Lock.autoRefresh, Lock.refresh
  *   Done        Go: Lock.Done, Lock.ExpiresAt
  *               (the lease deadline is counted from the send)
  */
@@ -68,7 +68,7 @@ short maxf = -1; byte lastw;         /* the resource */
 #ifdef MUT_COUNTER_ONLY
 #define NEXTF (counter + 1)
 #else
-#define NEXTF (counter + 1 > STIME -> counter + 1 : STIME) /* internal/luafrag/modern_fence.lua */
+#define NEXTF (counter + 1 > STIME -> counter + 1 : STIME) /* internal/protocol/luafrag/modern_fence.lua */
 #endif
 
 active proctype clock() {
@@ -99,7 +99,7 @@ proctype client(byte i) {
 end:	do
 	/* TryLock: send, the script runs, the reply arrives */
 	:: atomic { !believes[i] && tries < TRIES -> tries++; sent = now }
-		atomic { /* internal/modernproto/acquire.lua */
+		atomic { /* internal/protocol/modernproto/acquire.lua */
 			if
 			:: FREE -> key = true; who = i; kexp = now + LL; ok = true;
 				f = NEXTF; counter = f; 
@@ -129,7 +129,7 @@ end:	do
 			ok = false; f = 0; sent = 0 }
 	/* auto-refresh: send; the script extends our key if it is ours */
 	:: atomic { believes[i] && now < bend[i] -> sent = now }
-		atomic { /* internal/modernproto/refresh.lua */
+		atomic { /* internal/protocol/modernproto/refresh.lua */
 			if :: key && who == i && now < kexp -> kexp = now + LL; ok = true :: else -> ok = false fi }
 		atomic {
 			if

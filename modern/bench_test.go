@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"
 	goredislib "github.com/redis/go-redis/v9"
 )

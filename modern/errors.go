@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/modernproto"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
 // Reason tells why a lock is no longer held.

@@ -9,10 +9,10 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/check"
-	"github.com/lockbridge/lockbridge/internal/modernproto"
-	"github.com/lockbridge/lockbridge/internal/notify"
-	"github.com/lockbridge/lockbridge/internal/retry"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 )
 
 var _ lockbridge.Locker = (*Locker)(nil)
@@ -267,9 +267,9 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 }
 
 // The per-node primitives (one script, one round trip, on one client) are
-// in internal/modernproto, shared with redlock, which runs them on each of
+// in internal/protocol/modernproto, shared with redlock, which runs them on each of
 // its nodes. The waiting loop (Locker.Lock) and the lock's life (Lock,
-// internal/lease) are built on them.
+// internal/runtime/lease) are built on them.
 
 // acquire makes one attempt, with WAIT after it when WithWait asks for it.
 func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {

@@ -3,12 +3,12 @@ package modern_test
 import (
 	"testing"
 
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"go.uber.org/goleak"
 )
 
 // exampleAddr is the address of the redis-server the runnable examples talk
-// to; the behaviour tests start their own servers through internal/locktest.
+// to; the behaviour tests start their own servers through internal/testing/locktest.
 var exampleAddr string
 
 // TestMain starts the examples' redis-server, runs the tests, stops the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
 )
 
 // Refresh extends the lease to ttl from now (at least 1 ms; sub-millisecond

@@ -1,10 +1,10 @@
 package modern
 
-import "github.com/lockbridge/lockbridge/internal/modernproto"
+import "github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 
-// The scripts are internal/modernproto's (the body files there say their
+// The scripts are internal/protocol/modernproto's (the body files there say their
 // KEYS, ARGV and replies; the functions they call are fragments in
-// internal/luafrag, which migrate's scripts reuse), shared with redlock.
+// internal/protocol/luafrag, which migrate's scripts reuse), shared with redlock.
 // docs/protocol.md describes them for other languages.
 
 // Script result codes shared by release, refresh and ttl (and the first

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/modernproto"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
 // TokenBytes is how many random bytes NewToken draws.

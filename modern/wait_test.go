@@ -15,7 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/driver/redigo"
-	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/modern"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"

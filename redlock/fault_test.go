@@ -7,8 +7,8 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/redlock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/modernproto"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/stretchr/testify/assert"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/check"
-	"github.com/lockbridge/lockbridge/internal/lease"
-	"github.com/lockbridge/lockbridge/internal/modernproto"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 )
 
 var _ lockbridge.Lock = (*Lock)(nil)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/check"
-	"github.com/lockbridge/lockbridge/internal/modernproto"
-	"github.com/lockbridge/lockbridge/internal/retry"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 )
 
 var _ lockbridge.Locker = (*Locker)(nil)

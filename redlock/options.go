@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/modernproto"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
 // Option configures a Locker. Options are applied by New in order; an

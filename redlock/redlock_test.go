@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/lockbridge/lockbridge/redlock"
 	"github.com/stretchr/testify/assert"
@@ -17,7 +17,7 @@ import (
 
 var _ lockbridge.Locker = (*redlock.Locker)(nil)
 
-// The modern scripts' SHA1s (pinned in internal/modernproto): Redlock sends
+// The modern scripts' SHA1s (pinned in internal/protocol/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
 	acquireSHA = "565b1fb43f43df7bf99da6703d9bdda32c6f338d"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepares a machine for `make test`: the tests start real redis-server
-# processes (internal/redistest), the race detector needs a C compiler, and the
+# processes (internal/testing/redistest), the race detector needs a C compiler, and the
 # Go modules are downloaded up front.
 #
 # Installs missing packages with apt-get when running as root or with

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockbridge/lockbridge/cmd/lockbridge/internal/fleetsim"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/fleetsim"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/redis/go-redis/v9"
 )

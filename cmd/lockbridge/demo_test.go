@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge/internal/fleetsim"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/redistest"
+	"github.com/lockbridge/lockbridge/cmd/lockbridge/internal/fleetsim"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

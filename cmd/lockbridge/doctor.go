@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/lockbridge/lockbridge/cmd/lockbridge/internal/doctor"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/doctor"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/driver/redigo"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
@@ -78,16 +78,16 @@ func TestEmbeddedLegacyCycle(t *testing.T) {
 		require.NoError(t, em.m.Set("legacy:expired", "1000"))
 		lk, err := l.TryLock(ctx, "legacy:expired", time.Second)
 		require.NoError(t, err)
-		_, ok, err := seed.Lock(ctx, c, "legacy:expired", time.Second, nil)
+		_, ok, err := javareplay.Lock(ctx, c, "legacy:expired", time.Second, nil)
 		require.NoError(t, err)
 		assert.False(t, ok, "the seed must see the Go holder")
 		require.NoError(t, lk.Unlock(ctx))
-		exp, ok, err := seed.Lock(ctx, c, "legacy:expired", time.Second, nil)
+		exp, ok, err := javareplay.Lock(ctx, c, "legacy:expired", time.Second, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		_, err = l.TryLock(ctx, "legacy:expired", time.Second)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained)
-		require.NoError(t, seed.Unlock(ctx, c, "legacy:expired", exp, nil))
+		require.NoError(t, javareplay.Unlock(ctx, c, "legacy:expired", exp, nil))
 		// A foreign value is reported, never taken.
 		require.NoError(t, em.m.Set("legacy:foreign", "uuid:123"))
 		_, err = l.TryLock(ctx, "legacy:foreign", time.Second)
@@ -217,12 +217,12 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		// A dual-write locker meeting a seed holder records a sighting.
 		dw := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace(ns))
 		defer dw.Close(ctx)
-		exp, ok, err := seed.Lock(ctx, c, "mig:seen", 5*time.Second, nil)
+		exp, ok, err := javareplay.Lock(ctx, c, "mig:seen", 5*time.Second, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		_, err = dw.TryLock(ctx, "mig:seen", time.Second)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained)
-		require.NoError(t, seed.Unlock(ctx, c, "mig:seen", exp, nil))
+		require.NoError(t, javareplay.Unlock(ctx, c, "mig:seen", exp, nil))
 		st, err := ctl.Status(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, "mig:seen", st.Sighting.Key)

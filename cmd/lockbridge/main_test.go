@@ -1,7 +1,7 @@
 package main
 
 // The CLI tests build the binary once and run it as a user would, checking
-// its output and exit code; real-server cases use internal/redistest.
+// its output and exit code; real-server cases use internal/testing/redistest.
 
 import (
 	"bytes"

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/locktest"
-	"github.com/lockbridge/lockbridge/internal/redistest"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
@@ -46,7 +46,7 @@ func TestInspect(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("java-written value", func(t *testing.T) {
-		exp, ok, err := seed.Lock(ctx, c, "orders:42", time.Minute, nil)
+		exp, ok, err := javareplay.Lock(ctx, c, "orders:42", time.Minute, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
 		r := cli(t, "", env, "inspect", "orders:42")
@@ -213,14 +213,14 @@ func TestPhaseAndFleet(t *testing.T) {
 	oneLineError(t, r, 4, "the fleet is at dual-write: it moves one step at a time, to dual-read or back to legacy")
 
 	// A legacy sighting blocks too.
-	exp, ok, err := seed.Lock(ctx, c, "orders:1", time.Minute, nil)
+	exp, ok, err := javareplay.Lock(ctx, c, "orders:1", time.Minute, nil)
 	require.NoError(t, err)
 	require.True(t, ok)
 	dw := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace("shop"))
 	_, err = dw.TryLock(ctx, "orders:1", time.Second)
 	require.Error(t, err)
 	require.NoError(t, dw.Close(ctx))
-	require.NoError(t, seed.Unlock(ctx, c, "orders:1", exp, nil))
+	require.NoError(t, javareplay.Unlock(ctx, c, "orders:1", exp, nil))
 	r = cli(t, "", env, "fleet", "--namespace", "shop")
 	assert.Regexp(t, `legacy sighting: \S+ ago on key "orders:1" \(1 in all\)`, r.stdout)
 	r = phase("set", "dual-read")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/redis/go-redis/v9"
 )
 

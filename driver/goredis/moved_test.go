@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/keyslot"
-	"github.com/lockbridge/lockbridge/internal/redistest"
-	"github.com/lockbridge/lockbridge/internal/resp"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/resp"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"

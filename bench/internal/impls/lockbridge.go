@@ -9,7 +9,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/seed"
+	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/redis/go-redis/v9"
@@ -117,7 +117,7 @@ var LegacyClassic = Impl{
 	},
 }
 
-// Seed is the replay of the Java seed's command sequence (internal/seed),
+// Seed is the replay of the Java seed's command sequence (internal/testing/javareplay),
 // through the same adapter.
 var Seed = Impl{
 	ID:       "seed",
@@ -168,7 +168,7 @@ type seedHeld struct {
 }
 
 func (s seedLocker) TryLock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
-	exp, ok, err := seed.Lock(ctx, s.c, key, ttl, nil)
+	exp, ok, err := javareplay.Lock(ctx, s.c, key, ttl, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -183,5 +183,5 @@ func (s seedLocker) Lock(context.Context, string, time.Duration) (Held, error) {
 }
 
 func (h *seedHeld) Unlock(ctx context.Context) error {
-	return seed.Unlock(ctx, h.c, h.key, h.expiry, nil)
+	return javareplay.Unlock(ctx, h.c, h.key, h.expiry, nil)
 }

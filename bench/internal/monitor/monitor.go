@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockbridge/lockbridge/internal/resp"
+	"github.com/lockbridge/lockbridge/internal/protocol/resp"
 )
 
 // Conn is a set-up connection (a resp.Conn): its own commands are left out

@@ -1,4 +1,4 @@
 // Package redisserver starts the redis-server the benchmarks run against,
-// through internal/redistest (Standalone: the benchreport command is no
+// through internal/testing/redistest (Standalone: the benchreport command is no
 // test).
 package redisserver

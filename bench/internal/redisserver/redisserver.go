@@ -1,6 +1,6 @@
 package redisserver
 
-import "github.com/lockbridge/lockbridge/internal/redistest"
+import "github.com/lockbridge/lockbridge/internal/testing/redistest"
 
 // Server is a running redis-server. Close stops it.
 type Server struct {

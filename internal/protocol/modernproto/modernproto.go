@@ -1,0 +1,244 @@
+package modernproto
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/luafrag"
+	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+)
+
+// FenceSuffix is what the fence counter's name adds to the lock key (inside
+// the hash-tag form: "{key}:fence" for an untagged key).
+const FenceSuffix = ":fence"
+
+// TokenBytes is how many random bytes NewToken draws.
+const TokenBytes = 16
+
+// MaxTokenLen is the longest token a lock accepts.
+const MaxTokenLen = 1024
+
+// NewToken returns a fresh lock token: 16 bytes from crypto/rand, encoded as
+// unpadded base64url (22 printable characters). Its error is crypto/rand's,
+// unwrapped: callers prefix it with their package.
+func NewToken() (string, error) {
+	var b [TokenBytes]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
+}
+
+// The scripts. The body files (acquire.lua, release.lua, refresh.lua,
+// ttl.lua, here) say their KEYS, ARGV and replies; the functions they call
+// are fragments in internal/protocol/luafrag (modern_*.lua), which migrate's scripts
+// reuse. The names ("modern/acquire.lua", …) are the protocol's, shown in
+// errors; the assembled sources, and so their SHA1s, are pinned by the
+// package's tests.
+var (
+	//go:embed acquire.lua
+	acquireBody string
+	//go:embed release.lua
+	releaseBody string
+	//go:embed refresh.lua
+	refreshBody string
+	//go:embed ttl.lua
+	ttlBody string
+
+	AcquireScript = luafrag.Script("modern/acquire.lua", acquireBody, "args.lua", "modern_token.lua", "modern_fence.lua", "modern_acquire.lua")
+	ReleaseScript = luafrag.Script("modern/release.lua", releaseBody, "args.lua", "modern_token.lua", "modern_release.lua")
+	RefreshScript = luafrag.Script("modern/refresh.lua", refreshBody, "args.lua", "modern_token.lua", "modern_refresh.lua")
+	TTLScript     = luafrag.Script("modern/ttl.lua", ttlBody, "args.lua", "modern_token.lua", "modern_pttl.lua")
+)
+
+// Script result codes shared by release, refresh and ttl (and the first
+// element of acquire's and ttl's replies).
+const (
+	Ours   = 1  // ours: done (acquired, released, refreshed)
+	Taken  = 0  // another holder's value
+	Absent = -1 // no key: expired (or never set)
+)
+
+// Names are the Redis names of one lock, and the KEYS of its scripts.
+type Names struct {
+	Key     string
+	Fence   string // the fence counter; "" without fencing
+	Channel string // the release channel; "" when the key has none
+
+	acquire []string // KEYS of acquire.lua: key[, fence]
+	release []string // KEYS of release.lua: key[, channel]
+}
+
+// NewNames returns the names of the lock on key: its release channel (none
+// for the few keys whose channel cannot share their hash slot) and, with
+// fencing, its fence counter. ok is false when fencing is asked for and the
+// counter cannot share the key's slot (a key with a stray '}').
+func NewNames(key string, fencing bool) (n Names, ok bool) {
+	n.Key = key
+	if ch, ok := notify.Channel(key); ok {
+		n.Channel = ch
+	}
+	if fencing {
+		f, ok := keyslot.Companion(key, FenceSuffix)
+		if !ok {
+			return Names{}, false
+		}
+		n.Fence = f
+	}
+	n.setKeys()
+	return n, true
+}
+
+// setKeys builds the KEYS slices, on one backing array.
+func (n *Names) setKeys() {
+	b := [4]string{n.Key, n.Fence, n.Key, n.Channel}
+	all := b[:]
+	n.acquire, n.release = all[0:1:2], all[2:3:4]
+	if n.Fence != "" {
+		n.acquire = all[0:2:2]
+	}
+	if n.Channel != "" {
+		n.release = all[2:4:4]
+	}
+}
+
+// Node is one Redis node spoken to in the modern protocol.
+type Node struct {
+	c       driver.Client
+	pkg     string // prefix of error messages: "modern", "redlock"
+	publish any    // "PUBLISH" or "SPUBLISH", boxed once
+}
+
+// NewNode returns the node behind c; pkg prefixes its errors. c must not be
+// nil.
+func NewNode(pkg string, c driver.Client) Node {
+	return Node{c: c, pkg: pkg, publish: notify.PublishCommand(c)}
+}
+
+// Client returns the node's client.
+func (nd *Node) Client() driver.Client { return nd.c }
+
+// Acquire makes one attempt to SET n.Key token NX PX ttl (and, when n has
+// a fence counter, to advance it with the same script: see FenceError).
+// acquired: v is the fence (0 without fencing). Not acquired: v is the
+// holder's PTTL in ms (-1: no expiry). err is a Redis error (wrapped, never
+// "not acquired"): a *FenceError when the fence counter is unusable, a
+// *WrongTypeError when n.Key holds another type than string — in both cases
+// nothing was written —, or a reply of the wrong shape.
+func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
+	r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
+	if err != nil {
+		return false, 0, nd.wrap("acquire", n, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || (code != Ours && code != Taken) {
+		return false, 0, nd.unexpected("acquire", r)
+	}
+	return code == Ours, v, nil
+}
+
+// AcquireWait is Acquire followed, on the same connection, by WAIT replicas
+// timeout: acked is how many replicas acknowledged the acquire's writes
+// (only meaningful when acquired). The client must implement driver.Waiter
+// with a connection it can pin; else the error wraps driver.ErrNoPin and
+// nothing was sent.
+func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int, timeout time.Duration) (acquired bool, v, acked int64, err error) {
+	w, ok := nd.c.(driver.Waiter)
+	if !ok {
+		return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, driver.ErrNoPin)
+	}
+	r, acked, err := w.EvalWait(ctx, AcquireScript, n.acquire, replicas, timeout, token, ttl.Milliseconds())
+	if err != nil && r == nil {
+		if errors.Is(err, driver.ErrNoPin) {
+			return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
+		}
+		return false, 0, 0, nd.wrap("acquire", n, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || (code != Ours && code != Taken) {
+		return false, 0, 0, nd.unexpected("acquire", r)
+	}
+	if err != nil {
+		// The script ran; WAIT failed: acquired with no acknowledgement known.
+		return code == Ours, v, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
+	}
+	return code == Ours, v, acked, nil
+}
+
+// Release runs the release script: Ours (deleted, and published on the
+// release channel), Taken or Absent.
+func (nd *Node) Release(ctx context.Context, n *Names, token any) (int64, error) {
+	r, err := nd.c.Eval(ctx, ReleaseScript, n.release, token, nd.publish)
+	if err != nil {
+		return 0, nd.wrap("unlock", n, err)
+	}
+	return nd.code("unlock", r)
+}
+
+// Refresh runs the refresh script (PEXPIRE ttl if ours): Ours, Taken or
+// Absent.
+func (nd *Node) Refresh(ctx context.Context, n *Names, token any, ttl time.Duration) (int64, error) {
+	r, err := nd.c.Eval(ctx, RefreshScript, n.acquire[:1], token, ttl.Milliseconds())
+	if err != nil {
+		return 0, nd.wrap("refresh", n, err)
+	}
+	return nd.code("refresh", r)
+}
+
+// PTTL runs the ttl script: the code (Ours, Taken or Absent) and the key's
+// PTTL in ms.
+func (nd *Node) PTTL(ctx context.Context, n *Names, token any) (code, ms int64, err error) {
+	r, err := nd.c.Eval(ctx, TTLScript, n.acquire[:1], token)
+	if err != nil {
+		return 0, 0, nd.wrap("ttl", n, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || code < Absent || code > Ours {
+		return 0, 0, nd.unexpected("ttl", r)
+	}
+	return code, v, nil
+}
+
+// wrap wraps an error of a script on n: a FENCE reply as a *FenceError, a
+// WRONGTYPE reply as a *WrongTypeError, anything else with the operation and
+// the key.
+func (nd *Node) wrap(op string, n *Names, err error) error {
+	switch {
+	case driver.HasPrefix(err, FenceCode):
+		return &FenceError{Pkg: nd.pkg, Key: n.Key, Counter: n.Fence, Err: err}
+	case driver.HasPrefix(err, "WRONGTYPE"):
+		return &WrongTypeError{Pkg: nd.pkg, Op: op, Key: n.Key, Err: err}
+	}
+	return fmt.Errorf("%s: %s %q: %w", nd.pkg, op, n.Key, err)
+}
+
+func (nd *Node) code(op string, r any) (int64, error) {
+	n, ok := r.(int64)
+	if !ok || n < Absent || n > Ours {
+		return 0, nd.unexpected(op, r)
+	}
+	return n, nil
+}
+
+// unexpected reports a script reply of the wrong shape.
+func (nd *Node) unexpected(op string, reply any) error {
+	return fmt.Errorf("%s: %s: unexpected reply %#v", nd.pkg, op, reply)
+}
+
+// pair reads a {code, value} reply.
+func pair(r any) (code, v int64, ok bool) {
+	a, ok := r.([]any)
+	if !ok || len(a) != 2 {
+		return 0, 0, false
+	}
+	code, ok1 := a[0].(int64)
+	v, ok2 := a[1].(int64)
+	return code, v, ok1 && ok2
+}

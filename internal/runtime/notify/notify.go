@@ -1,0 +1,391 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+)
+
+// Suffix is what Channel appends to a key (inside the hash-tag form).
+const Suffix = ":released"
+
+// Payload is what release scripts publish. Waiters ignore it.
+const Payload = "released"
+
+// Channel returns the release channel of key: key+":released" when key has a
+// hash tag, "{"+key+"}:released" otherwise, so the channel hashes to the
+// key's slot and a cluster release script may SPUBLISH it with the channel in
+// KEYS. ok is false when no such name hashes to the key's slot (a key with a
+// stray '}'): such a key has no release channel, its releases publish
+// nothing and its waiters poll.
+func Channel(key string) (channel string, ok bool) {
+	return keyslot.Companion(key, Suffix)
+}
+
+// PublishCommand is the command a release script publishes with on c:
+// "SPUBLISH" (sharded pub/sub, Redis >= 7) in a Redis Cluster, "PUBLISH"
+// otherwise — matching how c.Subscribe listens.
+func PublishCommand(c driver.Client) string {
+	if c.Cluster() {
+		return "SPUBLISH"
+	}
+	return "PUBLISH"
+}
+
+// ErrClosed is returned by Wait after Close.
+var ErrClosed = errors.New("notify: hub closed")
+
+// Defaults of the Hub options.
+const (
+	DefaultRetryAfter       = time.Second
+	DefaultSubscribeTimeout = 2 * time.Second
+)
+
+// Option configures a Hub.
+type Option func(*Hub)
+
+// RetryAfter sets how long after a failed or lost subscription the Hub
+// waits before subscribing again; meanwhile waiters poll. Default
+// DefaultRetryAfter (1 s). A value <= 0 keeps the default.
+func RetryAfter(d time.Duration) Option {
+	return func(h *Hub) {
+		if d > 0 {
+			h.retryAfter = d
+		}
+	}
+}
+
+// SubscribeTimeout bounds how long Wait waits for the server to confirm a
+// subscription (it never waits past its own context either); past it the
+// waiter polls. Default DefaultSubscribeTimeout (2 s). A value <= 0 keeps the
+// default.
+func SubscribeTimeout(d time.Duration) Option {
+	return func(h *Hub) {
+		if d > 0 {
+			h.timeout = d
+		}
+	}
+}
+
+// Hub shares one subscription among the waiters of one Locker. The zero
+// value is not usable: build one with New. Its methods are safe for
+// concurrent use.
+type Hub struct {
+	c          driver.Client
+	retryAfter time.Duration
+	timeout    time.Duration
+
+	// subMu serialises everything that talks to the server about the
+	// subscription: opening, subscribing, unsubscribing, closing. Wait's fast
+	// path (the channel already confirmed) does not take it.
+	subMu sync.Mutex
+
+	mu       sync.Mutex
+	sub      driver.Subscription // nil while none is open
+	reader   chan struct{}       // closed when sub's reader goroutine returned
+	chans    map[string]*channel // channels with waiters
+	retryAt  time.Time           // no new subscription before this
+	lastErr  error               // why the last subscription failed or was lost
+	isClosed bool
+}
+
+type channel struct {
+	waiters   map[*waiter]struct{}
+	confirmed bool // subscribed on the current sub
+}
+
+type waiter struct{ wake chan<- struct{} }
+
+// New returns a Hub that subscribes through c.
+func New(c driver.Client, opts ...Option) *Hub {
+	h := &Hub{
+		c:          c,
+		retryAfter: DefaultRetryAfter,
+		timeout:    DefaultSubscribeTimeout,
+		chans:      map[string]*channel{},
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	return h
+}
+
+// Wait registers wake for releases on ch and returns once the subscription
+// to ch is confirmed, so no release after this point is missed. Each release
+// on ch makes a non-blocking send on the wake of one of ch's waiters (and
+// each loss or recovery of the subscription, after which every waiter should
+// try again, on all of them): give wake a buffer of one, receive from it
+// only to act on it (attempt the lock), and share it between several Wait
+// calls to wait for any of their channels.
+//
+// release removes the registration; call it exactly when done waiting,
+// whatever err is. It is never nil and is safe to call more than once. A
+// non-nil err means notifications are not available now (see the package
+// documentation): the waiter should poll. The registration stays in place,
+// so the waiter still wakes should a later subscription succeed.
+func (h *Hub) Wait(ctx context.Context, ch string, wake chan<- struct{}) (release func(), err error) {
+	w := &waiter{wake: wake}
+	h.mu.Lock()
+	if h.isClosed {
+		h.mu.Unlock()
+		return func() {}, ErrClosed
+	}
+	c := h.chans[ch]
+	if c == nil {
+		c = &channel{waiters: map[*waiter]struct{}{}}
+		h.chans[ch] = c
+	}
+	c.waiters[w] = struct{}{}
+	ready := c.confirmed && h.sub != nil
+	h.mu.Unlock()
+	release = func() { h.leave(ch, w) }
+	if ready {
+		return release, nil
+	}
+	return release, h.subscribe(ctx, ch, w)
+}
+
+// subscribe makes sure ch is subscribed on an open subscription, opening one
+// (with every channel that has waiters) when none is.
+func (h *Hub) subscribe(ctx context.Context, ch string, self *waiter) error {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	h.mu.Lock()
+	if h.isClosed {
+		h.mu.Unlock()
+		return ErrClosed
+	}
+	c := h.chans[ch]
+	if c == nil || (c.confirmed && h.sub != nil) {
+		h.mu.Unlock()
+		return nil // left already, or another waiter subscribed it meanwhile
+	}
+	sub := h.sub
+	if sub == nil {
+		if wait := time.Until(h.retryAt); wait > 0 {
+			err := h.lastErr
+			h.mu.Unlock()
+			return fmt.Errorf("notify: not subscribing for another %v after a failure: %w", wait.Round(time.Millisecond), err)
+		}
+		names := make([]string, 0, len(h.chans))
+		for n := range h.chans {
+			names = append(names, n)
+		}
+		h.mu.Unlock()
+		return h.open(ctx, names, self)
+	}
+	h.mu.Unlock()
+
+	sctx, cancel := context.WithTimeout(ctx, h.timeout)
+	err := sub.Subscribe(sctx, ch)
+	cancel()
+	if err != nil {
+		h.failed(ctx, err)
+		return fmt.Errorf("notify: subscribe %q: %w", ch, err)
+	}
+	h.mu.Lock()
+	if c := h.chans[ch]; c != nil && h.sub == sub {
+		c.confirmed = true
+	}
+	h.mu.Unlock()
+	return nil
+}
+
+// open opens a subscription to names and starts its reader. Called with
+// subMu held.
+func (h *Hub) open(ctx context.Context, names []string, self *waiter) error {
+	sctx, cancel := context.WithTimeout(ctx, h.timeout)
+	sub, err := h.c.Subscribe(sctx, names...)
+	cancel()
+	if err != nil {
+		h.failed(ctx, err)
+		return fmt.Errorf("notify: subscribe: %w", err)
+	}
+	reader := make(chan struct{})
+	h.mu.Lock()
+	if h.isClosed {
+		h.mu.Unlock()
+		_ = sub.Close()
+		return ErrClosed
+	}
+	h.sub, h.reader = sub, reader
+	for _, n := range names {
+		if c := h.chans[n]; c != nil {
+			c.confirmed = true
+			// Waiters registered while no subscription was open may have
+			// missed a release: let them try again now.
+			for w := range c.waiters {
+				if w != self {
+					poke(w)
+				}
+			}
+		}
+	}
+	h.mu.Unlock()
+	go h.read(sub, reader)
+	return nil
+}
+
+// failed records a failure to subscribe, unless it was the caller's context
+// that ended: then the server is not to blame.
+func (h *Hub) failed(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	h.mu.Lock()
+	h.lastErr, h.retryAt = err, time.Now().Add(h.retryAfter)
+	h.mu.Unlock()
+}
+
+// read dispatches sub's messages until it ends. When it ends on its own (the
+// connection was lost), it forgets sub and wakes every waiter.
+func (h *Hub) read(sub driver.Subscription, reader chan struct{}) {
+	defer close(reader)
+	for m := range sub.Messages() {
+		h.mu.Lock()
+		if c := h.chans[m.Channel]; c != nil {
+			c.wakeOne(nil)
+		}
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	if h.sub != sub {
+		h.mu.Unlock()
+		return // closed by leave or Close
+	}
+	h.sub, h.reader = nil, nil
+	h.lastErr = sub.Err()
+	if h.lastErr == nil {
+		h.lastErr = errors.New("notify: subscription ended")
+	}
+	h.retryAt = time.Now().Add(h.retryAfter)
+	for _, c := range h.chans {
+		c.confirmed = false
+		for w := range c.waiters {
+			poke(w)
+		}
+	}
+	h.mu.Unlock()
+	_ = sub.Close()
+}
+
+// leave removes w from ch; the last waiter of a channel unsubscribes it, the
+// last waiter of all closes the subscription.
+func (h *Hub) leave(ch string, w *waiter) {
+	h.mu.Lock()
+	c := h.chans[ch]
+	if c == nil {
+		h.mu.Unlock()
+		return
+	}
+	if _, ok := c.waiters[w]; !ok {
+		h.mu.Unlock()
+		return
+	}
+	delete(c.waiters, w)
+	if len(c.waiters) > 0 {
+		if len(w.wake) > 0 {
+			// w leaves with a wake it may not have acted on: pass it on.
+			c.wakeOne(w)
+		}
+		h.mu.Unlock()
+		return
+	}
+	delete(h.chans, ch)
+	h.mu.Unlock()
+
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	h.mu.Lock()
+	sub := h.sub
+	if sub == nil || h.chans[ch] != nil {
+		h.mu.Unlock()
+		return // nothing open, or a new waiter came for ch meanwhile
+	}
+	if len(h.chans) == 0 {
+		reader := h.reader
+		h.sub, h.reader = nil, nil
+		h.mu.Unlock()
+		_ = sub.Close()
+		<-reader
+		return
+	}
+	h.mu.Unlock()
+	// Not waiting for the confirmation: a message still arriving for ch finds
+	// no waiter. A failure here means the connection is going: the reader
+	// sees that.
+	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+	_ = sub.Unsubscribe(ctx, ch)
+	cancel()
+}
+
+// Close closes the subscription, if one is open, and waits for its reader.
+// Waiters are woken once; later Waits return ErrClosed (and so poll).
+func (h *Hub) Close() error {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	h.mu.Lock()
+	if h.isClosed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.isClosed = true
+	sub, reader := h.sub, h.reader
+	h.sub, h.reader = nil, nil
+	for _, c := range h.chans {
+		for w := range c.waiters {
+			poke(w)
+		}
+	}
+	h.mu.Unlock()
+	if sub == nil {
+		return nil
+	}
+	err := sub.Close()
+	<-reader
+	return err
+}
+
+// Subscribed reports whether a subscription is open and has confirmed ch.
+// For tests and diagnostics.
+func (h *Hub) Subscribed(ch string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.chans[ch]
+	return h.sub != nil && c != nil && c.confirmed
+}
+
+// Open reports whether a subscription is open. For tests and diagnostics.
+func (h *Hub) Open() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sub != nil
+}
+
+// wakeOne wakes one waiter of c (not skip), preferring one that has no wake
+// pending: a release frees the lock for one waiter of this hub — waking all
+// of them would only send them all to Redis, and all but one back to sleep.
+// Waiters in other processes have hubs of their own.
+func (c *channel) wakeOne(skip *waiter) {
+	for w := range c.waiters {
+		if w != skip && len(w.wake) == 0 {
+			poke(w)
+			return
+		}
+	}
+	// Every waiter has a wake pending already: nothing to add.
+}
+
+func poke(w *waiter) {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
