@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/legacy"
 )
 
 // unhex decodes hex (spaces allowed).

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/legacy"
-	"github.com/redis/go-redis/v9"
 )
 
 // Take a lock that Java services using the SETNX + GETSET timestamp lock on

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge/driver"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge/driver"
 )
 
 // spy is a driver.Client that forwards every call to a real client,

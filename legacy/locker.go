@@ -10,6 +10,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 )
 
@@ -32,7 +33,7 @@ var _ lockbridge.Locker = (*Locker)(nil)
 func New(c driver.Client, opts ...Option) *Locker {
 	cfg := newConfig(opts)
 	if c == nil {
-		cfg.invalid("nil driver.Client")
+		cfg.errs.Invalid("nil driver.Client")
 	}
 	return &Locker{
 		c:       c,
@@ -40,7 +41,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		mode:    cfg.mode,
 		safety:  cfg.safety,
 		backoff: cfg.backoff,
-		err:     cfg.err(),
+		err:     cfg.errs.Err(),
 	}
 }
 
@@ -115,7 +116,7 @@ func (lk *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (s
 		return "", err
 	}
 	if lk == nil || (lk.err == nil && lk.c == nil) {
-		return "", fmt.Errorf("%s: %w: nil or zero *Locker (use New)", pkg, lockbridge.ErrInvalid)
+		return "", lockopt.Zero(pkg)
 	}
 	if lk.err != nil {
 		return "", lk.err

@@ -3,8 +3,9 @@ package legacy_test
 import (
 	"testing"
 
-	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"go.uber.org/goleak"
+
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
 
 // redisAddr is the address of the redis-server the examples talk to,

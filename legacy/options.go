@@ -1,12 +1,11 @@
 package legacy
 
 import (
-	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 )
 
 // pkg prefixes every error message of the package.
@@ -49,7 +48,7 @@ type config struct {
 	mode    Mode
 	safety  time.Duration
 	backoff lockbridge.Backoff
-	errs    []error
+	errs    lockopt.Errs
 }
 
 // defaultBackoff polls no slower than the Java seed's 100 ms.
@@ -58,10 +57,10 @@ func defaultBackoff() lockbridge.Backoff {
 }
 
 func newConfig(opts []Option) config {
-	cfg := config{backoff: defaultBackoff()}
+	cfg := config{errs: lockopt.For(pkg), backoff: defaultBackoff()}
 	for _, o := range opts {
 		if o == nil {
-			cfg.invalid("nil option")
+			cfg.errs.Invalid("nil option")
 			continue
 		}
 		o(&cfg)
@@ -69,18 +68,11 @@ func newConfig(opts []Option) config {
 	return cfg
 }
 
-func (c *config) invalid(format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("%s: %w: %s", pkg, lockbridge.ErrInvalid, fmt.Sprintf(format, args...)))
-}
-
-// err joins the recorded option errors; nil when there are none.
-func (c *config) err() error { return errors.Join(c.errs...) }
-
 // WithMode sets the mode: ModeAtomic (the default) or ModeClassic.
 func WithMode(m Mode) Option {
 	return func(c *config) {
 		if m != ModeAtomic && m != ModeClassic {
-			c.invalid("unknown mode %v", m)
+			c.errs.Invalid("unknown mode %v", m)
 			return
 		}
 		c.mode = m
@@ -94,7 +86,7 @@ func WithMode(m Mode) Option {
 func WithUnit(u time.Duration) Option {
 	return func(c *config) {
 		if u != time.Millisecond && u != time.Second {
-			c.invalid("unit %v is neither time.Millisecond nor time.Second", u)
+			c.errs.Invalid("unit %v is neither time.Millisecond nor time.Second", u)
 			return
 		}
 		c.profile.unit = u
@@ -114,7 +106,7 @@ func WithPlusOne(on bool) Option {
 func WithKeyCodec(k KeyCodec) Option {
 	return func(c *config) {
 		if !k.valid() {
-			c.invalid("unknown key codec %v", k)
+			c.errs.Invalid("unknown key codec %v", k)
 			return
 		}
 		c.profile.key = k
@@ -126,7 +118,7 @@ func WithKeyCodec(k KeyCodec) Option {
 func WithValueCodec(v ValueCodec) Option {
 	return func(c *config) {
 		if !v.valid() {
-			c.invalid("unknown value codec %v", v)
+			c.errs.Invalid("unknown value codec %v", v)
 			return
 		}
 		c.profile.value = v
@@ -142,7 +134,7 @@ func WithValueCodec(v ValueCodec) Option {
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
 		if now == nil {
-			c.invalid("nil clock")
+			c.errs.Invalid("nil clock")
 			return
 		}
 		c.profile.clock = now
@@ -179,7 +171,7 @@ const DefaultServerClockMargin = 2 * time.Second
 func WithServerClockMargin(m time.Duration) Option {
 	return func(c *config) {
 		if m < 0 {
-			c.invalid("server clock margin %v is negative", m)
+			c.errs.Invalid("server clock margin %v is negative", m)
 			return
 		}
 		c.profile.server, c.profile.serverSet = m, true
@@ -199,7 +191,7 @@ func WithServerClockMargin(m time.Duration) Option {
 func WithSkewMargin(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
-			c.invalid("skew margin %v is negative", d)
+			c.errs.Invalid("skew margin %v is negative", d)
 			return
 		}
 		c.profile.skew = d
@@ -216,7 +208,7 @@ func WithSkewMargin(d time.Duration) Option {
 func WithSafetyTTL(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 || (d > 0 && d < time.Millisecond) {
-			c.invalid("safety ttl %v is neither 0 (off) nor at least 1ms", d)
+			c.errs.Invalid("safety ttl %v is neither 0 (off) nor at least 1ms", d)
 			return
 		}
 		c.safety = d
@@ -228,11 +220,5 @@ func WithSafetyTTL(d time.Duration) Option {
 // than the Java seed's 100 ms. Whatever the backoff, Lock never waits past
 // the expiry it has just read from the holder's value.
 func WithBackoff(b lockbridge.Backoff) Option {
-	return func(c *config) {
-		if err := lockbridge.ValidateBackoff(b); err != nil {
-			c.errs = append(c.errs, fmt.Errorf("%s: %w", pkg, err))
-			return
-		}
-		c.backoff = b
-	}
+	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
 }

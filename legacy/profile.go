@@ -42,7 +42,7 @@ type Profile struct {
 // lockbridge.ErrInvalid.
 func NewProfile(opts ...Option) (Profile, error) {
 	cfg := newConfig(opts)
-	return cfg.profile, cfg.err()
+	return cfg.profile, cfg.errs.Err()
 }
 
 // Unit returns the unit of the timestamps: time.Millisecond or time.Second.

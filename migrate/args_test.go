@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 )
 
 // The dual scripts refuse an argument in any but its exact form with an

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
-	"github.com/redis/go-redis/v9"
 )
 
 // exampleRedis returns a client on the server the examples run against

@@ -4,10 +4,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 )
 
 func TestDeriveModernKey(t *testing.T) {

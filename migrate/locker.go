@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 	"github.com/lockbridge/lockbridge/legacy"
@@ -60,23 +61,23 @@ func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{c: c, cfg: defaults()}
 	for _, o := range opts {
 		if o == nil {
-			l.cfg.invalid("nil option")
+			l.cfg.errs.Invalid("nil option")
 			continue
 		}
 		o(&l.cfg)
 	}
 	if c == nil {
-		l.cfg.invalid("nil driver.Client")
+		l.cfg.errs.Invalid("nil driver.Client")
 	}
 	var err error
 	if l.profile, err = legacy.NewProfile(l.cfg.legacyOpts...); err != nil {
-		l.cfg.errs = append(l.cfg.errs, err)
+		l.cfg.errs.Keep(err)
 	}
 	if c != nil {
 		l.modern = modern.New(c, l.cfg.modernOpts...)
 		l.mset = l.modern.Settings()
 		if l.mset.Err != nil {
-			l.cfg.errs = append(l.cfg.errs, l.mset.Err)
+			l.cfg.errs.Keep(l.mset.Err)
 		}
 	}
 	l.err = l.cfg.err()
@@ -232,7 +233,7 @@ type args struct {
 // usable reports a nil or zero Locker, or its invalid options.
 func (l *Locker) usable() error {
 	if l == nil || (l.err == nil && l.legacy == nil) {
-		return fmt.Errorf("%s: %w: nil or zero *Locker (use New)", pkg, lockbridge.ErrInvalid)
+		return lockopt.Zero(pkg)
 	}
 	return l.err
 }

@@ -3,8 +3,9 @@ package migrate
 import (
 	"testing"
 
-	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"go.uber.org/goleak"
+
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
 
 // exampleAddr is the redis-server the runnable examples talk to; the

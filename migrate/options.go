@@ -1,11 +1,10 @@
 package migrate
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -33,31 +32,28 @@ type config struct {
 	backoff    lockbridge.Backoff
 	interval   time.Duration
 	lease      time.Duration // 0: DefaultPhaseLeaseIntervals × interval
-	errs       []error
+	errs       lockopt.Errs
 }
 
 func defaults() config {
 	return config{
+		errs:     lockopt.For(pkg),
 		backoff:  lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
 		interval: DefaultPhaseInterval,
 	}
 }
 
-func (c *config) invalid(format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("migrate: %w: "+format, append([]any{lockbridge.ErrInvalid}, args...)...))
-}
-
 func (c *config) err() error {
 	if c.phase != 0 && c.from != "" {
-		c.invalid("WithPhase and WithPhaseFrom are exclusive")
+		c.errs.Invalid("WithPhase and WithPhaseFrom are exclusive")
 	}
 	if c.from != "" && c.ns != "" && c.ns != c.from {
-		c.invalid("WithNamespace %q differs from WithPhaseFrom %q", c.ns, c.from)
+		c.errs.Invalid("WithNamespace %q differs from WithPhaseFrom %q", c.ns, c.from)
 	}
 	if c.lease != 0 && c.lease <= c.interval {
-		c.invalid("phase lease %v must be longer than the phase interval %v", c.lease, c.interval)
+		c.errs.Invalid("phase lease %v must be longer than the phase interval %v", c.lease, c.interval)
 	}
-	return errors.Join(c.errs...)
+	return c.errs.Err()
 }
 
 // WithPhase runs the Locker in the fixed phase p. Default: PhaseLegacy,
@@ -65,7 +61,7 @@ func (c *config) err() error {
 func WithPhase(p Phase) Option {
 	return func(c *config) {
 		if !p.Valid() {
-			c.invalid("phase %v", p)
+			c.errs.Invalid("phase %v", p)
 			return
 		}
 		c.phase = p
@@ -90,7 +86,7 @@ func WithPhase(p Phase) Option {
 func WithPhaseFrom(ns string) Option {
 	return func(c *config) {
 		if _, err := newNSKeys(ns); err != nil {
-			c.errs = append(c.errs, err)
+			c.errs.Keep(err)
 			return
 		}
 		c.from = ns
@@ -104,7 +100,7 @@ func WithPhaseFrom(ns string) Option {
 func WithNamespace(ns string) Option {
 	return func(c *config) {
 		if _, err := newNSKeys(ns); err != nil {
-			c.errs = append(c.errs, err)
+			c.errs.Keep(err)
 			return
 		}
 		c.ns = ns
@@ -137,7 +133,7 @@ func WithModern(opts ...modern.Option) Option {
 func WithModernKey(f func(legacyKey string) string) Option {
 	return func(c *config) {
 		if f == nil {
-			c.invalid("nil modern key mapping")
+			c.errs.Invalid("nil modern key mapping")
 			return
 		}
 		c.modernKey = f
@@ -149,13 +145,7 @@ func WithModernKey(f func(legacyKey string) string) Option {
 // release notification of a Go holder of the modern key. Default:
 // lockbridge.ExponentialBackoff(10 ms, 100 ms).
 func WithBackoff(b lockbridge.Backoff) Option {
-	return func(c *config) {
-		if err := lockbridge.ValidateBackoff(b); err != nil {
-			c.errs = append(c.errs, fmt.Errorf("migrate: %w", err))
-			return
-		}
-		c.backoff = b
-	}
+	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
 }
 
 // WithPhaseInterval sets how often a Locker re-reads its phase and
@@ -164,7 +154,7 @@ func WithBackoff(b lockbridge.Backoff) Option {
 func WithPhaseInterval(d time.Duration) Option {
 	return func(c *config) {
 		if d < time.Millisecond {
-			c.invalid("phase interval %v is below 1ms", d)
+			c.errs.Invalid("phase interval %v is below 1ms", d)
 			return
 		}
 		c.interval = d
@@ -185,7 +175,7 @@ func WithPhaseInterval(d time.Duration) Option {
 func WithPhaseLease(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
-			c.invalid("phase lease %v must be positive", d)
+			c.errs.Invalid("phase lease %v must be positive", d)
 			return
 		}
 		c.lease = d

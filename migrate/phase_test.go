@@ -3,9 +3,10 @@ package migrate
 import (
 	"testing"
 
-	"github.com/lockbridge/lockbridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
 )
 
 func TestPhaseNamesRoundTrip(t *testing.T) {

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 )
 
 func TestFollower(t *testing.T) {

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	goredislib "github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"
-	goredislib "github.com/redis/go-redis/v9"
 )
 
 // BenchmarkModernCycle is an uncontended TryLock + Unlock: two round trips

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/modern"
-	"github.com/redis/go-redis/v9"
 )
 
 // exampleRedis returns a go-redis client on the server the examples run

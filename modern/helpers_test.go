@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/modern"
-	"github.com/stretchr/testify/require"
 )
 
 // testCtx is a context that ends with the test, or after 30 s.

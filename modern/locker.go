@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 )
@@ -49,18 +50,18 @@ func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: defaults()}
 	for _, o := range opts {
 		if o == nil {
-			l.cfg.invalid("nil option")
+			l.cfg.errs.Invalid("nil option")
 			continue
 		}
 		o(&l.cfg)
 	}
 	if c == nil {
-		l.cfg.invalid("nil driver.Client")
+		l.cfg.errs.Invalid("nil driver.Client")
 	} else {
 		l.node = modernproto.NewNode("modern", c)
 		l.hub = notify.New(c)
 	}
-	l.err = l.cfg.err()
+	l.err = l.cfg.errs.Err()
 	return l
 }
 
@@ -73,7 +74,7 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 		return names{}, 0, err
 	}
 	if l == nil || (l.err == nil && l.hub == nil) {
-		return names{}, 0, fmt.Errorf("modern: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
+		return names{}, 0, lockopt.Zero("modern")
 	}
 	if l.err != nil {
 		return names{}, 0, l.err

@@ -1,11 +1,10 @@
 package modern
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 )
 
 // Option configures a Locker. Options are applied by New in order; an
@@ -29,23 +28,17 @@ type config struct {
 	waitTimeout time.Duration // WithWait: WAIT's timeout
 	backoff     lockbridge.Backoff
 	token       func() (string, error)
-	errs        []error
+	errs        lockopt.Errs
 }
 
 func defaults() config {
 	return config{
+		errs:    lockopt.For("modern"),
 		notify:  true,
 		backoff: lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
 		token:   NewToken,
 	}
 }
-
-func (c *config) invalid(format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("modern: %w: "+format, append([]any{lockbridge.ErrInvalid}, args...)...))
-}
-
-// err is the recorded option errors, joined; nil when all options were valid.
-func (c *config) err() error { return errors.Join(c.errs...) }
 
 // WithAutoRefresh makes every lock refresh itself every ttl/3 (with the ttl
 // it was obtained or last refreshed with) until Unlock. When a refresh finds
@@ -78,13 +71,7 @@ func WithFencing() Option { return func(c *config) { c.fencing = true } }
 // 512 ms), which draws each wait with jitter from [d/2, d], d doubling from
 // 8 ms up to 512 ms. A nil or malformed backoff is invalid.
 func WithBackoff(b lockbridge.Backoff) Option {
-	return func(c *config) {
-		if err := lockbridge.ValidateBackoff(b); err != nil {
-			c.errs = append(c.errs, fmt.Errorf("modern: %w", err))
-			return
-		}
-		c.backoff = b
-	}
+	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
 }
 
 // WithNotifications turns release notifications for Lock on or off. On, a
@@ -107,7 +94,7 @@ func WithNotifications(on bool) Option { return func(c *config) { c.notify = on 
 func WithTokenFunc(f func() (string, error)) Option {
 	return func(c *config) {
 		if f == nil {
-			c.invalid("nil token func")
+			c.errs.Invalid("nil token func")
 			return
 		}
 		c.token = f
@@ -134,7 +121,7 @@ func WithTokenFunc(f func() (string, error)) Option {
 func WithWait(replicas int, timeout time.Duration) Option {
 	return func(c *config) {
 		if replicas < 1 || timeout < time.Millisecond {
-			c.invalid("WithWait(%d, %v): want at least 1 replica and a timeout of at least 1ms", replicas, timeout)
+			c.errs.Invalid("WithWait(%d, %v): want at least 1 replica and a timeout of at least 1ms", replicas, timeout)
 			return
 		}
 		c.waitN, c.waitTimeout = replicas, timeout.Truncate(time.Millisecond)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 )
 
 // Attempt is TryLock returning the concrete *Lock and, when another holder
@@ -63,13 +64,4 @@ func (l *Locker) Manual() *Locker {
 
 // checkedToken is the Locker's token function with the Locker's check: one
 // validation for every package that writes modern tokens.
-func (l *Locker) checkedToken() (string, error) {
-	tok, err := l.cfg.token()
-	if err != nil {
-		return "", err
-	}
-	if err := checkToken(tok); err != nil {
-		return "", err
-	}
-	return tok, nil
-}
+func (l *Locker) checkedToken() (string, error) { return lockopt.Token("modern", l.cfg.token) }

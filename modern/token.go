@@ -3,7 +3,6 @@ package modern
 import (
 	"fmt"
 
-	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
@@ -22,12 +21,4 @@ func NewToken() (string, error) {
 		return "", fmt.Errorf("modern: token: %w", err)
 	}
 	return tok, nil
-}
-
-// checkToken validates a token from a WithTokenFunc.
-func checkToken(tok string) error {
-	if tok == "" || len(tok) > MaxTokenLen {
-		return fmt.Errorf("modern: %w: token of %d bytes (want 1 to %d)", lockbridge.ErrInvalid, len(tok), MaxTokenLen)
-	}
-	return nil
 }

@@ -6,10 +6,11 @@ import (
 	"log"
 	"time"
 
+	goredislib "github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/redlock"
-	goredislib "github.com/redis/go-redis/v9"
 )
 
 // Five independent masters, one lock on a majority of them.

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/redlock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/redlock"
 )
 
 // TestNodesDown: with two of five servers stopped the lock is granted; with

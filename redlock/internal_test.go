@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
-	"github.com/stretchr/testify/assert"
 )
 
 func TestJittered(t *testing.T) {

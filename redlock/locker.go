@@ -14,6 +14,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 )
 
@@ -60,31 +61,31 @@ func New(clients []driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: defaults()}
 	for _, o := range opts {
 		if o == nil {
-			l.cfg.invalid("nil option")
+			l.cfg.errs.Invalid("nil option")
 			continue
 		}
 		o(&l.cfg)
 	}
 	if len(clients) < MinNodes {
-		l.cfg.invalid("%d clients: Redlock needs at least %d independent masters", len(clients), MinNodes)
+		l.cfg.errs.Invalid("%d clients: Redlock needs at least %d independent masters", len(clients), MinNodes)
 	}
 	if l.cfg.names != nil && len(l.cfg.names) != len(clients) {
-		l.cfg.invalid("%d node names for %d clients", len(l.cfg.names), len(clients))
+		l.cfg.errs.Invalid("%d node names for %d clients", len(l.cfg.names), len(clients))
 	}
 	nodes := make([]modernproto.Node, len(clients))
 	for i, c := range clients {
 		if c == nil {
-			l.cfg.invalid("nil driver.Client at index %d", i)
+			l.cfg.errs.Invalid("nil driver.Client at index %d", i)
 			continue
 		}
 		for j := 0; j < i; j++ {
 			if sameClient(clients[j], c) {
-				l.cfg.invalid("clients %d and %d are the same client: Redlock needs independent masters", j, i)
+				l.cfg.errs.Invalid("clients %d and %d are the same client: Redlock needs independent masters", j, i)
 			}
 		}
 		nodes[i] = modernproto.NewNode("redlock", c)
 	}
-	l.err = l.cfg.err()
+	l.err = l.cfg.errs.Err()
 	if l.err == nil {
 		l.nodes, l.names = nodes, l.cfg.names
 		l.quorum = len(nodes)/2 + 1
@@ -204,7 +205,7 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (mo
 		return modernproto.Names{}, nil, err
 	}
 	if l == nil || (l.err == nil && len(l.nodes) == 0) {
-		return modernproto.Names{}, nil, fmt.Errorf("redlock: %w: nil or zero Locker (use New)", lockbridge.ErrInvalid)
+		return modernproto.Names{}, nil, lockopt.Zero("redlock")
 	}
 	if l.err != nil {
 		return modernproto.Names{}, nil, l.err
@@ -297,12 +298,9 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("redlock: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 	}
-	token, err := l.cfg.token()
+	token, err := lockopt.Token("redlock", l.cfg.token)
 	if err != nil {
-		return nil, 0, fmt.Errorf("redlock: token: %w", err)
-	}
-	if token == "" || len(token) > modernproto.MaxTokenLen {
-		return nil, 0, fmt.Errorf("redlock: %w: token of %d bytes (want 1 to %d)", lockbridge.ErrInvalid, len(token), modernproto.MaxTokenLen)
+		return nil, 0, err
 	}
 	arg := any(token) // boxed once for every script of this lock
 	res := l.results()

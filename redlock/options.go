@@ -1,13 +1,12 @@
 package redlock
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 )
 
 // Option configures a Locker. Options are applied by New in order; an
@@ -38,7 +37,7 @@ type config struct {
 	backoff     lockbridge.Backoff
 	token       func() (string, error)
 	names       []string
-	errs        []error
+	errs        lockopt.Errs
 }
 
 // idTimeout bounds the one-time INFO server that identifies a node's server:
@@ -52,19 +51,13 @@ func (c *config) idTimeout() time.Duration {
 
 func defaults() config {
 	return config{
+		errs:        lockopt.For("redlock"),
 		driftFactor: DefaultDriftFactor,
 		drift:       DefaultDrift,
 		backoff:     lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
 		token:       modernproto.NewToken,
 	}
 }
-
-func (c *config) invalid(format string, args ...any) {
-	c.errs = append(c.errs, fmt.Errorf("redlock: %w: "+format, append([]any{lockbridge.ErrInvalid}, args...)...))
-}
-
-// err is the recorded option errors, joined; nil when all options were valid.
-func (c *config) err() error { return errors.Join(c.errs...) }
 
 // WithNodeTimeout bounds each node's part of a round (acquire, refresh,
 // unlock, and the release that undoes a failed acquire): a node that has not
@@ -75,7 +68,7 @@ func (c *config) err() error { return errors.Join(c.errs...) }
 func WithNodeTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 {
-			c.invalid("node timeout %v is not positive", d)
+			c.errs.Invalid("node timeout %v is not positive", d)
 			return
 		}
 		c.nodeTimeout = d
@@ -89,7 +82,7 @@ func WithNodeTimeout(d time.Duration) Option {
 func WithDriftFactor(f float64) Option {
 	return func(c *config) {
 		if math.IsNaN(f) || f < 0 || f >= 1 {
-			c.invalid("drift factor %v is not in [0, 1)", f)
+			c.errs.Invalid("drift factor %v is not in [0, 1)", f)
 			return
 		}
 		c.driftFactor = f
@@ -102,7 +95,7 @@ func WithDriftFactor(f float64) Option {
 func WithDrift(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
-			c.invalid("drift %v is negative", d)
+			c.errs.Invalid("drift %v is negative", d)
 			return
 		}
 		c.drift = d
@@ -128,13 +121,7 @@ func WithAutoRefresh() Option { return func(c *config) { c.autoRefresh = true } 
 // each delay from [d/2, d], d doubling from 8 ms up to 512 ms. A nil or
 // malformed backoff is invalid.
 func WithBackoff(b lockbridge.Backoff) Option {
-	return func(c *config) {
-		if err := lockbridge.ValidateBackoff(b); err != nil {
-			c.errs = append(c.errs, fmt.Errorf("redlock: %w", err))
-			return
-		}
-		c.backoff = b
-	}
+	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
 }
 
 // WithTokenFunc sets how each acquire makes its token, the value written to
@@ -145,7 +132,7 @@ func WithBackoff(b lockbridge.Backoff) Option {
 func WithTokenFunc(f func() (string, error)) Option {
 	return func(c *config) {
 		if f == nil {
-			c.invalid("nil token func")
+			c.errs.Invalid("nil token func")
 			return
 		}
 		c.token = f

@@ -1,0 +1,84 @@
+package lockopt
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
+)
+
+// Errs records what is wrong with a package's options. Every error it
+// records names the package and wraps lockbridge.ErrInvalid (or the error
+// a check returned, which wraps it).
+type Errs struct {
+	pkg  string
+	errs []error
+}
+
+// For returns the Errs of package pkg.
+func For(pkg string) Errs { return Errs{pkg: pkg} }
+
+// Invalid records an invalid option, described by format and args.
+func (e *Errs) Invalid(format string, args ...any) {
+	e.errs = append(e.errs, fmt.Errorf("%s: %w: %s", e.pkg, lockbridge.ErrInvalid, fmt.Sprintf(format, args...)))
+}
+
+// Add records err, which already wraps lockbridge.ErrInvalid.
+func (e *Errs) Add(err error) { e.errs = append(e.errs, fmt.Errorf("%s: %w", e.pkg, err)) }
+
+// Err joins what was recorded; nil when every option was valid.
+func (e *Errs) Err() error { return errors.Join(e.errs...) }
+
+// Apply runs opts on cfg, recording a nil option as invalid.
+func Apply[C any, O ~func(*C)](e *Errs, cfg *C, opts []O) {
+	for _, o := range opts {
+		if o == nil {
+			e.Invalid("nil option")
+			continue
+		}
+		o(cfg)
+	}
+}
+
+// Backoff is WithBackoff: it stores b in dst, or records why b is invalid.
+func (e *Errs) Backoff(dst *lockbridge.Backoff, b lockbridge.Backoff) {
+	if err := lockbridge.ValidateBackoff(b); err != nil {
+		e.Add(err)
+		return
+	}
+	*dst = b
+}
+
+// TokenFunc is WithTokenFunc: it stores f in dst, or records a nil f.
+func (e *Errs) TokenFunc(dst *func() (string, error), f func() (string, error)) {
+	if f == nil {
+		e.Invalid("nil token func")
+		return
+	}
+	*dst = f
+}
+
+// Token calls a token function and checks what it made: 1 to
+// modernproto.MaxTokenLen bytes. The one token check of every package that
+// writes modern tokens.
+func Token(pkg string, f func() (string, error)) (string, error) {
+	tok, err := f()
+	if err != nil {
+		return "", fmt.Errorf("%s: token: %w", pkg, err)
+	}
+	if tok == "" || len(tok) > modernproto.MaxTokenLen {
+		return "", fmt.Errorf("%s: %w: token of %d bytes (want 1 to %d)", pkg, lockbridge.ErrInvalid, len(tok), modernproto.MaxTokenLen)
+	}
+	return tok, nil
+}
+
+// Zero is the error of a call on a Locker not made by New (nil, or its
+// zero value): it wraps lockbridge.ErrInvalid.
+func Zero(pkg string) error {
+	return fmt.Errorf("%s: %w: nil or zero *Locker (use New)", pkg, lockbridge.ErrInvalid)
+}
+
+// Keep records err as it is: an error of another package's options (a
+// legacy or modern option given to migrate), already named and wrapped.
+func (e *Errs) Keep(err error) { e.errs = append(e.errs, err) }
