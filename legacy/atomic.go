@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
 
 // acquireAtomic is one attempt in ModeAtomic: one round trip (acquire.lua).
@@ -56,7 +58,7 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 		} else if _, derr := p.DecodeValue(stored); derr == nil {
 			return nil, 0, fmt.Errorf("%w: foreign %q", errInconsistent, stored)
 		}
-		return nil, 0, foreign(key, foreignValue(stored, int(size), p.ValueCodec()))
+		return nil, 0, foreign(key, legacyproto.Foreign(stored, int(size), p.ValueCodec()))
 	}
 	return nil, 0, unexpected("lock", key, r)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
 
 // acquireClassic is one attempt in ModeClassic, the Java scheme's literal
@@ -35,7 +36,7 @@ func (lk *Locker) acquireClassic(ctx context.Context, key, ekey string, ttl time
 	}
 	t, derr := p.DecodeValue(stored)
 	if derr != nil {
-		return nil, 0, foreign(key, foreignValue(stored, len(stored), p.ValueCodec()))
+		return nil, 0, foreign(key, legacyproto.Foreign(stored, len(stored), p.ValueCodec()))
 	}
 	if !p.Expired(t, now) {
 		left, err := lk.held(key, t, now)
@@ -52,7 +53,7 @@ func (lk *Locker) acquireClassic(ctx context.Context, key, ekey string, ttl time
 	if derr != nil {
 		// A foreign value written between our GET and GETSET, which the
 		// GETSET has replaced: classic mode cannot avoid that.
-		return nil, 0, foreign(key, foreignValue(old, len(old), p.ValueCodec()))
+		return nil, 0, foreign(key, legacyproto.Foreign(old, len(old), p.ValueCodec()))
 	}
 	if p.Expired(told, now) {
 		return lk.classicAcquired(ctx, key, ekey, w, value, ttl)

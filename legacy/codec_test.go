@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
 )
 
@@ -176,9 +177,9 @@ func TestKeyCodecLongString(t *testing.T) {
 func TestProfileArithmetic(t *testing.T) {
 	now := time.UnixMilli(1699999999000).Add(700 * time.Microsecond)
 
-	p, err := legacy.NewProfile()
+	p, err := legacyproto.NewProfile()
 	require.NoError(t, err)
-	assert.Equal(t, legacy.Profile{}, p, "the zero Profile is the default")
+	assert.Equal(t, legacyproto.Profile{}, p, "the zero Profile is the default")
 	assert.Equal(t, int64(1700000000001), p.Expiry(now, time.Second), "now + lease + 1, in ms")
 	assert.Equal(t, int64(1700000000001), p.Expiry(now, time.Second+999*time.Microsecond), "the lease is truncated to whole ms")
 	assert.Equal(t, "ms", p.UnitID())
@@ -187,11 +188,11 @@ func TestProfileArithmetic(t *testing.T) {
 	assert.True(t, p.PlusOne())
 	assert.Equal(t, "key raw, value decimal, ms, +1", p.String())
 
-	p, err = legacy.NewProfile(legacy.WithPlusOne(false))
+	p, err = legacyproto.NewProfile(legacy.WithPlusOne(false))
 	require.NoError(t, err)
 	assert.Equal(t, int64(1700000000000), p.Expiry(now, time.Second))
 
-	p, err = legacy.NewProfile(legacy.WithUnit(time.Second))
+	p, err = legacyproto.NewProfile(legacy.WithUnit(time.Second))
 	require.NoError(t, err)
 	sec := time.Unix(1700000000, 999999999)
 	assert.Equal(t, int64(1700000061), p.Expiry(sec, time.Minute), "the redis.io recipe: seconds + timeout + 1")
@@ -203,7 +204,7 @@ func TestProfileArithmetic(t *testing.T) {
 
 	// Expired is strict: a value equal to now is live, and stays live until
 	// the next unit starts.
-	p = legacy.Profile{}
+	p = legacyproto.Profile{}
 	nowMs := time.UnixMilli(1700000000000).Add(300 * time.Microsecond)
 	assert.False(t, p.Expired(1700000000000, nowMs))
 	assert.True(t, p.Expired(1699999999999, nowMs))
@@ -212,9 +213,9 @@ func TestProfileArithmetic(t *testing.T) {
 	assert.Equal(t, time.Second+700*time.Microsecond, p.Remaining(1700000001000, nowMs))
 
 	// Profiles come from the same options as lockers, with the same checks.
-	_, err = legacy.NewProfile(legacy.WithUnit(time.Minute))
+	_, err = legacyproto.NewProfile(legacy.WithUnit(time.Minute))
 	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
-	p, err = legacy.NewProfile(legacy.WithKeyCodec(legacy.KeyJavaString), legacy.WithValueCodec(legacy.ValueJavaLong),
+	p, err = legacyproto.NewProfile(legacy.WithKeyCodec(legacy.KeyJavaString), legacy.WithValueCodec(legacy.ValueJavaLong),
 		legacy.WithMode(legacy.ModeClassic), legacy.WithSafetyTTL(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, legacy.KeyJavaString, p.KeyCodec())
@@ -240,7 +241,7 @@ func TestProfileArithmetic(t *testing.T) {
 	assert.NoError(t, err)
 
 	clock := at(time.Unix(42, 0))
-	p, err = legacy.NewProfile(legacy.WithClock(clock))
+	p, err = legacyproto.NewProfile(legacy.WithClock(clock))
 	require.NoError(t, err)
 	assert.Equal(t, time.Unix(42, 0), p.Now())
 
@@ -250,14 +251,14 @@ func TestProfileArithmetic(t *testing.T) {
 	assert.Equal(t, legacy.DefaultServerClockMargin, p.ServerClockMargin())
 	assert.Equal(t, int64(42_000), p.Cutoff(time.Unix(42, 0)), "no margin: the Java rule")
 	assert.Equal(t, []any{"decimal", "ms", "43000", "500", "42000", "2000"}, p.OwnerArgs(43000, 500*time.Millisecond))
-	p, err = legacy.NewProfile(legacy.WithSkewMargin(1500*time.Microsecond), legacy.WithServerClockMargin(10*time.Microsecond))
+	p, err = legacyproto.NewProfile(legacy.WithSkewMargin(1500*time.Microsecond), legacy.WithServerClockMargin(10*time.Microsecond))
 	require.NoError(t, err)
 	assert.Equal(t, int64(1700000000000-2), p.Cutoff(nowMs), "1.5 ms rounds up to 2")
 	assert.True(t, p.Expired(1699999999997, nowMs))
 	assert.False(t, p.Expired(1699999999998, nowMs))
 	assert.Equal(t, 700*time.Microsecond, p.Remaining(1699999999998, nowMs), "live until now − 2 ms passes it")
 	assert.Equal(t, "1", p.OwnerArgs(0, time.Millisecond)[5], "10 µs rounds up to 1 ms")
-	p, err = legacy.NewProfile(legacy.WithUnit(time.Second), legacy.WithSkewMargin(time.Millisecond), legacy.WithServerClockMargin(0))
+	p, err = legacyproto.NewProfile(legacy.WithUnit(time.Second), legacy.WithSkewMargin(time.Millisecond), legacy.WithServerClockMargin(0))
 	require.NoError(t, err)
 	assert.Equal(t, int64(1700000000-1), p.Cutoff(nowMs), "1 ms rounds up to one second")
 	assert.Equal(t, time.Duration(0), p.ServerClockMargin())

@@ -86,19 +86,14 @@ func ExampleLocker_Lock() {
 
 // Share locks with a Java service on Spring Boot's default RedisTemplate,
 // which JDK-serializes keys and values.
-func ExampleNewProfile() {
+func Example_springDefaultTemplate() {
 	opts := []legacy.Option{
 		legacy.WithKeyCodec(legacy.KeyJavaString),
 		legacy.WithValueCodec(legacy.ValueJavaString),
 	}
-	profile, err := legacy.NewProfile(opts...)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	key, _ := profile.EncodeKey("lock:order")
+	key, _ := legacy.KeyJavaString.Encode("lock:order")
 	fmt.Printf("key   % x\n", key)
-	fmt.Printf("value % x\n", profile.EncodeValue(1700000000001))
+	fmt.Printf("value % x\n", legacy.ValueJavaString.Encode(1700000000001))
 
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
 	defer rdb.Close()
@@ -111,7 +106,7 @@ func ExampleNewProfile() {
 	}
 	defer lock.Unlock(ctx)
 	stored, _ := rdb.Get(ctx, key).Result()
-	expiry, _ := profile.DecodeValue(stored)
+	expiry, _ := legacy.ValueJavaString.Decode(stored)
 	fmt.Println(stored == lock.(*legacy.Lock).Value(), expiry == lock.(*legacy.Lock).Expiry())
 	// Output:
 	// key   ac ed 00 05 74 00 0a 6c 6f 63 6b 3a 6f 72 64 65 72

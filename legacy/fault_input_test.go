@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -20,7 +21,7 @@ import (
 func TestFaultRemainingMaxInt64(t *testing.T) {
 	now := time.Now()
 	for _, opts := range [][]legacy.Option{nil, {legacy.WithUnit(time.Second)}} {
-		p, err := legacy.NewProfile(opts...)
+		p, err := legacyproto.NewProfile(opts...)
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(math.MaxInt64), p.Remaining(math.MaxInt64, now), "%v", p)
 		assert.Greater(t, p.Remaining(math.MaxInt64-1, now), 100*365*24*time.Hour, "%v", p)

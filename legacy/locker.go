@@ -9,16 +9,17 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 )
 
 // Locker takes legacy locks: the same locks, byte for byte, as the Java
-// services of its Profile. It is safe for concurrent use.
+// services of its profile (its key and value codecs, unit and +1). It is safe for concurrent use.
 type Locker struct {
 	c       driver.Client
-	profile Profile
+	profile legacyproto.Profile
 	mode    Mode
 	safety  time.Duration
 	backoff lockbridge.Backoff
@@ -31,22 +32,19 @@ var _ lockbridge.Locker = (*Locker)(nil)
 // invalid option (or a nil c) is recorded, and every TryLock and Lock then
 // returns an error wrapping lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
-	cfg := newConfig(opts)
+	cfg := legacyproto.NewConfig(opts)
 	if c == nil {
-		cfg.errs.Invalid("nil driver.Client")
+		cfg.Errs.Invalid("nil driver.Client")
 	}
 	return &Locker{
 		c:       c,
-		profile: cfg.profile,
-		mode:    cfg.mode,
-		safety:  cfg.safety,
-		backoff: cfg.backoff,
-		err:     cfg.errs.Err(),
+		profile: cfg.Profile,
+		mode:    cfg.Mode,
+		safety:  cfg.Safety,
+		backoff: cfg.Backoff,
+		err:     cfg.Errs.Err(),
 	}
 }
-
-// Profile returns the locker's profile: how it encodes keys and values.
-func (lk *Locker) Profile() Profile { return lk.profile }
 
 // Mode returns the locker's mode.
 func (lk *Locker) Mode() Mode { return lk.mode }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -308,11 +309,13 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 			_, err := lk.TryLock(ctx, key, tc.ttl)
 			require.NoError(t, err)
 			stored, _ := get(t, tg.Client, key)
-			assert.Equal(t, tc.want, stored, "%v %v", lk.Profile(), mode)
+			prof, err := legacyproto.NewProfile(tc.opts...)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, stored, "%v %v", prof, mode)
 			_, err = tg.Client.Del(ctx, key)
 			require.NoError(t, err)
 			// A second under a seconds profile is one unit: less is invalid.
-			if lk.Profile().Unit() == time.Second {
+			if prof.Unit() == time.Second {
 				_, err = lk.TryLock(ctx, key, 999*time.Millisecond)
 				assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 			}

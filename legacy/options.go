@@ -1,81 +1,44 @@
 package legacy
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
 
 // pkg prefixes every error message of the package.
 const pkg = "legacy"
 
 // Mode is how a Locker talks to Redis.
-type Mode int
+type Mode = legacyproto.Mode
 
 // The modes.
 const (
 	// ModeAtomic (the default) acquires, releases and refreshes with one Lua
 	// script each: one round trip for an uncontended acquire and for an
 	// expired takeover, and a live value is never overwritten.
-	ModeAtomic Mode = iota
+	ModeAtomic = legacyproto.ModeAtomic
 	// ModeClassic sends the Java scheme's literal commands: SETNX, GET,
 	// GETSET to acquire (three round trips for a takeover) and, to release,
 	// DEL when the local clock says the lease has not ended. For servers with
 	// scripting disabled and for byte-level parity with the Java side.
-	ModeClassic
+	ModeClassic = legacyproto.ModeClassic
 )
 
-// String returns "atomic" or "classic".
-func (m Mode) String() string {
-	switch m {
-	case ModeAtomic:
-		return "atomic"
-	case ModeClassic:
-		return "classic"
-	}
-	return "Mode(" + strconv.Itoa(int(m)) + ")"
-}
-
-// Option configures a Locker (New) or a Profile (NewProfile). An invalid
+// Option configures a Locker (New), or migrate's legacy half (migrate.WithLegacy). An invalid
 // option never panics: it is recorded, and every TryLock and Lock of the
-// Locker (or NewProfile) returns an error wrapping lockbridge.ErrInvalid.
-type Option func(*config)
-
-type config struct {
-	profile Profile
-	mode    Mode
-	safety  time.Duration
-	backoff lockbridge.Backoff
-	errs    lockopt.Errs
-}
-
-// defaultBackoff polls no slower than the Java seed's 100 ms.
-func defaultBackoff() lockbridge.Backoff {
-	return lockbridge.ExponentialBackoff(10*time.Millisecond, 100*time.Millisecond)
-}
-
-func newConfig(opts []Option) config {
-	cfg := config{errs: lockopt.For(pkg), backoff: defaultBackoff()}
-	for _, o := range opts {
-		if o == nil {
-			cfg.errs.Invalid("nil option")
-			continue
-		}
-		o(&cfg)
-	}
-	return cfg
-}
+// Locker returns an error wrapping lockbridge.ErrInvalid.
+type Option = legacyproto.Option
 
 // WithMode sets the mode: ModeAtomic (the default) or ModeClassic.
 func WithMode(m Mode) Option {
-	return func(c *config) {
-		if m != ModeAtomic && m != ModeClassic {
-			c.errs.Invalid("unknown mode %v", m)
+	return func(c *legacyproto.Config) {
+		if !m.Valid() {
+			c.Errs.Invalid("unknown mode %v", m)
 			return
 		}
-		c.mode = m
+		c.Mode = m
 	}
 }
 
@@ -84,12 +47,12 @@ func WithMode(m Mode) Option {
 // recipe, PHP and Ruby ports). Leases are truncated to whole units and must
 // be at least one unit.
 func WithUnit(u time.Duration) Option {
-	return func(c *config) {
+	return func(c *legacyproto.Config) {
 		if u != time.Millisecond && u != time.Second {
-			c.errs.Invalid("unit %v is neither time.Millisecond nor time.Second", u)
+			c.Errs.Invalid("unit %v is neither time.Millisecond nor time.Second", u)
 			return
 		}
-		c.profile.unit = u
+		c.Profile.SetUnit(u)
 	}
 }
 
@@ -97,31 +60,31 @@ func WithUnit(u time.Duration) Option {
 // default: the seed, jedis-lock, the redis.io recipe) or now + lease (the
 // StringRedisTemplate copies that omit it).
 func WithPlusOne(on bool) Option {
-	return func(c *config) { c.profile.noPlusOne = !on }
+	return func(c *legacyproto.Config) { c.Profile.SetPlusOne(on) }
 }
 
 // WithKeyCodec sets how lock names become Redis keys: KeyRaw (the default,
 // the name's bytes) or KeyJavaString (JDK-serialized, as Spring Boot's
 // default RedisTemplate writes keys).
 func WithKeyCodec(k KeyCodec) Option {
-	return func(c *config) {
-		if !k.valid() {
-			c.errs.Invalid("unknown key codec %v", k)
+	return func(c *legacyproto.Config) {
+		if !k.Valid() {
+			c.Errs.Invalid("unknown key codec %v", k)
 			return
 		}
-		c.profile.key = k
+		c.Profile.SetKeyCodec(k)
 	}
 }
 
 // WithValueCodec sets how the expiry is stored: ValueDecimal (the default),
 // ValueJavaString, ValueJavaLong, ValueJSONString or ValueJSONNumber.
 func WithValueCodec(v ValueCodec) Option {
-	return func(c *config) {
-		if !v.valid() {
-			c.errs.Invalid("unknown value codec %v", v)
+	return func(c *legacyproto.Config) {
+		if !v.Valid() {
+			c.Errs.Invalid("unknown value codec %v", v)
 			return
 		}
-		c.profile.value = v
+		c.Profile.SetValueCodec(v)
 	}
 }
 
@@ -132,12 +95,12 @@ func WithValueCodec(v ValueCodec) Option {
 // server's clock (TIME), but only to refuse (WithServerClockMargin). Tests
 // use WithClock to fake skew and pauses.
 func WithClock(now func() time.Time) Option {
-	return func(c *config) {
+	return func(c *legacyproto.Config) {
 		if now == nil {
-			c.errs.Invalid("nil clock")
+			c.Errs.Invalid("nil clock")
 			return
 		}
-		c.profile.clock = now
+		c.Profile.SetClock(now)
 	}
 }
 
@@ -152,7 +115,7 @@ func WithClock(now func() time.Time) Option {
 // in time may still land and act: 2 s is well below the leases Java
 // services use (seconds to minutes), and beyond it every release decided
 // before a pause or a stalled connection is refused.
-const DefaultServerClockMargin = 2 * time.Second
+const DefaultServerClockMargin = legacyproto.DefaultServerClockMargin
 
 // WithServerClockMargin sets the margin m of the second guard of release and
 // refresh in ModeAtomic (and of migrate's dual-write release and refresh,
@@ -169,12 +132,12 @@ const DefaultServerClockMargin = 2 * time.Second
 // whole milliseconds; 0 is the strictest guard. Default:
 // DefaultServerClockMargin (2 s). A negative margin is invalid.
 func WithServerClockMargin(m time.Duration) Option {
-	return func(c *config) {
+	return func(c *legacyproto.Config) {
 		if m < 0 {
-			c.errs.Invalid("server clock margin %v is negative", m)
+			c.Errs.Invalid("server clock margin %v is negative", m)
 			return
 		}
-		c.profile.server, c.profile.serverSet = m, true
+		c.Profile.SetServerClockMargin(m)
 	}
 }
 
@@ -189,12 +152,12 @@ func WithServerClockMargin(m time.Duration) Option {
 // clock says it is live. Default 0: the Java side's own rule (stored <
 // now). A negative margin is invalid.
 func WithSkewMargin(d time.Duration) Option {
-	return func(c *config) {
+	return func(c *legacyproto.Config) {
 		if d < 0 {
-			c.errs.Invalid("skew margin %v is negative", d)
+			c.Errs.Invalid("skew margin %v is negative", d)
 			return
 		}
-		c.profile.skew = d
+		c.Profile.SetSkewMargin(d)
 	}
 }
 
@@ -206,12 +169,12 @@ func WithSkewMargin(d time.Duration) Option {
 // A Java takeover (GETSET) wipes it. In ModeClassic it costs one more round
 // trip (PEXPIRE) per acquire and refresh.
 func WithSafetyTTL(d time.Duration) Option {
-	return func(c *config) {
+	return func(c *legacyproto.Config) {
 		if d < 0 || (d > 0 && d < time.Millisecond) {
-			c.errs.Invalid("safety ttl %v is neither 0 (off) nor at least 1ms", d)
+			c.Errs.Invalid("safety ttl %v is neither 0 (off) nor at least 1ms", d)
 			return
 		}
-		c.safety = d
+		c.Safety = d
 	}
 }
 
@@ -220,5 +183,5 @@ func WithSafetyTTL(d time.Duration) Option {
 // than the Java seed's 100 ms. Whatever the backoff, Lock never waits past
 // the expiry it has just read from the holder's value.
 func WithBackoff(b lockbridge.Backoff) Option {
-	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
+	return func(c *legacyproto.Config) { c.Errs.Backoff(&c.Backoff, b) }
 }

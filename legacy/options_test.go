@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -51,7 +52,7 @@ func TestInvalidOptions(t *testing.T) {
 			assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
 			assert.False(t, errors.Is(err, lockbridge.ErrNotObtained), name)
 		}
-		_, err := legacy.NewProfile(opt)
+		_, err := legacyproto.NewProfile(opt)
 		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
 	}
 	_, ok := get(t, c, "k")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
@@ -29,7 +30,7 @@ func TestFaultJavaStringNameWithBraceLengthByte(t *testing.T) {
 		for _, n := range []int{125, 381} {
 			name := locktest.Key(t, "") + strings.Repeat("n", n-len(locktest.Key(t, "")))
 			require.Len(t, name, n)
-			p, err := legacy.NewProfile(legacy.WithKeyCodec(legacy.KeyJavaString))
+			p, err := legacyproto.NewProfile(legacy.WithKeyCodec(legacy.KeyJavaString))
 			require.NoError(t, err)
 			lkey, err := p.EncodeKey(name)
 			require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
@@ -43,7 +44,7 @@ type Locker struct {
 	legacy  *legacy.Locker
 	modern  *modern.Locker
 	manual  *modern.Locker // modern without its auto-refresh: heldLock runs it
-	profile legacy.Profile
+	profile legacyproto.Profile
 	mset    modern.Settings
 	follow  *follower // nil for a fixed phase without a namespace
 	store   *store    // the namespace, for sightings; nil without one
@@ -70,7 +71,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		l.cfg.errs.Invalid("nil driver.Client")
 	}
 	var err error
-	if l.profile, err = legacy.NewProfile(l.cfg.legacyOpts...); err != nil {
+	if l.profile, err = legacyproto.NewProfile(l.cfg.legacyOpts...); err != nil {
 		l.cfg.errs.Keep(err)
 	}
 	if c != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
@@ -156,7 +157,7 @@ type codecKey struct {
 func encodeKeys(name string, codecs []legacy.KeyCodec, strict bool) ([]codecKey, error) {
 	var out []codecKey
 	for _, kc := range codecs {
-		p, err := legacy.NewProfile(legacy.WithKeyCodec(kc))
+		p, err := legacyproto.NewProfile(legacy.WithKeyCodec(kc))
 		if err != nil {
 			return nil, err
 		}

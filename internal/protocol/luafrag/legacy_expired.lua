@@ -6,7 +6,7 @@
 --     profile's unit (a lock whose expiry equals now is still live), as
 --     every Java variant judges it. now is the caller's takeover cutoff,
 --     passed in ARGV: its LOCAL clock (the Java side judges expiry by its
---     own clock too) minus its skew margin (legacy.Profile.Cutoff; 0 by
+--     own clock too) minus its skew margin (the Go side's legacyproto.Profile.Cutoff; 0 by
 --     default, as Java), never the server's clock.
 --
 --   legacy_state(stored, codec, now) -> state, t

@@ -3,7 +3,7 @@
 --
 --   legacy_now(unit) -> the server's TIME, truncated to unit: 'ms'
 --     (milliseconds since the Unix epoch) or 's' (seconds), as
---     legacy.Profile.UnitID() names it. An unknown unit raises an error reply.
+--     legacyproto.Profile.UnitID() names it on the Go side. An unknown unit raises an error reply.
 --
 -- TIME is non-deterministic: a script that calls legacy_now and then writes
 -- must call redis.replicate_commands() first (a no-op on Redis >= 7, needed

@@ -150,12 +150,22 @@ func TestCompatRollingFollowers(t *testing.T) {
 			go work(stopJava, func() (func(context.Context) error, error) {
 				actx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 				defer cancel()
-				// The Java seed, replayed (polling at its 100 ms).
-				exp, err := javareplay.Acquire(actx, tg.Client, name, time.Second, nil)
-				if err != nil {
-					return nil, err
+				// The Java seed, replayed, polling faster than its 100 ms
+				// so the test stays short (the poll is not protocol).
+				for {
+					exp, ok, err := javareplay.Lock(actx, tg.Client, name, time.Second, nil)
+					if err != nil {
+						return nil, err
+					}
+					if ok {
+						return func(ctx context.Context) error { return javareplay.Unlock(ctx, tg.Client, name, exp, nil) }, nil
+					}
+					select {
+					case <-actx.Done():
+						return nil, actx.Err()
+					case <-time.After(2 * time.Millisecond):
+					}
 				}
-				return func(ctx context.Context) error { return javareplay.Unlock(ctx, tg.Client, name, exp, nil) }, nil
 			}, &javaAcquired)
 		}
 		defer func() { close(stopGo); wg.Wait() }()

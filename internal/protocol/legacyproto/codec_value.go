@@ -1,4 +1,4 @@
-package legacy
+package legacyproto
 
 import (
 	"encoding/binary"
@@ -9,34 +9,16 @@ import (
 	"github.com/lockbridge/lockbridge"
 )
 
-// ValueCodec is how a Java service serializes the expiry timestamp it
-// stores as the lock's value. Each codec writes exactly the bytes the Java
-// side writes and decodes strictly: what Long.parseLong accepts in ASCII,
-// at most 19 digits. A value that does not decode is a foreign lock.
-//
-// The zero ValueCodec is ValueDecimal.
+// ValueCodec is how a Java service stores the expiry (documented as
+// legacy.ValueCodec).
 type ValueCodec int
 
-// The value codecs.
+// The value codecs (documented in the legacy package).
 const (
-	// ValueDecimal is ASCII decimal, String.valueOf(long): StringRedisTemplate,
-	// Jedis, jedis-lock, and raw RedisConnection calls with getBytes().
-	// 1700000000001 is stored as "1700000000001".
 	ValueDecimal ValueCodec = iota
-	// ValueJavaString is a JDK-serialized java.lang.String holding the
-	// decimal (the default RedisTemplate with a String value):
-	// ac ed 00 05 74 <u16 length> <ASCII digits>, 20 bytes for 13 digits.
 	ValueJavaString
-	// ValueJavaLong is a JDK-serialized java.lang.Long (the default
-	// RedisTemplate with a Long value): a fixed 74-byte prefix, then the
-	// value as a big-endian int64; 82 bytes.
 	ValueJavaLong
-	// ValueJSONString is a JSON string holding the decimal, quotes
-	// included (Jackson serializers on a String value): "\"1700000000001\"".
 	ValueJSONString
-	// ValueJSONNumber is a bare JSON number (Jackson serializers on a Long,
-	// except Spring Data Redis 2.7.0–2.7.1's typed form): the same bytes as
-	// ValueDecimal, decoded the same way.
 	ValueJSONNumber
 )
 
@@ -54,13 +36,14 @@ var valueCodecIDs = [...]string{
 	ValueJSONNumber: "json-number",
 }
 
-func (c ValueCodec) valid() bool { return c >= 0 && int(c) < len(valueCodecIDs) }
+// Valid reports whether c is a known codec.
+func (c ValueCodec) Valid() bool { return c >= 0 && int(c) < len(valueCodecIDs) }
 
 // String returns the codec's id: "decimal", "jdk-string", "jdk-long",
 // "json-string" or "json-number". It is also the codec argument of the Lua
 // fragment legacy_decode (internal/protocol/luafrag/legacy_decode.lua).
 func (c ValueCodec) String() string {
-	if !c.valid() {
+	if !c.Valid() {
 		return "ValueCodec(" + strconv.Itoa(int(c)) + ")"
 	}
 	return valueCodecIDs[c]

@@ -1,4 +1,4 @@
-package legacy
+package legacyproto
 
 import (
 	"encoding/binary"
@@ -9,37 +9,24 @@ import (
 	"github.com/lockbridge/lockbridge"
 )
 
-// KeyCodec is how a Java service turns the lock name into the Redis key.
-// Two Java services that lock the "same" name through different
-// serializers lock different Redis keys; the Go side must use the codec of
-// the service it shares the lock with.
-//
-// The zero KeyCodec is KeyRaw.
+// KeyCodec is how a Java service turns the lock name into the Redis key
+// (documented as legacy.KeyCodec).
 type KeyCodec int
 
-// The key codecs.
+// The key codecs (documented in the legacy package).
 const (
-	// KeyRaw uses the name's bytes as they are: StringRedisTemplate and
-	// StringRedisSerializer (UTF-8), Jedis, and getBytes() on JDK 18+ (or
-	// on any JDK for ASCII names). For a JVM whose default charset is not
-	// UTF-8, pass the name already encoded in that charset.
 	KeyRaw KeyCodec = iota
-	// KeyJavaString is a JDK-serialized java.lang.String, as Spring Boot's
-	// default RedisTemplate writes keys: ac ed 00 05 74 <u16 length>
-	// <modified UTF-8>, or ac ed 00 05 7c <u64 length> <modified UTF-8>
-	// when the modified UTF-8 is longer than 65535 bytes. Modified UTF-8
-	// writes NUL as c0 80 and characters beyond U+FFFF as two 3-byte
-	// surrogates (CESU-8). The name must be valid UTF-8.
 	KeyJavaString
 )
 
 var keyCodecIDs = [...]string{KeyRaw: "raw", KeyJavaString: "jdk-string"}
 
-func (c KeyCodec) valid() bool { return c >= 0 && int(c) < len(keyCodecIDs) }
+// Valid reports whether c is a known codec.
+func (c KeyCodec) Valid() bool { return c >= 0 && int(c) < len(keyCodecIDs) }
 
 // String returns the codec's id: "raw" or "jdk-string".
 func (c KeyCodec) String() string {
-	if !c.valid() {
+	if !c.Valid() {
 		return "KeyCodec(" + strconv.Itoa(int(c)) + ")"
 	}
 	return keyCodecIDs[c]

@@ -1,4 +1,4 @@
-package legacy
+package legacyproto
 
 import (
 	"fmt"
@@ -12,19 +12,10 @@ import (
 // Profile describes how one Java service writes its lock: the key codec,
 // the value codec, the unit of the timestamps, whether it adds 1 to the
 // expiry; and how this side judges time: the clock it judges expiry by, the
-// skew margin of takeovers (WithSkewMargin) and the server-clock margin of
-// releases and refreshes (WithServerClockMargin). A Locker takes the same
-// locks as every Java service of the same profile.
-//
-// Build a Profile with NewProfile from the same options as New, or take a
-// Locker's with Locker.Profile. The zero Profile is the default: raw key,
-// decimal value, milliseconds, +1, the system clock (the Java seed's
-// profile), no skew margin, DefaultServerClockMargin.
-//
-// The methods are what other packages need to speak the same protocol: the
-// migrate package encodes keys and values and builds its own scripts on the
-// Lua fragments internal/protocol/luafrag/legacy_*.lua, passing them CodecID and
-// UnitID; the CLI decodes stored values.
+// skew margin of takeovers and the server-clock margin of releases and
+// refreshes. Lockers of the same profile take the same locks. The zero
+// Profile is the Java seed's: raw key, decimal value, milliseconds, +1, the
+// system clock, no skew margin, DefaultServerClockMargin.
 type Profile struct {
 	unit      time.Duration // 0 means time.Millisecond
 	noPlusOne bool
@@ -34,15 +25,6 @@ type Profile struct {
 	skew      time.Duration    // WithSkewMargin
 	server    time.Duration    // WithServerClockMargin, when serverSet
 	serverSet bool
-}
-
-// NewProfile returns the profile the options describe. Options that do not
-// describe a profile (WithMode, WithSafetyTTL, WithBackoff) are checked and
-// otherwise ignored. An invalid option gives an error wrapping
-// lockbridge.ErrInvalid.
-func NewProfile(opts ...Option) (Profile, error) {
-	cfg := newConfig(opts)
-	return cfg.profile, cfg.errs.Err()
 }
 
 // Unit returns the unit of the timestamps: time.Millisecond or time.Second.
@@ -75,7 +57,7 @@ func (p Profile) ValueCodec() ValueCodec { return p.value }
 // fragment legacy_decode (and of legacy_state and legacy_owner).
 func (p Profile) CodecID() string { return p.value.String() }
 
-// Now reads the profile's clock (WithClock; the system clock by default).
+// Now reads the profile's clock (the system clock by default).
 func (p Profile) Now() time.Time {
 	if p.clock == nil {
 		return time.Now()
@@ -127,11 +109,15 @@ func (p Profile) Expiry(now time.Time, lease time.Duration) int64 {
 	return v
 }
 
-// SkewMargin returns the skew margin (WithSkewMargin; 0 by default).
+// SkewMargin returns the skew margin (0 by default).
 func (p Profile) SkewMargin() time.Duration { return p.skew }
 
+// DefaultServerClockMargin is legacy.DefaultServerClockMargin (documented
+// there).
+const DefaultServerClockMargin = 2 * time.Second
+
 // ServerClockMargin returns the server-clock margin of releases and
-// refreshes (WithServerClockMargin; DefaultServerClockMargin by default).
+// refreshes (DefaultServerClockMargin by default).
 func (p Profile) ServerClockMargin() time.Duration {
 	if !p.serverSet {
 		return DefaultServerClockMargin
@@ -207,6 +193,29 @@ func (p Profile) EncodeValue(v int64) string { return p.value.Encode(v) }
 // DecodeValue returns the expiry stored as s, strictly decoded. When s does
 // not decode the error is a *ForeignValueError.
 func (p Profile) DecodeValue(s string) (int64, error) { return p.value.Decode(s) }
+
+// SetUnit sets the unit (time.Millisecond or time.Second; checked by the
+// option).
+func (p *Profile) SetUnit(u time.Duration) { p.unit = u }
+
+// SetPlusOne sets whether the expiry is now + lease + 1.
+func (p *Profile) SetPlusOne(on bool) { p.noPlusOne = !on }
+
+// SetKeyCodec sets the key codec.
+func (p *Profile) SetKeyCodec(k KeyCodec) { p.key = k }
+
+// SetValueCodec sets the value codec.
+func (p *Profile) SetValueCodec(v ValueCodec) { p.value = v }
+
+// SetClock sets the clock expiries are computed and judged by.
+func (p *Profile) SetClock(now func() time.Time) { p.clock = now }
+
+// SetSkewMargin sets the skew margin of takeovers.
+func (p *Profile) SetSkewMargin(d time.Duration) { p.skew = d }
+
+// SetServerClockMargin sets the server-clock margin of releases and
+// refreshes.
+func (p *Profile) SetServerClockMargin(m time.Duration) { p.server, p.serverSet = m, true }
 
 // String describes the profile, e.g. "key raw, value decimal, ms, +1".
 func (p Profile) String() string {
