@@ -241,9 +241,9 @@ func (l *Lock) checkEnded(op string) error {
 	case !l.ended:
 		return nil
 	case l.err == nil:
-		return fmt.Errorf("%s: %s %q: already released: %w", pkg, op, l.key, lockbridge.ErrNotHeld)
+		return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: l.key, Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
-	return fmt.Errorf("%s: %s %q: already lost: %w", pkg, op, l.key, lockbridge.ErrNotHeld)
+	return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: l.key, Reason: lockbridge.ReasonEnded, Detail: "lost"})
 }
 
 // uncertain ends the lock after an error that leaves it unknown whether the
@@ -270,22 +270,22 @@ func (l *Lock) end(err error) {
 }
 
 // lost ends the lock as lost for the reason code (legacy_owner's) and
-// returns op's error.
+// returns op's error: a *lockbridge.NotHeldError, which Err's error wraps
+// too.
 func (l *Lock) lost(op string, code int64) error {
-	var reason string
+	nh := &lockbridge.NotHeldError{Pkg: pkg, Key: l.key}
+	w := l.expiry()
 	switch code {
 	case ownerTaken:
-		reason = "the key holds another holder's value"
+		nh.Reason, nh.Detail = lockbridge.ReasonTaken, "the key holds another holder's value"
 	case ownerGone:
-		reason = "the key is gone"
+		nh.Reason, nh.Detail = lockbridge.ReasonGone, "the key is gone"
 	case ownerLate:
-		w := l.expiry()
-		reason = fmt.Sprintf("the lease ended at %s (%d) more than %v ago by the server's clock (the command reached Redis late)",
+		nh.Reason, nh.Detail = lockbridge.ReasonExpired, fmt.Sprintf("the lease ended at %s (%d) more than %v ago by the server's clock: the command reached Redis late",
 			l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w, l.lk.profile.ServerClockMargin())
 	default:
-		w := l.expiry()
-		reason = fmt.Sprintf("the lease ended at %s (%d) by the local clock", l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w)
+		nh.Reason, nh.Detail = lockbridge.ReasonExpired, fmt.Sprintf("the lease ended at %s (%d) by the local clock", l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w)
 	}
-	l.end(fmt.Errorf("%s: lock %q: %s: %w", pkg, l.key, reason, lockbridge.ErrLost))
-	return fmt.Errorf("%s: %s %q: %s: %w", pkg, op, l.key, reason, lockbridge.ErrNotHeld)
+	l.end(fmt.Errorf("%s: lock %q lost: %w: %w", pkg, l.key, lockbridge.ErrLost, nh))
+	return fmt.Errorf("%s: %s: %w", pkg, op, nh)
 }

@@ -118,9 +118,10 @@ func TestFaultDualWriteOwnerWindowServerBehind(t *testing.T) {
 					}
 				}
 				assert.ErrorIs(t, err, lockbridge.ErrNotHeld, "round %d", i)
-				var nh *NotHeldError
+				var nh *lockbridge.NotHeldError
 				if assert.ErrorAs(t, err, &nh) {
-					assert.Equal(t, int64(-2), nh.Legacy, "W passed by the holder's own clock")
+					assert.Equal(t, lockbridge.ReasonExpired, nh.Reason, "W passed by the holder's own clock")
+					assert.Contains(t, nh.Detail, "by our clock")
 				}
 				stored, _ := get(t, tg.Client, name)
 				assert.Equal(t, theirs, stored, "round %d: the seed's lock is untouched", i)
@@ -218,9 +219,10 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	require.Equal(t, lk.(*dualLock).value, other.(*legacy.Lock).Value())
 	clock.Pin(time.Time{})
 	err = lk.Unlock(ctx)
-	var nh *NotHeldError
+	var nh *lockbridge.NotHeldError
 	require.ErrorAs(t, err, &nh)
-	assert.Equal(t, int64(-2), nh.Legacy)
+	assert.Equal(t, lockbridge.ReasonExpired, nh.Reason)
+	assert.Contains(t, nh.Detail, "by our clock")
 	stored, ok := get(t, tg.Client, name)
 	require.True(t, ok, "the other holder's key is left")
 	assert.Equal(t, other.(*legacy.Lock).Value(), stored)

@@ -222,7 +222,7 @@ func (h *heldLock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%s: unlock %q: %w: %w", pkg, h.Key(), lockbridge.ErrNotHeld, err)
 	}
 	if h.life.Ended() {
-		return fmt.Errorf("%s: unlock %q: released already: %w", pkg, h.Key(), lockbridge.ErrNotHeld)
+		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(), Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	err := h.inner.Unlock(ctx)
 	if err == nil {
@@ -257,7 +257,7 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 		if err := h.life.Err(); err != nil {
 			return fmt.Errorf("%s: refresh %q: %w: %w", pkg, h.Key(), lockbridge.ErrNotHeld, err)
 		}
-		return fmt.Errorf("%s: refresh %q: released already: %w", pkg, h.Key(), lockbridge.ErrNotHeld)
+		return fmt.Errorf("%s: refresh: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(), Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	if err := h.l.follow.trusted(ctx, ttl); err != nil {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, h.Key(), err)

@@ -82,7 +82,7 @@ func (d *dualLock) Unlock(ctx context.Context) error {
 		if err := d.life.Err(); err != nil {
 			return fmt.Errorf("%s: unlock %q: %w: %w", pkg, d.a.key, lockbridge.ErrNotHeld, err)
 		}
-		return fmt.Errorf("%s: unlock %q: released already: %w", pkg, d.a.key, lockbridge.ErrNotHeld)
+		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: d.a.key, Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	err := d.releaseLocked(ctx)
 	if err == nil {
@@ -133,7 +133,7 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 		// l != 1 with m == 1: the modern key was ours and is released, but
 		// the legacy half was not (another value, or our expiry passed):
 		// legacy lockers may not have been kept out to the end.
-		return &NotHeldError{Key: d.a.key, Modern: m, Legacy: l}
+		return notHeld(d.a.key, m, l)
 	}
 	return nil
 }
@@ -196,7 +196,7 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 	}
 	if m != 1 || l != 1 {
-		return &NotHeldError{Key: d.a.key, Modern: m, Legacy: l}
+		return notHeld(d.a.key, m, l)
 	}
 	if d.phase == PhaseDualWrite {
 		d.w, d.value, d.lease = w, value, ttl
@@ -239,43 +239,32 @@ func codes(r any) (m, l int64, err error) {
 	return 0, 0, fmt.Errorf("unexpected reply %#v", r)
 }
 
-// NotHeldError says why a dual-phase lock is no longer ours: the codes the
-// release or refresh script returned for each key. It wraps
-// lockbridge.ErrNotHeld.
-type NotHeldError struct {
-	Key string
-	// Modern is 0 when the modern key holds another token (taken), -1 when
-	// it is gone (expired).
-	Modern int64
-	// Legacy is, for a dual-write lock, 0 when the legacy key holds another
-	// value, -1 when it is gone, -2 when our expiry has passed by our own
-	// clock (the legacy profile's), -3 when the server's clock was past it
-	// by more than the server-clock margin (legacy.WithServerClockMargin:
-	// the command reached Redis late); 1 when it was still ours.
-	Legacy int64
-}
-
-func (e *NotHeldError) Error() string {
-	why := "the modern key holds another token"
+// notHeld is the error of a dual-phase release or refresh whose script
+// found the lock not ours, from the codes it returned for each key: for
+// the modern key 0 (another token) or -1 (gone); for the legacy key of a
+// dual-write lock 0 (another value), -1 (gone), -2 (our expiry has passed
+// by our own clock, the legacy profile's) or -3 (the server's clock was
+// past it by more than the server-clock margin: the command reached Redis
+// late); 1 when a key was still ours.
+func notHeld(key string, m, l int64) *lockbridge.NotHeldError {
+	e := &lockbridge.NotHeldError{Pkg: pkg, Key: key}
 	switch {
-	case e.Modern == -1:
-		why = "the modern key has expired"
-	case e.Legacy == 0:
-		why = "the legacy key holds another value"
-	case e.Legacy == -1:
-		why = "the legacy key is gone"
-	case e.Legacy == -2:
-		why = "the legacy expiry has passed"
-	case e.Legacy == -3:
-		why = "the legacy expiry had passed by the server's clock, beyond the margin, when the command ran"
+	case m == -1:
+		e.Reason, e.Detail = lockbridge.ReasonGone, "the modern key has expired"
+	case l == 0:
+		e.Reason, e.Detail = lockbridge.ReasonTaken, "the legacy key holds another value"
+	case l == -1:
+		e.Reason, e.Detail = lockbridge.ReasonGone, "the legacy key is gone"
+	case l == -2:
+		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry has passed by our clock"
+	case l == -3:
+		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry had passed by the server's clock, beyond the margin, when the command ran"
+	default:
+		e.Reason, e.Detail = lockbridge.ReasonTaken, "the modern key holds another token"
 	}
-	return fmt.Sprintf("%s: lock %q is no longer ours: %s", pkg, e.Key, why)
+	return e
 }
-
-// Unwrap returns lockbridge.ErrNotHeld.
-func (e *NotHeldError) Unwrap() error { return lockbridge.ErrNotHeld }
 
 func isNotHeld(err error) bool {
-	_, ok := err.(*NotHeldError)
-	return ok || (err != nil && errors.Is(err, lockbridge.ErrNotHeld))
+	return err != nil && errors.Is(err, lockbridge.ErrNotHeld)
 }

@@ -212,7 +212,7 @@ func TestDualWriteLateReleaseLeavesSuccessorAlone(t *testing.T) {
 
 	err = lk.Unlock(ctx)
 	require.ErrorIs(t, err, lockbridge.ErrNotHeld)
-	var nh *NotHeldError
+	var nh *lockbridge.NotHeldError
 	require.ErrorAs(t, err, &nh)
 	assert.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
 	lv2, _ := get(t, tg.Client, name)

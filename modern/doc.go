@@ -46,8 +46,9 @@
 // TryLock on a held lock returns a *NotObtainedError, wrapping
 // lockbridge.ErrNotObtained and saying how long the holder has left.
 // Unlock, Refresh and TTL on a lock that is no longer ours return a
-// *NotHeldError wrapping lockbridge.ErrNotHeld, whose Reason is Expired (the
-// key is gone) or Taken (another holder's token is there). Bad arguments and
+// *lockbridge.NotHeldError wrapping lockbridge.ErrNotHeld, whose Reason is
+// lockbridge.ReasonGone (the key is gone) or lockbridge.ReasonTaken (another
+// holder's token is there). Bad arguments and
 // options wrap lockbridge.ErrInvalid, from every call, never a panic. Redis
 // and network errors come back wrapped as they are, never disguised as
 // ErrNotObtained or ErrNotHeld. Messages start with "modern: ".
@@ -87,7 +88,7 @@
 // last ttl/12 of the lease as counted by the local monotonic clock from when
 // the last successful refresh was sent (Redis down, hung or partitioned),
 // the lock is lost: Done is closed and Err returns an error wrapping
-// lockbridge.ErrLost (and the cause: a *NotHeldError, or the last Redis
+// lockbridge.ErrLost (and the cause: a *lockbridge.NotHeldError, or the last Redis
 // error). Without auto-refresh a lock is also known lost when a Refresh or
 // TTL call finds it not held. Unlock stops the refresher and waits for it
 // before releasing, so no refresh is ever sent after Unlock; after a clean

@@ -9,51 +9,6 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
-// Reason tells why a lock is no longer held.
-type Reason int
-
-const (
-	// Expired: the key is gone — its lease ran out (or someone deleted it).
-	Expired Reason = iota + 1
-	// Taken: the key holds another holder's token: ours expired and someone
-	// else took the lock since.
-	Taken
-)
-
-func (r Reason) String() string {
-	switch r {
-	case Expired:
-		return "expired"
-	case Taken:
-		return "taken"
-	}
-	return fmt.Sprintf("Reason(%d)", int(r))
-}
-
-// NotHeldError is what Unlock, Refresh and TTL return when the lock is no
-// longer ours, and the cause inside Err's lost error when a refresh found
-// it so. It wraps lockbridge.ErrNotHeld:
-//
-//	var nh *modern.NotHeldError
-//	if errors.As(err, &nh) && nh.Reason == modern.Taken { … }
-type NotHeldError struct {
-	Key    string
-	Reason Reason
-}
-
-func (e *NotHeldError) Error() string {
-	switch e.Reason {
-	case Expired:
-		return fmt.Sprintf("modern: lock %q not held: it expired", e.Key)
-	case Taken:
-		return fmt.Sprintf("modern: lock %q not held: another holder has it", e.Key)
-	}
-	return fmt.Sprintf("modern: lock %q not held", e.Key)
-}
-
-// Unwrap returns lockbridge.ErrNotHeld.
-func (e *NotHeldError) Unwrap() error { return lockbridge.ErrNotHeld }
-
 // NotObtainedError is what TryLock returns when another holder has the lock
 // (and what Lock's error wraps when its backoff gives up). It wraps
 // lockbridge.ErrNotObtained.
@@ -112,9 +67,11 @@ func (e *ReplicationError) Error() string {
 // Unwrap returns WAIT's error, if any.
 func (e *ReplicationError) Unwrap() error { return e.Err }
 
-// errReleased is returned by Unlock and Refresh on a lock this Lock value
-// already released.
-var errReleased = fmt.Errorf("modern: %w: already unlocked", lockbridge.ErrNotHeld)
+// errReleased is what Unlock, Refresh and TTL return on a lock this Lock
+// value already unlocked.
+func (lk *Lock) errReleased() error {
+	return &lockbridge.NotHeldError{Pkg: "modern", Key: lk.names.Key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
+}
 
 // errNilLock is returned by the methods of a nil *Lock.
 var errNilLock = fmt.Errorf("modern: %w: nil lock", lockbridge.ErrNotHeld)

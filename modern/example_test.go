@@ -109,7 +109,7 @@ func ExampleWithAutoRefresh() {
 		case <-lock.Done():
 			// Stop before doing anything else a lock should protect.
 			fmt.Println("stopped:", errors.Is(lock.Err(), lockbridge.ErrLost))
-			var nh *modern.NotHeldError
+			var nh *lockbridge.NotHeldError
 			if errors.As(lock.Err(), &nh) {
 				fmt.Println("reason:", nh.Reason)
 			}
@@ -120,7 +120,7 @@ func ExampleWithAutoRefresh() {
 	}
 	// Output:
 	// stopped: true
-	// reason: expired
+	// reason: gone
 }
 
 func ExampleWithFencing() {

@@ -81,7 +81,7 @@ func (lk *Lock) Done() <-chan struct{} {
 
 // Err is nil while the lock is held and after a clean Unlock. Once the lock
 // is known lost — or an Unlock failed — it returns an error wrapping
-// lockbridge.ErrLost and the cause (a *NotHeldError when Redis said the lock
+// lockbridge.ErrLost and the cause (a *lockbridge.NotHeldError when Redis said the lock
 // is gone or taken, else the Redis error).
 func (lk *Lock) Err() error {
 	if lk == nil {
@@ -105,7 +105,7 @@ func (lk *Lock) valid(ctx context.Context) error {
 // Unlock releases the lock if it is still ours, and publishes the release
 // so that waiters wake. It first stops the auto-refresh and waits for it, so
 // no refresh is sent after Unlock. When the lock was no longer ours it
-// returns a *NotHeldError (wrapping lockbridge.ErrNotHeld) saying whether it
+// returns a *lockbridge.NotHeldError (wrapping lockbridge.ErrNotHeld) saying whether it
 // expired or was taken; a second Unlock returns an error wrapping ErrNotHeld
 // without asking Redis.
 //
@@ -123,7 +123,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	if lk.released.Load() {
-		return errReleased
+		return lk.errReleased()
 	}
 	lk.lease.StopRefresh()
 	sent := time.Now()
@@ -150,27 +150,27 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		lk.lease.End(nil)
 		return nil
 	}
-	nh := &NotHeldError{Key: lk.names.Key, Reason: reason(code)}
+	nh := notHeld(lk.names.Key, code)
 	lk.lease.Lose(nh)
 	return nh
 }
 
 // TTL returns the lock's remaining lease as the server counts it, if the
 // lock is still ours (negative if someone removed the key's expiry);
-// otherwise a *NotHeldError, and the lock counts as lost (Done closes).
+// otherwise a *lockbridge.NotHeldError, and the lock counts as lost (Done closes).
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 	if err := lk.valid(ctx); err != nil {
 		return 0, err
 	}
 	if lk.released.Load() {
-		return 0, errReleased
+		return 0, lk.errReleased()
 	}
 	code, ms, err := lk.locker.node.PTTL(ctx, &lk.names, lk.arg)
 	if err != nil {
 		return 0, err
 	}
 	if code != codeOurs {
-		nh := &NotHeldError{Key: lk.names.Key, Reason: reason(code)}
+		nh := notHeld(lk.names.Key, code)
 		lk.lease.Lose(nh)
 		return 0, nh
 	}

@@ -79,14 +79,14 @@ func TestNotHeldReasons(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
 		ctx := testCtx(t)
 		l := modern.New(tg.Client)
-		notHeld := func(t *testing.T, err error, want modern.Reason) {
+		notHeld := func(t *testing.T, err error, want lockbridge.Reason) {
 			t.Helper()
 			require.ErrorIs(t, err, lockbridge.ErrNotHeld)
-			var nh *modern.NotHeldError
+			var nh *lockbridge.NotHeldError
 			require.ErrorAs(t, err, &nh)
 			assert.Equal(t, want, nh.Reason)
 		}
-		lost := func(t *testing.T, lk lockbridge.Lock, want modern.Reason) {
+		lost := func(t *testing.T, lk lockbridge.Lock, want lockbridge.Reason) {
 			t.Helper()
 			require.True(t, waitDone(t, lk, 0), "a lock found not held is done")
 			require.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
@@ -107,8 +107,8 @@ func TestNotHeldReasons(t *testing.T) {
 				lk, err := l.TryLock(ctx, key, time.Minute)
 				require.NoError(t, err)
 				do(t, tg.Client, "DEL", key) // as if the lease ran out
-				notHeld(t, o.call(asModern(t, lk)), modern.Expired)
-				lost(t, lk, modern.Expired)
+				notHeld(t, o.call(asModern(t, lk)), lockbridge.ReasonGone)
+				lost(t, lk, lockbridge.ReasonGone)
 				_, ok := get(t, tg.Client, key)
 				assert.False(t, ok, "nothing was written")
 			})
@@ -117,8 +117,8 @@ func TestNotHeldReasons(t *testing.T) {
 				lk, err := l.TryLock(ctx, key, time.Minute)
 				require.NoError(t, err)
 				do(t, tg.Client, "SET", key, "someone-else", "PX", 60000)
-				notHeld(t, o.call(asModern(t, lk)), modern.Taken)
-				lost(t, lk, modern.Taken)
+				notHeld(t, o.call(asModern(t, lk)), lockbridge.ReasonTaken)
+				lost(t, lk, lockbridge.ReasonTaken)
 				v, _ := get(t, tg.Client, key)
 				assert.Equal(t, "someone-else", v, "the other holder's lock is untouched")
 				assert.Greater(t, pttl(t, tg.Client, key), int64(50000), "and its lease too")
@@ -208,10 +208,10 @@ func TestNilLock(t *testing.T) {
 }
 
 func TestErrorMessages(t *testing.T) {
-	assert.Equal(t, `modern: lock "k" not held: it expired`, (&modern.NotHeldError{Key: "k", Reason: modern.Expired}).Error())
-	assert.Equal(t, `modern: lock "k" not held: another holder has it`, (&modern.NotHeldError{Key: "k", Reason: modern.Taken}).Error())
+	assert.Equal(t, `modern: lock "k" not held: it is gone`, (&lockbridge.NotHeldError{Pkg: "modern", Key: "k", Reason: lockbridge.ReasonGone}).Error())
+	assert.Equal(t, `modern: lock "k" not held: another holder has it (detail)`, (&lockbridge.NotHeldError{Pkg: "modern", Key: "k", Reason: lockbridge.ReasonTaken, Detail: "detail"}).Error())
 	assert.Equal(t, `modern: lock "k" not obtained: held by another for 1.5s more`,
 		(&modern.NotObtainedError{Key: "k", HolderTTL: 1500 * time.Millisecond}).Error())
-	assert.Equal(t, "expired", modern.Expired.String())
-	assert.Equal(t, "taken", modern.Taken.String())
+	assert.Equal(t, "gone", lockbridge.ReasonGone.String())
+	assert.Equal(t, "taken", lockbridge.ReasonTaken.String())
 }

@@ -330,9 +330,11 @@ func notObtained(n *names, v int64) (int64, time.Duration, error) {
 	return 0, left, &NotObtainedError{Key: n.Key, HolderTTL: held}
 }
 
-func reason(code int64) Reason {
+// notHeld is the error of a script that found the lock not ours (code).
+func notHeld(key string, code int64) *lockbridge.NotHeldError {
+	r := lockbridge.ReasonGone
 	if code == codeTaken {
-		return Taken
+		r = lockbridge.ReasonTaken
 	}
-	return Expired
+	return &lockbridge.NotHeldError{Pkg: "modern", Key: key, Reason: r}
 }

@@ -12,7 +12,7 @@ import (
 
 // Refresh extends the lease to ttl from now (at least 1 ms; sub-millisecond
 // parts are dropped) if the lock is still ours. When it is not, Refresh
-// returns a *NotHeldError (wrapping lockbridge.ErrNotHeld) and the lock
+// returns a *lockbridge.NotHeldError (wrapping lockbridge.ErrNotHeld) and the lock
 // counts as lost: Done is closed and Err wraps lockbridge.ErrLost. A lock
 // already released, or already known lost, is not refreshed: the error
 // wraps ErrNotHeld. With WithAutoRefresh the later refreshes use the new ttl.
@@ -26,7 +26,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
 	if lk.released.Load() {
-		return errReleased
+		return lk.errReleased()
 	}
 	if lk.lease.Ended() {
 		return fmt.Errorf("modern: refresh of a lost lock: %w: %w", lockbridge.ErrNotHeld, lk.lease.Err())
@@ -61,7 +61,7 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 		lk.lease.Extend(start.Add(ttl), ttl)
 		return nil
 	}
-	nh := &NotHeldError{Key: lk.names.Key, Reason: reason(code)}
+	nh := notHeld(lk.names.Key, code)
 	lk.lease.Lose(nh)
 	return nh
 }

@@ -55,9 +55,9 @@ func autoRefreshLostOnDelete(t *testing.T, c driver.Client) {
 	require.True(t, waitDone(t, lk, 5*time.Second), "Done closes once the key is gone")
 	t.Logf("Done closed %v after the DEL (refresh period 100ms)", time.Since(deleted).Round(time.Millisecond))
 	require.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
-	var nh *modern.NotHeldError
+	var nh *lockbridge.NotHeldError
 	require.ErrorAs(t, lk.Err(), &nh, "a refresh found it gone: %v", lk.Err())
-	assert.Equal(t, modern.Expired, nh.Reason)
+	assert.Equal(t, lockbridge.ReasonGone, nh.Reason)
 	assert.True(t, strings.HasPrefix(lk.Err().Error(), "modern: lock lost: "), lk.Err().Error())
 	err = lk.Unlock(ctx)
 	assert.ErrorIs(t, err, lockbridge.ErrNotHeld)
@@ -76,9 +76,9 @@ func TestAutoRefresh(t *testing.T) {
 			require.NoError(t, err)
 			do(t, tg.Client, "SET", key, "intruder", "PX", 60000)
 			require.True(t, waitDone(t, lk, 5*time.Second))
-			var nh *modern.NotHeldError
+			var nh *lockbridge.NotHeldError
 			require.ErrorAs(t, lk.Err(), &nh)
-			assert.Equal(t, modern.Taken, nh.Reason)
+			assert.Equal(t, lockbridge.ReasonTaken, nh.Reason)
 			v, _ := get(t, tg.Client, key)
 			assert.Equal(t, "intruder", v)
 			assert.Greater(t, pttl(t, tg.Client, key), int64(50000), "the refresher never touches another's lease")
