@@ -99,7 +99,7 @@ func TestFaultDualWriteOwnerWindowServerBehind(t *testing.T) {
 				lk, err := l.TryLock(ctx, name, lease)
 				require.NoError(t, err)
 				clock.Set(clientsAhead)
-				d := lk.(*dualLock)
+				d := lk.(*Lock).impl.(*dualLock)
 
 				succ, ok, err := javareplay.Lock(ctx, tg.Client, name, succLease, clients)
 				require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 			if op == "refresh" {
 				require.NoError(t, lk.Refresh(ctx, time.Second))
 				stored, _ := get(t, tg.Client, name)
-				assert.Equal(t, lk.(*dualLock).value, stored, "the new legacy expiry is written")
+				assert.Equal(t, lk.(*Lock).impl.(*dualLock).value, stored, "the new legacy expiry is written")
 			}
 			require.NoError(t, lk.Unlock(ctx))
 			_, ok := get(t, tg.Client, name)
@@ -216,7 +216,7 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	require.NoError(t, err)
 	other, err := legacy.New(tg.Client, legacy.WithClock(func() time.Time { return then })).TryLock(ctx, name, 5*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, lk.(*dualLock).value, other.(*legacy.Lock).Value())
+	require.Equal(t, lk.(*Lock).impl.(*dualLock).value, other.(*legacy.Lock).Value())
 	clock.Pin(time.Time{})
 	err = lk.Unlock(ctx)
 	var nh *lockbridge.NotHeldError

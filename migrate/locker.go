@@ -269,7 +269,11 @@ func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Dur
 		p = PhaseLegacy
 	}
 	if l.follow == nil {
-		return l.acquire(ctx, p, a)
+		lk, left, err := l.acquire(ctx, p, a)
+		if err != nil {
+			return nil, left, err
+		}
+		return typed(lk, p), 0, nil
 	}
 	// A lock is taken only while the phase lease runs and the registry
 	// counts this client for at least the lock's ttl. The acquire is
@@ -292,7 +296,7 @@ func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Dur
 		// The Locker moved on while the lock was taken.
 		t.endForPhase(&PhaseEndedError{Key: a.key, Taken: p, LockerAt: cur})
 	}
-	return lk, 0, nil
+	return typed(lk, p), 0, nil
 }
 
 // acquire is one try in phase p; with a namespace the lock it returns is
