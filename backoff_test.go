@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockbridge/lockbridge"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
 )
 
 func TestExponentialBackoffDoublesWithJitterAndCap(t *testing.T) {

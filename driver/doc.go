@@ -1,10 +1,13 @@
 // Package driver is the small Redis interface every lock in this module is
 // written against, so that no lock package imports a Redis client library.
 //
-// An adapter (driver/goredis, driver/redigo) implements Conn — one command at a
-// time, with replies normalised — and pub/sub; Wrap turns a Conn into a Client
-// with the few commands the locks use. Scripts are Script values that run with
-// EVALSHA and fall back to EVAL on NOSCRIPT.
+// Users take a ready adapter — driver/goredis or driver/redigo — and meet
+// this package for its errors: the Redis error classes (ErrNoPerm,
+// ErrWrongType, …, matchable with errors.Is), ReplyError, and
+// UnknownOutcomeError. Authors of an adapter for another client library
+// implement driver/adapter's Conn, which builds the Client; its conformance
+// suite is driver/adapter/adaptertest. Scripts are Script values that run
+// with EVALSHA and fall back to EVAL on NOSCRIPT.
 //
 // Replies are normalised the same way whatever the client library: bulk and
 // status strings as string (binary-safe), integers as int64, arrays as []any,

@@ -1,9 +1,10 @@
 package goredis_test
 
 import (
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/modern"
-	"github.com/redis/go-redis/v9"
 )
 
 // Any go-redis client: a single server, a Redis Cluster (keys of one lock

@@ -7,10 +7,12 @@ import (
 	"net"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/adapter"
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
-	"github.com/redis/go-redis/v9"
 )
 
 // New returns the driver.Client for c.
@@ -29,7 +31,7 @@ func New(c redis.UniversalClient) driver.Client {
 	cn := conn{c: c}
 	if err := Check(c); err != nil {
 		cn.refused = err
-		return driver.Wrap(cn)
+		return adapter.Wrap(cn)
 	}
 	switch x := c.(type) {
 	case *redis.Client:
@@ -40,7 +42,7 @@ func New(c redis.UniversalClient) driver.Client {
 	case *redis.Ring:
 		cn.ring = true
 	}
-	return driver.Wrap(cn)
+	return adapter.Wrap(cn)
 }
 
 // Check returns an error wrapping lockbridge.ErrInvalid when c would resend
@@ -93,7 +95,7 @@ func (c conn) Cluster() bool { return c.cluster }
 
 func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if c.refused != nil {
-		return nil, driver.NotSent(c.refused)
+		return nil, adapter.NotSent(c.refused)
 	}
 	if ctx.Done() == nil { // never cancelled: no need to watch it
 		return c.do(ctx, args)
@@ -166,7 +168,7 @@ func notSent(err error) error {
 	var op *net.OpError
 	if errors.Is(err, redis.ErrClosed) || errors.Is(err, redis.ErrPoolTimeout) ||
 		errors.Is(err, redis.ErrPoolExhausted) || (errors.As(err, &op) && op.Op == "dial") {
-		return driver.NotSent(err)
+		return adapter.NotSent(err)
 	}
 	return err
 }
@@ -203,9 +205,9 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 	switch {
 	case c.cluster:
 		cc := c.c.(*redis.ClusterClient)
-		s = driver.NewGroupedSubscription(
+		s = adapter.NewGroupedSubscription(
 			func(ch string) string { return fmt.Sprint(keyslot.Of(ch)) },
-			func(ctx context.Context, ch string) (driver.PubSubConn, error) {
+			func(ctx context.Context, ch string) (adapter.PubSubConn, error) {
 				// Subscribe before the receive loop starts: the connection
 				// then goes to the node serving ch, not to a random one.
 				ps := cc.SSubscribe(ctx)
@@ -217,15 +219,15 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 			})
 	case c.ring:
 		r := c.c.(*redis.Ring)
-		s = driver.NewGroupedSubscription(
+		s = adapter.NewGroupedSubscription(
 			func(ch string) string { tag, _ := keyslot.Tag(ch); return tag },
-			func(ctx context.Context, ch string) (driver.PubSubConn, error) {
+			func(ctx context.Context, ch string) (adapter.PubSubConn, error) {
 				// A Ring picks the shard from the first channel and needs one.
 				ps := r.Subscribe(ctx, ch)
 				return pubsub{ps: ps}, nil
 			})
 	default:
-		s = driver.NewSubscription(pubsub{ps: c.c.Subscribe(ctx)})
+		s = adapter.NewSubscription(pubsub{ps: c.c.Subscribe(ctx)})
 	}
 	if err := s.Subscribe(ctx, channels...); err != nil {
 		_ = s.Close()
@@ -234,7 +236,7 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 	return s, nil
 }
 
-// pubsub is a go-redis PubSub as a driver.PubSubConn.
+// pubsub is a go-redis PubSub as a adapter.PubSubConn.
 type pubsub struct {
 	ps      *redis.PubSub
 	sharded bool
@@ -256,29 +258,29 @@ func (p pubsub) Unsubscribe(ctx context.Context, channels ...string) error {
 
 func (p pubsub) Close() error { return p.ps.Close() }
 
-func (p pubsub) Receive(ctx context.Context) (driver.Event, error) {
+func (p pubsub) Receive(ctx context.Context) (adapter.Event, error) {
 	msg, err := p.ps.Receive(ctx)
 	if err != nil {
-		return driver.Event{}, err
+		return adapter.Event{}, err
 	}
 	switch m := msg.(type) {
 	case *redis.Message:
-		return driver.Event{Kind: driver.EventMessage, Channel: m.Channel, Payload: m.Payload}, nil
+		return adapter.Event{Kind: adapter.EventMessage, Channel: m.Channel, Payload: m.Payload}, nil
 	case *redis.Subscription:
 		switch m.Kind {
 		case "subscribe", "ssubscribe", "psubscribe":
-			return driver.Event{Kind: driver.EventSubscribe, Channel: m.Channel}, nil
+			return adapter.Event{Kind: adapter.EventSubscribe, Channel: m.Channel}, nil
 		case "unsubscribe", "sunsubscribe", "punsubscribe":
-			return driver.Event{Kind: driver.EventUnsubscribe, Channel: m.Channel}, nil
+			return adapter.Event{Kind: adapter.EventUnsubscribe, Channel: m.Channel}, nil
 		}
 	}
-	return driver.Event{Kind: driver.EventOther}, nil
+	return adapter.Event{Kind: adapter.EventOther}, nil
 }
 
 // Pin binds a connection for driver.Client.EvalWait: one of a
 // *redis.Client's pool (Client.Conn), or in a cluster one to the master
 // serving key. Rings and other UniversalClients cannot pin.
-func (c conn) Pin(ctx context.Context, key string) (driver.Conn, func(), error) {
+func (c conn) Pin(ctx context.Context, key string) (adapter.Conn, func(), error) {
 	if c.refused != nil {
 		return nil, nil, c.refused
 	}
@@ -299,7 +301,7 @@ func (c conn) Pin(ctx context.Context, key string) (driver.Conn, func(), error) 
 	return pinned{rc: rc, cluster: c.cluster}, func() { _ = rc.Close() }, nil
 }
 
-// pinned is one connection of a go-redis pool, as a driver.Conn.
+// pinned is one connection of a go-redis pool, as a adapter.Conn.
 type pinned struct {
 	rc      *redis.Conn
 	cluster bool

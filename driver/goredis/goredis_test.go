@@ -3,14 +3,15 @@ package goredis_test
 import (
 	"testing"
 
-	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/drivertest"
-	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
+	"github.com/lockbridge/lockbridge/driver/goredis"
 )
 
 func TestConformance(t *testing.T) {
-	drivertest.Run(t, drivertest.Factory{
+	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 			t.Cleanup(func() { _ = c.Close() })
@@ -26,7 +27,7 @@ func TestConformance(t *testing.T) {
 
 // With ContextTimeoutEnabled the adapter leaves deadlines to go-redis.
 func TestConformanceContextTimeouts(t *testing.T) {
-	drivertest.Run(t, drivertest.Factory{
+	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 			t.Cleanup(func() { _ = c.Close() })
@@ -38,7 +39,7 @@ func TestConformanceContextTimeouts(t *testing.T) {
 // A Ring (client-side sharding) of one shard: the adapter's Ring paths —
 // pub/sub grouped by hash tag, the first channel choosing the shard.
 func TestConformanceRing(t *testing.T) {
-	drivertest.Run(t, drivertest.Factory{
+	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			c := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"shard": addr}, MaxRetries: -1})
 			t.Cleanup(func() { _ = c.Close() })
@@ -48,7 +49,7 @@ func TestConformanceRing(t *testing.T) {
 }
 
 func TestConformanceRESP2(t *testing.T) {
-	drivertest.Run(t, drivertest.Factory{
+	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			c := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, MaxRetries: -1})
 			t.Cleanup(func() { _ = c.Close() })

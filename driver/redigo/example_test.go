@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
 	"github.com/lockbridge/lockbridge/driver/redigo"
 	"github.com/lockbridge/lockbridge/legacy"
 )

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/adapter"
 )
 
 // ConnSource hands out connections; *redis.Pool is one.
@@ -41,7 +43,7 @@ func New(src ConnSource, opts ...Option) driver.Client {
 			o(&c)
 		}
 	}
-	return driver.Wrap(c)
+	return adapter.Wrap(c)
 }
 
 type conn struct {
@@ -53,11 +55,11 @@ func (c conn) Cluster() bool { return false }
 
 func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if len(args) == 0 {
-		return nil, driver.NotSent(errors.New("redigo: empty command"))
+		return nil, adapter.NotSent(errors.New("redigo: empty command"))
 	}
 	rc, err := c.src.GetContext(ctx)
 	if err != nil {
-		return nil, driver.NotSent(err) // no connection: nothing was sent
+		return nil, adapter.NotSent(err) // no connection: nothing was sent
 	}
 	defer rc.Close()
 	// redigo sends a command once and never resends it.
@@ -91,7 +93,7 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 	pctx, cancel := context.WithCancel(context.Background())
 	ps := &pubsub{psc: redis.PubSubConn{Conn: rc}, ctx: pctx, cancel: cancel, pinged: make(chan struct{})}
 	go ps.pinger(c.ping)
-	s := driver.NewSubscription(ps)
+	s := adapter.NewSubscription(ps)
 	if err := s.Subscribe(ctx, channels...); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -99,7 +101,7 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 	return s, nil
 }
 
-// pubsub is a redigo PubSubConn as a driver.PubSubConn. redigo allows one
+// pubsub is a redigo PubSubConn as a adapter.PubSubConn. redigo allows one
 // sender and one receiver at a time: mu serialises the senders. Close cancels
 // ctx, which makes a blocked receive close the network connection and return,
 // and waits for it (rmu) before handing the connection back to its source.
@@ -158,23 +160,23 @@ func (p *pubsub) Close() error {
 	return nil
 }
 
-func (p *pubsub) Receive(context.Context) (driver.Event, error) {
+func (p *pubsub) Receive(context.Context) (adapter.Event, error) {
 	p.rmu.Lock()
 	defer p.rmu.Unlock()
 	switch m := p.psc.ReceiveContext(p.ctx).(type) {
 	case redis.Message:
-		return driver.Event{Kind: driver.EventMessage, Channel: m.Channel, Payload: string(m.Data)}, nil
+		return adapter.Event{Kind: adapter.EventMessage, Channel: m.Channel, Payload: string(m.Data)}, nil
 	case redis.Subscription:
 		switch m.Kind {
 		case "subscribe":
-			return driver.Event{Kind: driver.EventSubscribe, Channel: m.Channel}, nil
+			return adapter.Event{Kind: adapter.EventSubscribe, Channel: m.Channel}, nil
 		case "unsubscribe":
-			return driver.Event{Kind: driver.EventUnsubscribe, Channel: m.Channel}, nil
+			return adapter.Event{Kind: adapter.EventUnsubscribe, Channel: m.Channel}, nil
 		}
 	case error:
-		return driver.Event{}, m
+		return adapter.Event{}, m
 	}
-	return driver.Event{Kind: driver.EventOther}, nil
+	return adapter.Event{Kind: adapter.EventOther}, nil
 }
 
 func strings(s []string) []any {
@@ -186,7 +188,7 @@ func strings(s []string) []any {
 }
 
 // Pin binds one connection of the source for driver.Client.EvalWait.
-func (c conn) Pin(ctx context.Context, _ string) (driver.Conn, func(), error) {
+func (c conn) Pin(ctx context.Context, _ string) (adapter.Conn, func(), error) {
 	rc, err := c.src.GetContext(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -194,7 +196,7 @@ func (c conn) Pin(ctx context.Context, _ string) (driver.Conn, func(), error) {
 	return pinned{rc}, func() { _ = rc.Close() }, nil
 }
 
-// pinned is one redigo connection, as a driver.Conn.
+// pinned is one redigo connection, as a adapter.Conn.
 type pinned struct{ rc redis.Conn }
 
 func (pinned) Cluster() bool { return false }

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/drivertest"
+	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/redigo"
 )
 
 func TestConformance(t *testing.T) {
-	drivertest.Run(t, drivertest.Factory{
+	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			p := &redis.Pool{
 				MaxIdle: 8,
@@ -29,7 +30,7 @@ func TestConformance(t *testing.T) {
 // A pool whose connections time out reads after 300 ms: subscriptions stay
 // alive through the adapter's pings.
 func TestConformanceWithReadTimeout(t *testing.T) {
-	drivertest.Run(t, drivertest.Factory{
+	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			p := &redis.Pool{
 				MaxIdle: 8,

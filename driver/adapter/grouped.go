@@ -1,25 +1,27 @@
-package driver
+package adapter
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/lockbridge/lockbridge/driver"
 )
 
-// NewGroupedSubscription is a Subscription over several connections, one per
+// NewGroupedSubscription is a driver.Subscription over several connections, one per
 // group of channels, for clients that must subscribe where a channel lives:
 // per hash slot for sharded pub/sub in Redis Cluster, per hash tag on a
 // client-side sharded Ring. group names a channel's group; open opens the
 // connection for a group, given its first channel. Connections open on first
 // use. When any of them is lost, the whole subscription ends with that error.
-func NewGroupedSubscription(group func(channel string) string, open func(ctx context.Context, channel string) (PubSubConn, error)) Subscription {
+func NewGroupedSubscription(group func(channel string) string, open func(ctx context.Context, channel string) (PubSubConn, error)) driver.Subscription {
 	return &grouped{
 		group: group,
 		open:  open,
-		parts: map[string]Subscription{},
+		parts: map[string]driver.Subscription{},
 		chans: map[string]map[string]bool{},
-		msgs:  make(chan Message, MessageBuffer),
+		msgs:  make(chan driver.Message, MessageBuffer),
 		stop:  make(chan struct{}),
 	}
 }
@@ -27,19 +29,19 @@ func NewGroupedSubscription(group func(channel string) string, open func(ctx con
 type grouped struct {
 	group func(string) string
 	open  func(context.Context, string) (PubSubConn, error)
-	msgs  chan Message
+	msgs  chan driver.Message
 	stop  chan struct{} // closed by end
 	wg    sync.WaitGroup
 
 	mu     sync.Mutex
-	parts  map[string]Subscription
+	parts  map[string]driver.Subscription
 	chans  map[string]map[string]bool // part → its subscribed channels
 	ended  bool
 	err    error
 	opened sync.Mutex // serialises opening, subscribing and closing parts
 }
 
-func (g *grouped) Messages() <-chan Message { return g.msgs }
+func (g *grouped) Messages() <-chan driver.Message { return g.msgs }
 
 func (g *grouped) Err() error {
 	g.mu.Lock()
@@ -49,7 +51,7 @@ func (g *grouped) Err() error {
 
 // part returns the connection of channel's group, opening it if needed.
 // The caller holds g.opened.
-func (g *grouped) part(ctx context.Context, channel string) (Subscription, error) {
+func (g *grouped) part(ctx context.Context, channel string) (driver.Subscription, error) {
 	name := g.group(channel)
 	g.mu.Lock()
 	if g.ended {
@@ -83,7 +85,7 @@ func (g *grouped) part(ctx context.Context, channel string) (Subscription, error
 
 // forward copies one part's messages; when the part ends on its own, the
 // whole subscription ends.
-func (g *grouped) forward(p Subscription) {
+func (g *grouped) forward(p driver.Subscription) {
 	defer g.wg.Done()
 	for m := range p.Messages() {
 		select {
@@ -99,7 +101,7 @@ func (g *grouped) forward(p Subscription) {
 func (g *grouped) Subscribe(ctx context.Context, channels ...string) error {
 	g.opened.Lock()
 	defer g.opened.Unlock()
-	byPart := map[Subscription][]string{}
+	byPart := map[driver.Subscription][]string{}
 	for _, ch := range channels {
 		p, err := g.part(ctx, ch)
 		if err != nil {
@@ -165,7 +167,7 @@ func (g *grouped) end(cause error) error {
 	g.ended = true
 	g.err = cause
 	parts := g.parts
-	g.parts, g.chans = map[string]Subscription{}, map[string]map[string]bool{}
+	g.parts, g.chans = map[string]driver.Subscription{}, map[string]map[string]bool{}
 	g.mu.Unlock()
 	var errs []error
 	for _, p := range parts {

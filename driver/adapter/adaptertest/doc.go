@@ -6,8 +6,8 @@
 // An adapter's test calls Run with a Factory:
 //
 //	func TestConformance(t *testing.T) {
-//		drivertest.Run(t, drivertest.Factory{
+//		adaptertest.Run(t, adaptertest.Factory{
 //			New: func(t *testing.T, addr string) driver.Client { … },
 //		})
 //	}
-package drivertest
+package adaptertest

@@ -1,0 +1,161 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+)
+
+// Conn is what an adapter provides; Wrap builds the driver.Client on top of it.
+type Conn interface {
+	// Do sends one command and returns its reply normalised: string, int64,
+	// []any or nil; an error reply as a driver.ReplyError. Do must honour ctx:
+	// return once it ends, with an error wrapping ctx.Err().
+	//
+	// Do sends the command at most once: it never resends it after it may
+	// have reached the server, whatever the client library would do. Only a
+	// reply by which the server refused the command before running it
+	// (MOVED, TRYAGAIN, CLUSTERDOWN) may be followed by another send. An
+	// error from before anything was sent is marked with NotSent; any other
+	// error that is not a driver.ReplyError is taken to mean the command may have
+	// run.
+	Do(ctx context.Context, args ...any) (any, error)
+	// Subscribe opens a dedicated pub/sub connection (see driver.Subscription).
+	Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error)
+	// Cluster reports whether the connection is to a Redis Cluster.
+	Cluster() bool
+}
+
+// Wrap returns the driver.Client built on c.
+func Wrap(c Conn) driver.Client { return client{c} }
+
+type client struct{ c Conn }
+
+func (c client) Do(ctx context.Context, args ...any) (any, error) { return c.do(ctx, args...) }
+
+// do sends one command. A context already ended sends nothing. An error
+// that comes with an ended context, such as a read timeout set from its
+// deadline, is reported as the context's error; an error after which the
+// command may have run — a broken connection, a timeout, a context that
+// ended while it was on the wire — is an *driver.UnknownOutcomeError wrapping
+// lockbridge.ErrUnknownOutcome (see mayHaveRun). Adapters never send it
+// again; the lock that sent it decides what the uncertainty means.
+func (c client) do(ctx context.Context, args ...any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := c.c.Do(ctx, args...)
+	if err == nil {
+		return r, nil
+	}
+	unknown := mayHaveRun(args, err) && !errors.Is(err, lockbridge.ErrInvalid)
+	cerr := ctx.Err()
+	if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
+		cerr = context.DeadlineExceeded // a read timeout set from the deadline fired first
+	}
+	if cerr != nil && !errors.Is(err, cerr) {
+		err = fmt.Errorf("%w (%w)", cerr, err)
+	}
+	if unknown {
+		name, _ := args[0].(string)
+		err = &driver.UnknownOutcomeError{Command: name, Err: err}
+	}
+	return r, err
+}
+
+func (c client) Cluster() bool { return c.c.Cluster() }
+func (c client) Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error) {
+	return c.c.Subscribe(ctx, channels...)
+}
+
+func (c client) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, "EVALSHA", s.Hash(), strconv.Itoa(len(keys)))
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	a = append(a, args...)
+	r, err := c.do(ctx, a...)
+	if driver.HasPrefix(err, "NOSCRIPT") {
+		a[0], a[1] = "EVAL", s.Source()
+		r, err = c.do(ctx, a...)
+	}
+	if err != nil {
+		if errors.Is(err, driver.ErrNoPerm) {
+			return nil, fmt.Errorf("driver: script %s (it runs EVALSHA, EVAL and %s): %w", s.Name(), strings.Join(s.Commands(), ", "), err)
+		}
+		return nil, fmt.Errorf("driver: script %s: %w", s.Name(), err)
+	}
+	return r, nil
+}
+
+func (c client) SetNX(ctx context.Context, key, value string) (bool, error) {
+	r, err := c.do(ctx, "SETNX", key, value)
+	if err != nil {
+		return false, fmt.Errorf("driver: SETNX: %w", err)
+	}
+	return integerBool("SETNX", r)
+}
+
+func (c client) Get(ctx context.Context, key string) (string, bool, error) {
+	return c.stringReply(ctx, "GET", key)
+}
+
+func (c client) GetSet(ctx context.Context, key, value string) (string, bool, error) {
+	return c.stringReply(ctx, "GETSET", key, value)
+}
+
+func (c client) Del(ctx context.Context, key string) (bool, error) {
+	r, err := c.do(ctx, "DEL", key)
+	if err != nil {
+		return false, fmt.Errorf("driver: DEL: %w", err)
+	}
+	return integerBool("DEL", r)
+}
+
+func (c client) SetNXPX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	ms := ttl.Milliseconds()
+	if ms < 1 {
+		return false, fmt.Errorf("driver: SET NX PX: ttl %v is below one millisecond", ttl)
+	}
+	r, err := c.do(ctx, "SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10))
+	if err != nil {
+		return false, fmt.Errorf("driver: SET NX PX: %w", err)
+	}
+	switch r {
+	case nil:
+		return false, nil
+	case "OK":
+		return true, nil
+	}
+	return false, fmt.Errorf("driver: SET NX PX: unexpected reply %#v", r)
+}
+
+func (c client) stringReply(ctx context.Context, args ...any) (string, bool, error) {
+	cmd := args[0].(string)
+	r, err := c.do(ctx, args...)
+	if err != nil {
+		return "", false, fmt.Errorf("driver: %s: %w", cmd, err)
+	}
+	switch v := r.(type) {
+	case nil:
+		return "", false, nil
+	case string:
+		return v, true, nil
+	}
+	return "", false, fmt.Errorf("driver: %s: unexpected reply %#v", cmd, r)
+}
+
+func integerBool(cmd string, r any) (bool, error) {
+	n, ok := r.(int64)
+	if !ok {
+		return false, fmt.Errorf("driver: %s: unexpected reply %#v", cmd, r)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,9 @@
+// Package adapter is for authors of a driver.Client for another Redis
+// client library: implement Conn (one command at a time, never resent after
+// it may have reached the server; errors before the send marked with
+// NotSent) and PubSubConn, and Wrap builds the driver.Client — EVALSHA with
+// its EVAL fallback, the unknown-outcome rule, WAIT on a pinned connection
+// (Pinner) — on top. The conformance suite in adaptertest checks an
+// adapter against real redis-servers. Users of the locks never need this
+// package: they take a ready adapter (driver/goredis, driver/redigo).
+package adapter
