@@ -1,4 +1,4 @@
-// Package drivertest is the conformance suite every driver adapter must pass.
+// Package adaptertest is the conformance suite every adapter must pass.
 // It runs against real redis-server processes started by internal/testing/redistest:
 // a single server, and a 3-master Redis Cluster for adapters with a cluster
 // client.
