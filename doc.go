@@ -13,7 +13,7 @@
 //
 // None of them imports a Redis client library: they talk to Redis through
 // driver.Client, with adapters for go-redis (driver/goredis) and redigo
-// (driver/redigo).
+// (driver/redigoadapter).
 //
 // Errors are sentinels to test with errors.Is: ErrNotObtained when another
 // holder has the lock, ErrNotHeld when a Refresh or Unlock finds the lock no

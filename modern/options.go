@@ -113,7 +113,7 @@ func WithTokenFunc(f func() (string, error)) Option {
 // what it persisted, and a failover may still pick a replica that did not
 // acknowledge): pair it with fencing. The client must be able to send WAIT
 // on the connection of the acquire: the adapters driver/goredis (a
-// *redis.Client or *redis.ClusterClient) and driver/redigo can; with any
+// *redis.Client or *redis.ClusterClient) and driver/redigoadapter can; with any
 // other client every TryLock and Lock fails with an error wrapping
 // lockbridge.ErrInvalid. replicas must be at least 1 and timeout positive
 // (whole milliseconds; WAIT's 0, "for ever", is not offered). Default: off

@@ -18,7 +18,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/driver/redigo"
+	"github.com/lockbridge/lockbridge/driver/redigoadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -159,7 +159,7 @@ func TestNoPubSubRightsFallsBackToPolling(t *testing.T) {
 			return redis.DialContext(ctx, "tcp", addr, redis.DialUsername("nochannels"), redis.DialPassword("secret"))
 		}}
 		t.Cleanup(func() { _ = pool.Close() })
-		clients := map[string]driver.Client{"goredis": goredis.New(rc), "redigo": redigo.New(pool)}
+		clients := map[string]driver.Client{"goredis": goredis.New(rc), "redigo": redigoadapter.New(pool)}
 		for name, c := range clients {
 			t.Run(name, func(t *testing.T) {
 				ctx := testCtx(t)

@@ -15,7 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/driver/redigo"
+	"github.com/lockbridge/lockbridge/driver/redigoadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
@@ -39,7 +39,7 @@ func embeddedClients(t *testing.T) (*embedded, map[string]driver.Client) {
 		return redis.DialContext(ctx, "tcp", addr)
 	}}
 	t.Cleanup(func() { _ = pool.Close() })
-	return em, map[string]driver.Client{"goredis": goredis.New(gr), "redigo": redigo.New(pool)}
+	return em, map[string]driver.Client{"goredis": goredis.New(gr), "redigo": redigoadapter.New(pool)}
 }
 
 func eachEmbedded(t *testing.T, fn func(t *testing.T, em *embedded, c driver.Client)) {

@@ -5,5 +5,5 @@
 // its EVAL fallback, the unknown-outcome rule, WAIT on a pinned connection
 // (Pinner) — on top. The conformance suite in adaptertest checks an
 // adapter against real redis-servers. Users of the locks never need this
-// package: they take a ready adapter (driver/goredis, driver/redigo).
+// package: they take a ready adapter (driver/goredis, driver/redigoadapter).
 package adapter

@@ -10,7 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/driver/redigo"
+	"github.com/lockbridge/lockbridge/driver/redigoadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	goredislib "github.com/redis/go-redis/v9"
 )
@@ -41,7 +41,7 @@ func Redigo(t testing.TB, srv *redistest.Server) driver.Client {
 		},
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	return redigo.New(p)
+	return redigoadapter.New(p)
 }
 
 // GoRedisCluster returns a go-redis cluster client on cl.

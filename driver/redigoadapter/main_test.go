@@ -1,4 +1,4 @@
-package redigo_test
+package redigoadapter_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package redigo_test
+package redigoadapter_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
-	"github.com/lockbridge/lockbridge/driver/redigo"
+	"github.com/lockbridge/lockbridge/driver/redigoadapter"
 	"github.com/lockbridge/lockbridge/legacy"
 )
 
@@ -19,5 +19,5 @@ func ExampleNew() {
 			return redis.DialContext(ctx, "tcp", "localhost:6379", redis.DialReadTimeout(2*time.Second))
 		},
 	}
-	_ = legacy.New(redigo.New(pool, redigo.PubSubPing(time.Second)))
+	_ = legacy.New(redigoadapter.New(pool, redigoadapter.PubSubPing(time.Second)))
 }

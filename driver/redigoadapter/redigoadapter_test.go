@@ -1,4 +1,4 @@
-package redigo_test
+package redigoadapter_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
-	"github.com/lockbridge/lockbridge/driver/redigo"
+	"github.com/lockbridge/lockbridge/driver/redigoadapter"
 )
 
 func TestConformance(t *testing.T) {
@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 				},
 			}
 			t.Cleanup(func() { _ = p.Close() })
-			return redigo.New(p)
+			return redigoadapter.New(p)
 		},
 	})
 }
@@ -39,7 +39,7 @@ func TestConformanceWithReadTimeout(t *testing.T) {
 				},
 			}
 			t.Cleanup(func() { _ = p.Close() })
-			return redigo.New(p, redigo.PubSubPing(100*time.Millisecond))
+			return redigoadapter.New(p, redigoadapter.PubSubPing(100*time.Millisecond))
 		},
 	})
 }
