@@ -138,8 +138,8 @@ const (
 // Blocker is one reason the controller refuses a step.
 type Blocker struct {
 	Kind BlockerKind
-	// Client is the registry id, for the client kinds.
-	Client string
+	// Member is the registry id, for the client kinds.
+	Member string
 	// Phase is the client's phase (BlockClientPhase, BlockOldProtocol) or
 	// the held lock's (BlockHeldLock) or the one that does not exclude the
 	// target (BlockIncompatible).
@@ -173,7 +173,7 @@ type Status struct {
 	// clients that ran this namespace (what Repair may restore).
 	Evidence Phase
 	Since    time.Time // when Phase was set; zero if unknown
-	Clients  []Client  // the registry, live and recently dead, both formats
+	Members  []Member  // the registry, live and recently dead, both formats
 	Live     map[Phase]int
 	Sighting Sighting
 	// Next is the phase Advance would move to; HasNext is false at Modern
@@ -223,7 +223,7 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 
 func (c *Controller) judge(sn snapshot) Status {
 	ns := c.s.k.ns
-	st := Status{Namespace: ns, Now: sn.now, Clients: sn.clients, Live: map[Phase]int{}, Sighting: sn.sighting}
+	st := Status{Namespace: ns, Now: sn.now, Members: sn.clients, Live: map[Phase]int{}, Sighting: sn.sighting}
 	block := func(b Blocker) { st.Blockers = append(st.Blockers, b) }
 	evidence := func(p Phase) {
 		if p > st.Evidence {
@@ -316,7 +316,7 @@ func (c *Controller) judge(sn snapshot) Status {
 
 // clientBlockers are the blockers one registry entry raises for a step to
 // rollback (0 for an advance, judged against the fleet's phase cur).
-func (c *Controller) clientBlockers(cl Client, cur, rollback Phase) []Blocker {
+func (c *Controller) clientBlockers(cl Member, cur, rollback Phase) []Blocker {
 	who := fmt.Sprintf("client %q%s", cl.ID, hostOf(cl))
 	if cl.Invalid != nil {
 		if !cl.Live {
@@ -327,11 +327,11 @@ func (c *Controller) clientBlockers(cl Client, cur, rollback Phase) []Blocker {
 		if errors.As(cl.Invalid, &ee) {
 			field = ee.Field
 		}
-		return []Blocker{{Kind: BlockInvalidEntry, Client: cl.ID, Field: field,
+		return []Blocker{{Kind: BlockInvalidEntry, Member: cl.ID, Field: field,
 			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}}
 	}
 	if cl.Protocol != ProtocolVersion {
-		return []Blocker{{Kind: BlockOldProtocol, Client: cl.ID, Phase: cl.Phase,
+		return []Blocker{{Kind: BlockOldProtocol, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}}
 	}
 	if !cl.Live {
@@ -347,7 +347,7 @@ func (c *Controller) clientBlockers(cl Client, cur, rollback Phase) []Blocker {
 				} else if p != cl.Phase {
 					what = "holds a lock taken in"
 				}
-				out = append(out, Blocker{Kind: BlockIncompatible, Client: cl.ID, Phase: p,
+				out = append(out, Blocker{Kind: BlockIncompatible, Member: cl.ID, Phase: p,
 					Text: fmt.Sprintf("%s %s %v, which does not exclude %v", who, what, p, rollback)})
 			}
 		}
@@ -357,24 +357,24 @@ func (c *Controller) clientBlockers(cl Client, cur, rollback Phase) []Blocker {
 		return nil
 	}
 	if cl.Phase != cur {
-		out = append(out, Blocker{Kind: BlockClientPhase, Client: cl.ID, Phase: cl.Phase,
+		out = append(out, Blocker{Kind: BlockClientPhase, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v, the fleet is at %v", who, cl.Phase, cur)})
 	}
 	if cl.Next != 0 && cl.Next != cur {
-		out = append(out, Blocker{Kind: BlockClientPhase, Client: cl.ID, Phase: cl.Next,
+		out = append(out, Blocker{Kind: BlockClientPhase, Member: cl.ID, Phase: cl.Next,
 			Text: fmt.Sprintf("%s is moving to %v, the fleet is at %v", who, cl.Next, cur)})
 	}
 	for _, p := range []Phase{cl.HeldOldest, cl.HeldNewest} {
 		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 && out[len(out)-1].Kind == BlockHeldLock) {
 			continue
 		}
-		out = append(out, Blocker{Kind: BlockHeldLock, Client: cl.ID, Phase: p,
+		out = append(out, Blocker{Kind: BlockHeldLock, Member: cl.ID, Phase: p,
 			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", who, p, cl.HeldLeft.Round(time.Millisecond), cur)})
 	}
 	return out
 }
 
-func hostOf(c Client) string {
+func hostOf(c Member) string {
 	if c.Host == "" {
 		return ""
 	}
@@ -443,7 +443,7 @@ func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step
 	if to == next {
 		blockers = st.Blockers
 	} else {
-		for _, cl := range st.Clients {
+		for _, cl := range st.Members {
 			blockers = append(blockers, c.clientBlockers(cl, from, to)...)
 		}
 	}

@@ -136,22 +136,22 @@ func TestController(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, map[Phase]int{PhaseDualWrite: 1, PhaseLegacy: 1}, st.Live)
 			require.Len(t, st.Blockers, 1, "%v", st.Blockers)
-			assert.Equal(t, Blocker{Kind: BlockClientPhase, Client: "b", Phase: PhaseLegacy,
+			assert.Equal(t, Blocker{Kind: BlockClientPhase, Member: "b", Phase: PhaseLegacy,
 				Text: `client "b" ("h" pid 7) runs legacy, the fleet is at dual-write`}, st.Blockers[0])
 			var ids []string
-			for _, c := range st.Clients {
+			for _, c := range st.Members {
 				ids = append(ids, c.ID)
 			}
 			assert.Equal(t, []string{"a", "b", "dead"}, ids)
 			st, err = ctl.Status(ctx)
 			require.NoError(t, err)
-			assert.Len(t, st.Clients, 3, "Status changes nothing")
+			assert.Len(t, st.Members, 3, "Status changes nothing")
 
 			_, err = ctl.Advance(ctx, false)
 			assert.ErrorIs(t, err, ErrUnsafeStep)
 			st, err = ctl.Status(ctx)
 			require.NoError(t, err)
-			assert.Len(t, st.Clients, 2, "a step drops a client dead for longer than the quiet period")
+			assert.Len(t, st.Members, 2, "a step drops a client dead for longer than the quiet period")
 			p, _ := ctl.Phase(ctx)
 			assert.Equal(t, PhaseDualWrite, p, "a refused step changes nothing")
 
@@ -200,7 +200,7 @@ func TestController(t *testing.T) {
 			var unsafe *UnsafeStepError
 			require.ErrorAs(t, err, &unsafe, "clients at modern beside legacy: refused")
 			assert.Equal(t, BlockIncompatible, unsafe.Blockers[0].Kind)
-			assert.Equal(t, "a", unsafe.Blockers[0].Client)
+			assert.Equal(t, "a", unsafe.Blockers[0].Member)
 			step, err = ctl.Rollback(ctx, true)
 			require.NoError(t, err)
 			assert.Equal(t, PhaseLegacy, step.To)

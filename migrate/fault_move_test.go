@@ -52,7 +52,7 @@ func TestFaultReturningLockerStartsAtTheStoredPhase(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Clients) == 1 && !st.Clients[0].Live
+		return err == nil && len(st.Members) == 1 && !st.Members[0].Live
 	}, 10*time.Second, 20*time.Millisecond, "the cut-off locker's entry expires")
 	walk(t, ctl, PhaseLegacy) // the fleet rolls back without it
 
@@ -219,11 +219,11 @@ func TestFaultAcquireInFlightIsReported(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Clients) == 1 && st.Clients[0].Phase == PhaseDualWrite && st.Clients[0].Next == 0
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite && st.Members[0].Next == 0
 	}, 10*time.Second, 5*time.Millisecond, "the follower moves to dual-write and reports it")
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseDualRead, st.Clients[0].HeldOldest, "the acquire in flight is reported in its phase")
+	assert.Equal(t, PhaseDualRead, st.Members[0].HeldOldest, "the acquire in flight is reported in its phase")
 
 	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
 	var ue *UnsafeStepError
@@ -271,11 +271,11 @@ func TestFaultUnknownAcquireStaysReported(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Clients) == 1 && st.Clients[0].Phase == PhaseDualWrite && st.Clients[0].Next == 0
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite && st.Members[0].Next == 0
 	}, 5*time.Second, 5*time.Millisecond)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseDualRead, st.Clients[0].HeldOldest, "the acquire of unknown outcome is reported as held in dual-read")
+	assert.Equal(t, PhaseDualRead, st.Members[0].HeldOldest, "the acquire of unknown outcome is reported as held in dual-read")
 	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
@@ -283,7 +283,7 @@ func TestFaultUnknownAcquireStaysReported(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Clients) == 1 && st.Clients[0].HeldOldest == 0
+		return err == nil && len(st.Members) == 1 && st.Members[0].HeldOldest == 0
 	}, 10*time.Second, 20*time.Millisecond, "and no longer once its ttl has passed")
 	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
 	require.NoError(t, err)

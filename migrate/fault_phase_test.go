@@ -147,8 +147,8 @@ func TestFaultRegistryJudgedByServerClock(t *testing.T) {
 
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	require.Len(t, st.Clients, 1)
-	cl := st.Clients[0]
+	require.Len(t, st.Members, 1)
+	cl := st.Members[0]
 	assert.True(t, cl.Live)
 	server := time.UnixMilli(serverNow(t, tg.Client))
 	assert.WithinDuration(t, server, st.Now, 2*time.Second, "Status is read at the server's time")
@@ -305,7 +305,7 @@ func TestFaultNamespaceFlushed(t *testing.T) {
 
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && st.Evidence == PhaseModern && len(st.Clients) == 2
+		return err == nil && st.Evidence == PhaseModern && len(st.Members) == 2
 	}, 10*time.Second, 5*time.Millisecond, "the lockers' heartbeats say where they were")
 	err = ctl.Init(ctx)
 	phaseErr(t, err, ReasonLost)
@@ -394,7 +394,7 @@ func TestFaultUnparseableRegistryEntriesBlock(t *testing.T) {
 	fields := map[string]string{}
 	for _, b := range st.Blockers {
 		require.Equal(t, BlockInvalidEntry, b.Kind, "%v", b)
-		fields[b.Client] = b.Field
+		fields[b.Member] = b.Field
 	}
 	assert.Equal(t, map[string]string{"millis": "expires", "pidstr": "pid", "zoneless": "expires", "v2bad": "pid"}, fields)
 	_, err = ctl.Advance(ctx, false)
@@ -418,7 +418,7 @@ func TestFaultOldFormatEntryBlocks(t *testing.T) {
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	require.Equal(t, []BlockerKind{BlockOldProtocol}, kinds(st.Blockers))
-	assert.Equal(t, 1, st.Clients[0].Protocol)
+	assert.Equal(t, 1, st.Members[0].Protocol)
 	_, err = ctl.Advance(ctx, false)
 	require.ErrorIs(t, err, ErrUnsafeStep)
 	ok, err := ctl.Forget(ctx, "old", false)
@@ -452,7 +452,7 @@ func TestFaultLockHeldAcrossAdvance(t *testing.T) {
 	backdate(t, ctl.s, time.Hour)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Clients) == 1 && st.Clients[0].Phase == PhaseDualWrite
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite
 	}, 10*time.Second, 5*time.Millisecond)
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
@@ -499,7 +499,7 @@ func TestFaultLockHeldAcrossRollback(t *testing.T) {
 		t.Helper()
 		require.Eventually(t, func() bool {
 			st, err := ctl.Status(ctx)
-			return err == nil && len(st.Clients) == 1 && st.Clients[0].Phase == p
+			return err == nil && len(st.Members) == 1 && st.Members[0].Phase == p
 		}, 10*time.Second, 5*time.Millisecond)
 	}
 	for _, p := range []Phase{PhaseDualRead, PhaseDualWrite} {

@@ -18,9 +18,9 @@ import (
 // the client's clock, and no namespace hash.
 const ProtocolVersion = 2
 
-// Client is one registry entry as the controller judges it. Every time in
+// Member is one registry entry — a member of the fleet — as the controller judges it. Every time in
 // it is the server's: stamped and aged by the server's TIME inside scripts.
-type Client struct {
+type Member struct {
 	ID string
 	// Protocol is the entry's format: 2, or 1 for an entry of the first
 	// release's format (which the controller cannot judge: a blocker).
@@ -58,7 +58,7 @@ type Client struct {
 
 // Phases returns every phase the client may lock or hold a lock in: its
 // phase, the one it announced, and those of its held locks.
-func (c Client) Phases() []Phase {
+func (c Member) Phases() []Phase {
 	var out []Phase
 	for p := PhaseLegacy; p <= PhaseModern; p++ {
 		if p == c.Phase || p == c.Next || p == c.HeldOldest || p == c.HeldNewest {
@@ -109,9 +109,9 @@ type entry struct {
 }
 
 // parseEntry checks an entry of protocol 2 field by field.
-func parseEntry(id, raw string) (Client, error) {
-	c := Client{ID: id, Protocol: ProtocolVersion, Raw: raw}
-	bad := func(field, format string, a ...any) (Client, error) {
+func parseEntry(id, raw string) (Member, error) {
+	c := Member{ID: id, Protocol: ProtocolVersion, Raw: raw}
+	bad := func(field, format string, a ...any) (Member, error) {
 		return c, &EntryError{ID: id, Field: field, Problem: fmt.Sprintf(format, a...)}
 	}
 	var m map[string]json.RawMessage
@@ -276,9 +276,9 @@ type entryV1 struct {
 
 // parseEntryV1 reads an entry of the protocol-1 hash. It recognises the
 // first release's format, and names the field of anything else.
-func parseEntryV1(id, raw string) (Client, error) {
-	c := Client{ID: id, Protocol: 1, Raw: raw, Live: true}
-	bad := func(field, format string, a ...any) (Client, error) {
+func parseEntryV1(id, raw string) (Member, error) {
+	c := Member{ID: id, Protocol: 1, Raw: raw, Live: true}
+	bad := func(field, format string, a ...any) (Member, error) {
 		return c, &EntryError{ID: id, Field: field, Problem: fmt.Sprintf(format, a...)}
 	}
 	var m map[string]json.RawMessage
@@ -449,7 +449,7 @@ type snapshot struct {
 	since        string
 	hasSince     bool
 	meta         map[string]string
-	clients      []Client
+	clients      []Member
 	sighting     Sighting
 	sightingErrs []string
 }
@@ -492,7 +492,7 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 	}
 	for id, v := range expiry { // an expiry without an entry: someone wrote half of one
 		if _, ok := entries[id]; !ok {
-			c := Client{ID: id, Protocol: ProtocolVersion, Invalid: &EntryError{ID: id, Problem: "an expiry in " + s.k.expiry + " without an entry in " + s.k.clients}}
+			c := Member{ID: id, Protocol: ProtocolVersion, Invalid: &EntryError{ID: id, Problem: "an expiry in " + s.k.expiry + " without an entry in " + s.k.clients}}
 			if ms, ok := score(v); ok {
 				c.Expires = time.UnixMilli(ms)
 			}

@@ -31,10 +31,10 @@ func TestFollower(t *testing.T) {
 
 		st, err := ctl.Status(ctx)
 		require.NoError(t, err)
-		require.Len(t, st.Clients, 1, "the follower heartbeats on first use")
-		assert.Equal(t, f.id, st.Clients[0].ID)
-		assert.Equal(t, PhaseLegacy, st.Clients[0].Phase)
-		assert.True(t, st.Clients[0].Live)
+		require.Len(t, st.Members, 1, "the follower heartbeats on first use")
+		assert.Equal(t, f.id, st.Members[0].ID)
+		assert.Equal(t, PhaseLegacy, st.Members[0].Phase)
+		assert.True(t, st.Members[0].Live)
 
 		_, err = ctl.Advance(ctx, false)
 		require.NoError(t, err)
@@ -42,13 +42,13 @@ func TestFollower(t *testing.T) {
 			5*time.Second, 5*time.Millisecond, "the phase-change notice moves the follower")
 		require.Eventually(t, func() bool {
 			st, _ := ctl.Status(ctx)
-			return len(st.Clients) == 1 && st.Clients[0].Phase == PhaseDualWrite
+			return len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite
 		}, 5*time.Second, 5*time.Millisecond, "and its heartbeat says so")
 
 		require.NoError(t, f.close(ctx))
 		st, err = ctl.Status(ctx)
 		require.NoError(t, err)
-		assert.Empty(t, st.Clients, "a closed locker leaves the registry")
+		assert.Empty(t, st.Members, "a closed locker leaves the registry")
 		_, err = f.phase(ctx, 0, nil)
 		assert.Error(t, err)
 	})
@@ -120,5 +120,5 @@ func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
 		"the follower follows")
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	require.Len(t, st.Clients, 1, "and heartbeats")
+	require.Len(t, st.Members, 1, "and heartbeats")
 }

@@ -206,12 +206,12 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 			require.NoError(t, lk.Unlock(ctx), p)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
-			require.Len(t, st.Clients, 1, "the registry (HSET/HGETALL) holds the locker")
-			assert.Equal(t, p, st.Clients[0].Phase)
+			require.Len(t, st.Members, 1, "the registry (HSET/HGETALL) holds the locker")
+			assert.Equal(t, p, st.Members[0].Phase)
 			require.NoError(t, l.Close(ctx))
 			st, err = ctl.Status(ctx)
 			require.NoError(t, err)
-			require.Empty(t, st.Clients, "Close removes the entry (HDEL)")
+			require.Empty(t, st.Members, "Close removes the entry (HDEL)")
 		}
 
 		// A dual-write locker meeting a seed holder records a sighting.

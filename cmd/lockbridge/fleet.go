@@ -89,7 +89,7 @@ func printStatus(e *env, st migrate.Status) {
 	fmt.Fprintln(e.stdout)
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CLIENT\tHOST\tPID\tPHASE\tHOLDS\tLAST HEARTBEAT\tSTATE")
-	for _, c := range st.Clients {
+	for _, c := range st.Members {
 		state := "live"
 		switch {
 		case c.Invalid != nil:
@@ -120,7 +120,7 @@ func printStatus(e *env, st migrate.Status) {
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(c.ID), printable(c.Host), c.PID, phase, holds, seen, printable(state))
 	}
 	_ = w.Flush()
-	if len(st.Clients) == 0 {
+	if len(st.Members) == 0 {
 		fmt.Fprintln(e.stdout, "(no clients registered)")
 	}
 	if st.Sighting.At.IsZero() {

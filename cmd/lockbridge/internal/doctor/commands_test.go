@@ -20,7 +20,7 @@ func librarySources(t *testing.T, ext string, fn func(path, src string)) {
 	root, err := filepath.Abs("../../../..")
 	require.NoError(t, err)
 	skip := map[string]bool{"bench": true, "cmd": true, "testdata": true, ".git": true, "soak": true, "model": true,
-		"testing": true, "resp": true, "drivertest": true}
+		"testing": true, "resp": true, "adaptertest": true}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err

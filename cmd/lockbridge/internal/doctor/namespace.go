@@ -72,7 +72,7 @@ func namespaceFinding(st migrate.Status, now time.Time) Finding {
 	// other, and each must exclude the fleet's phase.
 	live := map[migrate.Phase][]string{}
 	dead := 0
-	for _, c := range st.Clients {
+	for _, c := range st.Members {
 		if c.Live {
 			for _, p := range c.Phases() { // its phase and those of the locks it holds
 				live[p] = append(live[p], c.ID)

@@ -470,7 +470,7 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return s.summary(), fmt.Errorf("fleetsim: %w", err)
 	}
-	if live := len(st.Clients) - countDead(st.Clients); live > 0 {
+	if live := len(st.Members) - countDead(st.Members); live > 0 {
 		return s.summary(), fmt.Errorf("fleetsim: namespace %q has %d live clients: the simulation needs a namespace of its own", s.cfg.Namespace, live)
 	}
 	s.mu.Lock()
@@ -520,7 +520,7 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 	return s.summary(), nil
 }
 
-func countDead(cs []migrate.Client) int {
+func countDead(cs []migrate.Member) int {
 	n := 0
 	for _, c := range cs {
 		if !c.Live {

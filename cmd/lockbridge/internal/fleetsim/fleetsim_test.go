@@ -143,7 +143,7 @@ func TestRollout(t *testing.T) {
 		require.NoError(t, err)
 		st, err := ctl.Status(context.Background())
 		require.NoError(t, err)
-		assert.Empty(t, st.Clients)
+		assert.Empty(t, st.Members)
 	})
 }
 
@@ -203,7 +203,7 @@ func TestCancel(t *testing.T) {
 	require.NoError(t, err)
 	st, err := ctl.Status(context.Background())
 	require.NoError(t, err)
-	assert.Empty(t, st.Clients)
+	assert.Empty(t, st.Members)
 }
 
 func TestNotAtLegacy(t *testing.T) {
@@ -286,7 +286,7 @@ func TestCleanup(t *testing.T) {
 
 func TestFoldBlockers(t *testing.T) {
 	lag := func(id string, p migrate.Phase) migrate.Blocker {
-		return migrate.Blocker{Kind: migrate.BlockClientPhase, Client: id, Phase: p,
+		return migrate.Blocker{Kind: migrate.BlockClientPhase, Member: id, Phase: p,
 			Text: fmt.Sprintf("client %q runs %v, the fleet is at dual-write", id, p)}
 	}
 	quiet := migrate.Blocker{Kind: migrate.BlockQuietPeriod, Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
