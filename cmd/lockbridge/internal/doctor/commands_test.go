@@ -76,7 +76,7 @@ func TestDoctorCommandsCoverCode(t *testing.T) {
 	sort.Strings(direct)
 	// The scan must see something, or it checks nothing.
 	assert.Contains(t, strings.Join(inScripts, " "), "TIME (internal/protocol/luafrag/legacy_now.lua)")
-	assert.Contains(t, strings.Join(direct, " "), "GETSET (driver/driver.go)")
+	assert.Contains(t, strings.Join(direct, " "), "GETSET (driver/adapter/adapter.go)")
 	assert.Contains(t, strings.Join(inScripts, " "), "HGETALL (migrate/status.lua)")
 	assert.Contains(t, strings.Join(direct, " "), "PEXPIRE (legacy/classic.go)")
 	for _, pub := range []string{"PUBLISH", "SPUBLISH"} {
