@@ -17,7 +17,7 @@ type Script struct {
 }
 
 // NewScript returns the script with source src. name appears in errors; by
-// convention the embedded file's name, e.g. "legacy/acquire.lua".
+// convention the embedded file's name, e.g. "legacy/scripts/acquire.lua".
 func NewScript(name, src string) *Script {
 	sum := sha1.Sum([]byte(src))
 	return &Script{name: name, src: src, hash: hex.EncodeToString(sum[:]), commands: scriptCommands(src)}

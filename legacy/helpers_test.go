@@ -27,7 +27,7 @@ type spy struct {
 func newSpy(c driver.Client) *spy { return &spy{Client: c, before: map[string][]func(){}} }
 
 // Before runs f once, just before the next cmd ("SETNX", "GET", "GETSET",
-// "DEL", "EVAL legacy/acquire.lua", …) is sent.
+// "DEL", "EVAL legacy/scripts/acquire.lua", …) is sent.
 func (s *spy) Before(cmd string, f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -491,14 +491,14 @@ func testRoundTrips(t *testing.T, tg locktest.Target) {
 	l, err := atomic.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, l.Unlock(ctx))
-	assert.Equal(t, []string{"EVAL legacy/acquire.lua", "EVAL legacy/release.lua"}, s.Commands())
+	assert.Equal(t, []string{"EVAL legacy/scripts/acquire.lua", "EVAL legacy/scripts/release.lua"}, s.Commands())
 
 	set(t, tg.Client, key, "1")
 	l, err = atomic.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"EVAL legacy/acquire.lua"}, s.Commands(), "an expired takeover: one round trip")
+	assert.Equal(t, []string{"EVAL legacy/scripts/acquire.lua"}, s.Commands(), "an expired takeover: one round trip")
 	require.NoError(t, l.Refresh(ctx, time.Minute))
-	assert.Equal(t, []string{"EVAL legacy/refresh.lua"}, s.Commands())
+	assert.Equal(t, []string{"EVAL legacy/scripts/refresh.lua"}, s.Commands())
 	require.NoError(t, l.Unlock(ctx))
 	s.Commands()
 

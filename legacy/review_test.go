@@ -59,7 +59,7 @@ func TestAcquireWhoseReplyIsLostNeverFreesAnotherHolder(t *testing.T) {
 		before, _, _ := tg.Client.Get(ctx, key)
 
 		c := &lossy{Client: tg.Client}
-		c.LoseNext("legacy/acquire.lua")
+		c.LoseNext("legacy/scripts/acquire.lua")
 		_, err = legacy.New(c, legacy.WithClock(clock)).TryLock(ctx, key, time.Minute)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 
@@ -80,7 +80,7 @@ func TestUnlockWhoseReplyIsLostEndsTheLock(t *testing.T) {
 		lk, err := l.TryLock(ctx, key, time.Minute)
 		require.NoError(t, err)
 
-		c.LoseNext("legacy/release.lua")
+		c.LoseNext("legacy/scripts/release.lua")
 		err = lk.Unlock(ctx)
 		require.Error(t, err, "the reply was lost")
 		assert.ErrorIs(t, lk.Err(), lockbridge.ErrLost, "the outcome is unknown: the lock ends")

@@ -17,20 +17,20 @@ const (
 )
 
 var (
-	//go:embed acquire.lua
+	//go:embed scripts/acquire.lua
 	acquireSrc string
-	//go:embed release.lua
+	//go:embed scripts/release.lua
 	releaseSrc string
-	//go:embed refresh.lua
+	//go:embed scripts/refresh.lua
 	refreshSrc string
 )
 
 // The scripts of ModeAtomic. Each is built once; a *driver.Script is
 // immutable.
 var (
-	acquireScript = luafrag.Script("legacy/acquire.lua", acquireSrc, fragArgs, fragDecode, fragLegacyArgs, fragExpired)
-	releaseScript = luafrag.Script("legacy/release.lua", releaseSrc, fragArgs, fragDecode, fragLegacyArgs, fragNow, fragOwner)
-	refreshScript = luafrag.Script("legacy/refresh.lua", refreshSrc, fragArgs, fragDecode, fragLegacyArgs, fragNow, fragOwner)
+	acquireScript = luafrag.Script("legacy/scripts/acquire.lua", acquireSrc, fragArgs, fragDecode, fragLegacyArgs, fragExpired)
+	releaseScript = luafrag.Script("legacy/scripts/release.lua", releaseSrc, fragArgs, fragDecode, fragLegacyArgs, fragNow, fragOwner)
+	refreshScript = luafrag.Script("legacy/scripts/refresh.lua", refreshSrc, fragArgs, fragDecode, fragLegacyArgs, fragNow, fragOwner)
 )
 
 // Replies of acquire.lua (legacy_state's states).

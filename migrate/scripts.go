@@ -8,29 +8,29 @@ import (
 )
 
 var (
-	//go:embed phase_set.lua
+	//go:embed scripts/phase_set.lua
 	phaseSetSrc    string
-	phaseSetScript = luafrag.Script("migrate/phase_set.lua", phaseSetSrc, "args.lua", "server_time.lua")
+	phaseSetScript = luafrag.Script("migrate/scripts/phase_set.lua", phaseSetSrc, "args.lua", "server_time.lua")
 
-	//go:embed sighting.lua
+	//go:embed scripts/sighting.lua
 	sightingSrc    string
-	sightingScript = luafrag.Script("migrate/sighting.lua", sightingSrc, "args.lua", "server_time.lua")
+	sightingScript = luafrag.Script("migrate/scripts/sighting.lua", sightingSrc, "args.lua", "server_time.lua")
 
-	//go:embed heartbeat.lua
+	//go:embed scripts/heartbeat.lua
 	heartbeatSrc    string
-	heartbeatScript = luafrag.Script("migrate/heartbeat.lua", heartbeatSrc, "args.lua", "server_time.lua")
+	heartbeatScript = luafrag.Script("migrate/scripts/heartbeat.lua", heartbeatSrc, "args.lua", "server_time.lua")
 
-	//go:embed forget.lua
+	//go:embed scripts/forget.lua
 	forgetSrc    string
-	forgetScript = luafrag.Script("migrate/forget.lua", forgetSrc, "args.lua", "server_time.lua")
+	forgetScript = luafrag.Script("migrate/scripts/forget.lua", forgetSrc, "args.lua", "server_time.lua")
 
-	//go:embed prune.lua
+	//go:embed scripts/prune.lua
 	pruneSrc    string
-	pruneScript = luafrag.Script("migrate/prune.lua", pruneSrc, "args.lua", "server_time.lua")
+	pruneScript = luafrag.Script("migrate/scripts/prune.lua", pruneSrc, "args.lua", "server_time.lua")
 
-	//go:embed status.lua
+	//go:embed scripts/status.lua
 	statusSrc    string
-	statusScript = luafrag.Script("migrate/status.lua", statusSrc, "server_time.lua")
+	statusScript = luafrag.Script("migrate/scripts/status.lua", statusSrc, "server_time.lua")
 )
 
 func publishCommand(c driver.Client) string {
@@ -41,18 +41,18 @@ func publishCommand(c driver.Client) string {
 }
 
 var (
-	//go:embed acquire.lua
+	//go:embed scripts/acquire.lua
 	acquireSrc    string
-	acquireScript = luafrag.Script("migrate/acquire.lua", acquireSrc,
+	acquireScript = luafrag.Script("migrate/scripts/acquire.lua", acquireSrc,
 		"args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_expired.lua", "modern_fence.lua", "modern_acquire.lua")
 
-	//go:embed release.lua
+	//go:embed scripts/release.lua
 	releaseSrc    string
-	releaseScript = luafrag.Script("migrate/release.lua", releaseSrc,
+	releaseScript = luafrag.Script("migrate/scripts/release.lua", releaseSrc,
 		"args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_owner.lua", "modern_release.lua")
 
-	//go:embed refresh.lua
+	//go:embed scripts/refresh.lua
 	refreshSrc    string
-	refreshScript = luafrag.Script("migrate/refresh.lua", refreshSrc,
+	refreshScript = luafrag.Script("migrate/scripts/refresh.lua", refreshSrc,
 		"args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_owner.lua", "modern_refresh.lua")
 )

@@ -26,10 +26,10 @@
  * margin D below the skew); it is never an excuse.
  *
  * Ties to code (file and `-- @label` comment, or Go function):
- *   Go atomic acquire   legacy/acquire.lua @setnx @takeover; Go: acquireAtomic
- *   Go atomic release   legacy/release.lua @owner @delete; Go: Profile.OwnerArgs
+ *   Go atomic acquire   legacy/scripts/acquire.lua @setnx @takeover; Go: acquireAtomic
+ *   Go atomic release   legacy/scripts/release.lua @owner @delete; Go: Profile.OwnerArgs
  *   the owner window    internal/protocol/luafrag/legacy_owner.lua @window @caller-now @server-guard
- *   Go atomic refresh   legacy/refresh.lua @owner @rewrite
+ *   Go atomic refresh   legacy/scripts/refresh.lua @owner @rewrite
  *   Go classic          Go: acquireClassic, releaseClassic, refreshClassic
  *                       (in legacy/classic.go)
  *   Java seed           Go replay: internal/testing/javareplay Lock, Unlock
@@ -222,7 +222,7 @@ end:	do
 	:: atomic { pc == IDLE && tries < TRIES ->
 		tries++; pausefree(kind); t = CLK(i);
 		pc = (kind == GA -> SCRIPT : SETNX) }
-	/* legacy/acquire.lua @setnx @takeover: SETNX, else take over iff the
+	/* legacy/scripts/acquire.lua @setnx @takeover: SETNX, else take over iff the
 	 * stored expiry is below the cutoff (the caller's clock - d) */
 	:: atomic { pc == SCRIPT ->
 		if
@@ -280,7 +280,7 @@ end:	do
 		fi }
 	:: atomic { pc == REL ->
 		if
-		:: kind == GA -> /* legacy/release.lua @owner @delete */
+		:: kind == GA -> /* legacy/scripts/release.lua @owner @delete */
 			OWNER(code, t, hw[i], lease);
 			printf("EV now=%d c%d release.lua (caller now %d, W=%d, server %d): stored %d -> code %d\n", now, i, t, hw[i], now + soff, (present -> val : -1), code);
 			if :: code == OURS -> present = false :: else -> skip fi
@@ -318,7 +318,7 @@ end:	do
 		fi }
 	:: atomic { pc == REF ->
 		if
-		:: kind == GA -> /* legacy/refresh.lua @owner @rewrite */
+		:: kind == GA -> /* legacy/scripts/refresh.lua @owner @rewrite */
 			OWNER(code, t, hw[i], lease);
 			printf("EV now=%d c%d refresh.lua (caller now %d, W=%d, server %d): stored %d -> code %d\n", now, i, t, hw[i], now + soff, (present -> val : -1), code);
 			pauseend(kind);

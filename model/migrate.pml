@@ -15,15 +15,15 @@
  * no loss and no time, the controller reaches modern (weak fairness).
  *
  * Ties to code:
- *   follower reading     migrate/heartbeat.lua @entry @read; Go: follower.reading, follower.judge, want, follower.move
+ *   follower reading     migrate/scripts/heartbeat.lua @entry @read; Go: follower.reading, follower.judge, want, follower.move
  *                        (one phase per reading; a missing phase
  *                        refuses), the second heartbeat in follower.sync
  *   phase lease          Go: follower.valid
  *                        (lock only while the lease runs)
- *   acquire per phase    migrate/acquire.lua @free @write (dual phases);
- *                        legacy/acquire.lua @setnx @takeover (legacy);
+ *   acquire per phase    migrate/scripts/acquire.lua @free @write (dual phases);
+ *                        legacy/scripts/acquire.lua @setnx @takeover (legacy);
  *                        internal/protocol/modernproto/acquire.lua (modern)
- *   sighting             migrate/sighting.lua @record
+ *   sighting             migrate/scripts/sighting.lua @record
  *   refresh of a lock    Go: Lock.Refresh
  *                        (ends when two steps from the phase)
  *   controller           Go: Controller.judge, Controller.clientBlockers, Controller.Step
@@ -178,7 +178,7 @@ proctype locker(byte i) {
 	byte cur = 0, k, target;
 	bool hb2;
 end:	do
-	/* heartbeat + reading: migrate/heartbeat.lua @entry @read, then
+	/* heartbeat + reading: migrate/scripts/heartbeat.lua @entry @read, then
 	 * follower.judge and the one-phase step (follower.reading) */
 	:: atomic { !hb2 && !hbt[i] ->
 		hbt[i] = true;
@@ -224,12 +224,12 @@ end:	do
 	/* lock, while the phase lease runs (follower.valid) */
 	:: atomic { !held[i] && cur != 0 && trust[i] > 0 ->
 		if
-		:: cur == LEGACY && LFREE -> /* legacy/acquire.lua @setnx @takeover */
+		:: cur == LEGACY && LFREE -> /* legacy/scripts/acquire.lua @setnx @takeover */
 			lk = true; lwho = i; lleft = LL; held[i] = true
-		:: (cur == DW || cur == DR) && LFREE && MFREE -> /* migrate/acquire.lua @free @write */
+		:: (cur == DW || cur == DR) && LFREE && MFREE -> /* migrate/scripts/acquire.lua @free @write */
 			if :: cur == DW -> lk = true; lwho = i; lleft = LL :: else -> skip fi;
 			mk = true; mwho = i; mleft = LL; held[i] = true
-		:: (cur == DW || cur == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> sightAge = 0 /* migrate/sighting.lua @record */
+		:: (cur == DW || cur == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> sightAge = 0 /* migrate/scripts/sighting.lua @record */
 		:: cur == MODERN && MFREE -> /* internal/protocol/modernproto/acquire.lua */
 			mk = true; mwho = i; mleft = LL; held[i] = true
 		:: else -> skip

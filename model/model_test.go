@@ -152,8 +152,8 @@ func TestOwnerWindowOutcomes(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := context.Background()
 	frags := []string{"args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_owner.lua"}
-	release := script(t, "legacy/release.lua", frags...)
-	refresh := script(t, "legacy/refresh.lua", frags...)
+	release := script(t, "legacy/scripts/release.lua", frags...)
+	refresh := script(t, "legacy/scripts/refresh.lua", frags...)
 
 	const unit = 10_000 // one model time unit, in ms: far above the test's own latency
 	cases := 0

@@ -241,7 +241,7 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 	name := s.Name()
 	at := r.now()
 	switch name {
-	case "migrate/acquire.lua":
+	case "migrate/scripts/acquire.lua":
 		// The reply does not say whether the legacy key was free or
 		// expired: the classification considers both.
 		reply, err := r.Client.Eval(ctx, s, keys, args...)
@@ -262,7 +262,7 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 	reply, err := r.Client.Eval(ctx, s, keys, args...)
 	done := r.now()
 	switch name {
-	case "legacy/acquire.lua":
+	case "legacy/scripts/acquire.lua":
 		if c := code(reply, 0); err != nil || c == 1 || c == 2 {
 			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done})
 		}
@@ -274,10 +274,10 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 				r.setEntry(entry{kind: entryTakeover, value: str(elem(reply, 1)), sent: at, done: done})
 			}
 		}
-	case "legacy/release.lua":
+	case "legacy/scripts/release.lua":
 		r.log(keys[0]).addDelete(deletion{worker: r.w, sent: at, done: done, how: name,
 			deleted: err != nil || code(reply, 0) == 1 || code(reply, 0) == -2})
-	case "migrate/release.lua":
+	case "migrate/scripts/release.lua":
 		if str(args[0]) == "1" {
 			r.log(keys[0]).addDelete(deletion{worker: r.w, sent: at, done: done, how: name,
 				deleted: err != nil || code(reply, 1) == 1 || code(reply, 1) == -2})

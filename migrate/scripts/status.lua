@@ -1,4 +1,4 @@
--- migrate/status.lua: everything the controller judges, read at one moment
+-- migrate/scripts/status.lua: everything the controller judges, read at one moment
 -- together with the server's clock that ages it. Changes nothing.
 -- Prepended fragments: server_time.lua.
 --

@@ -1,4 +1,4 @@
--- legacy/release.lua: release a legacy lock in atomic mode, by the owner
+-- legacy/scripts/release.lua: release a legacy lock in atomic mode, by the owner
 -- window, in one round trip.
 -- Prepended fragments: args.lua, legacy_decode.lua, legacy_args.lua,
 -- legacy_now.lua, legacy_owner.lua.

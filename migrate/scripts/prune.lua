@@ -1,4 +1,4 @@
--- migrate/prune.lua: drop registry entries (protocol 2) dead for longer
+-- migrate/scripts/prune.lua: drop registry entries (protocol 2) dead for longer
 -- than a grace period, by the server's clock.
 -- Prepended fragments: args.lua, server_time.lua.
 --

@@ -1,4 +1,4 @@
--- migrate/phase_set.lua: compare-and-set of a namespace's phase, with a
+-- migrate/scripts/phase_set.lua: compare-and-set of a namespace's phase, with a
 -- notice; also its repair and its initialisation. Every time it writes is
 -- the server's.
 -- Prepended fragments: args.lua, server_time.lua.

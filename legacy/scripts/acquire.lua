@@ -1,4 +1,4 @@
--- legacy/acquire.lua: one attempt at a legacy lock in atomic mode, in one
+-- legacy/scripts/acquire.lua: one attempt at a legacy lock in atomic mode, in one
 -- round trip: SETNX, else decode the stored value strictly and take it over
 -- only when it has expired. A live or foreign value is never overwritten.
 -- Prepended fragments: args.lua, legacy_decode.lua, legacy_args.lua,

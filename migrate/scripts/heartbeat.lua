@@ -1,4 +1,4 @@
--- migrate/heartbeat.lua: a client's heartbeat into the namespace's registry
+-- migrate/scripts/heartbeat.lua: a client's heartbeat into the namespace's registry
 -- (protocol 2), and its reading of the phase, in one round trip. The entry's
 -- liveness is kept by the server's clock: its expiry is the server's TIME
 -- plus the hold the client asks for, so no client clock is ever compared

@@ -1,4 +1,4 @@
--- migrate/sighting.lua: record that a live legacy lock was met with no
+-- migrate/scripts/sighting.lua: record that a live legacy lock was met with no
 -- modern key, stamped with the server's clock.
 -- Prepended fragments: args.lua, server_time.lua.
 --

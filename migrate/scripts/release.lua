@@ -1,4 +1,4 @@
--- migrate/release.lua: release a lock taken in the dual-write or dual-read
+-- migrate/scripts/release.lua: release a lock taken in the dual-write or dual-read
 -- phase, in one round trip: the modern key by token (with the release
 -- notice), and — for dual-write — the legacy key by the owner window, as the
 -- legacy lock releases it.

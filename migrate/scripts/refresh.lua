@@ -1,4 +1,4 @@
--- migrate/refresh.lua: extend a lock taken in the dual-write or dual-read
+-- migrate/scripts/refresh.lua: extend a lock taken in the dual-write or dual-read
 -- phase, in one round trip: PEXPIRE the modern key if it holds our token,
 -- and — for dual-write — rewrite the legacy key with the new expiry under
 -- the owner-window condition, as the legacy lock refreshes it.

@@ -1,4 +1,4 @@
--- legacy/refresh.lua: extend a legacy lock in atomic mode: rewrite our value
+-- legacy/scripts/refresh.lua: extend a legacy lock in atomic mode: rewrite our value
 -- with a new expiry, under the same owner-window condition as release.lua,
 -- in one round trip.
 -- Prepended fragments: args.lua, legacy_decode.lua, legacy_args.lua,

@@ -1,4 +1,4 @@
--- migrate/acquire.lua: one attempt at a migrate lock in the dual-write or
+-- migrate/scripts/acquire.lua: one attempt at a migrate lock in the dual-write or
 -- dual-read phase, in one round trip. The lock is free only when the legacy
 -- key is absent or expired (strict decoding, as the legacy lock) AND the
 -- modern key is absent. Then it writes the modern key (SET NX PX), and in

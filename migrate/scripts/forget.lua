@@ -1,4 +1,4 @@
--- migrate/forget.lua: remove a client from the registry (its own clean
+-- migrate/scripts/forget.lua: remove a client from the registry (its own clean
 -- leave, or an operator's `lockbridge fleet forget ID`).
 -- Prepended fragments: args.lua, server_time.lua.
 --
