@@ -38,7 +38,7 @@ func TestFaultScriptArgumentsStrict(t *testing.T) {
 	t.Run("acquire", func(t *testing.T) {
 		key := locktest.Key(t, "k")
 		expired := ms(now - 1000)
-		set(t, tg.Client, key, expired)
+		locktest.Set(t, tg.Client, key, expired)
 		good := []string{ms(now + 10_001), "decimal", ms(now), "0"}
 		r := locktest.StrictArgs(t, tg.Client, legacy.AcquireScript, []string{key}, good, map[int][]string{
 			0: locktest.BadDecimalValues, 1: locktest.BadCodecs, 2: locktest.BadInts,
@@ -50,23 +50,23 @@ func TestFaultScriptArgumentsStrict(t *testing.T) {
 	w := now + 10_001
 	t.Run("release", func(t *testing.T) {
 		key := locktest.Key(t, "k")
-		set(t, tg.Client, key, ms(w))
+		locktest.Set(t, tg.Client, key, ms(w))
 		good := []string{"decimal", "ms", ms(w), "10000", ms(now), "2000"}
 		r := locktest.StrictArgs(t, tg.Client, legacy.ReleaseScript, []string{key}, good, owner(0), []string{key})
 		assert.Equal(t, int64(1), r, "the good arguments release")
-		_, ok := get(t, tg.Client, key)
+		_, ok := locktest.Get(t, tg.Client, key)
 		assert.False(t, ok)
 	})
 
 	t.Run("refresh", func(t *testing.T) {
 		key := locktest.Key(t, "k")
-		set(t, tg.Client, key, ms(w))
+		locktest.Set(t, tg.Client, key, ms(w))
 		good := []string{"decimal", "ms", ms(w), "10000", ms(now), "2000", ms(w + 5000), "60000"}
 		r := locktest.StrictArgs(t, tg.Client, legacy.RefreshScript, []string{key}, good, merge(owner(0), map[int][]string{
 			6: locktest.BadDecimalValues, 7: append([]string{"-1"}, locktest.BadInts...),
 		}), []string{key})
 		assert.Equal(t, int64(1), r, "the good arguments refresh")
-		stored, _ := get(t, tg.Client, key)
+		stored, _ := locktest.Get(t, tg.Client, key)
 		assert.Equal(t, ms(w+5000), stored)
 	})
 }

@@ -40,7 +40,7 @@ func TestFaultOwnerWindowServerBehind(t *testing.T) {
 	clients := skewed(clientsAhead)
 	for _, op := range []string{"unlock", "refresh"} {
 		t.Run(op, func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			guard := locktest.NewGuard(tg.Client, key)
 			for i := 0; i < rounds; i++ {
@@ -73,7 +73,7 @@ func TestFaultOwnerWindowServerBehind(t *testing.T) {
 				}
 				assert.ErrorIs(t, err, lockbridge.ErrNotHeld, "round %d", i)
 				assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
-				stored, _ := get(t, tg.Client, key)
+				stored, _ := locktest.Get(t, tg.Client, key)
 				assert.Equal(t, theirs, stored, "round %d: the successor's lock is untouched", i)
 
 				// A third locker (the seed again) must not get in.
@@ -103,19 +103,19 @@ func TestFaultOwnerWindowServerAhead(t *testing.T) {
 	const serverAhead = 2 * time.Second
 	for _, op := range []string{"unlock", "refresh"} {
 		t.Run(op, func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)))
 			l, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			if op == "unlock" {
 				require.NoError(t, l.Unlock(ctx))
-				_, ok := get(t, tg.Client, key)
+				_, ok := locktest.Get(t, tg.Client, key)
 				assert.False(t, ok, "released")
 				return
 			}
 			require.NoError(t, l.Refresh(ctx, time.Second))
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, l.(*legacy.Lock).Value(), stored, "the new expiry is written")
 			assert.NoError(t, l.Err())
 			require.NoError(t, l.Unlock(ctx))
@@ -123,7 +123,7 @@ func TestFaultOwnerWindowServerAhead(t *testing.T) {
 	}
 
 	// Beyond the margin the server's clock refuses (the second guard).
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "margin0")
 	lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)), legacy.WithServerClockMargin(0))
 	l, err := lk.TryLock(ctx, key, time.Second)
@@ -142,7 +142,7 @@ func TestFaultOwnerWindowLateScript(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	for _, op := range []string{"unlock", "refresh"} {
 		t.Run(op, func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			clock := &offsetClock{}
 			clock.Set(-23 * time.Second)
@@ -154,7 +154,7 @@ func TestFaultOwnerWindowLateScript(t *testing.T) {
 			// falls inside the holder's window.
 			successor, err := legacy.New(tg.Client).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
-			theirs, _ := get(t, tg.Client, key)
+			theirs, _ := locktest.Get(t, tg.Client, key)
 			if op == "unlock" {
 				err = l.Unlock(ctx)
 			} else {
@@ -162,7 +162,7 @@ func TestFaultOwnerWindowLateScript(t *testing.T) {
 			}
 			require.ErrorIs(t, err, lockbridge.ErrNotHeld)
 			assert.Contains(t, err.Error(), "by the server's clock")
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, theirs, stored)
 			require.NoError(t, successor.Unlock(ctx))
 		})
@@ -180,7 +180,7 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			then := time.Now().Add(-10 * time.Second)
 			clock := &pinClock{}
@@ -195,7 +195,7 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			require.Equal(t, l.(*legacy.Lock).Value(), other.(*legacy.Lock).Value())
 			clock.Pin(time.Time{})
 			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
-			stored, ok := get(t, tg.Client, key)
+			stored, ok := locktest.Get(t, tg.Client, key)
 			require.True(t, ok, "the other holder's key is left")
 			assert.Equal(t, other.(*legacy.Lock).Value(), stored)
 			_, err = legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
@@ -212,25 +212,25 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 	now := time.Now().Truncate(time.Millisecond)
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			// A Java holder's expiry, 100 ms ago by our clock.
 			held := now.Add(-100 * time.Millisecond).UnixMilli()
-			set(t, tg.Client, key, strconv.FormatInt(held, 10))
+			locktest.Set(t, tg.Client, key, strconv.FormatInt(held, 10))
 
 			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(500*time.Millisecond))
 			l, left, err := lk.Attempt(ctx, key, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.Nil(t, l)
 			assert.Equal(t, 401*time.Millisecond, left, "wait until the value is below now − d")
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, strconv.FormatInt(held, 10), stored, "the value is left alone")
 
 			// Outside the margin: taken over.
 			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(50*time.Millisecond))
 			got, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
-			stored, _ = get(t, tg.Client, key)
+			stored, _ = locktest.Get(t, tg.Client, key)
 			assert.Equal(t, got.(*legacy.Lock).Value(), stored)
 		})
 	}

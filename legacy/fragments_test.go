@@ -72,7 +72,7 @@ func TestDecodersAgree(t *testing.T) {
 	script := testScript(t, "decode.lua", "legacy_decode.lua")
 	codecs := legacy.ValueCodecs()
 	tg := locktest.Single(t)[0]
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	decoded := 0
 	for _, in := range decodeInputs() {
 		args := []any{in}
@@ -116,7 +116,7 @@ func TestOwnerFragments(t *testing.T) {
 	t.Parallel()
 	script := testScript(t, "owner.lua", "args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_expired.lua", "legacy_owner.lua")
 	tg := locktest.Single(t)[1]
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	type in struct {
 		stored      string
 		codec       legacy.ValueCodec

@@ -3,10 +3,7 @@ package legacy_test
 import (
 	"context"
 	"sync"
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge/driver"
 )
@@ -99,36 +96,6 @@ func (s *spy) Do(ctx context.Context, args ...any) (any, error) {
 	name, _ := args[0].(string)
 	s.record(name)
 	return s.Client.Do(ctx, args...)
-}
-
-// ctxT returns a context that ends with the test, after at most 20 s.
-func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// get returns what key holds, byte for byte ("", false when absent).
-func get(t testing.TB, c driver.Client, key string) (string, bool) {
-	t.Helper()
-	v, ok, err := c.Get(context.Background(), key)
-	require.NoError(t, err)
-	return v, ok
-}
-
-// set stores value at key, with no TTL.
-func set(t testing.TB, c driver.Client, key, value string) {
-	t.Helper()
-	_, err := c.Do(context.Background(), "SET", key, value)
-	require.NoError(t, err)
-}
-
-// pttl returns PTTL key: -1 without a TTL, -2 without a key.
-func pttl(t testing.TB, c driver.Client, key string) int64 {
-	t.Helper()
-	r, err := c.Do(context.Background(), "PTTL", key)
-	require.NoError(t, err)
-	return r.(int64)
 }
 
 // offsetClock is the system clock plus an offset that a test moves: set it

@@ -57,7 +57,7 @@ var lockerBehaviours = []behaviour{
 func testAcquireRelease(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			lk := legacy.New(tg.Client, legacy.WithMode(mode))
 			before := time.Now()
@@ -65,7 +65,7 @@ func testAcquireRelease(t *testing.T, tg locktest.Target) {
 			require.NoError(t, err)
 			ll := l.(*legacy.Lock)
 
-			stored, ok := get(t, tg.Client, key)
+			stored, ok := locktest.Get(t, tg.Client, key)
 			require.True(t, ok)
 			assert.Equal(t, ll.Value(), stored, "the stored bytes are the value we wrote")
 			assert.Equal(t, l.Token(), stored, "decimal: the token is the stored value")
@@ -75,7 +75,7 @@ func testAcquireRelease(t *testing.T, tg locktest.Target) {
 			assert.GreaterOrEqual(t, w, before.UnixMilli()+60_000+1)
 			assert.LessOrEqual(t, w, time.Now().UnixMilli()+60_000+1)
 			assert.Equal(t, time.UnixMilli(w), l.ExpiresAt())
-			assert.Equal(t, int64(-1), pttl(t, tg.Client, key), "like the Java side: no TTL")
+			assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, key), "like the Java side: no TTL")
 			assert.NoError(t, l.Err())
 			select {
 			case <-l.Done():
@@ -90,11 +90,11 @@ func testAcquireRelease(t *testing.T, tg locktest.Target) {
 				assert.False(t, errors.As(err, new(*legacy.ForeignValueError)))
 				assert.True(t, strings.HasPrefix(err.Error(), "legacy: "), err.Error())
 			}
-			v, _ := get(t, tg.Client, key)
+			v, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, stored, v, "a refused attempt writes nothing")
 
 			require.NoError(t, l.Unlock(ctx))
-			_, ok = get(t, tg.Client, key)
+			_, ok = locktest.Get(t, tg.Client, key)
 			assert.False(t, ok, "released: the key is gone")
 			<-l.Done()
 			assert.NoError(t, l.Err(), "a clean Unlock")
@@ -117,22 +117,22 @@ func testTakeoverExpiredNotLive(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		for _, codec := range legacy.ValueCodecs() {
 			t.Run(mode.String()+"/"+codec.String(), func(t *testing.T) {
-				ctx := ctxT(t)
+				ctx := locktest.Ctx(t)
 				key := locktest.Key(t, "k")
 				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithClock(at(time.UnixMilli(now))))
 				for _, live := range []int64{now, now + 1, now + 60_000} {
-					set(t, tg.Client, key, codec.Encode(live))
+					locktest.Set(t, tg.Client, key, codec.Encode(live))
 					_, err := lk.TryLock(ctx, key, time.Second)
 					require.ErrorIs(t, err, lockbridge.ErrNotObtained, "live %d at %d", live, now)
 					assert.Contains(t, err.Error(), fmt.Sprintf("held until %s (%d)", time.UnixMilli(live).UTC().Format(time.RFC3339Nano), live))
-					v, _ := get(t, tg.Client, key)
+					v, _ := locktest.Get(t, tg.Client, key)
 					assert.Equal(t, codec.Encode(live), v, "a live value is never overwritten")
 				}
 				for _, expired := range []int64{now - 1, 1, -5} {
-					set(t, tg.Client, key, codec.Encode(expired))
+					locktest.Set(t, tg.Client, key, codec.Encode(expired))
 					l, err := lk.TryLock(ctx, key, time.Second)
 					require.NoError(t, err, "expired %d at %d", expired, now)
-					v, _ := get(t, tg.Client, key)
+					v, _ := locktest.Get(t, tg.Client, key)
 					assert.Equal(t, codec.Encode(now+1000+1), v)
 					assert.Equal(t, l.(*legacy.Lock).Value(), v)
 				}
@@ -156,12 +156,12 @@ var foreignValues = []string{
 func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			// The clock is far ahead: any decodable value would be expired.
 			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(skewed(100*365*24*time.Hour)))
 			for _, v := range foreignValues {
-				set(t, tg.Client, key, v)
+				locktest.Set(t, tg.Client, key, v)
 				_, err := lk.TryLock(ctx, key, time.Second)
 				require.ErrorIs(t, err, lockbridge.ErrNotObtained, "%q", v)
 				var fe *legacy.ForeignValueError
@@ -170,7 +170,7 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 				assert.Equal(t, len(v), fe.Size)
 				assert.Equal(t, legacy.ValueDecimal, fe.Codec)
 				assert.Contains(t, err.Error(), fmt.Sprintf("%q", v))
-				stored, _ := get(t, tg.Client, key)
+				stored, _ := locktest.Get(t, tg.Client, key)
 				assert.Equal(t, v, stored, "a foreign value is kept")
 			}
 			// Lock waits on it like on a live value.
@@ -188,21 +188,21 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 			// A large foreign value: the error keeps its first 1024 bytes
 			// and its size (the script sends no more).
 			big := "x" + strings.Repeat("\x00\xff", 5000)
-			set(t, tg.Client, key, big)
+			locktest.Set(t, tg.Client, key, big)
 			_, err = lk.TryLock(ctx, key, time.Second)
 			var fe *legacy.ForeignValueError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, big[:legacy.MaxForeignKept], fe.Value)
 			assert.Equal(t, len(big), fe.Size)
 			assert.Contains(t, err.Error(), "\"… (10001 bytes)")
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, big, stored)
 
 			// Under a binary codec, a decimal is foreign.
-			set(t, tg.Client, key, "1")
+			locktest.Set(t, tg.Client, key, "1")
 			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaLong)).TryLock(ctx, key, time.Second)
 			require.ErrorAs(t, err, new(*legacy.ForeignValueError))
-			stored, _ = get(t, tg.Client, key)
+			stored, _ = locktest.Get(t, tg.Client, key)
 			assert.Equal(t, "1", stored)
 		})
 	}
@@ -211,7 +211,7 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 func testWrongType(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "list")
 			_, err := tg.Client.Do(ctx, "RPUSH", key, "x")
 			require.NoError(t, err)
@@ -265,7 +265,7 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 		for _, codec := range legacy.ValueCodecs() {
 			for _, kc := range []legacy.KeyCodec{legacy.KeyRaw, legacy.KeyJavaString} {
 				t.Run(fmt.Sprintf("%v/%v/%v", mode, codec, kc), func(t *testing.T) {
-					ctx := ctxT(t)
+					ctx := locktest.Ctx(t)
 					name := locktest.Key(t, "lock:order")
 					lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithKeyCodec(kc), legacy.WithClock(at(now)))
 					l, err := lk.TryLock(ctx, name, time.Second)
@@ -276,11 +276,11 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 						redisKey = "\xac\xed\x00\x05\x74" + string([]byte{byte(len(name) >> 8), byte(len(name))}) + name
 					}
 					assert.Equal(t, redisKey, l.(*legacy.Lock).RedisKey())
-					stored, ok := get(t, tg.Client, redisKey)
+					stored, ok := locktest.Get(t, tg.Client, redisKey)
 					require.True(t, ok, "the lock lives at the encoded key")
 					assert.Equal(t, unhex(t, golden[codec]), stored)
 					if kc == legacy.KeyJavaString {
-						_, ok = get(t, tg.Client, name)
+						_, ok = locktest.Get(t, tg.Client, name)
 						assert.False(t, ok, "not at the raw name")
 					}
 					_, err = tg.Client.Del(ctx, redisKey)
@@ -303,12 +303,12 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 			unhex(t, hexJavaLong[:len(hexJavaLong)-len("00 00 01 8b cf e5 68 01")]+"00 00 00 00 65 53 f1 3d")},
 	} {
 		for _, mode := range modes {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "units")
 			lk := legacy.New(tg.Client, append(tc.opts, legacy.WithMode(mode), legacy.WithClock(at(tc.now)))...)
 			_, err := lk.TryLock(ctx, key, tc.ttl)
 			require.NoError(t, err)
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			prof, err := legacyproto.NewProfile(tc.opts...)
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, stored, "%v %v", prof, mode)
@@ -326,7 +326,7 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 // A JDK-serialized key above 65535 bytes takes the TC_LONGSTRING form; the
 // lock works on it like on any other key.
 func testLongJavaKey(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	prefix := locktest.Key(t, "")
 	name := prefix + strings.Repeat("k", 64<<10-len(prefix)) // exactly 64 KiB: the longest name accepted
 	lk := legacy.New(tg.Client, legacy.WithKeyCodec(legacy.KeyJavaString))
@@ -334,7 +334,7 @@ func testLongJavaKey(t *testing.T, tg locktest.Target) {
 	require.NoError(t, err)
 	rk := l.(*legacy.Lock).RedisKey()
 	assert.Equal(t, "\xac\xed\x00\x05\x7c\x00\x00\x00\x00\x00\x01\x00\x00"+name, rk)
-	_, ok := get(t, tg.Client, rk)
+	_, ok := locktest.Get(t, tg.Client, rk)
 	assert.True(t, ok)
 	_, err = lk.TryLock(ctx, name, time.Minute)
 	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
@@ -349,7 +349,7 @@ func testLongJavaKey(t *testing.T, tg locktest.Target) {
 func testRefresh(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaString))
 			l, err := lk.TryLock(ctx, key, 10*time.Second)
@@ -358,7 +358,7 @@ func testRefresh(t *testing.T, tg locktest.Target) {
 			w := ll.Expiry()
 			require.NoError(t, l.Refresh(ctx, time.Minute))
 			assert.GreaterOrEqual(t, ll.Expiry(), w+50_000)
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, legacy.ValueJavaString.Encode(ll.Expiry()), stored, "the new expiry, in the codec's bytes")
 			assert.Equal(t, ll.Value(), stored)
 			assert.Equal(t, fmt.Sprint(ll.Expiry()), l.Token())
@@ -368,7 +368,7 @@ func testRefresh(t *testing.T, tg locktest.Target) {
 			_, _, err = tg.Client.GetSet(ctx, key, legacy.ValueJavaString.Encode(ll.Expiry()+5))
 			require.NoError(t, err)
 			require.NoError(t, l.Refresh(ctx, 2*time.Minute))
-			stored, _ = get(t, tg.Client, key)
+			stored, _ = locktest.Get(t, tg.Client, key)
 			assert.Equal(t, ll.Value(), stored)
 
 			_, err = lk.TryLock(ctx, key, time.Second)
@@ -384,7 +384,7 @@ func testRefresh(t *testing.T, tg locktest.Target) {
 			assert.Contains(t, err.Error(), "the key is gone")
 			<-l.Done()
 			assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
-			_, ok := get(t, tg.Client, key)
+			_, ok := locktest.Get(t, tg.Client, key)
 			assert.False(t, ok, "a refresh of a lost lock writes nothing")
 			assert.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
 		})
@@ -394,7 +394,7 @@ func testRefresh(t *testing.T, tg locktest.Target) {
 func testSafetyTTL(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithSafetyTTL(20*time.Second))
 			_, err := lk.TryLock(ctx, key, 11*time.Second)
@@ -404,24 +404,24 @@ func testSafetyTTL(t *testing.T, tg locktest.Target) {
 
 			l, err := lk.TryLock(ctx, key, 5*time.Second)
 			require.NoError(t, err)
-			ttl := pttl(t, tg.Client, key)
+			ttl := locktest.PTTL(t, tg.Client, key)
 			assert.True(t, ttl > 15000 && ttl <= 20000, "PTTL %d", ttl)
 			_, err = tg.Client.Do(ctx, "PERSIST", key)
 			require.NoError(t, err)
 			require.NoError(t, l.Refresh(ctx, 10*time.Second))
-			ttl = pttl(t, tg.Client, key)
+			ttl = locktest.PTTL(t, tg.Client, key)
 			assert.True(t, ttl > 15000 && ttl <= 20000, "refresh sets it again: PTTL %d", ttl)
 			assert.ErrorIs(t, l.Refresh(ctx, 11*time.Second), lockbridge.ErrInvalid)
 			require.NoError(t, l.Unlock(ctx))
 
 			// A takeover sets it too; a Java GETSET wipes it.
-			set(t, tg.Client, key, "1")
+			locktest.Set(t, tg.Client, key, "1")
 			_, err = lk.TryLock(ctx, key, 5*time.Second)
 			require.NoError(t, err)
-			assert.Greater(t, pttl(t, tg.Client, key), int64(15000))
+			assert.Greater(t, locktest.PTTL(t, tg.Client, key), int64(15000))
 			_, _, err = tg.Client.GetSet(ctx, key, "2")
 			require.NoError(t, err)
-			assert.Equal(t, int64(-1), pttl(t, tg.Client, key))
+			assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, key))
 		})
 	}
 }
@@ -433,7 +433,7 @@ func testLockWaitsForExpiry(t *testing.T, tg locktest.Target) {
 	for _, holderMode := range modes {
 		for _, mode := range modes {
 			t.Run(holderMode.String()+"/"+mode.String(), func(t *testing.T) {
-				ctx := ctxT(t)
+				ctx := locktest.Ctx(t)
 				key := locktest.Key(t, "k")
 				holder, err := legacy.New(tg.Client, legacy.WithMode(holderMode)).TryLock(ctx, key, 150*time.Millisecond)
 				require.NoError(t, err)
@@ -443,7 +443,7 @@ func testLockWaitsForExpiry(t *testing.T, tg locktest.Target) {
 				l, err := lk.Lock(ctx, key, time.Minute)
 				require.NoError(t, err)
 				assert.Greater(t, time.Now().UnixMilli(), w, "taken over only once the holder's lease ended")
-				stored, _ := get(t, tg.Client, key)
+				stored, _ := locktest.Get(t, tg.Client, key)
 				assert.Equal(t, l.(*legacy.Lock).Value(), stored)
 				require.NoError(t, l.Unlock(ctx))
 			})
@@ -452,7 +452,7 @@ func testLockWaitsForExpiry(t *testing.T, tg locktest.Target) {
 }
 
 func testLockDeadline(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	holder, err := legacy.New(tg.Client).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
@@ -482,7 +482,7 @@ func testLockDeadline(t *testing.T, tg locktest.Target) {
 // The commands each operation sends: one round trip for an atomic acquire,
 // takeover and release; the literal Java sequence in classic mode.
 func testRoundTrips(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	s := newSpy(tg.Client)
 	atomic := legacy.New(s)
@@ -493,7 +493,7 @@ func testRoundTrips(t *testing.T, tg locktest.Target) {
 	require.NoError(t, l.Unlock(ctx))
 	assert.Equal(t, []string{"EVAL legacy/scripts/acquire.lua", "EVAL legacy/scripts/release.lua"}, s.Commands())
 
-	set(t, tg.Client, key, "1")
+	locktest.Set(t, tg.Client, key, "1")
 	l, err = atomic.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"EVAL legacy/scripts/acquire.lua"}, s.Commands(), "an expired takeover: one round trip")
@@ -507,7 +507,7 @@ func testRoundTrips(t *testing.T, tg locktest.Target) {
 	require.NoError(t, l.Unlock(ctx))
 	assert.Equal(t, []string{"SETNX", "DEL"}, s.Commands())
 
-	set(t, tg.Client, key, "1")
+	locktest.Set(t, tg.Client, key, "1")
 	l, err = classic.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"SETNX", "GET", "GETSET"}, s.Commands(), "the Java takeover: three round trips")

@@ -25,7 +25,7 @@ var _ lockbridge.Lock = (*legacy.Lock)(nil)
 func TestInvalidOptions(t *testing.T) {
 	t.Parallel()
 	c := locktest.Single(t)[0].Client
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	for name, opt := range map[string]legacy.Option{
 		"mode":                legacy.WithMode(legacy.Mode(7)),
 		"unit":                legacy.WithUnit(time.Minute),
@@ -55,7 +55,7 @@ func TestInvalidOptions(t *testing.T) {
 		_, err := legacyproto.NewProfile(opt)
 		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
 	}
-	_, ok := get(t, c, "k")
+	_, ok := locktest.Get(t, c, "k")
 	assert.False(t, ok, "nothing was written")
 
 	// Every invalid option is reported, not just the first.
@@ -73,7 +73,7 @@ func TestInvalidOptions(t *testing.T) {
 func TestInvalidArguments(t *testing.T) {
 	t.Parallel()
 	c := locktest.Single(t)[0].Client
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	lk := legacy.New(c)
 	for _, tc := range []struct {
 		key string
@@ -108,7 +108,7 @@ func TestInvalidArguments(t *testing.T) {
 func TestAttempt(t *testing.T) {
 	t.Parallel()
 	c := locktest.Single(t)[0].Client
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	now := time.UnixMilli(1700000000000).Add(250 * time.Microsecond)
 	for _, mode := range modes {
 		key := locktest.Key(t, mode.String())
@@ -123,7 +123,7 @@ func TestAttempt(t *testing.T) {
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 		assert.Equal(t, time.Second+time.Millisecond+750*time.Microsecond, left, "until W has passed: W+1 ms − now")
 
-		set(t, c, key, "uuid:1")
+		locktest.Set(t, c, key, "uuid:1")
 		_, left, err = lk.Attempt(ctx, key, time.Second)
 		require.ErrorAs(t, err, new(*legacy.ForeignValueError))
 		assert.Equal(t, time.Duration(0), left, "unknown for a foreign value")
@@ -161,7 +161,7 @@ func TestConcurrentUnlockRefresh(t *testing.T) {
 	t.Parallel()
 	for _, tg := range locktest.Single(t) {
 		for _, mode := range modes {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, tg.Name+mode.String())
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, time.Minute)
 			require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestConcurrentUnlockRefresh(t *testing.T) {
 			assert.Equal(t, int32(1), unlocked.Load())
 			<-l.Done()
 			assert.NoError(t, l.Err())
-			_, ok := get(t, tg.Client, key)
+			_, ok := locktest.Get(t, tg.Client, key)
 			assert.False(t, ok)
 		}
 	}

@@ -29,7 +29,7 @@ var seedBehaviours = []behaviour{
 func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			w, ok, err := javareplay.Lock(ctx, tg.Client, key, 100*time.Millisecond, nil)
 			require.NoError(t, err)
@@ -42,7 +42,7 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 			l, err := lk.Lock(ctx, key, time.Minute)
 			require.NoError(t, err)
 			assert.Greater(t, time.Now().UnixMilli(), w, "not before the seed's lease ended")
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, l.(*legacy.Lock).Value(), stored)
 			// The seed, back, sees a live lock (and can parse it).
 			_, ok, err = javareplay.Lock(ctx, tg.Client, key, time.Minute, nil)
@@ -57,7 +57,7 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 100*time.Millisecond)
 			require.NoError(t, err)
@@ -67,10 +67,10 @@ func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 			sw, err := javareplay.Acquire(ctx, tg.Client, key, time.Minute, nil)
 			require.NoError(t, err)
 			assert.Greater(t, time.Now().UnixMilli(), l.(*legacy.Lock).Expiry())
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, fmt.Sprint(sw), stored)
 			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
-			stored2, _ := get(t, tg.Client, key)
+			stored2, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, stored, stored2, "the late Go release leaves the seed's lock alone")
 			require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, sw, nil))
 		})
@@ -82,9 +82,9 @@ func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 // in the key, with no TTL, until it expires. Go treats it as the live lock
 // it looks like, takes it over once expired, and its release frees the key.
 func testSeedPhantom(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
-	set(t, tg.Client, key, "1700000000001") // expired long ago
+	locktest.Set(t, tg.Client, key, "1700000000001") // expired long ago
 	s := newSpy(tg.Client)
 	s.Before("GETSET", func() {
 		_, err := tg.Client.Del(context.Background(), key)
@@ -94,10 +94,10 @@ func testSeedPhantom(t *testing.T, tg locktest.Target) {
 	require.NoError(t, err)
 	assert.False(t, ok, "the seed reports failure on a nil GETSET")
 	assert.Equal(t, []string{"SETNX", "GET", "GETSET"}, s.Commands())
-	stored, present := get(t, tg.Client, key)
+	stored, present := locktest.Get(t, tg.Client, key)
 	require.True(t, present)
 	assert.Equal(t, fmt.Sprint(p), stored, "the phantom: the seed's value, nobody's lock")
-	assert.Equal(t, int64(-1), pttl(t, tg.Client, key))
+	assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, key))
 
 	for _, mode := range modes {
 		_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(skewed(-time.Minute))).TryLock(ctx, key, time.Minute)
@@ -107,16 +107,16 @@ func testSeedPhantom(t *testing.T, tg locktest.Target) {
 	require.NoError(t, err)
 	assert.Greater(t, time.Now().UnixMilli(), p)
 	require.NoError(t, l.Unlock(ctx))
-	_, present = get(t, tg.Client, key)
+	_, present = locktest.Get(t, tg.Client, key)
 	assert.False(t, present, "our release frees the key")
 }
 
 // Classic mode does not copy the phantom: a nil GETSET means our GETSET
 // created the key, and the lock is ours.
 func testClassicNilGetSetAcquires(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
-	set(t, tg.Client, key, "1700000000001")
+	locktest.Set(t, tg.Client, key, "1700000000001")
 	s := newSpy(tg.Client)
 	s.Before("GETSET", func() {
 		_, err := tg.Client.Del(context.Background(), key)
@@ -125,10 +125,10 @@ func testClassicNilGetSetAcquires(t *testing.T, tg locktest.Target) {
 	l, err := legacy.New(s, legacy.WithMode(legacy.ModeClassic)).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err, "a nil GETSET: acquired")
 	assert.Equal(t, []string{"SETNX", "GET", "GETSET"}, s.Commands())
-	stored, _ := get(t, tg.Client, key)
+	stored, _ := locktest.Get(t, tg.Client, key)
 	assert.Equal(t, l.(*legacy.Lock).Value(), stored)
 	require.NoError(t, l.Unlock(ctx))
-	_, present := get(t, tg.Client, key)
+	_, present := locktest.Get(t, tg.Client, key)
 	assert.False(t, present)
 }
 
@@ -138,9 +138,9 @@ func testClassicNilGetSetAcquires(t *testing.T, tg locktest.Target) {
 func testSeedLoserOverwritesOurValue(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			set(t, tg.Client, key, "1700000000001")
+			locktest.Set(t, tg.Client, key, "1700000000001")
 			s := newSpy(tg.Client)
 			var l lockbridge.Lock
 			s.Before("GETSET", func() {
@@ -152,7 +152,7 @@ func testSeedLoserOverwritesOurValue(t *testing.T, tg locktest.Target) {
 			require.NoError(t, err)
 			assert.False(t, ok, "the seed read our live value back: it lost")
 			require.NotNil(t, l)
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, fmt.Sprint(x), stored, "the loser's GETSET overwrote our value")
 			assert.NotEqual(t, l.(*legacy.Lock).Value(), stored)
 
@@ -160,7 +160,7 @@ func testSeedLoserOverwritesOurValue(t *testing.T, tg locktest.Target) {
 			require.NoError(t, err)
 			assert.False(t, ok, "still excluded")
 			require.NoError(t, l.Unlock(ctx))
-			_, present := get(t, tg.Client, key)
+			_, present := locktest.Get(t, tg.Client, key)
 			assert.False(t, present, "our release frees the key")
 		})
 	}
@@ -171,7 +171,7 @@ func testSeedLoserOverwritesOurValue(t *testing.T, tg locktest.Target) {
 func testPausedHolderSeedSuccessor(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		t.Run(mode.String(), func(t *testing.T) {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 40*time.Millisecond)
 			require.NoError(t, err)
@@ -180,7 +180,7 @@ func testPausedHolderSeedSuccessor(t *testing.T, tg locktest.Target) {
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, fmt.Sprint(sw), stored)
 		})
 	}

@@ -27,7 +27,7 @@ var windowBehaviours = []behaviour{
 func testLoserOverwriteThenRelease(t *testing.T, tg locktest.Target) {
 	for _, codec := range legacy.ValueCodecs() {
 		for _, delta := range []int64{+3, -3, +5000, -5000} {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			l, err := legacy.New(tg.Client, legacy.WithValueCodec(codec)).TryLock(ctx, key, 10*time.Second)
 			require.NoError(t, err)
@@ -35,7 +35,7 @@ func testLoserOverwriteThenRelease(t *testing.T, tg locktest.Target) {
 			_, _, err = tg.Client.GetSet(ctx, key, codec.Encode(w+delta))
 			require.NoError(t, err)
 			require.NoError(t, l.Unlock(ctx), "%v %+d", codec, delta)
-			_, ok := get(t, tg.Client, key)
+			_, ok := locktest.Get(t, tg.Client, key)
 			assert.False(t, ok, "%v %+d: the key is freed", codec, delta)
 			assert.NoError(t, l.Err())
 		}
@@ -44,7 +44,7 @@ func testLoserOverwriteThenRelease(t *testing.T, tg locktest.Target) {
 
 // Outside the window the value is someone else's: left alone.
 func testOutsideTheWindow(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	lk := legacy.New(tg.Client)
 	for _, other := range []func(w int64) string{
@@ -56,11 +56,11 @@ func testOutsideTheWindow(t *testing.T, tg locktest.Target) {
 		l, err := lk.TryLock(ctx, key, 10*time.Second)
 		require.NoError(t, err)
 		v := other(l.(*legacy.Lock).Expiry())
-		set(t, tg.Client, key, v)
+		locktest.Set(t, tg.Client, key, v)
 		err = l.Unlock(ctx)
 		require.ErrorIs(t, err, lockbridge.ErrNotHeld)
 		assert.Contains(t, err.Error(), "another holder's value")
-		stored, _ := get(t, tg.Client, key)
+		stored, _ := locktest.Get(t, tg.Client, key)
 		assert.Equal(t, v, stored, "someone else's value is left alone")
 		<-l.Done()
 		assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
@@ -76,7 +76,7 @@ func testOutsideTheWindow(t *testing.T, tg locktest.Target) {
 // bytes are untouched.
 func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 	for _, op := range []string{"unlock", "refresh"} {
-		ctx := ctxT(t)
+		ctx := locktest.Ctx(t)
 		key := locktest.Key(t, op)
 		// The holder read its clock 61 s ago and was paused since: its lease
 		// of 60 s ended a second ago.
@@ -92,7 +92,7 @@ func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 		require.NoError(t, err, "the holder's lease has ended: a successor takes over")
 		y := successor.(*legacy.Lock).Expiry()
 		require.LessOrEqual(t, 2*(y-w), int64(60_000), "the successor's value is inside the holder's window")
-		theirs, _ := get(t, tg.Client, key)
+		theirs, _ := locktest.Get(t, tg.Client, key)
 
 		if op == "unlock" {
 			err = l.Unlock(ctx)
@@ -103,7 +103,7 @@ func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 		assert.Contains(t, err.Error(), "by the local clock")
 		<-l.Done()
 		assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
-		stored, _ := get(t, tg.Client, key)
+		stored, _ := locktest.Get(t, tg.Client, key)
 		assert.Equal(t, theirs, stored, "the successor's lock is untouched")
 		require.NoError(t, successor.Unlock(ctx))
 	}
@@ -113,14 +113,14 @@ func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 func testPausedHolderRealSleep(t *testing.T, tg locktest.Target) {
 	for _, mode := range modes {
 		for _, op := range []string{"unlock", "refresh"} {
-			ctx := ctxT(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, mode.String()+op)
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 50*time.Millisecond)
 			require.NoError(t, err)
 			time.Sleep(150 * time.Millisecond)
 			successor, err := legacy.New(tg.Client).TryLock(ctx, key, time.Minute)
 			require.NoError(t, err)
-			theirs, _ := get(t, tg.Client, key)
+			theirs, _ := locktest.Get(t, tg.Client, key)
 			if op == "unlock" {
 				err = l.Unlock(ctx)
 			} else {
@@ -128,7 +128,7 @@ func testPausedHolderRealSleep(t *testing.T, tg locktest.Target) {
 			}
 			require.ErrorIs(t, err, lockbridge.ErrNotHeld, "%v %s", mode, op)
 			assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
-			stored, _ := get(t, tg.Client, key)
+			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, theirs, stored, "%v %s: the successor's lock is untouched", mode, op)
 			require.NoError(t, successor.Unlock(ctx))
 		}
@@ -142,7 +142,7 @@ func testPausedHolderRealSleep(t *testing.T, tg locktest.Target) {
 // millisecond), so deleting them could free a live lock. They expire by
 // their value.
 func testExpiredWithoutSuccessor(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	clock := &offsetClock{}
 	clock.Set(-10 * time.Second)
@@ -154,7 +154,7 @@ func testExpiredWithoutSuccessor(t *testing.T, tg locktest.Target) {
 	err = l.Unlock(ctx)
 	require.ErrorIs(t, err, lockbridge.ErrNotHeld)
 	assert.Contains(t, err.Error(), "the lease ended")
-	stored, _ := get(t, tg.Client, key)
+	stored, _ := locktest.Get(t, tg.Client, key)
 	assert.Equal(t, ours, stored, "bytes equal to ours are left to expire")
 
 	// After a loser's overwrite: left too.
@@ -165,16 +165,16 @@ func testExpiredWithoutSuccessor(t *testing.T, tg locktest.Target) {
 	require.NoError(t, err)
 	clock.Set(0)
 	x := legacy.ValueDecimal.Encode(l.(*legacy.Lock).Expiry() + 1)
-	set(t, tg.Client, key, x)
+	locktest.Set(t, tg.Client, key, x)
 	require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)
-	stored, _ = get(t, tg.Client, key)
+	stored, _ = locktest.Get(t, tg.Client, key)
 	assert.Equal(t, x, stored)
 }
 
 // Classic mode releases like the Java seed: DEL when the local clock says
 // the lease has not ended, whatever the key holds; otherwise nothing.
 func testClassicRelease(t *testing.T, tg locktest.Target) {
-	ctx := ctxT(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	s := newSpy(tg.Client)
 	lk := legacy.New(s, legacy.WithMode(legacy.ModeClassic))
@@ -185,7 +185,7 @@ func testClassicRelease(t *testing.T, tg locktest.Target) {
 	s.Commands()
 	require.NoError(t, l.Unlock(ctx), "a loser's overwrite: freed all the same")
 	assert.Equal(t, []string{"DEL"}, s.Commands())
-	_, ok := get(t, tg.Client, key)
+	_, ok := locktest.Get(t, tg.Client, key)
 	assert.False(t, ok)
 
 	// Gone before the release: ErrNotHeld.
@@ -207,13 +207,13 @@ func testClassicRelease(t *testing.T, tg locktest.Target) {
 	clock.Set(0)
 	successor, err := legacy.New(tg.Client, legacy.WithMode(legacy.ModeClassic)).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
-	theirs, _ := get(t, tg.Client, key)
+	theirs, _ := locktest.Get(t, tg.Client, key)
 	s.Commands()
 	err = l.Unlock(ctx)
 	require.ErrorIs(t, err, lockbridge.ErrNotHeld)
 	assert.Contains(t, err.Error(), "by the local clock")
 	assert.Empty(t, s.Commands(), "no DEL sent")
-	stored, _ := get(t, tg.Client, key)
+	stored, _ := locktest.Get(t, tg.Client, key)
 	assert.Equal(t, theirs, stored)
 	require.NoError(t, successor.Unlock(ctx))
 }

@@ -54,7 +54,7 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		require.Len(t, r, 2)
 		assert.Equal(t, int64(1), r.([]any)[0], "the good arguments acquire")
 		assert.Positive(t, r.([]any)[1], "fenced")
-		stored, _ := get(t, tg.Client, L)
+		stored, _ := locktest.Get(t, tg.Client, L)
 		assert.Equal(t, ms(w), stored, "dual-write wrote the legacy key")
 	})
 
@@ -69,7 +69,7 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		bad[0], bad[1], bad[2] = locktest.BadFlags, []string{""}, locktest.BadPublish
 		r := locktest.StrictArgs(t, tg.Client, releaseScript, []string{L, M, M + ":released"}, good, bad, []string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments release both keys")
-		_, ok := get(t, tg.Client, L)
+		_, ok := locktest.Get(t, tg.Client, L)
 		assert.False(t, ok)
 	})
 
@@ -84,8 +84,8 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		bad[0], bad[1], bad[2], bad[3] = locktest.BadFlags, []string{""}, append([]string{"0", "-1"}, locktest.BadInts...), locktest.BadDecimalValues
 		r := locktest.StrictArgs(t, tg.Client, refreshScript, []string{L, M}, good, bad, []string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments refresh both keys")
-		stored, _ := get(t, tg.Client, L)
+		stored, _ := locktest.Get(t, tg.Client, L)
 		assert.Equal(t, ms(w+5000), stored)
-		assert.Greater(t, pttl(t, tg.Client, M), int64(100_000))
+		assert.Greater(t, locktest.PTTL(t, tg.Client, M), int64(100_000))
 	})
 }

@@ -338,7 +338,7 @@ func TestFaultNamespaceNeverInitialised(t *testing.T) {
 	_, err := l.TryLock(ctx, name, time.Second)
 	pe := phaseErr(t, err, ReasonUninitialized)
 	assert.Contains(t, pe.Error(), "lockbridge phase init --namespace "+ns)
-	_, ok := get(t, tg.Client, name)
+	_, ok := locktest.Get(t, tg.Client, name)
 	assert.False(t, ok, "nothing was written")
 
 	initNS(t, tg.Client, ns)
@@ -479,7 +479,7 @@ func TestFaultLockHeldAcrossAdvance(t *testing.T) {
 	assert.Equal(t, PhaseDualRead, pe.LockerAt)
 	require.ErrorIs(t, lk.Refresh(ctx, time.Minute), lockbridge.ErrNotHeld)
 	require.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
-	_, ok := get(t, tg.Client, name)
+	_, ok := locktest.Get(t, tg.Client, name)
 	assert.False(t, ok, "Unlock still frees the key of an ended lock")
 }
 

@@ -123,7 +123,7 @@ func TestFaultDualWriteOwnerWindowServerBehind(t *testing.T) {
 					assert.Equal(t, lockbridge.ReasonExpired, nh.Reason, "W passed by the holder's own clock")
 					assert.Contains(t, nh.Detail, "by our clock")
 				}
-				stored, _ := get(t, tg.Client, name)
+				stored, _ := locktest.Get(t, tg.Client, name)
 				assert.Equal(t, theirs, stored, "round %d: the seed's lock is untouched", i)
 
 				third, ok, err := javareplay.Lock(ctx, tg.Client, name, succLease, clients)
@@ -160,11 +160,11 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 			require.NoError(t, err)
 			if op == "refresh" {
 				require.NoError(t, lk.Refresh(ctx, time.Second))
-				stored, _ := get(t, tg.Client, name)
+				stored, _ := locktest.Get(t, tg.Client, name)
 				assert.Equal(t, lk.(*Lock).impl.(*dualLock).value, stored, "the new legacy expiry is written")
 			}
 			require.NoError(t, lk.Unlock(ctx))
-			_, ok := get(t, tg.Client, name)
+			_, ok := locktest.Get(t, tg.Client, name)
 			assert.False(t, ok, "the legacy key is released")
 		})
 	}
@@ -177,7 +177,7 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 		const ttl = 1500 * time.Millisecond // refreshed every 500 ms, 1 s left at each tick
 		lk, err := l.TryLock(ctx, name, ttl)
 		require.NoError(t, err)
-		first, _ := get(t, tg.Client, name)
+		first, _ := locktest.Get(t, tg.Client, name)
 		// Wait for two refreshes (the legacy value changes each time), or
 		// the loss the server-clock judgement caused.
 		seen, last := 0, first
@@ -189,7 +189,7 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 				t.Fatal("no refresh happened")
 			case <-time.After(20 * time.Millisecond):
 			}
-			if v, _ := get(t, tg.Client, name); v != last {
+			if v, _ := locktest.Get(t, tg.Client, name); v != last {
 				seen, last = seen+1, v
 			}
 		}
@@ -223,7 +223,7 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	require.ErrorAs(t, err, &nh)
 	assert.Equal(t, lockbridge.ReasonExpired, nh.Reason)
 	assert.Contains(t, nh.Detail, "by our clock")
-	stored, ok := get(t, tg.Client, name)
+	stored, ok := locktest.Get(t, tg.Client, name)
 	require.True(t, ok, "the other holder's key is left")
 	assert.Equal(t, other.(*legacy.Lock).Value(), stored)
 }
@@ -245,7 +245,7 @@ func TestFaultDualSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			l := New(tg.Client, WithPhase(p), WithLegacy(legacy.WithClock(at), legacy.WithSkewMargin(500*time.Millisecond)))
 			_, err = l.TryLock(ctx, name, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
-			stored, _ := get(t, tg.Client, name)
+			stored, _ := locktest.Get(t, tg.Client, name)
 			assert.Equal(t, held, stored, "the value is left alone")
 
 			l = New(tg.Client, WithPhase(p), WithLegacy(legacy.WithClock(at), legacy.WithSkewMargin(50*time.Millisecond)))

@@ -21,20 +21,6 @@ import (
 // fixedClock returns a clock stuck at t, for golden bytes.
 func fixedClock(t time.Time) func() time.Time { return func() time.Time { return t } }
 
-func get(t *testing.T, c driver.Client, key string) (string, bool) {
-	t.Helper()
-	v, ok, err := c.Get(context.Background(), key)
-	require.NoError(t, err)
-	return v, ok
-}
-
-func pttl(t *testing.T, c driver.Client, key string) int64 {
-	t.Helper()
-	r, err := c.Do(context.Background(), "PTTL", key)
-	require.NoError(t, err)
-	return r.(int64)
-}
-
 // TestPhasesWriteWhatTheyShould pins the bytes each phase writes, on every
 // target (the cluster included: the dual scripts touch two keys in one slot).
 func TestPhasesWriteWhatTheyShould(t *testing.T) {
@@ -54,22 +40,22 @@ func TestPhasesWriteWhatTheyShould(t *testing.T) {
 				assert.Equal(t, name, legacyKey)
 				assert.Equal(t, "{"+name+"}:modern", modernKey)
 
-				lv, lok := get(t, tg.Client, legacyKey)
-				mv, mok := get(t, tg.Client, modernKey)
+				lv, lok := locktest.Get(t, tg.Client, legacyKey)
+				mv, mok := locktest.Get(t, tg.Client, modernKey)
 				assert.Equal(t, p.WritesLegacy(), lok, "legacy key written")
 				assert.Equal(t, p.WritesModern(), mok, "modern key written")
 				if lok {
 					assert.Equal(t, strconv.FormatInt(now.UnixMilli()+5000+1, 10), lv, "the Java seed's bytes")
-					assert.Equal(t, int64(-1), pttl(t, tg.Client, legacyKey), "no TTL on the legacy key, as Java")
+					assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, legacyKey), "no TTL on the legacy key, as Java")
 				}
 				if mok {
 					assert.Equal(t, lk.Token(), mv)
 					assert.Len(t, mv, 22, "16 random bytes, base64url")
-					assert.InDelta(t, 5000, pttl(t, tg.Client, modernKey), 200)
+					assert.InDelta(t, 5000, locktest.PTTL(t, tg.Client, modernKey), 200)
 					f, ok := lk.(interface{ Fence() int64 })
 					require.True(t, ok)
 					assert.Greater(t, f.Fence(), int64(0))
-					fence, _ := get(t, tg.Client, "{"+name+"}:modern:fence")
+					fence, _ := locktest.Get(t, tg.Client, "{"+name+"}:modern:fence")
 					assert.Equal(t, strconv.FormatInt(f.Fence(), 10), fence)
 				}
 
@@ -78,15 +64,15 @@ func TestPhasesWriteWhatTheyShould(t *testing.T) {
 
 				require.NoError(t, lk.Refresh(ctx, 10*time.Second))
 				if mok {
-					assert.InDelta(t, 10000, pttl(t, tg.Client, modernKey), 200)
+					assert.InDelta(t, 10000, locktest.PTTL(t, tg.Client, modernKey), 200)
 				}
 				if lok && p == PhaseDualWrite {
-					lv, _ := get(t, tg.Client, legacyKey)
+					lv, _ := locktest.Get(t, tg.Client, legacyKey)
 					assert.Equal(t, strconv.FormatInt(now.UnixMilli()+10000+1, 10), lv)
 				}
 				require.NoError(t, lk.Unlock(ctx))
-				_, lok = get(t, tg.Client, legacyKey)
-				_, mok = get(t, tg.Client, modernKey)
+				_, lok = locktest.Get(t, tg.Client, legacyKey)
+				_, mok = locktest.Get(t, tg.Client, modernKey)
 				assert.False(t, lok)
 				assert.False(t, mok)
 				select {
@@ -133,7 +119,7 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				require.NoError(t, err)
 				lk, err := l.TryLock(ctx, name, time.Second)
 				require.NoError(t, err)
-				v, _ := get(t, tg.Client, name)
+				v, _ := locktest.Get(t, tg.Client, name)
 				if p == PhaseDualWrite {
 					assert.NotEqual(t, strconv.FormatInt(time.Now().Add(-time.Second).UnixMilli(), 10), v)
 				}
@@ -156,7 +142,7 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				_, left, err := l.attempt(ctx, mustPrepare(t, l, name))
 				require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 				assert.InDelta(t, 3*time.Second, left, float64(300*time.Millisecond))
-				_, ok = get(t, tg.Client, name)
+				_, ok = locktest.Get(t, tg.Client, name)
 				assert.False(t, ok, "a refused attempt writes nothing")
 				require.NoError(t, mlk.Unlock(ctx))
 
@@ -184,13 +170,13 @@ func TestDualWriteReleaseAfterLoserOverwrite(t *testing.T) {
 	l := New(tg.Client, WithPhase(PhaseDualWrite))
 	lk, err := l.TryLock(ctx, name, 2*time.Second)
 	require.NoError(t, err)
-	v, _ := get(t, tg.Client, name)
+	v, _ := locktest.Get(t, tg.Client, name)
 	w, err := strconv.ParseInt(v, 10, 64)
 	require.NoError(t, err)
 	_, _, err = tg.Client.GetSet(ctx, name, strconv.FormatInt(w+30, 10)) // the loser's GETSET
 	require.NoError(t, err)
 	require.NoError(t, lk.Unlock(ctx))
-	_, ok := get(t, tg.Client, name)
+	_, ok := locktest.Get(t, tg.Client, name)
 	assert.False(t, ok, "the legacy key is freed, not stuck until the loser's expiry")
 }
 
@@ -206,17 +192,17 @@ func TestDualWriteLateReleaseLeavesSuccessorAlone(t *testing.T) {
 	time.Sleep(80 * time.Millisecond)
 	next, err := l.TryLock(ctx, name, 5*time.Second)
 	require.NoError(t, err, "the lease has ended")
-	lv, _ := get(t, tg.Client, name)
+	lv, _ := locktest.Get(t, tg.Client, name)
 	_, modernKey, _ := l.Keys(name)
-	mv, _ := get(t, tg.Client, modernKey)
+	mv, _ := locktest.Get(t, tg.Client, modernKey)
 
 	err = lk.Unlock(ctx)
 	require.ErrorIs(t, err, lockbridge.ErrNotHeld)
 	var nh *lockbridge.NotHeldError
 	require.ErrorAs(t, err, &nh)
 	assert.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
-	lv2, _ := get(t, tg.Client, name)
-	mv2, _ := get(t, tg.Client, modernKey)
+	lv2, _ := locktest.Get(t, tg.Client, name)
+	mv2, _ := locktest.Get(t, tg.Client, modernKey)
 	assert.Equal(t, lv, lv2)
 	assert.Equal(t, mv, mv2)
 	require.NoError(t, next.Unlock(ctx))
@@ -278,7 +264,7 @@ func TestLockKeepsItsPhase(t *testing.T) {
 	require.Eventually(t, func() bool { p, _ := l.Phase(ctx); return p == PhaseDualRead }, 5*time.Second, 5*time.Millisecond)
 
 	require.NoError(t, lk.Unlock(ctx))
-	_, ok := get(t, tg.Client, name)
+	_, ok := locktest.Get(t, tg.Client, name)
 	assert.False(t, ok, "the dual-write lock freed its legacy key too")
 }
 
@@ -319,7 +305,7 @@ func TestBadInput(t *testing.T) {
 	l := New(tg.Client, WithPhase(PhaseModern), WithModernKey(func(k string) string { return "{" + k + "}:new" }))
 	lk, err := l.TryLock(ctx, "custom", time.Second)
 	require.NoError(t, err)
-	v, _ := get(t, tg.Client, "{custom}:new")
+	v, _ := locktest.Get(t, tg.Client, "{custom}:new")
 	assert.Equal(t, lk.Token(), v)
 	require.NoError(t, lk.Unlock(ctx))
 }

@@ -21,7 +21,7 @@ import (
 // left held.
 func fenceOf(t *testing.T, c driver.Client, key string) (int64, *modern.Lock) {
 	t.Helper()
-	lk, err := modern.New(c, modern.WithFencing()).TryLock(testCtx(t), key, time.Minute)
+	lk, err := modern.New(c, modern.WithFencing()).TryLock(locktest.Ctx(t), key, time.Minute)
 	require.NoError(t, err)
 	ml := asModern(t, lk)
 	return ml.Fence(), ml
@@ -40,13 +40,13 @@ func TestFaultFenceRestartWithoutPersistence(t *testing.T) {
 		require.Greater(t, f, before)
 		before = f
 		if i < 2 {
-			require.NoError(t, lk.Unlock(testCtx(t)))
+			require.NoError(t, lk.Unlock(locktest.Ctx(t)))
 		}
 	}
 	// The last holder still believes it holds the lock (a pause, say) when
 	// the server restarts and loses everything.
 	srv.Restart()
-	_, ok := get(t, c, "{"+key+"}:fence")
+	_, ok := locktest.Get(t, c, "{"+key+"}:fence")
 	require.False(t, ok, "the restart lost the counter")
 	after, _ := fenceOf(t, c, key)
 	assert.Greater(t, after, before, "a fence after the restart must be above every fence before it")
@@ -61,7 +61,7 @@ func TestFaultFenceFailoverToLaggingReplica(t *testing.T) {
 	key := locktest.Key(t, "k")
 	for i := 0; i < 3; i++ {
 		_, lk := fenceOf(t, primary, key)
-		require.NoError(t, lk.Unlock(testCtx(t)))
+		require.NoError(t, lk.Unlock(locktest.Ctx(t)))
 	}
 	r.Sync(t)
 	// The replica is cut off; the primary goes on handing out fences.
@@ -71,13 +71,13 @@ func TestFaultFenceFailoverToLaggingReplica(t *testing.T) {
 		f, lk := fenceOf(t, primary, key)
 		last = f
 		if i < 2 {
-			require.NoError(t, lk.Unlock(testCtx(t)))
+			require.NoError(t, lk.Unlock(locktest.Ctx(t)))
 		}
 	}
 	// The last holder still holds it on the old primary when it fails.
 	r.Failover(t)
 	replica := locktest.GoRedis(t, r.Replica)
-	stale, ok := get(t, replica, "{"+key+"}:fence")
+	stale, ok := locktest.Get(t, replica, "{"+key+"}:fence")
 	require.True(t, ok, "the replica has a counter")
 	require.NotEqual(t, strconv.FormatInt(last, 10), stale, "and it is behind")
 
@@ -91,7 +91,7 @@ func TestFenceFailoverInSync(t *testing.T) {
 	primary := locktest.GoRedis(t, r.Primary)
 	key := locktest.Key(t, "k")
 	last, lk := fenceOf(t, primary, key)
-	require.NoError(t, lk.Unlock(testCtx(t)))
+	require.NoError(t, lk.Unlock(locktest.Ctx(t)))
 	r.Sync(t)
 	r.Failover(t)
 	next, _ := fenceOf(t, locktest.GoRedis(t, r.Replica), key)
@@ -104,7 +104,7 @@ func TestFenceFailoverInSync(t *testing.T) {
 // whole ttl.)
 func TestFaultFenceCounterUnusable(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		l := modern.New(tg.Client, modern.WithFencing(), modern.WithBackoff(lockbridge.ExponentialBackoff(time.Millisecond, time.Millisecond)))
 		for _, c := range []struct {
 			name string
@@ -123,8 +123,8 @@ func TestFaultFenceCounterUnusable(t *testing.T) {
 				counter := "{" + key + "}:fence"
 				args := append([]any(nil), c.set...)
 				args[1] = counter
-				do(t, tg.Client, args...)
-				dump := do(t, tg.Client, "DUMP", counter)
+				locktest.Do(t, tg.Client, args...)
+				dump := locktest.Do(t, tg.Client, "DUMP", counter)
 
 				_, err := l.TryLock(ctx, key, time.Minute)
 				var fe *modern.FenceError
@@ -133,15 +133,15 @@ func TestFaultFenceCounterUnusable(t *testing.T) {
 				assert.Equal(t, counter, fe.Counter)
 				assert.True(t, driver.HasPrefix(err, "FENCE"), "%v", err)
 				assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
-				_, ok := get(t, tg.Client, key)
+				_, ok := locktest.Get(t, tg.Client, key)
 				assert.False(t, ok, "no lock key is left behind")
-				assert.Equal(t, dump, do(t, tg.Client, "DUMP", counter), "the counter is unchanged")
+				assert.Equal(t, dump, locktest.Do(t, tg.Client, "DUMP", counter), "the counter is unchanged")
 
 				// Lock does not wait on it.
 				_, err = l.Lock(ctx, key, time.Minute)
 				require.ErrorAs(t, err, &fe, "Lock: %v", err)
 				assert.NoError(t, ctx.Err())
-				_, ok = get(t, tg.Client, key)
+				_, ok = locktest.Get(t, tg.Client, key)
 				assert.False(t, ok)
 			})
 		}
@@ -153,7 +153,7 @@ func TestFaultFenceCounterUnusable(t *testing.T) {
 // incremented, exactly, up to 2^53 - 1.
 func TestFenceCounterRules(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	counter := "{" + key + "}:fence"
 	l := modern.New(tg.Client, modern.WithFencing())
@@ -163,20 +163,20 @@ func TestFenceCounterRules(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, lk.Unlock(ctx))
 		f := asModern(t, lk).Fence()
-		v, _ := get(t, tg.Client, counter)
+		v, _ := locktest.Get(t, tg.Client, counter)
 		assert.Equal(t, strconv.FormatInt(f, 10), v, "the counter holds the last fence")
 		return f
 	}
 
-	do(t, tg.Client, "SET", counter, "41")
+	locktest.Do(t, tg.Client, "SET", counter, "41")
 	t0 := time.Now().UnixMicro()
 	f := take()
 	assert.Greater(t, f, int64(41))
 	assert.InDelta(t, t0, f, float64(time.Minute.Microseconds()), "the clock wins over a small counter")
 
-	do(t, tg.Client, "SET", counter, "9000000000000000") // ahead of the clock
+	locktest.Do(t, tg.Client, "SET", counter, "9000000000000000") // ahead of the clock
 	assert.Equal(t, int64(9000000000000001), take())
-	do(t, tg.Client, "SET", counter, "9007199254740989")
+	locktest.Do(t, tg.Client, "SET", counter, "9007199254740989")
 	assert.Equal(t, int64(9007199254740990), take())
 	assert.Equal(t, int64(9007199254740991), take())
 	_, err := l.TryLock(ctx, key, time.Minute)
@@ -190,9 +190,9 @@ func TestFenceCounterRules(t *testing.T) {
 // and TTL of a lock whose key was replaced.
 func TestFaultModernWrongType(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		key := locktest.Key(t, "k")
-		do(t, tg.Client, "HSET", key, "f", "v")
+		locktest.Do(t, tg.Client, "HSET", key, "f", "v")
 		for _, opts := range [][]modern.Option{nil, {modern.WithFencing()}} {
 			l := modern.New(tg.Client, opts...)
 			_, err := l.TryLock(ctx, key, time.Second)
@@ -207,14 +207,14 @@ func TestFaultModernWrongType(t *testing.T) {
 			assert.NoError(t, lctx.Err(), "Lock returned before its context ended")
 			cancel()
 		}
-		_, ok := get(t, tg.Client, key+":fence")
+		_, ok := locktest.Get(t, tg.Client, key+":fence")
 		assert.False(t, ok)
 
 		key2 := locktest.Key(t, "k2")
 		lk, err := modern.New(tg.Client).TryLock(ctx, key2, time.Minute)
 		require.NoError(t, err)
-		do(t, tg.Client, "DEL", key2)
-		do(t, tg.Client, "RPUSH", key2, "x")
+		locktest.Do(t, tg.Client, "DEL", key2)
+		locktest.Do(t, tg.Client, "RPUSH", key2, "x")
 		var wt *modern.WrongTypeError
 		_, err = asModern(t, lk).TTL(ctx)
 		assert.ErrorAs(t, err, &wt, "TTL")
@@ -229,7 +229,7 @@ func TestFaultModernWrongType(t *testing.T) {
 func TestFaultNilInputs(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	l := modern.New(tg.Client)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	held, err := l.TryLock(ctx, locktest.Key(t, "held"), time.Minute)
 	require.NoError(t, err)
 	lk := asModern(t, held)
@@ -270,7 +270,7 @@ func TestFaultNilInputs(t *testing.T) {
 // how many did.
 func TestFaultWaitShortfall(t *testing.T) {
 	r := redistest.StartReplicated(t)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	for _, c := range []struct {
 		name   string
 		client driver.Client
@@ -284,10 +284,10 @@ func TestFaultWaitShortfall(t *testing.T) {
 			lk, err := l.TryLock(ctx, key, time.Minute)
 			require.NoError(t, err)
 			replica := locktest.GoRedis(t, r.Replica)
-			v, ok := get(t, replica, key)
+			v, ok := locktest.Get(t, replica, key)
 			require.True(t, ok, "the replica has the lock once TryLock returns")
 			assert.Equal(t, lk.Token(), v)
-			f, _ := get(t, replica, "{"+key+"}:fence")
+			f, _ := locktest.Get(t, replica, "{"+key+"}:fence")
 			assert.Equal(t, strconv.FormatInt(asModern(t, lk).Fence(), 10), f)
 			require.NoError(t, lk.Unlock(ctx))
 
@@ -300,7 +300,7 @@ func TestFaultWaitShortfall(t *testing.T) {
 			assert.EqualValues(t, 1, re.Acked)
 			assert.True(t, re.Released)
 			assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
-			_, ok = get(t, c.client, key)
+			_, ok = locktest.Get(t, c.client, key)
 			assert.False(t, ok, "the lock is not left behind")
 			_, err = l2.Lock(ctx, key, time.Minute)
 			require.ErrorAs(t, err, &re, "Lock returns it at once")
@@ -324,6 +324,6 @@ func TestFaultWaitShortfall(t *testing.T) {
 	var re *modern.ReplicationError
 	require.ErrorAs(t, err, &re)
 	assert.EqualValues(t, 0, re.Acked)
-	_, ok := get(t, locktest.GoRedis(t, r.Primary), key)
+	_, ok := locktest.Get(t, locktest.GoRedis(t, r.Primary), key)
 	assert.False(t, ok)
 }

@@ -17,7 +17,7 @@ import (
 
 func TestTryLockUnlock(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		key := locktest.Key(t, "k")
 		l := modern.New(tg.Client)
 
@@ -32,10 +32,10 @@ func TestTryLockUnlock(t *testing.T) {
 		assert.NoError(t, lk.Err())
 		assert.WithinDuration(t, time.Now().Add(10*time.Second), lk.ExpiresAt(), time.Second)
 
-		v, ok := get(t, tg.Client, key)
+		v, ok := locktest.Get(t, tg.Client, key)
 		require.True(t, ok)
 		assert.Equal(t, lk.Token(), v, "the key holds the token, nothing else")
-		p := pttl(t, tg.Client, key)
+		p := locktest.PTTL(t, tg.Client, key)
 		assert.Greater(t, p, int64(9000))
 		assert.LessOrEqual(t, p, int64(10000))
 		left, err := ml.TTL(ctx)
@@ -51,11 +51,11 @@ func TestTryLockUnlock(t *testing.T) {
 		assert.Equal(t, key, no.Key)
 		assert.Greater(t, no.HolderTTL, 9*time.Second)
 		assert.LessOrEqual(t, no.HolderTTL, 10*time.Second)
-		v, _ = get(t, tg.Client, key)
+		v, _ = locktest.Get(t, tg.Client, key)
 		assert.Equal(t, lk.Token(), v, "a failed attempt leaves the holder alone")
 
 		require.NoError(t, lk.Unlock(ctx))
-		_, ok = get(t, tg.Client, key)
+		_, ok = locktest.Get(t, tg.Client, key)
 		assert.False(t, ok, "unlock deletes the key")
 		assert.True(t, waitDone(t, lk, 0), "Done is closed after Unlock")
 		assert.NoError(t, lk.Err(), "a clean Unlock leaves Err nil")
@@ -77,7 +77,7 @@ func TestTryLockUnlock(t *testing.T) {
 // Unlock, Refresh and TTL tell an expired lock from a taken one.
 func TestNotHeldReasons(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		l := modern.New(tg.Client)
 		notHeld := func(t *testing.T, err error, want lockbridge.Reason) {
 			t.Helper()
@@ -106,22 +106,22 @@ func TestNotHeldReasons(t *testing.T) {
 				key := locktest.Key(t, "k")
 				lk, err := l.TryLock(ctx, key, time.Minute)
 				require.NoError(t, err)
-				do(t, tg.Client, "DEL", key) // as if the lease ran out
+				locktest.Do(t, tg.Client, "DEL", key) // as if the lease ran out
 				notHeld(t, o.call(asModern(t, lk)), lockbridge.ReasonGone)
 				lost(t, lk, lockbridge.ReasonGone)
-				_, ok := get(t, tg.Client, key)
+				_, ok := locktest.Get(t, tg.Client, key)
 				assert.False(t, ok, "nothing was written")
 			})
 			t.Run(o.name+"/taken", func(t *testing.T) {
 				key := locktest.Key(t, "k")
 				lk, err := l.TryLock(ctx, key, time.Minute)
 				require.NoError(t, err)
-				do(t, tg.Client, "SET", key, "someone-else", "PX", 60000)
+				locktest.Do(t, tg.Client, "SET", key, "someone-else", "PX", 60000)
 				notHeld(t, o.call(asModern(t, lk)), lockbridge.ReasonTaken)
 				lost(t, lk, lockbridge.ReasonTaken)
-				v, _ := get(t, tg.Client, key)
+				v, _ := locktest.Get(t, tg.Client, key)
 				assert.Equal(t, "someone-else", v, "the other holder's lock is untouched")
-				assert.Greater(t, pttl(t, tg.Client, key), int64(50000), "and its lease too")
+				assert.Greater(t, locktest.PTTL(t, tg.Client, key), int64(50000), "and its lease too")
 			})
 		}
 	})
@@ -129,15 +129,15 @@ func TestNotHeldReasons(t *testing.T) {
 
 func TestRefresh(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		key := locktest.Key(t, "k")
 		lk, err := modern.New(tg.Client).TryLock(ctx, key, 2*time.Second)
 		require.NoError(t, err)
 		before := lk.ExpiresAt()
 		require.NoError(t, lk.Refresh(ctx, time.Minute))
-		assert.Greater(t, pttl(t, tg.Client, key), int64(50000), "the server's lease is extended")
+		assert.Greater(t, locktest.PTTL(t, tg.Client, key), int64(50000), "the server's lease is extended")
 		assert.True(t, lk.ExpiresAt().After(before.Add(50*time.Second)), "and so is the local view")
-		v, _ := get(t, tg.Client, key)
+		v, _ := locktest.Get(t, tg.Client, key)
 		assert.Equal(t, lk.Token(), v)
 
 		assert.ErrorIs(t, lk.Refresh(ctx, 999*time.Microsecond), lockbridge.ErrInvalid)
@@ -149,14 +149,14 @@ func TestRefresh(t *testing.T) {
 // A Redis error is returned as it is, never as ErrNotObtained or ErrNotHeld.
 func TestRedisErrorsAreNotDisguised(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		key := locktest.Key(t, "k")
 		l := modern.New(tg.Client)
 		lk, err := l.TryLock(ctx, key, time.Minute)
 		require.NoError(t, err)
 		// Someone turns the key into a hash: GET in the release script fails.
-		do(t, tg.Client, "DEL", key)
-		do(t, tg.Client, "HSET", key, "f", "v")
+		locktest.Do(t, tg.Client, "DEL", key)
+		locktest.Do(t, tg.Client, "HSET", key, "f", "v")
 		err = lk.Unlock(ctx)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "WRONGTYPE")
@@ -174,7 +174,7 @@ func TestRedisErrorsAreNotDisguised(t *testing.T) {
 	t.Run("server down", func(t *testing.T) {
 		for _, tg := range locktest.Single(t) {
 			tg.Server.Stop()
-			ctx := testCtx(t)
+			ctx := locktest.Ctx(t)
 			l := modern.New(tg.Client)
 			_, err := l.TryLock(ctx, "k", time.Second)
 			require.Error(t, err, tg.Name)

@@ -20,7 +20,7 @@ import (
 // ErrInvalid, from TryLock and from Lock alike.
 func TestInvalidInput(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	ok := modern.New(tg.Client)
 	cases := []struct {
 		name   string
@@ -82,7 +82,7 @@ func TestInvalidInput(t *testing.T) {
 
 func TestCustomToken(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	n := 0
 	l := modern.New(tg.Client, modern.WithTokenFunc(func() (string, error) {
 		n++
@@ -92,7 +92,7 @@ func TestCustomToken(t *testing.T) {
 	lk, err := l.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
 	assert.Equal(t, "host-1/pid-42/b", lk.Token())
-	v, _ := get(t, tg.Client, key)
+	v, _ := locktest.Get(t, tg.Client, key)
 	assert.Equal(t, "host-1/pid-42/b", v)
 	require.NoError(t, lk.Unlock(ctx))
 }

@@ -19,16 +19,16 @@ import (
 
 // autoRefreshHolds: a 300 ms lease, auto-refreshed, is still ours after 2 s.
 func autoRefreshHolds(t *testing.T, c driver.Client) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	lk, err := modern.New(c, modern.WithAutoRefresh()).TryLock(ctx, key, 300*time.Millisecond)
 	require.NoError(t, err)
 	first := lk.ExpiresAt()
 	time.Sleep(2 * time.Second)
-	v, ok := get(t, c, key)
+	v, ok := locktest.Get(t, c, key)
 	require.True(t, ok, "the key is still there after more than six leases")
 	assert.Equal(t, lk.Token(), v)
-	assert.Greater(t, pttl(t, c, key), int64(0))
+	assert.Greater(t, locktest.PTTL(t, c, key), int64(0))
 	assert.NoError(t, lk.Err())
 	assert.True(t, lk.ExpiresAt().After(first.Add(time.Second)), "the local lease moved along")
 	select {
@@ -38,19 +38,19 @@ func autoRefreshHolds(t *testing.T, c driver.Client) {
 	}
 	require.NoError(t, lk.Unlock(ctx))
 	assert.NoError(t, lk.Err())
-	_, ok = get(t, c, key)
+	_, ok = locktest.Get(t, c, key)
 	assert.False(t, ok)
 }
 
 // autoRefreshLostOnDelete: deleting the key from outside closes Done with
 // ErrLost at the next refresh.
 func autoRefreshLostOnDelete(t *testing.T, c driver.Client) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	lk, err := modern.New(c, modern.WithAutoRefresh()).TryLock(ctx, key, 300*time.Millisecond)
 	require.NoError(t, err)
 	time.Sleep(150 * time.Millisecond) // a refresh or so in
-	do(t, c, "DEL", key)
+	locktest.Do(t, c, "DEL", key)
 	deleted := time.Now()
 	require.True(t, waitDone(t, lk, 5*time.Second), "Done closes once the key is gone")
 	t.Logf("Done closed %v after the DEL (refresh period 100ms)", time.Since(deleted).Round(time.Millisecond))
@@ -70,18 +70,18 @@ func TestAutoRefresh(t *testing.T) {
 		t.Run("lost on delete", func(t *testing.T) { t.Parallel(); autoRefreshLostOnDelete(t, tg.Client) })
 		t.Run("lost when taken", func(t *testing.T) {
 			t.Parallel()
-			ctx := testCtx(t)
+			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			lk, err := modern.New(tg.Client, modern.WithAutoRefresh()).TryLock(ctx, key, 300*time.Millisecond)
 			require.NoError(t, err)
-			do(t, tg.Client, "SET", key, "intruder", "PX", 60000)
+			locktest.Do(t, tg.Client, "SET", key, "intruder", "PX", 60000)
 			require.True(t, waitDone(t, lk, 5*time.Second))
 			var nh *lockbridge.NotHeldError
 			require.ErrorAs(t, lk.Err(), &nh)
 			assert.Equal(t, lockbridge.ReasonTaken, nh.Reason)
-			v, _ := get(t, tg.Client, key)
+			v, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, "intruder", v)
-			assert.Greater(t, pttl(t, tg.Client, key), int64(50000), "the refresher never touches another's lease")
+			assert.Greater(t, locktest.PTTL(t, tg.Client, key), int64(50000), "the refresher never touches another's lease")
 		})
 	})
 }
@@ -101,7 +101,7 @@ func TestAutoRefreshLostWhenRedisGoes(t *testing.T) {
 				t.Parallel()
 				srv := redistest.Start(t)
 				c := newClient(t, srv)
-				ctx := testCtx(t)
+				ctx := locktest.Ctx(t)
 				lk, err := modern.New(c, modern.WithAutoRefresh()).TryLock(ctx, "k", 300*time.Millisecond)
 				require.NoError(t, err)
 				time.Sleep(120 * time.Millisecond) // one refresh in
@@ -130,7 +130,7 @@ func TestAutoRefreshLostWhenRedisGoes(t *testing.T) {
 // Unlock stops the refresher: no refresh reaches Redis afterwards.
 func TestUnlockStopsRefresh(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		key := locktest.Key(t, "k")
 		lk, err := modern.New(tg.Client, modern.WithAutoRefresh()).TryLock(ctx, key, 60*time.Millisecond)
 		require.NoError(t, err)
@@ -147,7 +147,7 @@ func TestUnlockStopsRefresh(t *testing.T) {
 // own; calls from the other adapter's subtest are over by then.
 func scriptCalls(t *testing.T, c driver.Client) string {
 	t.Helper()
-	info := do(t, c, "INFO", "commandstats").(string)
+	info := locktest.Do(t, c, "INFO", "commandstats").(string)
 	var out []string
 	for _, line := range strings.Split(info, "\n") {
 		if strings.HasPrefix(line, "cmdstat_eval") {

@@ -36,7 +36,7 @@ func TestAllTargets(t *testing.T) {
 // exclusion: 32 goroutines on one key, through 4 lockers: all acquire, and
 // the guard never sees two inside.
 func exclusion(t *testing.T, c driver.Client) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	guard := locktest.NewGuard(c, key)
 	lockers := []*modern.Locker{
@@ -67,14 +67,14 @@ func exclusion(t *testing.T, c driver.Client) {
 	}
 	assert.Equal(t, int64(32), guard.Entries(), "every goroutine got the lock")
 	assert.Equal(t, int64(0), guard.Violations(), "no two holders at once")
-	_, ok := get(t, c, key)
+	_, ok := locktest.Get(t, c, key)
 	assert.False(t, ok)
 }
 
 // fences: 1000 hand-offs between 8 goroutines on 4 lockers give strictly
 // increasing fences, in the order the holders held the lock.
 func fences(t *testing.T, c driver.Client) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	guard := locktest.NewGuard(c, key)
 	lockers := make([]*modern.Locker, 4)
@@ -124,17 +124,17 @@ func fences(t *testing.T, c driver.Client) {
 	// The counter: in the key's slot, never expiring, at the last fence
 	// handed out (the last holders of each goroutine took one more each).
 	fenceKey := "{" + key + "}:fence"
-	v, ok := get(t, c, fenceKey)
+	v, ok := locktest.Get(t, c, fenceKey)
 	require.True(t, ok)
 	assert.GreaterOrEqual(t, v, fmt.Sprint(seen[total-1]))
-	assert.Equal(t, int64(-1), pttl(t, c, fenceKey), "the fence counter never expires")
+	assert.Equal(t, int64(-1), locktest.PTTL(t, c, fenceKey), "the fence counter never expires")
 }
 
 // releaseWakes: a waiter whose backoff is an hour, behind a holder with a
 // minute left, gets the lock when the holder unlocks: only the release
 // notification can wake it.
 func releaseWakes(t *testing.T, c driver.Client) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	holder, err := modern.New(c).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func releaseWakes(t *testing.T, c driver.Client) {
 		t.Fatal("the waiter was not woken by the release")
 	}
 	require.NotNil(t, lk)
-	v, _ := get(t, c, key)
+	v, _ := locktest.Get(t, c, key)
 	assert.Equal(t, lk.Token(), v)
 	assert.Equal(t, int64(3), tokens.n.Load(), "tried, subscribed, tried again, woken: the third attempt got it")
 	require.NoError(t, lk.Unlock(ctx))
@@ -168,7 +168,7 @@ func releaseWakes(t *testing.T, c driver.Client) {
 // unlockPublishes: the release script publishes on "{key}:released", with
 // SPUBLISH in a cluster.
 func unlockPublishes(t *testing.T, c driver.Client, cluster bool) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	ch := "{" + key + "}:released"
 	sub, err := c.Subscribe(ctx, ch)
@@ -186,7 +186,7 @@ func unlockPublishes(t *testing.T, c driver.Client, cluster bool) {
 	// An expired lock's Unlock publishes nothing.
 	lk, err = modern.New(c).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
-	do(t, c, "DEL", key)
+	locktest.Do(t, c, "DEL", key)
 	require.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
 	select {
 	case m := <-sub.Messages():
@@ -198,7 +198,7 @@ func unlockPublishes(t *testing.T, c driver.Client, cluster bool) {
 // polling: with notifications off, waiters still get the lock, by polling,
 // and never sleep past the holder's lease.
 func polling(t *testing.T, c driver.Client) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	t.Run("release", func(t *testing.T) {
 		key := locktest.Key(t, "k")
 		holder, err := modern.New(c).TryLock(ctx, key, time.Minute)
@@ -230,13 +230,13 @@ func polling(t *testing.T, c driver.Client) {
 
 // taggedKey: a key with a hash tag keeps it; fence and channel are key+suffix.
 func taggedKey(t *testing.T, c driver.Client) {
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := "{" + locktest.Key(t, "tag") + "}:order"
 	lk, err := modern.New(c, modern.WithFencing()).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
 	fence := asModern(t, lk).Fence()
 	assert.Greater(t, fence, int64(0))
-	v, ok := get(t, c, key+":fence")
+	v, ok := locktest.Get(t, c, key+":fence")
 	require.True(t, ok)
 	assert.Equal(t, strconv.FormatInt(fence, 10), v)
 	require.NoError(t, lk.Unlock(ctx))

@@ -27,7 +27,7 @@ import (
 // ErrNotObtained and the context's error, and leaves the holder's lock alone.
 func TestLockContextEnds(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		key := locktest.Key(t, "k")
 		holder, err := modern.New(tg.Client).TryLock(ctx, key, time.Minute)
 		require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestLockContextEnds(t *testing.T) {
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 		require.ErrorIs(t, err, context.Canceled)
 
-		v, _ := get(t, tg.Client, key)
+		v, _ := locktest.Get(t, tg.Client, key)
 		assert.Equal(t, holder.Token(), v, "the holder still has it")
 		require.NoError(t, holder.Unlock(ctx))
 	})
@@ -58,7 +58,7 @@ func TestLockContextEnds(t *testing.T) {
 // a SET that landed is released at once.
 func TestCancelledAcquireLeavesNoLock(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		l := modern.New(tg.Client, modern.WithFencing())
 		rng := rand.New(rand.NewSource(1))
 		var cancelled, obtained int
@@ -81,17 +81,17 @@ func TestCancelledAcquireLeavesNoLock(t *testing.T) {
 			cancelled++
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			_, ok := get(t, tg.Client, key)
+			_, ok := locktest.Get(t, tg.Client, key)
 			require.False(t, ok, "attempt %d: a cancelled acquire left the key behind", i)
 		}
 		// Whatever was in flight has landed by now; still nothing there.
 		time.Sleep(50 * time.Millisecond)
 		key := locktest.Key(t, "k")
-		_, ok := get(t, tg.Client, key)
+		_, ok := locktest.Get(t, tg.Client, key)
 		assert.False(t, ok)
 		// Every SET that landed also took a fence: those beyond the locks
 		// obtained are SETs whose context ended on the wire, undone.
-		v, _ := get(t, tg.Client, "{"+key+"}:fence")
+		v, _ := locktest.Get(t, tg.Client, "{"+key+"}:fence")
 		landed, err := strconv.Atoi(v)
 		require.NoError(t, err)
 		t.Logf("%d obtained, %d cancelled, of which %d had landed and were undone", obtained, cancelled, landed-obtained)
@@ -102,7 +102,7 @@ func TestCancelledAcquireLeavesNoLock(t *testing.T) {
 // last one is done.
 func TestSharedSubscription(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
-		ctx := testCtx(t)
+		ctx := locktest.Ctx(t)
 		keys := []string{locktest.Key(t, "a"), locktest.Key(t, "b")}
 		holders := make([]lockbridge.Lock, len(keys))
 		for i, k := range keys {
@@ -127,7 +127,7 @@ func TestSharedSubscription(t *testing.T) {
 			return tokens.n.Load() >= 16 && modern.HubSubscribed(l, keys[0]) && modern.HubSubscribed(l, keys[1])
 		}, "all waiters subscribed")
 		for _, k := range keys {
-			r := do(t, tg.Client, "PUBSUB", "NUMSUB", "{"+k+"}:released").([]any)
+			r := locktest.Do(t, tg.Client, "PUBSUB", "NUMSUB", "{"+k+"}:released").([]any)
 			assert.Equal(t, int64(1), r[1], "one subscriber for the 4 waiters of %s", k)
 		}
 		assert.Equal(t, 1, pubsubClients(t, tg.Client), "one pub/sub connection for 8 waiters on 2 keys")
@@ -142,7 +142,7 @@ func TestSharedSubscription(t *testing.T) {
 }
 
 func pubsubClients(t *testing.T, c driver.Client) int {
-	list := do(t, c, "CLIENT", "LIST", "TYPE", "pubsub").(string)
+	list := locktest.Do(t, c, "CLIENT", "LIST", "TYPE", "pubsub").(string)
 	return strings.Count(list, "id=")
 }
 
@@ -151,7 +151,7 @@ func pubsubClients(t *testing.T, c driver.Client) int {
 func TestNoPubSubRightsFallsBackToPolling(t *testing.T) {
 	{
 		tg := locktest.Single(t)[0]
-		do(t, tg.Client, "ACL", "SETUSER", "nochannels", "on", ">secret", "~*", "resetchannels", "+@all")
+		locktest.Do(t, tg.Client, "ACL", "SETUSER", "nochannels", "on", ">secret", "~*", "resetchannels", "+@all")
 		addr := tg.Server.Addr()
 		rc := goredislib.NewClient(&goredislib.Options{Addr: addr, Username: "nochannels", Password: "secret", MaxRetries: -1})
 		t.Cleanup(func() { _ = rc.Close() })
@@ -162,7 +162,7 @@ func TestNoPubSubRightsFallsBackToPolling(t *testing.T) {
 		clients := map[string]driver.Client{"goredis": goredis.New(rc), "redigo": redigoadapter.New(pool)}
 		for name, c := range clients {
 			t.Run(name, func(t *testing.T) {
-				ctx := testCtx(t)
+				ctx := locktest.Ctx(t)
 				key := locktest.Key(t, "k")
 				_, err := c.Subscribe(ctx, "{"+key+"}:released")
 				require.Error(t, err, "the user really may not subscribe")
@@ -191,7 +191,7 @@ func TestNoPubSubRightsFallsBackToPolling(t *testing.T) {
 // NoRetry makes Lock a single attempt, without subscribing.
 func TestLockNoRetry(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	holder, err := modern.New(tg.Client).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)

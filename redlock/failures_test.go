@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/redlock"
 )
 
@@ -19,7 +20,7 @@ import (
 // round leaves nothing on the live ones.
 func TestNodesDown(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	l := redlock.New(f.clients, redlock.WithNodeNames(f.names...))
 
 	f.servers[1].Stop()
@@ -72,7 +73,7 @@ func TestNodesDown(t *testing.T) {
 // the key back); a third stopping makes it lost.
 func TestNodeStopsMidHold(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	l := redlock.New(f.clients, redlock.WithAutoRefresh())
 	const ttl = 300 * time.Millisecond
 
@@ -97,7 +98,7 @@ func TestNodeStopsMidHold(t *testing.T) {
 	// Three down (3 and two more): no refresh can reach a majority.
 	f.servers[0].Stop()
 	f.servers[4].Stop()
-	require.True(t, waitDone(lk, 2*time.Second), "the loss was not noticed")
+	require.True(t, locktest.WaitDone(lk, 2*time.Second), "the loss was not noticed")
 	require.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
 	quorumErr(t, lk.Err())
 
@@ -117,7 +118,7 @@ func TestNodeStopsMidHold(t *testing.T) {
 // did not end. The bounds are generous: they prove no stall, not a speed.
 func TestHungNode(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	const nodeTimeout = 100 * time.Millisecond
 	l := redlock.New(f.clients, redlock.WithNodeTimeout(nodeTimeout), redlock.WithAutoRefresh())
 

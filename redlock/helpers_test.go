@@ -105,13 +105,6 @@ func all(n int, v bool) []bool {
 	return out
 }
 
-// testCtx is a context that ends with the test, or after 30 s.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // quorumErr asserts that err is a *redlock.QuorumError and returns it.
 func quorumErr(t testing.TB, err error) *redlock.QuorumError {
 	t.Helper()
@@ -126,16 +119,6 @@ func asRedlock(t testing.TB, l lockbridge.Lock) *redlock.Lock {
 	rl, ok := l.(*redlock.Lock)
 	require.True(t, ok, "lock is a %T, not a *redlock.Lock", l)
 	return rl
-}
-
-// waitDone waits up to d for a lock's Done channel.
-func waitDone(l lockbridge.Lock, d time.Duration) bool {
-	select {
-	case <-l.Done():
-		return true
-	case <-time.After(d):
-		return false
-	}
 }
 
 // isDone reports whether a lock's Done channel is closed now.

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/redlock"
 )
 
@@ -95,7 +96,7 @@ func TestQuorum(t *testing.T) {
 // token or a failing func fails the attempt.
 func TestTokenFunc(t *testing.T) {
 	f := startFleet(t, 3)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	lk, err := redlock.New(f.clients, redlock.WithTokenFunc(func() (string, error) { return "host-1/42/abc", nil })).TryLock(ctx, "k", time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, "host-1/42/abc", lk.Token())

@@ -30,7 +30,7 @@ const (
 // on each node.
 func TestCycle(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	l := redlock.New(f.clients)
 	const ttl = 10 * time.Second
 
@@ -105,7 +105,7 @@ func TestCycle(t *testing.T) {
 // got.
 func TestMajority(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	l := redlock.New(f.clients, redlock.WithNodeNames(f.names...))
 
 	f.set(t, "two", "other", time.Minute, 0, 1)
@@ -166,7 +166,7 @@ func TestMajority(t *testing.T) {
 // five nodes never overlap.
 func TestExclusion(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	guard := locktest.NewGuard(f.clients[0], "excl")
 	lockers := []*redlock.Locker{
 		redlock.New(f.clients, redlock.WithBackoff(lockbridge.ExponentialBackoff(time.Millisecond, 16*time.Millisecond))),
@@ -203,7 +203,7 @@ func TestExclusion(t *testing.T) {
 // the key (and gives it back to them); three is a lost lock.
 func TestRefresh(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	l := redlock.New(f.clients)
 
 	lk, err := l.TryLock(ctx, "r", time.Second)
@@ -253,7 +253,7 @@ func TestRefresh(t *testing.T) {
 // three nodes makes it lost, and Done says so.
 func TestAutoRefresh(t *testing.T) {
 	f := startFleet(t, 5)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	l := redlock.New(f.clients, redlock.WithAutoRefresh())
 
 	lk, err := l.TryLock(ctx, "a", 300*time.Millisecond)
@@ -274,7 +274,7 @@ func TestAutoRefresh(t *testing.T) {
 	lk, err = l.TryLock(ctx, "b", 300*time.Millisecond)
 	require.NoError(t, err)
 	f.del(t, "b", 0, 2, 4)
-	require.True(t, waitDone(lk, 2*time.Second), "the loss was not noticed")
+	require.True(t, locktest.WaitDone(lk, 2*time.Second), "the loss was not noticed")
 	require.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
 	assert.ErrorIs(t, lk.Err(), lockbridge.ErrNotHeld)
 	assert.Contains(t, lk.Err().Error(), `redlock: lock lost: refresh of lock "b" failed: 2 of 5 nodes refreshed, need 3`)
@@ -286,7 +286,7 @@ func TestAutoRefresh(t *testing.T) {
 // lock is refused and the round undone.
 func TestPausedClient(t *testing.T) {
 	f := startFleet(t, 3)
-	ctx := testCtx(t)
+	ctx := locktest.Ctx(t)
 	clients := append(f.clients[:0:0], f.clients...)
 	// A lease long enough that each node's timeout (a tenth of it) is not
 	// reached on a loaded machine; the pause outlasts it.

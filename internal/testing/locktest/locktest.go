@@ -8,11 +8,14 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	goredislib "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/driver/redigoadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
-	goredislib "github.com/redis/go-redis/v9"
 )
 
 // Target is one client to run a test against.
@@ -134,3 +137,52 @@ func (g *Guard) Entries() int64 { return g.entries.Load() }
 
 // Violations is how many times a holder entered while another was inside.
 func (g *Guard) Violations() int64 { return g.violation.Load() }
+
+// Ctx returns a context that ends with the test, or after 30 s.
+func Ctx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Get returns what key holds, byte for byte ("", false when absent).
+func Get(t testing.TB, c driver.Client, key string) (string, bool) {
+	t.Helper()
+	v, ok, err := c.Get(context.Background(), key)
+	require.NoError(t, err)
+	return v, ok
+}
+
+// Set stores value at key, with no TTL.
+func Set(t testing.TB, c driver.Client, key, value string) {
+	t.Helper()
+	_, err := c.Do(context.Background(), "SET", key, value)
+	require.NoError(t, err)
+}
+
+// PTTL returns PTTL key in milliseconds: -1 without a TTL, -2 without a
+// key.
+func PTTL(t testing.TB, c driver.Client, key string) int64 {
+	t.Helper()
+	r, err := c.Do(context.Background(), "PTTL", key)
+	require.NoError(t, err)
+	return r.(int64)
+}
+
+// Do runs a command and requires it to succeed.
+func Do(t testing.TB, c driver.Client, args ...any) any {
+	t.Helper()
+	r, err := c.Do(context.Background(), args...)
+	require.NoError(t, err)
+	return r
+}
+
+// WaitDone waits up to d for a lock's Done channel.
+func WaitDone(l lockbridge.Lock, d time.Duration) bool {
+	select {
+	case <-l.Done():
+		return true
+	case <-time.After(d):
+		return false
+	}
+}

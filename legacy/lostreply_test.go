@@ -1,7 +1,7 @@
 package legacy_test
 
-// Regression tests for the independent review: a reply lost in transit must
-// never let a retried release, or an undo, meet another holder's lock.
+// A reply lost in transit must never let a retried release, or an undo,
+// meet another holder's lock.
 
 import (
 	"context"

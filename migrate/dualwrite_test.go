@@ -1,7 +1,7 @@
 package migrate
 
-// Regression tests for the findings of the independent review: each one was
-// a way to let two holders in, or to block the controller for nothing.
+// Dual-write releases and leases: each case was a way to let two holders in,
+// or to block the controller for nothing.
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func TestCancelledDualWriteAcquireLeavesJavaHolderAlone(t *testing.T) {
 		_, ok, err := javareplay.Lock(ctx, tg.Client, name, 5*time.Second, nil)
 		require.NoError(t, err)
 		require.True(t, ok)
-		javaValue, _ := get(t, tg.Client, name)
+		javaValue, _ := locktest.Get(t, tg.Client, name)
 
 		l := New(tg.Client, WithPhase(PhaseDualWrite))
 		for i := 0; i < 20; i++ {
@@ -39,7 +39,7 @@ func TestCancelledDualWriteAcquireLeavesJavaHolderAlone(t *testing.T) {
 			_, _ = l.Lock(dctx, name, 5*time.Second)
 			cancel()
 		}
-		v, ok := get(t, tg.Client, name)
+		v, ok := locktest.Get(t, tg.Client, name)
 		require.True(t, ok, "the Java holder's lock was deleted")
 		assert.Equal(t, javaValue, v)
 	})
@@ -58,11 +58,11 @@ func TestSecondUnlockLeavesSuccessorAlone(t *testing.T) {
 	succ := legacy.New(tg.Client)
 	slk, err := succ.TryLock(ctx, name, 5*time.Second)
 	require.NoError(t, err)
-	before, _ := get(t, tg.Client, name)
+	before, _ := locktest.Get(t, tg.Client, name)
 
 	err = lk.Unlock(ctx)
 	assert.ErrorIs(t, err, lockbridge.ErrNotHeld)
-	after, ok := get(t, tg.Client, name)
+	after, ok := locktest.Get(t, tg.Client, name)
 	require.True(t, ok, "the successor's lock was deleted")
 	assert.Equal(t, before, after)
 	require.NoError(t, slk.Unlock(ctx))
@@ -82,13 +82,13 @@ func TestDualWriteSecondsLease(t *testing.T) {
 	defer l.Close(ctx)
 	lk, err := l.TryLock(ctx, name, 1900*time.Millisecond)
 	require.NoError(t, err)
-	v, _ := get(t, tg.Client, name)
+	v, _ := locktest.Get(t, tg.Client, name)
 	w, err := strconv.ParseInt(v, 10, 64)
 	require.NoError(t, err)
 	legacyEnd := time.Unix(w+1, 0)
 	assert.False(t, lk.ExpiresAt().After(legacyEnd), "lease %v ends after legacy lockers may take over at %v", lk.ExpiresAt(), legacyEnd)
 	_, modernKey, _ := l.Keys(name)
-	assert.GreaterOrEqual(t, time.Now().Add(time.Duration(pttl(t, tg.Client, modernKey))*time.Millisecond).Add(20*time.Millisecond), legacyEnd,
+	assert.GreaterOrEqual(t, time.Now().Add(time.Duration(locktest.PTTL(t, tg.Client, modernKey))*time.Millisecond).Add(20*time.Millisecond), legacyEnd,
 		"the modern key outlives the legacy value")
 
 	// The holder crashes. A contender waits it out and never reports a
