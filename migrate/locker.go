@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
@@ -45,9 +46,9 @@ type Locker struct {
 	modern  *modern.Locker
 	manual  *modern.Locker // modern without its auto-refresh: heldLock runs it
 	profile legacyproto.Profile
-	mset    modern.Settings
-	follow  *follower // nil for a fixed phase without a namespace
-	store   *store    // the namespace, for sightings; nil without one
+	mset    modernproto.Config // the modern options, for the dual phases
+	follow  *follower          // nil for a fixed phase without a namespace
+	store   *store             // the namespace, for sightings; nil without one
 	hub     *notify.Hub
 	pub     string // "PUBLISH" or "SPUBLISH"
 	held    heldSet
@@ -76,9 +77,9 @@ func New(c driver.Client, opts ...Option) *Locker {
 	}
 	if c != nil {
 		l.modern = modern.New(c, l.cfg.modernOpts...)
-		l.mset = l.modern.Settings()
-		if l.mset.Err != nil {
-			l.cfg.errs.Keep(l.mset.Err)
+		l.mset = modernproto.NewConfig(l.cfg.modernOpts)
+		if err := l.mset.Errs.Err(); err != nil {
+			l.cfg.errs.Keep(err)
 		}
 	}
 	l.err = l.cfg.err()
@@ -112,7 +113,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 				return ""
 			})
 		}
-		l.manual = l.modern.Manual()
+		l.manual = modern.New(c, append(l.cfg.modernOpts[:len(l.cfg.modernOpts):len(l.cfg.modernOpts)], modernproto.Manual)...)
 	}
 	return l
 }
@@ -202,7 +203,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		return nil, err
 	}
 	var wake chan struct{}
-	if l.mset.Notifications && a.channel != "" {
+	if l.mset.Notify && a.channel != "" {
 		wake = make(chan struct{}, 1)
 		release := func() {}
 		defer func() { release() }()
@@ -315,7 +316,7 @@ func (l *Locker) acquire(ctx context.Context, p Phase, a args) (lockbridge.Lock,
 		if l.follow != nil {
 			m = l.manual
 		}
-		md, left, err := m.Attempt(ctx, a.modernKey, a.ttl)
+		md, left, err := modernAttempt(ctx, m, a.modernKey, a.ttl)
 		if err != nil {
 			return nil, left, err
 		}
@@ -339,7 +340,7 @@ type modernLock struct {
 func (m *modernLock) Key() string { return m.key }
 
 func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.Lock, time.Duration, error) {
-	if l.mset.WaitReplicas > 0 {
+	if l.mset.WaitN > 0 {
 		// The dual-phase acquire is a script of its own, which does not
 		// WAIT: refuse rather than report a lock no replica acknowledged.
 		return nil, 0, fmt.Errorf("%s: %w: modern.WithWait is honoured only in the modern phase; the %v acquire does not wait for replicas", pkg, lockbridge.ErrInvalid, p)
@@ -500,4 +501,24 @@ func (l *Locker) readBack(ctx context.Context, modernKey, fenceKey, token string
 		}
 	}
 	return true, fence, nil
+}
+
+// modernAttempt is one modern TryLock returning the *modern.Lock and, when
+// another holder has the lock, how long it has left (0 when unknown), for
+// the waiting loop.
+func modernAttempt(ctx context.Context, m *modern.Locker, key string, ttl time.Duration) (*modern.Lock, time.Duration, error) {
+	lk, err := m.TryLock(ctx, key, ttl)
+	if err != nil {
+		var no *modern.NotObtainedError
+		if errors.As(err, &no) {
+			switch {
+			case no.HolderTTL > 0:
+				return nil, no.HolderTTL, err
+			case no.HolderTTL == 0:
+				return nil, time.Millisecond, err // expiring this very millisecond
+			}
+		}
+		return nil, 0, err
+	}
+	return lk.(*modern.Lock), 0, nil
 }

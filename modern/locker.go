@@ -37,7 +37,7 @@ const (
 // is opened when a Lock call first has to wait and closed when the last
 // waiting Lock call returns.
 type Locker struct {
-	cfg  config
+	cfg  modernproto.Config
 	err  error            // invalid options, returned by every TryLock and Lock
 	node modernproto.Node // the client, speaking the protocol
 	hub  *notify.Hub
@@ -47,21 +47,14 @@ type Locker struct {
 // here but by every TryLock and Lock, with an error wrapping
 // lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
-	l := &Locker{cfg: defaults()}
-	for _, o := range opts {
-		if o == nil {
-			l.cfg.errs.Invalid("nil option")
-			continue
-		}
-		o(&l.cfg)
-	}
+	l := &Locker{cfg: modernproto.NewConfig(opts)}
 	if c == nil {
-		l.cfg.errs.Invalid("nil driver.Client")
+		l.cfg.Errs.Invalid("nil driver.Client")
 	} else {
 		l.node = modernproto.NewNode("modern", c)
 		l.hub = notify.New(c)
 	}
-	l.err = l.cfg.errs.Err()
+	l.err = l.cfg.Errs.Err()
 	return l
 }
 
@@ -82,7 +75,7 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 	if err := check.KeyTTL("modern", key, ttl, time.Millisecond); err != nil {
 		return names{}, 0, err
 	}
-	n, ok := modernproto.NewNames(key, l.cfg.fencing)
+	n, ok := modernproto.NewNames(key, l.cfg.Fencing)
 	if !ok {
 		return names{}, 0, fmt.Errorf("modern: %w: key %q cannot have a fence counter in its hash slot", lockbridge.ErrInvalid, key)
 	}
@@ -133,13 +126,13 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		return nil, err
 	}
 	var wake chan struct{}
-	if l.cfg.notify && n.Channel != "" {
-		if _, again := l.cfg.backoff.Delay(1); again {
+	if l.cfg.Notify && n.Channel != "" {
+		if _, again := l.cfg.Backoff.Delay(1); again {
 			wake = make(chan struct{}, 1)
 		}
 	}
 	var release func()
-	lk, err := retry.Loop(ctx, l.cfg.backoff, wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+	lk, err := retry.Loop(ctx, l.cfg.Backoff, wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := l.try(ctx, &n, ttl)
 		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
 			var serr error
@@ -168,7 +161,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 	}
-	token, err := l.checkedToken()
+	token, err := l.cfg.Token()
 	if err != nil {
 		return nil, 0, fmt.Errorf("modern: token: %w", err)
 	}
@@ -184,7 +177,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 			l.undo(ctx, n, arg)
 			return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 		}
-		if !errors.Is(err, lockbridge.ErrUnknownOutcome) || l.cfg.waitN > 0 {
+		if !errors.Is(err, lockbridge.ErrUnknownOutcome) || l.cfg.WaitN > 0 {
 			if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 				l.undo(ctx, n, arg) // not acknowledged by the replicas: not held
 			}
@@ -205,7 +198,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	}
 	lk := &Lock{locker: l, names: *n, token: token, arg: arg, fence: fence}
 	lk.lease.Init("modern", start, ttl)
-	if l.cfg.autoRefresh {
+	if l.cfg.AutoRefresh {
 		lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 	}
 	return lk, 0, nil
@@ -274,10 +267,10 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 
 // acquire makes one attempt, with WAIT after it when WithWait asks for it.
 func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
-	if l.cfg.waitN == 0 {
+	if l.cfg.WaitN == 0 {
 		return acquire(ctx, &l.node, n, token, ttl)
 	}
-	ok, v, acked, err := l.node.AcquireWait(ctx, n, token, ttl, l.cfg.waitN, l.cfg.waitTimeout)
+	ok, v, acked, err := l.node.AcquireWait(ctx, n, token, ttl, l.cfg.WaitN, l.cfg.WaitTimeout)
 	if errors.Is(err, driver.ErrNoPin) {
 		return 0, 0, fmt.Errorf("modern: %w: WithWait needs a client that sends WAIT on the connection of the acquire: %w", lockbridge.ErrInvalid, err)
 	}
@@ -287,11 +280,11 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 		}
 		return notObtained(n, v)
 	}
-	if err == nil && acked >= int64(l.cfg.waitN) {
+	if err == nil && acked >= int64(l.cfg.WaitN) {
 		return v, 0, nil
 	}
 	// Held on the primary, not acknowledged enough: not held.
-	re := &ReplicationError{Key: n.Key, Want: l.cfg.waitN, Acked: acked, Err: err}
+	re := &ReplicationError{Key: n.Key, Want: l.cfg.WaitN, Acked: acked, Err: err}
 	if ctxEnded(ctx, err) {
 		l.undo(ctx, n, token)
 		return 0, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, re)

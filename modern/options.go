@@ -4,41 +4,21 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
 // Option configures a Locker. Options are applied by New in order; an
 // invalid one is recorded and returned, wrapping lockbridge.ErrInvalid, by
 // every TryLock and Lock of that Locker (New itself returns no error).
-type Option func(*config)
+type Option = modernproto.Option
 
 // The defaults of the options.
 const (
 	// DefaultBackoffMin and DefaultBackoffMax bound the default backoff of
 	// Lock: lockbridge.ExponentialBackoff(8 ms, 512 ms), with jitter.
-	DefaultBackoffMin = 8 * time.Millisecond
-	DefaultBackoffMax = 512 * time.Millisecond
+	DefaultBackoffMin = modernproto.DefaultBackoffMin
+	DefaultBackoffMax = modernproto.DefaultBackoffMax
 )
-
-type config struct {
-	autoRefresh bool
-	fencing     bool
-	notify      bool
-	waitN       int           // WithWait: replicas; 0 off
-	waitTimeout time.Duration // WithWait: WAIT's timeout
-	backoff     lockbridge.Backoff
-	token       func() (string, error)
-	errs        lockopt.Errs
-}
-
-func defaults() config {
-	return config{
-		errs:    lockopt.For("modern"),
-		notify:  true,
-		backoff: lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
-		token:   NewToken,
-	}
-}
 
 // WithAutoRefresh makes every lock refresh itself every ttl/3 (with the ttl
 // it was obtained or last refreshed with) until Unlock. When a refresh finds
@@ -46,7 +26,7 @@ func defaults() config {
 // the lease (Redis unreachable or hung), the lock's Done channel is closed
 // and Err returns an error wrapping lockbridge.ErrLost. Default: off — a lock
 // lives for its ttl unless refreshed by hand.
-func WithAutoRefresh() Option { return func(c *config) { c.autoRefresh = true } }
+func WithAutoRefresh() Option { return func(c *modernproto.Config) { c.AutoRefresh = true } }
 
 // WithFencing makes the acquire also hand out a fence, kept in a counter
 // key in the lock key's hash slot ("{key}:fence" for a key without a hash
@@ -62,7 +42,7 @@ func WithAutoRefresh() Option { return func(c *config) { c.autoRefresh = true } 
 // counter never expires: one small key per lock name for good. Keys whose
 // counter cannot share their slot (a stray '}') are rejected with
 // ErrInvalid. Default: off (Fence returns 0).
-func WithFencing() Option { return func(c *config) { c.fencing = true } }
+func WithFencing() Option { return func(c *modernproto.Config) { c.Fencing = true } }
 
 // WithBackoff sets how long Lock waits between attempts. It never waits
 // longer than the holder's remaining lease (learnt by each failed attempt),
@@ -71,7 +51,7 @@ func WithFencing() Option { return func(c *config) { c.fencing = true } }
 // 512 ms), which draws each wait with jitter from [d/2, d], d doubling from
 // 8 ms up to 512 ms. A nil or malformed backoff is invalid.
 func WithBackoff(b lockbridge.Backoff) Option {
-	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
+	return func(c *modernproto.Config) { c.Errs.Backoff(&c.Backoff, b) }
 }
 
 // WithNotifications turns release notifications for Lock on or off. On, a
@@ -83,7 +63,7 @@ func WithBackoff(b lockbridge.Backoff) Option {
 // instead, never sleeping past the holder's lease, and subscribing is tried
 // again a second later. Off, Lock always polls. Releases publish either way,
 // so other lockers' waiters wake. Default: on.
-func WithNotifications(on bool) Option { return func(c *config) { c.notify = on } }
+func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.Notify = on } }
 
 // WithTokenFunc sets how each acquire makes its token, the value that proves
 // ownership on release and refresh. It must return a value unique to this
@@ -92,13 +72,7 @@ func WithNotifications(on bool) Option { return func(c *config) { c.notify = on 
 // for tokens that name the holder (say "host/pid/random") for inspection.
 // Default: NewToken (16 random bytes, base64url). nil is invalid.
 func WithTokenFunc(f func() (string, error)) Option {
-	return func(c *config) {
-		if f == nil {
-			c.errs.Invalid("nil token func")
-			return
-		}
-		c.token = f
-	}
+	return func(c *modernproto.Config) { c.Errs.TokenFunc(&c.TokenFunc, f) }
 }
 
 // WithWait makes every acquire wait, on the connection that sent it, until
@@ -119,11 +93,11 @@ func WithTokenFunc(f func() (string, error)) Option {
 // (whole milliseconds; WAIT's 0, "for ever", is not offered). Default: off
 // (an acquire is reported held once the primary has it).
 func WithWait(replicas int, timeout time.Duration) Option {
-	return func(c *config) {
+	return func(c *modernproto.Config) {
 		if replicas < 1 || timeout < time.Millisecond {
-			c.errs.Invalid("WithWait(%d, %v): want at least 1 replica and a timeout of at least 1ms", replicas, timeout)
+			c.Errs.Invalid("WithWait(%d, %v): want at least 1 replica and a timeout of at least 1ms", replicas, timeout)
 			return
 		}
-		c.waitN, c.waitTimeout = replicas, timeout.Truncate(time.Millisecond)
+		c.WaitN, c.WaitTimeout = replicas, timeout.Truncate(time.Millisecond)
 	}
 }

@@ -298,7 +298,7 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("redlock: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
 	}
-	token, err := lockopt.Token("redlock", l.cfg.token)
+	token, err := modernproto.MakeToken("redlock", l.cfg.token)
 	if err != nil {
 		return nil, 0, err
 	}

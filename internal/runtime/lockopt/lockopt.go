@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
 // Errs records what is wrong with a package's options. Every error it
@@ -26,6 +25,9 @@ func (e *Errs) Invalid(format string, args ...any) {
 
 // Add records err, which already wraps lockbridge.ErrInvalid.
 func (e *Errs) Add(err error) { e.errs = append(e.errs, fmt.Errorf("%s: %w", e.pkg, err)) }
+
+// Pkg is the package the options belong to.
+func (e *Errs) Pkg() string { return e.pkg }
 
 // Err joins what was recorded; nil when every option was valid.
 func (e *Errs) Err() error { return errors.Join(e.errs...) }
@@ -57,20 +59,6 @@ func (e *Errs) TokenFunc(dst *func() (string, error), f func() (string, error)) 
 		return
 	}
 	*dst = f
-}
-
-// Token calls a token function and checks what it made: 1 to
-// modernproto.MaxTokenLen bytes. The one token check of every package that
-// writes modern tokens.
-func Token(pkg string, f func() (string, error)) (string, error) {
-	tok, err := f()
-	if err != nil {
-		return "", fmt.Errorf("%s: token: %w", pkg, err)
-	}
-	if tok == "" || len(tok) > modernproto.MaxTokenLen {
-		return "", fmt.Errorf("%s: %w: token of %d bytes (want 1 to %d)", pkg, lockbridge.ErrInvalid, len(tok), modernproto.MaxTokenLen)
-	}
-	return tok, nil
 }
 
 // Zero is the error of a call on a Locker not made by New (nil, or its

@@ -43,26 +43,6 @@ func TestErrsRecordsEveryInvalidOption(t *testing.T) {
 	assert.NotNil(t, ok.backoff)
 }
 
-func TestToken(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		f    func() (string, error)
-		want error
-	}{
-		{"empty", func() (string, error) { return "", nil }, lockbridge.ErrInvalid},
-		{"too long", func() (string, error) { return string(make([]byte, 1<<20)), nil }, lockbridge.ErrInvalid},
-		{"failing", func() (string, error) { return "", errors.New("no entropy") }, nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := Token("pkg", tc.f)
-			require.Error(t, err)
-			if tc.want != nil {
-				assert.ErrorIs(t, err, tc.want)
-			}
-		})
-	}
-	tok, err := Token("pkg", func() (string, error) { return "abc", nil })
-	require.NoError(t, err)
-	assert.Equal(t, "abc", tok)
+func TestZero(t *testing.T) {
 	assert.ErrorIs(t, Zero("pkg"), lockbridge.ErrInvalid)
 }
