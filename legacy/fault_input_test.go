@@ -58,7 +58,6 @@ func TestFaultNilInputs(t *testing.T) {
 		}{
 			{"TryLock nil ctx", func() error { _, err := l.TryLock(nilCtx, "k", time.Second); return err }},
 			{"Lock nil ctx", func() error { _, err := l.Lock(nilCtx, "k", time.Second); return err }},
-			{"Attempt nil ctx", func() error { _, _, err := l.Attempt(nilCtx, "k", time.Second); return err }},
 			{"Refresh nil ctx", func() error { return held.Refresh(nilCtx, time.Second) }},
 			{"Unlock nil ctx", func() error { return held.Unlock(nilCtx) }},
 			{"nil Locker TryLock", func() error { _, err := nilLocker.TryLock(ctx, "k", time.Second); return err }},

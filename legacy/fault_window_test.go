@@ -219,7 +219,7 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			locktest.Set(t, tg.Client, key, strconv.FormatInt(held, 10))
 
 			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(500*time.Millisecond))
-			l, left, err := lk.Attempt(ctx, key, time.Second)
+			l, left, err := attempt(ctx, lk, key, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.Nil(t, l)
 			assert.Equal(t, 401*time.Millisecond, left, "wait until the value is below now − d")

@@ -2,10 +2,12 @@ package legacy_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/legacy"
 )
 
 // spy is a driver.Client that forwards every call to a real client,
@@ -125,4 +127,18 @@ func at(t time.Time) func() time.Time { return func() time.Time { return t } }
 // > 0) or behind, or one that was paused for -d after reading its clock.
 func skewed(d time.Duration) func() time.Time {
 	return func() time.Time { return time.Now().Add(d) }
+}
+
+// attempt is one TryLock, with the *legacy.Lock and, when a live value
+// holds the lock, how long its holder has left (0 when unknown).
+func attempt(ctx context.Context, lk *legacy.Locker, key string, ttl time.Duration) (*legacy.Lock, time.Duration, error) {
+	l, err := lk.TryLock(ctx, key, ttl)
+	if err != nil {
+		var no *legacy.NotObtainedError
+		if errors.As(err, &no) {
+			return nil, no.Left, err
+		}
+		return nil, 0, err
+	}
+	return l.(*legacy.Lock), 0, nil
 }

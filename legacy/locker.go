@@ -75,18 +75,6 @@ func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (l
 	return l, nil
 }
 
-// Attempt is TryLock that also reports, when the lock is held, how long its
-// holder has left by the expiry just read (0 when unknown: a foreign
-// value). It is the per-node primitive behind Lock, for the waiting loops
-// of other packages (migrate); it returns the *Lock itself.
-func (lk *Locker) Attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
-	ekey, err := lk.prepare(ctx, key, ttl)
-	if err != nil {
-		return nil, 0, err
-	}
-	return lk.attempt(ctx, key, ekey, ttl)
-}
-
 // Lock waits until it takes the lock named key for ttl, or ctx ends; then
 // the error wraps both lockbridge.ErrNotObtained and ctx.Err(). Between
 // attempts it waits as the backoff says (WithBackoff), but never past the
@@ -159,9 +147,8 @@ func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Dura
 // held is the error of an attempt that found the live expiry t; it also
 // returns how long the holder has left.
 func (lk *Locker) held(key string, t int64, now time.Time) (time.Duration, error) {
-	p := lk.profile
-	return p.Remaining(t, now), fmt.Errorf("%s: lock %q is held until %s (%d): %w",
-		pkg, key, p.TimeOf(t).UTC().Format(time.RFC3339Nano), t, lockbridge.ErrNotObtained)
+	left := lk.profile.Remaining(t, now)
+	return left, &NotObtainedError{Key: key, Expiry: t, Until: lk.profile.TimeOf(t), Left: left}
 }
 
 // foreign is the error of an attempt that found a value that does not decode.

@@ -113,22 +113,22 @@ func TestAttempt(t *testing.T) {
 	for _, mode := range modes {
 		key := locktest.Key(t, mode.String())
 		lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(at(now)))
-		l, left, err := lk.Attempt(ctx, key, time.Second)
+		l, left, err := attempt(ctx, lk, key, time.Second)
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(0), left)
 		assert.Equal(t, int64(1700000001001), l.Expiry())
 
-		l2, left, err := lk.Attempt(ctx, key, time.Second)
+		l2, left, err := attempt(ctx, lk, key, time.Second)
 		assert.Nil(t, l2)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 		assert.Equal(t, time.Second+time.Millisecond+750*time.Microsecond, left, "until W has passed: W+1 ms − now")
 
 		locktest.Set(t, c, key, "uuid:1")
-		_, left, err = lk.Attempt(ctx, key, time.Second)
+		_, left, err = attempt(ctx, lk, key, time.Second)
 		require.ErrorAs(t, err, new(*legacy.ForeignValueError))
 		assert.Equal(t, time.Duration(0), left, "unknown for a foreign value")
 
-		_, _, err = lk.Attempt(ctx, "", time.Second)
+		_, _, err = attempt(ctx, lk, "", time.Second)
 		assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 	}
 }

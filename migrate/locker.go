@@ -306,7 +306,7 @@ func (l *Locker) acquire(ctx context.Context, p Phase, a args) (lockbridge.Lock,
 	start := time.Now()
 	switch p {
 	case PhaseLegacy:
-		lg, left, err := l.legacy.Attempt(ctx, a.key, a.ttl)
+		lg, left, err := attemptOn[*legacy.Lock](ctx, l.legacy, a.key, a.ttl, legacyLeft)
 		if err != nil || l.follow == nil {
 			return lg, left, err
 		}
@@ -316,7 +316,7 @@ func (l *Locker) acquire(ctx context.Context, p Phase, a args) (lockbridge.Lock,
 		if l.follow != nil {
 			m = l.manual
 		}
-		md, left, err := modernAttempt(ctx, m, a.modernKey, a.ttl)
+		md, left, err := attemptOn[*modern.Lock](ctx, m, a.modernKey, a.ttl, modernLeft)
 		if err != nil {
 			return nil, left, err
 		}
@@ -503,22 +503,37 @@ func (l *Locker) readBack(ctx context.Context, modernKey, fenceKey, token string
 	return true, fence, nil
 }
 
-// modernAttempt is one modern TryLock returning the *modern.Lock and, when
-// another holder has the lock, how long it has left (0 when unknown), for
-// the waiting loop.
-func modernAttempt(ctx context.Context, m *modern.Locker, key string, ttl time.Duration) (*modern.Lock, time.Duration, error) {
-	lk, err := m.TryLock(ctx, key, ttl)
+// attemptOn is one TryLock of the legacy or modern Locker l, returning its
+// concrete lock and, when another holder has the lock, how long the holder
+// has left by left(err) (0 when unknown), for the waiting loop.
+func attemptOn[L lockbridge.Lock](ctx context.Context, l lockbridge.Locker, key string, ttl time.Duration, left func(error) time.Duration) (L, time.Duration, error) {
+	lk, err := l.TryLock(ctx, key, ttl)
 	if err != nil {
-		var no *modern.NotObtainedError
-		if errors.As(err, &no) {
-			switch {
-			case no.HolderTTL > 0:
-				return nil, no.HolderTTL, err
-			case no.HolderTTL == 0:
-				return nil, time.Millisecond, err // expiring this very millisecond
-			}
-		}
-		return nil, 0, err
+		var zero L
+		return zero, left(err), err
 	}
-	return lk.(*modern.Lock), 0, nil
+	return lk.(L), 0, nil
+}
+
+// legacyLeft is how long a legacy holder has left, from a TryLock error.
+func legacyLeft(err error) time.Duration {
+	var no *legacy.NotObtainedError
+	if errors.As(err, &no) {
+		return no.Left
+	}
+	return 0
+}
+
+// modernLeft is how long a modern holder has left, from a TryLock error: a
+// key without expiry leaves it to the backoff (0), one expiring this very
+// millisecond is waited for 1 ms.
+func modernLeft(err error) time.Duration {
+	var no *modern.NotObtainedError
+	switch {
+	case !errors.As(err, &no) || no.HolderTTL < 0:
+		return 0
+	case no.HolderTTL == 0:
+		return time.Millisecond
+	}
+	return no.HolderTTL
 }
