@@ -30,14 +30,14 @@ const jdkKey = "\xac\xed\x00\x05t\x00\x0alock:order"
 const binaryValue = "a\x00b\xff\xfe\r\n"
 
 var (
-	echoScript = driver.NewScript("drivertest/echo.lua",
+	echoScript = driver.NewScript("adaptertest/echo.lua",
 		"-- returns KEYS[1], ARGV[1], an integer, a nested array and a status\n"+
 			"return {KEYS[1], ARGV[1], 42, {'x', 7}, redis.status_reply('OK')}")
-	nilScript = driver.NewScript("drivertest/nil.lua", "-- returns nil\nreturn false")
-	getScript = driver.NewScript("drivertest/get.lua", "-- returns GET KEYS[1]\nreturn redis.call('GET', KEYS[1])")
-	twoKeys   = driver.NewScript("drivertest/twokeys.lua",
+	nilScript = driver.NewScript("adaptertest/nil.lua", "-- returns nil\nreturn false")
+	getScript = driver.NewScript("adaptertest/get.lua", "-- returns GET KEYS[1]\nreturn redis.call('GET', KEYS[1])")
+	twoKeys   = driver.NewScript("adaptertest/twokeys.lua",
 		"-- sets both keys, returns the number set\nredis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[1]) return 2")
-	publishScript = driver.NewScript("drivertest/publish.lua",
+	publishScript = driver.NewScript("adaptertest/publish.lua",
 		"-- publishes ARGV[2] on KEYS[1] with the command ARGV[1]; returns the receivers\n"+
 			"return redis.call(ARGV[1], KEYS[1], ARGV[2])")
 )

@@ -255,7 +255,7 @@ func commandCalls(info string) map[string]int {
 // when not nil, sends the flush.
 func scriptFlush(t *testing.T, c, flusher driver.Client) {
 	ctx := ctx(t)
-	s := driver.NewScript("drivertest/flush.lua", "-- returns ARGV[1] and a marker\nreturn {ARGV[1], '"+t.Name()+"'}")
+	s := driver.NewScript("adaptertest/flush.lua", "-- returns ARGV[1] and a marker\nreturn {ARGV[1], '"+t.Name()+"'}")
 	key := k(t, "x")
 	r, err := c.Eval(ctx, s, []string{key}, "first")
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ func errorClasses(t *testing.T, c driver.Client) {
 	require.NoError(t, err)
 	_, err = c.Eval(ctx, deleteThenPublish, []string{"k"})
 	require.ErrorIs(t, err, driver.ErrNoPerm, "a command denied inside a script")
-	assert.Contains(t, err.Error(), "drivertest/delpub.lua")
+	assert.Contains(t, err.Error(), "adaptertest/delpub.lua")
 	assert.Contains(t, err.Error(), "DEL, PUBLISH", "the commands the script needs are named")
 	_, err = c.Do(ctx, "PUBLISH", "ch", "x")
 	assert.ErrorIs(t, err, driver.ErrNoPerm, "a command denied directly")
@@ -41,7 +41,7 @@ func errorClasses(t *testing.T, c driver.Client) {
 	require.NoError(t, err)
 }
 
-var incrScript = driver.NewScript("drivertest/incr.lua", "-- INCRs KEYS[1], returns the count\nreturn redis.call('INCR', KEYS[1])")
+var incrScript = driver.NewScript("adaptertest/incr.lua", "-- INCRs KEYS[1], returns the count\nreturn redis.call('INCR', KEYS[1])")
 
 // noResend checks that a command whose reply is lost — the connection
 // closes, or stays silent until a deadline — is sent once, ran once, and

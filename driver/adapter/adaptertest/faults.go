@@ -95,7 +95,7 @@ func faults(t *testing.T, f Factory) {
 	})
 }
 
-var deleteThenPublish = driver.NewScript("drivertest/delpub.lua",
+var deleteThenPublish = driver.NewScript("adaptertest/delpub.lua",
 	"-- deletes KEYS[1], then publishes on it; returns 1\n"+
 		"redis.call('DEL', KEYS[1]) redis.call('PUBLISH', KEYS[1], 'x') return 1")
 
