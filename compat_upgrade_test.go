@@ -161,7 +161,7 @@ func TestFaultUpgradeFromV1(t *testing.T) {
 				t.Run(v1.name+"+"+now.name, func(t *testing.T) {
 					t.Parallel()
 					name := locktest.Key(t, "lock")
-					res := contend(t, tg.Client, name, []participant{v1, now}, 3, 400*time.Millisecond, time.Millisecond)
+					res := contendAll(t, tg.Client, name, []participant{v1, now}, 3, 400*time.Millisecond, time.Millisecond)
 					assert.Zero(t, res.violations, "%s and %s must exclude each other", v1.name, now.name)
 					assert.Positive(t, res.acquired[v1.name], "%s never acquired", v1.name)
 					assert.Positive(t, res.acquired[now.name], "%s never acquired", now.name)
