@@ -1,0 +1,164 @@
+package io.lockbridge.interop;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The Java worker of lockbridge's interop tests: it contends for one lock on a
+ * real redis-server with one of the Java lockers below, the way services
+ * written with those libraries do, and reports what it does on stdout, one
+ * line per event. The Go tests (package interop) start it.
+ *
+ * <p>Flags ({@code --name=value}):
+ * <ul>
+ *   <li>{@code --redis=host:port} the lock's redis-server;
+ *   <li>{@code --guard=host:port} a second redis-server holding the guard
+ *       counters (contend mode): the exclusion check is not the lock;
+ *   <li>{@code --locker=} one of {@link Lockers#KINDS};
+ *   <li>{@code --client=lettuce|jedis}, {@code --template=string|jdk} for the
+ *       Spring Data Redis lockers;
+ *   <li>{@code --name=} the lock name; {@code --lease-ms=}, {@code --wait-ms=},
+ *       {@code --poll-ms=} (default 100), {@code --hold-ms=} (time inside the
+ *       critical section, default 0);
+ *   <li>{@code --mode=contend|once}; {@code --id=} the worker's name in the
+ *       guard counters; {@code --count=} stop contending once the guard's
+ *       total reaches it; {@code --duration-ms=} or after this long.
+ * </ul>
+ *
+ * <p>Mode contend: until the total or the duration is reached, acquire (waiting
+ * up to wait-ms), enter the critical section (guard: INCR cs:in, an overlap
+ * when it is not 1: INCR cs:overlaps; INCR acq:&lt;id&gt; and total; sleep
+ * hold-ms; DECR cs:in), release. Prints {@code ready}, then
+ * {@code done <acquisitions> <failed attempts>}.
+ *
+ * <p>Mode once: acquire (waiting up to wait-ms), print
+ * {@code acquired <epoch ms>} (or {@code timeout}), then wait for a line
+ * {@code release} on stdin, release and print {@code released} (or
+ * {@code release-error <message>}). The test SIGKILLs it to crash a holder.
+ *
+ * <p>The worker exits when its stdin closes, so a dying test leaves no JVM.
+ */
+public final class Worker {
+    private Worker() {}
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        Map<String, String> flags = parse(args);
+        String mode = flags.getOrDefault("mode", "contend");
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Lockers.JavaLock lock = Lockers.create(flags);
+        try {
+            switch (mode) {
+                case "contend" -> contend(flags, lock, stdin);
+                case "once" -> once(flags, lock, stdin);
+                default -> throw new IllegalArgumentException("unknown --mode " + mode);
+            }
+        } finally {
+            lock.close();
+        }
+        System.out.flush();
+        System.exit(0);
+    }
+
+    static Map<String, String> parse(String[] args) {
+        Map<String, String> m = new HashMap<>();
+        for (String a : args) {
+            if (!a.startsWith("--") || !a.contains("=")) {
+                throw new IllegalArgumentException("flags are --name=value, got " + a);
+            }
+            int i = a.indexOf('=');
+            m.put(a.substring(2, i), a.substring(i + 1));
+        }
+        return m;
+    }
+
+    static long num(Map<String, String> f, String name, long def) {
+        String v = f.get(name);
+        return v == null ? def : Long.parseLong(v);
+    }
+
+    static void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    /** Exits the JVM when stdin closes (the test that started us is gone). */
+    static void exitOnEOF(BufferedReader stdin) {
+        Thread t = new Thread(() -> {
+            try {
+                while (stdin.readLine() != null) {
+                    // nothing is expected in contend mode
+                }
+            } catch (Exception ignored) {
+                // closed
+            }
+            Runtime.getRuntime().halt(3);
+        }, "stdin-watch");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    static void contend(Map<String, String> f, Lockers.JavaLock lock, BufferedReader stdin) throws Exception {
+        String[] guard = f.get("guard").split(":");
+        String id = f.getOrDefault("id", "java");
+        long count = num(f, "count", Long.MAX_VALUE);
+        long duration = num(f, "duration-ms", 86_400_000L);
+        long wait = num(f, "wait-ms", 1000);
+        long hold = num(f, "hold-ms", 0);
+        exitOnEOF(stdin);
+        long acquired = 0;
+        long failed = 0;
+        try (redis.clients.jedis.Jedis g = new redis.clients.jedis.Jedis(guard[0], Integer.parseInt(guard[1]))) {
+            say("ready");
+            long end = System.nanoTime() + duration * 1_000_000L;
+            while (System.nanoTime() < end) {
+                String total = g.get("total");
+                if (total != null && Long.parseLong(total) >= count) {
+                    break;
+                }
+                if (!lock.acquire(wait)) {
+                    failed++;
+                    continue;
+                }
+                if (g.incr("cs:in") != 1) {
+                    g.incr("cs:overlaps");
+                }
+                g.incr("acq:" + id);
+                g.incr("total");
+                if (hold > 0) {
+                    Thread.sleep(hold);
+                }
+                g.decr("cs:in");
+                lock.release();
+                acquired++;
+            }
+        }
+        say("done " + acquired + " " + failed);
+    }
+
+    static void once(Map<String, String> f, Lockers.JavaLock lock, BufferedReader stdin) throws Exception {
+        long wait = num(f, "wait-ms", 10_000);
+        say("ready");
+        if (!lock.acquire(wait)) {
+            say("timeout");
+            return;
+        }
+        say("acquired " + System.currentTimeMillis());
+        String line;
+        while ((line = stdin.readLine()) != null) {
+            if (line.trim().equals("release")) {
+                try {
+                    lock.release();
+                    say("released");
+                } catch (Exception e) {
+                    say("release-error " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+                }
+                return;
+            }
+        }
+    }
+}
