@@ -3,8 +3,11 @@ package io.lockbridge.interop;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The Java worker of lockbridge's interop tests: it contends for one lock on a
@@ -24,7 +27,10 @@ import java.util.Map;
  *       {@code --poll-ms=} (default 100), {@code --hold-ms=} (time inside the
  *       critical section, default 0);
  *   <li>{@code --mode=contend|once}; {@code --id=} the worker's name in the
- *       guard counters; {@code --count=} stop contending once the guard's
+ *       guard counters; {@code --threads=} contending threads, each with its
+ *       own locker and connections, as separate service instances would
+ *       (counted as id-0, id-1, …); {@code --think-ms=} pause after each
+ *       release; {@code --count=} stop contending once the guard's
  *       total reaches it; {@code --duration-ms=} or after this long.
  * </ul>
  *
@@ -50,15 +56,14 @@ public final class Worker {
         Map<String, String> flags = parse(args);
         String mode = flags.getOrDefault("mode", "contend");
         BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        Lockers.JavaLock lock = Lockers.create(flags);
-        try {
-            switch (mode) {
-                case "contend" -> contend(flags, lock, stdin);
-                case "once" -> once(flags, lock, stdin);
-                default -> throw new IllegalArgumentException("unknown --mode " + mode);
+        switch (mode) {
+            case "contend" -> contend(flags, stdin);
+            case "once" -> {
+                try (Lockers.JavaLock lock = Lockers.create(flags)) {
+                    once(flags, lock, stdin);
+                }
             }
-        } finally {
-            lock.close();
+            default -> throw new IllegalArgumentException("unknown --mode " + mode);
         }
         System.out.flush();
         System.exit(0);
@@ -102,18 +107,61 @@ public final class Worker {
         t.start();
     }
 
-    static void contend(Map<String, String> f, Lockers.JavaLock lock, BufferedReader stdin) throws Exception {
-        String[] guard = f.get("guard").split(":");
+    static void contend(Map<String, String> f, BufferedReader stdin) throws Exception {
+        int threads = (int) num(f, "threads", 1);
         String id = f.getOrDefault("id", "java");
+        List<Lockers.JavaLock> locks = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            locks.add(Lockers.create(f));
+        }
+        exitOnEOF(stdin);
+        say("ready");
+        long[][] counts = new long[threads][2];
+        List<Thread> ts = new ArrayList<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        for (int i = 0; i < threads; i++) {
+            final int n = i;
+            Thread t = new Thread(() -> {
+                try {
+                    counts[n] = contendOne(f, locks.get(n), threads == 1 ? id : id + "-" + n);
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "worker-" + i);
+            t.start();
+            ts.add(t);
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        for (Lockers.JavaLock l : locks) {
+            l.close();
+        }
+        if (failure.get() != null) {
+            say("error " + failure.get());
+            failure.get().printStackTrace();
+            System.exit(2);
+        }
+        long acquired = 0;
+        long failed = 0;
+        for (long[] c : counts) {
+            acquired += c[0];
+            failed += c[1];
+        }
+        say("done " + acquired + " " + failed);
+    }
+
+    /** One contending thread: returns {acquisitions, attempts that timed out}. */
+    static long[] contendOne(Map<String, String> f, Lockers.JavaLock lock, String id) throws Exception {
+        String[] guard = f.get("guard").split(":");
         long count = num(f, "count", Long.MAX_VALUE);
         long duration = num(f, "duration-ms", 86_400_000L);
         long wait = num(f, "wait-ms", 1000);
         long hold = num(f, "hold-ms", 0);
-        exitOnEOF(stdin);
+        long think = num(f, "think-ms", 0);
         long acquired = 0;
         long failed = 0;
         try (redis.clients.jedis.Jedis g = new redis.clients.jedis.Jedis(guard[0], Integer.parseInt(guard[1]))) {
-            say("ready");
             long end = System.nanoTime() + duration * 1_000_000L;
             while (System.nanoTime() < end) {
                 String total = g.get("total");
@@ -135,9 +183,12 @@ public final class Worker {
                 g.decr("cs:in");
                 lock.release();
                 acquired++;
+                if (think > 0) {
+                    Thread.sleep(think);
+                }
             }
         }
-        say("done " + acquired + " " + failed);
+        return new long[] {acquired, failed};
     }
 
     static void once(Map<String, String> f, Lockers.JavaLock lock, BufferedReader stdin) throws Exception {
