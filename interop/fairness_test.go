@@ -49,6 +49,14 @@ func goPause() time.Duration {
 	return d
 }
 
+// goPoll makes the Go workers poll as the Java side does
+// (LOCKBRIDGE_INTEROP_GO_POLL, e.g. 100ms; off by default): an estimate of a
+// Go side that defers to pollers.
+func goPoll() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("LOCKBRIDGE_INTEROP_GO_POLL"))
+	return d
+}
+
 // TestInteropFairness measures each worker's share of the acquisitions
 // under sustained contention (2 Java threads, 2 Go workers, each holding
 // 5 ms and coming straight back): fair share = acquisitions per worker ÷
@@ -65,7 +73,7 @@ func TestInteropFairness(t *testing.T) {
 		p := p
 		t.Run(p.name(), func(t *testing.T) {
 			e := newEnv(t)
-			res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, duration: d, lease: 10 * time.Second, hold: 5 * time.Millisecond, goThink: goPause()})
+			res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, duration: d, lease: 10 * time.Second, hold: 5 * time.Millisecond, goThink: goPause(), goPoll: goPoll()})
 			total := res.javaAcq + res.goAcq
 			mean := float64(total) / float64(len(res.perWorker))
 			var ws []string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"strconv"
 	"sync"
@@ -137,6 +138,27 @@ type fleet struct {
 	duration               time.Duration // or after this long
 	hold, goThink          time.Duration
 	lease                  time.Duration
+	// goPoll, when set, makes the Go workers wait as the Java pollers do
+	// (TryLock, then a pause drawn from [goPoll/2, goPoll]) instead of
+	// Lock's notices and backoff: what a Go side that defers to pollers
+	// would give.
+	goPoll time.Duration
+}
+
+// pollLock takes the lock by polling: TryLock, then a pause drawn from
+// [poll/2, poll], until it holds or ctx ends.
+func pollLock(ctx context.Context, lk lockbridge.Locker, key string, lease, poll time.Duration) (lockbridge.Lock, error) {
+	for {
+		l, err := lk.TryLock(ctx, key, lease)
+		if err == nil || !errors.Is(err, lockbridge.ErrNotObtained) {
+			return l, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(poll/2 + time.Duration(rand.Int63n(int64(poll/2)+1))):
+		}
+	}
 }
 
 // contend runs one Java worker (f.javaThreads threads) and f.goWorkers Go
@@ -220,9 +242,17 @@ func goWorker(ctx context.Context, e *env, g goSide, id string, f fleet, lease t
 				return nil
 			}
 		}
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		l, err := lk.Lock(actx, g.key, lease)
-		cancel()
+		var (
+			l   lockbridge.Lock
+			err error
+		)
+		if f.goPoll > 0 {
+			l, err = pollLock(ctx, lk, g.key, lease, f.goPoll)
+		} else {
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			l, err = lk.Lock(actx, g.key, lease)
+			cancel()
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

@@ -63,6 +63,7 @@ public final class Worker {
                     once(flags, lock, stdin);
                 }
             }
+            case "script" -> script(flags);
             default -> throw new IllegalArgumentException("unknown --mode " + mode);
         }
         System.out.flush();
@@ -189,6 +190,34 @@ public final class Worker {
             }
         }
         return new long[] {acquired, failed};
+    }
+
+    /**
+     * Mode script: what RedisTemplate.execute(script, keys, args...) sends.
+     * It runs "SET KEYS[1] ARGV[1] PX ARGV[2]" with the lock name, the value
+     * "v" and the lease as arguments, through the --template's serializers,
+     * and prints {@code script-ok <reply>} or {@code script-error <message>}.
+     */
+    static void script(Map<String, String> f) {
+        say("ready");
+        String[] redis = f.get("redis").split(":");
+        org.springframework.data.redis.connection.RedisConnectionFactory factory =
+                Lockers.factory(f.getOrDefault("client", "lettuce"), redis[0], Integer.parseInt(redis[1]));
+        try {
+            org.springframework.data.redis.core.RedisTemplate<Object, Object> t = Lockers.template(f, factory);
+            org.springframework.data.redis.core.script.RedisScript<String> s = org.springframework.data.redis.core.script.RedisScript.of(
+                    "return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])['ok']", String.class);
+            Object r = t.execute(s, List.of(f.get("name")), "v", f.getOrDefault("lease-ms", "60000"));
+            say("script-ok " + r);
+        } catch (Exception e) {
+            Throwable c = e;
+            while (c.getCause() != null) {
+                c = c.getCause();
+            }
+            say("script-error " + String.valueOf(c.getMessage()).replace('\n', ' '));
+        } finally {
+            Lockers.destroy(factory);
+        }
     }
 
     static void once(Map<String, String> f, Lockers.JavaLock lock, BufferedReader stdin) throws Exception {
