@@ -18,8 +18,11 @@ import (
 // their usual polling (100 ms, the default of the Spring lockers, of
 // RedisLockRegistry and the fixed interval of jedis-lock) beside Go lockers
 // with their defaults.
+// fairnessPoll is the Java side's polling in the fairness runs.
+var fairnessPoll = javaFlags{"poll-ms": "100"}
+
 func fairnessPairs() []pair {
-	poll := javaFlags{"poll-ms": "100"}
+	poll := fairnessPoll
 	return []pair{
 		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw), javaFlags: poll},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), javaFlags: poll},
@@ -49,6 +52,14 @@ func goPause() time.Duration {
 	return d
 }
 
+// thinkTime is a pause of every worker, Java and Go, after each release
+// (LOCKBRIDGE_INTEROP_THINK, none by default): services that do other work
+// between two uses of the lock.
+func thinkTime() time.Duration {
+	d, _ := time.ParseDuration(os.Getenv("LOCKBRIDGE_INTEROP_THINK"))
+	return d
+}
+
 // goPoll makes the Go workers poll as the Java side does
 // (LOCKBRIDGE_INTEROP_GO_POLL, e.g. 100ms; off by default): an estimate of a
 // Go side that defers to pollers.
@@ -73,7 +84,13 @@ func TestInteropFairness(t *testing.T) {
 		p := p
 		t.Run(p.name(), func(t *testing.T) {
 			e := newEnv(t)
-			res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, duration: d, lease: 10 * time.Second, hold: 5 * time.Millisecond, goThink: goPause(), goPoll: goPoll()})
+			if think := thinkTime(); think > 0 {
+				p.javaFlags = javaFlags{"think-ms": fmt.Sprint(think.Milliseconds())}
+				for k, v := range fairnessPoll {
+					p.javaFlags[k] = v
+				}
+			}
+			res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, duration: d, lease: 10 * time.Second, hold: 5 * time.Millisecond, goThink: goPause() + thinkTime(), goPoll: goPoll()})
 			total := res.javaAcq + res.goAcq
 			mean := float64(total) / float64(len(res.perWorker))
 			var ws []string
