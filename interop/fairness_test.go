@@ -44,75 +44,88 @@ func fairDuration() time.Duration {
 	return time.Minute
 }
 
-// goPause is a pause of each Go worker after its release
-// (LOCKBRIDGE_INTEROP_GO_PAUSE, none by default): it estimates what a
-// re-entry pause of the Go side would buy the Java side.
-func goPause() time.Duration {
-	d, _ := time.ParseDuration(os.Getenv("LOCKBRIDGE_INTEROP_GO_PAUSE"))
+// envDuration reads a duration from the environment (0 when unset).
+func envDuration(name string) time.Duration {
+	d, _ := time.ParseDuration(os.Getenv(name))
 	return d
 }
 
-// thinkTime is a pause of every worker, Java and Go, after each release
-// (LOCKBRIDGE_INTEROP_THINK, none by default): services that do other work
-// between two uses of the lock.
-func thinkTime() time.Duration {
-	d, _ := time.ParseDuration(os.Getenv("LOCKBRIDGE_INTEROP_THINK"))
-	return d
+// workload is one shape of contention in the fairness runs.
+type workload struct {
+	name string
+	// think is every worker's pause after each release, Java and Go:
+	// services that do other work between two uses of the lock.
+	think time.Duration
+	// goPoll, when set, makes the Go workers wait as the Java pollers do
+	// (TryLock, then a pause drawn from [goPoll/2, goPoll]) instead of
+	// Lock's notices and backoff: the Go side deferring to pollers.
+	goPoll time.Duration
 }
 
-// goPoll makes the Go workers poll as the Java side does
-// (LOCKBRIDGE_INTEROP_GO_POLL, e.g. 100ms; off by default): an estimate of a
-// Go side that defers to pollers.
-func goPoll() time.Duration {
-	d, _ := time.ParseDuration(os.Getenv("LOCKBRIDGE_INTEROP_GO_POLL"))
-	return d
+// workloads are the fairness runs: saturated (everyone comes straight
+// back), services (everyone thinks 20 ms between uses), and services with
+// the Go side polling as the Java side does. LOCKBRIDGE_INTEROP_THINK and
+// LOCKBRIDGE_INTEROP_GO_POLL run one workload of their own instead.
+func workloads() []workload {
+	think, poll := envDuration("LOCKBRIDGE_INTEROP_THINK"), envDuration("LOCKBRIDGE_INTEROP_GO_POLL")
+	if think > 0 || poll > 0 {
+		return []workload{{name: fmt.Sprintf("think %v, go-poll %v", think, poll), think: think, goPoll: poll}}
+	}
+	return []workload{
+		{name: "saturated"},
+		{name: "services", think: 20 * time.Millisecond},
+		{name: "services, go polls", think: 20 * time.Millisecond, goPoll: 100 * time.Millisecond},
+	}
 }
 
 // TestInteropFairness measures each worker's share of the acquisitions
 // under sustained contention (2 Java threads, 2 Go workers, each holding
-// 5 ms and coming straight back): fair share = acquisitions per worker ÷
-// the mean per worker. It logs the figures (docs/java.md quotes them) and
-// checks exclusion; it runs in the long run only (make interop-long), or
-// with LOCKBRIDGE_INTEROP_FAIR set.
+// 5 ms), in each workload: fair share = acquisitions per worker ÷ the mean
+// per worker. It logs the figures (docs/java.md quotes them) and checks
+// exclusion; it runs in the long run only (make interop-long: 60 s per pair
+// and workload), or with LOCKBRIDGE_INTEROP_FAIR set (e.g. 15s).
 func TestInteropFairness(t *testing.T) {
 	if !long() && os.Getenv("LOCKBRIDGE_INTEROP_FAIR") == "" {
-		t.Skip("a long run: make interop-long (or LOCKBRIDGE_INTEROP_FAIR=20s)")
+		t.Skip("a long run: make interop-long (or LOCKBRIDGE_INTEROP_FAIR=15s)")
 	}
 	d := fairDuration()
 	var report []string
-	for _, p := range fairnessPairs() {
-		p := p
-		t.Run(p.name(), func(t *testing.T) {
-			e := newEnv(t)
-			if think := thinkTime(); think > 0 {
-				p.javaFlags = javaFlags{"think-ms": fmt.Sprint(think.Milliseconds())}
-				for k, v := range fairnessPoll {
-					p.javaFlags[k] = v
+	for _, wl := range workloads() {
+		for _, p := range fairnessPairs() {
+			p := p
+			t.Run(wl.name+"/"+p.name(), func(t *testing.T) {
+				e := newEnv(t)
+				if wl.think > 0 {
+					p.javaFlags = javaFlags{"think-ms": fmt.Sprint(wl.think.Milliseconds())}
+					for k, v := range fairnessPoll {
+						p.javaFlags[k] = v
+					}
 				}
-			}
-			res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, duration: d, lease: 10 * time.Second, hold: 5 * time.Millisecond, goThink: goPause() + thinkTime(), goPoll: goPoll()})
-			total := res.javaAcq + res.goAcq
-			mean := float64(total) / float64(len(res.perWorker))
-			var ws []string
-			for w := range res.perWorker {
-				ws = append(ws, w)
-			}
-			sort.Strings(ws)
-			var shares []string
-			minShare := 100.0
-			for _, w := range ws {
-				s := float64(res.perWorker[w]) / mean
-				if s < minShare {
-					minShare = s
+				res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, duration: d, lease: 10 * time.Second,
+					hold: 5 * time.Millisecond, goThink: wl.think, goPoll: wl.goPoll})
+				total := res.javaAcq + res.goAcq
+				mean := float64(total) / float64(len(res.perWorker))
+				var ws []string
+				for w := range res.perWorker {
+					ws = append(ws, w)
 				}
-				shares = append(shares, fmt.Sprintf("%s %d (%.2f)", w, res.perWorker[w], s))
-			}
-			line := fmt.Sprintf("%-45s %6d acq in %v, java %5.1f%%, overlaps %d, min fair share %.2f: %s",
-				p.name(), total, d, 100*float64(res.javaAcq)/float64(max(total, 1)), res.overlaps, minShare, strings.Join(shares, ", "))
-			t.Log(line)
-			report = append(report, line)
-			assert.Zero(t, res.overlaps)
-		})
+				sort.Strings(ws)
+				var shares []string
+				minShare := 100.0
+				for _, w := range ws {
+					s := float64(res.perWorker[w]) / mean
+					if s < minShare {
+						minShare = s
+					}
+					shares = append(shares, fmt.Sprintf("%s %d (%.2f)", w, res.perWorker[w], s))
+				}
+				line := fmt.Sprintf("%-20s %-45s %6d acq, java %5.1f%%, overlaps %d, min fair share %.2f: %s",
+					wl.name, p.name(), total, 100*float64(res.javaAcq)/float64(max(total, 1)), res.overlaps, minShare, strings.Join(shares, ", "))
+				t.Log(line)
+				report = append(report, line)
+				assert.Zero(t, res.overlaps)
+			})
+		}
 	}
 	t.Logf("fairness over %v per pair:\n%s", d, strings.Join(report, "\n"))
 }
