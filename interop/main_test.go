@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,13 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	srvs := redistest.StartN(t, 2)
 	e := &env{srv: srvs[0], guardSrv: srvs[1]}
+	if path := os.Getenv("LOCKBRIDGE_INTEROP_MONITOR"); path != "" {
+		// Diagnosis: the guard's counters on the lock's server, and that
+		// server's MONITOR written to path-<test>, so one log orders every
+		// lock and guard command.
+		e.guardSrv = e.srv
+		monitor(t, e.srv.Addr(), fmt.Sprintf("%s-%s.log", path, strings.ReplaceAll(t.Name(), "/", "_")))
+	}
 	e.lock = locktest.GoRedis(t, e.srv)
 	e.raw = goredislib.NewClient(&goredislib.Options{Addr: e.srv.Addr(), MaxRetries: -1})
 	e.guard = goredislib.NewClient(&goredislib.Options{Addr: e.guardSrv.Addr(), MaxRetries: -1})
@@ -235,4 +243,20 @@ func (j *java) kill() {
 	j.t.Helper()
 	require.NoError(j.t, j.cmd.Process.Signal(syscall.SIGKILL))
 	<-j.done
+}
+
+// monitor writes the MONITOR stream of addr to file until the test ends.
+func monitor(t *testing.T, addr, file string) {
+	f, err := os.Create(file)
+	require.NoError(t, err)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	_, err = io.WriteString(c, "MONITOR\r\n")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(f, c)
+	}()
+	t.Cleanup(func() { _ = c.Close(); <-done; _ = f.Close() })
 }
