@@ -100,9 +100,11 @@ func (p pair) name() string { return p.java.name + "+" + p.goes.name }
 func pairs() []pair {
 	// The RedisCallback lock on a default RedisTemplate never releases (its
 	// delete(key) names the JDK-serialized key): each of its acquisitions
-	// blocks everyone for its lease, so one thread of it thinks between
-	// acquisitions.
-	zombie := javaFlags{"threads": "1", "think-ms": "1000", "lease-ms": "3000"}
+	// blocks everyone for its lease, so one thread of it thinks longer than
+	// its lease between acquisitions (else, polling every 5 ms, it wins
+	// nearly every takeover of its own expired value and the run crawls at
+	// one acquisition per lease).
+	zombie := javaFlags{"threads": "1", "think-ms": "4000", "lease-ms": "2000"}
 	return []pair{
 		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw)},
 		{java: javaCallbackLettuceString, goes: legacySide("legacy-classic", legacy.ModeClassic, profileRaw)},
@@ -170,9 +172,13 @@ func contend(t *testing.T, e *env, p pair, f fleet) runResult {
 	if f.count > 0 {
 		flags["count"] = strconv.FormatInt(f.count, 10)
 	}
-	if f.duration > 0 {
-		flags["duration-ms"] = strconv.FormatInt(f.duration.Milliseconds(), 10)
+	// A count run that does not reach its count ends after 4 minutes and
+	// fails on the count assertion instead of hanging.
+	bound := f.duration
+	if bound == 0 {
+		bound = 4 * time.Minute
 	}
+	flags["duration-ms"] = strconv.FormatInt(bound.Milliseconds(), 10)
 	for k, v := range p.java.flags {
 		flags[k] = v
 	}
@@ -188,10 +194,8 @@ func contend(t *testing.T, e *env, p pair, f fleet) runResult {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if f.duration > 0 {
-		ctx, cancel = context.WithTimeout(ctx, f.duration)
-		defer cancel()
-	}
+	ctx, cancel = context.WithTimeout(ctx, bound)
+	defer cancel()
 	var wg sync.WaitGroup
 	errs := make(chan error, f.goWorkers)
 	for i := 0; i < f.goWorkers; i++ {
