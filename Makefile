@@ -3,13 +3,28 @@
 # staticcheck 2025.1.1; the module proxy knows the release by its semver tag.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: test lint bench soak model model-long
+.PHONY: test lint bench soak model model-long interop interop-long
 
 test:
 	./scripts/setup.sh
 	go vet ./...
 	go test -race -count=1 -timeout 15m ./...
 	./model/run.sh
+
+# Interop with the real Java lock libraries (interop/, docs/java.md): builds
+# the Java worker with Maven (and runs its JUnit tests of the golden vectors),
+# then runs Go lockers beside Spring Data Redis, jedis-lock, Spring
+# Integration and ShedLock on real redis-servers. Part of `go test ./...`
+# (so of make test); this target runs it alone.
+interop:
+	./scripts/setup.sh
+	go test -race -count=1 -timeout 10m -v ./interop
+
+# The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
+# contention per pair for the fairness figures.
+interop-long:
+	./scripts/setup.sh
+	LOCKBRIDGE_INTEROP_LONG=1 go test -race -count=1 -timeout 60m -v ./interop
 
 # The spin models of the lock protocols (model/README.md): every real model
 # verified, every mutant caught; a few minutes on two cores.

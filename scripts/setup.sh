@@ -81,5 +81,25 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 	apt_install gcc libc6-dev
 fi
 
+# A JDK (17+) and Maven build and run the Java worker of the interop tests
+# (interop/java); Maven fetches its dependencies from Maven Central.
+if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+	if ! can_apt_install; then
+		echo "setup: java or mvn not found; install a JDK and Maven: sudo apt-get install -y openjdk-17-jdk-headless maven" >&2
+		exit 1
+	fi
+	echo "setup: java or mvn not found; installing a JDK and Maven with apt-get"
+	if ! apt_install openjdk-17-jdk-headless maven; then
+		# Newer Debian releases ship a newer JDK only.
+		apt_install default-jdk-headless maven
+	fi
+	if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then
+		echo "setup: java or mvn still not on PATH after apt-get install" >&2
+		exit 1
+	fi
+fi
+echo "setup: $(command -v java): $(java -version 2>&1 | head -1)"
+echo "setup: $(command -v mvn): $(mvn -v 2>/dev/null | head -1)"
+
 go mod download
 echo "setup: ok"

@@ -1,0 +1,364 @@
+package io.lockbridge.interop;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+
+import com.github.jedis.lock.JedisLock;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.RedisTemplate;
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.integration.redis.util.RedisLockRegistry;
+
+/** The Java lockers, each written the way its users write it. */
+final class Lockers {
+    private Lockers() {}
+
+    /** The --locker kinds. */
+    static final List<String> KINDS = List.of("spring-callback", "spring-ops", "jedis-lock", "spring-integration", "shedlock");
+
+    /** One lock, as the worker drives it. */
+    interface JavaLock extends AutoCloseable {
+        /** Tries to take the lock, waiting up to waitMs; true when held. */
+        boolean acquire(long waitMs) throws Exception;
+
+        /** Releases the lock, as the library's users do. */
+        void release() throws Exception;
+
+        @Override
+        default void close() {}
+    }
+
+    static JavaLock create(Map<String, String> f) {
+        String kind = f.get("locker");
+        String name = f.get("name");
+        long lease = Worker.num(f, "lease-ms", 1000);
+        long poll = Worker.num(f, "poll-ms", 100);
+        String[] redis = f.get("redis").split(":");
+        String host = redis[0];
+        int port = Integer.parseInt(redis[1]);
+        if (kind == null || name == null) {
+            throw new IllegalArgumentException("--locker and --name are required; lockers: " + KINDS);
+        }
+        if (kind.equals("jedis-lock")) {
+            return new JedisLockLocker(host, port, name, lease);
+        }
+        RedisConnectionFactory factory = factory(f.getOrDefault("client", "lettuce"), host, port);
+        return switch (kind) {
+            case "spring-callback" -> new CallbackLock(template(f, factory), name, lease, poll, factory);
+            case "spring-ops" -> new OpsLock(template(f, factory), name, lease, poll, factory);
+            case "spring-integration" -> new IntegrationLock(factory, f.getOrDefault("registry", "locks"), name, lease, poll,
+                    f.getOrDefault("lock-type", "spin"));
+            case "shedlock" -> new ShedLockLock(factory, f.getOrDefault("env", "default"), name, lease, poll);
+            default -> throw new IllegalArgumentException("unknown --locker " + kind + "; lockers: " + KINDS);
+        };
+    }
+
+    static RedisConnectionFactory factory(String client, String host, int port) {
+        RedisStandaloneConfiguration conf = new RedisStandaloneConfiguration(host, port);
+        switch (client) {
+            case "lettuce" -> {
+                LettuceConnectionFactory cf = new LettuceConnectionFactory(conf);
+                cf.afterPropertiesSet();
+                cf.start();
+                return cf;
+            }
+            case "jedis" -> {
+                JedisConnectionFactory cf = new JedisConnectionFactory(conf);
+                cf.afterPropertiesSet();
+                cf.start();
+                return cf;
+            }
+            default -> throw new IllegalArgumentException("unknown --client " + client + "; lettuce or jedis");
+        }
+    }
+
+    /**
+     * StringRedisTemplate, or a plain RedisTemplate with no serializer set:
+     * what Spring Boot's auto-configured redisTemplate bean is (JDK
+     * serialization for keys and values).
+     */
+    @SuppressWarnings({"rawtypes", "unchecked"})
+    static RedisTemplate<Object, Object> template(Map<String, String> f, RedisConnectionFactory factory) {
+        String t = f.getOrDefault("template", "string");
+        RedisTemplate tpl = switch (t) {
+            case "string" -> new StringRedisTemplate();
+            case "jdk" -> new RedisTemplate<Object, Object>();
+            default -> throw new IllegalArgumentException("unknown --template " + t + "; string or jdk");
+        };
+        tpl.setConnectionFactory(factory);
+        tpl.afterPropertiesSet();
+        return tpl;
+    }
+
+    static void destroy(RedisConnectionFactory factory) {
+        if (factory instanceof LettuceConnectionFactory l) {
+            l.destroy();
+        } else if (factory instanceof JedisConnectionFactory j) {
+            j.destroy();
+        }
+    }
+
+    /**
+     * The lock of the Java services, as widely copied: a RedisCallback that
+     * sends SETNX, GET and GETSET with the raw bytes of String.getBytes()
+     * (bypassing the template's serializers) and a value of
+     * System.currentTimeMillis() + lease + 1; the release checks its own
+     * expiry and then calls redisTemplate.delete(key), which goes through the
+     * template's key serializer.
+     */
+    static final class CallbackLock implements JavaLock {
+        private final RedisTemplate<Object, Object> redisTemplate;
+        private final String lockKey;
+        private final long expireMsecs;
+        private final long pollMsecs;
+        private final RedisConnectionFactory factory;
+        private long lockExpireAt;
+
+        CallbackLock(RedisTemplate<Object, Object> t, String key, long lease, long poll, RedisConnectionFactory f) {
+            this.redisTemplate = t;
+            this.lockKey = key;
+            this.expireMsecs = lease;
+            this.pollMsecs = poll;
+            this.factory = f;
+        }
+
+        @Override
+        public boolean acquire(long waitMs) throws InterruptedException {
+            long deadline = System.currentTimeMillis() + waitMs;
+            while (true) {
+                long now = System.currentTimeMillis();
+                long expires = now + expireMsecs + 1;
+                String expiresStr = String.valueOf(expires);
+                Boolean set = redisTemplate.execute((RedisCallback<Boolean>) connection ->
+                        connection.setNX(lockKey.getBytes(), expiresStr.getBytes()));
+                if (Boolean.TRUE.equals(set)) {
+                    lockExpireAt = expires;
+                    return true;
+                }
+                String currentValueStr = redisTemplate.execute((RedisCallback<String>) connection -> {
+                    byte[] v = connection.get(lockKey.getBytes());
+                    return v == null ? null : new String(v);
+                });
+                if (currentValueStr != null && Long.parseLong(currentValueStr) < now) {
+                    String oldValueStr = redisTemplate.execute((RedisCallback<String>) connection -> {
+                        byte[] v = connection.getSet(lockKey.getBytes(), expiresStr.getBytes());
+                        return v == null ? null : new String(v);
+                    });
+                    if (oldValueStr != null && oldValueStr.equals(currentValueStr)) {
+                        lockExpireAt = expires;
+                        return true;
+                    }
+                }
+                if (System.currentTimeMillis() + pollMsecs > deadline) {
+                    return false;
+                }
+                Thread.sleep(pollMsecs);
+            }
+        }
+
+        @Override
+        public void release() {
+            if (System.currentTimeMillis() < lockExpireAt) {
+                redisTemplate.delete(lockKey);
+            }
+        }
+
+        @Override
+        public void close() {
+            destroy(factory);
+        }
+    }
+
+    /**
+     * The same scheme written with the template's operations:
+     * opsForValue().setIfAbsent / get / getAndSet and delete(key), so that
+     * keys and values go through the template's serializers (UTF-8 on a
+     * StringRedisTemplate, JDK serialization on a default RedisTemplate).
+     */
+    static final class OpsLock implements JavaLock {
+        private final RedisTemplate<Object, Object> redisTemplate;
+        private final String lockKey;
+        private final long expireMsecs;
+        private final long pollMsecs;
+        private final RedisConnectionFactory factory;
+        private long lockExpireAt;
+
+        OpsLock(RedisTemplate<Object, Object> t, String key, long lease, long poll, RedisConnectionFactory f) {
+            this.redisTemplate = t;
+            this.lockKey = key;
+            this.expireMsecs = lease;
+            this.pollMsecs = poll;
+            this.factory = f;
+        }
+
+        @Override
+        public boolean acquire(long waitMs) throws InterruptedException {
+            long deadline = System.currentTimeMillis() + waitMs;
+            while (true) {
+                long now = System.currentTimeMillis();
+                long expires = now + expireMsecs + 1;
+                String expiresStr = String.valueOf(expires);
+                if (Boolean.TRUE.equals(redisTemplate.opsForValue().setIfAbsent(lockKey, expiresStr))) {
+                    lockExpireAt = expires;
+                    return true;
+                }
+                String currentValueStr = (String) redisTemplate.opsForValue().get(lockKey);
+                if (currentValueStr != null && Long.parseLong(currentValueStr) < now) {
+                    String oldValueStr = (String) redisTemplate.opsForValue().getAndSet(lockKey, expiresStr);
+                    if (oldValueStr != null && oldValueStr.equals(currentValueStr)) {
+                        lockExpireAt = expires;
+                        return true;
+                    }
+                }
+                if (System.currentTimeMillis() + pollMsecs > deadline) {
+                    return false;
+                }
+                Thread.sleep(pollMsecs);
+            }
+        }
+
+        @Override
+        public void release() {
+            if (System.currentTimeMillis() < lockExpireAt) {
+                redisTemplate.delete(lockKey);
+            }
+        }
+
+        @Override
+        public void close() {
+            destroy(factory);
+        }
+    }
+
+    /**
+     * jedis-lock 1.0.0 itself (com.github.jedis.lock.JedisLock), running on
+     * Jedis 3.10.0 (relocated in this jar). Its acquire polls every 100 ms.
+     */
+    static final class JedisLockLocker implements JavaLock {
+        private final io.lockbridge.interop.jedis3.redis.clients.jedis.Jedis jedis;
+        private final String name;
+        private final int lease;
+        private JedisLock lock;
+
+        JedisLockLocker(String host, int port, String name, long lease) {
+            this.jedis = new io.lockbridge.interop.jedis3.redis.clients.jedis.Jedis(host, port);
+            this.name = name;
+            this.lease = (int) lease;
+        }
+
+        @Override
+        public boolean acquire(long waitMs) throws InterruptedException {
+            lock = new JedisLock(jedis, name, (int) waitMs, lease);
+            return lock.acquire();
+        }
+
+        @Override
+        public void release() {
+            lock.release();
+        }
+
+        @Override
+        public void close() {
+            jedis.close();
+        }
+    }
+
+    /**
+     * Spring Integration's RedisLockRegistry: key registryKey:name, value the
+     * registry's client id, PX the lease (expireAfter).
+     */
+    static final class IntegrationLock implements JavaLock {
+        private final RedisLockRegistry registry;
+        private final RedisConnectionFactory factory;
+        private final Lock lock;
+
+        IntegrationLock(RedisConnectionFactory f, String registryKey, String name, long lease, long poll, String type) {
+            this.factory = f;
+            this.registry = new RedisLockRegistry(f, registryKey, lease);
+            this.registry.setIdleBetweenTries(Duration.ofMillis(poll));
+            this.registry.setRedisLockType(type.equals("pubsub")
+                    ? RedisLockRegistry.RedisLockType.PUB_SUB_LOCK
+                    : RedisLockRegistry.RedisLockType.SPIN_LOCK);
+            this.lock = registry.obtain(name);
+        }
+
+        @Override
+        public boolean acquire(long waitMs) throws InterruptedException {
+            return lock.tryLock(waitMs, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public void release() {
+            lock.unlock();
+        }
+
+        @Override
+        public void close() {
+            registry.destroy();
+            destroy(factory);
+        }
+    }
+
+    /**
+     * ShedLock's Spring Data Redis provider: key job-lock:env:name, SET NX PX
+     * lockAtMostFor (the lease); unlock after lockAtLeastFor (0 here) is a
+     * plain DEL. ShedLock never waits (a scheduled job that finds the lock
+     * taken skips its run), so acquire polls the way a scheduler's next run
+     * would.
+     */
+    static final class ShedLockLock implements JavaLock {
+        private final RedisLockProvider provider;
+        private final RedisConnectionFactory factory;
+        private final String name;
+        private final long lease;
+        private final long poll;
+        private SimpleLock held;
+
+        ShedLockLock(RedisConnectionFactory f, String env, String name, long lease, long poll) {
+            this.factory = f;
+            this.provider = new RedisLockProvider(f, env);
+            this.name = name;
+            this.lease = lease;
+            this.poll = poll;
+        }
+
+        @Override
+        public boolean acquire(long waitMs) throws InterruptedException {
+            long deadline = System.currentTimeMillis() + waitMs;
+            while (true) {
+                Optional<SimpleLock> l = provider.lock(
+                        new LockConfiguration(Instant.now(), name, Duration.ofMillis(lease), Duration.ZERO));
+                if (l.isPresent()) {
+                    held = l.get();
+                    return true;
+                }
+                if (System.currentTimeMillis() + poll > deadline) {
+                    return false;
+                }
+                Thread.sleep(poll);
+            }
+        }
+
+        @Override
+        public void release() {
+            held.unlock();
+        }
+
+        @Override
+        public void close() {
+            destroy(factory);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package io.lockbridge.interop;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * The Java worker of lockbridge's interop tests: it contends for one lock on a
+ * real redis-server with one of the Java lockers below, the way services
+ * written with those libraries do, and reports what it does on stdout, one
+ * line per event. The Go tests (package interop) start it.
+ *
+ * <p>Flags ({@code --name=value}):
+ * <ul>
+ *   <li>{@code --redis=host:port} the lock's redis-server;
+ *   <li>{@code --guard=host:port} a second redis-server holding the guard
+ *       counters (contend mode): the exclusion check is not the lock;
+ *   <li>{@code --locker=} one of {@link Lockers#KINDS};
+ *   <li>{@code --client=lettuce|jedis}, {@code --template=string|jdk} for the
+ *       Spring Data Redis lockers;
+ *   <li>{@code --name=} the lock name; {@code --lease-ms=}, {@code --wait-ms=},
+ *       {@code --poll-ms=} (default 100), {@code --hold-ms=} (time inside the
+ *       critical section, default 0);
+ *   <li>{@code --mode=contend|once}; {@code --id=} the worker's name in the
+ *       guard counters; {@code --threads=} contending threads, each with its
+ *       own locker and connections, as separate service instances would
+ *       (counted as id-0, id-1, …); {@code --think-ms=} pause after each
+ *       release; {@code --count=} stop contending once the guard's
+ *       total reaches it; {@code --duration-ms=} or after this long.
+ * </ul>
+ *
+ * <p>Mode contend: until the total or the duration is reached, acquire (waiting
+ * up to wait-ms), enter the critical section (guard: INCR cs:in, an overlap
+ * when it is not 1: INCR cs:overlaps; INCR acq:&lt;id&gt; and total; sleep
+ * hold-ms; DECR cs:in), release. Prints {@code ready}, then
+ * {@code done <acquisitions> <failed attempts>}.
+ *
+ * <p>Mode once: acquire (waiting up to wait-ms), print
+ * {@code acquired <epoch ms>} (or {@code timeout}), then wait for a line
+ * {@code release} on stdin, release and print {@code released} (or
+ * {@code release-error <message>}). The test SIGKILLs it to crash a holder.
+ *
+ * <p>The worker exits when its stdin closes, so a dying test leaves no JVM.
+ */
+public final class Worker {
+    private Worker() {}
+
+    public static void main(String[] args) throws Exception {
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        Map<String, String> flags = parse(args);
+        String mode = flags.getOrDefault("mode", "contend");
+        BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        switch (mode) {
+            case "contend" -> contend(flags, stdin);
+            case "once" -> {
+                try (Lockers.JavaLock lock = Lockers.create(flags)) {
+                    once(flags, lock, stdin);
+                }
+            }
+            case "script" -> script(flags);
+            default -> throw new IllegalArgumentException("unknown --mode " + mode);
+        }
+        System.out.flush();
+        System.exit(0);
+    }
+
+    static Map<String, String> parse(String[] args) {
+        Map<String, String> m = new HashMap<>();
+        for (String a : args) {
+            if (!a.startsWith("--") || !a.contains("=")) {
+                throw new IllegalArgumentException("flags are --name=value, got " + a);
+            }
+            int i = a.indexOf('=');
+            m.put(a.substring(2, i), a.substring(i + 1));
+        }
+        return m;
+    }
+
+    static long num(Map<String, String> f, String name, long def) {
+        String v = f.get(name);
+        return v == null ? def : Long.parseLong(v);
+    }
+
+    static void say(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    /** Exits the JVM when stdin closes (the test that started us is gone). */
+    static void exitOnEOF(BufferedReader stdin) {
+        Thread t = new Thread(() -> {
+            try {
+                while (stdin.readLine() != null) {
+                    // nothing is expected in contend mode
+                }
+            } catch (Exception ignored) {
+                // closed
+            }
+            Runtime.getRuntime().halt(3);
+        }, "stdin-watch");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    static void contend(Map<String, String> f, BufferedReader stdin) throws Exception {
+        int threads = (int) num(f, "threads", 1);
+        String id = f.getOrDefault("id", "java");
+        List<Lockers.JavaLock> locks = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            locks.add(Lockers.create(f));
+        }
+        exitOnEOF(stdin);
+        say("ready");
+        long[][] counts = new long[threads][2];
+        List<Thread> ts = new ArrayList<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        for (int i = 0; i < threads; i++) {
+            final int n = i;
+            Thread t = new Thread(() -> {
+                try {
+                    counts[n] = contendOne(f, locks.get(n), threads == 1 ? id : id + "-" + n);
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "worker-" + i);
+            t.start();
+            ts.add(t);
+        }
+        for (Thread t : ts) {
+            t.join();
+        }
+        for (Lockers.JavaLock l : locks) {
+            l.close();
+        }
+        if (failure.get() != null) {
+            say("error " + failure.get());
+            failure.get().printStackTrace();
+            System.exit(2);
+        }
+        long acquired = 0;
+        long failed = 0;
+        for (long[] c : counts) {
+            acquired += c[0];
+            failed += c[1];
+        }
+        say("done " + acquired + " " + failed);
+    }
+
+    /** One contending thread: returns {acquisitions, attempts that timed out}. */
+    static long[] contendOne(Map<String, String> f, Lockers.JavaLock lock, String id) throws Exception {
+        String[] guard = f.get("guard").split(":");
+        long count = num(f, "count", Long.MAX_VALUE);
+        long duration = num(f, "duration-ms", 86_400_000L);
+        long wait = num(f, "wait-ms", 1000);
+        long hold = num(f, "hold-ms", 0);
+        long think = num(f, "think-ms", 0);
+        long acquired = 0;
+        long failed = 0;
+        try (redis.clients.jedis.Jedis g = new redis.clients.jedis.Jedis(guard[0], Integer.parseInt(guard[1]))) {
+            long end = System.nanoTime() + duration * 1_000_000L;
+            while (System.nanoTime() < end) {
+                String total = g.get("total");
+                if (total != null && Long.parseLong(total) >= count) {
+                    break;
+                }
+                if (!lock.acquire(wait)) {
+                    failed++;
+                    continue;
+                }
+                if (g.incr("cs:in") != 1) {
+                    g.incr("cs:overlaps");
+                }
+                g.incr("acq:" + id);
+                g.incr("total");
+                if (hold > 0) {
+                    Thread.sleep(hold);
+                }
+                g.decr("cs:in");
+                lock.release();
+                acquired++;
+                if (think > 0) {
+                    Thread.sleep(think);
+                }
+            }
+        }
+        return new long[] {acquired, failed};
+    }
+
+    /**
+     * Mode script: what RedisTemplate.execute(script, keys, args...) sends.
+     * It runs "SET KEYS[1] ARGV[1] PX ARGV[2]" with the lock name, the value
+     * "v" and the lease as arguments, through the --template's serializers,
+     * and prints {@code script-ok <reply>} or {@code script-error <message>}.
+     */
+    static void script(Map<String, String> f) {
+        say("ready");
+        String[] redis = f.get("redis").split(":");
+        org.springframework.data.redis.connection.RedisConnectionFactory factory =
+                Lockers.factory(f.getOrDefault("client", "lettuce"), redis[0], Integer.parseInt(redis[1]));
+        try {
+            org.springframework.data.redis.core.RedisTemplate<Object, Object> t = Lockers.template(f, factory);
+            org.springframework.data.redis.core.script.RedisScript<String> s = org.springframework.data.redis.core.script.RedisScript.of(
+                    "return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])['ok']", String.class);
+            Object r = t.execute(s, List.of(f.get("name")), "v", f.getOrDefault("lease-ms", "60000"));
+            say("script-ok " + r);
+        } catch (Exception e) {
+            Throwable c = e;
+            while (c.getCause() != null) {
+                c = c.getCause();
+            }
+            say("script-error " + String.valueOf(c.getMessage()).replace('\n', ' '));
+        } finally {
+            Lockers.destroy(factory);
+        }
+    }
+
+    static void once(Map<String, String> f, Lockers.JavaLock lock, BufferedReader stdin) throws Exception {
+        long wait = num(f, "wait-ms", 10_000);
+        say("ready");
+        if (!lock.acquire(wait)) {
+            say("timeout");
+            return;
+        }
+        say("acquired " + System.currentTimeMillis());
+        String line;
+        while ((line = stdin.readLine()) != null) {
+            if (line.trim().equals("release")) {
+                try {
+                    lock.release();
+                    say("released");
+                } catch (Exception e) {
+                    say("release-error " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+                }
+                return;
+            }
+        }
+    }
+}
