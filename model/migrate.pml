@@ -11,13 +11,16 @@
  * modern models check that part).
  *
  * Property (safety runs): never two valid holders of the lock, checked at
- * every acquisition and refresh. Liveness run (LIVE): with no Java locker,
- * no loss and no time, the controller reaches modern (weak fairness).
+ * every acquisition and refresh. Liveness run (LIVE_RUN): with no Java
+ * locker, no loss, no rollback, and lockers that take at most TRIES locks
+ * and do not refresh them, the controller reaches modern (weak fairness).
  *
  * Ties to code:
- *   follower reading     migrate/scripts/heartbeat.lua @entry @read; Go: follower.reading, follower.judge, want, follower.move
- *                        (one phase per reading; a missing phase
- *                        refuses), the second heartbeat in follower.sync
+ *   follower reading     migrate/scripts/heartbeat.lua @entry @read; Go: follower.sync, follower.reading, follower.judge, want, follower.move
+ *                        (a reading, an announcing reading with next,
+ *                        the move, a reporting reading; a missing phase
+ *                        refuses)
+ *   acquire in flight    Go: heldSet.reserve, heldSet.land, heldSet.settle
  *   phase lease          Go: follower.valid
  *                        (lock only while the lease runs)
  *   acquire per phase    migrate/scripts/acquire.lua @free @write (dual phases);
@@ -61,13 +64,13 @@
 #define ROLLBACK 1
 #endif
 #ifndef TRIES
-#define TRIES 3 /* lock attempts per Go locker */
-#endif
-#ifndef JTRIES
-#define JTRIES 2 /* Java locks */
+#define TRIES 2 /* lock calls per Go locker, in the liveness run */
 #endif
 #ifndef START
 #define START LEGACY
+#endif
+#ifndef OLDV
+#define OLDV 0 /* locker 1 is an old-version locker (an upgrade in progress) */
 #endif
 
 #define READS_LEGACY(p)  ((p) <= DR)
@@ -93,7 +96,7 @@ byte sightAge = Q;
 #endif
 /* registry: one entry per Go locker; eleft is its life by the server's clock */
 byte ephase[NG];
-byte ephase2[NG];     /* FIX_MOVE: the phase it is moving to, 0 none */
+byte ephase2[NG];     /* next: the phase it is about to run, 0 none */
 byte eheld[NG];       /* oldest phase of a held lock, 0 none */
 byte eleft[NG];
 /* the lock: holder ids (NG = the Java locker), what is left of each key */
@@ -104,8 +107,16 @@ byte lleft, mleft;
 bool held[NG + 1];
 byte hleft[NG + 1];
 byte hph[NG + 1];
-/* the lockers' phase leases (their own monotonic clocks), what is left */
+/* the lockers' phase leases (their own monotonic clocks), what is left;
+ * tb: the lease an announcing reading grants the move */
 byte trust[NG];
+byte tb[NG];
+/* acquires in flight (heldSet.reserve), their phase, and what is left of
+ * the lease they will give: a lease counts from before the send
+ * (newHeldLock's start), so one that lands late holds for less */
+bool res[NG];
+byte rph[NG];
+byte rleft[NG];
 /* one reading per locker and one controller action per tick */
 bool hbt[NG], ctlt;
 byte jquiet;          /* time since the Java locker's last lock, saturated at Q */
@@ -132,22 +143,36 @@ inline acquired(i) {
 	assert(!overlap)
 }
 
+#ifndef LIVE_RUN
+#define LIVE_RUN 0
+#endif
 #if LIVE_RUN
-#define TICKS 0
-#else
-#define TICKS 1
+/* liveness: the fleet reaches modern once every locker has stopped locking */
+ltl live { <> (phase == MODERN) }
 #endif
 
 active proctype clock() {
 	byte k;
 end:	do
-	:: atomic { TICKS ->
+	:: d_step { true ->
 		DOWN(lleft); DOWN(mleft);
 		k = 0;
 		do
-		:: k < NG -> DOWN(eleft[k]); DOWN(trust[k]); hbt[k] = false; k++
+		:: k < NG -> DOWN(eleft[k]); DOWN(trust[k]); DOWN(tb[k]); DOWN(rleft[k]); hbt[k] = false;
+			/* a dead entry's fields are never read again: forget them (fewer states, same behaviours) */
+			if :: eleft[k] == 0 -> ephase[k] = 0; ephase2[k] = 0; eheld[k] = 0 :: else -> skip fi;
+#if LIVE_RUN
+			/* heldSet.settle: an acquire whose ttl has passed since its send
+			 * is over, whether or not its reply came (the liveness run needs
+			 * it said: weak fairness is per process, not per step) */
+			if :: res[k] && rleft[k] == 0 -> res[k] = false; rph[k] = 0 :: else -> skip fi;
+#endif
+			k++
 		:: else -> break
 		od;
+		/* an expired key is gone, as on the server */
+		if :: lleft == 0 -> lk = false; lwho = 0 :: else -> skip fi;
+		if :: mleft == 0 -> mk = false; mwho = 0 :: else -> skip fi;
 		k = 0;
 		do
 		:: k <= NG -> DOWN(hleft[k]); k++
@@ -159,34 +184,70 @@ end:	do
 	od
 }
 
-#ifdef FIX_MOVE
-#define REPORT2(v) ephase2[i] = v
-#else
-#define REPORT2(v) skip
-#endif
+/* An acquire in phase p landing on the server, its lease (and the legacy
+ * value's life) left counting from its send. */
+inline land(i, p, left) {
+	if
+	:: p == LEGACY && LFREE -> /* legacy/scripts/acquire.lua @setnx @takeover: W fixed before the send */
+		lk = true; lwho = i; lleft = left; held[i] = true
+	:: (p == DW || p == DR) && LFREE && MFREE -> /* migrate/scripts/acquire.lua @free @write */
+		if :: p == DW -> lk = true; lwho = i; lleft = left :: else -> skip fi;
+		mk = true; mwho = i; mleft = LL; held[i] = true
+	:: (p == DW || p == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> sightAge = 0 /* migrate/scripts/sighting.lua @record */
+	:: p == MODERN && MFREE -> /* internal/protocol/modernproto/acquire.lua */
+		mk = true; mwho = i; mleft = LL; held[i] = true
+	:: else -> skip
+	fi
+}
 
-/* FIX_RETURN: a locker whose phase lease lapsed and that holds no lock
- * starts afresh at the phase it reads, as a new locker does, instead of
- * stepping one phase towards it. */
-#ifdef FIX_RETURN
-#define RETURNING (trust[i] == 0 && !VALID(i))
+/* follower.want: one phase towards the phase read; straight to it for a
+ * locker that runs nothing yet or that returns (its phase lease had lapsed:
+ * its old phase may be long gone from the registry) holding nothing live,
+ * in flight included. A returning locker that still holds a live lock
+ * waits: no move and no new lease until the lock is gone (its refreshes
+ * fail without a lease, so it goes by its ttl at the latest). */
+#define LAPSED (trust[i] == 0)
+#define BUSY (VALID(i) || res[i])
+#ifdef MUT_STEP_RETURN
+#define WAITS false
+#define WANT(c, t) ((c) == 0 -> (t) : ((t) > (c) -> (c) + 1 : ((t) < (c) -> (c) - 1 : (c))))
 #else
-#define RETURNING false
+#define WAITS (LAPSED && BUSY)
+#define WANT(c, t) ((c) == 0 || (LAPSED && !BUSY) -> (t) : (WAITS -> (c) : ((t) > (c) -> (c) + 1 : ((t) < (c) -> (c) - 1 : (c)))))
 #endif
+/* heldSet.report: held locks and acquires in flight (heldSet.reserve) */
+#ifdef MUT_HELD_INVISIBLE
+#define HELDREP 0
+#elif defined(MUT_STALE_HELD)
+byte lastheld[NG];
+#define HELDREP (VALID(i) -> hph[i] : (res[i] -> rph[i] : lastheld[i]))
+#elif defined(MUT_NO_RESERVE)
+#define HELDREP (VALID(i) -> hph[i] : 0)
+#else
+#define HELDREP (VALID(i) -> hph[i] : (res[i] -> rph[i] : 0))
+#endif
+/* heartbeat.lua @entry: the entry reports the phase run, the phase about
+ * to be run (next, 0 none), the held phases; its life by the server's clock */
+#define ENTRY(nx) ephase[i] = (cur == 0 -> LEGACY : cur); ephase2[i] = nx; eheld[i] = HELDREP; eleft[i] = PL + LL
 
 proctype locker(byte i) {
-	byte cur = 0, k, target;
-	bool hb2;
-end:	do
-	/* heartbeat + reading: migrate/scripts/heartbeat.lua @entry @read, then
-	 * follower.judge and the one-phase step (follower.reading) */
-	:: atomic { !hb2 && !hbt[i] ->
-		hbt[i] = true;
-		ephase[i] = (cur == 0 -> LEGACY : cur);
-#ifndef MUT_HELD_INVISIBLE
-		eheld[i] = (VALID(i) -> hph[i] : 0);
+	byte cur = 0, k, target, pend, stage;
+#if LIVE_RUN
+	byte calls = TRIES;
+#define CALL_LEFT (calls > 0)
+#define CALL calls--
+#else
+#define CALL_LEFT true
+#define CALL skip
 #endif
-		eleft[i] = PL + LL;
+	/* stage: 0 idle; 1 a reading wants pend; 2 the announcing reading
+	 * agreed: move; 3 moved: report */
+end:	do
+	/* follower.reading (the first of follower.sync): report the phase run,
+	 * read the stored one; the lease is renewed only if it agrees */
+	:: d_step { stage == 0 && !hbt[i] ->
+		hbt[i] = true;
+		ENTRY(0);
 		if
 #ifdef MUT_LOST_AS_LEGACY
 		:: !phaseKey -> target = LEGACY
@@ -196,65 +257,126 @@ end:	do
 		:: else -> target = phase
 		fi;
 		if
-		:: target != 0 ->
-			if
-			:: cur != target && (cur == 0 || RETURNING) -> cur = target; hb2 = true
-			:: cur != 0 && !RETURNING && target > cur -> cur++; hb2 = true
-			:: cur != 0 && !RETURNING && target < cur -> cur--; hb2 = true
-			:: else -> skip
-			fi;
+		:: target != 0 && WANT(cur, target) == cur && WAITS -> skip /* no lease until its locks are gone */
+		:: target != 0 && WANT(cur, target) == cur && !WAITS ->
 #ifdef MUT_NO_LEASE
-			trust[i] = 255;
+			trust[i] = 255
 #else
-			trust[i] = PL;
+			trust[i] = PL
 #endif
-			if :: hb2 -> REPORT2(cur) :: else -> skip fi;
-			printf("EV c%d heartbeat: registry says %d, reads phase %d, now runs %d\n", i, ephase[i], target, cur)
-		:: else -> printf("EV c%d heartbeat: the phase key is missing: refuses\n", i)
+		:: target != 0 && WANT(cur, target) != cur ->
+			pend = WANT(cur, target);
+#ifdef MUT_MOVE_FIRST
+			/* the old follower: moves at once, reports later */
+			cur = pend; pend = 0; trust[i] = PL; stage = 3
+#else
+			stage = 1
+#endif
+		:: else -> skip
 		fi;
+		printf("EV c%d heartbeat: registry says %d, reads phase %d, wants %d\n", i, ephase[i], target, (pend != 0 -> pend : cur));
 		target = 0 }
-	/* follower.sync: the second heartbeat after a move */
-	:: atomic { hb2 ->
-		ephase[i] = cur; REPORT2(0);
-#ifndef MUT_HELD_INVISIBLE
-		eheld[i] = (VALID(i) -> hph[i] : 0);
-#endif
-		eleft[i] = PL + LL; hb2 = false;
-		printf("EV c%d second heartbeat: registry says %d\n", i, cur) }
-	/* lock, while the phase lease runs (follower.valid) */
-	:: atomic { !held[i] && cur != 0 && trust[i] > 0 ->
+	/* follower.reading with next: announce the move, read again */
+	:: d_step { stage == 1 ->
+		ENTRY(pend);
 		if
-		:: cur == LEGACY && LFREE -> /* legacy/scripts/acquire.lua @setnx @takeover */
-			lk = true; lwho = i; lleft = LL; held[i] = true
-		:: (cur == DW || cur == DR) && LFREE && MFREE -> /* migrate/scripts/acquire.lua @free @write */
-			if :: cur == DW -> lk = true; lwho = i; lleft = LL :: else -> skip fi;
-			mk = true; mwho = i; mleft = LL; held[i] = true
-		:: (cur == DW || cur == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> sightAge = 0 /* migrate/scripts/sighting.lua @record */
-		:: cur == MODERN && MFREE -> /* internal/protocol/modernproto/acquire.lua */
-			mk = true; mwho = i; mleft = LL; held[i] = true
+		:: !phaseKey -> trust[i] = 0; pend = 0; stage = 0
+		:: phaseKey && WANT(cur, phase) == pend -> tb[i] = PL; stage = 2
+		:: phaseKey && WANT(cur, phase) == cur && WANT(cur, phase) != pend -> if :: !WAITS -> trust[i] = PL :: else -> skip fi; pend = 0; stage = 0
+		:: phaseKey && WANT(cur, phase) != cur && WANT(cur, phase) != pend -> pend = 0; stage = 0
+		fi;
+		printf("EV c%d announces %d (registry: %d next %d)\n", i, pend, ephase[i], ephase2[i]) }
+	/* follower.move: run the announced phase; the lease runs from the
+	 * announcing reading; held locks two phases away end */
+	:: d_step { stage == 2 ->
+		cur = pend; pend = 0; trust[i] = tb[i]; tb[i] = 0; stage = 3;
+		if :: VALID(i) && !COMPAT(hph[i], cur) -> held[i] = false; hleft[i] = 0; hph[i] = 0 :: else -> skip fi;
+		printf("EV c%d now runs %d\n", i, cur) }
+	/* follower.reading after the move: report the new phase */
+	:: d_step { stage == 3 ->
+		ENTRY(0);
+		if
+		:: !phaseKey -> trust[i] = 0
+		:: phaseKey && WANT(cur, phase) == cur && !WAITS -> trust[i] = PL
 		:: else -> skip
 		fi;
+		stage = 0;
+		printf("EV c%d reports %d\n", i, cur) }
+	/* lock call: follower.valid + heldSet.reserve, in one step */
+	:: d_step { !held[i] && !res[i] && cur != 0 && trust[i] > 0 && CALL_LEFT ->
+		CALL; res[i] = true; rph[i] = cur; rleft[i] = LL }
+	/* the acquire lands, in the phase reserved (Locker.acquire) */
+	:: d_step { res[i] ->
+		res[i] = false;
+		land(i, rph[i], rleft[i]);
 		if
-		:: held[i] -> hleft[i] = LL; hph[i] = cur;
-			printf("EV c%d locks in phase %d\n", i, cur);
-			acquired(i)
+		:: held[i] && !COMPAT(rph[i], cur) -> /* Locker.attempt: the follower moved on: released, not obtained */
+			if :: lk && lwho == i -> lk = false :: else -> skip fi;
+			if :: mk && mwho == i -> mk = false :: else -> skip fi;
+			held[i] = false
+		:: held[i] && COMPAT(rph[i], cur) -> hleft[i] = rleft[i]; hph[i] = rph[i];
+#ifdef MUT_STALE_HELD
+			lastheld[i] = rph[i];
+#endif
+			printf("EV c%d locks in phase %d (lease left %d)\n", i, rph[i], hleft[i]);
+			if :: hleft[i] > 0 -> acquired(i) :: else -> skip fi
 		:: else -> skip
-		fi }
+		fi;
+		rph[i] = 0; rleft[i] = 0 }
 	/* refresh: while the phase lease runs, and the lock's phase is within
 	 * one step of the one run (a lock two steps away ends) */
-	:: atomic { VALID(i) && trust[i] > 0 && COMPAT(hph[i], cur) && hleft[i] < LL ->
+	:: d_step { !LIVE_RUN && VALID(i) && trust[i] > 0 && COMPAT(hph[i], cur) && hleft[i] < LL ->
 		if :: lk && lwho == i && WRITES_LEGACY(hph[i]) -> lleft = LL :: else -> skip fi;
 		if :: mk && mwho == i && WRITES_MODERN(hph[i]) -> mleft = LL :: else -> skip fi;
 		hleft[i] = LL;
 		printf("EV c%d refreshes its phase-%d lock\n", i, hph[i]);
 		acquired(i) }
 	/* release: by owner (token, owner window) */
-	:: atomic { held[i] ->
+	:: d_step { held[i] ->
 		if :: lk && lwho == i -> lk = false :: else -> skip fi;
 		if :: mk && mwho == i -> mk = false :: else -> skip fi;
 		held[i] = false; hleft[i] = 0; hph[i] = 0 }
 	od
 }
+
+#if OLDV
+/* An old-version (protocol 1) locker during an upgrade, as the first release
+ * ran: it moves at the reading (one phase towards the phase read) and
+ * reports later, has no phase lease, reads a missing phase key as legacy,
+ * reports no held locks, refreshes whatever it holds. Its registry entry
+ * is of the old format: the controller takes no step and no rollback while
+ * it is there (BlockOldProtocol), and the operator removes it (fleet
+ * forget) once that locker has stopped. It took the place of Go locker 1. */
+bool v1run = true, v1entry = true;
+proctype v1locker(byte i) {
+	byte cur = START, k, target;
+end:	do
+	:: d_step { v1run && !hbt[i] -> hbt[i] = true;
+		target = (phaseKey -> phase : LEGACY);
+		cur = (target > cur -> cur + 1 : (target < cur -> cur - 1 : cur));
+		target = 0;
+		printf("EV v1 reads and now runs %d\n", cur) }
+	:: d_step { v1run && !held[i] -> land(i, cur, LL);
+		if :: held[i] -> hleft[i] = LL; hph[i] = cur; printf("EV v1 locks in phase %d\n", cur); acquired(i) :: else -> skip fi }
+	:: d_step { v1run && VALID(i) && hleft[i] < LL ->
+		if :: lk && lwho == i && WRITES_LEGACY(hph[i]) -> lleft = LL :: else -> skip fi;
+		if :: mk && mwho == i && WRITES_MODERN(hph[i]) -> mleft = LL :: else -> skip fi;
+		hleft[i] = LL; acquired(i) }
+	:: d_step { held[i] ->
+		if :: lk && lwho == i -> lk = false :: else -> skip fi;
+		if :: mk && mwho == i -> mk = false :: else -> skip fi;
+		held[i] = false; hleft[i] = 0; hph[i] = 0 }
+	:: d_step { v1run && !held[i] -> v1run = false; printf("EV v1 stops\n") }
+	od
+}
+#ifdef MUT_V1_IGNORED
+#define V1FREE true
+#else
+#define V1FREE (!v1entry)
+#endif
+#else
+#define V1FREE true
+#endif
 
 /* The Java fleet: legacy only, not in the registry. The quiet-period
  * assumption: a live Java locker locks at least once per quiet period, and
@@ -263,12 +385,12 @@ end:	do
 proctype java() {
 	byte k;
 end:	do
-	:: atomic { jquiet < Q && !held[NG] && LFREE ->
+	:: d_step { jquiet < Q && !held[NG] && LFREE ->
 		lk = true; lwho = NG; lleft = LL; held[NG] = true; hleft[NG] = LL; hph[NG] = LEGACY;
 		jquiet = 0; sightAge = 0;
 		printf("EV java locks the legacy key\n");
 		acquired(NG) }
-	:: atomic { held[NG] ->
+	:: d_step { held[NG] ->
 		if :: lk && lwho == NG -> lk = false :: else -> skip fi;
 		held[NG] = false; hleft[NG] = 0 }
 	od
@@ -303,18 +425,22 @@ end:	do
 
 active proctype controller() {
 end:	do
-	:: atomic { !ctlt && phaseKey && phase + STEP <= MODERN && ALL_AT(phase) && QUIET(phase + STEP) ->
+	:: d_step { !ctlt && phaseKey && V1FREE && phase + STEP <= MODERN && ALL_AT(phase) && QUIET(phase + STEP) ->
 		ctlt = true; phase = phase + STEP; sinceAge = 0; mphase = phase;
 		printf("EV controller steps to phase %d\n", phase) }
 #if ROLLBACK
-	:: atomic { !ctlt && phaseKey && phase > LEGACY && ALL_COMPAT(phase - 1) ->
+	:: d_step { !ctlt && phaseKey && V1FREE && phase > LEGACY && ALL_COMPAT(phase - 1) ->
 		ctlt = true; phase--; sinceAge = 0; mphase = phase;
 		printf("EV controller rolls back to phase %d\n", phase) }
+#endif
+#if OLDV
+	/* fleet forget, once the old locker has stopped */
+	:: d_step { v1entry && !v1run -> v1entry = false; printf("EV controller forgets the v1 entry\n") }
 #endif
 #if LOSS
 	/* phase repair --to the phase the evidence shows, restarting the
 	 * quiet period */
-	:: atomic { !ctlt && !phaseKey -> ctlt = true; phaseKey = true; phase = mphase; sinceAge = 0;
+	:: d_step { !ctlt && !phaseKey -> ctlt = true; phaseKey = true; phase = mphase; sinceAge = 0;
 		printf("EV controller repairs the phase key to %d\n", phase) }
 #endif
 	od
@@ -322,14 +448,16 @@ end:	do
 
 #if LOSS
 active proctype loss() {
-	atomic { phaseKey -> phaseKey = false; printf("EV the phase key is lost\n") }
+	d_step { phaseKey -> phaseKey = false; printf("EV the phase key is lost\n") }
 }
 #endif
 
 init {
 	atomic {
 		run locker(0);
-#if NG == 2
+#if NG == 2 && OLDV
+		run v1locker(1);
+#elif NG == 2
 		run locker(1);
 #endif
 #if JAVA

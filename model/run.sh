@@ -28,11 +28,13 @@ one() {
 	local ccflags="-O2 -DCOLLAPSE" panflags="-m1000000"
 	case "$kind" in
 	safety) ccflags="$ccflags -DSAFETY"; panflags="$panflags -E" ;;
-	bfs) ccflags="-O2 -DSAFETY"; panflags="-E"
-		# breadth first where a counterexample is expected: the shortest trail
-		if [ "$expect" != ok ]; then ccflags="$ccflags -DBFS"; else ccflags="$ccflags -DCOLLAPSE"; panflags="$panflags -m3000000"; fi ;;
+	# breadth-first, always: the shortest trail where a counterexample is
+	# expected, and a shallow search where none is (depth-first runs of the
+	# migrate model reach depths of tens of millions); every step of the
+	# model is a d_step, so only whole steps are stored
+	bfs) ccflags="-O2 -DSAFETY -DBFS -DCOLLAPSE -DMEMLIM=${MODEL_MEMLIM:-8000}"; panflags="-E" ;;
 	dfs) ccflags="$ccflags -DSAFETY"; panflags="-m10000000 -E" ;; # depth-first, no shortening: the trail's last events
-	live) panflags="$panflags -a -f" ;;
+	live) ccflags="$ccflags -DNFAIR=3"; panflags="$panflags -a -f" ;;
 	esac
 	if [ "$expect" != ok ] && [ "$kind" = safety ]; then
 		panflags="$panflags -i" # the shortest trail, for the summary
@@ -51,6 +53,10 @@ one() {
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 	if [ -z "$errs" ]; then
 		echo "FAIL $name: pan did not finish: $(tail -5 pan.log)"
+		return 1
+	fi
+	if [ "$expect" = ok ] && grep -q "Search not completed" pan.log; then
+		echo "FAIL $name: search not completed ($(grep -m1 -E 'memory|depth' pan.log || true)); raise MODEL_MEMLIM or shrink the bounds"
 		return 1
 	fi
 	if grep -q "error: max search depth too small" pan.log; then
