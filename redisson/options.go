@@ -1,0 +1,150 @@
+package redisson
+
+import (
+	"strings"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
+)
+
+// Option configures a Locker. Options are applied by New in order; an
+// invalid one is recorded and returned, wrapping lockbridge.ErrInvalid, by
+// every call of that Locker (New itself returns no error).
+type Option func(*config)
+
+// The defaults of the options, and Redisson's own figures.
+const (
+	// DefaultWatchdogTimeout is Redisson's default lockWatchdogTimeout: the
+	// lease a Java lock() without a lease time takes, renewed every third
+	// of it (10 s). Pass it as the ttl of a Locker WithWatchdog to lock
+	// exactly as Java's lock() does.
+	DefaultWatchdogTimeout = 30 * time.Second
+	// DefaultUnlockLatch is how long an unlock's latch lives: the window in
+	// which an Unlock whose reply was lost can be asked again and get the
+	// first result.
+	DefaultUnlockLatch = 20 * time.Second
+	// DefaultBackoffMin and DefaultBackoffMax bound Lock's default backoff
+	// between attempts when no unlock message comes:
+	// lockbridge.ExponentialBackoff(8 ms, 512 ms), never past the holder's
+	// remaining lease.
+	DefaultBackoffMin = 8 * time.Millisecond
+	DefaultBackoffMax = 512 * time.Millisecond
+)
+
+// PubSub says which command unlocks publish with.
+type PubSub int
+
+const (
+	// PubSubAuto is Redisson's default (ShardedSubscriptionMode.AUTO):
+	// SPUBLISH in a Redis Cluster (sharded pub/sub, Redis >= 7), PUBLISH
+	// otherwise. Go waiters listen the same way.
+	PubSubAuto PubSub = iota
+	// PubSubPlain always publishes with PUBLISH: for Redisson clients set
+	// to ShardedSubscriptionMode.OFF, or a cluster below Redis 7. In a
+	// cluster, Go waiters (which listen with SSUBSCRIBE) then hear no unlock
+	// and wait by the holder's lease and the backoff.
+	PubSubPlain
+	// PubSubSharded always publishes with SPUBLISH (Redis >= 7).
+	PubSubSharded
+)
+
+type config struct {
+	watchdog bool
+	notify   bool
+	pubsub   PubSub
+	clientID string
+	latch    time.Duration
+	backoff  lockbridge.Backoff
+	errs     lockopt.Errs
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		notify:  true,
+		latch:   DefaultUnlockLatch,
+		backoff: lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		errs:    lockopt.For("redisson"),
+	}
+	lockopt.Apply(&c.errs, &c, opts)
+	return c
+}
+
+// WithWatchdog renews every lock's lease while it is held, every third of
+// its ttl (Redisson's watchdog: a ttl of DefaultWatchdogTimeout renews
+// every 10 s), with Redisson's renewal script: PEXPIRE ttl if the owner's
+// field is still in the hash. When a renewal finds the field gone, or none
+// succeeds before the last twelfth of the lease (Redis unreachable), the
+// lock is lost: Done closes and Err wraps lockbridge.ErrLost. Default: off —
+// a lock lives for its ttl unless refreshed by hand, like a Java lock taken
+// with an explicit leaseTime.
+func WithWatchdog() Option { return func(c *config) { c.watchdog = true } }
+
+// WithNotifications turns unlock messages on or off for Lock. On, a waiter
+// subscribes to the lock's Redisson channel after its first failed attempt
+// (one subscription per Locker, shared by its waiters) and tries again as
+// soon as an unlock — Java's or Go's — publishes there. Off, or while
+// subscribing fails, Lock waits by its backoff, never past the holder's
+// remaining lease. Unlocks publish either way. Default: on.
+func WithNotifications(on bool) Option { return func(c *config) { c.notify = on } }
+
+// WithPubSub sets the command unlocks publish with. Default: PubSubAuto,
+// Redisson's own default. Values outside the three are invalid.
+func WithPubSub(p PubSub) Option {
+	return func(c *config) {
+		if p < PubSubAuto || p > PubSubSharded {
+			c.errs.Invalid("WithPubSub(%d): unknown mode", int(p))
+			return
+		}
+		c.pubsub = p
+	}
+}
+
+// WithClientID sets the client id, the first half of every field this
+// Locker writes ("<client id>:<owner id>"), in place of a fresh random UUID.
+// Two Lockers — or a Locker and a Java RedissonClient — must never share
+// one: owners with equal ids would share holds. It must be 1 to 64
+// printable ASCII bytes without ':' (Redisson's is a 36-character UUID).
+// Default: a random version-4 UUID, lower case, like Redisson's.
+func WithClientID(id string) Option {
+	return func(c *config) {
+		if id == "" || len(id) > 64 || strings.ContainsRune(id, ':') || !printable(id) {
+			c.errs.Invalid("WithClientID(%q): want 1 to 64 printable ASCII bytes without ':'", id)
+			return
+		}
+		c.clientID = id
+	}
+}
+
+// WithUnlockLatch sets how long an unlock's latch lives on the server (at
+// least 1 s). An Unlock whose reply was lost may be called again within half
+// of it — the other half is the margin for the time the first command took
+// to reach the server — and gets the first run's result instead of
+// releasing a second hold. Default: DefaultUnlockLatch (20 s).
+func WithUnlockLatch(d time.Duration) Option {
+	return func(c *config) {
+		if d < time.Second {
+			c.errs.Invalid("WithUnlockLatch(%v): want at least 1s", d)
+			return
+		}
+		c.latch = d.Truncate(time.Millisecond)
+	}
+}
+
+// WithBackoff sets how long Lock waits between attempts when no unlock
+// message wakes it. It never waits past the holder's remaining lease (the
+// PTTL each failed attempt returns, as Redisson waits). lockbridge.NoRetry
+// makes Lock a single attempt. Default: lockbridge.ExponentialBackoff(8 ms,
+// 512 ms). A nil or malformed backoff is invalid.
+func WithBackoff(b lockbridge.Backoff) Option {
+	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
+}
+
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
