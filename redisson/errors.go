@@ -3,6 +3,7 @@ package redisson
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -20,10 +21,11 @@ type NotObtainedError struct {
 }
 
 func (e *NotObtainedError) Error() string {
+	left := "for " + e.HolderTTL.String() + " more"
 	if e.HolderTTL < 0 {
-		return fmt.Sprintf("redisson: lock %q not obtained: held by another owner, with no expiry", e.Key)
+		left = "with no expiry"
 	}
-	return fmt.Sprintf("redisson: lock %q not obtained: held by another owner for %v more", e.Key, e.HolderTTL)
+	return "redisson: lock " + strconv.Quote(e.Key) + " not obtained: held by another owner " + left
 }
 
 // Unwrap returns lockbridge.ErrNotObtained.

@@ -11,14 +11,6 @@ import (
 	"github.com/lockbridge/lockbridge/redisson"
 )
 
-// asHold asserts that a lockbridge.Lock is a *redisson.Lock.
-func asHold(t testing.TB, l lockbridge.Lock) *redisson.Lock {
-	t.Helper()
-	h, ok := l.(*redisson.Lock)
-	require.True(t, ok, "lock is a %T, not a *redisson.Lock", l)
-	return h
-}
-
 // hash returns the lock's hash, field by field ("" → count).
 func hash(t testing.TB, c driver.Client, key string) map[string]int64 {
 	t.Helper()

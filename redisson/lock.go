@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 )
-
-var _ lockbridge.Lock = (*Lock)(nil)
 
 // Lock is one hold of a Redisson lock by an Owner, as returned (behind
 // lockbridge.Lock) by TryLock and Lock: assert lk.(*redisson.Lock) for
@@ -24,32 +21,48 @@ type Lock struct {
 	owner *Owner
 	names names
 	lease lease.Lease
+	rmu   sync.Mutex // serialises renewals: Refresh and the watchdog
 
-	mu       sync.Mutex  // serialises Unlock and Refresh
-	rmu      sync.Mutex  // serialises renewals: Refresh and the watchdog
-	released atomic.Bool // Unlock ran its script to an answer
-	reqID    string      // the unlock request id, once an Unlock was sent
-	reqSent  time.Time   // when the first Unlock with reqID was sent
+	// Under mu, which serialises Unlock and Refresh:
+	mu       sync.Mutex
+	released bool      // Unlock ran its script to an answer
+	reqID    string    // the unlock request id, once an Unlock was sent
+	reqSent  time.Time // when the first Unlock with reqID was sent
 }
 
 // Key returns the lock's name.
-func (lk *Lock) Key() string {
-	if lk == nil {
-		return ""
-	}
-	return lk.names.key
-}
+func (lk *Lock) Key() string { return lk.state().names.key }
 
 // Token returns the owner's field, "<client id>:<owner id>": what this
 // holder wrote (holds of one owner share it).
 func (lk *Lock) Token() string { return lk.Owner().Field() }
 
-// Owner returns the owner of the hold.
-func (lk *Lock) Owner() *Owner {
-	if lk == nil {
-		return nil
+// Owner returns the owner of the hold (nil for a nil Lock).
+func (lk *Lock) Owner() *Owner { return lk.state().owner }
+
+// ExpiresAt is this holder's view of the end of the lease: when the last
+// successful acquire or renewal was sent, plus its ttl.
+func (lk *Lock) ExpiresAt() time.Time { return lk.state().lease.ExpiresAt() }
+
+// Done is closed once the hold is unlocked or known lost: its field found
+// gone by Refresh or the watchdog, or not renewed in time by the watchdog.
+func (lk *Lock) Done() <-chan struct{} { return lk.state().lease.Done() }
+
+// Err is nil while the hold lasts and after a clean Unlock. Once the lock
+// is known lost — or an Unlock failed — it wraps lockbridge.ErrLost and the
+// cause (a *lockbridge.NotHeldError, or the Redis error).
+func (lk *Lock) Err() error { return lk.state().lease.Err() }
+
+// state returns lk, or for a nil *Lock a Lock that ended with errNilLock
+// (so the accessors need no nil case of their own).
+func (lk *Lock) state() *Lock {
+	if lk != nil {
+		return lk
 	}
-	return lk.owner
+	nl := &Lock{}
+	nl.lease.Init("redisson", time.Time{}, 0)
+	nl.lease.End(errNilLock)
+	return nl
 }
 
 // HoldCount returns the owner's holds of the lock as the hash counts them
@@ -59,34 +72,6 @@ func (lk *Lock) HoldCount(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return lk.owner.HoldCount(ctx, lk.names.key)
-}
-
-// ExpiresAt is this holder's view of the end of the lease: when the last
-// successful acquire or renewal was sent, plus its ttl.
-func (lk *Lock) ExpiresAt() time.Time {
-	if lk == nil {
-		return time.Time{}
-	}
-	return lk.lease.ExpiresAt()
-}
-
-// Done is closed once the hold is unlocked or known lost: its field found
-// gone by Refresh or the watchdog, or not renewed in time by the watchdog.
-func (lk *Lock) Done() <-chan struct{} {
-	if lk == nil {
-		return lease.Closed()
-	}
-	return lk.lease.Done()
-}
-
-// Err is nil while the hold lasts and after a clean Unlock. Once the lock
-// is known lost — or an Unlock failed — it wraps lockbridge.ErrLost and the
-// cause (a *lockbridge.NotHeldError, or the Redis error).
-func (lk *Lock) Err() error {
-	if lk == nil {
-		return errNilLock
-	}
-	return lk.lease.Err()
 }
 
 // valid checks a call's receiver and context.
@@ -118,29 +103,27 @@ func (lk *Lock) valid(ctx context.Context) error {
 // first; later, it refuses with an error wrapping ErrUnknownOutcome, and an
 // unreleased hold ends with its lease.
 func (lk *Lock) Unlock(ctx context.Context) error {
-	if lk == nil {
-		return errNilLock
-	}
 	if err := lk.valid(ctx); err != nil {
+		if lk == nil {
+			return errNilLock // not held, rather than invalid
+		}
 		return err
 	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
-	if lk.released.Load() {
+	return lk.unlock(ctx)
+}
+
+// unlock is Unlock, under mu.
+func (lk *Lock) unlock(ctx context.Context) error {
+	if lk.released {
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
 	}
-	lk.lease.StopRefresh()
+	lk.lease.StopRefresh() // no renewal after this
 	l := lk.owner.l
 	window := l.cfg.latch / 2
-	if lk.reqID == "" {
-		id, err := newRequestID()
-		if err != nil {
-			return err
-		}
-		lk.reqID, lk.reqSent = id, time.Now()
-	} else if since := time.Since(lk.reqSent); since > window {
-		return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): asking again could release a second hold",
-			lk.names.key, lockbridge.ErrUnknownOutcome, since.Round(time.Millisecond), window)
+	if err := lk.request(window); err != nil {
+		return err
 	}
 	r, err := l.release(ctx, &lk.names, lk.owner.field, lk.lease.TTL(), lk.reqID)
 	if err != nil {
@@ -155,7 +138,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		lk.lease.Lose(err)
 		return err
 	}
-	lk.released.Store(true)
+	lk.released = true
 	lk.owner.count(lk.names.key, -1)
 	if r == nil {
 		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
@@ -167,6 +150,21 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	// effort: it expires by itself).
 	_, _ = l.c.Do(ctx, "DEL", lk.names.latch+":"+lk.reqID)
 	return nil
+}
+
+// request sets the unlock request id on the first Unlock, and refuses a
+// later one (asking again after a lost reply) past window.
+func (lk *Lock) request(window time.Duration) error {
+	if lk.reqID != "" {
+		if since := time.Since(lk.reqSent); since > window {
+			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): asking again could release a second hold",
+				lk.names.key, lockbridge.ErrUnknownOutcome, since.Round(time.Millisecond), window)
+		}
+		return nil
+	}
+	id, err := newRequestID()
+	lk.reqID, lk.reqSent = id, time.Now()
+	return err
 }
 
 // Refresh sets the whole lock's lease to ttl from now (at least 1 ms) if
@@ -184,7 +182,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	lk.mu.Lock()
 	defer lk.mu.Unlock()
-	if lk.released.Load() || lk.lease.Ended() {
+	if lk.released || lk.lease.Ended() {
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded}
 	}
 	return lk.renew(ctx, ttl.Truncate(time.Millisecond))

@@ -14,7 +14,10 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 )
 
-var _ lockbridge.Locker = (*Locker)(nil)
+var (
+	_ lockbridge.Locker = (*Locker)(nil)
+	_ lockbridge.Lock   = (*Lock)(nil)
+)
 
 // Locker takes Redisson locks through one driver.Client. It plays the part
 // of one RedissonClient: it has one client id, and every Owner it makes
@@ -96,15 +99,7 @@ func (l *Locker) ForceUnlock(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	r, err := l.c.Eval(ctx, forceUnlockScript, []string{n.key, n.channel}, UnlockMessage, l.publishCommand())
-	if err != nil {
-		return false, fmt.Errorf("redisson: force unlock of %q: %w", key, err)
-	}
-	v, ok := r.(int64)
-	if !ok {
-		return false, unexpected("force_unlock", r)
-	}
-	return v == 1, nil
+	return one("force unlock", key)(l.c.Eval(ctx, forceUnlockScript, []string{n.key, n.channel}, UnlockMessage, l.publishCommand()))
 }
 
 // IsLocked reports whether anyone holds the lock key (Redisson's isLocked:
@@ -113,15 +108,7 @@ func (l *Locker) IsLocked(ctx context.Context, key string) (bool, error) {
 	if _, err := l.prepare(ctx, key); err != nil {
 		return false, err
 	}
-	r, err := l.c.Do(ctx, "EXISTS", key)
-	if err != nil {
-		return false, fmt.Errorf("redisson: is locked %q: %w", key, err)
-	}
-	v, ok := r.(int64)
-	if !ok {
-		return false, unexpected("EXISTS", r)
-	}
-	return v == 1, nil
+	return one("EXISTS", key)(l.c.Do(ctx, "EXISTS", key))
 }
 
 // Holders returns the lock key's hash: each holder's field
@@ -159,6 +146,21 @@ func (l *Locker) Holders(ctx context.Context, key string) (map[string]int64, err
 		return nil, unexpected("HGETALL", r)
 	}
 	return out, nil
+}
+
+// one returns a function reading the reply of op on key: whether it is
+// the integer 1 (0 otherwise), or the error, wrapped.
+func one(op, key string) func(r any, err error) (bool, error) {
+	return func(r any, err error) (bool, error) {
+		if err != nil {
+			return false, fmt.Errorf("redisson: %s %q: %w", op, key, err)
+		}
+		v, ok := r.(int64)
+		if !ok {
+			return false, unexpected(op, r)
+		}
+		return v == 1, nil
+	}
 }
 
 // prepare validates a call's context and key and derives the lock's names.

@@ -8,29 +8,10 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 )
 
-// Option configures a Locker. Options are applied by New in order; an
-// invalid one is recorded and returned, wrapping lockbridge.ErrInvalid, by
-// every call of that Locker (New itself returns no error).
+// Option sets one property of a Locker; New applies them in order. A bad
+// one does not make New fail: every call of the Locker (TryLock, Lock,
+// ForceUnlock, …) returns it, wrapping lockbridge.ErrInvalid.
 type Option func(*config)
-
-// The defaults of the options, and Redisson's own figures.
-const (
-	// DefaultWatchdogTimeout is Redisson's default lockWatchdogTimeout: the
-	// lease a Java lock() without a lease time takes, renewed every third
-	// of it (10 s). Pass it as the ttl of a Locker WithWatchdog to lock
-	// exactly as Java's lock() does.
-	DefaultWatchdogTimeout = 30 * time.Second
-	// DefaultUnlockLatch is how long an unlock's latch lives: the window in
-	// which an Unlock whose reply was lost can be asked again and get the
-	// first result.
-	DefaultUnlockLatch = 20 * time.Second
-	// DefaultBackoffMin and DefaultBackoffMax bound Lock's default backoff
-	// between attempts when no unlock message comes:
-	// lockbridge.ExponentialBackoff(8 ms, 512 ms), never past the holder's
-	// remaining lease.
-	DefaultBackoffMin = 8 * time.Millisecond
-	DefaultBackoffMax = 512 * time.Millisecond
-)
 
 // PubSub says which command unlocks publish with.
 type PubSub int
@@ -148,3 +129,22 @@ func printable(s string) bool {
 	}
 	return true
 }
+
+// The defaults of the options, and Redisson's own figures.
+const (
+	// DefaultWatchdogTimeout is Redisson's default lockWatchdogTimeout: the
+	// lease a Java lock() without a lease time takes, renewed every third
+	// of it (10 s). Pass it as the ttl of a Locker WithWatchdog to lock
+	// exactly as Java's lock() does.
+	DefaultWatchdogTimeout = 30 * time.Second
+	// DefaultUnlockLatch is how long an unlock's latch lives: the window in
+	// which an Unlock whose reply was lost can be asked again and get the
+	// first result.
+	DefaultUnlockLatch = 20 * time.Second
+	// DefaultBackoffMin and DefaultBackoffMax bound Lock's default backoff
+	// between attempts when no unlock message comes:
+	// lockbridge.ExponentialBackoff(8 ms, 512 ms), never past the holder's
+	// remaining lease.
+	DefaultBackoffMin = 8 * time.Millisecond
+	DefaultBackoffMax = 512 * time.Millisecond
+)

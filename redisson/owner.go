@@ -189,7 +189,8 @@ func (o *Owner) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, ti
 	case err == nil && r == nil:
 		return o.hold(ctx, n, start, ttl), 0, nil
 	case err == nil:
-		return nil, 0, o.notObtained(n, r)
+		left, err := o.notObtained(n, r)
+		return nil, left, err
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if !alone {
 			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key, lockbridge.ErrUnknownOutcome, err)
@@ -216,13 +217,19 @@ func (o *Owner) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, ti
 }
 
 // notObtained is the error of an attempt that found another owner's lock,
-// whose PTTL is r: the wait it allows is that PTTL.
-func (o *Owner) notObtained(n *names, r any) error {
+// whose PTTL is r, and the longest wait that PTTL allows (0: no expiry, the
+// backoff decides).
+func (o *Owner) notObtained(n *names, r any) (time.Duration, error) {
 	ms, ok := r.(int64)
 	if !ok {
-		return unexpected("acquire", r)
+		return 0, unexpected("acquire", r)
 	}
-	return &NotObtainedError{Key: n.key, HolderTTL: time.Duration(ms) * time.Millisecond}
+	held := time.Duration(ms) * time.Millisecond
+	left := max(held, time.Millisecond) // expiring this very millisecond: look again in one
+	if ms < 0 {
+		left = 0
+	}
+	return left, &NotObtainedError{Key: n.key, HolderTTL: held}
 }
 
 // hold builds the Lock of a successful acquire sent at start.
