@@ -1,0 +1,267 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/redisson"
+)
+
+// Redisson's RLock (Java) and lockbridge's redisson package (Go) are one
+// lock: each sees the other's holds, reentrant ones included, in the same
+// hash; each wakes on the other's unlock message; Redisson runs the very
+// scripts the Go package ships (their SHA1s are in the server's script cache
+// after a Java lock and unlock alone), on one server and in a cluster
+// (sharded pub/sub).
+func TestRedissonSameLock(t *testing.T) {
+	v := loadRedissonVectors(t)
+	for _, w := range redissonWorkers {
+		for _, cluster := range []bool{false, true} {
+			w, cluster := w, cluster
+			t.Run(fmt.Sprintf("%s/%v", w.name(), map[bool]string{false: "single", true: "cluster"}[cluster]), func(t *testing.T) {
+				t.Parallel()
+				r := newRdsEnv(t, cluster)
+				ctx := context.Background()
+				r.flushScripts(t)
+				j, clientID := startRedisson(t, w, r, javaFlags{"name": lockName})
+				sub, err := r.lock.Subscribe(ctx, redisson.ChannelName(lockName))
+				require.NoError(t, err)
+				defer sub.Close()
+				locker := redisson.New(r.lock)
+
+				// Java takes it twice: one field, count 2, which Go reads and respects.
+				j.send("lock")
+				_, field, holds := javaLocked(t, j, 30*time.Second)
+				assert.Equal(t, 1, holds)
+				j.send("lock")
+				_, field2, holds := javaLocked(t, j, 30*time.Second)
+				assert.Equal(t, 2, holds)
+				assert.Equal(t, field, field2)
+				assert.Regexp(t, v.FieldPattern, field)
+				assert.Equal(t, clientID, field[:len(clientID)], "the field starts with Redisson's client id")
+				h, err := locker.Holders(ctx, lockName)
+				require.NoError(t, err)
+				assert.Equal(t, map[string]int64{field: 2}, h)
+				_, err = locker.TryLock(ctx, lockName, time.Second)
+				var no *redisson.NotObtainedError
+				require.ErrorAs(t, err, &no)
+				assert.Greater(t, no.HolderTTL, time.Duration(0), "Java's watchdog lease")
+				assert.LessOrEqual(t, no.HolderTTL, time.Duration(v.Watchdog.TimeoutMS)*time.Millisecond)
+
+				j.send("unlock")
+				javaUnlocked(t, j, 10*time.Second)
+				_, err = locker.TryLock(ctx, lockName, time.Second)
+				require.ErrorIs(t, err, lockbridge.ErrNotObtained, "one Java hold is left")
+				j.send("unlock")
+				javaUnlocked(t, j, 10*time.Second)
+				msg := recv(t, sub)
+				assert.Equal(t, v.UnlockMessage, msg.Payload, "Java's unlock message, heard on %s", msg.Channel)
+				exist := r.scriptsExist(t, v.sha1("acquire"), v.sha1("release"))
+				assert.Equal(t, []bool{true, true}, exist, "Redisson ran the scripts the Go package ships, byte for byte")
+
+				// Go takes it twice; Java waits; Go's unlocks publish what Java hears.
+				o := locker.NewOwner()
+				a, err := o.TryLock(ctx, lockName, 30*time.Second)
+				require.NoError(t, err)
+				b, err := o.TryLock(ctx, lockName, 30*time.Second)
+				require.NoError(t, err)
+				h, err = locker.Holders(ctx, lockName)
+				require.NoError(t, err)
+				assert.Equal(t, map[string]int64{o.Field(): 2}, h)
+				j.send("try 0")
+				j.expect("timeout", 10*time.Second)
+				require.NoError(t, b.Unlock(ctx))
+				j.send("try 0")
+				j.expect("timeout", 10*time.Second)
+				require.NoError(t, a.Unlock(ctx))
+				msg = recv(t, sub)
+				assert.Equal(t, v.UnlockMessage, msg.Payload)
+				j.send("try 0")
+				_, _, holds = javaLocked(t, j, 10*time.Second)
+				assert.Equal(t, 1, holds)
+				j.send("unlock")
+				javaUnlocked(t, j, 10*time.Second)
+				recv(t, sub)
+			})
+		}
+	}
+}
+
+// TestRedissonExclusion: Redisson (each version) and Go owners contend for
+// one lock, both sides taking it reentrantly (Java: lock, lock again,
+// getHoldCount() == 2; Go: an Owner's TryLock again), both with the
+// watchdog: 0 overlaps over at least 2,000 acquisitions per pair, counted by
+// the guard on a server of its own. On a single server for both versions,
+// and in the cluster for the newest.
+func TestRedissonExclusion(t *testing.T) {
+	count := int64(2000)
+	if long() {
+		count = 20000
+	}
+	type run struct {
+		w       *redissonWorker
+		cluster bool
+	}
+	runs := []run{{redissonWorkers[0], false}, {redissonWorkers[1], false}, {redissonWorkers[0], true}}
+	for _, rn := range runs {
+		rn := rn
+		r0 := map[bool]string{false: "single", true: "cluster"}[rn.cluster]
+		t.Run(rn.w.name()+"/"+r0, func(t *testing.T) {
+			t.Parallel()
+			r := newRdsEnv(t, rn.cluster)
+			e := r.guard
+			start := time.Now()
+			j := startJVM(t, rn.w.jar, javaFlags{"mode": "contend", "name": lockName, "id": "java", "threads": "2",
+				"count": strconv.FormatInt(count, 10), "duration-ms": "240000", "wait-ms": "5000"},
+				r.where, "--guard="+e.guardSrv.Addr())
+			j.expect("ready", 60*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			var wg sync.WaitGroup
+			errs := make(chan error, 2)
+			for i := 0; i < 2; i++ {
+				wg.Add(1)
+				go func(id string) {
+					defer wg.Done()
+					if err := redissonGoWorker(ctx, r, id, count); err != nil {
+						errs <- fmt.Errorf("%s: %w", id, err)
+					}
+				}(fmt.Sprintf("go-%d", i))
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			var acq, timeouts int64
+			_, err := fmt.Sscan(j.expect("done", 3*time.Minute), &acq, &timeouts)
+			require.NoError(t, err)
+			javaAcq := e.counter(t, "acq:java-0") + e.counter(t, "acq:java-1")
+			goAcq := e.counter(t, "acq:go-0") + e.counter(t, "acq:go-1")
+			overlaps := e.counter(t, "cs:overlaps")
+			t.Logf("%s/%s + go: %d acquisitions (java %d, go %d), %d overlaps, %v; java attempts that waited out 5 s: %d",
+				rn.w.name(), r0, javaAcq+goAcq, javaAcq, goAcq, overlaps, time.Since(start).Round(time.Millisecond), timeouts)
+			assert.Equal(t, acq, javaAcq, "the worker's own count and the guard's agree")
+			assert.Zero(t, overlaps, "overlaps")
+			assert.GreaterOrEqual(t, javaAcq+goAcq, count)
+			assert.Positive(t, javaAcq, "the Java side acquired")
+			assert.Positive(t, goAcq, "the Go side acquired")
+		})
+	}
+}
+
+// redissonGoWorker is one Go service of the exclusion runs: an Owner with
+// the watchdog that locks, enters the guard, takes a reentrant hold and
+// releases it, leaves the guard and unlocks, until the guard counts count.
+func redissonGoWorker(ctx context.Context, r *rdsEnv, id string, count int64) error {
+	e := r.guard
+	o := redisson.New(r.lock, redisson.WithWatchdog()).NewOwner()
+	for ctx.Err() == nil {
+		if n, err := e.guard.Get(ctx, "total").Int64(); err == nil && n >= count {
+			return nil
+		}
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		outer, err := o.Lock(actx, lockName, redisson.DefaultWatchdogTimeout)
+		cancel()
+		if errors.Is(err, lockbridge.ErrNotObtained) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := e.enter(ctx, id); err != nil {
+			return err
+		}
+		inner, err := o.TryLock(ctx, lockName, redisson.DefaultWatchdogTimeout)
+		if err != nil {
+			return fmt.Errorf("reentry: %w", err)
+		}
+		if n, err := inner.(*redisson.Lock).HoldCount(ctx); err != nil || n != 2 {
+			return fmt.Errorf("reentrant hold count %d, %v", n, err)
+		}
+		if err := inner.Unlock(ctx); err != nil {
+			return err
+		}
+		if err := e.exit(context.Background()); err != nil {
+			return err
+		}
+		if err := outer.Unlock(context.Background()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestRedissonWakeLatency: an unlock wakes a waiter of the other language at
+// once (a Go waiter's backoff is set to 20 s, and Java's wait is for the
+// message or the 30 s lease), on a single server (both Redisson versions)
+// and in the cluster (the newest). The
+// latencies — from the unlock call to the waiter holding the lock, on one
+// machine's clock — are reported, not asserted.
+func TestRedissonWakeLatency(t *testing.T) {
+	rounds := 40
+	if long() {
+		rounds = 400
+	}
+	type run struct {
+		w       *redissonWorker
+		cluster bool
+	}
+	for _, rn := range []run{{redissonWorkers[0], false}, {redissonWorkers[1], false}, {redissonWorkers[0], true}} {
+		w, cluster := rn.w, rn.cluster
+		t.Run(w.name()+"/"+map[bool]string{false: "single", true: "cluster"}[cluster], func(t *testing.T) {
+			t.Parallel()
+			r := newRdsEnv(t, cluster)
+			ch := redisson.ChannelName(lockName)
+			j, _ := startRedisson(t, w, r, javaFlags{"name": lockName})
+			slow := lockbridge.LinearBackoff(20*time.Second, 20*time.Second)
+			locker := redisson.New(r.lock, redisson.WithBackoff(slow))
+			ctx := context.Background()
+			var goToJava, javaToGo []time.Duration
+			for i := 0; i < rounds; i++ {
+				// Go holds, Java waits in lock(), Go unlocks.
+				r.waitSubscribers(t, ch, 0)
+				lk, err := locker.TryLock(ctx, lockName, 30*time.Second)
+				require.NoError(t, err)
+				j.send("lock")
+				r.waitSubscribers(t, ch, 1)
+				time.Sleep(5 * time.Millisecond) // Java is past its second attempt, waiting
+				sent := time.Now()
+				require.NoError(t, lk.Unlock(ctx))
+				at, _, _ := javaLocked(t, j, 30*time.Second)
+				goToJava = append(goToJava, at.Sub(sent))
+
+				// Java holds, Go waits in Lock(), Java unlocks.
+				r.waitSubscribers(t, ch, 0)
+				got := make(chan time.Time, 1)
+				go func() {
+					lk, err := locker.Lock(ctx, lockName, 30*time.Second)
+					at := time.Now()
+					if assert.NoError(t, err) {
+						assert.NoError(t, lk.Unlock(ctx))
+					}
+					got <- at
+				}()
+				r.waitSubscribers(t, ch, 1)
+				time.Sleep(5 * time.Millisecond)
+				j.send("unlock")
+				sent = javaUnlocked(t, j, 30*time.Second)
+				javaToGo = append(javaToGo, (<-got).Sub(sent))
+			}
+			g50, g99 := percentiles(goToJava)
+			j50, j99 := percentiles(javaToGo)
+			t.Logf("%s/%s, %d rounds: Go unlock -> Java waiter holds: p50 %v p99 %v; Java unlock -> Go waiter holds: p50 %v p99 %v",
+				w.name(), map[bool]string{false: "single", true: "cluster"}[cluster], rounds,
+				g50.Round(time.Microsecond), g99.Round(time.Microsecond), j50.Round(time.Microsecond), j99.Round(time.Microsecond))
+		})
+	}
+}
