@@ -265,3 +265,67 @@ func TestRedissonWakeLatency(t *testing.T) {
 		})
 	}
 }
+
+// TestRedissonWatchdog: a Java holder with the watchdog (lockWatchdogTimeout
+// 3 s, renewed every second) keeps the lock across renewals while Go waits;
+// when its JVM is SIGKILLed the lock frees after the lease and the Go waiter
+// takes it. The same with a Go holder (its own process, WithWatchdog, ttl
+// 3 s) and a Java waiter. Redisson's renewal runs the Go package's renewal
+// script, byte for byte.
+func TestRedissonWatchdog(t *testing.T) {
+	const lease = 3 * time.Second
+	v := loadRedissonVectors(t)
+	w := redissonWorkers[0]
+	t.Run(w.name()+"/java-holds", func(t *testing.T) {
+		t.Parallel()
+		r := newRdsEnv(t, false)
+		ctx := context.Background()
+		r.flushScripts(t)
+		j, _ := startRedisson(t, w, r, javaFlags{"name": lockName, "watchdog-ms": strconv.FormatInt(lease.Milliseconds(), 10)})
+		j.send("lock")
+		_, field, _ := javaLocked(t, j, 30*time.Second)
+		locker := redisson.New(r.lock)
+		end := time.Now().Add(2*lease + lease/2) // more than two leases: renewals kept it
+		tries := 0
+		for time.Now().Before(end) {
+			_, err := locker.TryLock(ctx, lockName, time.Second)
+			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "Java's watchdog keeps the lock")
+			tries++
+			time.Sleep(100 * time.Millisecond)
+		}
+		h, err := locker.Holders(ctx, lockName)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int64{field: 1}, h)
+		assert.Equal(t, []bool{true}, r.scriptsExist(t, v.sha1("renew")), "Redisson's watchdog ran the Go package's renewal script")
+
+		j.kill()
+		killed := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, 4*lease)
+		defer cancel()
+		lk, err := locker.Lock(wctx, lockName, lease)
+		require.NoError(t, err, "the lock frees after the lease")
+		t.Logf("Java holder kept the lock for %v (%d Go attempts refused); after SIGKILL the Go waiter held it in %v (lease %v)",
+			2*lease+lease/2, tries, time.Since(killed).Round(time.Millisecond), lease)
+		require.NoError(t, lk.Unlock(ctx))
+	})
+	t.Run(w.name()+"/go-holds", func(t *testing.T) {
+		t.Parallel()
+		r := newRdsEnv(t, false)
+		h := startGoHolder(t, r.guard.srv.Addr(), lockName, lease)
+		j, _ := startRedisson(t, w, r, javaFlags{"name": lockName})
+		j.send("try " + strconv.FormatInt((2*lease + lease/2).Milliseconds(), 10))
+		j.expect("timeout", time.Minute)
+		holders, err := redisson.New(r.lock).Holders(context.Background(), lockName)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int64{h.field: 1}, holders, "the Go watchdog kept it")
+
+		h.kill(t)
+		killed := time.Now()
+		j.send("try " + strconv.FormatInt((4 * lease).Milliseconds(), 10))
+		at, _, _ := javaLocked(t, j, time.Minute)
+		t.Logf("Go holder kept the lock for %v against a Java tryLock; after SIGKILL the Java waiter held it in %v (lease %v)",
+			2*lease+lease/2, at.Sub(killed).Round(time.Millisecond), lease)
+		j.send("unlock")
+		javaUnlocked(t, j, 10*time.Second)
+	})
+}
