@@ -1,17 +1,18 @@
 package io.lockbridge.interop.redisson;
 
+import static io.lockbridge.interop.common.Harness.exitOnEOF;
+import static io.lockbridge.interop.common.Harness.num;
+import static io.lockbridge.interop.common.Harness.say;
+
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 
+import io.lockbridge.interop.common.Harness;
 import org.redisson.Redisson;
 import org.redisson.api.RAtomicLong;
 import org.redisson.api.RLock;
@@ -67,7 +68,7 @@ public final class RedissonWorker {
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
-        Map<String, String> flags = parse(args);
+        Map<String, String> flags = Harness.parse(args);
         BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         RedissonClient client = Redisson.create(config(flags));
         try {
@@ -80,23 +81,6 @@ public final class RedissonWorker {
             System.out.flush();
             Runtime.getRuntime().halt(0); // no orderly shutdown to wait for: the test is done with us
         }
-    }
-
-    static Map<String, String> parse(String[] args) {
-        Map<String, String> m = new HashMap<>();
-        for (String a : args) {
-            int i = a.indexOf('=');
-            if (!a.startsWith("--") || i < 0) {
-                throw new IllegalArgumentException("flags are --name=value, got " + a);
-            }
-            m.put(a.substring(2, i), a.substring(i + 1));
-        }
-        return m;
-    }
-
-    static long num(Map<String, String> f, String name, long def) {
-        String v = f.get(name);
-        return v == null ? def : Long.parseLong(v);
     }
 
     static Config config(Map<String, String> f) {
@@ -113,13 +97,6 @@ public final class RedissonWorker {
             c.useSingleServer().setAddress("redis://" + f.get("redis"));
         }
         return c;
-    }
-
-    static void say(String line) {
-        synchronized (System.out) {
-            System.out.println(line);
-            System.out.flush();
-        }
     }
 
     static long micros() {
@@ -172,49 +149,15 @@ public final class RedissonWorker {
         Config gc = new Config();
         gc.useSingleServer().setAddress("redis://" + g[0] + ":" + g[1]);
         RedissonClient guard = Redisson.create(gc);
-        Thread watch = new Thread(() -> {
-            try {
-                while (stdin.readLine() != null) {
-                    // nothing is expected in contend mode
-                }
-            } catch (Exception ignored) {
-                // closed
-            }
-            Runtime.getRuntime().halt(3);
-        }, "stdin-watch");
-        watch.setDaemon(true);
-        watch.start();
+        exitOnEOF(stdin);
         say("ready");
-        long[][] counts = new long[threads][];
-        List<Thread> ts = new ArrayList<>();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        for (int i = 0; i < threads; i++) {
-            final int n = i;
-            Thread t = new Thread(() -> {
-                try {
-                    counts[n] = contendOne(f, client, guard, threads == 1 ? id : id + "-" + n);
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }, "worker-" + i);
-            t.start();
-            ts.add(t);
+        try {
+            long[] sum = Harness.fanOut(threads, n -> contendOne(f, client, guard, threads == 1 ? id : id + "-" + n));
+            say("done " + sum[0] + " " + sum[1]);
+        } catch (Throwable e) {
+            say("error " + e);
+            e.printStackTrace();
         }
-        for (Thread t : ts) {
-            t.join();
-        }
-        if (failure.get() != null) {
-            say("error " + failure.get());
-            failure.get().printStackTrace();
-            return;
-        }
-        long acquired = 0;
-        long timeouts = 0;
-        for (long[] c : counts) {
-            acquired += c[0];
-            timeouts += c[1];
-        }
-        say("done " + acquired + " " + timeouts);
     }
 
     /** One contending thread: returns {acquisitions, attempts that timed out}. */
