@@ -313,7 +313,7 @@ func TestRedissonWatchdog(t *testing.T) {
 		r := newRdsEnv(t, false)
 		h := startGoHolder(t, r.guard.srv.Addr(), lockName, lease)
 		j, _ := startRedisson(t, w, r, javaFlags{"name": lockName})
-		j.send("try " + strconv.FormatInt((2*lease + lease/2).Milliseconds(), 10))
+		j.send("try " + strconv.FormatInt((2*lease+lease/2).Milliseconds(), 10))
 		j.expect("timeout", time.Minute)
 		holders, err := redisson.New(r.lock).Holders(context.Background(), lockName)
 		require.NoError(t, err)
@@ -321,7 +321,7 @@ func TestRedissonWatchdog(t *testing.T) {
 
 		h.kill(t)
 		killed := time.Now()
-		j.send("try " + strconv.FormatInt((4 * lease).Milliseconds(), 10))
+		j.send("try " + strconv.FormatInt((4*lease).Milliseconds(), 10))
 		at, _, _ := javaLocked(t, j, time.Minute)
 		t.Logf("Go holder kept the lock for %v against a Java tryLock; after SIGKILL the Java waiter held it in %v (lease %v)",
 			2*lease+lease/2, at.Sub(killed).Round(time.Millisecond), lease)
