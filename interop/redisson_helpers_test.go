@@ -89,13 +89,6 @@ func newRdsEnv(t *testing.T, cluster bool) *rdsEnv {
 	return r
 }
 
-func (r *rdsEnv) name() string {
-	if r.cluster {
-		return "cluster"
-	}
-	return "single"
-}
-
 // subscribers counts the subscriptions to ch on every node: sharded ones
 // in the cluster, plain ones on a single server.
 func (r *rdsEnv) subscribers(t *testing.T, ch string) int64 {
