@@ -27,7 +27,11 @@ type redissonVectors struct {
 		Key         string `json:"key"`
 		Channel     string `json:"channel"`
 		LatchPrefix string `json:"latch_prefix"`
+		Queue       string `json:"fair_queue"`
+		Timeouts    string `json:"fair_timeouts"`
+		WaiterChan  string `json:"waiter_channel_prefix"`
 	} `json:"names"`
+	FairWaitMS       int64             `json:"fair_wait_ms"`
 	FieldPattern     string            `json:"field_pattern"`
 	RequestIDPattern string            `json:"request_id_pattern"`
 	UnlockMessage    string            `json:"unlock_message"`
@@ -75,7 +79,13 @@ func TestRedissonVectors(t *testing.T) {
 		assert.Equal(t, n.Channel, redisson.ChannelName(n.Name))
 		assert.Equal(t, n.LatchPrefix+"0123", redisson.LatchName(n.Name, "0123"))
 		assert.Equal(t, n.Key, n.Name)
+		assert.Equal(t, n.WaiterChan+"f:1", redisson.WaiterChannel(n.Name, "f:1"))
+		assert.Equal(t, redisson.QueuePrefix, strings.SplitN(n.Queue, ":", 2)[0])
+		assert.Equal(t, redisson.TimeoutPrefix, strings.SplitN(n.Timeouts, ":", 2)[0])
+		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Queue, redisson.QueuePrefix), "the same name part")
+		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Timeouts, redisson.TimeoutPrefix))
 	}
+	assert.Equal(t, time.Duration(v.FairWaitMS)*time.Millisecond, redisson.DefaultFairWait)
 	assert.Equal(t, v.UnlockMessage, redisson.UnlockMessage)
 	assert.Equal(t, time.Duration(v.Watchdog.TimeoutMS)*time.Millisecond, redisson.DefaultWatchdogTimeout)
 	assert.Equal(t, v.Watchdog.TimeoutMS/3, v.Watchdog.RenewEveryMS)

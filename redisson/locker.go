@@ -99,7 +99,7 @@ func (l *Locker) ForceUnlock(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return one("force unlock", key)(l.c.Eval(ctx, forceUnlockScript, []string{n.key, n.channel}, UnlockMessage, l.publishCommand()))
+	return one("force unlock", key)(l.forceUnlock(ctx, &n))
 }
 
 // IsLocked reports whether anyone holds the lock key (Redisson's isLocked:
@@ -179,7 +179,7 @@ func (l *Locker) prepare(ctx context.Context, key string) (names, error) {
 	}
 	n := newNames(key)
 	if l.c.Cluster() && !n.oneSlot() {
-		return names{}, fmt.Errorf("redisson: %w: key %q: its channel %q or unlock latches hash to another cluster slot", lockbridge.ErrInvalid, key, n.channel)
+		return names{}, fmt.Errorf("redisson: %w: key %q: its channel %q, unlock latches or fair queue hash to another cluster slot", lockbridge.ErrInvalid, key, n.channel)
 	}
 	return n, nil
 }
@@ -193,11 +193,4 @@ func (l *Locker) publishCommand() string {
 		return "SPUBLISH"
 	}
 	return notify.PublishCommand(l.c)
-}
-
-// release runs Redisson's unlock script for field with unlock request id
-// reqID: nil (field absent), 0 (a hold left) or 1 (released).
-func (l *Locker) release(ctx context.Context, n *names, field string, ttl time.Duration, reqID string) (any, error) {
-	return l.c.Eval(ctx, releaseScript, []string{n.key, n.channel, n.latch + ":" + reqID},
-		UnlockMessage, ttl.Milliseconds(), field, l.publishCommand(), l.cfg.latch.Milliseconds())
 }

@@ -14,6 +14,11 @@ const (
 	// LatchPrefix names the unlock latches:
 	// "redisson_unlock_latch:{name}:<request id>".
 	LatchPrefix = "redisson_unlock_latch"
+	// QueuePrefix and TimeoutPrefix name a fair lock's waiters' queue and
+	// their timeouts: "redisson_lock_queue:{name}",
+	// "redisson_lock_timeout:{name}".
+	QueuePrefix   = "redisson_lock_queue"
+	TimeoutPrefix = "redisson_lock_timeout"
 	// UnlockMessage is what an unlock publishes: Redisson's
 	// LockPubSub.UNLOCK_MESSAGE, which wakes one waiter of each client.
 	UnlockMessage = "0"
@@ -37,13 +42,19 @@ func LatchName(name, requestID string) string {
 	return prefixName(LatchPrefix, name) + ":" + requestID
 }
 
+// WaiterChannel returns the channel a fair lock's unlock wakes the waiter
+// with field on: "redisson_lock__channel:{name}:<field>".
+func WaiterChannel(name, field string) string { return ChannelName(name) + ":" + field }
+
 // names are the Redis names of one lock.
 type names struct {
 	key, channel, latch string // latch: the prefix, ":<request id>" follows
+	queue, timeouts     string // a fair lock's
 }
 
 func newNames(key string) names {
-	return names{key: key, channel: ChannelName(key), latch: prefixName(LatchPrefix, key)}
+	return names{key: key, channel: ChannelName(key), latch: prefixName(LatchPrefix, key),
+		queue: prefixName(QueuePrefix, key), timeouts: prefixName(TimeoutPrefix, key)}
 }
 
 // oneSlot reports whether the lock's key, channel and latches hash to one
@@ -52,5 +63,10 @@ func newNames(key string) names {
 // cluster either.
 func (n *names) oneSlot() bool {
 	s := keyslot.Of(n.key)
-	return keyslot.Of(n.channel) == s && keyslot.Of(n.latch+":x") == s
+	for _, k := range []string{n.channel, n.latch + ":x", n.queue, n.timeouts} {
+		if keyslot.Of(k) != s {
+			return false
+		}
+	}
+	return true
 }

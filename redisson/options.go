@@ -31,6 +31,8 @@ const (
 )
 
 type config struct {
+	fair     bool
+	fairWait time.Duration
 	watchdog bool
 	notify   bool
 	pubsub   PubSub
@@ -42,10 +44,11 @@ type config struct {
 
 func newConfig(opts []Option) config {
 	c := config{
-		notify:  true,
-		latch:   DefaultUnlockLatch,
-		backoff: lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
-		errs:    lockopt.For("redisson"),
+		notify:   true,
+		latch:    DefaultUnlockLatch,
+		fairWait: DefaultFairWait,
+		backoff:  lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		errs:     lockopt.For("redisson"),
 	}
 	lockopt.Apply(&c.errs, &c, opts)
 	return c
@@ -60,6 +63,32 @@ func newConfig(opts []Option) config {
 // a lock lives for its ttl unless refreshed by hand, like a Java lock taken
 // with an explicit leaseTime.
 func WithWatchdog() Option { return func(c *config) { c.watchdog = true } }
+
+// WithFair makes the Locker take Redisson's fair lock (RedissonFairLock,
+// Java's getFairLock(name)) in place of the plain one: waiters of Lock queue
+// in the lock's queue, Go and Java alike, and an unlock wakes the queue's
+// head on its own channel; TryLock never queues and succeeds only when no
+// one waits. A waiter that gives up leaves the queue. A waiter that vanishes
+// without leaving (a crash) is dropped from the queue once its timeout —
+// the previous waiter's timeout, or the lock's lease, plus wait — has
+// passed by the clock of a client running a fair script: the clients'
+// clocks decide the order of the queue, never who holds the lock (only the
+// hash does). wait is how long past the waiter ahead of it a waiter keeps
+// its place (Redisson's fairLockWaitTimeout); a Lock whose context has a
+// deadline uses the time to the deadline instead, as Java's tryLock(wait)
+// does. wait must be at least 1 ms; DefaultFairWait (5 min) is Redisson's.
+// Default: not fair. A fair lock's name must be taken fair by every side:
+// a plain acquire jumps the queue, and a plain waiter is not woken by a fair
+// unlock.
+func WithFair(wait time.Duration) Option {
+	return func(c *config) {
+		if wait < time.Millisecond {
+			c.errs.Invalid("WithFair(%v): want a wait of at least 1ms", wait)
+			return
+		}
+		c.fair, c.fairWait = true, wait.Truncate(time.Millisecond)
+	}
+}
 
 // WithNotifications turns unlock messages on or off for Lock. On, a waiter
 // subscribes to the lock's Redisson channel after its first failed attempt
@@ -147,4 +176,7 @@ const (
 	// remaining lease.
 	DefaultBackoffMin = 8 * time.Millisecond
 	DefaultBackoffMax = 512 * time.Millisecond
+	// DefaultFairWait is Redisson's default fairLockWaitTimeout: how long a
+	// fair waiter keeps its place past the one ahead of it (WithFair).
+	DefaultFairWait = 5 * time.Minute
 )

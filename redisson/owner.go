@@ -96,7 +96,7 @@ func (o *Owner) TryLock(ctx context.Context, key string, ttl time.Duration) (loc
 	if err != nil {
 		return nil, err
 	}
-	lk, _, err := o.try(ctx, &n, ttl)
+	lk, _, err := o.try(ctx, &n, ttl, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -121,16 +121,18 @@ func (o *Owner) Lock(ctx context.Context, key string, ttl time.Duration) (lockbr
 	if err != nil {
 		return nil, err
 	}
-	w := o.l.waiter(&n)
+	wait := o.l.waitFor(ctx) // a fair Locker queues us
+	w := o.l.waiter(&n, o.field)
 	defer w.close()
 	lk, err := retry.Loop(ctx, o.l.cfg.backoff, w.wake, func(ctx context.Context) (*Lock, time.Duration, error) {
-		lk, left, err := o.try(ctx, &n, ttl)
+		lk, left, err := o.try(ctx, &n, ttl, wait)
 		if w.subscribe(ctx, err) {
-			return o.try(ctx, &n, ttl)
+			return o.try(ctx, &n, ttl, wait)
 		}
 		return lk, left, err
 	})
 	if err != nil {
+		o.l.leave(ctx, &n, o.field, wait)
 		return nil, err
 	}
 	return lk, nil
@@ -177,20 +179,21 @@ func (o *Owner) count(key string, d int) {
 
 // try makes one attempt and, when it succeeds, builds the Lock. When the
 // lock is held by another owner it also returns the holder's remaining
-// lease (0 if unknown).
-func (o *Owner) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, time.Duration, error) {
+// lease (0 if unknown). wait is a fair Lock call's (0: never queue).
+func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lock, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
 	}
 	alone := o.live(n.key) == 0
 	start := time.Now()
-	r, err := o.l.c.Eval(ctx, acquireScript, []string{n.key}, ttl.Milliseconds(), o.field)
+	held, holder, err := o.l.acquire(ctx, n, o.field, ttl, wait)
 	switch {
-	case err == nil && r == nil:
+	case held:
 		return o.hold(ctx, n, start, ttl), 0, nil
 	case err == nil:
-		left, err := o.notObtained(n, r)
-		return nil, left, err
+		// Wait no longer than the holder's lease; unknown (0) or none
+		// (negative): the backoff decides.
+		return nil, max(holder, 0), &NotObtainedError{Key: n.key, HolderTTL: holder}
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if !alone {
 			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key, lockbridge.ErrUnknownOutcome, err)
@@ -214,22 +217,6 @@ func (o *Owner) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, ti
 		return nil, 0, &NotObtainedError{Key: n.key}
 	}
 	return o.hold(ctx, n, start, ttl), 0, nil
-}
-
-// notObtained is the error of an attempt that found another owner's lock,
-// whose PTTL is r, and the longest wait that PTTL allows (0: no expiry, the
-// backoff decides).
-func (o *Owner) notObtained(n *names, r any) (time.Duration, error) {
-	ms, ok := r.(int64)
-	if !ok {
-		return 0, unexpected("acquire", r)
-	}
-	held := time.Duration(ms) * time.Millisecond
-	left := max(held, time.Millisecond) // expiring this very millisecond: look again in one
-	if ms < 0 {
-		left = 0
-	}
-	return left, &NotObtainedError{Key: n.key, HolderTTL: held}
 }
 
 // hold builds the Lock of a successful acquire sent at start.

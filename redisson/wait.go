@@ -5,15 +5,15 @@ import "context"
 // waiter is one Lock call's part in the Locker's shared subscription.
 type waiter struct {
 	l       *Locker
-	n       *names
+	channel string
 	wake    chan struct{} // nil: no notifications, wait by backoff only
 	release func()        // set once subscribed (or once subscribing failed)
 }
 
-// waiter returns the waiter of a Lock call on n: one that listens when
-// notifications are on and the backoff allows a second attempt.
-func (l *Locker) waiter(n *names) *waiter {
-	w := &waiter{l: l, n: n}
+// waiter returns the waiter of a Lock call of field on n: one that listens
+// when notifications are on and the backoff allows a second attempt.
+func (l *Locker) waiter(n *names, field string) *waiter {
+	w := &waiter{l: l, channel: l.wakeChannel(n, field)}
 	if _, again := l.cfg.backoff.Delay(1); again && l.cfg.notify {
 		w.wake = make(chan struct{}, 1)
 	}
@@ -29,7 +29,7 @@ func (w *waiter) subscribe(ctx context.Context, attempt error) bool {
 	if w.wake == nil || w.release != nil || !isNotObtained(attempt) || ctx.Err() != nil {
 		return false
 	}
-	release, err := w.l.hub.Wait(ctx, w.n.channel, w.wake)
+	release, err := w.l.hub.Wait(ctx, w.channel, w.wake)
 	w.release = release
 	return err == nil
 }

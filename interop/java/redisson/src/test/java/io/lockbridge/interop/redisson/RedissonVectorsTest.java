@@ -43,6 +43,9 @@ class RedissonVectorsTest {
             assertEquals(v.get("channel").getAsString(), RedissonObject.prefixName("redisson_lock__channel", name), "channel of " + name);
             assertEquals(v.get("latch_prefix").getAsString(), RedissonObject.prefixName("redisson_unlock_latch", name) + ":", "latch of " + name);
             assertEquals(v.get("key").getAsString(), name, "the key is the name");
+            assertEquals(v.get("fair_queue").getAsString(), RedissonObject.prefixName("redisson_lock_queue", name), "fair queue of " + name);
+            assertEquals(v.get("fair_timeouts").getAsString(), RedissonObject.prefixName("redisson_lock_timeout", name), "fair timeouts of " + name);
+            assertEquals(v.get("waiter_channel_prefix").getAsString(), RedissonObject.prefixName("redisson_lock__channel", name) + ":", "waiter channel of " + name);
             n++;
         }
         assertTrue(n > 0);
@@ -55,6 +58,7 @@ class RedissonVectorsTest {
         JsonObject w = v.getAsJsonObject("watchdog");
         assertEquals(w.get("timeout_ms").getAsLong(), new Config().getLockWatchdogTimeout());
         assertEquals(w.get("renew_every_ms").getAsLong(), new Config().getLockWatchdogTimeout() / 3);
+        assertEquals(v.get("fair_wait_ms").getAsLong(), new Config().getFairLockWaitTimeout());
     }
 
     @Test
@@ -77,6 +81,6 @@ class RedissonVectorsTest {
             assertEquals(s.get("sha1").getAsString(), HexFormat.of().formatHex(sum), s.get("file").getAsString());
             n++;
         }
-        assertEquals(4, n);
+        assertEquals(9, n);
     }
 }
