@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -328,4 +329,104 @@ func TestRedissonWatchdog(t *testing.T) {
 		j.send("unlock")
 		javaUnlocked(t, j, 10*time.Second)
 	})
+}
+
+// TestRedissonFairFIFO: Java and Go waiters of one fair lock
+// (RedissonFairLock, WithFair) queue in one line and are served in arrival
+// order — Java, Go, Java, Go — each woken on its own channel by the
+// previous holder's unlock, whichever language it was.
+func TestRedissonFairFIFO(t *testing.T) {
+	for _, w := range redissonWorkers {
+		w := w
+		t.Run(w.name(), func(t *testing.T) {
+			t.Parallel()
+			r := newRdsEnv(t, false)
+			ctx := context.Background()
+			v := loadRedissonVectors(t)
+			queueKey := v.Names[0].Queue // lockName's
+			require.Equal(t, lockName, v.Names[0].Name)
+			queued := func() []string {
+				q, err := r.nodes[0].LRange(ctx, queueKey, 0, -1).Result()
+				require.NoError(t, err)
+				return q
+			}
+			fair := func() *redisson.Locker {
+				return redisson.New(r.lock, redisson.WithFair(time.Minute), redisson.WithBackoff(lockbridge.LinearBackoff(20*time.Second, 20*time.Second)))
+			}
+			holder, err := fair().TryLock(ctx, lockName, time.Minute)
+			require.NoError(t, err)
+
+			// Arrivals: Java A, Go B, Java C, Go D, each queued before the next.
+			type goWaiter struct {
+				o      *redisson.Owner
+				got    chan lockbridge.Lock
+				unlock chan struct{}
+			}
+			var javas []*java
+			var javaIDs []string
+			var goes []*goWaiter
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			for i := 0; i < 4; i++ {
+				if i%2 == 0 {
+					j, id := startRedisson(t, w, r, javaFlags{"name": lockName, "fair": "true"})
+					j.send("lock")
+					javas, javaIDs = append(javas, j), append(javaIDs, id)
+				} else {
+					g := &goWaiter{o: fair().NewOwner(), got: make(chan lockbridge.Lock, 1), unlock: make(chan struct{}, 1)}
+					goes = append(goes, g)
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						lk, err := g.o.Lock(ctx, lockName, time.Minute)
+						if !assert.NoError(t, err) {
+							return
+						}
+						g.got <- lk
+						<-g.unlock
+						assert.NoError(t, lk.Unlock(ctx))
+					}()
+				}
+				require.Eventually(t, func() bool { return len(queued()) == i+1 }, 30*time.Second, time.Millisecond, "waiter %d queued", i)
+			}
+			q := queued()
+			assert.True(t, strings.HasPrefix(q[0], javaIDs[0]+":"), "Java A first: %v", q)
+			assert.Equal(t, goes[0].o.Field(), q[1])
+			assert.True(t, strings.HasPrefix(q[2], javaIDs[1]+":"), "Java C third: %v", q)
+			assert.Equal(t, goes[1].o.Field(), q[3])
+
+			holders := func() map[string]int64 {
+				h, err := redisson.New(r.lock).Holders(ctx, lockName)
+				require.NoError(t, err)
+				return h
+			}
+			require.NoError(t, holder.Unlock(ctx))
+			var order []string
+			for i := 0; i < 4; i++ {
+				if i%2 == 0 {
+					j := javas[i/2]
+					_, field, _ := javaLocked(t, j, 30*time.Second)
+					assert.Equal(t, map[string]int64{field: 1}, holders())
+					order = append(order, fmt.Sprintf("java-%c", 'A'+i))
+					j.send("unlock")
+					javaUnlocked(t, j, 10*time.Second)
+				} else {
+					g := goes[i/2]
+					select {
+					case <-g.got:
+					case <-time.After(30 * time.Second):
+						t.Fatalf("Go waiter %c was not served", 'A'+i)
+					}
+					assert.Equal(t, map[string]int64{g.o.Field(): 1}, holders())
+					order = append(order, fmt.Sprintf("go-%c", 'A'+i))
+					g.unlock <- struct{}{}
+				}
+			}
+			wg.Wait()
+			assert.Empty(t, queued())
+			t.Logf("%s fair lock: served %v, the arrival order", w.name(), order)
+			assert.Equal(t, []bool{true, true}, r.scriptsExist(t, v.sha1("fair_acquire"), v.sha1("fair_release")),
+				"Redisson ran the Go package's fair scripts, byte for byte")
+		})
+	}
 }

@@ -34,6 +34,7 @@ import org.redisson.config.Config;
  *   <li>{@code --name=} the lock name; {@code --lease-ms=} the lease of each
  *       acquire, or -1 (the default) for none: Redisson's watchdog;
  *       {@code --watchdog-ms=} lockWatchdogTimeout (default Redisson's);
+ *       {@code --fair=true} for {@code getFairLock(name)};
  *   <li>{@code --mode=contend|commands}.
  * </ul>
  *
@@ -103,6 +104,12 @@ public final class RedissonWorker {
         return ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
     }
 
+    /** The lock of the flags: getLock(name), or getFairLock(name) with --fair=true. */
+    static RLock lock(Map<String, String> f, RedissonClient client) {
+        String name = f.get("name");
+        return Boolean.parseBoolean(f.getOrDefault("fair", "false")) ? client.getFairLock(name) : client.getLock(name);
+    }
+
     /** Takes lock with the lease of the flags: -1 is the watchdog. */
     static boolean acquire(RLock lock, long waitMs, long lease) throws InterruptedException {
         if (waitMs < 0) {
@@ -113,7 +120,7 @@ public final class RedissonWorker {
     }
 
     static void commands(Map<String, String> f, RedissonClient client, BufferedReader stdin) throws Exception {
-        RLock lock = client.getLock(f.get("name"));
+        RLock lock = lock(f, client);
         long lease = num(f, "lease-ms", -1);
         String field = client.getId() + ":" + Thread.currentThread().getId();
         say("ready " + client.getId());
@@ -162,7 +169,7 @@ public final class RedissonWorker {
 
     /** One contending thread: returns {acquisitions, attempts that timed out}. */
     static long[] contendOne(Map<String, String> f, RedissonClient client, RedissonClient guard, String id) throws Exception {
-        RLock lock = client.getLock(f.get("name"));
+        RLock lock = lock(f, client);
         long count = num(f, "count", Long.MAX_VALUE);
         long end = System.nanoTime() + num(f, "duration-ms", 86_400_000L) * 1_000_000L;
         long wait = num(f, "wait-ms", 2000);
