@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/redisson"
 )
@@ -20,30 +19,32 @@ import (
 func TestInvalidInput(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := locktest.Ctx(t)
-	ok := redisson.New(tg.Client)
-	cases := []struct {
+	type badCase struct {
 		name   string
 		locker *redisson.Locker
 		key    string
 		ttl    time.Duration
-	}{
-		{"empty key", ok, "", time.Second},
-		{"key too long", ok, strings.Repeat("k", check.MaxKeyLen+1), time.Second},
-		{"zero ttl", ok, "k", 0},
-		{"negative ttl", ok, "k", -time.Second},
-		{"ttl below a millisecond", ok, "k", 999 * time.Microsecond},
-		{"nil client", redisson.New(nil), "k", time.Second},
-		{"nil option", redisson.New(tg.Client, nil), "k", time.Second},
-		{"nil backoff", redisson.New(tg.Client, redisson.WithBackoff(nil)), "k", time.Second},
-		{"bad backoff", redisson.New(tg.Client, redisson.WithBackoff(lockbridge.ExponentialBackoff(0, time.Second))), "k", time.Second},
-		{"unknown pub/sub mode", redisson.New(tg.Client, redisson.WithPubSub(7)), "k", time.Second},
-		{"empty client id", redisson.New(tg.Client, redisson.WithClientID("")), "k", time.Second},
-		{"client id with a colon", redisson.New(tg.Client, redisson.WithClientID("a:b")), "k", time.Second},
-		{"client id with a space", redisson.New(tg.Client, redisson.WithClientID("a b")), "k", time.Second},
-		{"client id too long", redisson.New(tg.Client, redisson.WithClientID(strings.Repeat("a", 65))), "k", time.Second},
-		{"latch below a second", redisson.New(tg.Client, redisson.WithUnlockLatch(999*time.Millisecond)), "k", time.Second},
-		{"nil locker", nil, "k", time.Second},
-		{"zero locker", &redisson.Locker{}, "k", time.Second},
+	}
+	var cases []badCase
+	for _, b := range locktest.BadKeysAndTTLs() {
+		cases = append(cases, badCase{b.Name, redisson.New(tg.Client), b.Key, b.TTL})
+	}
+	for name, l := range map[string]*redisson.Locker{
+		"nil client":             redisson.New(nil),
+		"nil option":             redisson.New(tg.Client, nil),
+		"nil backoff":            redisson.New(tg.Client, redisson.WithBackoff(nil)),
+		"bad backoff":            redisson.New(tg.Client, redisson.WithBackoff(lockbridge.ExponentialBackoff(0, time.Second))),
+		"unknown pub/sub mode":   redisson.New(tg.Client, redisson.WithPubSub(7)),
+		"empty client id":        redisson.New(tg.Client, redisson.WithClientID("")),
+		"client id with a colon": redisson.New(tg.Client, redisson.WithClientID("a:b")),
+		"client id with a space": redisson.New(tg.Client, redisson.WithClientID("a b")),
+		"client id too long":     redisson.New(tg.Client, redisson.WithClientID(strings.Repeat("a", 65))),
+		"latch below a second":   redisson.New(tg.Client, redisson.WithUnlockLatch(999*time.Millisecond)),
+		"fair wait below 1ms":    redisson.New(tg.Client, redisson.WithFair(999*time.Microsecond)),
+		"nil locker":             nil,
+		"zero locker":            {},
+	} {
+		cases = append(cases, badCase{name, l, "k", time.Second})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
