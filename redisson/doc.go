@@ -38,6 +38,20 @@
 // latches must hash to one slot: keys with odd braces ("{}x") are refused
 // with lockbridge.ErrInvalid there, as Redisson cannot run them either.
 //
+// # Fair locks
+//
+// With WithFair a Locker takes Redisson's fair lock (RedissonFairLock)
+// with its scripts: Lock calls queue their owner's field in
+// "redisson_lock_queue:{K}" with a timeout in "redisson_lock_timeout:{K}",
+// an unlock wakes the queue's head on its own channel
+// "redisson_lock__channel:{K}:<field>", and Go and Java waiters are served in
+// one arrival order. TryLock never queues. A waiter that gives up leaves the
+// queue; one that vanished is dropped once its timeout has passed by the
+// clock of the client running the next fair script. Those timeouts are the
+// clients' clocks set against one another, as in Redisson: they order the
+// queue and never admit anyone — an acquire succeeds only when the hash is
+// absent (or ours).
+//
 // # Owners and reentrancy
 //
 // Goroutines have no ids, so reentrancy belongs to an explicit *Owner
