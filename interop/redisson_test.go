@@ -109,20 +109,24 @@ func TestRedissonExclusion(t *testing.T) {
 		count = 20000
 	}
 	type run struct {
-		w       *redissonWorker
-		cluster bool
+		w             *redissonWorker
+		cluster, fair bool
 	}
-	runs := []run{{redissonWorkers[0], false}, {redissonWorkers[1], false}, {redissonWorkers[0], true}}
+	runs := []run{{redissonWorkers[0], false, false}, {redissonWorkers[1], false, false}, {redissonWorkers[0], true, false},
+		{redissonWorkers[0], false, true}}
 	for _, rn := range runs {
 		rn := rn
 		r0 := map[bool]string{false: "single", true: "cluster"}[rn.cluster]
+		if rn.fair {
+			r0 += "/fair"
+		}
 		t.Run(rn.w.name()+"/"+r0, func(t *testing.T) {
 			t.Parallel()
 			r := newRdsEnv(t, rn.cluster)
 			e := r.guard
 			start := time.Now()
 			j := startJVM(t, rn.w.jar, javaFlags{"mode": "contend", "name": lockName, "id": "java", "threads": "2",
-				"count": strconv.FormatInt(count, 10), "duration-ms": "240000", "wait-ms": "5000"},
+				"count": strconv.FormatInt(count, 10), "duration-ms": "240000", "wait-ms": "5000", "fair": strconv.FormatBool(rn.fair)},
 				r.where, "--guard="+e.guardSrv.Addr())
 			j.expect("ready", 60*time.Second)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -133,7 +137,7 @@ func TestRedissonExclusion(t *testing.T) {
 				wg.Add(1)
 				go func(id string) {
 					defer wg.Done()
-					if err := redissonGoWorker(ctx, r, id, count); err != nil {
+					if err := redissonGoWorker(ctx, r, id, count, rn.fair); err != nil {
 						errs <- fmt.Errorf("%s: %w", id, err)
 					}
 				}(fmt.Sprintf("go-%d", i))
@@ -163,9 +167,13 @@ func TestRedissonExclusion(t *testing.T) {
 // redissonGoWorker is one Go service of the exclusion runs: an Owner with
 // the watchdog that locks, enters the guard, takes a reentrant hold and
 // releases it, leaves the guard and unlocks, until the guard counts count.
-func redissonGoWorker(ctx context.Context, r *rdsEnv, id string, count int64) error {
+func redissonGoWorker(ctx context.Context, r *rdsEnv, id string, count int64, fair bool) error {
 	e := r.guard
-	o := redisson.New(r.lock, redisson.WithWatchdog()).NewOwner()
+	opts := []redisson.Option{redisson.WithWatchdog()}
+	if fair {
+		opts = append(opts, redisson.WithFair(redisson.DefaultFairWait))
+	}
+	o := redisson.New(r.lock, opts...).NewOwner()
 	for ctx.Err() == nil {
 		if n, err := e.guard.Get(ctx, "total").Int64(); err == nil && n >= count {
 			return nil
