@@ -19,7 +19,7 @@
 // id>:<owner id>" — in Java the RedissonClient's UUID and the thread id, in
 // Go the Locker's client id (a random UUID by default) and the Owner's id —
 // whose value counts its reentrant holds. Four scripts, Redisson's own text
-// (see scripts.go), do everything:
+// (see scripts.go; the fair lock has five more), do everything:
 //
 //   - acquire: when K is absent or has our field, HINCRBY field 1 and
 //     PEXPIRE ttl (for the whole lock); otherwise reply K's PTTL;
