@@ -128,3 +128,19 @@ func TestWaiterChannel(t *testing.T) {
 	assert.Equal(t, "redisson_lock__channel:{orders}:u:1", redisson.WaiterChannel("orders", "u:1"))
 	assert.Equal(t, fmt.Sprintf("%s:%s", redisson.ChannelName("a{b}c"), "u:1"), redisson.WaiterChannel("a{b}c", "u:1"))
 }
+
+// Redisson's fair release replies success for a lock whose key is gone
+// (and wakes the queue head): an Unlock after the lease ran out returns nil
+// with WithFair, where the plain lock says not held.
+func TestFairUnlockAfterExpiry(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := locktest.Ctx(t)
+	key := locktest.Key(t, "k")
+	fair, err := redisson.New(tg.Client, redisson.WithFair(time.Minute)).TryLock(ctx, key, 20*time.Millisecond)
+	require.NoError(t, err)
+	plain, err := redisson.New(tg.Client).TryLock(ctx, key+":plain", 20*time.Millisecond)
+	require.NoError(t, err)
+	time.Sleep(60 * time.Millisecond)
+	assert.NoError(t, fair.Unlock(ctx), "the fair script's reply")
+	assert.ErrorIs(t, plain.Unlock(ctx), lockbridge.ErrNotHeld)
+}
