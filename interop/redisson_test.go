@@ -438,3 +438,50 @@ func TestRedissonFairFIFO(t *testing.T) {
 		})
 	}
 }
+
+// TestRedissonFencedTokens: Java's fenced lock (getFencedLock,
+// lockAndGetToken) and Go's WithFencing share one token counter: taking
+// turns, each holder's token is above every earlier one, Java's and Go's,
+// and a Go re-entry takes one too. Redisson runs the Go package's fenced
+// acquire, byte for byte.
+func TestRedissonFencedTokens(t *testing.T) {
+	for _, w := range redissonWorkers {
+		w := w
+		t.Run(w.name(), func(t *testing.T) {
+			t.Parallel()
+			r := newRdsEnv(t, false)
+			ctx := context.Background()
+			v := loadRedissonVectors(t)
+			r.flushScripts(t)
+			j, _ := startRedisson(t, w, r, javaFlags{"name": lockName, "fenced": "true"})
+			o := redisson.New(r.lock, redisson.WithFencing()).NewOwner()
+			var tokens []string
+			last := int64(0)
+			for i := 0; i < 5; i++ {
+				j.send("lock")
+				f := strings.Fields(j.expect("locked", 30*time.Second))
+				require.Len(t, f, 4, "a token")
+				tok, err := strconv.ParseInt(f[3], 10, 64)
+				require.NoError(t, err)
+				assert.Greater(t, tok, last, "Java's token after Go's")
+				last = tok
+				j.send("unlock")
+				javaUnlocked(t, j, 10*time.Second)
+
+				a, err := o.TryLock(ctx, lockName, 30*time.Second)
+				require.NoError(t, err)
+				b, err := o.TryLock(ctx, lockName, 30*time.Second)
+				require.NoError(t, err)
+				fa, fb := a.(*redisson.Lock).Fence(), b.(*redisson.Lock).Fence()
+				assert.Greater(t, fa, last, "Go's token after Java's")
+				assert.Greater(t, fb, fa, "a re-entry's token")
+				last = fb
+				require.NoError(t, b.Unlock(ctx))
+				require.NoError(t, a.Unlock(ctx))
+				tokens = append(tokens, f[3], strconv.FormatInt(fa, 10)+"/"+strconv.FormatInt(fb, 10))
+			}
+			t.Logf("%s fenced lock, tokens java, go/go-reentry, …: %v", w.name(), tokens)
+			assert.Equal(t, []bool{true}, r.scriptsExist(t, v.sha1("fenced_acquire")), "Redisson ran the Go package's fenced acquire")
+		})
+	}
+}

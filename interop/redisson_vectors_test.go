@@ -30,6 +30,7 @@ type redissonVectors struct {
 		Queue       string `json:"fair_queue"`
 		Timeouts    string `json:"fair_timeouts"`
 		WaiterChan  string `json:"waiter_channel_prefix"`
+		Token       string `json:"fenced_token"`
 	} `json:"names"`
 	FairWaitMS       int64             `json:"fair_wait_ms"`
 	FieldPattern     string            `json:"field_pattern"`
@@ -84,6 +85,7 @@ func TestRedissonVectors(t *testing.T) {
 		assert.Equal(t, redisson.TimeoutPrefix, strings.SplitN(n.Timeouts, ":", 2)[0])
 		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Queue, redisson.QueuePrefix), "the same name part")
 		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Timeouts, redisson.TimeoutPrefix))
+		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Token, redisson.TokenPrefix))
 	}
 	assert.Equal(t, time.Duration(v.FairWaitMS)*time.Millisecond, redisson.DefaultFairWait)
 	assert.Equal(t, v.UnlockMessage, redisson.UnlockMessage)

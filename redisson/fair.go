@@ -25,12 +25,16 @@ func (l *Locker) waitFor(ctx context.Context) time.Duration {
 
 // acquire makes one attempt for field. A fair Locker queues field when wait
 // is set (a Lock call) and never when it is 0 (TryLock). held reports
-// success; otherwise holder is the holder's remaining lease as the script
-// replied (negative: no expiry), or 0 when it did not say.
-func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait time.Duration) (held bool, holder time.Duration, err error) {
+// success (with a fenced Locker, fence is the token it got); otherwise
+// holder is the holder's remaining lease as the script replied (negative:
+// no expiry), or 0 when it did not say.
+func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait time.Duration) (held bool, holder time.Duration, fence int64, err error) {
 	var r any
 	now := time.Now().UnixMilli() // the fair queue's clock: it orders waiters, it never admits anyone
 	switch {
+	case l.cfg.fencing:
+		r, err = l.c.Eval(ctx, fencedAcquireScript, []string{n.key, n.token}, ttl.Milliseconds(), field)
+		return fenced(r, err)
 	case !l.cfg.fair:
 		r, err = l.c.Eval(ctx, acquireScript, []string{n.key}, ttl.Milliseconds(), field)
 	case wait > 0:
@@ -38,17 +42,39 @@ func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait 
 	default:
 		r, err = l.c.Eval(ctx, fairTryScript, n.fairKeys(), ttl.Milliseconds(), field, now, l.cfg.fairWait.Milliseconds())
 		if err == nil && r != nil {
-			return false, 0, nil // 1: held by another, or others wait first
+			return false, 0, 0, nil // 1: held by another, or others wait first
 		}
 	}
 	if err != nil || r == nil {
-		return err == nil, 0, err
+		return err == nil, 0, 0, err
 	}
 	ms, ok := r.(int64)
 	if !ok {
-		return false, 0, unexpected("acquire", r)
+		return false, 0, 0, unexpected("acquire", r)
 	}
-	return false, time.Duration(ms) * time.Millisecond, nil
+	return false, time.Duration(ms) * time.Millisecond, 0, nil
+}
+
+// fenced reads the fenced acquire's reply: {-1, token} when acquired,
+// {PTTL, -1} when not (told apart by the token: a PTTL of -1 is a lock
+// without expiry).
+func fenced(r any, err error) (held bool, holder time.Duration, fence int64, _ error) {
+	if err != nil {
+		return false, 0, 0, err
+	}
+	v, ok := r.([]any)
+	if !ok || len(v) != 2 {
+		return false, 0, 0, unexpected("fenced_acquire", r)
+	}
+	ms, ok1 := v[0].(int64)
+	token, ok2 := v[1].(int64)
+	if !ok1 || !ok2 {
+		return false, 0, 0, unexpected("fenced_acquire", r)
+	}
+	if token > 0 {
+		return true, 0, token, nil
+	}
+	return false, time.Duration(ms) * time.Millisecond, 0, nil
 }
 
 // leave takes field out of a fair lock's queue after a Lock call that

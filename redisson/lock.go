@@ -20,6 +20,7 @@ import (
 type Lock struct {
 	owner *Owner
 	names names
+	fence int64 // WithFencing: the token counter's value for this acquire
 	lease lease.Lease
 	rmu   sync.Mutex // serialises renewals: Refresh and the watchdog
 
@@ -36,6 +37,11 @@ func (lk *Lock) Key() string { return lk.state().names.key }
 // Token returns the owner's field, "<client id>:<owner id>": what this
 // holder wrote (holds of one owner share it).
 func (lk *Lock) Token() string { return lk.Owner().Field() }
+
+// Fence returns the token this acquire got with WithFencing (Java's
+// lockAndGetToken): strictly greater than every token handed out before on
+// the lock's name; 0 without fencing.
+func (lk *Lock) Fence() int64 { return lk.state().fence }
 
 // Owner returns the owner of the hold (nil for a nil Lock).
 func (lk *Lock) Owner() *Owner { return lk.state().owner }

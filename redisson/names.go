@@ -19,6 +19,9 @@ const (
 	// "redisson_lock_timeout:{name}".
 	QueuePrefix   = "redisson_lock_queue"
 	TimeoutPrefix = "redisson_lock_timeout"
+	// TokenPrefix names a fenced lock's token counter:
+	// "redisson_lock_token:{name}".
+	TokenPrefix = "redisson_lock_token"
 	// UnlockMessage is what an unlock publishes: Redisson's
 	// LockPubSub.UNLOCK_MESSAGE, which wakes one waiter of each client.
 	UnlockMessage = "0"
@@ -50,11 +53,12 @@ func WaiterChannel(name, field string) string { return ChannelName(name) + ":" +
 type names struct {
 	key, channel, latch string // latch: the prefix, ":<request id>" follows
 	queue, timeouts     string // a fair lock's
+	token               string // a fenced lock's counter
 }
 
 func newNames(key string) names {
 	return names{key: key, channel: ChannelName(key), latch: prefixName(LatchPrefix, key),
-		queue: prefixName(QueuePrefix, key), timeouts: prefixName(TimeoutPrefix, key)}
+		queue: prefixName(QueuePrefix, key), timeouts: prefixName(TimeoutPrefix, key), token: prefixName(TokenPrefix, key)}
 }
 
 // oneSlot reports whether the lock's key, channel and latches hash to one
@@ -63,7 +67,7 @@ func newNames(key string) names {
 // cluster either.
 func (n *names) oneSlot() bool {
 	s := keyslot.Of(n.key)
-	for _, k := range []string{n.channel, n.latch + ":x", n.queue, n.timeouts} {
+	for _, k := range []string{n.channel, n.latch + ":x", n.queue, n.timeouts, n.token} {
 		if keyslot.Of(k) != s {
 			return false
 		}

@@ -31,6 +31,7 @@ const (
 )
 
 type config struct {
+	fencing  bool
 	fair     bool
 	fairWait time.Duration
 	watchdog bool
@@ -51,6 +52,9 @@ func newConfig(opts []Option) config {
 		errs:     lockopt.For("redisson"),
 	}
 	lockopt.Apply(&c.errs, &c, opts)
+	if c.fair && c.fencing {
+		c.errs.Invalid("WithFair and WithFencing together: Redisson has no fair fenced lock")
+	}
 	return c
 }
 
@@ -89,6 +93,18 @@ func WithFair(wait time.Duration) Option {
 		c.fair, c.fairWait = true, wait.Truncate(time.Millisecond)
 	}
 }
+
+// WithFencing makes the Locker take Redisson's fenced lock
+// (RedissonFencedLock, Java's getFencedLock(name) with lockAndGetToken or
+// tryLockAndGetToken): every acquire, re-entries too, also INCRs the
+// counter "redisson_lock_token:{name}" in the same script, and the hold's
+// Fence is the value it got — strictly greater than every fence handed out
+// before on that name, by Java or Go. Pass it to storage that rejects
+// writes with a fence below the highest it has seen. The counter is never
+// deleted (and starts again from 1 if it is lost, as Redisson's does).
+// Java's plain lock() on a fenced lock does not advance the counter.
+// Default: off (Fence is 0). Not with WithFair.
+func WithFencing() Option { return func(c *config) { c.fencing = true } }
 
 // WithNotifications turns unlock messages on or off for Lock. On, a waiter
 // subscribes to the lock's Redisson channel after its first failed attempt

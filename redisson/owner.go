@@ -186,10 +186,10 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	}
 	alone := o.live(n.key) == 0
 	start := time.Now()
-	held, holder, err := o.l.acquire(ctx, n, o.field, ttl, wait)
+	held, holder, fence, err := o.l.acquire(ctx, n, o.field, ttl, wait)
 	switch {
 	case held:
-		return o.hold(ctx, n, start, ttl), 0, nil
+		return o.hold(ctx, n, start, ttl, fence), 0, nil
 	case err == nil:
 		// Wait no longer than the holder's lease; unknown (0) or none
 		// (negative): the backoff decides.
@@ -207,22 +207,38 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	}
 	// The acquire may have run and its reply been lost. The field is ours
 	// alone and we had no hold: its presence settles the outcome (a read,
-	// not a resend).
-	h, rerr := o.l.c.Do(ctx, "HEXISTS", n.key, o.field)
+	// not a resend). While we hold it no one else acquires, so a fenced
+	// lock's counter still holds the token our acquire got.
+	held, fence, rerr := o.readBack(ctx, n)
 	switch {
 	case rerr != nil:
 		o.undo(ctx, n, ttl)
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w (reading the field back: %v)", n.key, err, rerr)
-	case h != int64(1):
+	case !held:
 		return nil, 0, &NotObtainedError{Key: n.key}
 	}
-	return o.hold(ctx, n, start, ttl), 0, nil
+	return o.hold(ctx, n, start, ttl, fence), 0, nil
+}
+
+// readBack reports whether the owner's field is in the lock's hash and,
+// for a fenced Locker, the token counter's value.
+func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
+	h, err := o.l.c.Do(ctx, "HEXISTS", n.key, o.field)
+	if err != nil || h != int64(1) || !o.l.cfg.fencing {
+		return h == int64(1), 0, err
+	}
+	v, ok, err := o.l.c.Get(ctx, n.token)
+	if err != nil || !ok {
+		return false, 0, fmt.Errorf("token counter %q: %v (present: %v)", n.token, err, ok)
+	}
+	fence, err := strconv.ParseInt(v, 10, 64)
+	return err == nil, fence, err
 }
 
 // hold builds the Lock of a successful acquire sent at start.
-func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Duration) *Lock {
+func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Duration, fence int64) *Lock {
 	o.count(n.key, 1)
-	lk := &Lock{owner: o, names: *n}
+	lk := &Lock{owner: o, names: *n, fence: fence}
 	lk.lease.Init("redisson", start, ttl)
 	if o.l.cfg.watchdog {
 		lk.lease.AutoRefresh(ctx, lk.watchdog)

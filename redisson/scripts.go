@@ -31,6 +31,10 @@ import (
 //   - force_unlock.lua (RedissonLock.forceUnlockAsync): KEYS[1] the lock
 //     name, KEYS[2] its channel; ARGV[1] "0", ARGV[2] the publish command.
 //     DEL the key; when it existed, publish and reply 1, else 0.
+//   - fenced_acquire.lua (RedissonFencedLock.tryLockInnerAsync, behind
+//     lockAndGetToken and tryLockAndGetToken): acquire.lua with KEYS[2] the
+//     token counter "redisson_lock_token:{name}", INCRed by every acquire,
+//     re-entries too; replies {-1, token} when acquired, else {PTTL, -1}.
 //
 // The fair lock's (RedissonFairLock) add the waiters' queue, KEYS[2]
 // "redisson_lock_queue:{name}" (a LIST of fields), and their timeouts,
@@ -66,6 +70,8 @@ var (
 	renewSrc string
 	//go:embed scripts/force_unlock.lua
 	forceUnlockSrc string
+	//go:embed scripts/fenced_acquire.lua
+	fencedAcquireSrc string
 	//go:embed scripts/fair_try.lua
 	fairTrySrc string
 	//go:embed scripts/fair_acquire.lua
@@ -82,6 +88,8 @@ var (
 	renewScript       = script("redisson/scripts/renew.lua", renewSrc)
 	forceUnlockScript = script("redisson/scripts/force_unlock.lua", forceUnlockSrc)
 
+	fencedAcquireScript = script("redisson/scripts/fenced_acquire.lua", fencedAcquireSrc)
+
 	fairTryScript         = script("redisson/scripts/fair_try.lua", fairTrySrc)
 	fairAcquireScript     = script("redisson/scripts/fair_acquire.lua", fairAcquireSrc)
 	fairDequeueScript     = script("redisson/scripts/fair_dequeue.lua", fairDequeueSrc)
@@ -96,6 +104,6 @@ func script(name, src string) *driver.Script {
 // Scripts returns the scripts this package runs, for inspection (the
 // golden vectors pin their SHA1s) and for ACL planning.
 func Scripts() []*driver.Script {
-	return []*driver.Script{acquireScript, releaseScript, renewScript, forceUnlockScript,
+	return []*driver.Script{acquireScript, releaseScript, renewScript, forceUnlockScript, fencedAcquireScript,
 		fairTryScript, fairAcquireScript, fairDequeueScript, fairReleaseScript, fairForceUnlockScript}
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import io.lockbridge.interop.common.Harness;
 import org.redisson.Redisson;
 import org.redisson.api.RAtomicLong;
+import org.redisson.api.RFencedLock;
 import org.redisson.api.RLock;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
@@ -34,7 +35,9 @@ import org.redisson.config.Config;
  *   <li>{@code --name=} the lock name; {@code --lease-ms=} the lease of each
  *       acquire, or -1 (the default) for none: Redisson's watchdog;
  *       {@code --watchdog-ms=} lockWatchdogTimeout (default Redisson's);
- *       {@code --fair=true} for {@code getFairLock(name)};
+ *       {@code --fair=true} for {@code getFairLock(name)}; {@code --fenced=true}
+ *       for {@code getFencedLock(name)}, taken with lockAndGetToken and
+ *       tryLockAndGetToken (mode commands);
  *   <li>{@code --mode=contend|commands}.
  * </ul>
  *
@@ -51,7 +54,7 @@ import org.redisson.config.Config;
  * <ul>
  *   <li>{@code lock} — {@code lock()} (or {@code lock(lease)}), waiting as
  *       long as it takes; prints {@code locked <epoch µs> <field> <holds>},
- *       the time read as soon as lock() returned;
+ *       the time read as soon as lock() returned (and, fenced, the token);
  *   <li>{@code try <wait ms>} — {@code tryLock(wait, lease)}; prints the same,
  *       or {@code timeout};
  *   <li>{@code unlock} — reads the time, unlocks, prints
@@ -104,9 +107,12 @@ public final class RedissonWorker {
         return ChronoUnit.MICROS.between(Instant.EPOCH, Instant.now());
     }
 
-    /** The lock of the flags: getLock(name), or getFairLock(name) with --fair=true. */
+    /** The lock of the flags: getLock(name), getFairLock(name) or getFencedLock(name). */
     static RLock lock(Map<String, String> f, RedissonClient client) {
         String name = f.get("name");
+        if (Boolean.parseBoolean(f.getOrDefault("fenced", "false"))) {
+            return client.getFencedLock(name);
+        }
         return Boolean.parseBoolean(f.getOrDefault("fair", "false")) ? client.getFairLock(name) : client.getLock(name);
     }
 
@@ -129,7 +135,11 @@ public final class RedissonWorker {
             switch (w[0]) {
                 case "lock", "try" -> {
                     long wait = w[0].equals("lock") ? -1 : Long.parseLong(w[1]);
-                    if (acquire(lock, wait, lease)) {
+                    if (lock instanceof RFencedLock fenced) {
+                        Long token = wait < 0 ? fenced.lockAndGetToken() : fenced.tryLockAndGetToken(wait, lease, TimeUnit.MILLISECONDS);
+                        long at = micros();
+                        say(token == null ? "timeout" : "locked " + at + " " + field + " " + lock.getHoldCount() + " " + token);
+                    } else if (acquire(lock, wait, lease)) {
                         long at = micros();
                         say("locked " + at + " " + field + " " + lock.getHoldCount());
                     } else {

@@ -45,6 +45,7 @@ class RedissonVectorsTest {
             assertEquals(v.get("key").getAsString(), name, "the key is the name");
             assertEquals(v.get("fair_queue").getAsString(), RedissonObject.prefixName("redisson_lock_queue", name), "fair queue of " + name);
             assertEquals(v.get("fair_timeouts").getAsString(), RedissonObject.prefixName("redisson_lock_timeout", name), "fair timeouts of " + name);
+            assertEquals(v.get("fenced_token").getAsString(), RedissonObject.prefixName("redisson_lock_token", name), "fenced token of " + name);
             assertEquals(v.get("waiter_channel_prefix").getAsString(), RedissonObject.prefixName("redisson_lock__channel", name) + ":", "waiter channel of " + name);
             n++;
         }
@@ -81,6 +82,6 @@ class RedissonVectorsTest {
             assertEquals(s.get("sha1").getAsString(), HexFormat.of().formatHex(sum), s.get("file").getAsString());
             n++;
         }
-        assertEquals(9, n);
+        assertEquals(10, n);
     }
 }
