@@ -19,7 +19,8 @@
 // id>:<owner id>" — in Java the RedissonClient's UUID and the thread id, in
 // Go the Locker's client id (a random UUID by default) and the Owner's id —
 // whose value counts its reentrant holds. Four scripts, Redisson's own text
-// (see scripts.go; the fair lock has five more), do everything:
+// (see scripts.go; the fenced lock has one more, the fair lock five), do
+// everything:
 //
 //   - acquire: when K is absent or has our field, HINCRBY field 1 and
 //     PEXPIRE ttl (for the whole lock); otherwise reply K's PTTL;
@@ -51,6 +52,13 @@
 // clients' clocks set against one another, as in Redisson: they order the
 // queue and never admit anyone — an acquire succeeds only when the hash is
 // absent (or ours).
+//
+// # Fenced locks
+//
+// With WithFencing a Locker takes Redisson's fenced lock
+// (RedissonFencedLock): every acquire, re-entries too, INCRs
+// "redisson_lock_token:{K}" in the acquire script, and Lock.Fence returns the
+// value it got, above every token handed out before on K by Java or Go.
 //
 // # Owners and reentrancy
 //
