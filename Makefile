@@ -14,7 +14,7 @@ test:
 # Interop with the real Java lock libraries (interop/, docs/java.md): builds
 # the Java worker with Maven (and runs its JUnit tests of the golden vectors),
 # then runs Go lockers beside Spring Data Redis, jedis-lock, Spring
-# Integration and ShedLock on real redis-servers. Part of `go test ./...`
+# Integration, ShedLock and Redisson (4.x and 3.x) on real redis-servers. Part of `go test ./...`
 # (so of make test); this target runs it alone.
 interop:
 	./scripts/setup.sh

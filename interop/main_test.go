@@ -34,6 +34,9 @@ var workerJar string
 // the Java tests of the golden vectors), and fails the run when Java or
 // Maven is missing.
 func TestMain(m *testing.M) {
+	if os.Getenv(goHolderEnv) != "" {
+		os.Exit(goHolderMain()) // a Go lock holder the test can SIGKILL (redisson_helpers_test.go)
+	}
 	if err := build(); err != nil {
 		fmt.Fprintf(os.Stderr, "interop: %v\n", err)
 		os.Exit(1)
@@ -64,10 +67,17 @@ func build() error {
 		return fmt.Errorf("mvn %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
 	}
 	workerJar = filepath.Join(dir, "worker", "target", "lockbridge-interop-worker.jar")
-	if _, err := os.Stat(workerJar); err != nil {
-		return fmt.Errorf("mvn built no worker jar: %v", err)
+	jars := []string{workerJar}
+	for _, w := range redissonWorkers {
+		w.jar = filepath.Join(dir, w.module, "target", w.file)
+		jars = append(jars, w.jar)
 	}
-	return nil
+	for _, jar := range jars {
+		if _, err := os.Stat(jar); err != nil {
+			return fmt.Errorf("mvn built no worker jar: %v", err)
+		}
+	}
+	return readRedissonVersions(filepath.Join(dir, "pom.xml"))
 }
 
 // env is one test's redis-servers: the lock's and the guard's, and clients
@@ -154,7 +164,16 @@ func startJava(t *testing.T, e *env, flags javaFlags) *java {
 // faultproxy in front of the lock server, say).
 func startJavaAt(t *testing.T, e *env, addr string, flags javaFlags) *java {
 	t.Helper()
-	args := []string{"-XX:TieredStopAtLevel=1", "-Xmx256m", "-jar", workerJar, "--redis=" + addr, "--guard=" + e.guardSrv.Addr()}
+	j := startJVM(t, workerJar, flags, "--redis="+addr, "--guard="+e.guardSrv.Addr())
+	j.expect("ready", 60*time.Second)
+	return j
+}
+
+// startJVM starts jar with the flags and the extra arguments, and returns
+// once it runs (its first line is the caller's to read).
+func startJVM(t *testing.T, jar string, flags javaFlags, extra ...string) *java {
+	t.Helper()
+	args := append([]string{"-XX:TieredStopAtLevel=1", "-Xmx256m", "-jar", jar}, extra...)
 	for k, v := range flags {
 		args = append(args, "--"+k+"="+v)
 	}
@@ -182,7 +201,6 @@ func startJavaAt(t *testing.T, e *env, addr string, flags javaFlags) *java {
 			t.Logf("java worker %v stderr:\n%s", flags, j.Stderr())
 		}
 	})
-	j.expect("ready", 60*time.Second)
 	return j
 }
 

@@ -3,9 +3,12 @@ package locktest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -101,4 +104,23 @@ func StrictArgs(t *testing.T, c driver.Client, script *driver.Script, keys, good
 	r, err := c.Eval(ctx, script, keys, a...)
 	require.NoError(t, err, "%s: the good arguments", script.Name())
 	return r
+}
+
+// BadCall is a key and ttl every locker refuses with lockbridge.ErrInvalid.
+type BadCall struct {
+	Name string
+	Key  string
+	TTL  time.Duration
+}
+
+// BadKeysAndTTLs are the bad keys and ttls every locker refuses, before
+// sending anything: an empty or too long key, a ttl below a millisecond.
+func BadKeysAndTTLs() []BadCall {
+	return []BadCall{
+		{"empty key", "", time.Second},
+		{"key too long", strings.Repeat("k", check.MaxKeyLen+1), time.Second},
+		{"zero ttl", "k", 0},
+		{"negative ttl", "k", -time.Second},
+		{"ttl below a millisecond", "k", 999 * time.Microsecond},
+	}
 }

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 
 import com.github.jedis.lock.JedisLock;
+import io.lockbridge.interop.common.Harness;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
@@ -43,8 +44,8 @@ final class Lockers {
     static JavaLock create(Map<String, String> f) {
         String kind = f.get("locker");
         String name = f.get("name");
-        long lease = Worker.num(f, "lease-ms", 1000);
-        long poll = Worker.num(f, "poll-ms", 100);
+        long lease = Harness.num(f, "lease-ms", 1000);
+        long poll = Harness.num(f, "poll-ms", 100);
         String[] redis = f.get("redis").split(":");
         String host = redis[0];
         int port = Integer.parseInt(redis[1]);

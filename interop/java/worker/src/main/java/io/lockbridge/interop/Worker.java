@@ -1,13 +1,17 @@
 package io.lockbridge.interop;
 
+import static io.lockbridge.interop.common.Harness.exitOnEOF;
+import static io.lockbridge.interop.common.Harness.num;
+import static io.lockbridge.interop.common.Harness.say;
+
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicReference;
+
+import io.lockbridge.interop.common.Harness;
 
 /**
  * The Java worker of lockbridge's interop tests: it contends for one lock on a
@@ -53,7 +57,7 @@ public final class Worker {
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
         System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
-        Map<String, String> flags = parse(args);
+        Map<String, String> flags = Harness.parse(args);
         String mode = flags.getOrDefault("mode", "contend");
         BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         switch (mode) {
@@ -70,44 +74,6 @@ public final class Worker {
         System.exit(0);
     }
 
-    static Map<String, String> parse(String[] args) {
-        Map<String, String> m = new HashMap<>();
-        for (String a : args) {
-            if (!a.startsWith("--") || !a.contains("=")) {
-                throw new IllegalArgumentException("flags are --name=value, got " + a);
-            }
-            int i = a.indexOf('=');
-            m.put(a.substring(2, i), a.substring(i + 1));
-        }
-        return m;
-    }
-
-    static long num(Map<String, String> f, String name, long def) {
-        String v = f.get(name);
-        return v == null ? def : Long.parseLong(v);
-    }
-
-    static void say(String line) {
-        System.out.println(line);
-        System.out.flush();
-    }
-
-    /** Exits the JVM when stdin closes (the test that started us is gone). */
-    static void exitOnEOF(BufferedReader stdin) {
-        Thread t = new Thread(() -> {
-            try {
-                while (stdin.readLine() != null) {
-                    // nothing is expected in contend mode
-                }
-            } catch (Exception ignored) {
-                // closed
-            }
-            Runtime.getRuntime().halt(3);
-        }, "stdin-watch");
-        t.setDaemon(true);
-        t.start();
-    }
-
     static void contend(Map<String, String> f, BufferedReader stdin) throws Exception {
         int threads = (int) num(f, "threads", 1);
         String id = f.getOrDefault("id", "java");
@@ -117,39 +83,20 @@ public final class Worker {
         }
         exitOnEOF(stdin);
         say("ready");
-        long[][] counts = new long[threads][2];
-        List<Thread> ts = new ArrayList<>();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        for (int i = 0; i < threads; i++) {
-            final int n = i;
-            Thread t = new Thread(() -> {
-                try {
-                    counts[n] = contendOne(f, locks.get(n), threads == 1 ? id : id + "-" + n);
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                }
-            }, "worker-" + i);
-            t.start();
-            ts.add(t);
-        }
-        for (Thread t : ts) {
-            t.join();
-        }
-        for (Lockers.JavaLock l : locks) {
-            l.close();
-        }
-        if (failure.get() != null) {
-            say("error " + failure.get());
-            failure.get().printStackTrace();
+        long[] sum;
+        try {
+            sum = Harness.fanOut(threads, n -> contendOne(f, locks.get(n), threads == 1 ? id : id + "-" + n));
+        } catch (Throwable e) {
+            say("error " + e);
+            e.printStackTrace();
             System.exit(2);
+            return;
+        } finally {
+            for (Lockers.JavaLock l : locks) {
+                l.close();
+            }
         }
-        long acquired = 0;
-        long failed = 0;
-        for (long[] c : counts) {
-            acquired += c[0];
-            failed += c[1];
-        }
-        say("done " + acquired + " " + failed);
+        say("done " + sum[0] + " " + sum[1]);
     }
 
     /** One contending thread: returns {acquisitions, attempts that timed out}. */

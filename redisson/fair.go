@@ -1,0 +1,121 @@
+package redisson
+
+import (
+	"context"
+	"time"
+)
+
+// The plain and the fair lock differ only in their scripts (scripts.go) and
+// in the channel a waiter listens on; these pick them.
+
+// fairKeys are the KEYS of the fair acquire scripts.
+func (n *names) fairKeys() []string { return []string{n.key, n.queue, n.timeouts} }
+
+// waitFor is a fair Lock call's wait: the time to ctx's deadline, or
+// WithFair's. It is 0 (never queue) without WithFair.
+func (l *Locker) waitFor(ctx context.Context) time.Duration {
+	if !l.cfg.fair {
+		return 0
+	}
+	if d, ok := ctx.Deadline(); ok {
+		return max(time.Until(d).Truncate(time.Millisecond), time.Millisecond)
+	}
+	return l.cfg.fairWait
+}
+
+// acquire makes one attempt for field. A fair Locker queues field when wait
+// is set (a Lock call) and never when it is 0 (TryLock). held reports
+// success (with a fenced Locker, fence is the token it got); otherwise
+// holder is the holder's remaining lease as the script replied (negative:
+// no expiry), or 0 when it did not say.
+func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait time.Duration) (held bool, holder time.Duration, fence int64, err error) {
+	var r any
+	now := time.Now().UnixMilli() // the fair queue's clock: it orders waiters, it never admits anyone
+	switch {
+	case l.cfg.fencing:
+		r, err = l.c.Eval(ctx, fencedAcquireScript, []string{n.key, n.token}, ttl.Milliseconds(), field)
+		return fenced(r, err)
+	case !l.cfg.fair:
+		r, err = l.c.Eval(ctx, acquireScript, []string{n.key}, ttl.Milliseconds(), field)
+	case wait > 0:
+		r, err = l.c.Eval(ctx, fairAcquireScript, n.fairKeys(), ttl.Milliseconds(), field, wait.Milliseconds(), now)
+	default:
+		r, err = l.c.Eval(ctx, fairTryScript, n.fairKeys(), ttl.Milliseconds(), field, now, l.cfg.fairWait.Milliseconds())
+		if err == nil && r != nil {
+			return false, 0, 0, nil // 1: held by another, or others wait first
+		}
+	}
+	if err != nil || r == nil {
+		return err == nil, 0, 0, err
+	}
+	ms, ok := r.(int64)
+	if !ok {
+		return false, 0, 0, unexpected("acquire", r)
+	}
+	return false, time.Duration(ms) * time.Millisecond, 0, nil
+}
+
+// fenced reads the fenced acquire's reply: {-1, token} when acquired,
+// {PTTL, -1} when not (told apart by the token: a PTTL of -1 is a lock
+// without expiry).
+func fenced(r any, err error) (held bool, holder time.Duration, fence int64, _ error) {
+	if err != nil {
+		return false, 0, 0, err
+	}
+	v, ok := r.([]any)
+	if !ok || len(v) != 2 {
+		return false, 0, 0, unexpected("fenced_acquire", r)
+	}
+	ms, ok1 := v[0].(int64)
+	token, ok2 := v[1].(int64)
+	if !ok1 || !ok2 {
+		return false, 0, 0, unexpected("fenced_acquire", r)
+	}
+	if token > 0 {
+		return true, 0, token, nil
+	}
+	return false, time.Duration(ms) * time.Millisecond, 0, nil
+}
+
+// leave takes field out of a fair lock's queue after a Lock call that
+// gave up (Redisson's acquireFailed), best effort, on a detached context:
+// else the waiters behind it wait for its timeout.
+func (l *Locker) leave(ctx context.Context, n *names, field string, wait time.Duration) {
+	if wait == 0 {
+		return
+	}
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	_, _ = l.c.Eval(uctx, fairDequeueScript, []string{n.queue, n.timeouts}, field, wait.Milliseconds())
+}
+
+// release runs Redisson's unlock for field with unlock request id reqID:
+// nil (field absent), 0 (a hold left) or 1 (released; with WithFair also
+// when the key was gone).
+func (l *Locker) release(ctx context.Context, n *names, field string, ttl time.Duration, reqID string) (any, error) {
+	latch := n.latch + ":" + reqID
+	if l.cfg.fair {
+		return l.c.Eval(ctx, fairReleaseScript, []string{n.key, n.queue, n.timeouts, n.channel, latch},
+			UnlockMessage, ttl.Milliseconds(), field, time.Now().UnixMilli(), l.publishCommand(), l.cfg.latch.Milliseconds())
+	}
+	return l.c.Eval(ctx, releaseScript, []string{n.key, n.channel, latch},
+		UnlockMessage, ttl.Milliseconds(), field, l.publishCommand(), l.cfg.latch.Milliseconds())
+}
+
+// forceUnlock deletes the lock and wakes a waiter.
+func (l *Locker) forceUnlock(ctx context.Context, n *names) (any, error) {
+	if l.cfg.fair {
+		return l.c.Eval(ctx, fairForceUnlockScript, []string{n.key, n.queue, n.timeouts, n.channel},
+			UnlockMessage, time.Now().UnixMilli(), l.publishCommand())
+	}
+	return l.c.Eval(ctx, forceUnlockScript, []string{n.key, n.channel}, UnlockMessage, l.publishCommand())
+}
+
+// wakeChannel is the channel a waiter of field listens on: the lock's, or
+// with WithFair the waiter's own.
+func (l *Locker) wakeChannel(n *names, field string) string {
+	if l.cfg.fair {
+		return WaiterChannel(n.key, field)
+	}
+	return n.channel
+}

@@ -1,0 +1,224 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
+)
+
+// Lock is one hold of a Redisson lock by an Owner, as returned (behind
+// lockbridge.Lock) by TryLock and Lock: assert lk.(*redisson.Lock) for
+// Owner, Field and HoldCount. An owner that takes a lock n times has n
+// Lock values, each unlocked once. Its methods are safe for concurrent use,
+// and safe on a nil *Lock (which reports ErrNotHeld).
+type Lock struct {
+	owner *Owner
+	names names
+	fence int64 // WithFencing: the token counter's value for this acquire
+	lease lease.Lease
+	rmu   sync.Mutex // serialises renewals: Refresh and the watchdog
+
+	// Under mu, which serialises Unlock and Refresh:
+	mu       sync.Mutex
+	released bool      // Unlock ran its script to an answer
+	reqID    string    // the unlock request id, once an Unlock was sent
+	reqSent  time.Time // when the first Unlock with reqID was sent
+}
+
+// Key returns the lock's name.
+func (lk *Lock) Key() string { return lk.state().names.key }
+
+// Token returns the owner's field, "<client id>:<owner id>": what this
+// holder wrote (holds of one owner share it).
+func (lk *Lock) Token() string { return lk.Owner().Field() }
+
+// Fence returns the token this acquire got with WithFencing (Java's
+// lockAndGetToken): strictly greater than every token handed out before on
+// the lock's name; 0 without fencing.
+func (lk *Lock) Fence() int64 { return lk.state().fence }
+
+// Owner returns the owner of the hold (nil for a nil Lock).
+func (lk *Lock) Owner() *Owner { return lk.state().owner }
+
+// ExpiresAt is this holder's view of the end of the lease: when the last
+// successful acquire or renewal was sent, plus its ttl.
+func (lk *Lock) ExpiresAt() time.Time { return lk.state().lease.ExpiresAt() }
+
+// Done is closed once the hold is unlocked or known lost: its field found
+// gone by Refresh or the watchdog, or not renewed in time by the watchdog.
+func (lk *Lock) Done() <-chan struct{} { return lk.state().lease.Done() }
+
+// Err is nil while the hold lasts and after a clean Unlock. Once the lock
+// is known lost — or an Unlock failed — it wraps lockbridge.ErrLost and the
+// cause (a *lockbridge.NotHeldError, or the Redis error).
+func (lk *Lock) Err() error { return lk.state().lease.Err() }
+
+// state returns lk, or for a nil *Lock a Lock that ended with errNilLock
+// (so the accessors need no nil case of their own).
+func (lk *Lock) state() *Lock {
+	if lk != nil {
+		return lk
+	}
+	nl := &Lock{}
+	nl.lease.Init("redisson", time.Time{}, 0)
+	nl.lease.End(errNilLock)
+	return nl
+}
+
+// HoldCount returns the owner's holds of the lock as the hash counts them
+// (this one included, while it is held).
+func (lk *Lock) HoldCount(ctx context.Context) (int64, error) {
+	if err := lk.valid(ctx); err != nil {
+		return 0, err
+	}
+	return lk.owner.HoldCount(ctx, lk.names.key)
+}
+
+// valid checks a call's receiver and context.
+func (lk *Lock) valid(ctx context.Context) error {
+	switch {
+	case lk == nil:
+		return fmt.Errorf("redisson: %w: nil lock: %w", lockbridge.ErrInvalid, lockbridge.ErrNotHeld)
+	case lk.owner == nil || lk.owner.l == nil:
+		return errZeroLock
+	}
+	return check.Context("redisson", ctx)
+}
+
+// Unlock releases this hold with Redisson's unlock: the owner's count goes
+// down by one; at zero the key is deleted and "0" published on the lock's
+// channel, waking Go and Java waiters; above zero the lease is set again
+// (the owner's other holds go on). It first stops this hold's watchdog, so
+// no renewal is sent after it. When the owner's field is gone (the lease
+// ran out, or a ForceUnlock) it returns a *lockbridge.NotHeldError and the
+// hold counts as lost; a second Unlock returns an error wrapping ErrNotHeld
+// without asking Redis.
+//
+// Each Unlock call sends the unlock once. When its reply is lost, the
+// error wraps lockbridge.ErrUnknownOutcome and the hold ends locally (Done
+// closes, Err wraps ErrLost). Calling Unlock again sends the same unlock
+// request: Redisson's unlock latch makes the server answer with the first
+// run's result if it ran, so a hold is never released twice. That second
+// call must come within half the latch's life (WithUnlockLatch) of the
+// first; later, it refuses with an error wrapping ErrUnknownOutcome, and an
+// unreleased hold ends with its lease.
+func (lk *Lock) Unlock(ctx context.Context) error {
+	if err := lk.valid(ctx); err != nil {
+		if lk == nil {
+			return errNilLock // not held, rather than invalid
+		}
+		return err
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	return lk.unlock(ctx)
+}
+
+// unlock is Unlock, under mu.
+func (lk *Lock) unlock(ctx context.Context) error {
+	if lk.released {
+		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
+	}
+	lk.lease.StopRefresh() // no renewal after this
+	l := lk.owner.l
+	window := l.cfg.latch / 2
+	if err := lk.request(window); err != nil {
+		return err
+	}
+	r, err := l.release(ctx, &lk.names, lk.owner.field, lk.lease.TTL(), lk.reqID)
+	if err != nil {
+		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
+		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			return fmt.Errorf("redisson: unlock of %q (call Unlock again within %v to learn the outcome): %w", lk.names.key, window, err)
+		}
+		return fmt.Errorf("redisson: unlock of %q: %w", lk.names.key, err)
+	}
+	if r != nil && r != int64(0) && r != int64(1) {
+		err := unexpected("release", r)
+		lk.lease.Lose(err)
+		return err
+	}
+	lk.released = true
+	lk.owner.count(lk.names.key, -1)
+	if r == nil {
+		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+		lk.lease.Lose(nh)
+		return nh
+	}
+	lk.lease.End(nil)
+	// Redisson deletes the latch once it has the reply; so do we (best
+	// effort: it expires by itself).
+	_, _ = l.c.Do(ctx, "DEL", lk.names.latch+":"+lk.reqID)
+	return nil
+}
+
+// request sets the unlock request id on the first Unlock, and refuses a
+// later one (asking again after a lost reply) past window.
+func (lk *Lock) request(window time.Duration) error {
+	if lk.reqID != "" {
+		if since := time.Since(lk.reqSent); since > window {
+			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): asking again could release a second hold",
+				lk.names.key, lockbridge.ErrUnknownOutcome, since.Round(time.Millisecond), window)
+		}
+		return nil
+	}
+	id, err := newRequestID()
+	lk.reqID, lk.reqSent = id, time.Now()
+	return err
+}
+
+// Refresh sets the whole lock's lease to ttl from now (at least 1 ms) if
+// the owner's field is still in the hash, with the watchdog's script; later
+// renewals and the lease an Unlock of a hold sets use the new ttl. When the
+// field is gone it returns a *lockbridge.NotHeldError and the hold counts as
+// lost. A reply that never came is returned as it is (wrapping
+// lockbridge.ErrUnknownOutcome): nothing is sent again.
+func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if err := lk.valid(ctx); err != nil {
+		return err
+	}
+	if err := check.TTL("redisson", ttl, time.Millisecond); err != nil {
+		return err
+	}
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	if lk.released || lk.lease.Ended() {
+		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded}
+	}
+	return lk.renew(ctx, ttl.Truncate(time.Millisecond))
+}
+
+// watchdog is the lease's refresh function: renew with the current ttl.
+func (lk *Lock) watchdog(ctx context.Context) error { return lk.renew(ctx, 0) }
+
+// renew runs the renewal script and records the outcome in the lease. ttl
+// 0 means the lease's current ttl.
+func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
+	lk.rmu.Lock()
+	defer lk.rmu.Unlock()
+	if ttl == 0 {
+		ttl = lk.lease.TTL()
+	}
+	start := time.Now()
+	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{lk.names.key}, ttl.Milliseconds(), lk.owner.field)
+	if err != nil {
+		return fmt.Errorf("redisson: renewal of %q: %w", lk.names.key, err)
+	}
+	res, ok := r.([]any)
+	if !ok || len(res) != 1 {
+		return unexpected("renew", r)
+	}
+	if res[0] == int64(1) {
+		lk.lease.Extend(start.Add(ttl), ttl)
+		return nil
+	}
+	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+	lk.lease.Lose(nh)
+	return nh
+}

@@ -1,0 +1,272 @@
+package redisson
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/retry"
+)
+
+var _ lockbridge.Locker = (*Owner)(nil)
+
+const (
+	// undoTimeout bounds the best-effort release after an acquire whose
+	// context ended while it was on the wire.
+	undoTimeout = 250 * time.Millisecond
+	// undoRecheck is how long that release waits before looking again, for
+	// an acquire still on its way when the first look found no field.
+	undoRecheck = 2 * time.Millisecond
+)
+
+// Owner is one holder identity, what a Java thread is to Redisson: its
+// field in a lock's hash is "<client id>:<owner id>" and its holds are
+// reentrant — TryLock or Lock on a lock it holds succeed at once and add one
+// to the count in the hash, and each returned *Lock must be unlocked; the
+// lock is free when the last is. Make owners with Locker.NewOwner and use
+// one where Java would use one thread: for one task, holding its locks
+// across calls. It is safe for concurrent use, but an acquire whose reply
+// was lost can be settled only while the owner has no other hold of that
+// lock (see TryLock).
+type Owner struct {
+	l     *Locker
+	id    int64
+	field string
+
+	mu    sync.Mutex
+	holds map[string]int // the holds of this Owner value not yet unlocked, by key
+}
+
+// ID returns the owner's id, the second half of its field.
+func (o *Owner) ID() int64 {
+	if o == nil {
+		return 0
+	}
+	return o.id
+}
+
+// Field returns the owner's field in a lock's hash: "<client id>:<id>".
+func (o *Owner) Field() string {
+	if o == nil {
+		return ""
+	}
+	return o.field
+}
+
+// prepare validates a call and derives the lock's names.
+func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (names, time.Duration, error) {
+	if o == nil || o.l == nil {
+		return names{}, 0, errNilOwner
+	}
+	n, err := o.l.prepare(ctx, key)
+	if err != nil {
+		return names{}, 0, err
+	}
+	if err := check.TTL("redisson", ttl, time.Millisecond); err != nil {
+		return names{}, 0, err
+	}
+	// PEXPIRE takes whole milliseconds: the local lease must not outlast the server's.
+	return n, ttl.Truncate(time.Millisecond), nil
+}
+
+// TryLock makes one attempt to take the lock key for ttl (at least 1 ms;
+// sub-millisecond parts are dropped) with Redisson's acquire: it succeeds
+// when the lock is free or already this owner's (a reentrant hold; the
+// lease is then set to ttl for the whole lock). When another owner holds
+// it, the error is a *NotObtainedError with the holder's remaining lease.
+// The Lock returned is a *Lock.
+//
+// When the reply is lost (the error would wrap lockbridge.ErrUnknownOutcome)
+// and this Owner holds no other hold of key, the attempt reads the field
+// back (HEXISTS, a read): present, the acquire ran and the hold is
+// returned; absent, it did not. With another hold the count cannot tell,
+// and the error wraps lockbridge.ErrUnknownOutcome: a hold the acquire may
+// have added stays in the count until the lease ends after the last known
+// hold is unlocked. When ctx ends during the attempt the error wraps
+// lockbridge.ErrNotObtained and ctx.Err(), and a hold the attempt may have
+// taken is released at once on a detached context (best effort, 250 ms) —
+// again only without another hold of key.
+func (o *Owner) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	n, ttl, err := o.prepare(ctx, key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	lk, _, err := o.try(ctx, &n, ttl, 0)
+	if err != nil {
+		return nil, err
+	}
+	return lk, nil
+}
+
+// Lock takes the lock key for ttl, waiting while another owner holds it,
+// until it succeeds, the backoff gives up (the error wraps
+// lockbridge.ErrNotObtained), Redis fails (that error, wrapped), or ctx ends
+// (the error wraps lockbridge.ErrNotObtained and ctx.Err()). The Lock
+// returned is a *Lock.
+//
+// Waiting is Redisson's: after a failed attempt the waiter subscribes to
+// the lock's channel (redisson_lock__channel:{key}), and once the server has
+// confirmed the subscription attempts again, so no unlock in between is
+// missed. It then sleeps until an unlock message (Java's or Go's) wakes it,
+// or for its backoff, but never past the holder's remaining lease (the PTTL
+// the failed attempt returned), and attempts again. When subscribing fails
+// it just waits by backoff and lease.
+func (o *Owner) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	n, ttl, err := o.prepare(ctx, key, ttl)
+	if err != nil {
+		return nil, err
+	}
+	wait := o.l.waitFor(ctx) // a fair Locker queues us
+	w := o.l.waiter(&n, o.field)
+	defer w.close()
+	lk, err := retry.Loop(ctx, o.l.cfg.backoff, w.wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+		lk, left, err := o.try(ctx, &n, ttl, wait)
+		if w.subscribe(ctx, err) {
+			return o.try(ctx, &n, ttl, wait)
+		}
+		return lk, left, err
+	})
+	if err != nil {
+		o.l.leave(ctx, &n, o.field, wait)
+		return nil, err
+	}
+	return lk, nil
+}
+
+// HoldCount returns how many holds this owner has on the lock key, as the
+// hash counts them (Redisson's getHoldCount: HGET key field; 0 when none).
+func (o *Owner) HoldCount(ctx context.Context, key string) (int64, error) {
+	if o == nil || o.l == nil {
+		return 0, errNilOwner
+	}
+	if _, err := o.l.prepare(ctx, key); err != nil {
+		return 0, err
+	}
+	r, err := o.l.c.Do(ctx, "HGET", key, o.field)
+	if err != nil {
+		return 0, fmt.Errorf("redisson: hold count of %q: %w", key, err)
+	}
+	if r == nil {
+		return 0, nil
+	}
+	c, err := strconv.ParseInt(fmt.Sprint(r), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("redisson: hold count of %q: %w", key, err)
+	}
+	return c, nil
+}
+
+// live reports how many holds of key this Owner value has not unlocked.
+func (o *Owner) live(key string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.holds[key]
+}
+
+// count adds d to the holds of key.
+func (o *Owner) count(key string, d int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.holds[key] += d; o.holds[key] <= 0 {
+		delete(o.holds, key)
+	}
+}
+
+// try makes one attempt and, when it succeeds, builds the Lock. When the
+// lock is held by another owner it also returns the holder's remaining
+// lease (0 if unknown). wait is a fair Lock call's (0: never queue).
+func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lock, time.Duration, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+	}
+	alone := o.live(n.key) == 0
+	start := time.Now()
+	held, holder, fence, err := o.l.acquire(ctx, n, o.field, ttl, wait)
+	switch {
+	case held:
+		return o.hold(ctx, n, start, ttl, fence), 0, nil
+	case err == nil:
+		// Wait no longer than the holder's lease; unknown (0) or none
+		// (negative): the backoff decides.
+		return nil, max(holder, 0), &NotObtainedError{Key: n.key, HolderTTL: holder}
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		if !alone {
+			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key, lockbridge.ErrUnknownOutcome, err)
+		}
+		o.undo(ctx, n, ttl)
+		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+	case !errors.Is(err, lockbridge.ErrUnknownOutcome):
+		return nil, 0, fmt.Errorf("redisson: lock %q: %w", n.key, err)
+	case !alone:
+		return nil, 0, fmt.Errorf("redisson: lock %q: the re-entry may have been counted: %w", n.key, err)
+	}
+	// The acquire may have run and its reply been lost. The field is ours
+	// alone and we had no hold: its presence settles the outcome (a read,
+	// not a resend). While we hold it no one else acquires, so a fenced
+	// lock's counter still holds the token our acquire got.
+	held, fence, rerr := o.readBack(ctx, n)
+	switch {
+	case rerr != nil:
+		o.undo(ctx, n, ttl)
+		return nil, 0, fmt.Errorf("redisson: lock %q: %w (reading the field back: %v)", n.key, err, rerr)
+	case !held:
+		return nil, 0, &NotObtainedError{Key: n.key}
+	}
+	return o.hold(ctx, n, start, ttl, fence), 0, nil
+}
+
+// readBack reports whether the owner's field is in the lock's hash and,
+// for a fenced Locker, the token counter's value.
+func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
+	h, err := o.l.c.Do(ctx, "HEXISTS", n.key, o.field)
+	if err != nil || h != int64(1) || !o.l.cfg.fencing {
+		return h == int64(1), 0, err
+	}
+	v, ok, err := o.l.c.Get(ctx, n.token)
+	if err != nil || !ok {
+		return false, 0, fmt.Errorf("token counter %q: %v (present: %v)", n.token, err, ok)
+	}
+	fence, err := strconv.ParseInt(v, 10, 64)
+	return err == nil, fence, err
+}
+
+// hold builds the Lock of a successful acquire sent at start.
+func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Duration, fence int64) *Lock {
+	o.count(n.key, 1)
+	lk := &Lock{owner: o, names: *n, fence: fence}
+	lk.lease.Init("redisson", start, ttl)
+	if o.l.cfg.watchdog {
+		lk.lease.AutoRefresh(ctx, lk.watchdog)
+	}
+	return lk
+}
+
+// undo releases, best effort, the hold an acquire whose context ended may
+// have taken, for an owner with no other hold of the lock. A first look
+// that finds no field is repeated once, shortly after, for an acquire that
+// was overtaken.
+func (o *Owner) undo(ctx context.Context, n *names, ttl time.Duration) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	for look := 0; look < 2; look++ {
+		if look > 0 {
+			select {
+			case <-time.After(undoRecheck):
+			case <-uctx.Done():
+				return
+			}
+		}
+		id, err := newRequestID()
+		if err != nil {
+			return
+		}
+		if r, err := o.l.release(uctx, n, o.field, ttl, id); err != nil || r != nil {
+			return
+		}
+	}
+}
