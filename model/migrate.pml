@@ -175,7 +175,10 @@ end:	do
 		if :: mleft == 0 -> mk = false; mwho = 0 :: else -> skip fi;
 		k = 0;
 		do
-		:: k <= NG -> DOWN(hleft[k]); k++
+		:: k <= NG -> DOWN(hleft[k]);
+			/* an expired lock's phase is never read again */
+			if :: hleft[k] == 0 -> hph[k] = 0 :: else -> skip fi;
+			k++
 		:: else -> break
 		od;
 		k = 0;
