@@ -2,7 +2,6 @@ package legacy_test
 
 import (
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +36,7 @@ func TestFaultOwnerWindowServerBehind(t *testing.T) {
 		succLease    = time.Second      // the successor's: its value falls in the holder's window
 		rounds       = 20
 	)
-	clients := skewed(clientsAhead)
+	clients := locktest.Skewed(clientsAhead)
 	for _, op := range []string{"unlock", "refresh"} {
 		t.Run(op, func(t *testing.T) {
 			ctx := locktest.Ctx(t)
@@ -46,7 +45,7 @@ func TestFaultOwnerWindowServerBehind(t *testing.T) {
 			for i := 0; i < rounds; i++ {
 				// The holder read its clock lease + late ago (and was paused
 				// since): by its own clock its lease ended late ago.
-				clock := &offsetClock{}
+				clock := &locktest.OffsetClock{}
 				clock.Set(clientsAhead - lease - late)
 				holder := legacy.New(tg.Client, legacy.WithClock(clock.Now))
 				l, err := holder.TryLock(ctx, key, lease)
@@ -105,7 +104,7 @@ func TestFaultOwnerWindowServerAhead(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)))
+			lk := legacy.New(tg.Client, legacy.WithClock(locktest.Skewed(-serverAhead)))
 			l, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			if op == "unlock" {
@@ -125,7 +124,7 @@ func TestFaultOwnerWindowServerAhead(t *testing.T) {
 	// Beyond the margin the server's clock refuses (the second guard).
 	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "margin0")
-	lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)), legacy.WithServerClockMargin(0))
+	lk := legacy.New(tg.Client, legacy.WithClock(locktest.Skewed(-serverAhead)), legacy.WithServerClockMargin(0))
 	l, err := lk.TryLock(ctx, key, time.Second)
 	require.NoError(t, err)
 	err = l.Unlock(ctx)
@@ -144,7 +143,7 @@ func TestFaultOwnerWindowLateScript(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			clock := &offsetClock{}
+			clock := &locktest.OffsetClock{}
 			clock.Set(-23 * time.Second)
 			l, err := legacy.New(tg.Client, legacy.WithClock(clock.Now)).TryLock(ctx, key, 20*time.Second)
 			require.NoError(t, err)
@@ -183,14 +182,14 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			then := time.Now().Add(-10 * time.Second)
-			clock := &pinClock{}
+			clock := &locktest.PinClock{}
 			clock.Pin(then)
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			_, err = tg.Client.Del(ctx, key) // our value vanished
 			require.NoError(t, err)
 			// A contender whose clock reads what ours read writes our bytes.
-			other, err := legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
+			other, err := legacy.New(tg.Client, legacy.WithClock(locktest.At(then))).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			require.Equal(t, l.(*legacy.Lock).Value(), other.(*legacy.Lock).Value())
 			clock.Pin(time.Time{})
@@ -198,7 +197,7 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			stored, ok := locktest.Get(t, tg.Client, key)
 			require.True(t, ok, "the other holder's key is left")
 			assert.Equal(t, other.(*legacy.Lock).Value(), stored)
-			_, err = legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
+			_, err = legacy.New(tg.Client, legacy.WithClock(locktest.At(then))).TryLock(ctx, key, time.Second)
 			assert.ErrorIs(t, err, lockbridge.ErrNotObtained, "nobody else gets in beside it")
 		})
 	}
@@ -218,7 +217,7 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			held := now.Add(-100 * time.Millisecond).UnixMilli()
 			locktest.Set(t, tg.Client, key, strconv.FormatInt(held, 10))
 
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(500*time.Millisecond))
+			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)), legacy.WithSkewMargin(500*time.Millisecond))
 			l, left, err := attempt(ctx, lk, key, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.Nil(t, l)
@@ -227,33 +226,11 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			assert.Equal(t, strconv.FormatInt(held, 10), stored, "the value is left alone")
 
 			// Outside the margin: taken over.
-			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(50*time.Millisecond))
+			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)), legacy.WithSkewMargin(50*time.Millisecond))
 			got, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			stored, _ = locktest.Get(t, tg.Client, key)
 			assert.Equal(t, got.(*legacy.Lock).Value(), stored)
 		})
 	}
-}
-
-// pinClock reads a pinned time, or the system clock when none is pinned.
-type pinClock struct {
-	mu  sync.Mutex
-	pin time.Time
-}
-
-// Pin pins the clock at t; the zero time unpins it.
-func (c *pinClock) Pin(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pin = t
-}
-
-func (c *pinClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pin.IsZero() {
-		return time.Now()
-	}
-	return c.pin
 }

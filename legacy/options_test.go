@@ -112,7 +112,7 @@ func TestAttempt(t *testing.T) {
 	now := time.UnixMilli(1700000000000).Add(250 * time.Microsecond)
 	for _, mode := range modes {
 		key := locktest.Key(t, mode.String())
-		lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(at(now)))
+		lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)))
 		l, left, err := attempt(ctx, lk, key, time.Second)
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(0), left)

@@ -3,7 +3,6 @@ package migrate
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,51 +15,6 @@ import (
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 )
-
-// offsetClock is the system clock plus an offset a test moves: set it back
-// before an acquire and forward after, and the holder was "paused".
-type offsetClock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *offsetClock) Set(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.off = d
-}
-
-func (c *offsetClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.off)
-}
-
-// pinClock reads a pinned time, or the system clock when none is pinned.
-type pinClock struct {
-	mu  sync.Mutex
-	pin time.Time
-}
-
-// Pin pins the clock at t; the zero time unpins it.
-func (c *pinClock) Pin(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pin = t
-}
-
-func (c *pinClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pin.IsZero() {
-		return time.Now()
-	}
-	return c.pin
-}
-
-func skewed(d time.Duration) func() time.Time {
-	return func() time.Time { return time.Now().Add(d) }
-}
 
 func faultCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -86,14 +40,14 @@ func TestFaultDualWriteOwnerWindowServerBehind(t *testing.T) {
 		succLease    = time.Second
 		rounds       = 10
 	)
-	clients := skewed(clientsAhead)
+	clients := locktest.Skewed(clientsAhead)
 	for _, op := range []string{"unlock", "refresh"} {
 		t.Run(op, func(t *testing.T) {
 			ctx := faultCtx(t)
 			name := locktest.Key(t, "k")
 			guard := locktest.NewGuard(tg.Client, name)
 			for i := 0; i < rounds; i++ {
-				clock := &offsetClock{}
+				clock := &locktest.OffsetClock{}
 				clock.Set(clientsAhead - lease - late)
 				l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(clock.Now)))
 				lk, err := l.TryLock(ctx, name, lease)
@@ -155,7 +109,7 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			ctx := faultCtx(t)
 			name := locktest.Key(t, "k")
-			l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(skewed(-serverAhead))))
+			l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(locktest.Skewed(-serverAhead))))
 			lk, err := l.TryLock(ctx, name, time.Second)
 			require.NoError(t, err)
 			if op == "refresh" {
@@ -172,7 +126,7 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 	t.Run("auto-refresh", func(t *testing.T) {
 		ctx := faultCtx(t)
 		name := locktest.Key(t, "k")
-		l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(skewed(-serverAhead))),
+		l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(locktest.Skewed(-serverAhead))),
 			WithModern(modern.WithAutoRefresh()))
 		const ttl = 1500 * time.Millisecond // refreshed every 500 ms, 1 s left at each tick
 		lk, err := l.TryLock(ctx, name, ttl)
@@ -207,7 +161,7 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	ctx := faultCtx(t)
 	name := locktest.Key(t, "k")
 	then := time.Now().Add(-10 * time.Second)
-	clock := &pinClock{}
+	clock := &locktest.PinClock{}
 	clock.Pin(then)
 	l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(clock.Now)))
 	lk, err := l.TryLock(ctx, name, 5*time.Second) // the modern key lives 5 s
