@@ -185,3 +185,18 @@ func WithSafetyTTL(d time.Duration) Option {
 func WithBackoff(b lockbridge.Backoff) Option {
 	return func(c *legacyproto.Config) { c.Errs.Backoff(&c.Backoff, b) }
 }
+
+// WithPollers says the lock's other contenders poll every d (the Java
+// lockers: 100 ms by default) and makes Lock defer to them. Between two
+// attempts Lock waits as a poller does, a pause drawn from [d/2, d],
+// instead of the backoff's delay (a backoff that gives up still ends the
+// wait); and a Lock of a key this Locker released less than d ago first
+// waits such a pause from that release, so that a poller's turn comes
+// before this Locker takes the lock straight back. Without it a Go waiter,
+// polling from 10 ms, and a Go holder locking again at once take most of
+// the hand-offs from 100 ms pollers. It costs throughput under contention
+// (docs/java.md gives the figures); TryLock is unchanged. Default 0: off.
+// A negative d is invalid.
+func WithPollers(d time.Duration) Option {
+	return func(c *legacyproto.Config) { c.Errs.Pollers(&c.Poll, d) }
+}

@@ -28,9 +28,12 @@ const pkg = "migrate"
 // not reported as a legacy sighting, for the clock skew between a dual-write
 // holder (which writes the value) and the server (which expires its modern
 // key). sightingEvery: a Locker records at most one sighting this often.
+// legacySightingRecent: how long after meeting a legacy-only holder Lock
+// defers to pollers (WithPollers).
 const (
-	sightingSlack = 50 * time.Millisecond
-	sightingEvery = time.Second
+	sightingSlack        = 50 * time.Millisecond
+	sightingEvery        = time.Second
+	legacySightingRecent = 10 * time.Second
 )
 
 // Locker takes locks by the legacy name in the phase it runs: PhaseLegacy
@@ -54,6 +57,13 @@ type Locker struct {
 	held    heldSet
 
 	lastSighting atomic.Int64 // Unix ns of the last sighting recorded
+
+	// polite defers to the legacy-only pollers while one was met in the
+	// last legacySightingRecent: metLegacy is when, in ns since born (the
+	// monotonic clock); 0 never.
+	polite    *retry.Courtesy
+	born      time.Time
+	metLegacy atomic.Int64
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -89,6 +99,10 @@ func New(c driver.Client, opts ...Option) *Locker {
 	l.legacy = legacy.New(c, l.cfg.legacyOpts...)
 	l.hub = notify.New(c)
 	l.pub = notify.PublishCommand(c)
+	l.born = time.Now()
+	if l.cfg.poll > 0 {
+		l.polite = &retry.Courtesy{Poll: l.cfg.poll, Active: l.legacyRecent}
+	}
 	ns := l.cfg.from
 	if ns == "" {
 		ns = l.cfg.ns
@@ -202,13 +216,17 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	if err != nil {
 		return nil, err
 	}
+	if err := l.polite.Yield(ctx, key); err != nil {
+		return nil, err
+	}
+	backoff := l.polite.Backoff(l.cfg.backoff)
 	var wake chan struct{}
 	if l.mset.Notify && a.channel != "" {
 		wake = make(chan struct{}, 1)
 		release := func() {}
 		defer func() { release() }()
 		subscribed := false
-		lk, err := retry.Loop(ctx, l.cfg.backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+		lk, err := retry.Loop(ctx, backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 			lk, left, err := l.attempt(ctx, a)
 			if err != nil && !subscribed && errors.Is(err, lockbridge.ErrNotObtained) {
 				// Subscribe after the first failed attempt, then try once
@@ -221,7 +239,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		})
 		return lk, err
 	}
-	return retry.Loop(ctx, l.cfg.backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+	return retry.Loop(ctx, backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 		return l.attempt(ctx, a)
 	})
 }
@@ -421,11 +439,19 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 		left := l.profile.Remaining(t, now)
 		if modernExists == 0 && left >= l.profile.Unit()+sightingSlack {
 			// A live legacy lock with no modern key: a legacy-only locker.
+			l.metLegacy.Store(max(int64(time.Since(l.born)), 1))
 			l.sighted(ctx, a.legacyKey)
 		}
 		return nil, left, fmt.Errorf("%s: lock %q is held on its legacy key until %d: %w", pkg, a.key, t, lockbridge.ErrNotObtained)
 	}
 	return nil, 0, fmt.Errorf("%s: acquire %q: unexpected reply %#v", pkg, a.key, r)
+}
+
+// legacyRecent reports whether an attempt met a legacy-only holder in the
+// last legacySightingRecent.
+func (l *Locker) legacyRecent() bool {
+	at := l.metLegacy.Load()
+	return at != 0 && time.Duration(int64(time.Since(l.born))-at) < legacySightingRecent
 }
 
 // sighted records a legacy sighting, at most once per sightingEvery, best

@@ -41,6 +41,8 @@ type Locker struct {
 	err  error            // invalid options, returned by every TryLock and Lock
 	node modernproto.Node // the client, speaking the protocol
 	hub  *notify.Hub
+	// polite defers to pollers (WithPollers); nil off.
+	polite *retry.Courtesy
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -55,6 +57,9 @@ func New(c driver.Client, opts ...Option) *Locker {
 		l.hub = notify.New(c)
 	}
 	l.err = l.cfg.Errs.Err()
+	if l.cfg.Poll > 0 {
+		l.polite = &retry.Courtesy{Poll: l.cfg.Poll}
+	}
 	return l
 }
 
@@ -131,8 +136,11 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 			wake = make(chan struct{}, 1)
 		}
 	}
+	if err := l.polite.Yield(ctx, key); err != nil {
+		return nil, err
+	}
 	var release func()
-	lk, err := retry.Loop(ctx, l.cfg.Backoff, wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+	lk, err := retry.Loop(ctx, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := l.try(ctx, &n, ttl)
 		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
 			var serr error

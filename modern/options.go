@@ -65,6 +65,22 @@ func WithBackoff(b lockbridge.Backoff) Option {
 // so other lockers' waiters wake. Default: on.
 func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.Notify = on } }
 
+// WithPollers says the lock's other contenders poll every d and publish
+// nothing when they release (Spring Integration's RedisLockRegistry and
+// ShedLock beside a modern lock: 100 ms by default), and makes Lock defer to
+// them. Between two attempts Lock waits as a poller does, a pause drawn from
+// [d/2, d], instead of the backoff's delay (a backoff that gives up still
+// ends the wait), and release notifications do not cut that wait short; a
+// Lock of a key this Locker released less than d ago first waits such a
+// pause from that release, so that a poller's turn comes before this
+// Locker takes the lock straight back. Without it Go waiters woken at once
+// by Go releases take most of the hand-offs from 100 ms pollers. It costs
+// throughput under contention (docs/java.md gives the figures); TryLock is
+// unchanged. Default 0: off. A negative d is invalid.
+func WithPollers(d time.Duration) Option {
+	return func(c *modernproto.Config) { c.Errs.Pollers(&c.Poll, d) }
+}
+
 // WithTokenFunc sets how each acquire makes its token, the value that proves
 // ownership on release and refresh. It must return a value unique to this
 // acquisition (a token reused by two holders lets one release the other's
