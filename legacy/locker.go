@@ -150,7 +150,9 @@ func (lk *Locker) attempt(ctx context.Context, key, ekey string, ttl time.Durati
 func (lk *Locker) safetyArg() string { return strconv.FormatInt(lk.safety.Milliseconds(), 10) }
 
 func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration) *Lock {
-	return &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl, done: make(chan struct{})}
+	l := &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl}
+	l.life.Init(pkg, time.Now(), ttl)
+	return l
 }
 
 // held is the error of an attempt that found the live expiry t; it also
