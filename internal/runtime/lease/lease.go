@@ -43,8 +43,12 @@ func (l *Lease) Init(pkg string, start time.Time, ttl time.Duration) {
 }
 
 // ExpiresAt is the local end of the lease: when the last successful acquire
-// or refresh was sent, plus its ttl.
+// or refresh was sent, plus its ttl. A nil *Lease (a nil lock's) has the
+// zero time.
 func (l *Lease) ExpiresAt() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.expires
@@ -81,8 +85,12 @@ var closed = func() chan struct{} {
 	return c
 }()
 
-// Done is closed when the lease ends: released or lost.
+// Done is closed when the lease ends: released or lost. A nil *Lease (a
+// nil lock's) is done.
 func (l *Lease) Done() <-chan struct{} {
+	if l == nil {
+		return closed
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done == nil {
