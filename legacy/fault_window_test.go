@@ -1,6 +1,7 @@
 package legacy_test
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -29,67 +29,17 @@ import (
 // holder delete or overwrite the successor's value in every round.
 func TestFaultOwnerWindowServerBehind(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	const (
-		clientsAhead = 50 * time.Millisecond
-		late         = 20 * time.Millisecond
-		lease        = 10 * time.Second // the holder's
-		succLease    = time.Second      // the successor's: its value falls in the holder's window
-		rounds       = 20
-	)
-	clients := locktest.Skewed(clientsAhead)
+	s := locktest.LateHolder{
+		ClientsAhead: 50 * time.Millisecond, Late: 20 * time.Millisecond,
+		Lease: 10 * time.Second, SuccLease: time.Second, Rounds: 20,
+		Take: func(t *testing.T, ctx context.Context, key string, now func() time.Time) (lockbridge.Lock, int64) {
+			l, err := legacy.New(tg.Client, legacy.WithClock(now)).TryLock(ctx, key, 10*time.Second)
+			require.NoError(t, err)
+			return l, l.(*legacy.Lock).Expiry()
+		},
+	}
 	for _, op := range []string{"unlock", "refresh"} {
-		t.Run(op, func(t *testing.T) {
-			ctx := locktest.Ctx(t)
-			key := locktest.Key(t, "k")
-			guard := locktest.NewGuard(tg.Client, key)
-			for i := 0; i < rounds; i++ {
-				// The holder read its clock lease + late ago (and was paused
-				// since): by its own clock its lease ended late ago.
-				clock := &locktest.OffsetClock{}
-				clock.Set(clientsAhead - lease - late)
-				holder := legacy.New(tg.Client, legacy.WithClock(clock.Now))
-				l, err := holder.TryLock(ctx, key, lease)
-				require.NoError(t, err)
-				clock.Set(clientsAhead) // the pause is over
-
-				// The Java seed sees the holder's expiry below its clock.
-				succ, ok, err := javareplay.Lock(ctx, tg.Client, key, succLease, clients)
-				require.NoError(t, err)
-				require.True(t, ok, "the holder's lease has ended: the seed takes over")
-				guard.Enter(t)
-				w := l.(*legacy.Lock).Expiry()
-				require.LessOrEqual(t, 2*(succ-w), lease.Milliseconds(), "the successor's value is inside the holder's window")
-				theirs := strconv.FormatInt(succ, 10)
-
-				if op == "unlock" {
-					err = l.Unlock(ctx)
-				} else {
-					err = l.Refresh(ctx, lease)
-					if err == nil {
-						guard.Enter(t) // the holder believes it holds again
-						guard.Exit(t)
-					}
-				}
-				assert.ErrorIs(t, err, lockbridge.ErrNotHeld, "round %d", i)
-				assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
-				stored, _ := locktest.Get(t, tg.Client, key)
-				assert.Equal(t, theirs, stored, "round %d: the successor's lock is untouched", i)
-
-				// A third locker (the seed again) must not get in.
-				third, ok, err := javareplay.Lock(ctx, tg.Client, key, succLease, clients)
-				require.NoError(t, err)
-				if ok {
-					guard.Enter(t)
-					guard.Exit(t)
-					require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, third, clients))
-				}
-				guard.Exit(t)
-				require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, succ, clients))
-				_, err = tg.Client.Del(ctx, key)
-				require.NoError(t, err)
-			}
-			assert.Zero(t, guard.Violations(), "two holders at once, in %d of %d rounds", guard.Violations(), rounds)
-		})
+		t.Run(op, func(t *testing.T) { s.Run(t, locktest.Ctx(t), tg.Client, op) })
 	}
 }
 
