@@ -36,6 +36,7 @@ func TestInvalidOptions(t *testing.T) {
 		"safety ttl":          legacy.WithSafetyTTL(-time.Second),
 		"safety µs":           legacy.WithSafetyTTL(time.Microsecond),
 		"backoff":             legacy.WithBackoff(nil),
+		"pollers":             legacy.WithPollers(-time.Millisecond),
 		"bad backoff":         legacy.WithBackoff(lockbridge.ExponentialBackoff(0, 0)),
 		"nil option":          nil,
 		"skew margin":         legacy.WithSkewMargin(-time.Millisecond),
