@@ -84,8 +84,8 @@ type workload struct {
 // of their own instead (LOCKBRIDGE_INTEROP_POLITE=1: deferring).
 func workloads() []workload {
 	think, poll := envDuration("LOCKBRIDGE_INTEROP_THINK"), envDuration("LOCKBRIDGE_INTEROP_GO_POLL")
-	if think > 0 || poll > 0 {
-		polite := os.Getenv("LOCKBRIDGE_INTEROP_POLITE") != ""
+	polite := os.Getenv("LOCKBRIDGE_INTEROP_POLITE") != ""
+	if think > 0 || poll > 0 || polite {
 		return []workload{{name: fmt.Sprintf("think %v, go-poll %v, polite %v", think, poll, polite), think: think, goPoll: poll, polite: polite}}
 	}
 	return []workload{

@@ -166,9 +166,10 @@ func WithBackoff(b lockbridge.Backoff) Option {
 // poller does between attempts — a pause drawn from [d/2, d] instead of the
 // backoff's delay (a backoff that gives up still ends the wait) — and no
 // release notification cuts that wait short; and a Lock of a key this
-// Locker released less than d ago first waits such a pause from that
-// release, so that a poller's turn comes before this Locker takes the lock
-// straight back. Without it, Go waiters woken at once by Go releases take
+// Locker has just released leaves the key free for a hand-off window first
+// (d/80 to d/40 from the release: about what a Java service takes between
+// its release and its next SETNX), so that a poller's attempt lands in
+// that gap as often as in a Java holder's. Without it, Go waiters woken at once by Go releases take
 // most of the hand-offs from the Java pollers. It costs throughput only
 // while legacy-only lockers contend (docs/java.md gives the figures); a
 // fleet with no legacy-only locker left never meets one and waits as

@@ -71,10 +71,11 @@ func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.
 // them. Between two attempts Lock waits as a poller does, a pause drawn from
 // [d/2, d], instead of the backoff's delay (a backoff that gives up still
 // ends the wait), and release notifications do not cut that wait short; a
-// Lock of a key this Locker released less than d ago first waits such a
-// pause from that release, so that a poller's turn comes before this
-// Locker takes the lock straight back. Without it Go waiters woken at once
-// by Go releases take most of the hand-offs from 100 ms pollers. It costs
+// Lock of a key this Locker has just released leaves the key free for a
+// hand-off window first (d/80 to d/40 from the release), so that a
+// poller's attempt lands in that gap as often as in a Java holder's.
+// Without it Go waiters woken at once by Go releases take most of the
+// hand-offs from 100 ms pollers. It costs
 // throughput under contention (docs/java.md gives the figures); TryLock is
 // unchanged. Default 0: off. A negative d is invalid.
 func WithPollers(d time.Duration) Option {
