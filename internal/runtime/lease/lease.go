@@ -142,7 +142,7 @@ func (l *Lease) Lose(cause error) bool {
 
 // LostError is the Err of a lost lease. It wraps lockbridge.ErrLost and the
 // cause, so errors.Is(err, lockbridge.ErrLost) holds and errors.As finds the
-// cause's type (for modern, a *modern.NotHeldError when a refresh found the
+// cause's type (a *lockbridge.NotHeldError when a refresh found the
 // lock gone or taken).
 type LostError struct {
 	Pkg   string // the lock package, prefix of the message
