@@ -210,7 +210,9 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // both lockbridge.ErrNotObtained and ctx.Err(). Each attempt runs in the
 // phase current at that moment. Between attempts it waits as the backoff
 // says, never past the holder's remaining lease when the attempt learnt it,
-// and wakes at once when a Go holder of the modern key releases it.
+// and wakes at once when a Go holder of the modern key releases it — except
+// for 10 s after an attempt met a legacy-only holder: then it waits as the
+// Java pollers do, unwoken (WithPollers).
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {

@@ -119,7 +119,8 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // wakes as soon as the holder's release is published. The first wait
 // subscribes to the key's release channel and confirms the subscription
 // before attempting again, so no release is missed; if subscribing fails,
-// Lock just polls.
+// Lock just polls. With WithPollers it waits as a poller instead, and
+// release notices do not wake it.
 //
 // A context that ends while an attempt is on the wire leaves no lock
 // behind: the attempt's token is released at once, on a detached context, for
