@@ -264,7 +264,9 @@ func goWorker(ctx context.Context, e *env, g goSide, id string, f fleet, lease t
 			}
 			return err
 		}
-		if err := e.enter(ctx, id); err != nil {
+		// The guard's count completes even when the run ends meanwhile: a
+		// held lock is always counted in and out.
+		if err := e.enter(context.Background(), id); err != nil {
 			return err
 		}
 		if f.hold > 0 {
