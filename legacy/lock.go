@@ -172,7 +172,6 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	if code == ownerOurs {
 		l.end(nil)
-		l.lk.polite.Released(l.key)
 		return nil
 	}
 	return l.lost("unlock", code)

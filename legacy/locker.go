@@ -93,9 +93,6 @@ func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lock
 	if err != nil {
 		return nil, err
 	}
-	if err := lk.polite.Yield(ctx, key); err != nil {
-		return nil, err
-	}
 	l, err := retry.Loop(ctx, lk.polite.Backoff(lk.backoff), nil, func(ctx context.Context) (*Lock, time.Duration, error) {
 		return lk.attempt(ctx, key, ekey, ttl)
 	})

@@ -187,16 +187,12 @@ func WithBackoff(b lockbridge.Backoff) Option {
 }
 
 // WithPollers says the lock's other contenders poll every d (the Java
-// lockers: 100 ms by default) and makes Lock defer to them. Between two
-// attempts Lock waits as a poller does, a pause drawn from [d/2, d],
-// instead of the backoff's delay (a backoff that gives up still ends the
-// wait); and a Lock of a key this Locker has just released leaves the key
-// free for a hand-off window first (d/80 to d/40 from the release: about
-// what a Java service takes between its release and its next SETNX), so
-// that a poller's attempt lands in that gap as often as in a Java holder's.
-// Without it a Go waiter, polling from 10 ms, and a Go holder locking
-// again within a round trip take most of the hand-offs from 100 ms
-// pollers. It costs throughput under contention
+// lockers: 100 ms by default) and makes Lock wait as they do: between two
+// attempts it pauses 3/4 to 5/4 of d, instead of the backoff's delay (a
+// backoff that gives up still ends the wait). The Locker then contends as
+// one more Java service would. Without it a Go waiter, polling from 10 ms,
+// takes most of the hand-offs from 100 ms pollers when services do work
+// between two uses of the lock. It costs throughput under contention
 // (docs/java.md gives the figures); TryLock is unchanged. Default 0: off.
 // A negative d is invalid.
 func WithPollers(d time.Duration) Option {

@@ -12,34 +12,24 @@ import (
 	"github.com/lockbridge/lockbridge/legacy"
 )
 
-// WithPollers: a Lock of a key the Locker has just released leaves it free
-// for the hand-off window first (Poll/80 to Poll/40), and the Java seed
-// polling meanwhile gets the lock.
-func TestPollersYieldAfterOwnRelease(t *testing.T) {
+// WithPollers: Lock waits as a poller does, a pause of 3/4 to 5/4 of the
+// interval between attempts, not its 10 ms backoff: a holder that releases
+// early is found at the next poll.
+func TestPollersWaitAsAPoller(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
-	const poll = 4 * time.Second // a hand-off window of 50 to 100 ms
-	lk := legacy.New(tg.Client, legacy.WithPollers(poll))
-	l, err := lk.Lock(ctx, key, time.Minute)
+	const poll = 400 * time.Millisecond
+	w, ok, err := javareplay.Lock(ctx, tg.Client, key, 10*time.Second, time.Now)
 	require.NoError(t, err)
-	require.NoError(t, l.Unlock(ctx))
-	start := time.Now()
-	l, err = lk.Lock(ctx, key, time.Minute)
-	require.NoError(t, err)
-	assert.GreaterOrEqual(t, time.Since(start), poll/80-5*time.Millisecond, "took its own lock straight back")
-	require.NoError(t, l.Unlock(ctx))
-
-	// A poller that tries within the pause gets the lock.
+	require.True(t, ok)
 	go func() {
-		time.Sleep(10 * time.Millisecond)
-		w, ok, err := javareplay.Lock(ctx, tg.Client, key, 200*time.Millisecond, time.Now)
-		if assert.NoError(t, err) && assert.True(t, ok, "the poller got in") {
-			time.Sleep(100 * time.Millisecond)
-			assert.NoError(t, javareplay.Unlock(ctx, tg.Client, key, w, time.Now))
-		}
+		time.Sleep(50 * time.Millisecond)
+		assert.NoError(t, javareplay.Unlock(ctx, tg.Client, key, w, time.Now))
 	}()
-	l, err = lk.Lock(ctx, key, time.Minute)
+	start := time.Now()
+	l, err := legacy.New(tg.Client, legacy.WithPollers(poll)).Lock(ctx, key, time.Minute)
 	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), poll*3/4, "attempted again before a poller's pause")
 	require.NoError(t, l.Unlock(ctx))
 }

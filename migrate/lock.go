@@ -87,7 +87,6 @@ func (d *dualLock) Unlock(ctx context.Context) error {
 	err := d.releaseLocked(ctx)
 	if err == nil {
 		d.life.End(nil)
-		d.l.polite.Released(d.a.key)
 		return nil
 	}
 	if isNotHeld(err) {

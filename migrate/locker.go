@@ -218,9 +218,6 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	if err != nil {
 		return nil, err
 	}
-	if err := l.polite.Yield(ctx, key); err != nil {
-		return nil, err
-	}
 	backoff := l.polite.Backoff(l.cfg.backoff)
 	var wake chan struct{}
 	if l.mset.Notify && a.channel != "" {

@@ -162,18 +162,16 @@ func WithBackoff(b lockbridge.Backoff) Option {
 //
 // In the dual phases, a failed attempt that meets a live legacy value with
 // no modern key has met a legacy-only holder (a legacy sighting). For 10 s
-// after the last such meeting, Lock waits as a
-// poller does between attempts — a pause drawn from [d/2, d] instead of the
-// backoff's delay (a backoff that gives up still ends the wait) — and no
-// release notification cuts that wait short; and a Lock of a key this
-// Locker has just released leaves the key free for a hand-off window first
-// (d/80 to d/40 from the release: about what a Java service takes between
-// its release and its next SETNX), so that a poller's attempt lands in
-// that gap as often as in a Java holder's. Without it, Go waiters woken at once by Go releases take
-// most of the hand-offs from the Java pollers. It costs throughput only
-// while legacy-only lockers contend (docs/java.md gives the figures); a
-// fleet with no legacy-only locker left never meets one and waits as
-// before. A negative d is invalid.
+// after the last such meeting, Lock waits as the pollers do: between two
+// attempts it pauses 3/4 to 5/4 of d instead of the backoff's delay (a
+// backoff that gives up still ends the wait), and no release notification
+// cuts that pause short. The Locker then contends as one more Java service
+// would. Without it, Go waiters woken at once by Go releases take most of
+// the hand-offs from the Java pollers when services do work between two
+// uses of the lock. It costs throughput only while legacy-only lockers
+// contend (docs/java.md gives the figures); a fleet with no legacy-only
+// locker left never meets one and waits as before. A negative d is
+// invalid.
 func WithPollers(d time.Duration) Option {
 	return func(c *config) { c.errs.Pollers(&c.poll, d) }
 }

@@ -146,7 +146,6 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	lk.released.Store(true)
 	if code == codeOurs {
 		lk.lease.End(nil)
-		lk.locker.polite.Released(lk.names.Key)
 		return nil
 	}
 	nh := notHeld(lk.names.Key, code)

@@ -137,9 +137,6 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 			wake = make(chan struct{}, 1)
 		}
 	}
-	if err := l.polite.Yield(ctx, key); err != nil {
-		return nil, err
-	}
 	var release func()
 	lk, err := retry.Loop(ctx, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := l.try(ctx, &n, ttl)

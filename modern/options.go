@@ -67,17 +67,15 @@ func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.
 
 // WithPollers says the lock's other contenders poll every d and publish
 // nothing when they release (Spring Integration's RedisLockRegistry and
-// ShedLock beside a modern lock: 100 ms by default), and makes Lock defer to
-// them. Between two attempts Lock waits as a poller does, a pause drawn from
-// [d/2, d], instead of the backoff's delay (a backoff that gives up still
-// ends the wait), and release notifications do not cut that wait short; a
-// Lock of a key this Locker has just released leaves the key free for a
-// hand-off window first (d/80 to d/40 from the release), so that a
-// poller's attempt lands in that gap as often as in a Java holder's.
-// Without it Go waiters woken at once by Go releases take most of the
-// hand-offs from 100 ms pollers. It costs
-// throughput under contention (docs/java.md gives the figures); TryLock is
-// unchanged. Default 0: off. A negative d is invalid.
+// ShedLock beside a modern lock: 100 ms by default), and makes Lock wait as
+// they do: between two attempts it pauses 3/4 to 5/4 of d, instead of the
+// backoff's delay (a backoff that gives up still ends the wait), and
+// release notifications do not cut that pause short. The Locker then
+// contends as one more poller would. Without it Go waiters woken at once by
+// Go releases take most of the hand-offs from 100 ms pollers when services
+// do work between two uses of the lock. It costs throughput under
+// contention (docs/java.md gives the figures); TryLock is unchanged.
+// Default 0: off. A negative d is invalid.
 func WithPollers(d time.Duration) Option {
 	return func(c *modernproto.Config) { c.Errs.Pollers(&c.Poll, d) }
 }

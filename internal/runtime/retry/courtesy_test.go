@@ -16,8 +16,6 @@ func TestCourtesyOffChangesNothing(t *testing.T) {
 	var nilC *Courtesy
 	assert.Equal(t, b, nilC.Backoff(b))
 	assert.Equal(t, b, (&Courtesy{}).Backoff(b))
-	nilC.Released("k")
-	require.NoError(t, nilC.Yield(context.Background(), "k"))
 
 	// Inactive: the backoff's own delay, and notices cut waits short.
 	c := &Courtesy{Poll: time.Hour, Active: func() bool { return false }}
@@ -25,8 +23,6 @@ func TestCourtesyOffChangesNothing(t *testing.T) {
 	assert.True(t, again)
 	assert.Equal(t, time.Millisecond, d)
 	assert.False(t, c.Backoff(b).(quiet).Quiet())
-	c.Released("k")
-	require.NoError(t, c.Yield(context.Background(), "k"), "no yield while inactive")
 }
 
 func TestCourtesyWaitsAsAPoller(t *testing.T) {
@@ -35,8 +31,8 @@ func TestCourtesyWaitsAsAPoller(t *testing.T) {
 	for n := 1; n < 50; n++ {
 		d, again := b.Delay(n)
 		require.True(t, again)
-		require.GreaterOrEqual(t, d, 50*time.Millisecond)
-		require.LessOrEqual(t, d, 100*time.Millisecond)
+		require.GreaterOrEqual(t, d, 75*time.Millisecond)
+		require.LessOrEqual(t, d, 125*time.Millisecond)
 	}
 	assert.True(t, b.(quiet).Quiet())
 
@@ -47,7 +43,7 @@ func TestCourtesyWaitsAsAPoller(t *testing.T) {
 
 func TestCourtesyLoopIgnoresNotices(t *testing.T) {
 	// A wake arrives at once; a courteous wait lets it pass and sleeps its
-	// pause (at least 25 ms of a 50 ms poll) before the second attempt.
+	// pause (at least 37 ms of a 50 ms poll) before the second attempt.
 	c := &Courtesy{Poll: 50 * time.Millisecond}
 	wake := make(chan struct{}, 1)
 	wake <- struct{}{}
@@ -62,37 +58,6 @@ func TestCourtesyLoopIgnoresNotices(t *testing.T) {
 		})
 	require.NoError(t, err)
 	require.Len(t, at, 2)
-	assert.GreaterOrEqual(t, at[1].Sub(at[0]), 25*time.Millisecond)
+	assert.GreaterOrEqual(t, at[1].Sub(at[0]), 37*time.Millisecond)
 	assert.Len(t, wake, 1, "the notice was not consumed")
-}
-
-func TestCourtesyYieldsAfterItsOwnRelease(t *testing.T) {
-	c := &Courtesy{Poll: 4 * time.Second} // a hand-off window of 50 to 100 ms
-	require.NoError(t, c.Yield(context.Background(), "k"), "never released: no wait")
-	c.Released("k")
-	start := time.Now()
-	require.NoError(t, c.Yield(context.Background(), "k"))
-	assert.GreaterOrEqual(t, time.Since(start), 45*time.Millisecond)
-	require.NoError(t, c.Yield(context.Background(), "other"), "another key: no wait")
-
-	// The context ends first: not obtained, with the context's error.
-	c.Released("k")
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	err := c.Yield(ctx, "k")
-	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
-	assert.ErrorIs(t, err, context.Canceled)
-}
-
-func TestCourtesyForgetsOldReleases(t *testing.T) {
-	c := &Courtesy{Poll: time.Millisecond}
-	for i := 0; i < 200; i++ {
-		c.Released(string(rune('a' + i%26)) + time.Now().String())
-		time.Sleep(10 * time.Microsecond)
-	}
-	time.Sleep(2 * time.Millisecond)
-	c.Released("last")
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	assert.Less(t, len(c.released), 70, "entries older than Poll are pruned")
 }
