@@ -188,7 +188,7 @@ func WithBackoff(b lockbridge.Backoff) Option {
 
 // WithPollers says the lock's other contenders poll every d (the Java
 // lockers: 100 ms by default) and makes Lock wait as they do: between two
-// attempts it pauses 3/4 to 5/4 of d, instead of the backoff's delay (a
+// attempts it pauses d/2 to d, instead of the backoff's delay (a
 // backoff that gives up still ends the wait). The Locker then contends as
 // one more Java service would. Without it a Go waiter, polling from 10 ms,
 // takes most of the hand-offs from 100 ms pollers when services do work

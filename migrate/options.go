@@ -163,7 +163,7 @@ func WithBackoff(b lockbridge.Backoff) Option {
 // In the dual phases, a failed attempt that meets a live legacy value with
 // no modern key has met a legacy-only holder (a legacy sighting). For 10 s
 // after the last such meeting, Lock waits as the pollers do: between two
-// attempts it pauses 3/4 to 5/4 of d instead of the backoff's delay (a
+// attempts it pauses d/2 to d instead of the backoff's delay (a
 // backoff that gives up still ends the wait), and no release notification
 // cuts that pause short. The Locker then contends as one more Java service
 // would. Without it, Go waiters woken at once by Go releases take most of

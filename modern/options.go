@@ -68,7 +68,7 @@ func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.
 // WithPollers says the lock's other contenders poll every d and publish
 // nothing when they release (Spring Integration's RedisLockRegistry and
 // ShedLock beside a modern lock: 100 ms by default), and makes Lock wait as
-// they do: between two attempts it pauses 3/4 to 5/4 of d, instead of the
+// they do: between two attempts it pauses d/2 to d, instead of the
 // backoff's delay (a backoff that gives up still ends the wait), and
 // release notifications do not cut that pause short. The Locker then
 // contends as one more poller would. Without it Go waiters woken at once by

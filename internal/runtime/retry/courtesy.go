@@ -14,8 +14,9 @@ import (
 // only when its poll lands in a gap.
 //
 // While Active reports true (always, when Active is nil), a wait between
-// two attempts is drawn from [3/4, 5/4] of Poll — a poller's interval, with
-// jitter around it — and no release notice cuts it short (Loop asks Quiet).
+// two attempts is drawn from [Poll/2, Poll] — a poller's interval at most,
+// jittered so that waiters do not poll in step — and no release notice cuts
+// it short (Loop asks Quiet).
 // A Locker so configured contends as one more poller would.
 //
 // A nil *Courtesy, or one with Poll 0, does nothing. Its methods are safe
@@ -30,10 +31,10 @@ func (c *Courtesy) on() bool {
 	return c != nil && c.Poll > 0 && (c.Active == nil || c.Active())
 }
 
-// pause is a poller's pause: drawn from [3/4, 5/4] of Poll.
+// pause is a poller's pause: drawn from [Poll/2, Poll].
 func (c *Courtesy) pause() time.Duration {
-	lo, hi := c.Poll*3/4, c.Poll*5/4
-	return lo + time.Duration(rand.Int63n(int64(hi-lo)+1))
+	half := c.Poll / 2
+	return half + time.Duration(rand.Int63n(int64(c.Poll-half)+1))
 }
 
 // Backoff returns b, made courteous: while the courtesy applies, its delay

@@ -31,8 +31,8 @@ func TestCourtesyWaitsAsAPoller(t *testing.T) {
 	for n := 1; n < 50; n++ {
 		d, again := b.Delay(n)
 		require.True(t, again)
-		require.GreaterOrEqual(t, d, 75*time.Millisecond)
-		require.LessOrEqual(t, d, 125*time.Millisecond)
+		require.GreaterOrEqual(t, d, 50*time.Millisecond)
+		require.LessOrEqual(t, d, 100*time.Millisecond)
 	}
 	assert.True(t, b.(quiet).Quiet())
 
@@ -43,7 +43,7 @@ func TestCourtesyWaitsAsAPoller(t *testing.T) {
 
 func TestCourtesyLoopIgnoresNotices(t *testing.T) {
 	// A wake arrives at once; a courteous wait lets it pass and sleeps its
-	// pause (at least 37 ms of a 50 ms poll) before the second attempt.
+	// pause (at least 25 ms of a 50 ms poll) before the second attempt.
 	c := &Courtesy{Poll: 50 * time.Millisecond}
 	wake := make(chan struct{}, 1)
 	wake <- struct{}{}
@@ -58,6 +58,6 @@ func TestCourtesyLoopIgnoresNotices(t *testing.T) {
 		})
 	require.NoError(t, err)
 	require.Len(t, at, 2)
-	assert.GreaterOrEqual(t, at[1].Sub(at[0]), 37*time.Millisecond)
+	assert.GreaterOrEqual(t, at[1].Sub(at[0]), 25*time.Millisecond)
 	assert.Len(t, wake, 1, "the notice was not consumed")
 }
