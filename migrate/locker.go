@@ -13,6 +13,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
@@ -490,7 +491,7 @@ func (l *Locker) modernPX(now time.Time, ttl time.Duration, w int64) time.Durati
 // It reports whether the outcome is settled: Redis answered the release
 // (our token deleted, or not there), so nothing of ours is left held.
 func (l *Locker) undo(a args, p Phase, token string, w int64, value string) (settled bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	ctx, cancel := lease.UndoContext(context.Background())
 	defer cancel()
 	d := &dualLock{l: l, phase: p, a: a, token: token, w: w, value: value, lease: a.ttl}
 	_, err := d.release(ctx)

@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
@@ -22,14 +23,10 @@ var _ lockbridge.Locker = (*Locker)(nil)
 // the hash-tag form: "{key}:fence" for an untagged key).
 const FenceSuffix = modernproto.FenceSuffix
 
-const (
-	// undoTimeout bounds the best-effort release after an acquire whose
-	// context ended while it was on the wire.
-	undoTimeout = 250 * time.Millisecond
-	// undoRecheck is how long that release waits before looking a second
-	// time, for a SET still on its way when the first look found no key.
-	undoRecheck = 2 * time.Millisecond
-)
+// undoRecheck is how long the release of an acquire whose context ended
+// (bounded by lease.UndoTimeout) waits before looking a second time, for a
+// SET still on its way when the first look found no key.
+const undoRecheck = 2 * time.Millisecond
 
 // Locker takes modern locks through one driver.Client. Build it with New.
 // It is safe for concurrent use, holds no goroutine of its own and needs no
@@ -249,7 +246,7 @@ func ctxEnded(ctx context.Context, err error) bool {
 // ended with the command possibly on the wire. A first look that finds no key
 // is repeated once, shortly after, for a SET that was overtaken.
 func (l *Locker) undo(ctx context.Context, n *names, token any) {
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	uctx, cancel := lease.UndoContext(ctx)
 	defer cancel()
 	for look := 1; ; look++ {
 		code, err := l.node.Release(uctx, n, token)
@@ -295,7 +292,7 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 		l.undo(ctx, n, token)
 		return 0, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, re)
 	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	uctx, cancel := lease.UndoContext(ctx)
 	defer cancel()
 	code, rerr := l.node.Release(uctx, n, token)
 	re.Released = rerr == nil && code == codeOurs
