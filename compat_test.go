@@ -240,8 +240,9 @@ func TestCompatMatrix(t *testing.T) {
 	})
 }
 
-func TestCompatMatrixCoversTheDesignPairs(t *testing.T) {
-	// The pairs the design names, by class, with the verdict the matrix uses.
+func TestCompatMatrixCoversThePhasePairs(t *testing.T) {
+	// Every pair of phases, by class: neighbours exclude each other, and so do
+	// dual-write and modern; legacy beside dual-read or modern does not.
 	L, W, R, M := migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern
 	for _, pair := range [][2]migrate.Phase{{L, L}, {L, W}, {W, W}, {W, R}, {R, R}, {R, M}, {M, M}, {W, M}} {
 		require.True(t, migrate.Compatible(pair[0], pair[1]), "%v+%v", pair[0], pair[1])

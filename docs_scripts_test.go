@@ -37,11 +37,11 @@ func TestDocsScriptTable(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &v))
 	require.NotEmpty(t, v.Scripts)
 	var tb strings.Builder
-	tb.WriteString("| script | body file | fragments, in order (`internal/luafrag/`) | bytes | SHA1 |\n|---|---|---|---|---|\n")
+	tb.WriteString("| script | body file | fragments, in order (`internal/protocol/luafrag/`) | bytes | SHA1 |\n|---|---|---|---|---|\n")
 	for _, s := range v.Scripts {
 		frags := make([]string, len(s.Fragments))
 		for i, f := range s.Fragments {
-			frags[i] = "`" + strings.TrimPrefix(f, "internal/luafrag/") + "`"
+			frags[i] = "`" + strings.TrimPrefix(f, "internal/protocol/luafrag/") + "`"
 		}
 		fmt.Fprintf(&tb, "| `%s` | `%s` | %s | %d | `%s` |\n", s.Name, s.Body, strings.Join(frags, ", "), s.Bytes, s.SHA1)
 	}

@@ -12,24 +12,37 @@ import (
 
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/modern"
 )
 
-// fairnessPairs are the pairs whose shares are measured: the Java lockers at
-// their usual polling (100 ms, the default of the Spring lockers, of
-// RedisLockRegistry and the fixed interval of jedis-lock) beside Go lockers
-// with their defaults.
-// fairnessPoll is the Java side's polling in the fairness runs.
+// fairnessPoll is the Java side's polling in the fairness runs: 100 ms, the
+// default of the Spring lockers, of RedisLockRegistry and the fixed
+// interval of jedis-lock.
 var fairnessPoll = javaFlags{"poll-ms": "100"}
 
-func fairnessPairs() []pair {
+// fairnessPairs are the pairs whose shares are measured: the Java lockers at
+// their usual polling beside Go lockers that defer to pollers (polite:
+// legacy and modern WithPollers(100 ms), migrate's default) or do not
+// (legacy and modern by default, migrate WithPollers(0)).
+func fairnessPairs(polite bool) []pair {
 	poll := fairnessPoll
+	var (
+		lo      []legacy.Option
+		mo      []modern.Option
+		migOpts = []migrate.Option{migrate.WithPollers(0)}
+	)
+	if polite {
+		lo = []legacy.Option{legacy.WithPollers(100 * time.Millisecond)}
+		mo = []modern.Option{modern.WithPollers(100 * time.Millisecond)}
+		migOpts = nil
+	}
 	return []pair{
-		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw), javaFlags: poll},
-		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), javaFlags: poll},
-		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, profileRaw), javaFlags: poll},
-		{java: javaJedisLock, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), javaFlags: poll},
-		{java: javaIntegration, goes: modernSide("locks:" + lockName), javaFlags: poll},
-		{java: javaShedLock, goes: modernSide("job-lock:default:" + lockName), javaFlags: poll},
+		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, append(profileRaw, lo...)), javaFlags: poll},
+		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw, migOpts...), javaFlags: poll},
+		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, append(profileRaw, lo...)), javaFlags: poll},
+		{java: javaJedisLock, goes: migrateSide(migrate.PhaseDualWrite, profileRaw, migOpts...), javaFlags: poll},
+		{java: javaIntegration, goes: modernSide("locks:"+lockName, mo...), javaFlags: poll},
+		{java: javaShedLock, goes: modernSide("job-lock:default:"+lockName, mo...), javaFlags: poll},
 	}
 }
 
@@ -56,25 +69,30 @@ type workload struct {
 	// think is every worker's pause after each release, Java and Go:
 	// services that do other work between two uses of the lock.
 	think time.Duration
-	// goPoll, when set, makes the Go workers wait as the Java pollers do
+	// polite: the Go lockers defer to the pollers (WithPollers).
+	polite bool
+	// goPoll, when set, makes the Go workers wait by a loop of their own
 	// (TryLock, then a pause drawn from [goPoll/2, goPoll]) instead of
-	// Lock's notices and backoff: the Go side deferring to pollers.
+	// Lock.
 	goPoll time.Duration
 }
 
 // workloads are the fairness runs: saturated (everyone comes straight
-// back), services (everyone thinks 20 ms between uses), and services with
-// the Go side polling as the Java side does. LOCKBRIDGE_INTEROP_THINK and
-// LOCKBRIDGE_INTEROP_GO_POLL run one workload of their own instead.
+// back) and services (everyone thinks 20 ms between uses), each with Go
+// lockers that do not defer to the pollers and with Go lockers that do.
+// LOCKBRIDGE_INTEROP_THINK and LOCKBRIDGE_INTEROP_GO_POLL run one workload
+// of their own instead (LOCKBRIDGE_INTEROP_POLITE=1: deferring).
 func workloads() []workload {
 	think, poll := envDuration("LOCKBRIDGE_INTEROP_THINK"), envDuration("LOCKBRIDGE_INTEROP_GO_POLL")
-	if think > 0 || poll > 0 {
-		return []workload{{name: fmt.Sprintf("think %v, go-poll %v", think, poll), think: think, goPoll: poll}}
+	polite := os.Getenv("LOCKBRIDGE_INTEROP_POLITE") != ""
+	if think > 0 || poll > 0 || polite {
+		return []workload{{name: fmt.Sprintf("think %v, go-poll %v, polite %v", think, poll, polite), think: think, goPoll: poll, polite: polite}}
 	}
 	return []workload{
 		{name: "saturated"},
+		{name: "saturated, go defers", polite: true},
 		{name: "services", think: 20 * time.Millisecond},
-		{name: "services, go polls", think: 20 * time.Millisecond, goPoll: 100 * time.Millisecond},
+		{name: "services, go defers", think: 20 * time.Millisecond, polite: true},
 	}
 }
 
@@ -91,7 +109,7 @@ func TestInteropFairness(t *testing.T) {
 	d := fairDuration()
 	var report []string
 	for _, wl := range workloads() {
-		for _, p := range fairnessPairs() {
+		for _, p := range fairnessPairs(wl.polite) {
 			p := p
 			t.Run(wl.name+"/"+p.name(), func(t *testing.T) {
 				e := newEnv(t)

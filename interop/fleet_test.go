@@ -58,14 +58,14 @@ func legacySide(name string, mode legacy.Mode, opts []legacy.Option) goSide {
 	}}
 }
 
-func migrateSide(p migrate.Phase, opts []legacy.Option) goSide {
+func migrateSide(p migrate.Phase, opts []legacy.Option, more ...migrate.Option) goSide {
 	return goSide{name: "migrate-" + p.String(), key: lockName, mk: func(c driver.Client) lockbridge.Locker {
-		return migrate.New(c, migrate.WithPhase(p), migrate.WithLegacy(opts...))
+		return migrate.New(c, append([]migrate.Option{migrate.WithPhase(p), migrate.WithLegacy(opts...)}, more...)...)
 	}}
 }
 
-func modernSide(key string) goSide {
-	return goSide{name: "modern", key: key, mk: func(c driver.Client) lockbridge.Locker { return modern.New(c) }}
+func modernSide(key string, opts ...modern.Option) goSide {
+	return goSide{name: "modern", key: key, mk: func(c driver.Client) lockbridge.Locker { return modern.New(c, opts...) }}
 }
 
 func spring(locker, client, template string) javaSide {
@@ -264,7 +264,9 @@ func goWorker(ctx context.Context, e *env, g goSide, id string, f fleet, lease t
 			}
 			return err
 		}
-		if err := e.enter(ctx, id); err != nil {
+		// The guard's count completes even when the run ends meanwhile: a
+		// held lock is always counted in and out.
+		if err := e.enter(context.Background(), id); err != nil {
 			return err
 		}
 		if f.hold > 0 {

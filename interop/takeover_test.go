@@ -12,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // takeoverCase is a Java locker and the Go locker that takes the same lock;
@@ -27,6 +28,8 @@ func takeoverCases() []takeoverCase {
 		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw), profile: profileRaw},
 		{java: javaOpsJedisJDK, goes: legacySide("legacy-atomic-jdk", legacy.ModeAtomic, profileJDK), profile: profileJDK},
 		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, profileRaw), profile: profileRaw},
+		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), profile: profileRaw},
+		{java: javaJedisLock, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), profile: profileRaw},
 		{java: javaIntegration, goes: modernSide("locks:" + lockName)},
 		{java: javaShedLock, goes: modernSide("job-lock:default:" + lockName)},
 	}

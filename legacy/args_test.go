@@ -21,13 +21,6 @@ func TestFaultScriptArgumentsStrict(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	now := time.Now().UnixMilli()
 	ms := func(v int64) string { return strconv.FormatInt(v, 10) }
-	owner := func(first int) map[int][]string { // legacy_owner_args at ARGV[first+1]
-		return map[int][]string{
-			first: locktest.BadCodecs, first + 1: locktest.BadUnits, first + 2: locktest.BadInts,
-			first + 3: append([]string{"0", "-1"}, locktest.BadInts...), first + 4: locktest.BadInts,
-			first + 5: append([]string{"-1"}, locktest.BadInts...),
-		}
-	}
 	merge := func(a, b map[int][]string) map[int][]string {
 		for k, v := range b {
 			a[k] = v
@@ -52,7 +45,7 @@ func TestFaultScriptArgumentsStrict(t *testing.T) {
 		key := locktest.Key(t, "k")
 		locktest.Set(t, tg.Client, key, ms(w))
 		good := []string{"decimal", "ms", ms(w), "10000", ms(now), "2000"}
-		r := locktest.StrictArgs(t, tg.Client, legacy.ReleaseScript, []string{key}, good, owner(0), []string{key})
+		r := locktest.StrictArgs(t, tg.Client, legacy.ReleaseScript, []string{key}, good, locktest.BadOwnerArgs(0), []string{key})
 		assert.Equal(t, int64(1), r, "the good arguments release")
 		_, ok := locktest.Get(t, tg.Client, key)
 		assert.False(t, ok)
@@ -62,7 +55,7 @@ func TestFaultScriptArgumentsStrict(t *testing.T) {
 		key := locktest.Key(t, "k")
 		locktest.Set(t, tg.Client, key, ms(w))
 		good := []string{"decimal", "ms", ms(w), "10000", ms(now), "2000", ms(w + 5000), "60000"}
-		r := locktest.StrictArgs(t, tg.Client, legacy.RefreshScript, []string{key}, good, merge(owner(0), map[int][]string{
+		r := locktest.StrictArgs(t, tg.Client, legacy.RefreshScript, []string{key}, good, merge(locktest.BadOwnerArgs(0), map[int][]string{
 			6: locktest.BadDecimalValues, 7: append([]string{"-1"}, locktest.BadInts...),
 		}), []string{key})
 		assert.Equal(t, int64(1), r, "the good arguments refresh")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
 
@@ -240,7 +241,7 @@ func TestProfileArithmetic(t *testing.T) {
 	_, err = p.EncodeKey(strings.Repeat("k", 64<<10))
 	assert.NoError(t, err)
 
-	clock := at(time.Unix(42, 0))
+	clock := locktest.At(time.Unix(42, 0))
 	p, err = legacyproto.NewProfile(legacy.WithClock(clock))
 	require.NoError(t, err)
 	assert.Equal(t, time.Unix(42, 0), p.Now())

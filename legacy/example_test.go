@@ -113,3 +113,25 @@ func Example_springDefaultTemplate() {
 	// value ac ed 00 05 74 00 0d 31 37 30 30 30 30 30 30 30 30 30 30 31
 	// true true
 }
+
+// Contend beside Java services that poll every 100 ms (the Spring lockers'
+// default, jedis-lock's fixed interval): Lock waits as they do, so they keep
+// their share of a contended lock.
+func ExampleWithPollers() {
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	defer rdb.Close()
+	locker := legacy.New(goredis.New(rdb), legacy.WithPollers(100*time.Millisecond))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	lock, err := locker.Lock(ctx, "lock:nightly", 30*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("acquired", lock.Key())
+	fmt.Println(lock.Unlock(context.Background()))
+	// Output:
+	// acquired lock:nightly
+	// <nil>
+}

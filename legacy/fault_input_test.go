@@ -44,37 +44,15 @@ func TestFaultRemainingMaxInt64(t *testing.T) {
 // of a nil Lock: ErrNotHeld, as before). A nil context used to panic.
 func TestFaultNilInputs(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	ctx := context.Background()
 	for _, mode := range []legacy.Mode{legacy.ModeAtomic, legacy.ModeClassic} {
-		l := legacy.New(tg.Client, legacy.WithMode(mode))
-		held, err := l.TryLock(ctx, locktest.Key(t, "held"+strconv.Itoa(int(mode))), time.Minute)
-		require.NoError(t, err)
-		var nilCtx context.Context
-		var nilLocker *legacy.Locker
-		var nilLock *legacy.Lock
-		for _, c := range []struct {
-			name string
-			call func() error
-		}{
-			{"TryLock nil ctx", func() error { _, err := l.TryLock(nilCtx, "k", time.Second); return err }},
-			{"Lock nil ctx", func() error { _, err := l.Lock(nilCtx, "k", time.Second); return err }},
-			{"Refresh nil ctx", func() error { return held.Refresh(nilCtx, time.Second) }},
-			{"Unlock nil ctx", func() error { return held.Unlock(nilCtx) }},
-			{"nil Locker TryLock", func() error { _, err := nilLocker.TryLock(ctx, "k", time.Second); return err }},
-			{"nil Locker Lock", func() error { _, err := nilLocker.Lock(ctx, "k", time.Second); return err }},
-			{"zero Locker TryLock", func() error { _, err := new(legacy.Locker).TryLock(ctx, "k", time.Second); return err }},
-			{"zero Locker Lock", func() error { _, err := new(legacy.Locker).Lock(ctx, "k", time.Second); return err }},
-			{"nil Lock Refresh", func() error { return nilLock.Refresh(ctx, time.Second) }},
-			{"zero Lock Unlock", func() error { return new(legacy.Lock).Unlock(ctx) }},
-			{"zero Lock Refresh", func() error { return new(legacy.Lock).Refresh(ctx, time.Second) }},
-		} {
-			t.Run(mode.String()+"/"+c.name, func(t *testing.T) {
-				var err error
-				require.NotPanics(t, func() { err = c.call() })
-				assert.ErrorIs(t, err, lockbridge.ErrInvalid)
+		t.Run(mode.String(), func(t *testing.T) {
+			l := legacy.New(tg.Client, legacy.WithMode(mode))
+			held, err := l.TryLock(context.Background(), locktest.Key(t, "held"), time.Minute)
+			require.NoError(t, err)
+			locktest.NilInputs(t, l, held, locktest.Nils{
+				Locker: (*legacy.Locker)(nil), ZeroLocker: new(legacy.Locker),
+				Lock: (*legacy.Lock)(nil), ZeroLock: new(legacy.Lock),
 			})
-		}
-		assert.ErrorIs(t, nilLock.Unlock(ctx), lockbridge.ErrNotHeld)
-		assert.NoError(t, held.Unlock(ctx), "the lock is still held after the bad calls")
+		})
 	}
 }

@@ -1,8 +1,8 @@
 package legacy_test
 
 import (
+	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -30,67 +29,17 @@ import (
 // holder delete or overwrite the successor's value in every round.
 func TestFaultOwnerWindowServerBehind(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	const (
-		clientsAhead = 50 * time.Millisecond
-		late         = 20 * time.Millisecond
-		lease        = 10 * time.Second // the holder's
-		succLease    = time.Second      // the successor's: its value falls in the holder's window
-		rounds       = 20
-	)
-	clients := skewed(clientsAhead)
+	s := locktest.LateHolder{
+		ClientsAhead: 50 * time.Millisecond, Late: 20 * time.Millisecond,
+		Lease: 10 * time.Second, SuccLease: time.Second, Rounds: 20,
+		Take: func(t *testing.T, ctx context.Context, key string, now func() time.Time) (lockbridge.Lock, int64) {
+			l, err := legacy.New(tg.Client, legacy.WithClock(now)).TryLock(ctx, key, 10*time.Second)
+			require.NoError(t, err)
+			return l, l.(*legacy.Lock).Expiry()
+		},
+	}
 	for _, op := range []string{"unlock", "refresh"} {
-		t.Run(op, func(t *testing.T) {
-			ctx := locktest.Ctx(t)
-			key := locktest.Key(t, "k")
-			guard := locktest.NewGuard(tg.Client, key)
-			for i := 0; i < rounds; i++ {
-				// The holder read its clock lease + late ago (and was paused
-				// since): by its own clock its lease ended late ago.
-				clock := &offsetClock{}
-				clock.Set(clientsAhead - lease - late)
-				holder := legacy.New(tg.Client, legacy.WithClock(clock.Now))
-				l, err := holder.TryLock(ctx, key, lease)
-				require.NoError(t, err)
-				clock.Set(clientsAhead) // the pause is over
-
-				// The Java seed sees the holder's expiry below its clock.
-				succ, ok, err := javareplay.Lock(ctx, tg.Client, key, succLease, clients)
-				require.NoError(t, err)
-				require.True(t, ok, "the holder's lease has ended: the seed takes over")
-				guard.Enter(t)
-				w := l.(*legacy.Lock).Expiry()
-				require.LessOrEqual(t, 2*(succ-w), lease.Milliseconds(), "the successor's value is inside the holder's window")
-				theirs := strconv.FormatInt(succ, 10)
-
-				if op == "unlock" {
-					err = l.Unlock(ctx)
-				} else {
-					err = l.Refresh(ctx, lease)
-					if err == nil {
-						guard.Enter(t) // the holder believes it holds again
-						guard.Exit(t)
-					}
-				}
-				assert.ErrorIs(t, err, lockbridge.ErrNotHeld, "round %d", i)
-				assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
-				stored, _ := locktest.Get(t, tg.Client, key)
-				assert.Equal(t, theirs, stored, "round %d: the successor's lock is untouched", i)
-
-				// A third locker (the seed again) must not get in.
-				third, ok, err := javareplay.Lock(ctx, tg.Client, key, succLease, clients)
-				require.NoError(t, err)
-				if ok {
-					guard.Enter(t)
-					guard.Exit(t)
-					require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, third, clients))
-				}
-				guard.Exit(t)
-				require.NoError(t, javareplay.Unlock(ctx, tg.Client, key, succ, clients))
-				_, err = tg.Client.Del(ctx, key)
-				require.NoError(t, err)
-			}
-			assert.Zero(t, guard.Violations(), "two holders at once, in %d of %d rounds", guard.Violations(), rounds)
-		})
+		t.Run(op, func(t *testing.T) { s.Run(t, locktest.Ctx(t), tg.Client, op) })
 	}
 }
 
@@ -105,7 +54,7 @@ func TestFaultOwnerWindowServerAhead(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)))
+			lk := legacy.New(tg.Client, legacy.WithClock(locktest.Skewed(-serverAhead)))
 			l, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			if op == "unlock" {
@@ -125,7 +74,7 @@ func TestFaultOwnerWindowServerAhead(t *testing.T) {
 	// Beyond the margin the server's clock refuses (the second guard).
 	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "margin0")
-	lk := legacy.New(tg.Client, legacy.WithClock(skewed(-serverAhead)), legacy.WithServerClockMargin(0))
+	lk := legacy.New(tg.Client, legacy.WithClock(locktest.Skewed(-serverAhead)), legacy.WithServerClockMargin(0))
 	l, err := lk.TryLock(ctx, key, time.Second)
 	require.NoError(t, err)
 	err = l.Unlock(ctx)
@@ -144,7 +93,7 @@ func TestFaultOwnerWindowLateScript(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			clock := &offsetClock{}
+			clock := &locktest.OffsetClock{}
 			clock.Set(-23 * time.Second)
 			l, err := legacy.New(tg.Client, legacy.WithClock(clock.Now)).TryLock(ctx, key, 20*time.Second)
 			require.NoError(t, err)
@@ -183,14 +132,14 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			then := time.Now().Add(-10 * time.Second)
-			clock := &pinClock{}
+			clock := &locktest.PinClock{}
 			clock.Pin(then)
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			_, err = tg.Client.Del(ctx, key) // our value vanished
 			require.NoError(t, err)
 			// A contender whose clock reads what ours read writes our bytes.
-			other, err := legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
+			other, err := legacy.New(tg.Client, legacy.WithClock(locktest.At(then))).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			require.Equal(t, l.(*legacy.Lock).Value(), other.(*legacy.Lock).Value())
 			clock.Pin(time.Time{})
@@ -198,7 +147,7 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			stored, ok := locktest.Get(t, tg.Client, key)
 			require.True(t, ok, "the other holder's key is left")
 			assert.Equal(t, other.(*legacy.Lock).Value(), stored)
-			_, err = legacy.New(tg.Client, legacy.WithClock(at(then))).TryLock(ctx, key, time.Second)
+			_, err = legacy.New(tg.Client, legacy.WithClock(locktest.At(then))).TryLock(ctx, key, time.Second)
 			assert.ErrorIs(t, err, lockbridge.ErrNotObtained, "nobody else gets in beside it")
 		})
 	}
@@ -218,7 +167,7 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			held := now.Add(-100 * time.Millisecond).UnixMilli()
 			locktest.Set(t, tg.Client, key, strconv.FormatInt(held, 10))
 
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(500*time.Millisecond))
+			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)), legacy.WithSkewMargin(500*time.Millisecond))
 			l, left, err := attempt(ctx, lk, key, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.Nil(t, l)
@@ -227,33 +176,11 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			assert.Equal(t, strconv.FormatInt(held, 10), stored, "the value is left alone")
 
 			// Outside the margin: taken over.
-			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(at(now)), legacy.WithSkewMargin(50*time.Millisecond))
+			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)), legacy.WithSkewMargin(50*time.Millisecond))
 			got, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			stored, _ = locktest.Get(t, tg.Client, key)
 			assert.Equal(t, got.(*legacy.Lock).Value(), stored)
 		})
 	}
-}
-
-// pinClock reads a pinned time, or the system clock when none is pinned.
-type pinClock struct {
-	mu  sync.Mutex
-	pin time.Time
-}
-
-// Pin pins the clock at t; the zero time unpins it.
-func (c *pinClock) Pin(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pin = t
-}
-
-func (c *pinClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pin.IsZero() {
-		return time.Now()
-	}
-	return c.pin
 }

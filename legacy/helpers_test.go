@@ -100,35 +100,6 @@ func (s *spy) Do(ctx context.Context, args ...any) (any, error) {
 	return s.Client.Do(ctx, args...)
 }
 
-// offsetClock is the system clock plus an offset that a test moves: set it
-// back before an acquire and to zero after, and the holder has been
-// "paused" for that long.
-type offsetClock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *offsetClock) Set(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.off = d
-}
-
-func (c *offsetClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.off)
-}
-
-// at is a clock stopped at t.
-func at(t time.Time) func() time.Time { return func() time.Time { return t } }
-
-// skewed is the system clock off by d: a process whose clock runs ahead (d
-// > 0) or behind, or one that was paused for -d after reading its clock.
-func skewed(d time.Duration) func() time.Time {
-	return func() time.Time { return time.Now().Add(d) }
-}
-
 // attempt is one TryLock, with the *legacy.Lock and, when a live value
 // holds the lock, how long its holder has left (0 when unknown).
 func attempt(ctx context.Context, lk *legacy.Locker, key string, ttl time.Duration) (*legacy.Lock, time.Duration, error) {

@@ -33,9 +33,10 @@ type Lock struct {
 	w     int64      // our expiry, in the unit
 	value string     // the bytes we wrote
 	lease time.Duration
-	done  chan struct{}
-	ended bool
-	err   error
+
+	// life is the lock's end: Done, Err, ended (its local expiry is unused:
+	// a legacy lease ends at W by the other lockers' clocks).
+	life lease.Lease
 }
 
 var _ lockbridge.Lock = (*Lock)(nil)
@@ -117,7 +118,7 @@ func (l *Lock) Done() <-chan struct{} {
 	if l == nil {
 		return lease.Closed()
 	}
-	return l.done
+	return l.life.Done()
 }
 
 // Err is nil while the lock is held and after a clean Unlock; once an Unlock
@@ -126,9 +127,7 @@ func (l *Lock) Err() error {
 	if l == nil {
 		return errNilLock
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.err
+	return l.life.Err()
 }
 
 // Unlock releases the lock. In ModeAtomic it deletes the key only if it
@@ -235,12 +234,10 @@ func (l *Lock) expiry() int64 {
 
 // checkEnded returns the error of an operation on a lock already released or lost.
 func (l *Lock) checkEnded(op string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	switch {
-	case !l.ended:
+	case !l.life.Ended():
 		return nil
-	case l.err == nil:
+	case l.life.Err() == nil:
 		return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: l.key, Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: l.key, Reason: lockbridge.ReasonEnded, Detail: "lost"})
@@ -259,15 +256,7 @@ func (l *Lock) uncertain(op string, err error) {
 }
 
 // end closes Done with err (nil for a clean release).
-func (l *Lock) end(err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ended {
-		return
-	}
-	l.ended, l.err = true, err
-	close(l.done)
-}
+func (l *Lock) end(err error) { l.life.End(err) }
 
 // lost ends the lock as lost for the reason code (legacy_owner's) and
 // returns op's error: a *lockbridge.NotHeldError, which Err's error wraps

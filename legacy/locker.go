@@ -23,7 +23,8 @@ type Locker struct {
 	mode    Mode
 	safety  time.Duration
 	backoff lockbridge.Backoff
-	err     error // invalid options or client: returned by every call
+	polite  *retry.Courtesy // WithPollers; nil off
+	err     error           // invalid options or client: returned by every call
 }
 
 var _ lockbridge.Locker = (*Locker)(nil)
@@ -36,7 +37,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 	if c == nil {
 		cfg.Errs.Invalid("nil driver.Client")
 	}
-	return &Locker{
+	lk := &Locker{
 		c:       c,
 		profile: cfg.Profile,
 		mode:    cfg.Mode,
@@ -44,6 +45,10 @@ func New(c driver.Client, opts ...Option) *Locker {
 		backoff: cfg.Backoff,
 		err:     cfg.Errs.Err(),
 	}
+	if cfg.Poll > 0 {
+		lk.polite = &retry.Courtesy{Poll: cfg.Poll}
+	}
+	return lk
 }
 
 // Mode returns the locker's mode.
@@ -77,7 +82,8 @@ func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (l
 
 // Lock waits until it takes the lock named key for ttl, or ctx ends; then
 // the error wraps both lockbridge.ErrNotObtained and ctx.Err(). Between
-// attempts it waits as the backoff says (WithBackoff), but never past the
+// attempts it waits as the backoff says (WithBackoff; as a poller does with
+// WithPollers), but never past the
 // expiry it has just read from the holder's value: a holder that crashed
 // is taken over as soon as its lease ends. A foreign value is waited on
 // like a live one. Errors other than ErrNotObtained end the wait at once.
@@ -87,7 +93,7 @@ func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lock
 	if err != nil {
 		return nil, err
 	}
-	l, err := retry.Loop(ctx, lk.backoff, nil, func(ctx context.Context) (*Lock, time.Duration, error) {
+	l, err := retry.Loop(ctx, lk.polite.Backoff(lk.backoff), nil, func(ctx context.Context) (*Lock, time.Duration, error) {
 		return lk.attempt(ctx, key, ekey, ttl)
 	})
 	if err != nil {
@@ -141,7 +147,9 @@ func (lk *Locker) attempt(ctx context.Context, key, ekey string, ttl time.Durati
 func (lk *Locker) safetyArg() string { return strconv.FormatInt(lk.safety.Milliseconds(), 10) }
 
 func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration) *Lock {
-	return &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl, done: make(chan struct{})}
+	l := &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl}
+	l.life.Init(pkg, time.Now(), ttl)
+	return l
 }
 
 // held is the error of an attempt that found the live expiry t; it also

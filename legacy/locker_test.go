@@ -119,7 +119,7 @@ func testTakeoverExpiredNotLive(t *testing.T, tg locktest.Target) {
 			t.Run(mode.String()+"/"+codec.String(), func(t *testing.T) {
 				ctx := locktest.Ctx(t)
 				key := locktest.Key(t, "k")
-				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithClock(at(time.UnixMilli(now))))
+				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithClock(locktest.At(time.UnixMilli(now))))
 				for _, live := range []int64{now, now + 1, now + 60_000} {
 					locktest.Set(t, tg.Client, key, codec.Encode(live))
 					_, err := lk.TryLock(ctx, key, time.Second)
@@ -159,7 +159,7 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			// The clock is far ahead: any decodable value would be expired.
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(skewed(100*365*24*time.Hour)))
+			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(100*365*24*time.Hour)))
 			for _, v := range foreignValues {
 				locktest.Set(t, tg.Client, key, v)
 				_, err := lk.TryLock(ctx, key, time.Second)
@@ -267,7 +267,7 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 				t.Run(fmt.Sprintf("%v/%v/%v", mode, codec, kc), func(t *testing.T) {
 					ctx := locktest.Ctx(t)
 					name := locktest.Key(t, "lock:order")
-					lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithKeyCodec(kc), legacy.WithClock(at(now)))
+					lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithKeyCodec(kc), legacy.WithClock(locktest.At(now)))
 					l, err := lk.TryLock(ctx, name, time.Second)
 					require.NoError(t, err)
 					assert.Equal(t, "1700000000001", l.Token())
@@ -305,7 +305,7 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 		for _, mode := range modes {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "units")
-			lk := legacy.New(tg.Client, append(tc.opts, legacy.WithMode(mode), legacy.WithClock(at(tc.now)))...)
+			lk := legacy.New(tg.Client, append(tc.opts, legacy.WithMode(mode), legacy.WithClock(locktest.At(tc.now)))...)
 			_, err := lk.TryLock(ctx, key, tc.ttl)
 			require.NoError(t, err)
 			stored, _ := locktest.Get(t, tg.Client, key)

@@ -185,3 +185,16 @@ func WithSafetyTTL(d time.Duration) Option {
 func WithBackoff(b lockbridge.Backoff) Option {
 	return func(c *legacyproto.Config) { c.Errs.Backoff(&c.Backoff, b) }
 }
+
+// WithPollers says the lock's other contenders poll every d (the Java
+// lockers: 100 ms by default) and makes Lock wait as they do: between two
+// attempts it pauses d/2 to d, instead of the backoff's delay (a
+// backoff that gives up still ends the wait). The Locker then contends as
+// one more Java service would. Without it a Go waiter, polling from 10 ms,
+// takes most of the hand-offs from 100 ms pollers when services do work
+// between two uses of the lock. It costs throughput under contention
+// (docs/java.md gives the figures); TryLock is unchanged. Default 0: off.
+// A negative d is invalid.
+func WithPollers(d time.Duration) Option {
+	return func(c *legacyproto.Config) { c.Errs.Pollers(&c.Poll, d) }
+}

@@ -36,6 +36,7 @@ func TestInvalidOptions(t *testing.T) {
 		"safety ttl":          legacy.WithSafetyTTL(-time.Second),
 		"safety µs":           legacy.WithSafetyTTL(time.Microsecond),
 		"backoff":             legacy.WithBackoff(nil),
+		"pollers":             legacy.WithPollers(-time.Millisecond),
 		"bad backoff":         legacy.WithBackoff(lockbridge.ExponentialBackoff(0, 0)),
 		"nil option":          nil,
 		"skew margin":         legacy.WithSkewMargin(-time.Millisecond),
@@ -112,7 +113,7 @@ func TestAttempt(t *testing.T) {
 	now := time.UnixMilli(1700000000000).Add(250 * time.Microsecond)
 	for _, mode := range modes {
 		key := locktest.Key(t, mode.String())
-		lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(at(now)))
+		lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)))
 		l, left, err := attempt(ctx, lk, key, time.Second)
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(0), left)

@@ -37,7 +37,7 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 			lk := legacy.New(tg.Client, legacy.WithMode(mode))
 			// Seen from a clock a minute back (so that no stall of the test
 			// can make it expire), the seed's lock is live.
-			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(skewed(-time.Minute))).TryLock(ctx, key, time.Minute)
+			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx, key, time.Minute)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the seed's lock is live")
 			l, err := lk.Lock(ctx, key, time.Minute)
 			require.NoError(t, err)
@@ -61,7 +61,7 @@ func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 			key := locktest.Key(t, "k")
 			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 100*time.Millisecond)
 			require.NoError(t, err)
-			_, ok, err := javareplay.Lock(ctx, tg.Client, key, time.Minute, skewed(-time.Minute))
+			_, ok, err := javareplay.Lock(ctx, tg.Client, key, time.Minute, locktest.Skewed(-time.Minute))
 			require.NoError(t, err)
 			assert.False(t, ok, "the Go lock is live for the seed")
 			sw, err := javareplay.Acquire(ctx, tg.Client, key, time.Minute, nil)
@@ -100,7 +100,7 @@ func testSeedPhantom(t *testing.T, tg locktest.Target) {
 	assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, key))
 
 	for _, mode := range modes {
-		_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(skewed(-time.Minute))).TryLock(ctx, key, time.Minute)
+		_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx, key, time.Minute)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the phantom looks live until it expires")
 	}
 	l, err := legacy.New(tg.Client).Lock(ctx, key, time.Minute)

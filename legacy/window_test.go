@@ -80,7 +80,7 @@ func testPausedHolderSuccessorInWindow(t *testing.T, tg locktest.Target) {
 		key := locktest.Key(t, op)
 		// The holder read its clock 61 s ago and was paused since: its lease
 		// of 60 s ended a second ago.
-		clock := &offsetClock{}
+		clock := &locktest.OffsetClock{}
 		clock.Set(-61 * time.Second)
 		holder := legacy.New(tg.Client, legacy.WithClock(clock.Now))
 		l, err := holder.TryLock(ctx, key, time.Minute)
@@ -144,7 +144,7 @@ func testPausedHolderRealSleep(t *testing.T, tg locktest.Target) {
 func testExpiredWithoutSuccessor(t *testing.T, tg locktest.Target) {
 	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
-	clock := &offsetClock{}
+	clock := &locktest.OffsetClock{}
 	clock.Set(-10 * time.Second)
 	lk := legacy.New(tg.Client, legacy.WithClock(clock.Now))
 	l, err := lk.TryLock(ctx, key, time.Second)
@@ -199,7 +199,7 @@ func testClassicRelease(t *testing.T, tg locktest.Target) {
 
 	// Paused past the lease by the local clock (the clock read 10 s back
 	// at the acquire; now the pause is over): no DEL at all.
-	clock := &offsetClock{}
+	clock := &locktest.OffsetClock{}
 	clock.Set(-10 * time.Second)
 	paused := legacy.New(s, legacy.WithMode(legacy.ModeClassic), legacy.WithClock(clock.Now))
 	l, err = paused.TryLock(ctx, key, time.Second)

@@ -32,13 +32,6 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		_, err := tg.Client.Do(ctx, args...)
 		require.NoError(t, err)
 	}
-	owner := func(first int) map[int][]string { // legacy_owner_args at ARGV[first+1]
-		return map[int][]string{
-			first: locktest.BadCodecs, first + 1: locktest.BadUnits, first + 2: locktest.BadInts,
-			first + 3: append([]string{"0", "-1"}, locktest.BadInts...), first + 4: locktest.BadInts,
-			first + 5: append([]string{"-1"}, locktest.BadInts...),
-		}
-	}
 	w := now + 10_001
 
 	t.Run("acquire", func(t *testing.T) {
@@ -65,7 +58,7 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		set(L, ms(w), 0)
 		set(M, "token", 100_000)
 		good := []string{"1", "token", "PUBLISH", "decimal", "ms", ms(w), "10000", ms(now), "2000"}
-		bad := owner(3)
+		bad := locktest.BadOwnerArgs(3)
 		bad[0], bad[1], bad[2] = locktest.BadFlags, []string{""}, locktest.BadPublish
 		r := locktest.StrictArgs(t, tg.Client, releaseScript, []string{L, M, M + ":released"}, good, bad, []string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments release both keys")
@@ -80,7 +73,7 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		set(L, ms(w), 0)
 		set(M, "token", 100_000)
 		good := []string{"1", "token", "500000", ms(w + 5000), "decimal", "ms", ms(w), "10000", ms(now), "2000"}
-		bad := owner(4)
+		bad := locktest.BadOwnerArgs(4)
 		bad[0], bad[1], bad[2], bad[3] = locktest.BadFlags, []string{""}, append([]string{"0", "-1"}, locktest.BadInts...), locktest.BadDecimalValues
 		r := locktest.StrictArgs(t, tg.Client, refreshScript, []string{L, M}, good, bad, []string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments refresh both keys")

@@ -3,7 +3,6 @@ package migrate
 import (
 	"context"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,56 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 )
-
-// offsetClock is the system clock plus an offset a test moves: set it back
-// before an acquire and forward after, and the holder was "paused".
-type offsetClock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *offsetClock) Set(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.off = d
-}
-
-func (c *offsetClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.off)
-}
-
-// pinClock reads a pinned time, or the system clock when none is pinned.
-type pinClock struct {
-	mu  sync.Mutex
-	pin time.Time
-}
-
-// Pin pins the clock at t; the zero time unpins it.
-func (c *pinClock) Pin(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.pin = t
-}
-
-func (c *pinClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.pin.IsZero() {
-		return time.Now()
-	}
-	return c.pin
-}
-
-func skewed(d time.Duration) func() time.Time {
-	return func() time.Time { return time.Now().Add(d) }
-}
 
 func faultCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -79,67 +32,29 @@ func faultCtx(t *testing.T) context.Context {
 // the holder deleted or overwrote the seed's value in every round.
 func TestFaultDualWriteOwnerWindowServerBehind(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	const (
-		clientsAhead = 50 * time.Millisecond
-		late         = 20 * time.Millisecond
-		lease        = 10 * time.Second
-		succLease    = time.Second
-		rounds       = 10
-	)
-	clients := skewed(clientsAhead)
-	for _, op := range []string{"unlock", "refresh"} {
-		t.Run(op, func(t *testing.T) {
-			ctx := faultCtx(t)
-			name := locktest.Key(t, "k")
-			guard := locktest.NewGuard(tg.Client, name)
-			for i := 0; i < rounds; i++ {
-				clock := &offsetClock{}
-				clock.Set(clientsAhead - lease - late)
-				l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(clock.Now)))
-				lk, err := l.TryLock(ctx, name, lease)
-				require.NoError(t, err)
-				clock.Set(clientsAhead)
-				d := lk.(*Lock).impl.(*dualLock)
-
-				succ, ok, err := javareplay.Lock(ctx, tg.Client, name, succLease, clients)
-				require.NoError(t, err)
-				require.True(t, ok, "the holder's legacy expiry has passed: the seed takes over")
-				guard.Enter(t)
-				require.LessOrEqual(t, 2*(succ-d.w), lease.Milliseconds(), "the seed's value is inside the holder's window")
-				theirs := strconv.FormatInt(succ, 10)
-
-				if op == "unlock" {
-					err = lk.Unlock(ctx)
-				} else {
-					err = lk.Refresh(ctx, lease)
-					if err == nil {
-						guard.Enter(t)
-						guard.Exit(t)
-					}
-				}
-				assert.ErrorIs(t, err, lockbridge.ErrNotHeld, "round %d", i)
-				var nh *lockbridge.NotHeldError
-				if assert.ErrorAs(t, err, &nh) {
-					assert.Equal(t, lockbridge.ReasonExpired, nh.Reason, "W passed by the holder's own clock")
-					assert.Contains(t, nh.Detail, "by our clock")
-				}
-				stored, _ := locktest.Get(t, tg.Client, name)
-				assert.Equal(t, theirs, stored, "round %d: the seed's lock is untouched", i)
-
-				third, ok, err := javareplay.Lock(ctx, tg.Client, name, succLease, clients)
-				require.NoError(t, err)
-				if ok {
-					guard.Enter(t)
-					guard.Exit(t)
-					require.NoError(t, javareplay.Unlock(ctx, tg.Client, name, third, clients))
-				}
-				guard.Exit(t)
-				require.NoError(t, javareplay.Unlock(ctx, tg.Client, name, succ, clients))
-				_, err = tg.Client.Do(ctx, "DEL", name, d.a.modernKey)
-				require.NoError(t, err)
+	s := locktest.LateHolder{
+		ClientsAhead: 50 * time.Millisecond, Late: 20 * time.Millisecond,
+		Lease: 10 * time.Second, SuccLease: time.Second, Rounds: 10,
+		Take: func(t *testing.T, ctx context.Context, name string, now func() time.Time) (lockbridge.Lock, int64) {
+			l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(now)))
+			lk, err := l.TryLock(ctx, name, 10*time.Second)
+			require.NoError(t, err)
+			return lk, lk.(*Lock).impl.(*dualLock).w
+		},
+		Check: func(t *testing.T, err error) {
+			var nh *lockbridge.NotHeldError
+			if assert.ErrorAs(t, err, &nh) {
+				assert.Equal(t, lockbridge.ReasonExpired, nh.Reason, "W passed by the holder's own clock")
+				assert.Contains(t, nh.Detail, "by our clock")
 			}
-			assert.Zero(t, guard.Violations(), "two holders at once, in %d of %d rounds", guard.Violations(), rounds)
-		})
+		},
+		Also: func(name string) []string {
+			m, _ := DeriveModernKey(name)
+			return []string{m}
+		},
+	}
+	for _, op := range []string{"unlock", "refresh"} {
+		t.Run(op, func(t *testing.T) { s.Run(t, faultCtx(t), tg.Client, op) })
 	}
 }
 
@@ -155,7 +70,7 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 		t.Run(op, func(t *testing.T) {
 			ctx := faultCtx(t)
 			name := locktest.Key(t, "k")
-			l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(skewed(-serverAhead))))
+			l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(locktest.Skewed(-serverAhead))))
 			lk, err := l.TryLock(ctx, name, time.Second)
 			require.NoError(t, err)
 			if op == "refresh" {
@@ -172,7 +87,7 @@ func TestFaultDualWriteServerAhead(t *testing.T) {
 	t.Run("auto-refresh", func(t *testing.T) {
 		ctx := faultCtx(t)
 		name := locktest.Key(t, "k")
-		l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(skewed(-serverAhead))),
+		l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(locktest.Skewed(-serverAhead))),
 			WithModern(modern.WithAutoRefresh()))
 		const ttl = 1500 * time.Millisecond // refreshed every 500 ms, 1 s left at each tick
 		lk, err := l.TryLock(ctx, name, ttl)
@@ -207,7 +122,7 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	ctx := faultCtx(t)
 	name := locktest.Key(t, "k")
 	then := time.Now().Add(-10 * time.Second)
-	clock := &pinClock{}
+	clock := &locktest.PinClock{}
 	clock.Pin(then)
 	l := New(tg.Client, WithPhase(PhaseDualWrite), WithLegacy(legacy.WithClock(clock.Now)))
 	lk, err := l.TryLock(ctx, name, 5*time.Second) // the modern key lives 5 s

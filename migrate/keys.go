@@ -10,8 +10,8 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 )
 
-// ModernSuffix is appended to the legacy key to name the modern key.
-const ModernSuffix = ":modern"
+// modernSuffix is appended to the legacy key to name the modern key.
+const modernSuffix = ":modern"
 
 // DeriveModernKey returns the modern key for an (encoded) legacy key, in the
 // legacy key's hash slot so one script can touch both in Redis Cluster:
@@ -27,10 +27,10 @@ func DeriveModernKey(legacyKey string) (string, error) {
 	if legacyKey == "" {
 		return "", fmt.Errorf("migrate: %w: empty legacy key", lockbridge.ErrInvalid)
 	}
-	if name, ok := keyslot.Companion(legacyKey, ModernSuffix); ok {
+	if name, ok := keyslot.Companion(legacyKey, modernSuffix); ok {
 		return name, nil
 	}
-	return "{" + slotTag(keyslot.Of(legacyKey)) + "}" + legacyKey + ModernSuffix, nil
+	return "{" + slotTag(keyslot.Of(legacyKey)) + "}" + legacyKey + modernSuffix, nil
 }
 
 var (

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
@@ -28,9 +29,12 @@ const pkg = "migrate"
 // not reported as a legacy sighting, for the clock skew between a dual-write
 // holder (which writes the value) and the server (which expires its modern
 // key). sightingEvery: a Locker records at most one sighting this often.
+// legacySightingRecent: how long after meeting a legacy-only holder Lock
+// defers to pollers (WithPollers).
 const (
-	sightingSlack = 50 * time.Millisecond
-	sightingEvery = time.Second
+	sightingSlack        = 50 * time.Millisecond
+	sightingEvery        = time.Second
+	legacySightingRecent = 10 * time.Second
 )
 
 // Locker takes locks by the legacy name in the phase it runs: PhaseLegacy
@@ -54,6 +58,13 @@ type Locker struct {
 	held    heldSet
 
 	lastSighting atomic.Int64 // Unix ns of the last sighting recorded
+
+	// polite defers to the legacy-only pollers while one was met in the
+	// last legacySightingRecent: metLegacy is when, in ns since born (the
+	// monotonic clock); 0 never.
+	polite    *retry.Courtesy
+	born      time.Time
+	metLegacy atomic.Int64
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -89,6 +100,10 @@ func New(c driver.Client, opts ...Option) *Locker {
 	l.legacy = legacy.New(c, l.cfg.legacyOpts...)
 	l.hub = notify.New(c)
 	l.pub = notify.PublishCommand(c)
+	l.born = time.Now()
+	if l.cfg.poll > 0 {
+		l.polite = &retry.Courtesy{Poll: l.cfg.poll, Active: l.legacyRecent}
+	}
 	ns := l.cfg.from
 	if ns == "" {
 		ns = l.cfg.ns
@@ -196,19 +211,22 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // both lockbridge.ErrNotObtained and ctx.Err(). Each attempt runs in the
 // phase current at that moment. Between attempts it waits as the backoff
 // says, never past the holder's remaining lease when the attempt learnt it,
-// and wakes at once when a Go holder of the modern key releases it.
+// and wakes at once when a Go holder of the modern key releases it — except
+// for 10 s after an attempt met a legacy-only holder: then it waits as the
+// Java pollers do, unwoken (WithPollers).
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
+	backoff := l.polite.Backoff(l.cfg.backoff)
 	var wake chan struct{}
 	if l.mset.Notify && a.channel != "" {
 		wake = make(chan struct{}, 1)
 		release := func() {}
 		defer func() { release() }()
 		subscribed := false
-		lk, err := retry.Loop(ctx, l.cfg.backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+		lk, err := retry.Loop(ctx, backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 			lk, left, err := l.attempt(ctx, a)
 			if err != nil && !subscribed && errors.Is(err, lockbridge.ErrNotObtained) {
 				// Subscribe after the first failed attempt, then try once
@@ -221,7 +239,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		})
 		return lk, err
 	}
-	return retry.Loop(ctx, l.cfg.backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+	return retry.Loop(ctx, backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 		return l.attempt(ctx, a)
 	})
 }
@@ -421,11 +439,19 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 		left := l.profile.Remaining(t, now)
 		if modernExists == 0 && left >= l.profile.Unit()+sightingSlack {
 			// A live legacy lock with no modern key: a legacy-only locker.
+			l.metLegacy.Store(max(int64(time.Since(l.born)), 1))
 			l.sighted(ctx, a.legacyKey)
 		}
 		return nil, left, fmt.Errorf("%s: lock %q is held on its legacy key until %d: %w", pkg, a.key, t, lockbridge.ErrNotObtained)
 	}
 	return nil, 0, fmt.Errorf("%s: acquire %q: unexpected reply %#v", pkg, a.key, r)
+}
+
+// legacyRecent reports whether an attempt met a legacy-only holder in the
+// last legacySightingRecent.
+func (l *Locker) legacyRecent() bool {
+	at := l.metLegacy.Load()
+	return at != 0 && time.Duration(int64(time.Since(l.born))-at) < legacySightingRecent
 }
 
 // sighted records a legacy sighting, at most once per sightingEvery, best
@@ -465,7 +491,7 @@ func (l *Locker) modernPX(now time.Time, ttl time.Duration, w int64) time.Durati
 // It reports whether the outcome is settled: Redis answered the release
 // (our token deleted, or not there), so nothing of ours is left held.
 func (l *Locker) undo(a args, p Phase, token string, w int64, value string) (settled bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 250*time.Millisecond)
+	ctx, cancel := lease.UndoContext(context.Background())
 	defer cancel()
 	d := &dualLock{l: l, phase: p, a: a, token: token, w: w, value: value, lease: a.ttl}
 	_, err := d.release(ctx)

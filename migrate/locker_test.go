@@ -285,6 +285,7 @@ func TestBadInput(t *testing.T) {
 		"other slot":          {[]Option{WithModernKey(func(string) string { return "elsewhere" })}, "k", time.Second},
 		"nil mapping":         {[]Option{WithModernKey(nil)}, "k", time.Second},
 		"nil backoff":         {[]Option{WithBackoff(nil)}, "k", time.Second},
+		"negative pollers":    {[]Option{WithPollers(-time.Millisecond)}, "k", time.Second},
 		"bad legacy option":   {[]Option{WithLegacy(legacy.WithUnit(time.Minute))}, "k", time.Second},
 		"bad modern option":   {[]Option{WithModern(modern.WithTokenFunc(nil))}, "k", time.Second},
 		"tiny phase interval": {[]Option{WithPhaseInterval(time.Microsecond)}, "k", time.Second},

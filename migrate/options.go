@@ -14,6 +14,12 @@ import (
 // every TryLock and Lock of that Locker (New itself returns no error).
 type Option func(*config)
 
+// DefaultPollers is the Java lockers' polling interval that Lock defers to
+// while it meets legacy-only holders (WithPollers): 100 ms, the default of
+// the Spring lockers, of Spring Integration's RedisLockRegistry and the
+// fixed interval of jedis-lock.
+const DefaultPollers = 100 * time.Millisecond
+
 // DefaultBackoffMin and DefaultBackoffMax bound the default backoff of Lock:
 // lockbridge.ExponentialBackoff(10 ms, 100 ms) — the Java lockers poll every
 // 100 ms, and their releases publish nothing.
@@ -30,6 +36,7 @@ type config struct {
 	modernOpts []modern.Option
 	modernKey  func(string) string
 	backoff    lockbridge.Backoff
+	poll       time.Duration // WithPollers; 0 off
 	interval   time.Duration
 	lease      time.Duration // 0: DefaultPhaseLeaseIntervals × interval
 	errs       lockopt.Errs
@@ -39,6 +46,7 @@ func defaults() config {
 	return config{
 		errs:     lockopt.For(pkg),
 		backoff:  lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		poll:     DefaultPollers,
 		interval: DefaultPhaseInterval,
 	}
 }
@@ -146,6 +154,26 @@ func WithModernKey(f func(legacyKey string) string) Option {
 // lockbridge.ExponentialBackoff(10 ms, 100 ms).
 func WithBackoff(b lockbridge.Backoff) Option {
 	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
+}
+
+// WithPollers sets the polling interval of the legacy-only lockers (the
+// Java services) that Lock defers to, and 0 turns the deference off.
+// Default DefaultPollers (100 ms).
+//
+// In the dual phases, a failed attempt that meets a live legacy value with
+// no modern key has met a legacy-only holder (a legacy sighting). For 10 s
+// after the last such meeting, Lock waits as the pollers do: between two
+// attempts it pauses d/2 to d instead of the backoff's delay (a
+// backoff that gives up still ends the wait), and no release notification
+// cuts that pause short. The Locker then contends as one more Java service
+// would. Without it, Go waiters woken at once by Go releases take most of
+// the hand-offs from the Java pollers when services do work between two
+// uses of the lock. It costs throughput only while legacy-only lockers
+// contend (docs/java.md gives the figures); a fleet with no legacy-only
+// locker left never meets one and waits as before. A negative d is
+// invalid.
+func WithPollers(d time.Duration) Option {
+	return func(c *config) { c.errs.Pollers(&c.poll, d) }
 }
 
 // WithPhaseInterval sets how often a Locker re-reads its phase and

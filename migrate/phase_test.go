@@ -50,7 +50,7 @@ func TestNextPrev(t *testing.T) {
 	assert.False(t, ok)
 }
 
-// The design's table: neighbours and DualWrite/Modern exclude each other;
+// Which phases exclude each other: neighbours and DualWrite/Modern exclude each other;
 // Legacy beside DualRead or Modern does not.
 func TestCompatible(t *testing.T) {
 	L, W, R, M := PhaseLegacy, PhaseDualWrite, PhaseDualRead, PhaseModern

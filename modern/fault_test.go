@@ -234,35 +234,14 @@ func TestFaultNilInputs(t *testing.T) {
 	require.NoError(t, err)
 	lk := asModern(t, held)
 	var nilCtx context.Context
-	var nilLocker *modern.Locker
 	var nilLock *modern.Lock
-	for _, c := range []struct {
-		name string
-		call func() error
-	}{
-		{"TryLock nil ctx", func() error { _, err := l.TryLock(nilCtx, "k", time.Second); return err }},
-		{"Lock nil ctx", func() error { _, err := l.Lock(nilCtx, "k", time.Second); return err }},
-		{"Refresh nil ctx", func() error { return lk.Refresh(nilCtx, time.Second) }},
-		{"TTL nil ctx", func() error { _, err := lk.TTL(nilCtx); return err }},
-		{"Unlock nil ctx", func() error { return lk.Unlock(nilCtx) }},
-		{"nil Locker TryLock", func() error { _, err := nilLocker.TryLock(ctx, "k", time.Second); return err }},
-		{"nil Locker Lock", func() error { _, err := nilLocker.Lock(ctx, "k", time.Second); return err }},
-		{"zero Locker TryLock", func() error { _, err := new(modern.Locker).TryLock(ctx, "k", time.Second); return err }},
-		{"zero Locker Lock", func() error { _, err := new(modern.Locker).Lock(ctx, "k", time.Second); return err }},
-		{"nil Lock Refresh", func() error { return nilLock.Refresh(ctx, time.Second) }},
-		{"nil Lock TTL", func() error { _, err := nilLock.TTL(ctx); return err }},
-		{"zero Lock Unlock", func() error { return new(modern.Lock).Unlock(ctx) }},
-		{"zero Lock Refresh", func() error { return new(modern.Lock).Refresh(ctx, time.Second) }},
-		{"zero Lock TTL", func() error { _, err := new(modern.Lock).TTL(ctx); return err }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = c.call() })
-			assert.ErrorIs(t, err, lockbridge.ErrInvalid)
-		})
-	}
-	assert.ErrorIs(t, nilLock.Unlock(ctx), lockbridge.ErrNotHeld)
-	assert.NoError(t, lk.Unlock(ctx), "the lock is still held after the bad calls")
+	locktest.NilInputs(t, l, held, locktest.Nils{
+		Locker: (*modern.Locker)(nil), ZeroLocker: new(modern.Locker), Lock: nilLock, ZeroLock: new(modern.Lock),
+	},
+		locktest.Call{Name: "TTL nil ctx", Do: func() error { _, err := lk.TTL(nilCtx); return err }},
+		locktest.Call{Name: "nil Lock TTL", Do: func() error { _, err := nilLock.TTL(ctx); return err }},
+		locktest.Call{Name: "zero Lock TTL", Do: func() error { _, err := new(modern.Lock).TTL(ctx); return err }},
+	)
 }
 
 // WithWait: an acquire is reported held only once enough replicas have

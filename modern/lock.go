@@ -62,21 +62,19 @@ func (lk *Lock) Fence() int64 {
 // ExpiresAt is this holder's view of the end of the lease: when the last
 // successful acquire or refresh was sent, plus its ttl. The server's lease
 // ends a little later (by the time the command took to arrive).
-func (lk *Lock) ExpiresAt() time.Time {
-	if lk == nil {
-		return time.Time{}
-	}
-	return lk.lease.ExpiresAt()
-}
+func (lk *Lock) ExpiresAt() time.Time { return lk.life().ExpiresAt() }
 
 // Done is closed once the lock is released by Unlock or known lost: found
 // gone or taken by a Refresh, TTL or the auto-refresh, or not refreshed in
 // time by the auto-refresh.
-func (lk *Lock) Done() <-chan struct{} {
+func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
+
+// life is the lock's lease; nil for a nil Lock.
+func (lk *Lock) life() *lease.Lease {
 	if lk == nil {
-		return lease.Closed()
+		return nil
 	}
-	return lk.lease.Done()
+	return &lk.lease
 }
 
 // Err is nil while the lock is held and after a clean Unlock. Once the lock

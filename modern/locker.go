@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
@@ -22,14 +23,10 @@ var _ lockbridge.Locker = (*Locker)(nil)
 // the hash-tag form: "{key}:fence" for an untagged key).
 const FenceSuffix = modernproto.FenceSuffix
 
-const (
-	// undoTimeout bounds the best-effort release after an acquire whose
-	// context ended while it was on the wire.
-	undoTimeout = 250 * time.Millisecond
-	// undoRecheck is how long that release waits before looking a second
-	// time, for a SET still on its way when the first look found no key.
-	undoRecheck = 2 * time.Millisecond
-)
+// undoRecheck is how long the release of an acquire whose context ended
+// (bounded by lease.UndoTimeout) waits before looking a second time, for a
+// SET still on its way when the first look found no key.
+const undoRecheck = 2 * time.Millisecond
 
 // Locker takes modern locks through one driver.Client. Build it with New.
 // It is safe for concurrent use, holds no goroutine of its own and needs no
@@ -41,6 +38,8 @@ type Locker struct {
 	err  error            // invalid options, returned by every TryLock and Lock
 	node modernproto.Node // the client, speaking the protocol
 	hub  *notify.Hub
+	// polite defers to pollers (WithPollers); nil off.
+	polite *retry.Courtesy
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -55,6 +54,9 @@ func New(c driver.Client, opts ...Option) *Locker {
 		l.hub = notify.New(c)
 	}
 	l.err = l.cfg.Errs.Err()
+	if l.cfg.Poll > 0 {
+		l.polite = &retry.Courtesy{Poll: l.cfg.Poll}
+	}
 	return l
 }
 
@@ -114,7 +116,8 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // wakes as soon as the holder's release is published. The first wait
 // subscribes to the key's release channel and confirms the subscription
 // before attempting again, so no release is missed; if subscribing fails,
-// Lock just polls.
+// Lock just polls. With WithPollers it waits as a poller instead, and
+// release notices do not wake it.
 //
 // A context that ends while an attempt is on the wire leaves no lock
 // behind: the attempt's token is released at once, on a detached context, for
@@ -132,7 +135,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		}
 	}
 	var release func()
-	lk, err := retry.Loop(ctx, l.cfg.Backoff, wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+	lk, err := retry.Loop(ctx, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := l.try(ctx, &n, ttl)
 		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
 			var serr error
@@ -243,7 +246,7 @@ func ctxEnded(ctx context.Context, err error) bool {
 // ended with the command possibly on the wire. A first look that finds no key
 // is repeated once, shortly after, for a SET that was overtaken.
 func (l *Locker) undo(ctx context.Context, n *names, token any) {
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	uctx, cancel := lease.UndoContext(ctx)
 	defer cancel()
 	for look := 1; ; look++ {
 		code, err := l.node.Release(uctx, n, token)
@@ -289,7 +292,7 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 		l.undo(ctx, n, token)
 		return 0, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, re)
 	}
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	uctx, cancel := lease.UndoContext(ctx)
 	defer cancel()
 	code, rerr := l.node.Release(uctx, n, token)
 	re.Released = rerr == nil && code == codeOurs

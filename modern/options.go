@@ -65,6 +65,21 @@ func WithBackoff(b lockbridge.Backoff) Option {
 // so other lockers' waiters wake. Default: on.
 func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.Notify = on } }
 
+// WithPollers says the lock's other contenders poll every d and publish
+// nothing when they release (Spring Integration's RedisLockRegistry and
+// ShedLock beside a modern lock: 100 ms by default), and makes Lock wait as
+// they do: between two attempts it pauses d/2 to d, instead of the
+// backoff's delay (a backoff that gives up still ends the wait), and
+// release notifications do not cut that pause short. The Locker then
+// contends as one more poller would. Without it Go waiters woken at once by
+// Go releases take most of the hand-offs from 100 ms pollers when services
+// do work between two uses of the lock. It costs throughput under
+// contention (docs/java.md gives the figures); TryLock is unchanged.
+// Default 0: off. A negative d is invalid.
+func WithPollers(d time.Duration) Option {
+	return func(c *modernproto.Config) { c.Errs.Pollers(&c.Poll, d) }
+}
+
 // WithTokenFunc sets how each acquire makes its token, the value that proves
 // ownership on release and refresh. It must return a value unique to this
 // acquisition (a token reused by two holders lets one release the other's

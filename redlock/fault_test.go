@@ -58,35 +58,14 @@ func TestFaultSameServerAsSeveralMasters(t *testing.T) {
 func TestFaultNilInputs(t *testing.T) {
 	f := startFleet(t, 3)
 	l := redlock.New(f.clients)
-	ctx := context.Background()
-	lk, err := l.TryLock(ctx, locktest.Key(t, "held"), time.Minute)
+	held, err := l.TryLock(context.Background(), locktest.Key(t, "held"), time.Minute)
 	require.NoError(t, err)
-	var nilCtx context.Context
-	var nilLocker *redlock.Locker
-	var nilLock *redlock.Lock
-	for _, c := range []struct {
-		name string
-		call func() error
-	}{
-		{"TryLock nil ctx", func() error { _, err := l.TryLock(nilCtx, "k", time.Second); return err }},
-		{"Lock nil ctx", func() error { _, err := l.Lock(nilCtx, "k", time.Second); return err }},
-		{"Refresh nil ctx", func() error { return lk.Refresh(nilCtx, time.Second) }},
-		{"Unlock nil ctx", func() error { return lk.Unlock(nilCtx) }},
-		{"nil Locker TryLock", func() error { _, err := nilLocker.TryLock(ctx, "k", time.Second); return err }},
-		{"nil Locker Lock", func() error { _, err := nilLocker.Lock(ctx, "k", time.Second); return err }},
-		{"zero Locker TryLock", func() error { _, err := new(redlock.Locker).TryLock(ctx, "k", time.Second); return err }},
-		{"zero Locker Lock", func() error { _, err := new(redlock.Locker).Lock(ctx, "k", time.Second); return err }},
-		{"nil clients", func() error { _, err := redlock.New(nil).TryLock(ctx, "k", time.Second); return err }},
-		{"nil Lock Refresh", func() error { return nilLock.Refresh(ctx, time.Second) }},
-		{"zero Lock Unlock", func() error { return new(redlock.Lock).Unlock(ctx) }},
-		{"zero Lock Refresh", func() error { return new(redlock.Lock).Refresh(ctx, time.Second) }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var err error
-			require.NotPanics(t, func() { err = c.call() })
-			assert.ErrorIs(t, err, lockbridge.ErrInvalid)
-		})
-	}
-	assert.ErrorIs(t, nilLock.Unlock(ctx), lockbridge.ErrNotHeld)
-	assert.NoError(t, lk.Unlock(ctx), "the lock is still held after the bad calls")
+	locktest.NilInputs(t, l, held, locktest.Nils{
+		Locker: (*redlock.Locker)(nil), ZeroLocker: new(redlock.Locker), Lock: (*redlock.Lock)(nil), ZeroLock: new(redlock.Lock),
+	},
+		locktest.Call{Name: "nil clients", Do: func() error {
+			_, err := redlock.New(nil).TryLock(context.Background(), "k", time.Second)
+			return err
+		}},
+	)
 }

@@ -66,22 +66,20 @@ func (lk *Lock) Token() string {
 // allowance. Before then no other Redlock client can have a majority, as
 // long as the clocks drift less than the allowance; the keys on the nodes
 // expire a little later.
-func (lk *Lock) ExpiresAt() time.Time {
-	if lk == nil {
-		return time.Time{}
-	}
-	return lk.lease.ExpiresAt()
-}
+func (lk *Lock) ExpiresAt() time.Time { return lk.life().ExpiresAt() }
 
 // Done is closed once the lock is released by Unlock or known lost: a
 // refresh (by hand or automatic) found it gone or taken on so many nodes that
 // no majority can be ours, or the auto-refresh could not reach a majority
 // before the end of the validity.
-func (lk *Lock) Done() <-chan struct{} {
+func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
+
+// life is the lock's lease; nil for a nil Lock.
+func (lk *Lock) life() *lease.Lease {
 	if lk == nil {
-		return lease.Closed()
+		return nil
 	}
-	return lk.lease.Done()
+	return &lk.lease
 }
 
 // Err is nil while the lock is held and after a clean Unlock. Once the lock

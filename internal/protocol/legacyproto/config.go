@@ -43,6 +43,7 @@ type Config struct {
 	Mode    Mode
 	Safety  time.Duration // WithSafetyTTL; 0 off
 	Backoff lockbridge.Backoff
+	Poll    time.Duration // WithPollers; 0 off
 	Errs    lockopt.Errs
 }
 

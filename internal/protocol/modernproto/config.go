@@ -25,6 +25,7 @@ type Config struct {
 	WaitN       int           // WithWait: replicas; 0 off
 	WaitTimeout time.Duration // WithWait: WAIT's timeout
 	Backoff     lockbridge.Backoff
+	Poll        time.Duration // WithPollers; 0 off
 	TokenFunc   func() (string, error)
 	Errs        lockopt.Errs
 }

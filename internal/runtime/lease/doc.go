@@ -1,9 +1,11 @@
 // Package lease is the local life of one held lock, shared by the lock
-// packages (modern now; migrate and redlock next): when the lease ends by the
-// local monotonic clock, whether the lock has ended — released cleanly or
-// lost — with the Done channel and Err that lockbridge.Lock exposes, and the
-// auto-refresh loop that keeps a lease alive and declares it lost when it
-// cannot.
+// packages (legacy, modern, redlock and migrate's dual phases): when the
+// lease ends by the local monotonic clock, whether the lock has ended —
+// released cleanly or lost — with the Done channel and Err that
+// lockbridge.Lock exposes, and the auto-refresh loop that keeps a lease
+// alive and declares it lost when it cannot (legacy uses only the end: a
+// legacy lock is never refreshed automatically, and its lease ends at the
+// expiry it wrote, by the other lockers' clocks).
 //
 // A Lease knows nothing of Redis: the lock package supplies the refresh as a
 // callback (one attempt on one node for modern, a quorum of attempts for

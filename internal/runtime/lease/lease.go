@@ -43,8 +43,12 @@ func (l *Lease) Init(pkg string, start time.Time, ttl time.Duration) {
 }
 
 // ExpiresAt is the local end of the lease: when the last successful acquire
-// or refresh was sent, plus its ttl.
+// or refresh was sent, plus its ttl. A nil *Lease (a nil lock's) has the
+// zero time.
 func (l *Lease) ExpiresAt() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.expires
@@ -81,8 +85,12 @@ var closed = func() chan struct{} {
 	return c
 }()
 
-// Done is closed when the lease ends: released or lost.
+// Done is closed when the lease ends: released or lost. A nil *Lease (a
+// nil lock's) is done.
 func (l *Lease) Done() <-chan struct{} {
+	if l == nil {
+		return closed
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.done == nil {
@@ -134,7 +142,7 @@ func (l *Lease) Lose(cause error) bool {
 
 // LostError is the Err of a lost lease. It wraps lockbridge.ErrLost and the
 // cause, so errors.Is(err, lockbridge.ErrLost) holds and errors.As finds the
-// cause's type (for modern, a *modern.NotHeldError when a refresh found the
+// cause's type (a *lockbridge.NotHeldError when a refresh found the
 // lock gone or taken).
 type LostError struct {
 	Pkg   string // the lock package, prefix of the message

@@ -3,6 +3,7 @@ package lockopt
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lockbridge/lockbridge"
 )
@@ -50,6 +51,15 @@ func (e *Errs) Backoff(dst *lockbridge.Backoff, b lockbridge.Backoff) {
 		return
 	}
 	*dst = b
+}
+
+// Pollers is WithPollers: it stores d in dst, or records a negative d.
+func (e *Errs) Pollers(dst *time.Duration, d time.Duration) {
+	if d < 0 {
+		e.Invalid("pollers' interval %v is negative", d)
+		return
+	}
+	*dst = d
 }
 
 // TokenFunc is WithTokenFunc: it stores f in dst, or records a nil f.

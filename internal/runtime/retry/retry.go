@@ -16,7 +16,8 @@ type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration,
 
 // Loop calls try until it succeeds, fails with anything but ErrNotObtained,
 // the backoff gives up, or ctx ends. A receive on wake (which may be nil)
-// cuts the current wait short. When ctx ends, the error wraps both
+// cuts the current wait short, unless the backoff is a Courtesy's that is
+// Quiet then. When ctx ends, the error wraps both
 // lockbridge.ErrNotObtained and ctx.Err() — unless the last attempt's
 // outcome is unknown (lockbridge.ErrUnknownOutcome): that error is returned
 // as it is, never as not obtained.
@@ -60,9 +61,13 @@ func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}
 		} else {
 			timer.Reset(d)
 		}
+		w := wake
+		if q, ok := b.(quiet); ok && q.Quiet() {
+			w = nil
+		}
 		select {
 		case <-timer.C:
-		case <-wake:
+		case <-w:
 			if !timer.Stop() {
 				<-timer.C
 			}

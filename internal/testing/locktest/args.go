@@ -33,6 +33,17 @@ var (
 	BadPublish = []string{"publish", "PUBLISH ", `"PUBLISH"`, "PUB"}
 )
 
+// BadOwnerArgs are the bad forms of the six owner-window arguments
+// (legacy_owner_args: codec, unit, W, lease, now, margin) when they start
+// at ARGV[first+1], keyed for StrictArgs.
+func BadOwnerArgs(first int) map[int][]string {
+	return map[int][]string{
+		first: BadCodecs, first + 1: BadUnits, first + 2: BadInts,
+		first + 3: append([]string{"0", "-1"}, BadInts...), first + 4: BadInts,
+		first + 5: append([]string{"-1"}, BadInts...),
+	}
+}
+
 // StrictArgs checks that script refuses every bad form of its arguments
 // before it touches a key. good are valid arguments that make the script
 // act on keys (the control); bad maps an argument's index in good (0 for

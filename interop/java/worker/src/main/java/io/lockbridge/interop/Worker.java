@@ -112,9 +112,11 @@ public final class Worker {
         try (redis.clients.jedis.Jedis g = new redis.clients.jedis.Jedis(guard[0], Integer.parseInt(guard[1]))) {
             long end = System.nanoTime() + duration * 1_000_000L;
             while (System.nanoTime() < end) {
-                String total = g.get("total");
-                if (total != null && Long.parseLong(total) >= count) {
-                    break;
+                if (count != Long.MAX_VALUE) { // as the Go workers: read the total only in a count run
+                    String total = g.get("total");
+                    if (total != null && Long.parseLong(total) >= count) {
+                        break;
+                    }
                 }
                 if (!lock.acquire(wait)) {
                     failed++;
