@@ -26,6 +26,9 @@ abstract class AbstractLock implements Lock {
     private boolean ended;
     private LostException lost;
 
+    /** Called before each refresh with its ttl; throws to refuse it (a migrate lock's phase lease). */
+    volatile java.util.function.Consumer<Duration> trust;
+
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
 
@@ -169,6 +172,10 @@ abstract class AbstractLock implements Lock {
 
     private void refreshLocked(Duration newTtl) {
         checkNotEnded("refresh");
+        java.util.function.Consumer<Duration> t = trust;
+        if (t != null) {
+            t.accept(newTtl); // never refresh in a phase no longer trusted
+        }
         try {
             refreshOnce(newTtl);
         } catch (NotHeldException e) {

@@ -110,7 +110,7 @@ public final class LegacyLocker implements AutoCloseable {
         long w = p.expiry(now, ttl);
         byte[] value = p.valueCodec().encode(w);
         Script s = Scripts.LEGACY_ACQUIRE;
-        Object r = redis.eval(s, new byte[][] {key}, value, Redis.arg(p.valueCodec().id()), Redis.arg(p.cutoff(now)), Redis.arg("0"));
+        List<?> r = redis.evalList(s, new byte[][] {key}, value, Redis.arg(p.valueCodec().id()), Redis.arg(p.cutoff(now)), Redis.arg("0"));
         List<?> a = Replies.list(s, r, 1);
         long state = Replies.num(s, a.get(0));
         if (state == 1 || state == 2) {
@@ -154,7 +154,7 @@ public final class LegacyLocker implements AutoCloseable {
         void release() {
             long code;
             synchronized (this) {
-                code = Replies.num(Scripts.LEGACY_RELEASE, redis.eval(Scripts.LEGACY_RELEASE, new byte[][] {key}, p.ownerArgs(w, lease)));
+                code = redis.evalLong(Scripts.LEGACY_RELEASE, new byte[][] {key}, p.ownerArgs(w, lease));
             }
             if (code != 1) {
                 throw notHeld(name, code);
@@ -174,7 +174,7 @@ public final class LegacyLocker implements AutoCloseable {
             System.arraycopy(owner, 0, args, 0, 6);
             args[6] = p.valueCodec().encode(nw);
             args[7] = Redis.arg("0");
-            long code = Replies.num(Scripts.LEGACY_REFRESH, redis.eval(Scripts.LEGACY_REFRESH, new byte[][] {key}, args));
+            long code = redis.evalLong(Scripts.LEGACY_REFRESH, new byte[][] {key}, args);
             if (code != 1) {
                 throw notHeld(name, code);
             }

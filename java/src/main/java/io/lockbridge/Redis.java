@@ -3,6 +3,7 @@ package io.lockbridge;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -131,19 +132,36 @@ public final class Redis implements AutoCloseable {
         c.closeAsync();
     }
 
+    /** {@link #eval} of a script whose reply is an array: a List of Long, byte[], List, null. */
+    List<?> evalList(Script s, byte[][] keys, byte[]... args) {
+        Object r = eval(s, ScriptOutputType.MULTI, keys, args);
+        if (r instanceof List<?> l) {
+            return l;
+        }
+        throw Replies.unexpected(s, r);
+    }
+
+    /** {@link #eval} of a script whose reply is an integer. */
+    long evalLong(Script s, byte[][] keys, byte[]... args) {
+        Object r = eval(s, ScriptOutputType.INTEGER, keys, args);
+        if (r instanceof Long n) {
+            return n;
+        }
+        throw Replies.unexpected(s, r);
+    }
+
     /**
      * Runs s with EVALSHA, and with EVAL after a NOSCRIPT reply (which says
      * the script did not run). Sent once: no reply is an
      * {@link UnknownOutcomeException}, an error reply a {@link RedisErrorException}.
-     * The reply: Long, byte[], List of them, or null.
      */
-    Object eval(Script s, byte[][] keys, byte[]... args) {
+    private Object eval(Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
         StatefulRedisConnection<byte[], byte[]> c = connection();
         try {
             try {
-                return c.sync().evalsha(s.sha1(), ScriptOutputType.OBJECT, keys, args);
+                return c.sync().evalsha(s.sha1(), type, keys, args);
             } catch (RedisNoScriptException e) {
-                return c.sync().eval(s.source(), ScriptOutputType.OBJECT, keys, args);
+                return c.sync().eval(s.source(), type, keys, args);
             }
         } catch (RedisCommandExecutionException e) {
             throw new RedisErrorException("lockbridge: " + s.name() + ": " + e.getMessage(), e);

@@ -7,11 +7,11 @@ import java.util.List;
 final class Replies {
     private Replies() {}
 
-    static List<?> list(Script s, Object r, int min) {
-        if (r instanceof List<?> l && l.size() >= min) {
+    static List<?> list(Script s, List<?> l, int min) {
+        if (l.size() >= min) {
             return l;
         }
-        throw unexpected(s, r);
+        throw unexpected(s, l);
     }
 
     static long num(Script s, Object r) {
