@@ -26,7 +26,8 @@ final class Lockers {
     private Lockers() {}
 
     /** The --locker kinds. */
-    static final List<String> KINDS = List.of("spring-callback", "spring-ops", "jedis-lock", "spring-integration", "shedlock");
+    static final List<String> KINDS = List.of("spring-callback", "spring-ops", "jedis-lock", "spring-integration", "shedlock",
+            "lockbridge-migrate");
 
     /** One lock, as the worker drives it. */
     interface JavaLock extends AutoCloseable {
@@ -53,6 +54,9 @@ final class Lockers {
         }
         if (kind.equals("jedis-lock")) {
             return new JedisLockLocker(host, port, name, lease);
+        }
+        if (kind.equals("lockbridge-migrate")) {
+            return new LockbridgeMigrateLock(f, host, port, name, lease);
         }
         RedisConnectionFactory factory = factory(f.getOrDefault("client", "lettuce"), host, port);
         return switch (kind) {
@@ -359,6 +363,72 @@ final class Lockers {
         @Override
         public void close() {
             destroy(factory);
+        }
+    }
+
+    /**
+     * lockbridge-java's MigrateLocker, the way a Spring service uses it: a
+     * Redis from the service's LettuceConnectionFactory (lockbridge opens
+     * its own connections to that server, with replay off). Flags:
+     * {@code --namespace=} follow that namespace's phase (else
+     * {@code --phase=} a fixed phase), {@code --interval-ms=} the phase
+     * interval, {@code --profile=raw|jdk}, {@code --auto-refresh=true}.
+     */
+    static final class LockbridgeMigrateLock implements JavaLock {
+        private final LettuceConnectionFactory factory;
+        private final io.lockbridge.Redis redis;
+        private final io.lockbridge.MigrateLocker locker;
+        private final String name;
+        private final Duration lease;
+        private io.lockbridge.Lock held;
+
+        LockbridgeMigrateLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
+            factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
+            factory.afterPropertiesSet();
+            factory.start();
+            redis = io.lockbridge.SpringRedis.of(factory);
+            io.lockbridge.LegacyProfile profile = io.lockbridge.LegacyProfile.defaults();
+            if ("jdk".equals(f.get("profile"))) {
+                profile = profile.keyCodec(io.lockbridge.KeyCodec.JDK_STRING).valueCodec(io.lockbridge.ValueCodec.JDK_STRING);
+            }
+            io.lockbridge.MigrateLocker.Builder b = io.lockbridge.MigrateLocker.builder(redis).legacy(profile)
+                    .autoRefresh(Boolean.parseBoolean(f.getOrDefault("auto-refresh", "false")));
+            if (f.containsKey("namespace")) {
+                b.followPhase(f.get("namespace")).phaseInterval(Duration.ofMillis(Worker.num(f, "interval-ms", 2000)));
+            } else {
+                b.phase(io.lockbridge.Phase.ofWire(f.getOrDefault("phase", "legacy")));
+            }
+            locker = b.build();
+            this.name = name;
+            this.lease = Duration.ofMillis(leaseMs);
+        }
+
+        @Override
+        public boolean acquire(long waitMs) {
+            try {
+                held = locker.lock(name, lease, Duration.ofMillis(waitMs));
+                return true;
+            } catch (io.lockbridge.NotObtainedException | io.lockbridge.PhaseUnknownException e) {
+                return false;
+            }
+        }
+
+        @Override
+        public void release() {
+            io.lockbridge.Lock l = held;
+            held = null;
+            try {
+                l.unlock();
+            } catch (io.lockbridge.NotHeldException e) {
+                // ended (a phase move, an expiry): as Go's workers, go on
+            }
+        }
+
+        @Override
+        public void close() {
+            locker.close();
+            redis.close();
+            factory.destroy();
         }
     }
 }

@@ -31,7 +31,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *       own locker and connections, as separate service instances would
  *       (counted as id-0, id-1, …); {@code --think-ms=} pause after each
  *       release; {@code --count=} stop contending once the guard's
- *       total reaches it; {@code --duration-ms=} or after this long.
+ *       total reaches it; {@code --duration-ms=} or after this long, or once a
+ *       line {@code stop} comes on stdin (then the lockers close cleanly: a
+ *       lockbridge-migrate locker leaves the fleet registry).
  * </ul>
  *
  * <p>Mode contend: until the total or the duration is reached, acquire (waiting
@@ -92,12 +94,18 @@ public final class Worker {
         System.out.flush();
     }
 
-    /** Exits the JVM when stdin closes (the test that started us is gone). */
+    /** Set by a line "stop" on stdin (contend mode): the threads finish their round and the lockers close. */
+    static volatile boolean stopped;
+
+    /** Exits the JVM when stdin closes (the test that started us is gone); "stop" ends contend mode cleanly. */
     static void exitOnEOF(BufferedReader stdin) {
         Thread t = new Thread(() -> {
             try {
-                while (stdin.readLine() != null) {
-                    // nothing is expected in contend mode
+                String line;
+                while ((line = stdin.readLine()) != null) {
+                    if (line.trim().equals("stop")) {
+                        stopped = true;
+                    }
                 }
             } catch (Exception ignored) {
                 // closed
@@ -164,7 +172,7 @@ public final class Worker {
         long failed = 0;
         try (redis.clients.jedis.Jedis g = new redis.clients.jedis.Jedis(guard[0], Integer.parseInt(guard[1]))) {
             long end = System.nanoTime() + duration * 1_000_000L;
-            while (System.nanoTime() < end) {
+            while (System.nanoTime() < end && !stopped) {
                 String total = g.get("total");
                 if (total != null && Long.parseLong(total) >= count) {
                     break;
