@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/migrate"
 )
 
@@ -209,4 +210,80 @@ func scriptSHA1(t *testing.T, name string) string {
 	}
 	t.Fatalf("no script %s in the vectors", name)
 	return ""
+}
+
+// scriptSource assembles a script from the repository's files by the rule
+// of the golden vectors (fragments, each followed by a newline, then the
+// body).
+func scriptSource(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "vectors", "scripts.json"))
+	require.NoError(t, err)
+	var v struct {
+		Scripts []struct {
+			Name      string
+			Fragments []string
+			Body      string
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &v))
+	for _, s := range v.Scripts {
+		if s.Name != name {
+			continue
+		}
+		var src strings.Builder
+		for _, f := range s.Fragments {
+			fb, err := os.ReadFile(filepath.Join("..", f))
+			require.NoError(t, err)
+			src.Write(fb)
+			src.WriteByte('\n')
+		}
+		bb, err := os.ReadFile(filepath.Join("..", s.Body))
+		require.NoError(t, err)
+		src.Write(bb)
+		return src.String()
+	}
+	t.Fatalf("no script %s in the vectors", name)
+	return ""
+}
+
+// TestFaultJavaReleaseReplyDropped: lockbridge-java's dual-write release
+// runs on the server but its reply is dropped and the connection closed.
+// The Java side reports an UnknownOutcomeException and never sends the
+// release again — a replayed owner-window release would delete the
+// successor's lock, which a Go locker takes right after.
+func TestFaultJavaReleaseReplyDropped(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	p := faultproxy.Start(t, e.srv.Addr())
+	sha := scriptSHA1(t, "migrate/scripts/release.lua")
+	// Loaded beforehand, so the Java release is one EVALSHA that runs.
+	got, err := e.raw.ScriptLoad(ctx, scriptSource(t, "migrate/scripts/release.lua")).Result()
+	require.NoError(t, err)
+	require.Equal(t, sha, got)
+	release := func(w []string) bool {
+		return len(w) > 1 && ((strings.EqualFold(w[0], "EVALSHA") && w[1] == sha) ||
+			(strings.EqualFold(w[0], "EVAL") && strings.Contains(w[1], "-- migrate/scripts/release.lua:")))
+	}
+	sent := p.Count(release)
+
+	j := startJavaAt(t, e, p.Addr(), javaFlags{"mode": "once", "locker": "lockbridge-migrate", "phase": "dual-write",
+		"name": lockName, "lease-ms": "10000", "wait-ms": "5000"})
+	j.expect("acquired", 30*time.Second)
+	p.DropReply(release, 1, faultproxy.Close)
+	j.send("release")
+	line := j.expect("release-error", 30*time.Second)
+	assert.Contains(t, line, "UnknownOutcomeException")
+	assert.Equal(t, 1, p.Dropped())
+	n, err := e.raw.Exists(ctx, lockName, "{"+lockName+"}:modern").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the release ran: both keys are gone")
+
+	// A successor takes the lock at once.
+	succ, err := migrate.New(e.lock, migrate.WithPhase(migrate.PhaseDualWrite)).TryLock(ctx, lockName, 10*time.Second)
+	require.NoError(t, err)
+	// Give a replaying client every chance: the worker's JVM stays up.
+	time.Sleep(time.Second)
+	assert.Equal(t, 1, sent(), "the release was sent once")
+	require.NoError(t, succ.Unlock(ctx), "the successor's lock was never touched")
 }
