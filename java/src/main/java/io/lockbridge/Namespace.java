@@ -41,10 +41,12 @@ final class Namespace {
     }
 
     String remedyInit() {
-        return "initialise it: lockbridge phase init --namespace " + ns;
+        return "if the namespace is new, start it at legacy with `lockbridge phase init --namespace " + ns
+                + "`; if it ran before, its state was lost: `lockbridge phase repair --namespace " + ns + " --to PHASE`";
     }
 
     String remedyRepair() {
-        return "repair it: lockbridge phase repair --namespace " + ns + " --to <phase>";
+        return "an operator restores it with `lockbridge phase repair --namespace " + ns + " --to PHASE` (see `lockbridge fleet --namespace "
+                + ns + "` for the phase the evidence shows)";
     }
 }
