@@ -287,3 +287,97 @@ func TestFaultJavaReleaseReplyDropped(t *testing.T) {
 	assert.Equal(t, 1, sent(), "the release was sent once")
 	require.NoError(t, succ.Unlock(ctx), "the successor's lock was never touched")
 }
+
+// jfleetController initialises namespace ns and returns its controller,
+// with a short quiet period and liveness margin for the test.
+func jfleetController(t *testing.T, e *env, ns string) *migrate.Controller {
+	t.Helper()
+	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond))
+	require.NoError(t, err)
+	require.NoError(t, ctl.Init(context.Background()))
+	return ctl
+}
+
+// TestInteropJavaKilledMidHold: a lockbridge-java follower SIGKILLed while
+// it holds a dual-write lock: a Go follower cannot take the lock while the
+// dead holder's keys stand, and takes it once they expire.
+func TestInteropJavaKilledMidHold(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ns := "jkill"
+	ctl := jfleetController(t, e, ns)
+	step(ctx, t, ctl, jfleetStage{from: migrate.PhaseLegacy, to: migrate.PhaseDualWrite})
+
+	j := startJava(t, e, javaFlags{"mode": "once", "locker": "lockbridge-migrate", "namespace": ns,
+		"interval-ms": fmt.Sprint(jfleetInterval.Milliseconds()), "name": lockName, "lease-ms": "3000", "wait-ms": "5000"})
+	j.expect("acquired", 30*time.Second)
+	time.Sleep(3 * jfleetInterval) // a heartbeat reports the held lock
+	j.kill()
+
+	lk := migrate.New(e.lock, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(jfleetInterval))
+	defer func() { _ = lk.Close(ctx) }()
+	_, err := lk.TryLock(ctx, lockName, time.Second)
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the dead holder's lock stands")
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	dead := 0
+	for _, m := range st.Members {
+		if m.PID != os.Getpid() {
+			require.NoError(t, m.Invalid)
+			assert.True(t, m.Live, "the killed client is counted until its hold passes: %s", m.Raw)
+			assert.Equal(t, migrate.PhaseDualWrite, m.HeldNewest, "the killed client's entry reports its held lock: %s", m.Raw)
+			dead++
+		}
+	}
+	assert.Equal(t, 1, dead)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	l, err := lk.Lock(wctx, lockName, time.Second)
+	require.NoError(t, err, "taken once the dead holder's keys expired")
+	require.NoError(t, l.Unlock(ctx))
+}
+
+// TestInteropJavaStaleFollower: a lockbridge-java follower cut off from
+// Redis (its connections through a proxy that goes down) while the
+// controller moves the fleet two steps on: it stops locking once its phase
+// lease lapses, the controller counts it until its entry expires, and when
+// it is back it starts afresh at the fleet's phase — 0 overlaps with the Go
+// followers throughout.
+func TestInteropJavaStaleFollower(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ns := "jstale"
+	ctl := jfleetController(t, e, ns)
+	step(ctx, t, ctl, jfleetStage{from: migrate.PhaseLegacy, to: migrate.PhaseDualWrite})
+	p := faultproxy.Start(t, e.srv.Addr())
+
+	j := startJavaAt(t, e, p.Addr(), javaFlags{"mode": "contend", "locker": "lockbridge-migrate", "namespace": ns,
+		"interval-ms": fmt.Sprint(jfleetInterval.Milliseconds()), "name": lockName, "id": "java", "threads": "2",
+		"lease-ms": fmt.Sprint(jfleetLease.Milliseconds()), "wait-ms": "500", "hold-ms": "1", "duration-ms": "120000"})
+	stop := make(chan struct{})
+	wg := goFleet(ctx, t, e, ns, "go", 2, stop)
+	time.Sleep(jfleetSpan)
+	j0, _, _ := guardCounts(t, e)
+	require.Positive(t, j0, "the Java side acquired before the cut")
+
+	p.Down(true)
+	p.Cut()
+	// The controller steps twice once the Java entries have expired.
+	step(ctx, t, ctl, jfleetStage{from: migrate.PhaseDualWrite, to: migrate.PhaseDualRead})
+	step(ctx, t, ctl, jfleetStage{from: migrate.PhaseDualRead, to: migrate.PhaseModern})
+	j1, _, _ := guardCounts(t, e)
+
+	p.Down(false)
+	time.Sleep(2 * jfleetSpan)
+	j.send("stop")
+	j.expect("done", time.Minute)
+	close(stop)
+	wg.Wait()
+	j2, g2, o2 := guardCounts(t, e)
+	t.Logf("stale follower: java %d before the cut, %d while cut off, %d after; go %d; overlaps %d", j0, j1-j0, j2-j1, g2, o2)
+	assert.Zero(t, o2, "overlaps")
+	assert.Positive(t, j2-j1, "the Java side locks again, at modern")
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, migrate.PhaseModern, st.Phase)
+}

@@ -72,7 +72,7 @@ final class HeldSet {
                 t = r.ttl;
             } else {
                 AbstractLock lk = (AbstractLock) o;
-                if (lk.ended()) {
+                if (lk.ended() || lk.left().isNegative()) { // released, lost, or its lease is over
                     it.remove();
                     continue;
                 }

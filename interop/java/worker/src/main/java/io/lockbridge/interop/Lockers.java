@@ -380,6 +380,7 @@ final class Lockers {
         private final io.lockbridge.MigrateLocker locker;
         private final String name;
         private final Duration lease;
+        private final boolean contending;
         private io.lockbridge.Lock held;
 
         LockbridgeMigrateLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
@@ -401,6 +402,7 @@ final class Lockers {
             locker = b.build();
             this.name = name;
             this.lease = Duration.ofMillis(leaseMs);
+            this.contending = "contend".equals(f.getOrDefault("mode", "contend"));
         }
 
         @Override
@@ -409,6 +411,10 @@ final class Lockers {
                 held = locker.lock(name, lease, Duration.ofMillis(waitMs));
                 return true;
             } catch (io.lockbridge.NotObtainedException | io.lockbridge.PhaseUnknownException e) {
+                return false;
+            } catch (io.lockbridge.LockbridgeException e) {
+                // Redis unreachable, an unknown outcome: not held; say why
+                System.err.println("acquire: " + e);
                 return false;
             }
         }
@@ -421,6 +427,12 @@ final class Lockers {
                 l.unlock();
             } catch (io.lockbridge.NotHeldException e) {
                 // ended (a phase move, an expiry): as Go's workers, go on
+            } catch (io.lockbridge.RedisUnavailableException | io.lockbridge.UnknownOutcomeException e) {
+                if (!contending) {
+                    throw e; // mode once reports it
+                }
+                // contending, cut off from Redis: the lock ends by its lease; go on
+                System.err.println("release: " + e);
             }
         }
 
