@@ -381,3 +381,51 @@ func TestInteropJavaStaleFollower(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, migrate.PhaseModern, st.Phase)
 }
+
+// TestInteropJavaSeedToLockbridge: a Java service's own rolling deploy from
+// the old seed code to lockbridge-java's LegacyLocker, same profile: an
+// instance on the seed code, then one on lockbridge-java beside it, then
+// the seed instance stopped — 0 overlaps, both acquire. For the
+// StringRedisTemplate profile and for a default RedisTemplate's
+// (JDK-serialized key and value).
+func TestInteropJavaSeedToLockbridge(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		seed    javaFlags
+		profile string
+	}{
+		{"raw", javaFlags{"locker": "spring-callback", "client": "lettuce", "template": "string"}, "raw"},
+		{"jdk", javaFlags{"locker": "spring-ops", "client": "lettuce", "template": "jdk"}, "jdk"},
+	} {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			common := javaFlags{"mode": "contend", "name": lockName, "threads": "2", "lease-ms": "5000", "wait-ms": "1000",
+				"poll-ms": "5", "hold-ms": "1", "duration-ms": "60000"}
+			seedFlags := javaFlags{"id": "java-seed"}
+			lbFlags := javaFlags{"id": "java-lockbridge", "locker": "lockbridge-legacy", "profile": c.profile}
+			for k, v := range common {
+				seedFlags[k], lbFlags[k] = v, v
+			}
+			for k, v := range c.seed {
+				seedFlags[k] = v
+			}
+			seed := startJava(t, e, seedFlags)
+			time.Sleep(time.Second)
+			lb := startJava(t, e, lbFlags)
+			time.Sleep(2 * time.Second)
+			seed.send("stop")
+			seedDone := seed.expect("done", time.Minute)
+			time.Sleep(time.Second)
+			lb.send("stop")
+			lbDone := lb.expect("done", time.Minute)
+			seedAcq := e.counter(t, "acq:java-seed-0") + e.counter(t, "acq:java-seed-1")
+			lbAcq := e.counter(t, "acq:java-lockbridge-0") + e.counter(t, "acq:java-lockbridge-1")
+			overlaps := e.counter(t, "cs:overlaps")
+			t.Logf("%s: seed %d (%s), lockbridge-java %d (%s), overlaps %d", c.name, seedAcq, seedDone, lbAcq, lbDone, overlaps)
+			assert.Zero(t, overlaps)
+			assert.Positive(t, seedAcq)
+			assert.Positive(t, lbAcq)
+		})
+	}
+}

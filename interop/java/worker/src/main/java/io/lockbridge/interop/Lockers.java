@@ -27,7 +27,7 @@ final class Lockers {
 
     /** The --locker kinds. */
     static final List<String> KINDS = List.of("spring-callback", "spring-ops", "jedis-lock", "spring-integration", "shedlock",
-            "lockbridge-migrate");
+            "lockbridge-migrate", "lockbridge-legacy");
 
     /** One lock, as the worker drives it. */
     interface JavaLock extends AutoCloseable {
@@ -57,6 +57,9 @@ final class Lockers {
         }
         if (kind.equals("lockbridge-migrate")) {
             return new LockbridgeMigrateLock(f, host, port, name, lease);
+        }
+        if (kind.equals("lockbridge-legacy")) {
+            return new LockbridgeLegacyLock(f, host, port, name, lease);
         }
         RedisConnectionFactory factory = factory(f.getOrDefault("client", "lettuce"), host, port);
         return switch (kind) {
@@ -388,11 +391,7 @@ final class Lockers {
             factory.afterPropertiesSet();
             factory.start();
             redis = io.lockbridge.SpringRedis.of(factory);
-            io.lockbridge.LegacyProfile profile = io.lockbridge.LegacyProfile.defaults();
-            if ("jdk".equals(f.get("profile"))) {
-                profile = profile.keyCodec(io.lockbridge.KeyCodec.JDK_STRING).valueCodec(io.lockbridge.ValueCodec.JDK_STRING);
-            }
-            io.lockbridge.MigrateLocker.Builder b = io.lockbridge.MigrateLocker.builder(redis).legacy(profile)
+            io.lockbridge.MigrateLocker.Builder b = io.lockbridge.MigrateLocker.builder(redis).legacy(profile(f))
                     .autoRefresh(Boolean.parseBoolean(f.getOrDefault("auto-refresh", "false")));
             if (f.containsKey("namespace")) {
                 b.followPhase(f.get("namespace")).phaseInterval(Duration.ofMillis(Worker.num(f, "interval-ms", 2000)));
@@ -433,6 +432,63 @@ final class Lockers {
                 }
                 // contending, cut off from Redis: the lock ends by its lease; go on
                 System.err.println("release: " + e);
+            }
+        }
+
+        @Override
+        public void close() {
+            locker.close();
+            redis.close();
+            factory.destroy();
+        }
+    }
+
+    /** The --profile of a lockbridge-java locker: raw (the default) or jdk (a default RedisTemplate's). */
+    static io.lockbridge.LegacyProfile profile(Map<String, String> f) {
+        io.lockbridge.LegacyProfile p = io.lockbridge.LegacyProfile.defaults();
+        if ("jdk".equals(f.get("profile"))) {
+            p = p.keyCodec(io.lockbridge.KeyCodec.JDK_STRING).valueCodec(io.lockbridge.ValueCodec.JDK_STRING);
+        }
+        return p;
+    }
+
+    /** lockbridge-java's LegacyLocker: the same lock as the seed code, done safely. Flag {@code --profile=raw|jdk}. */
+    static final class LockbridgeLegacyLock implements JavaLock {
+        private final LettuceConnectionFactory factory;
+        private final io.lockbridge.Redis redis;
+        private final io.lockbridge.LegacyLocker locker;
+        private final String name;
+        private final Duration lease;
+        private io.lockbridge.Lock held;
+
+        LockbridgeLegacyLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
+            factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
+            factory.afterPropertiesSet();
+            factory.start();
+            redis = io.lockbridge.SpringRedis.of(factory);
+            locker = io.lockbridge.LegacyLocker.builder(redis).profile(profile(f)).build();
+            this.name = name;
+            this.lease = Duration.ofMillis(leaseMs);
+        }
+
+        @Override
+        public boolean acquire(long waitMs) {
+            try {
+                held = locker.lock(name, lease, Duration.ofMillis(waitMs));
+                return true;
+            } catch (io.lockbridge.NotObtainedException e) {
+                return false;
+            }
+        }
+
+        @Override
+        public void release() {
+            io.lockbridge.Lock l = held;
+            held = null;
+            try {
+                l.unlock();
+            } catch (io.lockbridge.NotHeldException e) {
+                // a seed contender's GETSET over our value, or an expiry: as the seed code, go on
             }
         }
 
