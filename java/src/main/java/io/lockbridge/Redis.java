@@ -194,20 +194,32 @@ public final class Redis implements AutoCloseable {
     AutoCloseable subscribe(byte[] channel, Runnable onMessage) {
         ByteBuffer k = ByteBuffer.wrap(channel.clone());
         StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubConnection();
-        Set<Runnable> set = listeners.computeIfAbsent(k, x -> new CopyOnWriteArraySet<>());
-        set.add(onMessage);
+        synchronized (listeners) {
+            listeners.computeIfAbsent(k, x -> new CopyOnWriteArraySet<>()).add(onMessage);
+        }
         try {
             ps.sync().subscribe(channel);
         } catch (RuntimeException e) {
-            set.remove(onMessage);
+            unsubscribe(ps, k, onMessage);
             throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
         }
-        return () -> {
+        return () -> unsubscribe(ps, k, onMessage);
+    }
+
+    /** Removes a listener; the last one of a channel unsubscribes it (a service's many lock names do not pile up). */
+    private void unsubscribe(StatefulRedisPubSubConnection<byte[], byte[]> ps, ByteBuffer k, Runnable onMessage) {
+        synchronized (listeners) {
             Set<Runnable> s = listeners.get(k);
-            if (s != null) {
-                s.remove(onMessage);
+            if (s == null || !s.remove(onMessage) || !s.isEmpty()) {
+                return;
             }
-        };
+            listeners.remove(k);
+            if (ps.isOpen()) {
+                byte[] ch = new byte[k.remaining()];
+                k.duplicate().get(ch);
+                ps.async().unsubscribe(ch);
+            }
+        }
     }
 
     private StatefulRedisPubSubConnection<byte[], byte[]> pubsubConnection() {

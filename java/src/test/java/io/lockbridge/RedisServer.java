@@ -60,6 +60,14 @@ final class RedisServer implements AutoCloseable {
         throw new AssertionError(INSTALL);
     }
 
+    /** Sends sig (STOP, CONT) to the server: a pause, as a stalled host. */
+    void signal(String sig) throws Exception {
+        int rc = new ProcessBuilder("kill", "-" + sig, Long.toString(proc.pid())).inheritIO().start().waitFor();
+        if (rc != 0) {
+            throw new IllegalStateException("kill -" + sig + " failed");
+        }
+    }
+
     RedisURI uri() {
         return RedisURI.create("127.0.0.1", port);
     }
