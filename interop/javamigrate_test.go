@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -461,4 +462,28 @@ func TestInteropJavaPhasePairs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestInteropDemoJavaMigrates: `lockbridge demo --java-migrates` on a real
+// redis-server: lockbridge-java workers in JVMs reach modern with the Go
+// fleet, 0 overlaps, and the demo leaves no key behind.
+func TestInteropDemoJavaMigrates(t *testing.T) {
+	e := newEnv(t)
+	bin := filepath.Join(t.TempDir(), "lockbridge")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/lockbridge")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	cmd := exec.Command(bin, "demo", "--java-migrates", "--redis", "redis://"+e.srv.Addr(), "--java-jar", workerJar,
+		"--java", "1", "--go", "2", "--lease", "1s")
+	out, err = cmd.CombinedOutput()
+	t.Logf("lockbridge demo --java-migrates:\n%s", out)
+	require.NoError(t, err)
+	s := string(out)
+	assert.Contains(t, s, "the Java workers reached modern with the Go fleet: 0 overlaps")
+	for _, st := range []string{"legacy -> dual-write", "dual-write -> dual-read", "dual-read -> modern"} {
+		assert.Contains(t, s, st)
+	}
+	n, err := e.raw.DBSize(context.Background()).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the demo leaves no key behind")
 }
