@@ -167,6 +167,8 @@ func TestInteropJavaMigrates(t *testing.T) {
 			if m.PID != os.Getpid() && m.Live {
 				require.NoError(t, m.Invalid, "the controller parses the Java entry %s", m.Raw)
 				assert.Equal(t, s.from, m.Phase, "the Java client runs the fleet's phase: %s", m.Raw)
+				host, _ := os.Hostname()
+				assert.Equal(t, host, m.Host, "the host name as Go reads it")
 				javaMembers++
 			}
 		}

@@ -75,7 +75,20 @@ final class Follower {
         this.id = host + "-" + pid + "-" + HexFormat.of().formatHex(r);
     }
 
-    private static String hostName() {
+    /** The host name as Go's os.Hostname reads it (the kernel's, no DNS lookup), so both languages' entries agree. */
+    static String hostName() {
+        try {
+            java.nio.file.Path p = java.nio.file.Path.of("/proc/sys/kernel/hostname");
+            if (java.nio.file.Files.isReadable(p)) {
+                return java.nio.file.Files.readString(p).trim();
+            }
+        } catch (Exception e) {
+            // fall back below
+        }
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isEmpty()) {
+            return env;
+        }
         try {
             return InetAddress.getLocalHost().getHostName();
         } catch (Exception e) {
