@@ -27,7 +27,7 @@ import (
 
 const (
 	jfleetInterval = 200 * time.Millisecond // the phase interval of every locker
-	jfleetLease    = 2 * time.Second        // the locks' lease
+	jfleetLease    = 5 * time.Second        // the locks' lease: longer than a JVM stall on a loaded machine
 	jfleetSpan     = 2 * time.Second        // contention before and after each step
 )
 
@@ -476,7 +476,7 @@ func TestInteropDemoJavaMigrates(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "go build: %s", out)
 	cmd := exec.Command(bin, "demo", "--java-migrates", "--redis", "redis://"+e.srv.Addr(), "--java-jar", workerJar,
-		"--java", "1", "--go", "2", "--lease", "1s")
+		"--java", "1", "--go", "2", "--lease", "5s")
 	out, err = cmd.CombinedOutput()
 	t.Logf("lockbridge demo --java-migrates:\n%s", out)
 	require.NoError(t, err)

@@ -335,7 +335,7 @@ func runJavaDemo(e *env, cf connFlags, jar string, java, gos int, lease time.Dur
 	}
 	defer em.close()
 	d := &javaDemo{e: e, jar: jar, lockAddr: u.Host, uc: uc, guardAdr: em.addr(), ns: ns, name: ns + ":orders",
-		java: java, gos: gos, lease: lease, span: max(2*time.Second, 2*lease)}
+		java: java, gos: gos, lease: lease, span: 3 * time.Second}
 	d.guard = redis.NewClient(&redis.Options{Addr: em.addr(), MaxRetries: -1})
 	defer d.guard.Close()
 	ctx, cancel := context.WithCancel(context.Background())
