@@ -20,7 +20,7 @@ class FaultTest {
     @Test
     void faultReleaseWithoutReplyIsAnUnknownOutcomeNeverResent() throws Exception {
         try (RedisServer srv = new RedisServer();
-                Redis first = Redis.of(srv.uri(), Duration.ofMillis(300));
+                Redis first = Redis.of(srv.uri(), Duration.ofSeconds(1));
                 Redis second = srv.redis();
                 MigrateLocker a = MigrateLocker.builder(first).phase(Phase.DUAL_WRITE).build();
                 MigrateLocker b = MigrateLocker.builder(second).phase(Phase.DUAL_WRITE).build()) {
