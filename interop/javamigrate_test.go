@@ -377,7 +377,7 @@ func TestInteropJavaStaleFollower(t *testing.T) {
 	p.Down(false)
 	time.Sleep(2 * jfleetSpan)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if j, _, _ := guardCounts(t, e); j > j1 {
+		if n, _, _ := guardCounts(t, e); n > j1 {
 			break
 		}
 		time.Sleep(200 * time.Millisecond) // a slow JVM (a loaded machine): until it acquired again
