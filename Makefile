@@ -3,7 +3,7 @@
 # staticcheck 2025.1.1; the module proxy knows the release by its semver tag.
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 
-.PHONY: test lint bench soak model model-long interop interop-long
+.PHONY: test lint bench soak model model-long interop interop-long java
 
 test:
 	./scripts/setup.sh
@@ -12,13 +12,20 @@ test:
 	./model/run.sh
 
 # Interop with the real Java lock libraries (interop/, docs/java.md): builds
-# the Java worker with Maven (and runs its JUnit tests of the golden vectors),
-# then runs Go lockers beside Spring Data Redis, jedis-lock, Spring
-# Integration, ShedLock and Redisson (4.x and 3.x) on real redis-servers. Part of `go test ./...`
-# (so of make test); this target runs it alone.
+# lockbridge-java (java/) and the Java worker with Maven (running their JUnit
+# tests: the golden vectors, lockbridge-java on a real redis-server), then
+# runs Go lockers beside Spring Data Redis, jedis-lock, Spring Integration,
+# ShedLock, Redisson (4.x and 3.x) and lockbridge-java (the mixed Go/Java
+# migrating fleet) on real redis-servers. Part of `go test ./...` (so of make
+# test); this target runs it alone.
 interop:
 	./scripts/setup.sh
 	go test -race -count=1 -timeout 10m -v ./interop
+
+# lockbridge-java alone: its JUnit tests (golden vectors, a real redis-server).
+java:
+	./scripts/setup.sh
+	cd java && mvn -q -B test
 
 # The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
 # contention per pair for the fairness figures.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -31,6 +32,10 @@ Without --redis (or --cluster) it runs on an embedded Redis (miniredis), in
 process: nothing to install. REDIS_URL is not read here. On a real server it
 uses a fresh namespace and lock names of its own, and deletes them at the end.
 
+With --java-migrates the Java workers are lockbridge-java's MigrateLocker in real
+JVMs (the interop worker jar, --java-jar) and migrate with the Go fleet to
+modern instead of being retired; it needs --redis (the JVMs connect to it).
+
 Exit codes: 0 no overlap, 3 an overlap was seen, 1 an error, 2 bad usage.`
 
 // demoPrefix starts every demo namespace, and so its lock names.
@@ -52,11 +57,37 @@ func runDemo(e *env, args []string) error {
 	rollback := fs.Bool("rollback", true, "end with a rollback of one step, modern -> dual-read")
 	keepJava := fs.Bool("keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
 	plain := fs.Bool("plain", false, "print plain periodic lines even on a terminal")
+	javaMigrates := fs.Bool("java-migrates", false, "the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
+	javaJar := fs.String("java-jar", defaultJavaJar, "the interop Java worker jar, for --java-migrates")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
 		return usageErrorf("demo takes no arguments, only flags (see 'lockbridge demo --help')")
+	}
+	if *javaMigrates {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for _, f := range []string{"keep-java", "locks", "duration", "quiet", "rollback", "plain"} {
+			if set[f] {
+				return usageErrorf("demo: --%s does not apply to --java-migrates", f)
+			}
+		}
+		if !set["java"] {
+			*java = 2
+		}
+		if !set["lease"] {
+			*lease = 2 * time.Second
+		}
+		if *lease < time.Second {
+			// A JVM stalled (GC, JIT) longer than the lease while it holds
+			// would outlive its lock: no lock without fencing survives that.
+			return usageErrorf("demo: --java-migrates needs --lease >= 1s, got %v", *lease)
+		}
+		if *gos < 1 {
+			return usageErrorf("demo: want --go >= 1")
+		}
+		return runJavaDemo(e, cf, *javaJar, *java, *gos, *lease)
 	}
 	if *java < 0 || *gos < 1 || *locks < 1 {
 		return usageErrorf("demo: want --java >= 0, --go >= 1 and --locks >= 1")

@@ -171,3 +171,29 @@ func TestDemoInProcess(t *testing.T) {
 	assert.Contains(t, out.String(), "\x1b[", "a terminal gets the view redrawn in place")
 	assert.Contains(t, out.String(), "overlaps: 0 — no two holders ever held a lock at once.")
 }
+
+// --java-migrates checks its flags before it starts anything.
+func TestDemoJavaMigratesUsage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"embedded", []string{}, "--java-migrates needs --redis redis://host:port"},
+		{"password", []string{"--redis", "redis://u:p@127.0.0.1:1"}, "takes a plain redis://host:port URL"},
+		{"tls", []string{"--redis", "rediss://127.0.0.1:1"}, "takes a plain redis://host:port URL"},
+		{"keep-java", []string{"--redis", "redis://127.0.0.1:1", "--keep-java"}, "--keep-java does not apply to --java-migrates"},
+		{"short lease", []string{"--redis", "redis://127.0.0.1:1", "--lease", "500ms"}, "needs --lease >= 1s"},
+		{"no java", []string{"--redis", "redis://127.0.0.1:1", "--java", "0"}, "needs Java workers"},
+		{"namespace", []string{"--redis", "redis://127.0.0.1:1", "--namespace", "prod", "--java-jar", "demo_java.go"}, `--namespace must start with "lockbridge-demo-"`},
+	} {
+		c := c
+		t.Run(c.name, func(t *testing.T) {
+			r := cli(t, "", nil, append([]string{"demo", "--java-migrates"}, c.args...)...)
+			oneLineError(t, r, 2, c.want)
+		})
+	}
+	r := cli(t, "", nil, "demo", "--java-migrates", "--redis", "redis://127.0.0.1:1", "--java-jar", "no/such.jar")
+	oneLineError(t, r, 1, "no Java worker at no/such.jar")
+}

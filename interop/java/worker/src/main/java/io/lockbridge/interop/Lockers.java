@@ -27,7 +27,8 @@ final class Lockers {
     private Lockers() {}
 
     /** The --locker kinds. */
-    static final List<String> KINDS = List.of("spring-callback", "spring-ops", "jedis-lock", "spring-integration", "shedlock");
+    static final List<String> KINDS = List.of("spring-callback", "spring-ops", "jedis-lock", "spring-integration", "shedlock",
+            "lockbridge-migrate", "lockbridge-legacy");
 
     /** One lock, as the worker drives it. */
     interface JavaLock extends AutoCloseable {
@@ -54,6 +55,12 @@ final class Lockers {
         }
         if (kind.equals("jedis-lock")) {
             return new JedisLockLocker(host, port, name, lease);
+        }
+        if (kind.equals("lockbridge-migrate")) {
+            return new LockbridgeMigrateLock(f, host, port, name, lease);
+        }
+        if (kind.equals("lockbridge-legacy")) {
+            return new LockbridgeLegacyLock(f, host, port, name, lease);
         }
         RedisConnectionFactory factory = factory(f.getOrDefault("client", "lettuce"), host, port);
         return switch (kind) {
@@ -360,6 +367,137 @@ final class Lockers {
         @Override
         public void close() {
             destroy(factory);
+        }
+    }
+
+    /**
+     * lockbridge-java's MigrateLocker, the way a Spring service uses it: a
+     * Redis from the service's LettuceConnectionFactory (lockbridge opens
+     * its own connections to that server, with replay off). Flags:
+     * {@code --namespace=} follow that namespace's phase (else
+     * {@code --phase=} a fixed phase), {@code --interval-ms=} the phase
+     * interval, {@code --profile=raw|jdk}, {@code --auto-refresh=true}.
+     */
+    static final class LockbridgeMigrateLock implements JavaLock {
+        private final LettuceConnectionFactory factory;
+        private final io.lockbridge.Redis redis;
+        private final io.lockbridge.MigrateLocker locker;
+        private final String name;
+        private final Duration lease;
+        private final boolean contending;
+        private io.lockbridge.Lock held;
+
+        LockbridgeMigrateLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
+            factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
+            factory.afterPropertiesSet();
+            factory.start();
+            redis = io.lockbridge.SpringRedis.of(factory);
+            io.lockbridge.MigrateLocker.Builder b = io.lockbridge.MigrateLocker.builder(redis).legacy(profile(f))
+                    .autoRefresh(Boolean.parseBoolean(f.getOrDefault("auto-refresh", "false")));
+            if (f.containsKey("namespace")) {
+                b.followPhase(f.get("namespace")).phaseInterval(Duration.ofMillis(Harness.num(f, "interval-ms", 2000)));
+            } else {
+                b.phase(io.lockbridge.Phase.ofWire(f.getOrDefault("phase", "legacy")));
+            }
+            locker = b.build();
+            this.name = name;
+            this.lease = Duration.ofMillis(leaseMs);
+            this.contending = "contend".equals(f.getOrDefault("mode", "contend"));
+        }
+
+        @Override
+        public boolean acquire(long waitMs) {
+            try {
+                held = locker.lock(name, lease, Duration.ofMillis(waitMs));
+                return true;
+            } catch (io.lockbridge.NotObtainedException | io.lockbridge.PhaseUnknownException e) {
+                return false;
+            } catch (io.lockbridge.LockbridgeException e) {
+                // Redis unreachable, an unknown outcome: not held; say why
+                System.err.println("acquire: " + e);
+                return false;
+            }
+        }
+
+        @Override
+        public void release() {
+            io.lockbridge.Lock l = held;
+            held = null;
+            try {
+                l.unlock();
+            } catch (io.lockbridge.NotHeldException e) {
+                // ended (a phase move, an expiry): as Go's workers, go on
+            } catch (io.lockbridge.RedisUnavailableException | io.lockbridge.UnknownOutcomeException e) {
+                if (!contending) {
+                    throw e; // mode once reports it
+                }
+                // contending, cut off from Redis: the lock ends by its lease; go on
+                System.err.println("release: " + e);
+            }
+        }
+
+        @Override
+        public void close() {
+            locker.close();
+            redis.close();
+            factory.destroy();
+        }
+    }
+
+    /** The --profile of a lockbridge-java locker: raw (the default) or jdk (a default RedisTemplate's). */
+    static io.lockbridge.LegacyProfile profile(Map<String, String> f) {
+        io.lockbridge.LegacyProfile p = io.lockbridge.LegacyProfile.defaults();
+        if ("jdk".equals(f.get("profile"))) {
+            p = p.keyCodec(io.lockbridge.KeyCodec.JDK_STRING).valueCodec(io.lockbridge.ValueCodec.JDK_STRING);
+        }
+        return p;
+    }
+
+    /** lockbridge-java's LegacyLocker: the same lock as the seed code, done safely. Flag {@code --profile=raw|jdk}. */
+    static final class LockbridgeLegacyLock implements JavaLock {
+        private final LettuceConnectionFactory factory;
+        private final io.lockbridge.Redis redis;
+        private final io.lockbridge.LegacyLocker locker;
+        private final String name;
+        private final Duration lease;
+        private io.lockbridge.Lock held;
+
+        LockbridgeLegacyLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
+            factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
+            factory.afterPropertiesSet();
+            factory.start();
+            redis = io.lockbridge.SpringRedis.of(factory);
+            locker = io.lockbridge.LegacyLocker.builder(redis).profile(profile(f)).build();
+            this.name = name;
+            this.lease = Duration.ofMillis(leaseMs);
+        }
+
+        @Override
+        public boolean acquire(long waitMs) {
+            try {
+                held = locker.lock(name, lease, Duration.ofMillis(waitMs));
+                return true;
+            } catch (io.lockbridge.NotObtainedException e) {
+                return false;
+            }
+        }
+
+        @Override
+        public void release() {
+            io.lockbridge.Lock l = held;
+            held = null;
+            try {
+                l.unlock();
+            } catch (io.lockbridge.NotHeldException e) {
+                // a seed contender's GETSET over our value, or an expiry: as the seed code, go on
+            }
+        }
+
+        @Override
+        public void close() {
+            locker.close();
+            redis.close();
+            factory.destroy();
         }
     }
 }

@@ -35,7 +35,9 @@ import io.lockbridge.interop.common.Harness;
  *       own locker and connections, as separate service instances would
  *       (counted as id-0, id-1, …); {@code --think-ms=} pause after each
  *       release; {@code --count=} stop contending once the guard's
- *       total reaches it; {@code --duration-ms=} or after this long.
+ *       total reaches it; {@code --duration-ms=} or after this long, or once a
+ *       line {@code stop} comes on stdin (then the lockers close cleanly: a
+ *       lockbridge-migrate locker leaves the fleet registry).
  * </ul>
  *
  * <p>Mode contend: until the total or the duration is reached, acquire (waiting
@@ -111,7 +113,7 @@ public final class Worker {
         long failed = 0;
         try (redis.clients.jedis.Jedis g = new redis.clients.jedis.Jedis(guard[0], Integer.parseInt(guard[1]))) {
             long end = System.nanoTime() + duration * 1_000_000L;
-            while (System.nanoTime() < end) {
+            while (System.nanoTime() < end && !Harness.stopped) {
                 if (count != Long.MAX_VALUE) { // as the Go workers: read the total only in a count run
                     String total = g.get("total");
                     if (total != null && Long.parseLong(total) >= count) {

@@ -42,12 +42,18 @@ public final class Harness {
         }
     }
 
-    /** Halts the JVM when stdin closes (the test that started us is gone). */
+    /** Set by a line "stop" on stdin: contending threads finish their round and the lockers close. */
+    public static volatile boolean stopped;
+
+    /** Halts the JVM when stdin closes (the test that started us is gone); a line "stop" sets {@link #stopped}. */
     public static void exitOnEOF(BufferedReader stdin) {
         Thread t = new Thread(() -> {
             try {
-                while (stdin.readLine() != null) {
-                    // nothing is expected while contending
+                String line;
+                while ((line = stdin.readLine()) != null) {
+                    if (line.trim().equals("stop")) {
+                        stopped = true;
+                    }
                 }
             } catch (Exception ignored) {
                 // closed

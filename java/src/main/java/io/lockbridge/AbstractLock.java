@@ -1,0 +1,252 @@
+package io.lockbridge;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What every lock shares: its local lease (on the monotonic clock), its end
+ * (released or lost, once), and the watchdog that refreshes it: every ttl/3;
+ * after an error every ttl/12; lost at once when a refresh finds it not
+ * ours, and lost when no refresh has succeeded by ttl/12 before the local
+ * lease end — as Go's auto-refresh.
+ */
+abstract class AbstractLock implements Lock {
+    final String name;
+    final Phase phase;
+    final Object op = new Object(); // serialises unlock and refresh
+    private final CompletableFuture<Void> done = new CompletableFuture<>();
+
+    private final Object mu = new Object();
+    private long endNanos; // the local lease end, System.nanoTime()
+    private Duration ttl; // the lease last asked for
+    private boolean ended;
+    private LostException lost;
+
+    /** Called before each refresh with its ttl; throws to refuse it (a migrate lock's phase lease). */
+    volatile java.util.function.Consumer<Duration> trust;
+
+    private ScheduledExecutorService watchdog;
+    private ScheduledFuture<?> next;
+
+    AbstractLock(String name, Phase phase, long startNanos, Duration localTtl, Duration ttl) {
+        this.name = name;
+        this.phase = phase;
+        this.endNanos = startNanos + localTtl.toNanos();
+        this.ttl = ttl;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public Phase phase() {
+        return phase;
+    }
+
+    @Override
+    public long fence() {
+        return 0;
+    }
+
+    @Override
+    public Instant expiresAt() {
+        synchronized (mu) {
+            return Instant.now().plusNanos(endNanos - System.nanoTime());
+        }
+    }
+
+    /** How long the local lease has left (negative when past). */
+    Duration left() {
+        synchronized (mu) {
+            return Duration.ofNanos(endNanos - System.nanoTime());
+        }
+    }
+
+    Duration ttl() {
+        synchronized (mu) {
+            return ttl;
+        }
+    }
+
+    @Override
+    public boolean isHeld() {
+        synchronized (mu) {
+            return !ended && System.nanoTime() - endNanos < 0;
+        }
+    }
+
+    boolean ended() {
+        synchronized (mu) {
+            return ended;
+        }
+    }
+
+    @Override
+    public CompletableFuture<Void> done() {
+        return done;
+    }
+
+    /** Sets the lease to localTtl from startNanos (a refresh's send time). */
+    void extend(long startNanos, Duration localTtl, Duration newTtl) {
+        synchronized (mu) {
+            endNanos = startNanos + localTtl.toNanos();
+            ttl = newTtl;
+        }
+    }
+
+    /** Ends the lock as released. */
+    void released() {
+        synchronized (mu) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            stopLocked();
+        }
+        done.complete(null);
+    }
+
+    /** Ends the lock as lost, with why. */
+    void lose(String why, Throwable cause) {
+        LostException e;
+        synchronized (mu) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            lost = new LostException("lockbridge: lock " + Keys.show(name) + " lost: " + why, cause);
+            e = lost;
+            stopLocked();
+        }
+        done.completeExceptionally(e);
+    }
+
+    /** Throws NotHeldException(ENDED) when the lock has ended. */
+    void checkNotEnded(String opName) {
+        synchronized (mu) {
+            if (!ended) {
+                return;
+            }
+            if (lost != null) {
+                NotHeldException e = new NotHeldException(name, NotHeldException.Reason.ENDED, opName + ": the lock was lost");
+                e.initCause(lost);
+                throw e;
+            }
+            throw new NotHeldException(name, NotHeldException.Reason.ENDED, opName + ": the lock was released");
+        }
+    }
+
+    @Override
+    public void unlock() {
+        stopWatchdog();
+        synchronized (op) {
+            checkNotEnded("unlock");
+            try {
+                release();
+                released();
+            } catch (NotHeldException e) {
+                lose("unlock found it " + e.reason().name().toLowerCase(), e);
+                throw e;
+            } catch (UnknownOutcomeException e) {
+                lose("the release may or may not have happened", e);
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public void refresh(Duration newTtl) {
+        if (newTtl == null || newTtl.toMillis() < 1) {
+            throw new InvalidException("lockbridge: ttl " + newTtl + " is below 1ms");
+        }
+        synchronized (op) {
+            refreshLocked(newTtl);
+        }
+    }
+
+    private void refreshLocked(Duration newTtl) {
+        checkNotEnded("refresh");
+        java.util.function.Consumer<Duration> t = trust;
+        if (t != null) {
+            t.accept(newTtl); // never refresh in a phase no longer trusted
+        }
+        try {
+            refreshOnce(newTtl);
+        } catch (NotHeldException e) {
+            lose("refresh found it " + e.reason().name().toLowerCase(), e);
+            throw e;
+        } catch (UnknownOutcomeException e) {
+            lose("the refresh may or may not have happened", e);
+            throw e;
+        }
+    }
+
+    /** Sends the release once; NotHeldException when it was not ours. */
+    abstract void release();
+
+    /** Sends the refresh once and extends the local lease; NotHeldException when not ours. */
+    abstract void refreshOnce(Duration newTtl);
+
+    /** Starts the watchdog on ex. */
+    void autoRefresh(ScheduledExecutorService ex) {
+        synchronized (mu) {
+            watchdog = ex;
+            schedule(ttl.dividedBy(3));
+        }
+    }
+
+    private void schedule(Duration in) {
+        if (ended || watchdog == null) {
+            return;
+        }
+        next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+    }
+
+    private void tick() {
+        Duration t = ttl();
+        synchronized (op) {
+            if (ended()) {
+                return;
+            }
+            try {
+                refreshLocked(t);
+                synchronized (mu) {
+                    schedule(t.dividedBy(3));
+                }
+                return;
+            } catch (NotHeldException | UnknownOutcomeException e) {
+                return; // lost, by refreshLocked
+            } catch (RuntimeException e) {
+                Duration retry = t.dividedBy(12);
+                if (left().compareTo(retry.multipliedBy(2)) <= 0) {
+                    lose("no refresh succeeded before the lease's last ttl/12", e);
+                    return;
+                }
+                synchronized (mu) {
+                    schedule(retry);
+                }
+            }
+        }
+    }
+
+    /** Stops the watchdog; a refresh in flight finishes first (unlock takes op after). */
+    void stopWatchdog() {
+        synchronized (mu) {
+            stopLocked();
+        }
+    }
+
+    private void stopLocked() {
+        watchdog = null;
+        if (next != null) {
+            next.cancel(false);
+            next = null;
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package io.lockbridge;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Exponential backoff with jitter: the n-th wait (from 0) is drawn from
+ * [d/2, d] with d = min(base × 2^n, max).
+ */
+public final class Backoff {
+    private final Duration base;
+    private final Duration max;
+
+    private Backoff(Duration base, Duration max) {
+        this.base = base;
+        this.max = max;
+    }
+
+    /** A backoff from base doubling to max; both positive, base ≤ max. */
+    public static Backoff exponential(Duration base, Duration max) {
+        if (base == null || max == null || base.isNegative() || base.isZero() || max.compareTo(base) < 0) {
+            throw new InvalidException("lockbridge: backoff needs 0 < base <= max, got " + base + ", " + max);
+        }
+        return new Backoff(base, max);
+    }
+
+    /** The legacy lock's default: 10 ms doubling to 100 ms (Go: legacy's default). */
+    static Backoff legacyDefault() {
+        return exponential(Duration.ofMillis(10), Duration.ofMillis(100));
+    }
+
+    /** The modern and migrate default: 8 ms doubling to 512 ms (Go: lockbridge.DefaultBackoff). */
+    static Backoff modernDefault() {
+        return exponential(Duration.ofMillis(8), Duration.ofMillis(512));
+    }
+
+    Duration delay(int n) {
+        long d = base.toNanos();
+        for (int i = 0; i < n && d < max.toNanos(); i++) {
+            d *= 2;
+        }
+        d = Math.min(d, max.toNanos());
+        return Duration.ofNanos(d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1));
+    }
+}

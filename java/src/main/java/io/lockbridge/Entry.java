@@ -1,0 +1,56 @@
+package io.lockbridge;
+
+/**
+ * A registry entry of protocol 2, written exactly as Go's migrate writes it
+ * (encoding/json of its entry struct: the fields in this order, no spaces,
+ * next and the held fields left out when empty). The entry carries no time:
+ * liveness is the server's, in the registry's sorted sets.
+ */
+final class Entry {
+    static final int PROTOCOL = 2;
+
+    final String id;
+    final Phase phase;
+    final Phase next; // null: not moving
+    final String host;
+    final long pid;
+    final long nsInit;
+    final long gen;
+    final Phase heldOldest; // null: holds nothing
+    final Phase heldNewest;
+    final long heldMs; // -1 with no held lock
+
+    Entry(String id, Phase phase, Phase next, String host, long pid, long nsInit, long gen, Phase heldOldest, Phase heldNewest,
+            long heldMs) {
+        this.id = id;
+        this.phase = phase;
+        this.next = next;
+        this.host = host;
+        this.pid = pid;
+        this.nsInit = nsInit;
+        this.gen = gen;
+        this.heldOldest = heldOldest;
+        this.heldNewest = heldNewest;
+        this.heldMs = heldMs;
+    }
+
+    String json() {
+        StringBuilder b = new StringBuilder(160);
+        b.append("{\"v\":").append(PROTOCOL);
+        b.append(",\"id\":").append(Json.quote(id));
+        b.append(",\"phase\":").append(Json.quote(phase.wireName()));
+        if (next != null) {
+            b.append(",\"next\":").append(Json.quote(next.wireName()));
+        }
+        b.append(",\"host\":").append(Json.quote(host));
+        b.append(",\"pid\":").append(pid);
+        b.append(",\"ns_init\":").append(nsInit);
+        b.append(",\"gen\":").append(gen);
+        if (heldOldest != null) {
+            b.append(",\"held_oldest\":").append(Json.quote(heldOldest.wireName()));
+            b.append(",\"held_newest\":").append(Json.quote(heldNewest.wireName()));
+            b.append(",\"held_ms\":").append(Math.max(0, heldMs));
+        }
+        return b.append('}').toString();
+    }
+}

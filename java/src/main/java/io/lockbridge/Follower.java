@@ -1,0 +1,397 @@
+package io.lockbridge;
+
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * The phase a {@link MigrateLocker} runs when it has a namespace, as Go's
+ * migrate follower: one script (heartbeat.lua) writes its registry entry
+ * and reads the phase; it moves at most one phase per reading towards the
+ * stored one, announcing the move first (the entry's next) and moving only
+ * if a second reading still wants it, then reporting the new phase; and it
+ * trusts what it read only for the phase lease after the reading was sent,
+ * by its monotonic clock. A phase it cannot trust makes every lock and
+ * refresh refuse with a {@link PhaseUnknownException}.
+ */
+final class Follower {
+    /** What the locker holds, for the heartbeat. */
+    record Held(Phase oldest, Phase newest, Duration left, Duration ttl) {
+        static final Held NONE = new Held(null, null, Duration.ZERO, Duration.ZERO);
+    }
+
+    private record Read(Phase ran, Phase want, long startNanos, Duration maxTtl) {}
+
+    private record Reply(String phase, boolean hasNs, long instance, long gen) {}
+
+    private final Redis redis;
+    final Namespace k;
+    final String id;
+    private final String host;
+    private final long pid;
+    private final Duration interval;
+    private final Duration lease;
+    private final Phase fixed; // heartbeat only, with a fixed phase
+    private final Supplier<Held> held;
+    private final Consumer<Phase> onStep;
+
+    private final ReentrantLock syncMu = new ReentrantLock();
+    private final Object mu = new Object();
+    private Phase current; // null until the first good reading
+    private boolean ran;
+    private long instance;
+    private long gen;
+    private long untilNanos;
+    private boolean hasUntil;
+    private PhaseUnknownException refusal;
+    private RuntimeException lastErr;
+    private Duration maxTtl = Duration.ZERO;
+    private boolean sent;
+    private boolean closed;
+    private Thread loop;
+    private final Semaphore wake = new Semaphore(0);
+    private AutoCloseable subscription;
+
+    Follower(Redis redis, Namespace k, Duration interval, Duration lease, Phase fixed, Supplier<Held> held, Consumer<Phase> onStep) {
+        this.redis = redis;
+        this.k = k;
+        this.interval = interval;
+        this.lease = lease;
+        this.fixed = fixed;
+        this.held = held;
+        this.onStep = onStep;
+        this.host = hostName();
+        this.pid = ProcessHandle.current().pid();
+        byte[] r = new byte[6];
+        ThreadLocalRandom.current().nextBytes(r);
+        this.id = host + "-" + pid + "-" + HexFormat.of().formatHex(r);
+    }
+
+    /** The host name as Go's os.Hostname reads it (the kernel's, no DNS lookup), so both languages' entries agree. */
+    static String hostName() {
+        try {
+            java.nio.file.Path p = java.nio.file.Path.of("/proc/sys/kernel/hostname");
+            if (java.nio.file.Files.isReadable(p)) {
+                return java.nio.file.Files.readString(p).trim();
+            }
+        } catch (Exception e) {
+            // fall back below
+        }
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isEmpty()) {
+            return env;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            String n = ManagementFactory.getRuntimeMXBean().getName();
+            int at = n.indexOf('@');
+            return at >= 0 ? n.substring(at + 1) : "";
+        }
+    }
+
+    /**
+     * The phase to run a lock of ttl in now. From memory while the lease
+     * runs and covers ttl; otherwise it reads first. on sees the phase under
+     * the follower's mutex, so the lock call registers its acquire in that
+     * phase before the follower can move.
+     */
+    Phase phase(Duration ttl, Consumer<Phase> on) {
+        Phase p = valid(ttl, on);
+        if (p != null) {
+            return p;
+        }
+        sync(ttl);
+        p = valid(ttl, on);
+        if (p == null) {
+            throw lapsed();
+        }
+        return p;
+    }
+
+    /** Throws unless the lease runs and covers a refresh to ttl. */
+    void trusted(Duration ttl) {
+        phase(ttl, null);
+    }
+
+    private Phase valid(Duration ttl, Consumer<Phase> on) {
+        synchronized (mu) {
+            if (closed) {
+                throw new InvalidException("migrate: locker closed");
+            }
+            if (refusal != null) {
+                return null; // read again: it may have been repaired
+            }
+            if (current == null || !hasUntil || System.nanoTime() - untilNanos >= 0 || ttl.compareTo(maxTtl) > 0) {
+                return null;
+            }
+            if (on != null) {
+                on.accept(current);
+            }
+            return current;
+        }
+    }
+
+    private PhaseUnknownException lapsed() {
+        synchronized (mu) {
+            if (refusal != null) {
+                return refusal;
+            }
+            return new PhaseUnknownException(k.ns, PhaseUnknownException.Reason.LEASE_LAPSED, current,
+                    "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)", lastErr);
+        }
+    }
+
+    Phase current() {
+        synchronized (mu) {
+            return current;
+        }
+    }
+
+    /** A reading; then, when it wants a move, the announcing reading, the move, and the reporting reading. */
+    void sync(Duration ttl) {
+        syncMu.lock();
+        try {
+            Read r = reading(ttl, null);
+            if (r.want != r.ran) {
+                Read a = reading(ttl, r.want);
+                if (a.want == r.want && a.ran == r.ran) {
+                    move(a);
+                    reading(ttl, null);
+                }
+            }
+            synchronized (mu) {
+                if (loop == null && !closed && current != null) {
+                    loop = new Thread(this::run, "lockbridge-follower-" + k.ns);
+                    loop.setDaemon(true);
+                    loop.start();
+                }
+            }
+        } finally {
+            syncMu.unlock();
+        }
+    }
+
+    private Read reading(Duration ttl, Phase next) {
+        Phase entryPhase;
+        long inst;
+        long g;
+        Phase ranNow;
+        Duration max;
+        boolean lapsed;
+        synchronized (mu) {
+            if (closed) {
+                throw new InvalidException("migrate: locker closed");
+            }
+            entryPhase = fixed != null ? fixed : current != null ? current : Phase.LEGACY;
+            inst = instance;
+            g = gen;
+            ranNow = current;
+            max = ttl.compareTo(maxTtl) > 0 ? ttl : maxTtl;
+            lapsed = refusal != null || !hasUntil || System.nanoTime() - untilNanos >= 0;
+            sent = true;
+        }
+        Held h = held == null ? Held.NONE : held.get();
+        if (h.ttl.compareTo(max) > 0) {
+            max = h.ttl;
+        }
+        Phase nx = next != null && next != entryPhase ? next : null;
+        long left = h.oldest == null ? -1 : Math.max(0, h.left.toMillis());
+        Entry e = new Entry(id, entryPhase, nx, host, pid, inst, g, h.oldest, h.newest, left);
+        long holdMs = Math.max(1, lease.plus(max).toMillis());
+        long start = System.nanoTime();
+        Reply rep;
+        try {
+            List<?> r = redis.evalList(Scripts.HEARTBEAT, new byte[][] {k.phase, k.meta, k.clients, k.expiry, k.seen}, Redis.arg(id),
+                    Redis.arg(e.json()), Redis.arg(holdMs));
+            List<?> a = Replies.list(Scripts.HEARTBEAT, r, 4);
+            String init = Replies.text(Scripts.HEARTBEAT, a.get(1));
+            String gs = Replies.text(Scripts.HEARTBEAT, a.get(2));
+            boolean hasNs = !init.isEmpty() || !gs.isEmpty();
+            rep = new Reply(Replies.text(Scripts.HEARTBEAT, a.get(0)), hasNs, decimal(init), decimal(gs));
+        } catch (RuntimeException err) {
+            synchronized (mu) {
+                lastErr = err;
+                throw new PhaseUnknownException(k.ns, PhaseUnknownException.Reason.LEASE_LAPSED, current,
+                        "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)", err);
+            }
+        }
+        synchronized (mu) {
+            lastErr = null;
+            Phase target;
+            try {
+                target = judge(rep);
+            } catch (PhaseUnknownException refused) {
+                refusal = refused;
+                hasUntil = false;
+                throw refused;
+            }
+            refusal = null;
+            if (fixed == null) {
+                ran = true;
+            }
+            Phase want = want(current, target, lapsed && h.oldest == null);
+            if (want == current) {
+                untilNanos = start + lease.toNanos();
+                hasUntil = true;
+                maxTtl = max;
+            }
+            return new Read(ranNow, want, start, max);
+        }
+    }
+
+    /** One phase towards target; straight to it for a follower that runs nothing or returns after a lapse. */
+    static Phase want(Phase cur, Phase target, boolean returning) {
+        if (cur == null || returning) {
+            return target;
+        }
+        if (target.ordinal() > cur.ordinal()) {
+            return Phase.values()[cur.ordinal() + 1];
+        }
+        if (target.ordinal() < cur.ordinal()) {
+            return Phase.values()[cur.ordinal() - 1];
+        }
+        return cur;
+    }
+
+    private void move(Read a) {
+        Phase from;
+        synchronized (mu) {
+            if (closed || current != a.ran) {
+                return;
+            }
+            from = current;
+            current = a.want;
+            untilNanos = a.startNanos + lease.toNanos();
+            hasUntil = true;
+            maxTtl = a.maxTtl;
+        }
+        if (from != null && onStep != null) {
+            onStep.accept(a.want);
+        }
+    }
+
+    /** Under mu: the phase to move towards, or why not to trust the reading. */
+    private Phase judge(Reply r) {
+        if (fixed != null) {
+            return fixed;
+        }
+        if (r.hasNs && (r.instance < 0 || r.gen < 0)) {
+            throw refuse(PhaseUnknownException.Reason.UNREADABLE, k.remedyRepair(), "the namespace hash has an unreadable init or gen");
+        }
+        if (r.phase.isEmpty()) {
+            if (ran || instance != 0 || r.hasNs) {
+                throw refuse(PhaseUnknownException.Reason.LOST, k.remedyRepair(), null);
+            }
+            throw refuse(PhaseUnknownException.Reason.UNINITIALIZED, k.remedyInit(), null);
+        }
+        Phase p = Phase.ofWire(r.phase);
+        if (p == null) {
+            throw refuse(PhaseUnknownException.Reason.UNREADABLE, k.remedyRepair(), "the phase key holds " + Keys.show(r.phase));
+        }
+        if (instance != 0 && (!r.hasNs || r.instance != instance)) {
+            throw refuse(PhaseUnknownException.Reason.WENT_BACK, k.remedyRepair(), "the namespace is not the instance " + instance + " this locker read");
+        }
+        if (r.hasNs && r.gen < gen) {
+            throw refuse(PhaseUnknownException.Reason.WENT_BACK, k.remedyRepair(), "generation " + r.gen + " is older than " + gen + ", read before");
+        }
+        if (r.hasNs) {
+            instance = r.instance;
+            gen = Math.max(gen, r.gen);
+        }
+        return p;
+    }
+
+    private PhaseUnknownException refuse(PhaseUnknownException.Reason why, String remedy, String cause) {
+        return new PhaseUnknownException(k.ns, why, current, remedy, cause == null ? null : new LockbridgeException(cause));
+    }
+
+    /** A non-negative decimal; -1 when it is not one. */
+    static long decimal(String s) {
+        if (s.isEmpty() || s.length() > 18 || !s.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return -1;
+        }
+        return Long.parseLong(s);
+    }
+
+    private void run() {
+        while (true) {
+            synchronized (mu) {
+                if (closed) {
+                    return;
+                }
+            }
+            if (fixed == null && subscription == null) {
+                try {
+                    subscription = redis.subscribe(k.channel, wake::release);
+                    wake.release(); // a change before the subscription sent no notice we saw
+                } catch (RuntimeException e) {
+                    // polling covers it; try again next time
+                }
+            }
+            try {
+                wake.tryAcquire(interval.toNanos(), TimeUnit.NANOSECONDS);
+                wake.drainPermits();
+            } catch (InterruptedException e) {
+                return;
+            }
+            synchronized (mu) {
+                if (closed) {
+                    return;
+                }
+            }
+            try {
+                sync(Duration.ZERO);
+            } catch (RuntimeException e) {
+                // kept (lastErr, refusal): the lock calls report it
+            }
+        }
+    }
+
+    /** Stops the loop and removes the registry entry (forget.lua, forced, on our own id). */
+    void close() {
+        Thread t;
+        synchronized (mu) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            t = loop;
+        }
+        if (t != null) {
+            wake.release(); // not interrupt(): a heartbeat in flight finishes, its connection kept
+            try {
+                t.join(TimeUnit.SECONDS.toMillis(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (subscription != null) {
+            try {
+                subscription.close();
+            } catch (Exception ignored) {
+                // nothing to undo
+            }
+        }
+        syncMu.lock(); // no reading in flight re-writes the entry after the leave
+        try {
+            boolean wasSent;
+            synchronized (mu) {
+                wasSent = sent;
+            }
+            if (wasSent) {
+                redis.evalLong(Scripts.FORGET, new byte[][] {k.clients, k.expiry, k.seen, k.fleet}, Redis.arg(id), Redis.arg("1"));
+            }
+        } finally {
+            syncMu.unlock();
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package io.lockbridge;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * Redis key names as lockbridge derives them (byte strings: a JDK-serialized
+ * legacy key is not text): Redis Cluster hash slots, the companion names in
+ * a key's slot, the migrate modern key and the namespace keys.
+ */
+final class Keys {
+    static final int SLOTS = 16384;
+    static final byte[] MODERN_SUFFIX = ascii(":modern");
+    static final byte[] RELEASED_SUFFIX = ascii(":released");
+
+    private Keys() {}
+
+    static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The hash tag's bounds [from, to) in key, or null when key has none ("{}" is none). */
+    static int[] tag(byte[] key) {
+        for (int i = 0; i < key.length; i++) {
+            if (key[i] != '{') {
+                continue;
+            }
+            for (int j = i + 1; j < key.length; j++) {
+                if (key[j] == '}') {
+                    return j == i + 1 ? null : new int[] {i + 1, j};
+                }
+            }
+            return null;
+        }
+        return null;
+    }
+
+    /** The key's Redis Cluster hash slot: CRC16-XMODEM of its tag (or of all of it), mod 16384. */
+    static int slot(byte[] key) {
+        int[] t = tag(key);
+        int from = t == null ? 0 : t[0];
+        int to = t == null ? key.length : t[1];
+        int crc = 0;
+        for (int i = from; i < to; i++) {
+            crc ^= (key[i] & 0xff) << 8;
+            for (int b = 0; b < 8; b++) {
+                crc = (crc & 0x8000) != 0 ? ((crc << 1) ^ 0x1021) : (crc << 1);
+                crc &= 0xffff;
+            }
+        }
+        return crc % SLOTS;
+    }
+
+    static byte[] concat(byte[]... parts) {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        for (byte[] p : parts) {
+            b.writeBytes(p);
+        }
+        return b.toByteArray();
+    }
+
+    /**
+     * key + suffix when key has a hash tag, else "{" + key + "}" + suffix;
+     * null when that is not in key's slot (an untagged key holding '}').
+     */
+    static byte[] companion(byte[] key, byte[] suffix) {
+        byte[] name = tag(key) != null ? concat(key, suffix) : concat(ascii("{"), key, ascii("}"), suffix);
+        return slot(name) == slot(key) ? name : null;
+    }
+
+    /**
+     * The migrate modern key of a legacy key: its companion with ":modern",
+     * or, when that leaves the slot, "{T}" + key + ":modern" with T the
+     * first decimal number 0, 1, 2, … whose slot is key's.
+     */
+    static byte[] modernKey(byte[] legacyKey) {
+        byte[] c = companion(legacyKey, MODERN_SUFFIX);
+        if (c != null) {
+            return c;
+        }
+        int want = slot(legacyKey);
+        for (int i = 0;; i++) {
+            byte[] t = ascii(Integer.toString(i));
+            if (slot(t) == want) {
+                return concat(ascii("{"), t, ascii("}"), legacyKey, MODERN_SUFFIX);
+            }
+        }
+    }
+
+    /** A name for messages: the text when printable, else its hex. */
+    static String show(String name) {
+        return name == null ? "null" : '"' + name + '"';
+    }
+
+    static String show(byte[] key) {
+        for (byte b : key) {
+            if (b < 0x20 || b == 0x7f) {
+                return "0x" + HexFormat.of().formatHex(key);
+            }
+        }
+        return '"' + new String(key, StandardCharsets.UTF_8) + '"';
+    }
+
+    static boolean same(byte[] a, byte[] b) {
+        return Arrays.equals(a, b);
+    }
+}

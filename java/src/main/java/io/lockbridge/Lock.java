@@ -1,0 +1,53 @@
+package io.lockbridge;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A held lock. Release it with {@link #unlock()} (or close, in a
+ * try-with-resources). A lock can be lost — taken, expired without a
+ * refresh, ended because its locker moved to a phase that does not exclude
+ * it, or after an operation of unknown outcome —: then {@link #done()}
+ * completes exceptionally with a {@link LostException}, and is never
+ * silently re-acquired. Safe for use from several threads.
+ */
+public interface Lock extends AutoCloseable {
+    /** The lock name the caller gave. */
+    String name();
+
+    /** The phase the lock was taken in (LEGACY for a {@link LegacyLocker}'s). */
+    Phase phase();
+
+    /** The fence of the acquisition; 0 (lockbridge-java does not fence yet). */
+    long fence();
+
+    /** When the lease ends by this process's clock (without further refreshes). */
+    Instant expiresAt();
+
+    /** Whether the lock is still held as far as this process knows. */
+    boolean isHeld();
+
+    /**
+     * Completes normally once the lock is released, exceptionally with a
+     * {@link LostException} once it is lost: the lost-lock signal.
+     */
+    CompletableFuture<Void> done();
+
+    /**
+     * Releases the lock. Throws {@link NotHeldException} when it was no
+     * longer ours (or had ended), {@link UnknownOutcomeException} when the
+     * release got no reply (the lock then counts as lost: it is not sent
+     * again).
+     */
+    void unlock();
+
+    /** Extends the lease to ttl from now. Same exceptions as unlock. */
+    void refresh(Duration ttl);
+
+    /** {@link #unlock()}. */
+    @Override
+    default void close() {
+        unlock();
+    }
+}

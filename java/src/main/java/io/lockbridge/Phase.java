@@ -1,0 +1,71 @@
+package io.lockbridge;
+
+/**
+ * A migration phase, in order. The names are the phase key's values and the
+ * registry's, as in Go's migrate.Phase.
+ */
+public enum Phase {
+    /** The legacy SETNX lock on the legacy key only. */
+    LEGACY("legacy"),
+    /** Both keys: the modern key and the legacy value Java readers see. */
+    DUAL_WRITE("dual-write"),
+    /** Both keys read, only the modern key written. */
+    DUAL_READ("dual-read"),
+    /** The modern lock on the modern key only. */
+    MODERN("modern");
+
+    private final String wire;
+
+    Phase(String wire) {
+        this.wire = wire;
+    }
+
+    /** The phase's name on the wire: legacy, dual-write, dual-read or modern. */
+    public String wireName() {
+        return wire;
+    }
+
+    @Override
+    public String toString() {
+        return wire;
+    }
+
+    /** The phase named name on the wire; null when it is not a phase name. */
+    public static Phase ofWire(String name) {
+        for (Phase p : values()) {
+            if (p.wire.equals(name)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    boolean writesLegacy() {
+        return this == LEGACY || this == DUAL_WRITE;
+    }
+
+    boolean writesModern() {
+        return this.ordinal() >= DUAL_WRITE.ordinal();
+    }
+
+    boolean readsLegacy() {
+        return this.ordinal() <= DUAL_READ.ordinal();
+    }
+
+    boolean readsModern() {
+        return this.ordinal() >= DUAL_WRITE.ordinal();
+    }
+
+    /**
+     * Whether locks taken in a and in b exclude each other: each phase
+     * writes a key the other reads. Neighbouring phases are compatible;
+     * legacy and dual-read, or anything and a phase two away, are not.
+     */
+    public static boolean compatible(Phase a, Phase b) {
+        return overlap(a, b) && overlap(b, a);
+    }
+
+    private static boolean overlap(Phase w, Phase r) {
+        return (w.writesLegacy() && r.readsLegacy()) || (w.writesModern() && r.readsModern());
+    }
+}

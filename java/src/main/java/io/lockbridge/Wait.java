@@ -1,0 +1,76 @@
+package io.lockbridge;
+
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The waiting loop of lock(): attempt; on NotObtainedException sleep the
+ * backoff, never past the holder's remaining lease when the attempt learnt
+ * it, and wake at once on a notice; until the wait runs out.
+ */
+final class Wait {
+    /** One attempt: a lock, or NotObtainedException (with the holder's time left). */
+    interface Attempt {
+        Lock once();
+    }
+
+    /** Subscribes wake to the lock's release notices after the first miss; null when there are none. */
+    interface Notices {
+        AutoCloseable subscribe(Runnable wake);
+    }
+
+    private Wait() {}
+
+    static Lock loop(String name, Duration wait, Backoff backoff, Attempt attempt, Notices notices) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        Semaphore wake = new Semaphore(0);
+        AutoCloseable sub = null;
+        try {
+            for (int n = 0;; n++) {
+                NotObtainedException miss;
+                wake.drainPermits(); // a notice from now on wakes the sleep below
+                try {
+                    return attempt.once();
+                } catch (NotObtainedException e) {
+                    miss = e;
+                }
+                if (sub == null && notices != null) {
+                    try {
+                        sub = notices.subscribe(wake::release);
+                        // A release between the miss and the subscription
+                        // sent a notice we did not hear: try again at once.
+                        continue;
+                    } catch (RedisUnavailableException e) {
+                        notices = null; // poll on the backoff alone
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " not obtained within " + wait + ": "
+                            + miss.getMessage(), miss.holderLeft(), miss);
+                }
+                long sleep = backoff.delay(n).toNanos();
+                Duration holder = miss.holderLeft();
+                if (!holder.isZero() && holder.toNanos() < sleep) {
+                    sleep = holder.toNanos();
+                }
+                sleep = Math.min(sleep, left);
+                try {
+                    wake.tryAcquire(sleep, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + ": interrupted while waiting", Duration.ZERO, e);
+                }
+            }
+        } finally {
+            if (sub != null) {
+                try {
+                    sub.close();
+                } catch (Exception ignored) {
+                    // a listener removal cannot fail
+                }
+            }
+        }
+    }
+}

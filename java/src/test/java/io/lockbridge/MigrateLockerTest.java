@@ -1,0 +1,222 @@
+package io.lockbridge;
+
+import static io.lockbridge.RedisServer.b;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** MigrateLocker on a real redis-server: the keys of each phase, following, fail-closed, sightings, the watchdog. */
+class MigrateLockerTest {
+    static RedisServer srv;
+    static Redis redis;
+
+    @BeforeAll
+    static void start() throws Exception {
+        srv = new RedisServer();
+        redis = srv.redis();
+    }
+
+    @AfterAll
+    static void stop() {
+        redis.close();
+        srv.close();
+    }
+
+    @BeforeEach
+    void flush() {
+        srv.raw.flushall();
+    }
+
+    static MigrateLocker fixed(Phase p) {
+        return MigrateLocker.builder(redis).phase(p).build();
+    }
+
+    /** Waits until cond holds; fails after 10 s (a hang, not a timing assertion). */
+    static void eventually(String what, BooleanSupplier cond) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("never: " + what);
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void dualWriteWritesBothKeysAndExcludesLegacyLockers() {
+        try (MigrateLocker m = fixed(Phase.DUAL_WRITE)) {
+            long before = System.currentTimeMillis();
+            Lock lock = m.tryLock("orders", Duration.ofSeconds(10));
+            long w = Long.parseLong(srv.get("orders"));
+            assertTrue(w >= before + 10_001 && w <= System.currentTimeMillis() + 10_001, "the Java value: " + w);
+            assertEquals(22, srv.get("{orders}:modern").length(), "a 16-byte token, base64url");
+            assertTrue(srv.raw.pttl(b("{orders}:modern")) > 9_000);
+            assertEquals(-1L, srv.raw.pttl(b("orders")), "no TTL on the legacy key, as Java");
+            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> fixed(Phase.DUAL_READ).tryLock("orders", Duration.ofSeconds(1)));
+            lock.unlock();
+            assertEquals(0, srv.raw.dbsize());
+        }
+    }
+
+    @Test
+    void dualReadWritesTheModernKeyOnly() {
+        try (MigrateLocker m = fixed(Phase.DUAL_READ)) {
+            Lock lock = m.tryLock("orders", Duration.ofSeconds(10));
+            assertNull(srv.get("orders"));
+            assertNotNull(srv.get("{orders}:modern"));
+            assertThrows(NotObtainedException.class, () -> fixed(Phase.MODERN).tryLock("orders", Duration.ofSeconds(1)));
+            lock.unlock();
+            assertEquals(0, srv.raw.dbsize());
+        }
+    }
+
+    @Test
+    void modernTakesTheModernKeyAndPublishesItsRelease() throws Exception {
+        try (MigrateLocker m = fixed(Phase.MODERN)) {
+            Lock lock = m.tryLock("orders", Duration.ofSeconds(10));
+            assertNull(srv.get("orders"));
+            assertTrue(srv.raw.pttl(b("{orders}:modern")) > 9_000);
+            // A waiter is woken by the release notice Go publishes too.
+            Thread t = new Thread(() -> {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                lock.unlock();
+            });
+            t.start();
+            Lock next = m.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(10));
+            t.join();
+            assertTrue(next.isHeld());
+            next.unlock();
+            assertEquals(0, srv.raw.dbsize());
+        }
+    }
+
+    @Test
+    void aLegacyOnlyHolderBlocksAndIsSighted() throws Exception {
+        srv.setPhase("ns1", "", Phase.DUAL_WRITE, "init");
+        Lock legacy = LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30));
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns1").build()) {
+            assertThrows(NotObtainedException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
+            Map<byte[], byte[]> h = srv.raw.hgetall(b("lockbridge:{ns1}:legacy-sighting"));
+            assertEquals(3, h.size(), "at, key, count");
+            assertEquals("1", new String(srv.raw.hget(b("lockbridge:{ns1}:legacy-sighting"), b("count")), StandardCharsets.UTF_8));
+        }
+        legacy.unlock();
+    }
+
+    @Test
+    void followsThePhaseOneStepAtATimeAndHeartbeatsAsGo() throws Exception {
+        srv.setPhase("ns2", "", Phase.LEGACY, "init");
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns2").phaseInterval(Duration.ofMillis(50)).build()) {
+            assertEquals(Phase.LEGACY, m.phase());
+            String entry = new String(srv.raw.hget(b("lockbridge:{ns2}:clients"), b(m.clientId())), StandardCharsets.UTF_8);
+            @SuppressWarnings("unchecked")
+            Map<String, Object> e = (Map<String, Object>) Json.parse(entry);
+            assertEquals(2L, e.get("v"));
+            assertEquals(m.clientId(), e.get("id"));
+            assertEquals("legacy", e.get("phase"));
+            assertEquals(ProcessHandle.current().pid(), e.get("pid"));
+            assertTrue((Long) e.get("ns_init") > 0 && (Long) e.get("gen") > 0, entry);
+            assertNotNull(srv.raw.zscore(b("lockbridge:{ns2}:clients-expiry"), b(m.clientId())));
+
+            Lock held = m.tryLock("orders", Duration.ofSeconds(5));
+            assertEquals(Phase.LEGACY, held.phase());
+            srv.setPhase("ns2", "legacy", Phase.DUAL_WRITE, "step");
+            eventually("the locker runs dual-write", () -> m.phase() == Phase.DUAL_WRITE);
+            assertTrue(held.isHeld(), "legacy and dual-write exclude each other: the legacy lock stands");
+            Lock dw = m.tryLock("orders2", Duration.ofSeconds(5));
+            assertEquals(Phase.DUAL_WRITE, dw.phase());
+            assertNotNull(srv.get("orders2"));
+            assertNotNull(srv.get("{orders2}:modern"));
+            srv.setPhase("ns2", "dual-write", Phase.DUAL_READ, "step");
+            eventually("the locker runs dual-read", () -> m.phase() == Phase.DUAL_READ);
+            assertTrue(dw.isHeld(), "dual-write and dual-read exclude each other");
+            assertFalse(held.isHeld(), "a legacy lock is not excluded by dual-read lockers: ended");
+            ExecutionException lost = assertThrows(ExecutionException.class, () -> held.done().get());
+            assertTrue(lost.getCause() instanceof LostException, lost.getCause().toString());
+            dw.unlock();
+            Lock dr = m.tryLock("orders2", Duration.ofSeconds(5));
+            assertEquals(Phase.DUAL_READ, dr.phase());
+            assertNull(srv.get("orders2"));
+            dr.unlock();
+        }
+        assertNull(srv.raw.hget(b("lockbridge:{ns2}:clients"), b("x")));
+        assertEquals(0L, srv.raw.hlen(b("lockbridge:{ns2}:clients")), "close removed the entry");
+    }
+
+    @Test
+    void refusesWhenThePhaseCannotBeTrusted() throws Exception {
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50)).build()) {
+            PhaseUnknownException e = assertThrows(PhaseUnknownException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
+            assertEquals(PhaseUnknownException.Reason.UNINITIALIZED, e.reason());
+            assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")));
+        }
+        srv.raw.flushall();
+        srv.setPhase("ns3", "", Phase.DUAL_READ, "init");
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50)).build()) {
+            m.tryLock("orders", Duration.ofSeconds(1)).unlock();
+            srv.raw.del(b("lockbridge:{ns3}:phase"));
+            eventually("the locker refuses", () -> {
+                try {
+                    m.tryLock("orders", Duration.ofSeconds(1)).unlock();
+                    return false;
+                } catch (PhaseUnknownException x) {
+                    return x.reason() == PhaseUnknownException.Reason.LOST;
+                }
+            });
+            srv.raw.set(b("lockbridge:{ns3}:phase"), b("dual read"));
+            PhaseUnknownException e = assertThrows(PhaseUnknownException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
+            assertEquals(PhaseUnknownException.Reason.UNREADABLE, e.reason());
+            assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")), "fail closed: nothing written");
+        }
+    }
+
+    @Test
+    void theWatchdogRefreshesAndSignalsALostLock() throws Exception {
+        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.DUAL_WRITE).autoRefresh(true).build()) {
+            Lock lock = m.tryLock("orders", Duration.ofMillis(1500));
+            long w0 = Long.parseLong(srv.get("orders"));
+            eventually("refreshed (every ttl/3)", () -> Long.parseLong(srv.get("orders")) > w0 + 400);
+            assertTrue(lock.isHeld());
+            srv.raw.del(b("{orders}:modern")); // an operator deletes it
+            ExecutionException lost = assertThrows(ExecutionException.class, () -> lock.done().get(10, TimeUnit.SECONDS));
+            assertTrue(lost.getCause() instanceof LostException, lost.getCause().toString());
+            NotHeldException e = assertThrows(NotHeldException.class, lock::unlock);
+            assertEquals(NotHeldException.Reason.ENDED, e.reason());
+        }
+    }
+
+    @Test
+    void jdkProfileKeysAndModernKeyShareASlot() {
+        LegacyProfile p = LegacyProfile.defaults().keyCodec(KeyCodec.JDK_STRING).valueCodec(ValueCodec.JDK_STRING);
+        try (MigrateLocker m = MigrateLocker.builder(redis).legacy(p).phase(Phase.DUAL_WRITE).build()) {
+            Lock lock = m.tryLock("lock:order", Duration.ofSeconds(5));
+            byte[] l = KeyCodec.JDK_STRING.encode("lock:order");
+            assertNotNull(ValueCodec.JDK_STRING.decode(srv.raw.get(l)));
+            byte[] mk = m.keys("lock:order").get(1);
+            assertEquals(Keys.slot(l), Keys.slot(mk));
+            assertNotNull(srv.raw.get(mk));
+            lock.unlock();
+            assertEquals(0, srv.raw.dbsize());
+        }
+    }
+}

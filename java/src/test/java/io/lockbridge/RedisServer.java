@@ -1,0 +1,110 @@
+package io.lockbridge;
+
+import java.io.File;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+
+/**
+ * A real redis-server for a test class, on a free loopback port, with no
+ * persistence; and a plain client on it to check the bytes stored. A
+ * missing redis-server fails the test with the command that installs it.
+ */
+final class RedisServer implements AutoCloseable {
+    static final String INSTALL = "redis-server not found on PATH: install it (sudo apt-get install -y redis-server, or run ./scripts/setup.sh)";
+
+    private final Process proc;
+    final int port;
+    private final RedisClient client;
+    private final StatefulRedisConnection<byte[], byte[]> conn;
+    final RedisCommands<byte[], byte[]> raw;
+
+    RedisServer() throws Exception {
+        String bin = find();
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        proc = new ProcessBuilder(bin, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        client = RedisClient.create();
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        StatefulRedisConnection<byte[], byte[]> c = null;
+        while (c == null) {
+            try {
+                c = client.connect(ByteArrayCodec.INSTANCE, uri());
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > end || !proc.isAlive()) {
+                    proc.destroyForcibly();
+                    throw new IllegalStateException("redis-server on port " + port + " did not start", e);
+                }
+                Thread.sleep(20);
+            }
+        }
+        conn = c;
+        raw = c.sync();
+    }
+
+    private static String find() {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            File f = new File(dir, "redis-server");
+            if (f.canExecute()) {
+                return f.getPath();
+            }
+        }
+        throw new AssertionError(INSTALL);
+    }
+
+    /** Sends sig (STOP, CONT) to the server: a pause, as a stalled host. */
+    void signal(String sig) throws Exception {
+        int rc = new ProcessBuilder("kill", "-" + sig, Long.toString(proc.pid())).inheritIO().start().waitFor();
+        if (rc != 0) {
+            throw new IllegalStateException("kill -" + sig + " failed");
+        }
+    }
+
+    RedisURI uri() {
+        return RedisURI.create("127.0.0.1", port);
+    }
+
+    Redis redis() {
+        return Redis.of(uri());
+    }
+
+    static byte[] b(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    String get(String key) {
+        byte[] v = raw.get(b(key));
+        return v == null ? null : new String(v, StandardCharsets.UTF_8);
+    }
+
+    /** Sets the namespace's phase as the controller does (phase_set.lua: init, then steps). */
+    void setPhase(String ns, String seen, Phase to, String mode) {
+        Namespace k = new Namespace(ns);
+        Script s = Scripts.get("migrate/scripts/phase_set.lua");
+        Object r = raw.eval(s.source(), io.lettuce.core.ScriptOutputType.INTEGER, new byte[][] {k.phase, k.channel, k.since, k.meta},
+                b(seen), b(to.wireName()), b("PUBLISH"), b("0"), b(mode), b("0"));
+        if (!Long.valueOf(1).equals(r)) {
+            throw new IllegalStateException("phase_set: " + r);
+        }
+    }
+
+    @Override
+    public void close() {
+        conn.close();
+        client.shutdown();
+        proc.destroy();
+        try {
+            proc.waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
