@@ -44,13 +44,13 @@ type aclResult struct {
 
 // probeKeys are the scratch names one shard's probes use.
 type probeKeys struct {
-	str, nx, hash, counter, str2, nx2, hash2, zset2, ch string
+	str, nx, hash, counter, str2, nx2, hash2, zset2, list2, ch string
 }
 
 func (r *run) probeKeys(tag string) probeKeys {
 	return probeKeys{
 		str: r.key(tag, "s"), nx: r.key(tag, "nx"), hash: r.key(tag, "h"),
-		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"), zset2: r.key(tag, "z2"),
+		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"), zset2: r.key(tag, "z2"), list2: r.key(tag, "l2"),
 		counter: r.key(tag, "fence"), ch: channel(tag),
 	}
 }
@@ -79,7 +79,7 @@ func dryRunArgs(name string, k probeKeys) []any {
 		return []any{name, "0", "1"}
 	case "HSET":
 		return []any{name, k.hash, "f", "v"}
-	case "HGET", "HDEL":
+	case "HGET", "HDEL", "HEXISTS":
 		return []any{name, k.hash, "f"}
 	case "HINCRBY":
 		return []any{name, k.hash, "count", "1"}
@@ -95,6 +95,18 @@ func dryRunArgs(name string, k probeKeys) []any {
 		return []any{name, k.hash + "z", "0", "-1"}
 	case "ZRANGEBYSCORE":
 		return []any{name, k.hash + "z", "-inf", "+inf"}
+	case "ZINCRBY":
+		return []any{name, k.hash + "z", "1", "m"}
+	case "RPUSH":
+		return []any{name, k.hash + "l", "m"}
+	case "LINDEX":
+		return []any{name, k.hash + "l", "0"}
+	case "LPOP":
+		return []any{name, k.hash + "l"}
+	case "LRANGE":
+		return []any{name, k.hash + "l", "0", "-1"}
+	case "LREM":
+		return []any{name, k.hash + "l", "0", "m"}
 	case "PUBLISH", "SPUBLISH":
 		return []any{name, k.ch, "released"}
 	case "SUBSCRIBE", "SSUBSCRIBE":
@@ -274,6 +286,7 @@ func scriptCalls(k probeKeys, cluster bool) [][]string {
 		{"PEXPIRE", k.hash2, scratchTTL},
 		{"HINCRBY", k.hash2, "count", "1"},
 		{"HGET", k.hash2, "f"},
+		{"HEXISTS", k.hash2, "f"},
 		{"HMGET", k.hash2, "f"},
 		{"HGETALL", k.hash2},
 		{"HDEL", k.hash2, "f"},
@@ -282,7 +295,14 @@ func scriptCalls(k probeKeys, cluster bool) [][]string {
 		{"ZSCORE", k.zset2, "m"},
 		{"ZRANGE", k.zset2, "0", "-1"},
 		{"ZRANGEBYSCORE", k.zset2, "-inf", "+inf"},
+		{"ZINCRBY", k.zset2, "1", "m"},
 		{"ZREM", k.zset2, "m"},
+		{"RPUSH", k.list2, "m"},
+		{"PEXPIRE", k.list2, scratchTTL},
+		{"LINDEX", k.list2, "0"},
+		{"LRANGE", k.list2, "0", "-1"},
+		{"LREM", k.list2, "0", "m"},
+		{"LPOP", k.list2},
 		{pub, k.ch, "released"},
 	}
 }
@@ -298,7 +318,7 @@ func (r *run) probeScripts(ctx context.Context, where string, k probeKeys, clust
 			argv = append(argv, w)
 		}
 	}
-	keys := []string{k.str2, k.nx2, k.counter, k.hash2, k.zset2, k.ch}
+	keys := []string{k.str2, k.nx2, k.counter, k.hash2, k.zset2, k.list2, k.ch}
 	args := []any{"EVAL", probeSource, strconv.Itoa(len(keys))}
 	for _, key := range keys {
 		args = append(args, key)
