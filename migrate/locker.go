@@ -141,8 +141,10 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 
 // Close stops following the phase and heartbeating, and removes the Locker
 // from the fleet registry. Locks it holds stay valid to the end of their
-// lease and can be unlocked, but no longer refreshed: the controller no
-// longer counts this client. It is safe to call
+// lease and can be unlocked, but no longer refreshed; while any of them
+// (or an acquire of unknown outcome) may live, the registry entry stays,
+// reporting them, until the longest lease has ended, so the controller
+// cannot step past them. It is safe to call
 // more than once; a Locker that never followed or heartbeat needs no Close.
 func (l *Locker) Close(ctx context.Context) error {
 	if l == nil {

@@ -188,16 +188,7 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 		f.mu.Unlock()
 		return read{}, fmt.Errorf("migrate: locker closed")
 	}
-	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen}
-	switch {
-	case f.fixed != 0:
-		e.Phase = f.fixed.String()
-	case f.current != 0:
-		e.Phase = f.current.String()
-	}
-	if next != 0 && next.String() != e.Phase {
-		e.Next = next.String()
-	}
+	e := f.entryLocked(next)
 	r := read{ran: f.current, maxTTL: max(f.maxTTL, ttl), start: time.Now()}
 	// Lapsed: the lease had ended (or never began) before this reading.
 	lapsed := f.refusal != nil || !r.start.Before(f.until)
@@ -206,13 +197,7 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 	var h heldReport
 	if f.held != nil {
 		h = f.held()
-		if h.oldest != 0 {
-			left := h.left.Milliseconds()
-			if left < 0 {
-				left = 0
-			}
-			e.HeldOldest, e.HeldNewest, e.HeldMS = h.oldest.String(), h.newest.String(), &left
-		}
+		withHeld(&e, h)
 		r.maxTTL = max(r.maxTTL, h.ttl)
 	}
 	// The hold: how long after this heartbeat the controller must count us
@@ -376,7 +361,8 @@ func (f *follower) refresh(ctx context.Context) {
 	_ = f.sync(rctx, 0)
 }
 
-// close stops the loop and removes the registry entry.
+// close stops the loop and removes the registry entry — or, while locks
+// it holds live on, leaves it reporting them until their leases end.
 func (f *follower) close(ctx context.Context) error {
 	f.mu.Lock()
 	if f.closed {
@@ -394,9 +380,50 @@ func (f *follower) close(ctx context.Context) error {
 	defer f.syncMu.Unlock()
 	f.mu.Lock()
 	sent := f.sent
+	e := f.entryLocked(0)
 	f.mu.Unlock()
 	if !sent {
 		return nil
 	}
+	if f.held != nil {
+		if h := f.held(); h.oldest != 0 {
+			// Locks it holds (or acquires of unknown outcome) live on to the
+			// end of their lease: the entry stays, reporting them, until then
+			// — leaving at once would let the controller step past them.
+			// The extra second covers the last unit of a legacy expiry in
+			// seconds.
+			withHeld(&e, h)
+			_, err := f.s.heartbeat(ctx, e, max(h.left, 0)+time.Second)
+			return err
+		}
+	}
 	return f.s.leave(ctx, f.id)
+}
+
+// entryLocked is the registry entry for the phase run now, announcing next
+// when it is not 0. f.mu is held.
+func (f *follower) entryLocked(next Phase) entry {
+	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen}
+	switch {
+	case f.fixed != 0:
+		e.Phase = f.fixed.String()
+	case f.current != 0:
+		e.Phase = f.current.String()
+	}
+	if next != 0 && next.String() != e.Phase {
+		e.Next = next.String()
+	}
+	return e
+}
+
+// withHeld adds what h reports to e.
+func withHeld(e *entry, h heldReport) {
+	if h.oldest == 0 {
+		return
+	}
+	left := h.left.Milliseconds()
+	if left < 0 {
+		left = 0
+	}
+	e.HeldOldest, e.HeldNewest, e.HeldMS = h.oldest.String(), h.newest.String(), &left
 }
