@@ -1,0 +1,64 @@
+package migrate
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/legacy"
+)
+
+// A phase lost after a rollback is repaired, unforced, to the phase the
+// evidence shows. A dead registry entry left from before the rollback (a
+// client that crashed at modern; entries go only when a step prunes them)
+// must not count as evidence above the live fleet: before, the evidence
+// read modern, the unforced repair jumped the fleet from legacy to modern
+// in one go, the Go lockers walked there while the Java fleet still locked
+// at legacy: two holders.
+func TestFaultRepairIgnoresDeadEntries(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
+	walk(t, ctl, PhaseModern)
+	beat(t, ctl.s, "crashed-at-modern", PhaseModern, time.Millisecond) // its last heartbeat
+	time.Sleep(10 * time.Millisecond)
+	for p := PhaseModern; p > PhaseLegacy; p-- { // the rollback, unforced
+		_, err := ctl.Rollback(ctx, false)
+		require.NoError(t, err)
+	}
+
+	b := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	defer b.Close(ctx)
+	ph, err := b.Phase(ctx)
+	require.NoError(t, err)
+	require.Equal(t, PhaseLegacy, ph)
+
+	locktest.Do(t, tg.Client, "DEL", ctl.s.k.phase) // evicted, or lost in a failover
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, st.PhaseProblem)
+
+	_, err = ctl.Repair(ctx, PhaseModern, false)
+	assert.ErrorIs(t, err, ErrUnsafeStep, "the live fleet and the namespace hash say legacy")
+
+	// The operator repairs to what `lockbridge fleet` shows as the evidence.
+	_, err = ctl.Repair(ctx, st.Evidence, false)
+	require.NoError(t, err)
+	time.Sleep(500 * time.Millisecond) // b follows, a step per reading
+	name := locktest.Key(t, "orders")
+	var lk lockbridge.Lock
+	require.Eventually(t, func() bool {
+		lk, err = b.TryLock(ctx, name, time.Minute)
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond)
+	defer lk.Unlock(ctx)
+	java := legacy.New(tg.Client) // the Java fleet, still at legacy
+	_, err = java.TryLock(ctx, name, time.Minute)
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
+}
