@@ -169,8 +169,10 @@ type Status struct {
 	// Highest is the highest phase the namespace ever reached (0 unknown).
 	Highest Phase
 	// Evidence is the highest phase anything shows the fleet reached: the
-	// phase, the namespace hash, and the phases of registry entries of
-	// clients that ran this namespace (what Repair may restore).
+	// phase, the namespace hash, and the phases of live registry entries of
+	// clients that ran this namespace — of dead ones only when nothing else
+	// shows a phase, since a dead entry may be from before a rollback
+	// (what Repair may restore).
 	Evidence Phase
 	Since    time.Time // when Phase was set; zero if unknown
 	Members  []Member  // the registry, live and recently dead, both formats
@@ -245,11 +247,18 @@ func (c *Controller) judge(sn snapshot) Status {
 		st.Protocol = 1
 	}
 	ran := false // a client of protocol 2 ran a phase of this namespace
+	// Dead entries (pruned only by a later step) may be from before a
+	// rollback: they are evidence only when nothing else shows a phase.
+	var dead Phase
 	for _, cl := range sn.clients {
 		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
 			ran = true
-			evidence(cl.Phase)
-			evidence(cl.HeldNewest)
+			if cl.Live {
+				evidence(cl.Phase)
+				evidence(cl.HeldNewest)
+			} else {
+				dead = max(dead, cl.Phase, cl.HeldNewest)
+			}
 		}
 		if cl.Protocol == 1 && cl.Invalid == nil {
 			evidence(cl.Phase)
@@ -270,6 +279,9 @@ func (c *Controller) judge(sn snapshot) Status {
 			st.Phase = p
 			evidence(p)
 		}
+	}
+	if st.Evidence == 0 {
+		evidence(dead)
 	}
 	if st.PhaseProblem != nil {
 		block(Blocker{Kind: BlockPhaseUnknown, Text: st.PhaseProblem.Error()})
