@@ -62,3 +62,31 @@ func TestFaultRepairIgnoresDeadEntries(t *testing.T) {
 	_, err = java.TryLock(ctx, name, time.Minute)
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
 }
+
+// An unforced `fleet forget` removes only an entry the controller no
+// longer counts: dead by the server's clock beyond the liveness margin.
+// Before, it judged the expiry alone, so an entry the controller still
+// counted as live (within the margin, which covers clock-rate drift and an
+// NTP step of the server's clock) was removed, and the step it blocked
+// went ahead.
+func TestFaultForgetHonoursTheLivenessMargin(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ctl := initNS(t, tg.Client, t.Name(), WithLivenessMargin(time.Minute))
+	beat(t, ctl.s, "paused", PhaseLegacy, time.Millisecond)
+	time.Sleep(10 * time.Millisecond)
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Members, 1)
+	require.True(t, st.Members[0].Live, "within the margin: still counted")
+
+	_, err = ctl.Forget(ctx, "paused", false)
+	require.ErrorIs(t, err, ErrUnsafeStep)
+	st, err = ctl.Status(ctx)
+	require.NoError(t, err)
+	assert.Len(t, st.Members, 1, "the entry stays")
+
+	ok, err := ctl.Forget(ctx, "paused", true)
+	require.NoError(t, err)
+	assert.True(t, ok, "forced, it goes")
+}
