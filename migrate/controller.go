@@ -563,7 +563,8 @@ func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, er
 // Forget removes a client from the registry, for an entry known dead (a
 // crashed client, or one of the first release's format). Without force it
 // refuses, with an error wrapping ErrUnsafeStep, while the entry is live by
-// the server's clock. It reports whether an entry was removed.
+// the server's clock, with the liveness margin, as Status counts it. It
+// reports whether an entry was removed.
 func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, error) {
 	if err := c.usable(ctx); err != nil {
 		return false, err
@@ -571,7 +572,7 @@ func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, e
 	if id == "" {
 		return false, fmt.Errorf("migrate: %w: empty client id", lockbridge.ErrInvalid)
 	}
-	n, err := c.s.forget(ctx, id, force)
+	n, err := c.s.forget(ctx, id, force, c.margin)
 	if err != nil {
 		return false, err
 	}

@@ -398,8 +398,10 @@ func decimal(s string) int64 {
 
 // forget removes id from both registries; unless force, it refuses (-1)
 // while the entry is live by the server's clock.
-func (s store) forget(ctx context.Context, id string, force bool) (int64, error) {
-	r, err := s.c.Eval(ctx, forgetScript, []string{s.k.clients, s.k.expiry, s.k.seen, s.k.fleet}, id, flag(force))
+// forget removes id's entry; without force only once it is dead by the
+// server's clock beyond margin.
+func (s store) forget(ctx context.Context, id string, force bool, margin time.Duration) (int64, error) {
+	r, err := s.c.Eval(ctx, forgetScript, []string{s.k.clients, s.k.expiry, s.k.seen, s.k.fleet}, id, flag(force), strconv.FormatInt(margin.Milliseconds(), 10))
 	if err != nil {
 		return 0, fmt.Errorf("migrate: forget client %q: %w", id, err)
 	}
@@ -408,7 +410,7 @@ func (s store) forget(ctx context.Context, id string, force bool) (int64, error)
 }
 
 func (s store) leave(ctx context.Context, id string) error {
-	_, err := s.forget(ctx, id, true)
+	_, err := s.forget(ctx, id, true, 0)
 	return err
 }
 
