@@ -90,3 +90,54 @@ func TestFaultForgetHonoursTheLivenessMargin(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok, "forced, it goes")
 }
+
+// The phase key is lost after a rollback from dual-read to dual-write (the
+// Java fleet may lock again at dual-write), while a client cut off before
+// the rollback still has a live entry at dual-read. The namespace hash
+// still says dual-write: an unforced repair must not go past it on the
+// word of an entry that never read the rollback. Before, the evidence read
+// dual-read, the repair moved the fleet forward past the quiet period and
+// the sightings, and a dual-read lock (modern key only) stood beside a Java
+// legacy lock: two holders.
+func TestFaultRepairDoesNotOutrunTheNamespaceHash(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
+	walk(t, ctl, PhaseDualRead)
+	b := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	defer b.Close(ctx)
+	_, err := b.Phase(ctx)
+	require.NoError(t, err)
+	// Its last heartbeat, of a namespace generation before the rollback;
+	// its hold runs on.
+	beat(t, ctl.s, "cut-off-at-dual-read", PhaseDualRead, time.Minute)
+
+	_, err = ctl.Rollback(ctx, false)
+	require.NoError(t, err, "dual-read excludes dual-write: the rollback is safe")
+	require.Eventually(t, func() bool {
+		p, err := b.Phase(ctx)
+		return err == nil && p == PhaseDualWrite
+	}, 5*time.Second, 10*time.Millisecond)
+
+	locktest.Do(t, tg.Client, "DEL", ctl.s.k.phase) // evicted, or lost in a failover
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, st.PhaseProblem)
+	_, err = ctl.Repair(ctx, PhaseDualRead, false)
+	assert.ErrorIs(t, err, ErrUnsafeStep, "the namespace hash says dual-write")
+	_, err = ctl.Repair(ctx, st.Evidence, false)
+	require.NoError(t, err)
+	time.Sleep(500 * time.Millisecond) // b follows, a step per reading
+
+	name := locktest.Key(t, "orders")
+	var lk lockbridge.Lock
+	require.Eventually(t, func() bool {
+		lk, err = b.TryLock(ctx, name, time.Minute)
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond)
+	defer lk.Unlock(ctx)
+	java := legacy.New(tg.Client) // a Java service, back since the rollback
+	_, err = java.TryLock(ctx, name, time.Minute)
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
+}
