@@ -168,11 +168,13 @@ type Status struct {
 	Protocol int
 	// Highest is the highest phase the namespace ever reached (0 unknown).
 	Highest Phase
-	// Evidence is the highest phase anything shows the fleet reached: the
-	// phase, the namespace hash, and the phases of live registry entries of
-	// clients that ran this namespace — of dead ones only when nothing else
-	// shows a phase, since a dead entry may be from before a rollback
-	// (what Repair may restore).
+	// Evidence is the highest phase anything shows the fleet is at (what
+	// Repair may restore): the phase, the namespace hash's phase, and the
+	// phases of live registry entries of clients that ran this namespace —
+	// when the hash has a phase, only of entries that read a newer
+	// generation than the hash's (it went back), since an entry above it
+	// may not have read a rollback yet; of dead entries only when nothing
+	// else shows a phase, since they may date from before a rollback.
 	Evidence Phase
 	Since    time.Time // when Phase was set; zero if unknown
 	Members  []Member  // the registry, live and recently dead, both formats
@@ -232,6 +234,7 @@ func (c *Controller) judge(sn snapshot) Status {
 			st.Evidence = p
 		}
 	}
+	metaPhase := false // the namespace hash has a readable phase
 	if len(sn.meta) > 0 {
 		st.Protocol = ProtocolVersion
 		if v, err := strconv.Atoi(sn.meta["protocol"]); err == nil {
@@ -242,25 +245,32 @@ func (c *Controller) judge(sn snapshot) Status {
 		}
 		if p, err := phaseName(sn.meta["phase"]); err == nil {
 			evidence(p)
+			metaPhase = true
 		}
 	} else if sn.hasPhase {
 		st.Protocol = 1
 	}
+	metaGen := decimal(sn.meta["gen"])
 	ran := false // a client of protocol 2 ran a phase of this namespace
-	// Dead entries (pruned only by a later step) may be from before a
-	// rollback: they are evidence only when nothing else shows a phase.
+	// The namespace hash holds the last phase set (with the phase key, in
+	// one script): a live entry outruns it only when it read a newer
+	// generation (the hash went back: a restore). Otherwise an entry above
+	// it is a client that has not read a rollback yet. Dead entries (pruned
+	// only by a later step) may be from before a rollback: they are
+	// evidence only when nothing else shows a phase.
 	var dead Phase
 	for _, cl := range sn.clients {
 		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
 			ran = true
-			if cl.Live {
+			switch {
+			case !cl.Live:
+				dead = max(dead, cl.Phase, cl.HeldNewest)
+			case !metaPhase || metaGen < 0 || cl.Gen > metaGen:
 				evidence(cl.Phase)
 				evidence(cl.HeldNewest)
-			} else {
-				dead = max(dead, cl.Phase, cl.HeldNewest)
 			}
 		}
-		if cl.Protocol == 1 && cl.Invalid == nil {
+		if cl.Protocol == 1 && cl.Invalid == nil && !metaPhase {
 			evidence(cl.Phase)
 		}
 	}

@@ -397,9 +397,7 @@ func decimal(s string) int64 {
 }
 
 // forget removes id from both registries; unless force, it refuses (-1)
-// while the entry is live by the server's clock.
-// forget removes id's entry; without force only once it is dead by the
-// server's clock beyond margin.
+// while the entry is live by the server's clock plus margin.
 func (s store) forget(ctx context.Context, id string, force bool, margin time.Duration) (int64, error) {
 	r, err := s.c.Eval(ctx, forgetScript, []string{s.k.clients, s.k.expiry, s.k.seen, s.k.fleet}, id, flag(force), strconv.FormatInt(margin.Milliseconds(), 10))
 	if err != nil {
