@@ -141,3 +141,56 @@ func TestFaultRepairDoesNotOutrunTheNamespaceHash(t *testing.T) {
 	_, err = java.TryLock(ctx, name, time.Minute)
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
 }
+
+// As TestFaultRepairDoesNotOutrunTheNamespaceHash, with the namespace hash
+// flushed along with the phase key: the registry is all that is left, and
+// the entry that never read the rollback (an older generation of the same
+// instance) must not outvote the clients that did.
+func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
+	walk(t, ctl, PhaseDualRead)
+	b := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	defer b.Close(ctx)
+	_, err := b.Phase(ctx)
+	require.NoError(t, err)
+	// A client cut off at dual-read: its last heartbeat read the current
+	// instance and generation; its hold runs on.
+	inst := locktest.Do(t, tg.Client, "HGET", ctl.s.k.meta, "init").(string)
+	gen := locktest.Do(t, tg.Client, "HGET", ctl.s.k.meta, "gen").(string)
+	e := entry{V: ProtocolVersion, ID: "cut-off-at-dual-read", Phase: PhaseDualRead.String(), Host: "h", PID: 7,
+		Instance: decimal(inst), Gen: decimal(gen)}
+	_, err = ctl.s.heartbeat(ctx, e, time.Minute)
+	require.NoError(t, err)
+
+	_, err = ctl.Rollback(ctx, false)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		p, err := b.Phase(ctx)
+		return err == nil && p == PhaseDualWrite
+	}, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // b heartbeats the new generation
+
+	locktest.Do(t, tg.Client, "DEL", ctl.s.k.phase, ctl.s.k.meta) // the namespace flushed; the registry survived
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.NotNil(t, st.PhaseProblem)
+	_, err = ctl.Repair(ctx, PhaseDualRead, false)
+	assert.ErrorIs(t, err, ErrUnsafeStep, "the clients that read the newest generation run dual-write")
+	_, err = ctl.Repair(ctx, st.Evidence, false)
+	require.NoError(t, err)
+	time.Sleep(500 * time.Millisecond)
+
+	name := locktest.Key(t, "orders")
+	var lk lockbridge.Lock
+	require.Eventually(t, func() bool {
+		lk, err = b.TryLock(ctx, name, time.Minute)
+		return err == nil
+	}, 5*time.Second, 20*time.Millisecond)
+	defer lk.Unlock(ctx)
+	java := legacy.New(tg.Client)
+	_, err = java.TryLock(ctx, name, time.Minute)
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
+}
