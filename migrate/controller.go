@@ -172,7 +172,8 @@ type Status struct {
 	// Repair may restore): the phase, the namespace hash's phase, and the
 	// phases of live registry entries of clients that ran this namespace —
 	// when the hash has a phase, only of entries that read a newer
-	// generation than the hash's (it went back), since an entry above it
+	// generation than the hash's (it went back), and without the hash only
+	// of those that read the newest generation, since an entry above it
 	// may not have read a rollback yet; of dead entries only when nothing
 	// else shows a phase, since they may date from before a rollback.
 	Evidence Phase
@@ -258,14 +259,25 @@ func (c *Controller) judge(sn snapshot) Status {
 	// it is a client that has not read a rollback yet. Dead entries (pruned
 	// only by a later step) may be from before a rollback: they are
 	// evidence only when nothing else shows a phase.
+	// Without the hash, the live entries that read the newest generation
+	// speak for the fleet: an older one has not read the last step.
 	var dead Phase
+	newest := metaGen
+	if !metaPhase || metaGen < 0 {
+		newest = -1
+		for _, cl := range sn.clients {
+			if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 && cl.Live {
+				newest = max(newest, cl.Gen)
+			}
+		}
+	}
 	for _, cl := range sn.clients {
 		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
 			ran = true
 			switch {
 			case !cl.Live:
 				dead = max(dead, cl.Phase, cl.HeldNewest)
-			case !metaPhase || metaGen < 0 || cl.Gen > metaGen:
+			case metaPhase && metaGen >= 0 && cl.Gen > metaGen, (!metaPhase || metaGen < 0) && cl.Gen == newest:
 				evidence(cl.Phase)
 				evidence(cl.HeldNewest)
 			}
