@@ -162,8 +162,10 @@ func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
 }
 
 func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
+	var until time.Time // the phase lease's end; zero without a namespace
 	if f := d.l.follow; f != nil {
-		if err := f.trusted(ctx, ttl); err != nil { // never refresh in a phase no longer trusted
+		var err error
+		if until, err = f.trusted(ctx, ttl); err != nil { // never refresh in a phase no longer trusted
 			return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 		}
 	}
@@ -207,6 +209,11 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	if d.phase == PhaseDualWrite {
 		d.w, d.value, d.lease = w, value, ttl
+	}
+	if !until.IsZero() && !time.Now().Before(until) {
+		// Back after the phase lease ended: the registry may not cover
+		// the new lease. Keep the one it covered.
+		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, d.l.follow.outlived(d.phase, "refresh"))
 	}
 	local := d.localTTL(now, ttl, w)
 	d.life.Extend(start.Add(local), local)

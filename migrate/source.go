@@ -78,50 +78,64 @@ func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *foll
 // phase returns the phase to run a lock of ttl in now. While the phase
 // lease runs (and covers ttl) it answers from memory; otherwise it reads
 // the phase first, and refuses with a *PhaseUnknownError when it cannot.
-// on, when not nil, is called with the phase under the follower's mutex,
-// so a lock call registers its acquire in that phase before the follower
-// can move (and heartbeat without it).
-func (f *follower) phase(ctx context.Context, ttl time.Duration, on func(Phase)) (Phase, error) {
-	if p, ok, err := f.valid(ttl, on); ok || err != nil {
-		return p, err
+// on, when not nil, is called with the phase and the end of the phase
+// lease under the follower's mutex, so a lock call registers its acquire
+// in that phase before the follower can move (and heartbeat without it).
+// It also returns the end of the lease (monotonic): a lock call whose
+// command comes back after it may have run after the registry stopped
+// counting this client (a pause between the check and the send), and must
+// not trust what it did.
+func (f *follower) phase(ctx context.Context, ttl time.Duration, on func(Phase, time.Time)) (Phase, time.Time, error) {
+	if p, until, ok, err := f.valid(ttl, on); ok || err != nil {
+		return p, until, err
 	}
 	if err := f.sync(ctx, ttl); err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
-	p, ok, err := f.valid(ttl, on)
+	p, until, ok, err := f.valid(ttl, on)
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	if !ok {
-		return 0, f.lapsed()
+		return 0, time.Time{}, f.lapsed()
 	}
-	return p, nil
+	return p, until, nil
 }
 
 // valid answers from memory: the phase, and whether the lease runs and its
-// registered hold covers a lock of ttl. When it does, on sees the phase.
-func (f *follower) valid(ttl time.Duration, on func(Phase)) (Phase, bool, error) {
+// registered hold covers a lock of ttl. When it does, on sees the phase
+// and the lease's end.
+func (f *follower) valid(ttl time.Duration, on func(Phase, time.Time)) (Phase, time.Time, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return 0, false, fmt.Errorf("migrate: locker closed")
+		return 0, time.Time{}, false, fmt.Errorf("migrate: locker closed")
 	}
 	if f.refusal != nil {
-		return 0, false, nil // read again: it may have been repaired
+		return 0, time.Time{}, false, nil // read again: it may have been repaired
 	}
 	if f.current == 0 || !time.Now().Before(f.until) || ttl > f.maxTTL {
-		return 0, false, nil
+		return 0, time.Time{}, false, nil
 	}
 	if on != nil {
-		on(f.current)
+		on(f.current, f.until)
 	}
-	return f.current, true, nil
+	return f.current, f.until, true, nil
 }
 
-// trusted reports whether the phase lease runs, for a refresh to ttl.
-func (f *follower) trusted(ctx context.Context, ttl time.Duration) error {
-	_, err := f.phase(ctx, ttl, nil)
-	return err
+// trusted reports whether the phase lease runs, for a refresh to ttl, and
+// until when (see phase).
+func (f *follower) trusted(ctx context.Context, ttl time.Duration) (time.Time, error) {
+	_, until, err := f.phase(ctx, ttl, nil)
+	return until, err
+}
+
+// outlived is the error of a lock call whose command came back after the
+// phase lease it was sent under had ended, at or after until.
+func (f *follower) outlived(p Phase, what string) error {
+	return &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: p,
+		Cause:  fmt.Errorf("the %s came back after the phase lease it was sent under had ended (a pause between the check and the send?): the registry may no longer have counted this client when it ran", what),
+		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 }
 
 func (f *follower) lapsed() error {
