@@ -599,7 +599,7 @@ func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, e
 		return false, err
 	}
 	if n < 0 {
-		return false, fmt.Errorf("migrate: %w: client %q is live by the server's clock (it heartbeat within its hold): if you know it is dead, force it", ErrUnsafeStep, id)
+		return false, fmt.Errorf("migrate: %w: client %q is live by the server's clock (its hold plus the liveness margin %v has not passed since its last heartbeat): if you know it is dead, force it", ErrUnsafeStep, id, c.margin)
 	}
 	return n > 0, nil
 }
