@@ -55,7 +55,8 @@ type follower struct {
 	refusal  error     // a reading found the phase untrustworthy: refuse until the next good one
 	lastErr  error     // why the last reading failed
 	maxTTL   time.Duration
-	sent     bool // a heartbeat was sent: close removes the entry
+	seq      int64 // the last heartbeat's sequence number
+	sent     bool  // a heartbeat was sent: close removes the entry
 	closed   bool
 	stop     chan struct{}
 	done     chan struct{}
@@ -415,9 +416,11 @@ func (f *follower) close(ctx context.Context) error {
 }
 
 // entryLocked is the registry entry for the phase run now, announcing next
-// when it is not 0. f.mu is held.
+// when it is not 0, with the next sequence number: a heartbeat held up in
+// the network that lands after a newer one changes nothing. f.mu is held.
 func (f *follower) entryLocked(next Phase) entry {
-	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen}
+	f.seq++
+	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen, Seq: f.seq}
 	switch {
 	case f.fixed != 0:
 		e.Phase = f.fixed.String()

@@ -55,7 +55,7 @@ var commands = []Command{
 	{Name: "INCR", Scope: InScript, UsedBy: "fenced locks (the fence counter)"},
 	{Name: "TIME", Scope: InScript, UsedBy: "legacy and migrate scripts (the server's clock, used only to refuse)"},
 	{Name: "HSET", Scope: InScript, UsedBy: "migrate: the namespace state, the fleet registry's heartbeats and legacy sightings"},
-	{Name: "HGET", Scope: InScript, UsedBy: "migrate: legacy sightings"},
+	{Name: "HGET", Scope: InScript, UsedBy: "migrate: legacy sightings and the fleet registry's heartbeats (a late one is not written over a newer one)"},
 	{Name: "HMGET", Scope: InScript, UsedBy: "migrate: the namespace state read by heartbeats and phase steps"},
 	{Name: "HINCRBY", Scope: InScript, UsedBy: "migrate: legacy sightings"},
 	{Name: "HDEL", Scope: InScript, UsedBy: "migrate: pruning dead registry entries and lockbridge fleet forget"},
