@@ -238,7 +238,9 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 	if f.fixed == 0 {
 		f.ran = true
 	}
-	r.want = want(f.current, target, lapsed && h.oldest == 0)
+	// A lock whose lease has run out holds nothing: it does not keep a
+	// returning follower from starting afresh.
+	r.want = want(f.current, target, lapsed && (h.oldest == 0 || h.left <= 0))
 	if r.want == f.current {
 		f.until, f.maxTTL = r.start.Add(f.lease), r.maxTTL
 	}
@@ -248,8 +250,8 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 // want is the phase a follower running cur moves to when it reads target:
 // one phase towards it, so that every lock it holds or takes stays in a
 // phase next to the fleet's. A follower that runs nothing yet, or that
-// returns — its phase lease had lapsed, so it took no lock since, and it
-// holds none and has no acquire in flight — starts afresh at target, as a
+// returns — its phase lease had lapsed, so it took no lock since, and no
+// lock it holds, nor an acquire in flight, has lease left — starts afresh at target, as a
 // new one does: its old phase may be long gone from the registry, and a
 // step from there could land beside holders the controller never saw it
 // among.
