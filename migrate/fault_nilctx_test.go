@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -45,4 +46,35 @@ func TestFaultLockNilContext(t *testing.T) {
 			require.NoError(t, l.Close(ctx))
 		}
 	}
+}
+
+// A ttl too long for the registry to count a following locker for (its
+// hold is at most 2^40 ms, about 34 years, phase lease included) is an
+// error wrapping ErrInvalid, on TryLock and on Refresh. Before, a ttl of
+// math.MaxInt64 overflowed the hold to 1 ms: the lock was taken and the
+// client's entry expired at once, so the controller could step past it.
+func TestFaultHugeTTLWithNamespace(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns)
+	walk(t, ctl, PhaseDualRead)
+	l := New(tg.Client, WithPhaseFrom(ns))
+	defer l.Close(ctx)
+	for _, ttl := range []time.Duration{time.Duration(math.MaxInt64), 200 * 365 * 24 * time.Hour} {
+		lk, err := l.TryLock(ctx, locktest.Key(t, ttl.String()), ttl)
+		if !assert.ErrorIs(t, err, lockbridge.ErrInvalid, "ttl %v", ttl) && err == nil {
+			_ = lk.Unlock(ctx)
+		}
+	}
+	lk, err := l.TryLock(ctx, locktest.Key(t, "k"), time.Minute)
+	require.NoError(t, err)
+	assert.ErrorIs(t, lk.Refresh(ctx, time.Duration(math.MaxInt64)), lockbridge.ErrInvalid)
+	assert.NoError(t, lk.Err())
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Members, 1)
+	assert.True(t, st.Members[0].Live)
+	assert.Greater(t, st.Members[0].Expires.Sub(st.Now), 50*time.Second, "the entry covers the lock")
+	require.NoError(t, lk.Unlock(ctx))
 }
