@@ -77,4 +77,13 @@ func TestFaultHugeTTLWithNamespace(t *testing.T) {
 	assert.True(t, st.Members[0].Live)
 	assert.Greater(t, st.Members[0].Expires.Sub(st.Now), 50*time.Second, "the entry covers the lock")
 	require.NoError(t, lk.Unlock(ctx))
+
+	// Nor may the phase lease (or the interval it defaults from) overflow it.
+	for name, opt := range map[string]Option{
+		"lease":    WithPhaseLease(time.Duration(math.MaxInt64)),
+		"interval": WithPhaseInterval(time.Duration(math.MaxInt64 / 2)),
+	} {
+		_, err := New(tg.Client, WithPhaseFrom(ns), opt).TryLock(ctx, locktest.Key(t, name), time.Minute)
+		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
+	}
 }

@@ -9,12 +9,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 )
 
 // DefaultPhaseInterval is how often a Locker with WithPhaseFrom or
 // WithNamespace re-reads the phase and heartbeats into the fleet registry.
 const DefaultPhaseInterval = 2 * time.Second
+
+// maxHold is the longest hold a heartbeat registers (heartbeat.lua takes
+// 1 ms to 2^40 ms): a following Locker's phase lease plus its longest ttl.
+const maxHold = (1 << 40) * time.Millisecond
 
 // DefaultPhaseLeaseIntervals is the default phase lease in phase intervals:
 // a Locker that has not read its phase for three intervals (6 s by default)
@@ -87,6 +92,9 @@ func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *foll
 // counting this client (a pause between the check and the send), and must
 // not trust what it did.
 func (f *follower) phase(ctx context.Context, ttl time.Duration, on func(Phase, time.Time)) (Phase, time.Time, error) {
+	if longest := maxHold - f.lease; ttl > longest {
+		return 0, time.Time{}, fmt.Errorf("%s: %w: ttl %v is above %v: the registry counts a client for at most %v after a heartbeat, its phase lease %v included", pkg, lockbridge.ErrInvalid, ttl, longest, maxHold, f.lease)
+	}
 	if p, until, ok, err := f.valid(ttl, on); ok || err != nil {
 		return p, until, err
 	}
