@@ -168,9 +168,14 @@ type Status struct {
 	Protocol int
 	// Highest is the highest phase the namespace ever reached (0 unknown).
 	Highest Phase
-	// Evidence is the highest phase anything shows the fleet reached: the
-	// phase, the namespace hash, and the phases of registry entries of
-	// clients that ran this namespace (what Repair may restore).
+	// Evidence is the highest phase anything shows the fleet is at (what
+	// Repair may restore): the phase, the namespace hash's phase, and the
+	// phases of live registry entries of clients that ran this namespace —
+	// when the hash has a phase, only of entries that read a newer
+	// generation than the hash's (it went back), and without the hash only
+	// of those that read the newest generation, since an entry above it
+	// may not have read a rollback yet; of dead entries only when nothing
+	// else shows a phase, since they may date from before a rollback.
 	Evidence Phase
 	Since    time.Time // when Phase was set; zero if unknown
 	Members  []Member  // the registry, live and recently dead, both formats
@@ -230,6 +235,7 @@ func (c *Controller) judge(sn snapshot) Status {
 			st.Evidence = p
 		}
 	}
+	metaPhase := false // the namespace hash has a readable phase
 	if len(sn.meta) > 0 {
 		st.Protocol = ProtocolVersion
 		if v, err := strconv.Atoi(sn.meta["protocol"]); err == nil {
@@ -240,18 +246,43 @@ func (c *Controller) judge(sn snapshot) Status {
 		}
 		if p, err := phaseName(sn.meta["phase"]); err == nil {
 			evidence(p)
+			metaPhase = true
 		}
 	} else if sn.hasPhase {
 		st.Protocol = 1
 	}
+	metaGen := decimal(sn.meta["gen"])
 	ran := false // a client of protocol 2 ran a phase of this namespace
+	// The namespace hash holds the last phase set (with the phase key, in
+	// one script): a live entry outruns it only when it read a newer
+	// generation (the hash went back: a restore). Otherwise an entry above
+	// it is a client that has not read a rollback yet. Dead entries (pruned
+	// only by a later step) may be from before a rollback: they are
+	// evidence only when nothing else shows a phase.
+	// Without the hash, the live entries that read the newest generation
+	// speak for the fleet: an older one has not read the last step.
+	var dead Phase
+	newest := metaGen
+	if !metaPhase || metaGen < 0 {
+		newest = -1
+		for _, cl := range sn.clients {
+			if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 && cl.Live {
+				newest = max(newest, cl.Gen)
+			}
+		}
+	}
 	for _, cl := range sn.clients {
 		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
 			ran = true
-			evidence(cl.Phase)
-			evidence(cl.HeldNewest)
+			switch {
+			case !cl.Live:
+				dead = max(dead, cl.Phase, cl.HeldNewest)
+			case metaPhase && metaGen >= 0 && cl.Gen > metaGen, (!metaPhase || metaGen < 0) && cl.Gen == newest:
+				evidence(cl.Phase)
+				evidence(cl.HeldNewest)
+			}
 		}
-		if cl.Protocol == 1 && cl.Invalid == nil {
+		if cl.Protocol == 1 && cl.Invalid == nil && !metaPhase {
 			evidence(cl.Phase)
 		}
 	}
@@ -270,6 +301,9 @@ func (c *Controller) judge(sn snapshot) Status {
 			st.Phase = p
 			evidence(p)
 		}
+	}
+	if st.Evidence == 0 {
+		evidence(dead)
 	}
 	if st.PhaseProblem != nil {
 		block(Blocker{Kind: BlockPhaseUnknown, Text: st.PhaseProblem.Error()})
@@ -551,7 +585,8 @@ func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, er
 // Forget removes a client from the registry, for an entry known dead (a
 // crashed client, or one of the first release's format). Without force it
 // refuses, with an error wrapping ErrUnsafeStep, while the entry is live by
-// the server's clock. It reports whether an entry was removed.
+// the server's clock, with the liveness margin, as Status counts it. It
+// reports whether an entry was removed.
 func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, error) {
 	if err := c.usable(ctx); err != nil {
 		return false, err
@@ -559,12 +594,12 @@ func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, e
 	if id == "" {
 		return false, fmt.Errorf("migrate: %w: empty client id", lockbridge.ErrInvalid)
 	}
-	n, err := c.s.forget(ctx, id, force)
+	n, err := c.s.forget(ctx, id, force, c.margin)
 	if err != nil {
 		return false, err
 	}
 	if n < 0 {
-		return false, fmt.Errorf("migrate: %w: client %q is live by the server's clock (it heartbeat within its hold): if you know it is dead, force it", ErrUnsafeStep, id)
+		return false, fmt.Errorf("migrate: %w: client %q is live by the server's clock (its hold plus the liveness margin %v has not passed since its last heartbeat): if you know it is dead, force it", ErrUnsafeStep, id, c.margin)
 	}
 	return n > 0, nil
 }

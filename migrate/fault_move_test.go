@@ -288,3 +288,48 @@ func TestFaultUnknownAcquireStaysReported(t *testing.T) {
 	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
 	require.NoError(t, err)
 }
+
+// As TestFaultReturningLockerStartsAtTheStoredPhase, but the locker still
+// has a lock it never unlocked, whose lease ran out while it was cut off.
+// That lock holds nothing any more and must not stop it starting afresh:
+// before, it stepped one phase from modern (to dual-read) beside the Java
+// fleet, back at legacy, and a legacy locker took the lock it then took.
+func TestFaultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase(t *testing.T) {
+	srv := redistest.Start(t)
+	direct := locktest.GoRedis(t, srv)
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, direct, ns, WithLivenessMargin(0))
+	walk(t, ctl, PhaseModern)
+
+	p := faultproxy.Start(t, srv.Addr())
+	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
+	defer rc.Close()
+	l := New(goredis.New(rc), WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond), WithPhaseLease(200*time.Millisecond))
+	defer l.Close(ctx)
+	old, err := l.TryLock(ctx, locktest.Key(t, "forgotten"), 300*time.Millisecond) // never unlocked
+	require.NoError(t, err)
+	require.Equal(t, PhaseModern, heldPhase(old))
+
+	p.Down(true) // cut off: its lease lapses, its lock's lease runs out, its entry expires
+	require.Eventually(t, func() bool {
+		st, err := ctl.Status(ctx)
+		return err == nil && len(st.Members) == 1 && !st.Members[0].Live
+	}, 10*time.Second, 20*time.Millisecond, "the cut-off locker's entry expires")
+	require.True(t, time.Now().After(old.ExpiresAt()))
+	walk(t, ctl, PhaseLegacy) // the fleet rolls back without it
+
+	p.Down(false)
+	name := locktest.Key(t, "orders")
+	var lk lockbridge.Lock
+	require.Eventually(t, func() bool {
+		lk, err = l.TryLock(ctx, name, time.Minute)
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond, "it locks again once it reads the phase")
+	defer lk.Unlock(ctx)
+	assert.Equal(t, PhaseLegacy, heldPhase(lk), "it took the lock in the fleet's phase, not one step from its old one")
+
+	java := legacy.New(direct)
+	_, err = java.TryLock(ctx, name, time.Minute)
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "a legacy locker must not get in beside it")
+}

@@ -103,6 +103,7 @@ type entry struct {
 	PID        int    `json:"pid"`
 	Instance   int64  `json:"ns_init"`
 	Gen        int64  `json:"gen"`
+	Seq        int64  `json:"seq,omitempty"`
 	HeldOldest string `json:"held_oldest,omitempty"`
 	HeldNewest string `json:"held_newest,omitempty"`
 	HeldMS     *int64 `json:"held_ms,omitempty"`
@@ -120,7 +121,7 @@ func parseEntry(id, raw string) (Member, error) {
 	}
 	for k := range m {
 		switch k {
-		case "v", "id", "phase", "next", "host", "pid", "ns_init", "gen", "held_oldest", "held_newest", "held_ms":
+		case "v", "id", "phase", "next", "host", "pid", "ns_init", "gen", "seq", "held_oldest", "held_newest", "held_ms":
 		default:
 			return bad(k, "unknown field (the format is exact: docs/protocol.md)")
 		}
@@ -170,6 +171,11 @@ func parseEntry(id, raw string) (Member, error) {
 	}
 	if c.Gen, err = jsonInt(m, "gen", true); err != nil {
 		return bad("gen", "%v", err)
+	}
+	if _, ok := m["seq"]; ok {
+		if seq, err := jsonInt(m, "seq", true); err != nil || seq < 1 || seq > 1<<53-1 {
+			return bad("seq", "want a JSON integer from 1 to 2^53-1 (%v)", err)
+		}
 	}
 	_, o := m["held_oldest"]
 	_, n := m["held_newest"]
@@ -397,9 +403,9 @@ func decimal(s string) int64 {
 }
 
 // forget removes id from both registries; unless force, it refuses (-1)
-// while the entry is live by the server's clock.
-func (s store) forget(ctx context.Context, id string, force bool) (int64, error) {
-	r, err := s.c.Eval(ctx, forgetScript, []string{s.k.clients, s.k.expiry, s.k.seen, s.k.fleet}, id, flag(force))
+// while the entry is live by the server's clock plus margin.
+func (s store) forget(ctx context.Context, id string, force bool, margin time.Duration) (int64, error) {
+	r, err := s.c.Eval(ctx, forgetScript, []string{s.k.clients, s.k.expiry, s.k.seen, s.k.fleet}, id, flag(force), strconv.FormatInt(margin.Milliseconds(), 10))
 	if err != nil {
 		return 0, fmt.Errorf("migrate: forget client %q: %w", id, err)
 	}
@@ -408,7 +414,7 @@ func (s store) forget(ctx context.Context, id string, force bool) (int64, error)
 }
 
 func (s store) leave(ctx context.Context, id string) error {
-	_, err := s.forget(ctx, id, true)
+	_, err := s.forget(ctx, id, true, 0)
 	return err
 }
 

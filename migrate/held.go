@@ -259,7 +259,8 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 		}
 		return fmt.Errorf("%s: refresh: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(), Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
-	if err := h.l.follow.trusted(ctx, ttl); err != nil {
+	until, err := h.l.follow.trusted(ctx, ttl)
+	if err != nil {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, h.Key(), err)
 	}
 	start := time.Now()
@@ -268,6 +269,11 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	h.ttl = ttl
+	if !time.Now().Before(until) {
+		// Back after the phase lease ended: the registry may not cover
+		// the new lease. Keep the one it covered.
+		return fmt.Errorf("%s: refresh %q: %w", pkg, h.Key(), h.l.follow.outlived(h.phase, "refresh"))
+	}
 	h.life.Extend(start.Add(ttl), ttl)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -73,6 +74,9 @@ func (d *dualLock) Err() error { return d.life.Err() }
 // Unlock releases the modern key by token and, for a dual-write lock, the
 // legacy key by the owner window, in one script.
 func (d *dualLock) Unlock(ctx context.Context) error {
+	if err := check.Context(pkg, ctx); err != nil {
+		return err
+	}
 	d.life.StopRefresh()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -141,6 +145,9 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 // Refresh extends both keys (dual-write) or the modern key (dual-read) to
 // ttl from now.
 func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if err := check.Context(pkg, ctx); err != nil {
+		return err
+	}
 	if err := d.l.profile.CheckTTL(ttl); err != nil {
 		return err
 	}
@@ -155,8 +162,10 @@ func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
 }
 
 func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
+	var until time.Time // the phase lease's end; zero without a namespace
 	if f := d.l.follow; f != nil {
-		if err := f.trusted(ctx, ttl); err != nil { // never refresh in a phase no longer trusted
+		var err error
+		if until, err = f.trusted(ctx, ttl); err != nil { // never refresh in a phase no longer trusted
 			return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 		}
 	}
@@ -200,6 +209,11 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	if d.phase == PhaseDualWrite {
 		d.w, d.value, d.lease = w, value, ttl
+	}
+	if !until.IsZero() && !time.Now().Before(until) {
+		// Back after the phase lease ended: the registry may not cover
+		// the new lease. Keep the one it covered.
+		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, d.l.follow.outlived(d.phase, "refresh"))
 	}
 	local := d.localTTL(now, ttl, w)
 	d.life.Extend(start.Add(local), local)

@@ -146,7 +146,8 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 		return 0, err
 	}
 	if l.follow != nil {
-		return l.follow.phase(ctx, 0, nil)
+		p, _, err := l.follow.phase(ctx, 0, nil)
+		return p, err
 	}
 	if l.cfg.phase != 0 {
 		return l.cfg.phase, nil
@@ -156,8 +157,10 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 
 // Close stops following the phase and heartbeating, and removes the Locker
 // from the fleet registry. Locks it holds stay valid to the end of their
-// lease and can be unlocked, but no longer refreshed: the controller no
-// longer counts this client. It is safe to call
+// lease and can be unlocked, but no longer refreshed; while any of them
+// (or an acquire of unknown outcome) may live, the registry entry stays,
+// reporting them, until the longest lease has ended, so the controller
+// cannot step past them. It is safe to call
 // more than once; a Locker that never followed or heartbeat needs no Close.
 func (l *Locker) Close(ctx context.Context) error {
 	if l == nil {
@@ -300,7 +303,7 @@ func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Dur
 	// heartbeat from now reports it — in flight, held, or of unknown
 	// outcome until its ttl has passed.
 	var res *inflight
-	p, err := l.follow.phase(ctx, a.ttl, func(p Phase) { res = l.held.reserve(p, a.ttl) })
+	p, until, err := l.follow.phase(ctx, a.ttl, func(p Phase, _ time.Time) { res = l.held.reserve(p, a.ttl) })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -308,6 +311,20 @@ func (l *Locker) attempt(ctx context.Context, a args) (lockbridge.Lock, time.Dur
 	if err != nil {
 		l.held.settle(res, err)
 		return nil, left, err
+	}
+	if !time.Now().Before(until) {
+		// The acquire came back after the phase lease ran out: it may have
+		// run after the registry stopped counting this client, and the
+		// fleet stepped past its phase. Give the lock back; the
+		// reservation stays reported until its ttl unless that worked.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		uerr := lk.Unlock(uctx)
+		cancel()
+		if uerr != nil {
+			uerr = fmt.Errorf("%w: %w", lockbridge.ErrUnknownOutcome, uerr)
+		}
+		l.held.settle(res, uerr)
+		return nil, 0, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, l.follow.outlived(p, "acquire"))
 	}
 	t := lk.(tracked)
 	l.held.land(res, t)

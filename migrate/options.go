@@ -61,6 +61,9 @@ func (c *config) err() error {
 	if c.lease != 0 && c.lease <= c.interval {
 		c.errs.Invalid("phase lease %v must be longer than the phase interval %v", c.lease, c.interval)
 	}
+	if c.lease == 0 && c.interval >= maxHold/(2*DefaultPhaseLeaseIntervals) {
+		c.errs.Invalid("phase interval %v must be below %v (its phase lease, %d intervals, below %v)", c.interval, maxHold/(2*DefaultPhaseLeaseIntervals), DefaultPhaseLeaseIntervals, maxHold/2)
+	}
 	return c.errs.Err()
 }
 
@@ -198,12 +201,13 @@ func WithPhaseInterval(d time.Duration) Option {
 // The registry counts the client in its phase for the lease plus the
 // longest lease it takes after each heartbeat, so the controller never
 // steps past a client that may still lock or hold in its old phase. It must
-// be longer than the phase interval. Default DefaultPhaseLeaseIntervals (3)
-// phase intervals: 6 s by default.
+// be longer than the phase interval and below 2^39 ms; a lock's ttl may
+// then be at most 2^40 ms minus the lease (else ErrInvalid). Default
+// DefaultPhaseLeaseIntervals (3) phase intervals: 6 s by default.
 func WithPhaseLease(d time.Duration) Option {
 	return func(c *config) {
-		if d <= 0 {
-			c.errs.Invalid("phase lease %v must be positive", d)
+		if d <= 0 || d >= maxHold/2 {
+			c.errs.Invalid("phase lease %v must be positive and below %v", d, maxHold/2)
 			return
 		}
 		c.lease = d

@@ -9,12 +9,17 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 )
 
 // DefaultPhaseInterval is how often a Locker with WithPhaseFrom or
 // WithNamespace re-reads the phase and heartbeats into the fleet registry.
 const DefaultPhaseInterval = 2 * time.Second
+
+// maxHold is the longest hold a heartbeat registers (heartbeat.lua takes
+// 1 ms to 2^40 ms): a following Locker's phase lease plus its longest ttl.
+const maxHold = (1 << 40) * time.Millisecond
 
 // DefaultPhaseLeaseIntervals is the default phase lease in phase intervals:
 // a Locker that has not read its phase for three intervals (6 s by default)
@@ -55,7 +60,8 @@ type follower struct {
 	refusal  error     // a reading found the phase untrustworthy: refuse until the next good one
 	lastErr  error     // why the last reading failed
 	maxTTL   time.Duration
-	sent     bool // a heartbeat was sent: close removes the entry
+	seq      int64 // the last heartbeat's sequence number
+	sent     bool  // a heartbeat was sent: close removes the entry
 	closed   bool
 	stop     chan struct{}
 	done     chan struct{}
@@ -78,50 +84,67 @@ func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *foll
 // phase returns the phase to run a lock of ttl in now. While the phase
 // lease runs (and covers ttl) it answers from memory; otherwise it reads
 // the phase first, and refuses with a *PhaseUnknownError when it cannot.
-// on, when not nil, is called with the phase under the follower's mutex,
-// so a lock call registers its acquire in that phase before the follower
-// can move (and heartbeat without it).
-func (f *follower) phase(ctx context.Context, ttl time.Duration, on func(Phase)) (Phase, error) {
-	if p, ok, err := f.valid(ttl, on); ok || err != nil {
-		return p, err
+// on, when not nil, is called with the phase and the end of the phase
+// lease under the follower's mutex, so a lock call registers its acquire
+// in that phase before the follower can move (and heartbeat without it).
+// It also returns the end of the lease (monotonic): a lock call whose
+// command comes back after it may have run after the registry stopped
+// counting this client (a pause between the check and the send), and must
+// not trust what it did.
+func (f *follower) phase(ctx context.Context, ttl time.Duration, on func(Phase, time.Time)) (Phase, time.Time, error) {
+	if longest := maxHold - f.lease; ttl > longest {
+		return 0, time.Time{}, fmt.Errorf("%s: %w: ttl %v is above %v: the registry counts a client for at most %v after a heartbeat, its phase lease %v included", pkg, lockbridge.ErrInvalid, ttl, longest, maxHold, f.lease)
+	}
+	if p, until, ok, err := f.valid(ttl, on); ok || err != nil {
+		return p, until, err
 	}
 	if err := f.sync(ctx, ttl); err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
-	p, ok, err := f.valid(ttl, on)
+	p, until, ok, err := f.valid(ttl, on)
 	if err != nil {
-		return 0, err
+		return 0, time.Time{}, err
 	}
 	if !ok {
-		return 0, f.lapsed()
+		return 0, time.Time{}, f.lapsed()
 	}
-	return p, nil
+	return p, until, nil
 }
 
 // valid answers from memory: the phase, and whether the lease runs and its
-// registered hold covers a lock of ttl. When it does, on sees the phase.
-func (f *follower) valid(ttl time.Duration, on func(Phase)) (Phase, bool, error) {
+// registered hold covers a lock of ttl. When it does, on sees the phase
+// and the lease's end.
+func (f *follower) valid(ttl time.Duration, on func(Phase, time.Time)) (Phase, time.Time, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return 0, false, fmt.Errorf("migrate: locker closed")
+		return 0, time.Time{}, false, fmt.Errorf("migrate: locker closed")
 	}
 	if f.refusal != nil {
-		return 0, false, nil // read again: it may have been repaired
+		return 0, time.Time{}, false, nil // read again: it may have been repaired
 	}
 	if f.current == 0 || !time.Now().Before(f.until) || ttl > f.maxTTL {
-		return 0, false, nil
+		return 0, time.Time{}, false, nil
 	}
 	if on != nil {
-		on(f.current)
+		on(f.current, f.until)
 	}
-	return f.current, true, nil
+	return f.current, f.until, true, nil
 }
 
-// trusted reports whether the phase lease runs, for a refresh to ttl.
-func (f *follower) trusted(ctx context.Context, ttl time.Duration) error {
-	_, err := f.phase(ctx, ttl, nil)
-	return err
+// trusted reports whether the phase lease runs, for a refresh to ttl, and
+// until when (see phase).
+func (f *follower) trusted(ctx context.Context, ttl time.Duration) (time.Time, error) {
+	_, until, err := f.phase(ctx, ttl, nil)
+	return until, err
+}
+
+// outlived is the error of a lock call whose command came back after the
+// phase lease it was sent under had ended, at or after until.
+func (f *follower) outlived(p Phase, what string) error {
+	return &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: p,
+		Cause:  fmt.Errorf("the %s came back after the phase lease it was sent under had ended (a pause between the check and the send?): the registry may no longer have counted this client when it ran", what),
+		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 }
 
 func (f *follower) lapsed() error {
@@ -188,16 +211,7 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 		f.mu.Unlock()
 		return read{}, fmt.Errorf("migrate: locker closed")
 	}
-	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen}
-	switch {
-	case f.fixed != 0:
-		e.Phase = f.fixed.String()
-	case f.current != 0:
-		e.Phase = f.current.String()
-	}
-	if next != 0 && next.String() != e.Phase {
-		e.Next = next.String()
-	}
+	e := f.entryLocked(next)
 	r := read{ran: f.current, maxTTL: max(f.maxTTL, ttl), start: time.Now()}
 	// Lapsed: the lease had ended (or never began) before this reading.
 	lapsed := f.refusal != nil || !r.start.Before(f.until)
@@ -206,13 +220,7 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 	var h heldReport
 	if f.held != nil {
 		h = f.held()
-		if h.oldest != 0 {
-			left := h.left.Milliseconds()
-			if left < 0 {
-				left = 0
-			}
-			e.HeldOldest, e.HeldNewest, e.HeldMS = h.oldest.String(), h.newest.String(), &left
-		}
+		withHeld(&e, h)
 		r.maxTTL = max(r.maxTTL, h.ttl)
 	}
 	// The hold: how long after this heartbeat the controller must count us
@@ -238,7 +246,9 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 	if f.fixed == 0 {
 		f.ran = true
 	}
-	r.want = want(f.current, target, lapsed && h.oldest == 0)
+	// A lock whose lease has run out holds nothing: it does not keep a
+	// returning follower from starting afresh.
+	r.want = want(f.current, target, lapsed && (h.oldest == 0 || h.left <= 0))
 	if r.want == f.current {
 		f.until, f.maxTTL = r.start.Add(f.lease), r.maxTTL
 	}
@@ -248,8 +258,8 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 // want is the phase a follower running cur moves to when it reads target:
 // one phase towards it, so that every lock it holds or takes stays in a
 // phase next to the fleet's. A follower that runs nothing yet, or that
-// returns — its phase lease had lapsed, so it took no lock since, and it
-// holds none and has no acquire in flight — starts afresh at target, as a
+// returns — its phase lease had lapsed, so it took no lock since, and no
+// lock it holds, nor an acquire in flight, has lease left — starts afresh at target, as a
 // new one does: its old phase may be long gone from the registry, and a
 // step from there could land beside holders the controller never saw it
 // among.
@@ -376,7 +386,8 @@ func (f *follower) refresh(ctx context.Context) {
 	_ = f.sync(rctx, 0)
 }
 
-// close stops the loop and removes the registry entry.
+// close stops the loop and removes the registry entry — or, while locks
+// it holds live on, leaves it reporting them until their leases end.
 func (f *follower) close(ctx context.Context) error {
 	f.mu.Lock()
 	if f.closed {
@@ -394,9 +405,52 @@ func (f *follower) close(ctx context.Context) error {
 	defer f.syncMu.Unlock()
 	f.mu.Lock()
 	sent := f.sent
+	e := f.entryLocked(0)
 	f.mu.Unlock()
 	if !sent {
 		return nil
 	}
+	if f.held != nil {
+		if h := f.held(); h.oldest != 0 {
+			// Locks it holds (or acquires of unknown outcome) live on to the
+			// end of their lease: the entry stays, reporting them, until then
+			// — leaving at once would let the controller step past them.
+			// The extra second covers the last unit of a legacy expiry in
+			// seconds.
+			withHeld(&e, h)
+			_, err := f.s.heartbeat(ctx, e, max(h.left, 0)+time.Second)
+			return err
+		}
+	}
 	return f.s.leave(ctx, f.id)
+}
+
+// entryLocked is the registry entry for the phase run now, announcing next
+// when it is not 0, with the next sequence number: a heartbeat held up in
+// the network that lands after a newer one changes nothing. f.mu is held.
+func (f *follower) entryLocked(next Phase) entry {
+	f.seq++
+	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen, Seq: f.seq}
+	switch {
+	case f.fixed != 0:
+		e.Phase = f.fixed.String()
+	case f.current != 0:
+		e.Phase = f.current.String()
+	}
+	if next != 0 && next.String() != e.Phase {
+		e.Next = next.String()
+	}
+	return e
+}
+
+// withHeld adds what h reports to e.
+func withHeld(e *entry, h heldReport) {
+	if h.oldest == 0 {
+		return
+	}
+	left := h.left.Milliseconds()
+	if left < 0 {
+		left = 0
+	}
+	e.HeldOldest, e.HeldNewest, e.HeldMS = h.oldest.String(), h.newest.String(), &left
 }

@@ -25,7 +25,7 @@ func TestFollower(t *testing.T) {
 
 		// A long interval: only the pub/sub notice can make it move quickly.
 		f := newFollower(tg.Client, k, time.Hour, 2*time.Hour)
-		p, err := f.phase(ctx, 0, nil)
+		p, _, err := f.phase(ctx, 0, nil)
 		require.NoError(t, err)
 		assert.Equal(t, PhaseLegacy, p)
 
@@ -38,7 +38,7 @@ func TestFollower(t *testing.T) {
 
 		_, err = ctl.Advance(ctx, false)
 		require.NoError(t, err)
-		require.Eventually(t, func() bool { p, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite },
+		require.Eventually(t, func() bool { p, _, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite },
 			5*time.Second, 5*time.Millisecond, "the phase-change notice moves the follower")
 		require.Eventually(t, func() bool {
 			st, _ := ctl.Status(ctx)
@@ -49,7 +49,7 @@ func TestFollower(t *testing.T) {
 		st, err = ctl.Status(ctx)
 		require.NoError(t, err)
 		assert.Empty(t, st.Members, "a closed locker leaves the registry")
-		_, err = f.phase(ctx, 0, nil)
+		_, _, err = f.phase(ctx, 0, nil)
 		assert.Error(t, err)
 	})
 }
@@ -64,7 +64,7 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	require.NoError(t, ctl.Init(ctx))
 	f := newFollower(tg.Client, k, 20*time.Millisecond, time.Hour)
 	defer f.close(ctx)
-	p, err := f.phase(ctx, 0, nil)
+	p, _, err := f.phase(ctx, 0, nil)
 	require.NoError(t, err)
 	require.Equal(t, PhaseLegacy, p)
 
@@ -73,7 +73,7 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	require.NoError(t, err)
 	var seen []Phase
 	require.Eventually(t, func() bool {
-		p, _ := f.phase(ctx, 0, nil)
+		p, _, _ := f.phase(ctx, 0, nil)
 		if len(seen) == 0 || seen[len(seen)-1] != p {
 			seen = append(seen, p)
 		}
@@ -108,15 +108,15 @@ func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
 	require.NoError(t, ctl.Init(ctx))
 	f := newFollower(&failOnce{Client: tg.Client}, k, 10*time.Millisecond, time.Hour)
 	defer f.close(ctx)
-	_, err = f.phase(ctx, 0, nil)
+	_, _, err = f.phase(ctx, 0, nil)
 	require.Error(t, err, "the first heartbeat failed")
-	p, err := f.phase(ctx, 0, nil)
+	p, _, err := f.phase(ctx, 0, nil)
 	require.NoError(t, err)
 	assert.Equal(t, PhaseLegacy, p)
 
 	_, err = tg.Client.Do(ctx, "SET", k.phase, "dual-write")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { p, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { p, _, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite }, 5*time.Second, 5*time.Millisecond,
 		"the follower follows")
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)

@@ -9,17 +9,20 @@
 -- ARGV[1]  the client id (non-empty)
 -- ARGV[2]  '1' to remove it even while its entry is live by the server's
 --          clock, '0' to refuse then
+-- ARGV[3]  the liveness margin in ms (0 to 2^40): an entry counts as live
+--          until its expiry plus the margin, as the controller counts it
 --
 -- Returns the number of entries removed (0: none had that id), or -1 when
 -- the entry is live and ARGV[2] is '0' (nothing removed).
 
 local id = arg_nonempty(1)
 local force = arg_flag(2)
+local margin = arg_int(3, 0, 1099511627776)
 if not force then
   local exp = redis.call('ZSCORE', KEYS[2], id)
   if exp then
     local now = server_time()
-    if tonumber(exp) > now then
+    if tonumber(exp) + margin > now then
       return -1
     end
   end

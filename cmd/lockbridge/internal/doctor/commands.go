@@ -55,7 +55,7 @@ var commands = []Command{
 	{Name: "INCR", Scope: InScript, UsedBy: "fenced locks (the fence counter)"},
 	{Name: "TIME", Scope: InScript, UsedBy: "legacy and migrate scripts (the server's clock, used only to refuse)"},
 	{Name: "HSET", Scope: InScript, UsedBy: "migrate: the namespace state, the fleet registry's heartbeats and legacy sightings"},
-	{Name: "HGET", Scope: Direct | InScript, UsedBy: "migrate: legacy sightings; redisson: an owner's hold count"},
+	{Name: "HGET", Scope: Direct | InScript, UsedBy: "migrate: legacy sightings and the fleet registry's heartbeats (a late one is not written over a newer one); redisson: an owner's hold count"},
 	{Name: "HEXISTS", Scope: Direct | InScript, UsedBy: "redisson: every acquire, release and watchdog renewal (Redisson's scripts), and an owner's IsHeld"},
 	{Name: "HMGET", Scope: InScript, UsedBy: "migrate: the namespace state read by heartbeats and phase steps"},
 	{Name: "HINCRBY", Scope: InScript, UsedBy: "migrate: legacy sightings"},
