@@ -32,9 +32,6 @@ func New(c rueidis.Client) driver.Client {
 // set), or is of a type the adapter cannot inspect; nil when New's Client
 // can use it.
 func Check(c rueidis.Client) error {
-	if c == nil {
-		return rueidiscore.Check(nil, "rueidis")
-	}
 	return rueidiscore.Check(c, "rueidis")
 }
 

@@ -2,6 +2,8 @@ package rueidisadapter_test
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
+	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
 
@@ -89,3 +92,36 @@ func TestRefusesUnknownClient(t *testing.T) {
 }
 
 type wrapper struct{ rueidis.Client }
+
+// With AlwaysPipelining every command goes through the connection's
+// pipeline, never written and read on the caller's goroutine. A write whose
+// reply never comes is reported as an unknown outcome when its context ends
+// and is never sent again; the connection stays open, holding the commands
+// pipelined behind it, until rueidis's PING finds it silent (after
+// Dialer.KeepAlive without replies, waiting ConnWriteTimeout), and the
+// client then works on a new one.
+func TestFaultPipelinedLostReplyNotResent(t *testing.T) {
+	srv := redistest.Start(t)
+	p := faultproxy.Start(t, srv.Addr())
+	c := rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: []string{p.Addr()}, AlwaysPipelining: true,
+		ConnWriteTimeout: 300 * time.Millisecond, Dialer: net.Dialer{KeepAlive: 300 * time.Millisecond}}))
+	ctx := context.Background()
+	for _, then := range []faultproxy.After{faultproxy.Hang, faultproxy.Close} {
+		key := fmt.Sprintf("lost:%d", then)
+		sent := p.Count(faultproxy.Command("SETNX"))
+		p.DropReply(faultproxy.Command("SETNX"), 1, then)
+		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		_, err := c.SetNX(cctx, key, "1")
+		cancel()
+		require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome)
+
+		var v string
+		require.Eventually(t, func() bool {
+			var err error
+			v, _, err = c.Get(ctx, key)
+			return err == nil
+		}, 5*time.Second, 50*time.Millisecond, "the client recovers on a new connection")
+		assert.Equal(t, "1", v, "the SETNX ran")
+		assert.Equal(t, 1, sent(), "sent once, never again")
+	}
+}
