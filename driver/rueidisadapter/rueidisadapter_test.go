@@ -41,6 +41,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// A Sentinel-managed primary: rueidis asks a sentinel (one per server the
+// suite starts, monitoring it) for the primary's address.
+func TestConformanceSentinel(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			s := redistest.StartSentinel(t, addr, "mymaster")
+			c := client(t, rueidis.ClientOption{InitAddress: []string{s.Addr()}, Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}})
+			require.Equal(t, rueidis.ClientModeSentinel, c.Mode())
+			return rueidisadapter.New(c)
+		},
+	})
+}
+
 // Without auto-pipelining every command takes a pooled connection of its
 // own; the adapter's guarantees are the same.
 func TestConformanceNoAutoPipelining(t *testing.T) {

@@ -39,6 +39,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// A Sentinel-managed primary: valkey-go asks a sentinel (one per server the
+// suite starts, monitoring it) for the primary's address.
+func TestConformanceSentinel(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Factory{
+		New: func(t *testing.T, addr string) driver.Client {
+			s := redistest.StartSentinel(t, addr, "mymaster")
+			c := client(t, valkey.ClientOption{InitAddress: []string{s.Addr()}, Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}})
+			require.Equal(t, valkey.ClientModeSentinel, c.Mode())
+			return valkeyadapter.New(c)
+		},
+	})
+}
+
 // A client built with ConnLifetime resends a command whose connection
 // expired under it, and a client of a type the adapter cannot inspect may:
 // every call is refused before anything is sent.
