@@ -91,6 +91,55 @@ func TestRefusesConnLifetime(t *testing.T) {
 	assert.False(t, ok, "the refused SETNX never reached the server")
 }
 
+// Why New refuses ConnLifetime: rueidis itself sends a SETNX twice. Its
+// reply is lost (the server falls silent), the connection's lifetime ends,
+// rueidis closes it a second later, fails the SETNX with its internal
+// "connection is expired" error and sends it again on a new connection —
+// where it runs a second time.
+func TestFaultConnLifetimeResends(t *testing.T) {
+	srv := redistest.Start(t)
+	p := faultproxy.Start(t, srv.Addr())
+	c := client(t, rueidis.ClientOption{InitAddress: []string{p.Addr()}, ForceSingleClient: true,
+		AlwaysPipelining: true, ConnLifetime: 300 * time.Millisecond})
+	sent := p.Count(faultproxy.Command("SETNX"))
+	p.DropReply(faultproxy.Command("SETNX"), 1, faultproxy.Hang)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := c.Do(ctx, c.B().Arbitrary("SETNX").Keys("k").Args("1").Build()).AsInt64()
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), n, "the second SETNX found the first one's key")
+	assert.Equal(t, 2, sent(), "rueidis sent the SETNX twice")
+	require.ErrorIs(t, rueidisadapter.Check(c), lockbridge.ErrInvalid, "and the adapter refuses the client")
+}
+
+// Why the adapter builds every command with Arbitrary(…).Build(): rueidis
+// retries a command marked ReadOnly after its connection broke, and marked
+// so a SETNX whose reply was lost runs twice. Built as the adapter builds
+// it, it is sent once (the conformance suite's NoResend checks the
+// adapter itself).
+func TestFaultReadOnlyCommandsResend(t *testing.T) {
+	srv := redistest.Start(t)
+	p := faultproxy.Start(t, srv.Addr())
+	c := client(t, rueidis.ClientOption{InitAddress: []string{p.Addr()}, ForceSingleClient: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		readOnly bool
+		sends    int
+	}{{true, 2}, {false, 1}} {
+		key := fmt.Sprintf("k:%v", tc.readOnly)
+		sent := p.Count(faultproxy.Command("SETNX"))
+		p.DropReply(faultproxy.Command("SETNX"), 1, faultproxy.Close)
+		cmd := c.B().Arbitrary("SETNX").Keys(key).Args("1")
+		if tc.readOnly {
+			_ = c.Do(ctx, cmd.ReadOnly())
+		} else {
+			_ = c.Do(ctx, cmd.Build())
+		}
+		assert.Equal(t, tc.sends, sent(), "ReadOnly %v", tc.readOnly)
+	}
+}
+
 // A client of a type the adapter cannot inspect (a wrapper) is refused.
 func TestRefusesUnknownClient(t *testing.T) {
 	srv := redistest.Start(t)
