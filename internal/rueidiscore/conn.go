@@ -71,11 +71,12 @@ func do(ctx context.Context, send func(context.Context, Command) (any, error), a
 		v, err := send(ctx, cmd)
 		return v, sendError(err)
 	}
-	// A context that can end but has no deadline: a connection without a
-	// pipeline (DisableAutoPipelining, dedicated connections) writes and
-	// reads on the caller's goroutine and would not see it end, so the
-	// command runs on a goroutine of its own and the caller returns when
-	// ctx ends. With a deadline the client sets it on the socket itself.
+	// A context that can end but has no deadline: a pooled connection
+	// without a pipeline (DisableAutoPipelining) writes and reads on the
+	// caller's goroutine and would not see it end (until ConnWriteTimeout),
+	// so the command runs on a goroutine of its own and the caller returns
+	// when ctx ends. A pipelined connection watches ctx itself; with a
+	// deadline the client sets it on the socket.
 	type result struct {
 		v   any
 		err error
