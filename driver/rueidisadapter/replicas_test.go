@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
@@ -17,8 +16,7 @@ import (
 // A standalone client with replicas sends to them only what SendToReplicas
 // picks; the usual choice, read-only commands, never picks the adapter's,
 // which are all built as writes: a lock's state is read on the primary even
-// when the replica lags behind. ConnLifetime is refused on this client type
-// too.
+// when the replica lags behind.
 func TestStandaloneWithReplicas(t *testing.T) {
 	r := redistest.StartReplicated(t)
 	opt := rueidis.ClientOption{
@@ -40,7 +38,4 @@ func TestStandaloneWithReplicas(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok, "GET went to the primary")
 	assert.Equal(t, "1", v)
-
-	opt.ConnLifetime = time.Minute
-	require.ErrorIs(t, rueidisadapter.Check(client(t, opt)), lockbridge.ErrInvalid)
 }

@@ -69,26 +69,38 @@ func TestConformanceNoAutoPipelining(t *testing.T) {
 // is sent.
 func TestRefusesConnLifetime(t *testing.T) {
 	srv := redistest.Start(t)
-	for _, opt := range []rueidis.ClientOption{
-		{InitAddress: []string{srv.Addr()}, ConnLifetime: time.Minute},
-		{InitAddress: []string{srv.Addr()}, ConnLifetime: time.Minute, ForceSingleClient: true},
+	cl := redistest.StartCluster(t)
+	sentinel := redistest.StartSentinel(t, srv.Addr(), "mymaster")
+	// Every client type rueidis.NewClient returns, each accepted as built
+	// and refused with ConnLifetime.
+	for name, opt := range map[string]rueidis.ClientOption{
+		"single":   {InitAddress: []string{srv.Addr()}},
+		"forced":   {InitAddress: []string{srv.Addr()}, ForceSingleClient: true},
+		"cluster":  {InitAddress: cl.Addrs()},
+		"sentinel": {InitAddress: []string{sentinel.Addr()}, Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}},
+		"replicas": {InitAddress: []string{srv.Addr()}, Standalone: rueidis.StandaloneOption{ReplicaAddress: []string{srv.Addr()}},
+			SendToReplicas: func(rueidis.Completed) bool { return false }},
 	} {
-		c := rueidisadapter.New(client(t, opt))
-		err := rueidisadapter.Check(client(t, opt))
-		require.ErrorIs(t, err, lockbridge.ErrInvalid)
-		assert.Contains(t, err.Error(), "ConnLifetime")
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, rueidisadapter.Check(client(t, opt)))
+			opt.ConnLifetime = time.Minute
+			err := rueidisadapter.Check(client(t, opt))
+			require.ErrorIs(t, err, lockbridge.ErrInvalid)
+			assert.Contains(t, err.Error(), "ConnLifetime")
 
-		_, err = c.SetNX(context.Background(), "refused", "1")
-		require.ErrorIs(t, err, lockbridge.ErrInvalid)
-		assert.NotErrorIs(t, err, lockbridge.ErrUnknownOutcome, "nothing was sent")
-		_, err = c.Subscribe(context.Background(), "ch")
-		require.ErrorIs(t, err, lockbridge.ErrInvalid)
-		assert.False(t, c.Cluster())
+			c := rueidisadapter.New(client(t, opt))
+			_, err = c.SetNX(context.Background(), "refused", "1")
+			require.ErrorIs(t, err, lockbridge.ErrInvalid)
+			assert.NotErrorIs(t, err, lockbridge.ErrUnknownOutcome, "nothing was sent")
+			_, err = c.Subscribe(context.Background(), "ch")
+			require.ErrorIs(t, err, lockbridge.ErrInvalid)
+			assert.False(t, c.Cluster())
+		})
 	}
 	probe := rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}}))
 	_, ok, err := probe.Get(context.Background(), "refused")
 	require.NoError(t, err)
-	assert.False(t, ok, "the refused SETNX never reached the server")
+	assert.False(t, ok, "no refused SETNX reached the server")
 }
 
 // Why New refuses ConnLifetime: rueidis itself sends a SETNX twice. Its
