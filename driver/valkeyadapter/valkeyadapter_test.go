@@ -59,10 +59,15 @@ func TestRefusals(t *testing.T) {
 	srv := redistest.Start(t)
 	plain := client(t, valkey.ClientOption{InitAddress: []string{srv.Addr()}})
 	require.NoError(t, valkeyadapter.Check(plain))
+	cl := redistest.StartCluster(t)
+	sentinel := redistest.StartSentinel(t, srv.Addr(), "mymaster")
 	for name, c := range map[string]valkey.Client{
-		"ConnLifetime": client(t, valkey.ClientOption{InitAddress: []string{srv.Addr()}, ConnLifetime: time.Minute}),
-		"wrapper":      wrapper{plain},
-		"nil":          nil,
+		"ConnLifetime":         client(t, valkey.ClientOption{InitAddress: []string{srv.Addr()}, ConnLifetime: time.Minute}),
+		"ConnLifetime cluster": client(t, valkey.ClientOption{InitAddress: cl.Addrs(), ConnLifetime: time.Minute}),
+		"ConnLifetime sentinel": client(t, valkey.ClientOption{InitAddress: []string{sentinel.Addr()},
+			Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}, ConnLifetime: time.Minute}),
+		"wrapper": wrapper{plain},
+		"nil":     nil,
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := valkeyadapter.Check(c)
