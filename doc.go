@@ -12,8 +12,9 @@
 //   - redlock: the modern lock on a majority of independent masters.
 //
 // None of them imports a Redis client library: they talk to Redis through
-// driver.Client, with adapters for go-redis (driver/goredis) and redigo
-// (driver/redigoadapter).
+// driver.Client, with adapters for go-redis (driver/goredis), redigo
+// (driver/redigoadapter), rueidis (driver/rueidisadapter) and valkey-go
+// (driver/valkeyadapter; these two are Go modules of their own).
 //
 // Errors are sentinels to test with errors.Is: ErrNotObtained when another
 // holder has the lock, ErrNotHeld when a Refresh or Unlock finds the lock no

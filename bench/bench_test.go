@@ -42,6 +42,9 @@ func locker(b *testing.B, im impls.Impl, w impls.Wait) (impls.Locker, *redis.Cli
 	if err != nil {
 		b.Fatal(err)
 	}
+	if cl, ok := l.(impls.Closer); ok {
+		b.Cleanup(cl.Close)
+	}
 	return l, c
 }
 
@@ -88,7 +91,7 @@ func BenchmarkAdapterPing(b *testing.B) {
 
 // BenchmarkCycle is an uncontended acquire + release by one goroutine.
 func BenchmarkCycle(b *testing.B) {
-	for _, im := range impls.All() {
+	for _, im := range append(impls.All(), impls.Pipelined()...) {
 		for _, dl := range []bool{false, true} {
 			name := im.ID
 			if dl {
@@ -154,7 +157,7 @@ func BenchmarkTakeover(b *testing.B) {
 // percentiles (ns from one holder's Unlock returning to the next holder's
 // Lock returning).
 func BenchmarkHandoff(b *testing.B) {
-	for _, im := range impls.All() {
+	for _, im := range append(impls.All(), impls.Pipelined()...) {
 		if !im.CanWait() {
 			continue
 		}
@@ -183,7 +186,7 @@ func BenchmarkHandoff(b *testing.B) {
 // BenchmarkManyKeys is 64 goroutines taking and releasing random keys of
 // 10,000; ns/op is wall time per cycle.
 func BenchmarkManyKeys(b *testing.B) {
-	for _, im := range impls.All() {
+	for _, im := range append(impls.All(), impls.Pipelined()...) {
 		b.Run(im.ID, func(b *testing.B) {
 			l, _ := locker(b, im, impls.Recommended)
 			keys := scenario.Keys("benchtest:many:"+im.ID+":", 10_000)

@@ -4,11 +4,15 @@ go 1.26.0
 
 replace github.com/lockbridge/lockbridge => ../
 
+replace github.com/lockbridge/lockbridge/driver/rueidisadapter => ../driver/rueidisadapter
+
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
 	github.com/lockbridge/lockbridge v0.0.0-00010101000000-000000000000
+	github.com/lockbridge/lockbridge/driver/rueidisadapter v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 )
 
 require (

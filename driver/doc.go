@@ -1,8 +1,9 @@
 // Package driver is the small Redis interface every lock in this module is
 // written against, so that no lock package imports a Redis client library.
 //
-// Users take a ready adapter — driver/goredis or driver/redigoadapter — and meet
-// this package for its errors: the Redis error classes (ErrNoPerm,
+// Users take a ready adapter — driver/goredis, driver/redigoadapter, or
+// driver/rueidisadapter and driver/valkeyadapter (Go modules of their own) —
+// and meet this package for its errors: the Redis error classes (ErrNoPerm,
 // ErrWrongType, …, matchable with errors.Is), ReplyError, and
 // UnknownOutcomeError. Authors of an adapter for another client library
 // implement driver/adapter's Conn, which builds the Client; its conformance

@@ -5,5 +5,6 @@
 // its EVAL fallback, the unknown-outcome rule, WAIT on a pinned connection
 // (Pinner) — on top. The conformance suite in adaptertest checks an
 // adapter against real redis-servers. Users of the locks never need this
-// package: they take a ready adapter (driver/goredis, driver/redigoadapter).
+// package: they take a ready adapter (driver/goredis, driver/redigoadapter,
+// driver/rueidisadapter, driver/valkeyadapter).
 package adapter

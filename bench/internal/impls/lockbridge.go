@@ -79,12 +79,16 @@ var Modern = Impl{
 		Tight:       "WithNotifications(false), LinearBackoff(1ms, 1ms)",
 	},
 	New: func(c *redis.Client, w Wait) (Locker, error) {
-		var opts []modern.Option
-		if w == Tight {
-			opts = append(opts, modern.WithNotifications(false), modern.WithBackoff(tightBackoff))
-		}
-		return lbLocker{modern.New(goredis.New(c), opts...)}, nil
+		return lbLocker{modern.New(goredis.New(c), modernOptions(w)...)}, nil
 	},
+}
+
+// modernOptions are modern's settings for w.
+func modernOptions(w Wait) []modern.Option {
+	if w == Tight {
+		return []modern.Option{modern.WithNotifications(false), modern.WithBackoff(tightBackoff)}
+	}
+	return nil
 }
 
 // LegacyAtomic is legacy.Locker in its default, atomic mode: one script

@@ -298,3 +298,15 @@ func TestStandalone(t *testing.T) {
 	_, err = resp.Dial(srv.Addr(), 200*time.Millisecond)
 	require.Error(t, err, "stopped")
 }
+
+func TestStartSentinel(t *testing.T) {
+	srv := Start(t)
+	s := StartSentinel(t, srv.Addr(), "mymaster")
+	c, err := resp.Dial(s.Addr(), 5*time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	r, err := c.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "mymaster")
+	require.NoError(t, err)
+	host, port, _ := net.SplitHostPort(srv.Addr())
+	require.Equal(t, []any{host, port}, r)
+}

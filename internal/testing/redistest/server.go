@@ -50,6 +50,7 @@ type Server struct {
 	dir     string
 	cluster bool
 	extra   []string     // more redis-server arguments (a replica's --replicaof)
+	conf    string       // a configuration file, passed first (a sentinel's)
 	out     lockedBuffer // the process's stdout and stderr
 
 	opMu sync.Mutex // serialises Stop, Kill and Restart
@@ -337,6 +338,9 @@ func (s *Server) startOnce(port int) (*process, error) {
 		)
 	}
 	args = append(args, s.extra...)
+	if s.conf != "" {
+		args = append([]string{s.conf}, args...)
+	}
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout = &s.out

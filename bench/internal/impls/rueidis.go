@@ -1,0 +1,45 @@
+package impls
+
+import (
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+
+	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
+	"github.com/lockbridge/lockbridge/modern"
+)
+
+// ModernRueidis is modern.Locker through the rueidis adapter, on a rueidis
+// client of its own to the same server (defaults: the commands of
+// concurrent callers pipelined on one connection). It is measured by the go
+// benchmarks beside modern on go-redis (whether pipelining helps many
+// goroutines on many locks), not yet by the report. Its Locker is also a
+// Closer, closing that client.
+var ModernRueidis = Impl{
+	ID:    "modern-rueidis",
+	Name:  "lockbridge modern (rueidis adapter)",
+	Waits: Modern.Waits,
+	New: func(c *redis.Client, w Wait) (Locker, error) {
+		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.Options().Addr}})
+		if err != nil {
+			return nil, err
+		}
+		return closing{Locker: lbLocker{modern.New(rueidisadapter.New(rc), modernOptions(w)...)}, close: rc.Close}, nil
+	},
+}
+
+// Pipelined returns the implementations on clients that pipeline, which
+// the go benchmarks run beside All.
+func Pipelined() []Impl { return []Impl{ModernRueidis} }
+
+// Closer is a Locker holding a client of its own, to close when done.
+type Closer interface {
+	Locker
+	Close()
+}
+
+type closing struct {
+	Locker
+	close func()
+}
+
+func (c closing) Close() { c.close() }

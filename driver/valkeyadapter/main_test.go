@@ -1,0 +1,17 @@
+package valkeyadapter_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them: every
+// subscription and every call watching a context must have stopped. The
+// client's own delayed close of the connections a cluster topology refresh
+// or a MOVED replaced (it sleeps 5 s first) is not the adapter's.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient)._refresh.func2"),
+		goleak.IgnoreAnyFunction("github.com/valkey-io/valkey-go.(*clusterClient).redirectOrNew.func1"))
+}
