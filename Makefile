@@ -46,7 +46,7 @@ model:
 
 # The runs too long for make test (model/runs-long.txt).
 model-long:
-	RUNS=model/runs-long.txt ./model/run.sh
+	RUNS=model/runs-long.txt MODEL_MEMLIM=$${MODEL_MEMLIM:-20000} ./model/run.sh
 
 # The soak under faults (soak): a mixed fleet on real redis-servers
 # with cuts, dropped replies, latency, pauses, restarts and clock skew. Its

@@ -56,7 +56,7 @@ one() {
 		return 1
 	fi
 	if [ "$expect" = ok ] && grep -q "Search not completed" pan.log; then
-		echo "FAIL $name: search not completed ($(grep -m1 -E 'memory|depth' pan.log || true)); raise MODEL_MEMLIM or shrink the bounds"
+		echo "FAIL $name: search not completed within MODEL_MEMLIM=${MODEL_MEMLIM:-8000} MB ($states states); raise MODEL_MEMLIM or shrink the bounds"
 		return 1
 	fi
 	if grep -q "error: max search depth too small" pan.log; then
