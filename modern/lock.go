@@ -33,31 +33,16 @@ type Lock struct {
 }
 
 // Key returns the key the caller named.
-func (lk *Lock) Key() string {
-	if lk == nil {
-		return ""
-	}
-	return lk.names.Key
-}
+func (lk *Lock) Key() string { return lease.Field(lk, func(l *Lock) string { return l.names.Key }) }
 
 // Token returns the value this holder wrote to the key (printable: base64url
 // unless a WithTokenFunc says otherwise).
-func (lk *Lock) Token() string {
-	if lk == nil {
-		return ""
-	}
-	return lk.token
-}
+func (lk *Lock) Token() string { return lease.Field(lk, func(l *Lock) string { return l.token }) }
 
 // Fence returns the fencing token of this holder: with WithFencing, the
 // value of the key's fence counter after this acquire, strictly greater than
 // every earlier holder's; 0 without fencing.
-func (lk *Lock) Fence() int64 {
-	if lk == nil {
-		return 0
-	}
-	return lk.fence
-}
+func (lk *Lock) Fence() int64 { return lease.Field(lk, func(l *Lock) int64 { return l.fence }) }
 
 // ExpiresAt is this holder's view of the end of the lease: when the last
 // successful acquire or refresh was sent, plus its ttl. The server's lease
@@ -71,29 +56,22 @@ func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
 
 // life is the lock's lease; nil for a nil Lock.
 func (lk *Lock) life() *lease.Lease {
-	if lk == nil {
-		return nil
-	}
-	return &lk.lease
+	return lease.Field(lk, func(l *Lock) *lease.Lease { return &l.lease })
 }
 
 // Err is nil while the lock is held and after a clean Unlock. Once the lock
 // is known lost — or an Unlock failed — it returns an error wrapping
 // lockbridge.ErrLost and the cause (a *lockbridge.NotHeldError when Redis said the lock
 // is gone or taken, else the Redis error).
-func (lk *Lock) Err() error {
-	if lk == nil {
-		return errNilLock
-	}
-	return lk.lease.Err()
-}
+func (lk *Lock) Err() error { return lk.life().ErrOr(errNilLock) }
 
-// valid checks a call's receiver and context: a nil or zero Lock, or a nil
-// ctx, is an error wrapping lockbridge.ErrInvalid.
-func (lk *Lock) valid(ctx context.Context) error {
+// valid checks a call's receiver and context: a nil Lock is nilLock (an
+// error wrapping lockbridge.ErrInvalid, but ErrNotHeld for Unlock); a zero
+// Lock, or a nil ctx, an error wrapping lockbridge.ErrInvalid.
+func (lk *Lock) valid(ctx context.Context, nilLock error) error {
 	switch {
 	case lk == nil:
-		return errNilLockCall
+		return nilLock
 	case lk.locker == nil:
 		return errZeroLock
 	}
@@ -112,10 +90,7 @@ func (lk *Lock) valid(ctx context.Context) error {
 // or may not have happened, and without refreshes the lease ends by itself
 // at ExpiresAt. Calling Unlock again retries the release.
 func (lk *Lock) Unlock(ctx context.Context) error {
-	if lk == nil {
-		return errNilLock
-	}
-	if err := lk.valid(ctx); err != nil {
+	if err := lk.valid(ctx, errNilLock); err != nil {
 		return err
 	}
 	lk.mu.Lock()
@@ -157,7 +132,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 // lock is still ours (negative if someone removed the key's expiry);
 // otherwise a *lockbridge.NotHeldError, and the lock counts as lost (Done closes).
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	if err := lk.valid(ctx); err != nil {
+	if err := lk.valid(ctx, errNilLockCall); err != nil {
 		return 0, err
 	}
 	if lk.released.Load() {

@@ -17,7 +17,7 @@ import (
 // already released, or already known lost, is not refreshed: the error
 // wraps ErrNotHeld. With WithAutoRefresh the later refreshes use the new ttl.
 func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if err := lk.valid(ctx); err != nil {
+	if err := lk.valid(ctx, errNilLockCall); err != nil {
 		return err
 	}
 	if err := check.TTL("modern", ttl, time.Millisecond); err != nil {

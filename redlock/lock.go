@@ -44,22 +44,17 @@ func (lk *Lock) valid(ctx context.Context) error {
 	return check.Context("redlock", ctx)
 }
 
-// Key returns the key the caller named.
-func (lk *Lock) Key() string {
-	if lk == nil {
-		return ""
-	}
-	return lk.names.Key
+// life is the lock's lease; nil for a nil Lock.
+func (lk *Lock) life() *lease.Lease {
+	return lease.Field(lk, func(l *Lock) *lease.Lease { return &l.lease })
 }
+
+// Key returns the key the caller named.
+func (lk *Lock) Key() string { return lease.Field(lk, func(l *Lock) string { return l.names.Key }) }
 
 // Token returns the value this holder wrote to the key on every node
 // (printable: base64url unless a WithTokenFunc says otherwise).
-func (lk *Lock) Token() string {
-	if lk == nil {
-		return ""
-	}
-	return lk.token
-}
+func (lk *Lock) Token() string { return lease.Field(lk, func(l *Lock) string { return l.token }) }
 
 // ExpiresAt is the end of the lock's validity: when the last successful
 // acquire or refresh round was sent, plus its ttl, minus the drift
@@ -74,24 +69,11 @@ func (lk *Lock) ExpiresAt() time.Time { return lk.life().ExpiresAt() }
 // before the end of the validity.
 func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
 
-// life is the lock's lease; nil for a nil Lock.
-func (lk *Lock) life() *lease.Lease {
-	if lk == nil {
-		return nil
-	}
-	return &lk.lease
-}
-
 // Err is nil while the lock is held and after a clean Unlock. Once the lock
 // is known lost — or an Unlock failed — it returns an error wrapping
 // lockbridge.ErrLost and the cause (a *QuorumError when nodes answered, or
 // the last round's error).
-func (lk *Lock) Err() error {
-	if lk == nil {
-		return errNilLock
-	}
-	return lk.lease.Err()
-}
+func (lk *Lock) Err() error { return lk.life().ErrOr(errNilLock) }
 
 // Refresh extends the lease to ttl from now (at least 1 ms; sub-millisecond
 // parts are dropped) on every node where the lock is still ours, in

@@ -110,6 +110,24 @@ func (l *Lease) Err() error {
 	return l.err
 }
 
+// ErrOr is Err, or nilLock for a nil *Lease (a nil lock's).
+func (l *Lease) ErrOr(nilLock error) error {
+	if l == nil {
+		return nilLock
+	}
+	return l.Err()
+}
+
+// Field returns get(lk), or the zero value for a nil lock: the nil-safe
+// accessors of the lock types.
+func Field[L, T any](lk *L, get func(*L) T) T {
+	if lk == nil {
+		var zero T
+		return zero
+	}
+	return get(lk)
+}
+
 // Ended reports whether the lease has ended.
 func (l *Lease) Ended() bool {
 	l.mu.Lock()
