@@ -1,6 +1,8 @@
 package redisson_test
 
 import (
+	"context"
+
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/redisson"
 )
@@ -41,4 +44,43 @@ func TestFaultUnlockOfLostHoldSparesNewHold(t *testing.T) {
 		_ = other.Unlock(ctx)
 	}
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the new hold lasts (its Err: %v)", fresh.Err())
+}
+
+// One Owner, two goroutines on one lock (the Owner is safe for concurrent
+// use). The first one's attempt meets another owner's lock, its reply never
+// comes and its context ends; meanwhile the other owner unlocks and the
+// second goroutine takes the lock for the Owner. The first attempt, seeing
+// no hold of its Owner when it started, must not settle its unknown outcome
+// by releasing the Owner's field: that field is the second goroutine's hold.
+func TestFaultConcurrentOwnerAttemptSparesSiblingHold(t *testing.T) {
+	p, c, raw := proxied(t)
+	ctx := locktest.Ctx(t)
+	key := locktest.Key(t, "k")
+	l := redisson.New(c)
+	o := l.NewOwner()
+	x, err := l.TryLock(ctx, key, time.Minute) // another owner
+	require.NoError(t, err)
+
+	p.DropReply(faultproxy.Script(script(t, "acquire.lua")), 1, faultproxy.Hang)
+	first := make(chan error, 1)
+	go func() {
+		actx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		_, err := o.TryLock(actx, key, time.Minute)
+		first <- err
+	}()
+	require.Eventually(t, func() bool { return p.Dropped() == 1 }, 5*time.Second, time.Millisecond, "the first attempt ran and its reply is held back")
+	require.NoError(t, x.Unlock(ctx))
+	sibling, err := o.TryLock(ctx, key, time.Minute)
+	require.NoError(t, err, "the second goroutine takes the lock for the owner")
+	defer func() { _ = sibling.Unlock(ctx) }()
+
+	err = <-first
+	require.Error(t, err, "the first attempt did not get the lock")
+	assert.Equal(t, map[string]int64{o.Field(): 1}, hash(t, raw, key), "the sibling's hold is still counted")
+	other, err := l.TryLock(ctx, key, time.Minute)
+	if err == nil {
+		_ = other.Unlock(ctx)
+	}
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the sibling holds (its Err: %v)", sibling.Err())
 }
