@@ -98,7 +98,9 @@ func (lk *Lock) valid(ctx context.Context) error {
 // no renewal is sent after it. When the owner's field is gone (the lease
 // ran out, or a ForceUnlock) it returns a *lockbridge.NotHeldError and the
 // hold counts as lost; a second Unlock returns an error wrapping ErrNotHeld
-// without asking Redis.
+// without asking Redis. So does an Unlock of a hold already known lost (Done
+// closed by the watchdog or Refresh): the owner's field may by then belong to
+// a new hold of the same owner, which that unlock would release.
 //
 // Each Unlock call sends the unlock once. When its reply is lost, the
 // error wraps lockbridge.ErrUnknownOutcome and the hold ends locally (Done
@@ -126,6 +128,16 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
 	}
 	lk.lease.StopRefresh() // no renewal after this
+	if lk.reqID == "" && lk.lease.Ended() {
+		// Known lost (its field found gone, or not renewed in time) before
+		// any unlock was sent: its count may have left the hash with the
+		// field, and a count there now may be a new hold of the same owner.
+		// Taking it would release that hold. Send nothing; a count of ours
+		// still there ends with the lease.
+		lk.released = true
+		lk.owner.count(lk.names.key, -1)
+		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "the hold was lost before Unlock: " + lk.lease.Err().Error()}
+	}
 	l := lk.owner.l
 	window := l.cfg.latch / 2
 	if err := lk.request(window); err != nil {
