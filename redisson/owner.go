@@ -30,16 +30,19 @@ const (
 // to the count in the hash, and each returned *Lock must be unlocked; the
 // lock is free when the last is. Make owners with Locker.NewOwner and use
 // one where Java would use one thread: for one task, holding its locks
-// across calls. It is safe for concurrent use, but an acquire whose reply
-// was lost can be settled only while the owner has no other hold of that
-// lock (see TryLock).
+// across calls. It is safe for concurrent use: its attempts on one lock run
+// one at a time (a waiting Lock call lets others in between its attempts),
+// so an attempt whose outcome is unknown can settle it by the owner's
+// field; it can do so only while the owner has no other hold of that lock
+// (see TryLock).
 type Owner struct {
 	l     *Locker
 	id    int64
 	field string
 
-	mu    sync.Mutex
-	holds map[string]int // the holds of this Owner value not yet unlocked, by key
+	mu     sync.Mutex
+	holds  map[string]int           // the holds of this Owner value not yet unlocked, by key
+	trying map[string]chan struct{} // the attempt on key under way, closed when it is settled
 }
 
 // ID returns the owner's id, the second half of its field.
@@ -177,6 +180,35 @@ func (o *Owner) count(key string, d int) {
 	}
 }
 
+// attempt waits until no other attempt of this Owner on key is under way
+// and marks one under way; the function returned ends it. An attempt whose
+// outcome is unknown settles it by the owner's field (reading it back, or
+// releasing it), which is its own only while no other attempt of the owner
+// on key can add to it.
+func (o *Owner) attempt(ctx context.Context, key string) (func(), error) {
+	for {
+		o.mu.Lock()
+		busy, ok := o.trying[key]
+		if !ok {
+			mine := make(chan struct{})
+			o.trying[key] = mine
+			o.mu.Unlock()
+			return func() {
+				o.mu.Lock()
+				delete(o.trying, key)
+				o.mu.Unlock()
+				close(mine)
+			}, nil
+		}
+		o.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
 // try makes one attempt and, when it succeeds, builds the Lock. When the
 // lock is held by another owner it also returns the holder's remaining
 // lease (0 if unknown). wait is a fair Lock call's (0: never queue).
@@ -184,6 +216,11 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
 	}
+	end, err := o.attempt(ctx, n.key)
+	if err != nil {
+		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+	}
+	defer end()
 	alone := o.live(n.key) == 0
 	start := time.Now()
 	held, holder, fence, err := o.l.acquire(ctx, n, o.field, ttl, wait)
