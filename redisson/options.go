@@ -102,7 +102,8 @@ func WithFair(wait time.Duration) Option {
 // before on that name, by Java or Go. Pass it to storage that rejects
 // writes with a fence below the highest it has seen. The counter is never
 // deleted (and starts again from 1 if it is lost, as Redisson's does).
-// Java's plain lock() on a fenced lock does not advance the counter.
+// Java's plain lock() and tryLock() on a fenced lock advance the counter
+// too (RedissonFencedLock's own acquire script) without returning it.
 // Default: off (Fence is 0). Not with WithFair.
 func WithFencing() Option { return func(c *config) { c.fencing = true } }
 
