@@ -258,7 +258,12 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 }
 
 // readBack reports whether the owner's field is in the lock's hash and,
-// for a fenced Locker, the token counter's value.
+// for a fenced Locker, the token counter's value. The counter is read
+// between two looks at the field: present at both, the field was there all
+// along (no other attempt of this owner on the lock is under way to make it
+// again), so no one else acquired — and INCRed — in between, and the value
+// is our acquire's. Gone at the second look, the lease ran out while we
+// read, and the value may be the next holder's: the hold is not returned.
 func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
 	h, err := o.l.c.Do(ctx, "HEXISTS", n.key, o.field)
 	if err != nil || h != int64(1) || !o.l.cfg.fencing {
@@ -269,7 +274,13 @@ func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
 		return false, 0, fmt.Errorf("token counter %q: %v (present: %v)", n.token, err, ok)
 	}
 	fence, err := strconv.ParseInt(v, 10, 64)
-	return err == nil, fence, err
+	if err != nil {
+		return false, 0, err
+	}
+	if h, err = o.l.c.Do(ctx, "HEXISTS", n.key, o.field); err != nil || h != int64(1) {
+		return false, 0, err
+	}
+	return true, fence, nil
 }
 
 // hold builds the Lock of a successful acquire sent at start.
