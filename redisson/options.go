@@ -19,7 +19,11 @@ type PubSub int
 const (
 	// PubSubAuto is Redisson's default (ShardedSubscriptionMode.AUTO):
 	// SPUBLISH in a Redis Cluster (sharded pub/sub, Redis >= 7), PUBLISH
-	// otherwise. Go waiters listen the same way.
+	// otherwise. Go waiters listen the same way. Redisson's AUTO also
+	// probes the cluster (PUBSUB SHARDNUMSUB) and falls back to PUBLISH
+	// where sharded pub/sub is missing (Redis < 7); this one does not, and
+	// there an unlock's script fails at its SPUBLISH after deleting the
+	// lock: set PubSubPlain on a cluster below Redis 7.
 	PubSubAuto PubSub = iota
 	// PubSubPlain always publishes with PUBLISH: for Redisson clients set
 	// to ShardedSubscriptionMode.OFF, or a cluster below Redis 7. In a
