@@ -84,3 +84,39 @@ func TestFaultConcurrentOwnerAttemptSparesSiblingHold(t *testing.T) {
 	}
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the sibling holds (its Err: %v)", sibling.Err())
 }
+
+// A hold taken with a lease and no watchdog outlives its lease; the same
+// owner (another goroutine of the task) takes the lock again, a fresh field
+// with count 1. The stale hold's Unlock must not take that count: it would
+// delete the lock under the new hold, which still believes it holds, and let
+// another owner in. The same with the unlock asked again after a lost reply
+// (the first run found no field, so it left no latch to answer with).
+func TestFaultUnlockOfExpiredHoldSparesNewHold(t *testing.T) {
+	for _, lost := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unlock", true: "unlock asked again"}[lost], func(t *testing.T) {
+			p, c, raw := proxied(t)
+			ctx := locktest.Ctx(t)
+			key := locktest.Key(t, "k")
+			l := redisson.New(c)
+			o := l.NewOwner()
+			stale, err := o.TryLock(ctx, key, 100*time.Millisecond)
+			require.NoError(t, err)
+			time.Sleep(200 * time.Millisecond) // its lease ran out on the server
+			if lost {
+				p.DropReply(faultproxy.Script(script(t, "release.lua")), 1, faultproxy.Close)
+				require.ErrorIs(t, stale.Unlock(ctx), lockbridge.ErrUnknownOutcome)
+			}
+			fresh, err := o.TryLock(ctx, key, time.Minute)
+			require.NoError(t, err)
+			defer func() { _ = fresh.Unlock(ctx) }()
+
+			require.Error(t, stale.Unlock(ctx), "the stale hold is not held")
+			assert.Equal(t, map[string]int64{o.Field(): 1}, hash(t, raw, key), "the new hold keeps its count")
+			other, err := l.TryLock(ctx, key, time.Minute)
+			if err == nil {
+				_ = other.Unlock(ctx)
+			}
+			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the new hold lasts (its Err: %v)", fresh.Err())
+		})
+	}
+}
