@@ -20,7 +20,8 @@ import (
 type Lock struct {
 	owner *Owner
 	names names
-	fence int64 // WithFencing: the token counter's value for this acquire
+	fence int64  // WithFencing: the token counter's value for this acquire
+	gen   uint64 // the owner's generation of the field this hold counted in (Owner.add)
 	lease lease.Lease
 	rmu   sync.Mutex // serialises renewals: Refresh and the watchdog
 
@@ -99,8 +100,11 @@ func (lk *Lock) valid(ctx context.Context) error {
 // ran out, or a ForceUnlock) it returns a *lockbridge.NotHeldError and the
 // hold counts as lost; a second Unlock returns an error wrapping ErrNotHeld
 // without asking Redis. So does an Unlock of a hold already known lost (Done
-// closed by the watchdog or Refresh): the owner's field may by then belong to
-// a new hold of the same owner, which that unlock would release.
+// closed by the watchdog or Refresh), or one whose lease ran out by our
+// clock after which the owner took the lock again while none of its holds'
+// leases ran: the owner's field may by then be a new hold's, which that
+// unlock would release. An Unlock waits for an attempt of the same owner on
+// the lock under way (one round trip).
 //
 // Each Unlock call sends the unlock once. When its reply is lost, the
 // error wraps lockbridge.ErrUnknownOutcome and the hold ends locally (Done
@@ -127,6 +131,13 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	if lk.released {
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
 	}
+	// No attempt of the owner on the lock runs while we look and send: an
+	// acquire under way could be making the field anew.
+	end, err := lk.owner.attempt(ctx, lk.names.key)
+	if err != nil {
+		return fmt.Errorf("redisson: unlock of %q: nothing sent: %w", lk.names.key, err)
+	}
+	defer end()
 	lk.lease.StopRefresh() // no renewal after this
 	if lk.reqID == "" && lk.lease.Ended() {
 		// Known lost (its field found gone, or not renewed in time) before
@@ -135,8 +146,21 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		// Taking it would release that hold. Send nothing; a count of ours
 		// still there ends with the lease.
 		lk.released = true
-		lk.owner.count(lk.names.key, -1)
+		lk.owner.remove(lk)
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "the hold was lost before Unlock: " + lk.lease.Err().Error()}
+	}
+	if !time.Now().Before(lk.lease.ExpiresAt()) && lk.owner.renewedSince(lk.names.key, lk.gen) {
+		// The lease ran out by our clock, and the owner has since taken the
+		// lock while none of its holds' leases ran: the field may be that
+		// new hold's, which this unlock (or a retry of one whose first run
+		// found no field, and so left no latch) would release. Send
+		// nothing; a count of ours still there ends with the lease.
+		lk.released = true
+		lk.owner.remove(lk)
+		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired,
+			Detail: "the lease ran out and the owner has taken the lock again since: the field may be that hold's"}
+		lk.lease.Lose(nh)
+		return nh
 	}
 	l := lk.owner.l
 	window := l.cfg.latch / 2
@@ -157,7 +181,7 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		return err
 	}
 	lk.released = true
-	lk.owner.count(lk.names.key, -1)
+	lk.owner.remove(lk)
 	if r == nil {
 		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
 		lk.lease.Lose(nh)

@@ -41,8 +41,9 @@ type Owner struct {
 	field string
 
 	mu     sync.Mutex
-	holds  map[string]int           // the holds of this Owner value not yet unlocked, by key
-	trying map[string]chan struct{} // the attempt on key under way, closed when it is settled
+	holds  map[string]map[*Lock]struct{} // the holds of this Owner value not yet unlocked, by key
+	gens   map[string]uint64             // by key: acquires that may have made the field anew
+	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
 }
 
 // ID returns the owner's id, the second half of its field.
@@ -168,16 +169,54 @@ func (o *Owner) HoldCount(ctx context.Context, key string) (int64, error) {
 func (o *Owner) live(key string) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.holds[key]
+	return len(o.holds[key])
 }
 
-// count adds d to the holds of key.
-func (o *Owner) count(key string, d int) {
+// add records lk, a hold of key whose acquire was sent at start, and sets
+// its generation. An acquire sent while another hold of the owner's lease
+// still ran by our clock (and was not known lost) was a re-entry: the
+// server's lease ends no sooner.
+// Any other acquire may have made the field anew after it vanished, and
+// starts a generation: a hold of an earlier one whose lease has run out
+// may no longer have a count in the field (see Lock.unlock).
+func (o *Owner) add(lk *Lock, start time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.holds[key] += d; o.holds[key] <= 0 {
+	key := lk.names.key
+	fresh := true
+	for h := range o.holds[key] {
+		if !h.lease.Ended() && start.Before(h.lease.ExpiresAt()) {
+			fresh = false
+			break
+		}
+	}
+	if fresh {
+		o.gens[key]++
+	}
+	lk.gen = o.gens[key]
+	if o.holds[key] == nil {
+		o.holds[key] = map[*Lock]struct{}{}
+	}
+	o.holds[key][lk] = struct{}{}
+}
+
+// remove forgets lk, unlocked.
+func (o *Owner) remove(lk *Lock) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	key := lk.names.key
+	delete(o.holds[key], lk)
+	if len(o.holds[key]) == 0 {
 		delete(o.holds, key)
 	}
+}
+
+// renewedSince reports whether an acquire of a later generation than gen
+// may have made the field of key anew.
+func (o *Owner) renewedSince(key string, gen uint64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.gens[key] != gen
 }
 
 // attempt waits until no other attempt of this Owner on key is under way
@@ -285,9 +324,9 @@ func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
 
 // hold builds the Lock of a successful acquire sent at start.
 func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Duration, fence int64) *Lock {
-	o.count(n.key, 1)
 	lk := &Lock{owner: o, names: *n, fence: fence}
 	lk.lease.Init("redisson", start, ttl)
+	o.add(lk, start)
 	if o.l.cfg.watchdog {
 		lk.lease.AutoRefresh(ctx, lk.watchdog)
 	}

@@ -120,3 +120,21 @@ func TestFaultUnlockOfExpiredHoldSparesNewHold(t *testing.T) {
 		})
 	}
 }
+
+// Re-entries with leases of their own: a hold whose own lease ran out by
+// our clock while a re-entry (taken while it still ran) kept the lock alive
+// still unlocks its count, and the lock is free after the last unlock.
+func TestUnlockOfOutlivedReentryReleases(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := locktest.Ctx(t)
+	key := locktest.Key(t, "k")
+	o := redisson.New(tg.Client).NewOwner()
+	short, err := o.TryLock(ctx, key, 100*time.Millisecond)
+	require.NoError(t, err)
+	long, err := o.TryLock(ctx, key, time.Minute) // a re-entry: the whole lock now lives a minute
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, long.Unlock(ctx))
+	require.NoError(t, short.Unlock(ctx), "its count was still in the field")
+	assert.Empty(t, hash(t, tg.Client, key), "free")
+}
