@@ -12,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/redisson"
 )
 
@@ -137,4 +138,32 @@ func TestUnlockOfOutlivedReentryReleases(t *testing.T) {
 	require.NoError(t, long.Unlock(ctx))
 	require.NoError(t, short.Unlock(ctx), "its count was still in the field")
 	assert.Empty(t, hash(t, tg.Client, key), "free")
+}
+
+// The server is stopped (SIGSTOP) under a watchdog hold: no renewal comes
+// back, and the hold is reported lost before its lease can end on the
+// server. Its Unlock then sends nothing; the lock ends with its lease once
+// the server runs again.
+func TestFaultWatchdogServerStopped(t *testing.T) {
+	srv := redistest.Start(t)
+	c := locktest.GoRedis(t, srv)
+	ctx := locktest.Ctx(t)
+	key := locktest.Key(t, "k")
+	lk, err := redisson.New(c, redisson.WithWatchdog()).TryLock(ctx, key, 600*time.Millisecond)
+	require.NoError(t, err)
+	deadline := lk.ExpiresAt()
+	srv.Pause()
+	resumed := false
+	defer func() {
+		if !resumed {
+			srv.Resume()
+		}
+	}()
+	require.True(t, locktest.WaitDone(lk, 5*time.Second), "reported lost")
+	assert.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
+	assert.True(t, time.Now().Before(deadline.Add(600*time.Millisecond)), "lost no later than the lease the server may still count")
+	srv.Resume()
+	resumed = true
+	require.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
+	require.Eventually(t, func() bool { return len(hash(t, c, key)) == 0 }, 5*time.Second, 10*time.Millisecond, "the lock ends with its lease")
 }
