@@ -167,3 +167,41 @@ func TestFaultWatchdogServerStopped(t *testing.T) {
 	require.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
 	require.Eventually(t, func() bool { return len(hash(t, c, key)) == 0 }, 5*time.Second, 10*time.Millisecond, "the lock ends with its lease")
 }
+
+// An owner holds a lock for a minute and re-enters it with a short lease
+// (an inner call with its own ttl). Redisson's scripts set the lease of the
+// whole lock on every acquire and partial unlock: sending the short ttl
+// would end the lock on the server long before the outer hold's lease (and
+// its next watchdog renewal), and let another owner in while the outer hold
+// believes it holds. The outer hold's lease must bound the lock's.
+func TestFaultShortReentrySparesOuterLease(t *testing.T) {
+	for _, watchdog := range []bool{false, true} {
+		t.Run(map[bool]string{false: "lease", true: "watchdog"}[watchdog], func(t *testing.T) {
+			tg := locktest.Single(t)[0]
+			ctx := locktest.Ctx(t)
+			key := locktest.Key(t, "k")
+			var opts []redisson.Option
+			if watchdog {
+				opts = append(opts, redisson.WithWatchdog())
+			}
+			l := redisson.New(tg.Client, opts...)
+			o := l.NewOwner()
+			outer, err := o.TryLock(ctx, key, 6*time.Second)
+			require.NoError(t, err)
+			defer func() { _ = outer.Unlock(ctx) }()
+			inner, err := o.TryLock(ctx, key, 100*time.Millisecond)
+			require.NoError(t, err)
+			time.Sleep(150 * time.Millisecond) // the inner hold's watchdog, if any, renews meanwhile
+			require.NoError(t, inner.Unlock(ctx))
+			time.Sleep(300 * time.Millisecond)
+
+			require.NoError(t, outer.Err())
+			require.True(t, time.Now().Before(outer.ExpiresAt()), "the outer hold's lease runs")
+			other, err := l.TryLock(ctx, key, time.Minute)
+			if err == nil {
+				_ = other.Unlock(ctx)
+			}
+			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the outer hold's lease runs")
+		})
+	}
+}
