@@ -167,7 +167,7 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	if err := lk.request(window); err != nil {
 		return err
 	}
-	r, err := l.release(ctx, &lk.names, lk.owner.field, lk.lease.TTL(), lk.reqID)
+	r, err := l.release(ctx, &lk.names, lk.owner.field, max(lk.lease.TTL(), lk.owner.keep(lk.names.key, lk)), lk.reqID)
 	if err != nil {
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -209,7 +209,8 @@ func (lk *Lock) request(window time.Duration) error {
 	return err
 }
 
-// Refresh sets the whole lock's lease to ttl from now (at least 1 ms) if
+// Refresh sets the whole lock's lease to ttl from now (at least 1 ms; longer
+// while another hold of the owner has longer to run) if
 // the owner's field is still in the hash, with the watchdog's script; later
 // renewals and the lease an Unlock of a hold sets use the new ttl. When the
 // field is gone it returns a *lockbridge.NotHeldError and the hold counts as
@@ -242,7 +243,8 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 		ttl = lk.lease.TTL()
 	}
 	start := time.Now()
-	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{lk.names.key}, ttl.Milliseconds(), lk.owner.field)
+	send := max(ttl, lk.owner.keep(lk.names.key, lk)) // the whole lock's lease: never below another hold's
+	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{lk.names.key}, send.Milliseconds(), lk.owner.field)
 	if err != nil {
 		return fmt.Errorf("redisson: renewal of %q: %w", lk.names.key, err)
 	}

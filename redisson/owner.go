@@ -81,7 +81,8 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // TryLock makes one attempt to take the lock key for ttl (at least 1 ms;
 // sub-millisecond parts are dropped) with Redisson's acquire: it succeeds
 // when the lock is free or already this owner's (a reentrant hold; the
-// lease is then set to ttl for the whole lock). When another owner holds
+// lease is then set to ttl for the whole lock, or to what the owner's other
+// holds have left when that is longer). When another owner holds
 // it, the error is a *NotObtainedError with the holder's remaining lease.
 // The Lock returned is a *Lock.
 //
@@ -200,6 +201,29 @@ func (o *Owner) add(lk *Lock, start time.Time) {
 	o.holds[key][lk] = struct{}{}
 }
 
+// keep is how long the lock key must live from now for the leases of the
+// owner's other live holds (all but except) to hold: the longest time they
+// have left by our clock, rounded up to the millisecond; 0 when none. Every
+// acquire, partial unlock and renewal sets the whole lock's lease, so each
+// sends at least this: a re-entry with a short ttl must not end the lock
+// under an outer hold whose lease still runs.
+func (o *Owner) keep(key string, except *Lock) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	var d time.Duration
+	for h := range o.holds[key] {
+		if h == except || h.lease.Ended() {
+			continue
+		}
+		d = max(d, h.lease.ExpiresAt().Sub(now))
+	}
+	if r := d % time.Millisecond; r != 0 {
+		d += time.Millisecond - r
+	}
+	return d
+}
+
 // remove forgets lk, unlocked.
 func (o *Owner) remove(lk *Lock) {
 	o.mu.Lock()
@@ -262,7 +286,7 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	defer end()
 	alone := o.live(n.key) == 0
 	start := time.Now()
-	held, holder, fence, err := o.l.acquire(ctx, n, o.field, ttl, wait)
+	held, holder, fence, err := o.l.acquire(ctx, n, o.field, max(ttl, o.keep(n.key, nil)), wait)
 	switch {
 	case held:
 		return o.hold(ctx, n, start, ttl, fence), 0, nil
