@@ -205,3 +205,28 @@ func TestFaultShortReentrySparesOuterLease(t *testing.T) {
 		})
 	}
 }
+
+// Redisson's fair release replies success when the lock's key is gone (and
+// wakes the queue head). A fair hold whose lease ran out, or that was force
+// unlocked, was lost: its Unlock must say so (ErrNotHeld, Err wraps
+// ErrLost), as the plain lock's does, not report a clean release.
+func TestFaultFairUnlockOfLostHoldSignalled(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := locktest.Ctx(t)
+	l := redisson.New(tg.Client, redisson.WithFair(time.Minute))
+
+	expired, err := l.TryLock(ctx, locktest.Key(t, "expired"), 20*time.Millisecond)
+	require.NoError(t, err)
+	time.Sleep(60 * time.Millisecond)
+	require.ErrorIs(t, expired.Unlock(ctx), lockbridge.ErrNotHeld)
+	assert.ErrorIs(t, expired.Err(), lockbridge.ErrLost)
+
+	key := locktest.Key(t, "forced")
+	forced, err := l.TryLock(ctx, key, time.Minute)
+	require.NoError(t, err)
+	ok, err := l.ForceUnlock(ctx, key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.ErrorIs(t, forced.Unlock(ctx), lockbridge.ErrNotHeld)
+	assert.ErrorIs(t, forced.Err(), lockbridge.ErrLost)
+}
