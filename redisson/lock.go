@@ -164,6 +164,14 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	}
 	l := lk.owner.l
 	window := l.cfg.latch / 2
+	// Redisson's fair release replies 1 both when it released and when the
+	// key was already gone (it then wakes the queue head, which the release
+	// is still sent for). A look first (a read) tells the two apart.
+	gone := false
+	if l.cfg.fair && lk.reqID == "" {
+		h, err := l.c.Do(ctx, "HEXISTS", lk.names.key, lk.owner.field)
+		gone = err == nil && h == int64(0)
+	}
 	if err := lk.request(window); err != nil {
 		return err
 	}
@@ -182,9 +190,19 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	}
 	lk.released = true
 	lk.owner.remove(lk)
-	if r == nil {
-		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+	var nh *lockbridge.NotHeldError
+	switch {
+	case r == nil || gone:
+		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+	case l.cfg.fair && r == int64(1) && !time.Now().Before(lk.lease.ExpiresAt()):
+		// The key may have gone with the lease before the release ran.
+		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired, Detail: "the lease ran out before the unlock"}
+	}
+	if nh != nil {
 		lk.lease.Lose(nh)
+		if r != nil {
+			_, _ = l.c.Do(ctx, "DEL", lk.names.latch+":"+lk.reqID)
+		}
 		return nh
 	}
 	lk.lease.End(nil)
