@@ -23,7 +23,8 @@
 // everything:
 //
 //   - acquire: when K is absent or has our field, HINCRBY field 1 and
-//     PEXPIRE ttl (for the whole lock); otherwise reply K's PTTL;
+//     PEXPIRE ttl (for the whole lock: a Go owner never sends less than its
+//     other holds of K have left); otherwise reply K's PTTL;
 //   - release: HINCRBY field −1; above 0 PEXPIRE ttl, at 0 DEL K and
 //     publish "0" on "redisson_lock__channel:{K}" (a K holding '{' is not
 //     wrapped again: "redisson_lock__channel:K"); the reply (0, 1, or nil

@@ -20,7 +20,8 @@ import (
 type Lock struct {
 	owner *Owner
 	names names
-	fence int64 // WithFencing: the token counter's value for this acquire
+	fence int64  // WithFencing: the token counter's value for this acquire
+	gen   uint64 // the owner's generation of the field this hold counted in (Owner.add)
 	lease lease.Lease
 	rmu   sync.Mutex // serialises renewals: Refresh and the watchdog
 
@@ -98,7 +99,12 @@ func (lk *Lock) valid(ctx context.Context) error {
 // no renewal is sent after it. When the owner's field is gone (the lease
 // ran out, or a ForceUnlock) it returns a *lockbridge.NotHeldError and the
 // hold counts as lost; a second Unlock returns an error wrapping ErrNotHeld
-// without asking Redis.
+// without asking Redis. So does an Unlock of a hold already known lost (Done
+// closed by the watchdog or Refresh), or one whose lease ran out by our
+// clock after which the owner took the lock again while none of its holds'
+// leases ran: the owner's field may by then be a new hold's, which that
+// unlock would release. An Unlock waits for an attempt of the same owner on
+// the lock under way (one round trip).
 //
 // Each Unlock call sends the unlock once. When its reply is lost, the
 // error wraps lockbridge.ErrUnknownOutcome and the hold ends locally (Done
@@ -125,13 +131,51 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	if lk.released {
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
 	}
+	// No attempt of the owner on the lock runs while we look and send: an
+	// acquire under way could be making the field anew.
+	end, err := lk.owner.attempt(ctx, lk.names.key)
+	if err != nil {
+		return fmt.Errorf("redisson: unlock of %q: nothing sent: %w", lk.names.key, err)
+	}
+	defer end()
 	lk.lease.StopRefresh() // no renewal after this
+	if lk.reqID == "" && lk.lease.Ended() {
+		// Known lost (its field found gone, or not renewed in time) before
+		// any unlock was sent: its count may have left the hash with the
+		// field, and a count there now may be a new hold of the same owner.
+		// Taking it would release that hold. Send nothing; a count of ours
+		// still there ends with the lease.
+		lk.released = true
+		lk.owner.remove(lk)
+		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "the hold was lost before Unlock: " + lk.lease.Err().Error()}
+	}
+	if !time.Now().Before(lk.lease.ExpiresAt()) && lk.owner.renewedSince(lk.names.key, lk.gen) {
+		// The lease ran out by our clock, and the owner has since taken the
+		// lock while none of its holds' leases ran: the field may be that
+		// new hold's, which this unlock (or a retry of one whose first run
+		// found no field, and so left no latch) would release. Send
+		// nothing; a count of ours still there ends with the lease.
+		lk.released = true
+		lk.owner.remove(lk)
+		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired,
+			Detail: "the lease ran out and the owner has taken the lock again since: the field may be that hold's"}
+		lk.lease.Lose(nh)
+		return nh
+	}
 	l := lk.owner.l
 	window := l.cfg.latch / 2
+	// Redisson's fair release replies 1 both when it released and when the
+	// key was already gone (it then wakes the queue head, which the release
+	// is still sent for). A look first (a read) tells the two apart.
+	gone := false
+	if l.cfg.fair && lk.reqID == "" {
+		h, err := l.c.Do(ctx, "HEXISTS", lk.names.key, lk.owner.field)
+		gone = err == nil && h == int64(0)
+	}
 	if err := lk.request(window); err != nil {
 		return err
 	}
-	r, err := l.release(ctx, &lk.names, lk.owner.field, lk.lease.TTL(), lk.reqID)
+	r, err := l.release(ctx, &lk.names, lk.owner.field, max(lk.lease.TTL(), lk.owner.keep(lk.names.key, lk)), lk.reqID)
 	if err != nil {
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -145,10 +189,20 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		return err
 	}
 	lk.released = true
-	lk.owner.count(lk.names.key, -1)
-	if r == nil {
-		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+	lk.owner.remove(lk)
+	var nh *lockbridge.NotHeldError
+	switch {
+	case r == nil || gone:
+		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+	case l.cfg.fair && r == int64(1) && !time.Now().Before(lk.lease.ExpiresAt()):
+		// The key may have gone with the lease before the release ran.
+		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired, Detail: "the lease ran out before the unlock"}
+	}
+	if nh != nil {
 		lk.lease.Lose(nh)
+		if r != nil {
+			_, _ = l.c.Do(ctx, "DEL", lk.names.latch+":"+lk.reqID)
+		}
 		return nh
 	}
 	lk.lease.End(nil)
@@ -173,7 +227,8 @@ func (lk *Lock) request(window time.Duration) error {
 	return err
 }
 
-// Refresh sets the whole lock's lease to ttl from now (at least 1 ms) if
+// Refresh sets the whole lock's lease to ttl from now (at least 1 ms; longer
+// while another hold of the owner has longer to run) if
 // the owner's field is still in the hash, with the watchdog's script; later
 // renewals and the lease an Unlock of a hold sets use the new ttl. When the
 // field is gone it returns a *lockbridge.NotHeldError and the hold counts as
@@ -206,7 +261,8 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 		ttl = lk.lease.TTL()
 	}
 	start := time.Now()
-	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{lk.names.key}, ttl.Milliseconds(), lk.owner.field)
+	send := max(ttl, lk.owner.keep(lk.names.key, lk)) // the whole lock's lease: never below another hold's
+	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{lk.names.key}, send.Milliseconds(), lk.owner.field)
 	if err != nil {
 		return fmt.Errorf("redisson: renewal of %q: %w", lk.names.key, err)
 	}

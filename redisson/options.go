@@ -19,7 +19,11 @@ type PubSub int
 const (
 	// PubSubAuto is Redisson's default (ShardedSubscriptionMode.AUTO):
 	// SPUBLISH in a Redis Cluster (sharded pub/sub, Redis >= 7), PUBLISH
-	// otherwise. Go waiters listen the same way.
+	// otherwise. Go waiters listen the same way. Redisson's AUTO also
+	// probes the cluster (PUBSUB SHARDNUMSUB) and falls back to PUBLISH
+	// where sharded pub/sub is missing (Redis < 7); this one does not, and
+	// there an unlock's script fails at its SPUBLISH after deleting the
+	// lock: set PubSubPlain on a cluster below Redis 7.
 	PubSubAuto PubSub = iota
 	// PubSubPlain always publishes with PUBLISH: for Redisson clients set
 	// to ShardedSubscriptionMode.OFF, or a cluster below Redis 7. In a
@@ -102,7 +106,8 @@ func WithFair(wait time.Duration) Option {
 // before on that name, by Java or Go. Pass it to storage that rejects
 // writes with a fence below the highest it has seen. The counter is never
 // deleted (and starts again from 1 if it is lost, as Redisson's does).
-// Java's plain lock() on a fenced lock does not advance the counter.
+// Java's plain lock() and tryLock() on a fenced lock advance the counter
+// too (RedissonFencedLock's own acquire script) without returning it.
 // Default: off (Fence is 0). Not with WithFair.
 func WithFencing() Option { return func(c *config) { c.fencing = true } }
 

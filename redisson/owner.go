@@ -30,16 +30,20 @@ const (
 // to the count in the hash, and each returned *Lock must be unlocked; the
 // lock is free when the last is. Make owners with Locker.NewOwner and use
 // one where Java would use one thread: for one task, holding its locks
-// across calls. It is safe for concurrent use, but an acquire whose reply
-// was lost can be settled only while the owner has no other hold of that
-// lock (see TryLock).
+// across calls. It is safe for concurrent use: its attempts on one lock run
+// one at a time (a waiting Lock call lets others in between its attempts),
+// so an attempt whose outcome is unknown can settle it by the owner's
+// field; it can do so only while the owner has no other hold of that lock
+// (see TryLock).
 type Owner struct {
 	l     *Locker
 	id    int64
 	field string
 
-	mu    sync.Mutex
-	holds map[string]int // the holds of this Owner value not yet unlocked, by key
+	mu     sync.Mutex
+	holds  map[string]map[*Lock]struct{} // the holds of this Owner value not yet unlocked, by key
+	gens   map[string]uint64             // by key: acquires that may have made the field anew
+	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
 }
 
 // ID returns the owner's id, the second half of its field.
@@ -77,7 +81,8 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // TryLock makes one attempt to take the lock key for ttl (at least 1 ms;
 // sub-millisecond parts are dropped) with Redisson's acquire: it succeeds
 // when the lock is free or already this owner's (a reentrant hold; the
-// lease is then set to ttl for the whole lock). When another owner holds
+// lease is then set to ttl for the whole lock, or to what the owner's other
+// holds have left when that is longer). When another owner holds
 // it, the error is a *NotObtainedError with the holder's remaining lease.
 // The Lock returned is a *Lock.
 //
@@ -165,15 +170,105 @@ func (o *Owner) HoldCount(ctx context.Context, key string) (int64, error) {
 func (o *Owner) live(key string) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.holds[key]
+	return len(o.holds[key])
 }
 
-// count adds d to the holds of key.
-func (o *Owner) count(key string, d int) {
+// add records lk, a hold of key whose acquire was sent at start, and sets
+// its generation. An acquire sent while another hold of the owner's lease
+// still ran by our clock (and was not known lost) was a re-entry: the
+// server's lease ends no sooner.
+// Any other acquire may have made the field anew after it vanished, and
+// starts a generation: a hold of an earlier one whose lease has run out
+// may no longer have a count in the field (see Lock.unlock).
+func (o *Owner) add(lk *Lock, start time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.holds[key] += d; o.holds[key] <= 0 {
+	key := lk.names.key
+	fresh := true
+	for h := range o.holds[key] {
+		if !h.lease.Ended() && start.Before(h.lease.ExpiresAt()) {
+			fresh = false
+			break
+		}
+	}
+	if fresh {
+		o.gens[key]++
+	}
+	lk.gen = o.gens[key]
+	if o.holds[key] == nil {
+		o.holds[key] = map[*Lock]struct{}{}
+	}
+	o.holds[key][lk] = struct{}{}
+}
+
+// keep is how long the lock key must live from now for the leases of the
+// owner's other live holds (all but except) to hold: the longest time they
+// have left by our clock, rounded up to the millisecond; 0 when none. Every
+// acquire, partial unlock and renewal sets the whole lock's lease, so each
+// sends at least this: a re-entry with a short ttl must not end the lock
+// under an outer hold whose lease still runs.
+func (o *Owner) keep(key string, except *Lock) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	now := time.Now()
+	var d time.Duration
+	for h := range o.holds[key] {
+		if h == except || h.lease.Ended() {
+			continue
+		}
+		d = max(d, h.lease.ExpiresAt().Sub(now))
+	}
+	if r := d % time.Millisecond; r != 0 {
+		d += time.Millisecond - r
+	}
+	return d
+}
+
+// remove forgets lk, unlocked.
+func (o *Owner) remove(lk *Lock) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	key := lk.names.key
+	delete(o.holds[key], lk)
+	if len(o.holds[key]) == 0 {
 		delete(o.holds, key)
+	}
+}
+
+// renewedSince reports whether an acquire of a later generation than gen
+// may have made the field of key anew.
+func (o *Owner) renewedSince(key string, gen uint64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.gens[key] != gen
+}
+
+// attempt waits until no other attempt of this Owner on key is under way
+// and marks one under way; the function returned ends it. An attempt whose
+// outcome is unknown settles it by the owner's field (reading it back, or
+// releasing it), which is its own only while no other attempt of the owner
+// on key can add to it.
+func (o *Owner) attempt(ctx context.Context, key string) (func(), error) {
+	for {
+		o.mu.Lock()
+		busy, ok := o.trying[key]
+		if !ok {
+			mine := make(chan struct{})
+			o.trying[key] = mine
+			o.mu.Unlock()
+			return func() {
+				o.mu.Lock()
+				delete(o.trying, key)
+				o.mu.Unlock()
+				close(mine)
+			}, nil
+		}
+		o.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
 
@@ -184,9 +279,14 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
 	}
+	end, err := o.attempt(ctx, n.key)
+	if err != nil {
+		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+	}
+	defer end()
 	alone := o.live(n.key) == 0
 	start := time.Now()
-	held, holder, fence, err := o.l.acquire(ctx, n, o.field, ttl, wait)
+	held, holder, fence, err := o.l.acquire(ctx, n, o.field, max(ttl, o.keep(n.key, nil)), wait)
 	switch {
 	case held:
 		return o.hold(ctx, n, start, ttl, fence), 0, nil
@@ -221,7 +321,12 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 }
 
 // readBack reports whether the owner's field is in the lock's hash and,
-// for a fenced Locker, the token counter's value.
+// for a fenced Locker, the token counter's value. The counter is read
+// between two looks at the field: present at both, the field was there all
+// along (no other attempt of this owner on the lock is under way to make it
+// again), so no one else acquired — and INCRed — in between, and the value
+// is our acquire's. Gone at the second look, the lease ran out while we
+// read, and the value may be the next holder's: the hold is not returned.
 func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
 	h, err := o.l.c.Do(ctx, "HEXISTS", n.key, o.field)
 	if err != nil || h != int64(1) || !o.l.cfg.fencing {
@@ -232,14 +337,20 @@ func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
 		return false, 0, fmt.Errorf("token counter %q: %v (present: %v)", n.token, err, ok)
 	}
 	fence, err := strconv.ParseInt(v, 10, 64)
-	return err == nil, fence, err
+	if err != nil {
+		return false, 0, err
+	}
+	if h, err = o.l.c.Do(ctx, "HEXISTS", n.key, o.field); err != nil || h != int64(1) {
+		return false, 0, err
+	}
+	return true, fence, nil
 }
 
 // hold builds the Lock of a successful acquire sent at start.
 func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Duration, fence int64) *Lock {
-	o.count(n.key, 1)
 	lk := &Lock{owner: o, names: *n, fence: fence}
 	lk.lease.Init("redisson", start, ttl)
+	o.add(lk, start)
 	if o.l.cfg.watchdog {
 		lk.lease.AutoRefresh(ctx, lk.watchdog)
 	}
