@@ -52,7 +52,17 @@ func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait 
 	if !ok {
 		return false, 0, 0, unexpected("acquire", r)
 	}
-	return false, time.Duration(ms) * time.Millisecond, 0, nil
+	return false, holderPTTL(ms), 0, nil
+}
+
+// holderPTTL is the holder's lease left from its PTTL in ms: a PTTL of 0
+// (expiring this very millisecond) is 1 ms, so the waiter retries at once
+// instead of taking 0 for "unknown" and sleeping its whole backoff.
+func holderPTTL(ms int64) time.Duration {
+	if ms == 0 {
+		return time.Millisecond
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // fenced reads the fenced acquire's reply: {-1, token} when acquired,
@@ -74,7 +84,7 @@ func fenced(r any, err error) (held bool, holder time.Duration, fence int64, _ e
 	if token > 0 {
 		return true, 0, token, nil
 	}
-	return false, time.Duration(ms) * time.Millisecond, 0, nil
+	return false, holderPTTL(ms), 0, nil
 }
 
 // leave takes field out of a fair lock's queue after a Lock call that
