@@ -105,6 +105,7 @@ class FollowerFaultTest {
         srv.setPhase("seq1", "", Phase.LEGACY, "init");
         try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50)).build()) {
             assertEquals(Phase.LEGACY, m.phase());
+            assertNotNull(entry("seq1", m.clientId()).get("seq"), "heartbeats carry a seq");
             long first = (Long) entry("seq1", m.clientId()).get("seq");
             assertTrue(first >= 1, "seq from 1");
             MigrateLockerTest.eventually("a later heartbeat has a higher seq", () -> (Long) entry("seq1", m.clientId()).get("seq") > first);
