@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * phase key: it heartbeats into the registry (so the controller counts it),
  * moves with the fleet one phase at a time, and refuses to lock when it
  * cannot trust the phase ({@link PhaseUnknownException}). Close it when
- * done: its registry entry is removed.
+ * done: its registry entry is removed — or, while locks it holds live on,
+ * kept reporting them until their leases end.
  *
  * <pre>{@code
  * MigrateLocker locker = MigrateLocker.builder(redis).followPhase("orders").build();
@@ -215,7 +216,14 @@ public final class MigrateLocker implements AutoCloseable {
         return Wait.loop(name, wait, backoff, () -> attempt(a), notices);
     }
 
-    /** Stops following and heartbeating and removes this client's registry entry; held locks are no longer refreshed. */
+    /**
+     * Stops following and heartbeating, and removes this client's registry
+     * entry. Held locks stay valid to the end of their lease and can be
+     * unlocked, but are no longer refreshed; while any of them (or an
+     * acquire of unknown outcome) may live, the entry stays, reporting them,
+     * until the longest lease has ended plus 1 s, so the controller cannot
+     * step past them.
+     */
     @Override
     public void close() {
         watchdog.shutdownNow();
