@@ -203,6 +203,55 @@ class FollowerFaultTest {
     }
 
     /**
+     * A locker cut off from Redis (its ACL user switched off and its
+     * connections killed) until its phase lease lapses, its lock's lease
+     * runs out (never unlocked) and the fleet rolls back from modern to
+     * legacy without it. When it returns, the expired lock holds nothing:
+     * it starts afresh at the stored phase, as a new locker does, and does
+     * not step one phase from its old one (dual-read, beside legacy lockers).
+     */
+    @Test
+    void faultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase() throws Exception {
+        srv.setPhase("back1", "", Phase.MODERN, "init");
+        srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
+        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("javasvc", "pw").build();
+        try (Redis cut = Redis.of(uri, Duration.ofSeconds(1));
+                MigrateLocker m = MigrateLocker.builder(cut).followPhase("back1").phaseInterval(Duration.ofMillis(50))
+                        .phaseLease(Duration.ofMillis(200)).build()) {
+            Lock old = m.tryLock("forgotten", Duration.ofMillis(300)); // never unlocked
+            assertEquals(Phase.MODERN, old.phase());
+
+            srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.off());
+            srv.raw.clientKill(io.lettuce.core.KillArgs.Builder.user("javasvc"));
+            MigrateLockerTest.eventually("the cut-off locker's entry expires", () -> {
+                Double exp = srv.raw.zscore(b("lockbridge:{back1}:clients-expiry"), b(m.clientId()));
+                return exp != null && exp.longValue() < serverMillis();
+            });
+            MigrateLockerTest.eventually("its lock's lease ran out", () -> !old.isHeld());
+            srv.setPhase("back1", "modern", Phase.DUAL_READ, "step"); // the fleet rolls back without it
+            srv.setPhase("back1", "dual-read", Phase.DUAL_WRITE, "step");
+            srv.setPhase("back1", "dual-write", Phase.LEGACY, "step");
+
+            srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on());
+            Lock[] got = new Lock[1];
+            MigrateLockerTest.eventually("it locks again once it reads the phase", () -> {
+                try {
+                    got[0] = m.tryLock("orders", Duration.ofSeconds(30));
+                    return true;
+                } catch (PhaseUnknownException | RedisUnavailableException e) {
+                    return false;
+                }
+            });
+            assertEquals(Phase.LEGACY, got[0].phase(), "it took the lock in the fleet's phase, not one step from its old one");
+            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30)),
+                    "a legacy locker does not get in beside it");
+            got[0].unlock();
+        } finally {
+            srv.raw.aclDeluser("javasvc");
+        }
+    }
+
+    /**
      * A ttl the registry's hold cannot cover (above 2^40 ms minus the phase
      * lease), and a phase lease or interval that would overflow it, are
      * refused with InvalidException; nothing is written.
