@@ -26,8 +26,19 @@ abstract class AbstractLock implements Lock {
     private boolean ended;
     private LostException lost;
 
-    /** Called before each refresh with its ttl; throws to refuse it (a migrate lock's phase lease). */
-    volatile java.util.function.Consumer<Duration> trust;
+    /** A migrate lock's phase lease, asked before each refresh. */
+    interface Trust {
+        /** Throws to refuse a refresh to ttl; else the end of the phase lease it is trusted under (System.nanoTime()). */
+        long until(Duration ttl);
+
+        /** The error of a refresh of a lock taken in p that came back at or after that end. */
+        RuntimeException outlived(Phase p);
+    }
+
+    /** Asked before each refresh; null without a phase lease. */
+    volatile Trust trust;
+    private Trust refreshTrust; // under op: the trust of the refresh in flight, null without one
+    private long refreshUntil; // under op: the end of its phase lease
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
@@ -92,12 +103,22 @@ abstract class AbstractLock implements Lock {
         return done;
     }
 
-    /** Sets the lease to localTtl from startNanos (a refresh's send time). */
+    /**
+     * Sets the lease to localTtl from startNanos (a refresh's send time) —
+     * unless the refresh came back after the phase lease it was sent under
+     * had ended: the registry may not cover the new lease, so the lock keeps
+     * the one it covered, and the refresh fails with the trust's error.
+     */
     void extend(long startNanos, Duration localTtl, Duration newTtl) {
+        Trust t = refreshTrust;
         synchronized (mu) {
-            endNanos = startNanos + localTtl.toNanos();
             ttl = newTtl;
+            if (t == null || System.nanoTime() - refreshUntil < 0) {
+                endNanos = startNanos + localTtl.toNanos();
+                return;
+            }
         }
+        throw t.outlived(phase);
     }
 
     /** Ends the lock as released. */
@@ -162,7 +183,7 @@ abstract class AbstractLock implements Lock {
 
     @Override
     public void refresh(Duration newTtl) {
-        if (newTtl == null || newTtl.toMillis() < 1) {
+        if (newTtl == null || newTtl.compareTo(Duration.ofMillis(1)) < 0) {
             throw new InvalidException("lockbridge: ttl " + newTtl + " is below 1ms");
         }
         synchronized (op) {
@@ -172,9 +193,11 @@ abstract class AbstractLock implements Lock {
 
     private void refreshLocked(Duration newTtl) {
         checkNotEnded("refresh");
-        java.util.function.Consumer<Duration> t = trust;
+        Trust t = trust;
+        refreshTrust = null;
         if (t != null) {
-            t.accept(newTtl); // never refresh in a phase no longer trusted
+            refreshUntil = t.until(newTtl); // never refresh in a phase no longer trusted
+            refreshTrust = t;
         }
         try {
             refreshOnce(newTtl);

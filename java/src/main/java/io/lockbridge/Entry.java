@@ -3,7 +3,10 @@ package io.lockbridge;
 /**
  * A registry entry of protocol 2, written exactly as Go's migrate writes it
  * (encoding/json of its entry struct: the fields in this order, no spaces,
- * next and the held fields left out when empty). The entry carries no time:
+ * next, seq and the held fields left out when empty). seq grows with every
+ * heartbeat of the client, so heartbeat.lua writes nothing over an entry
+ * with a seq at or above it: a heartbeat held up in the network that lands
+ * after a newer one changes nothing. The entry carries no time:
  * liveness is the server's, in the registry's sorted sets.
  */
 final class Entry {
@@ -16,11 +19,12 @@ final class Entry {
     final long pid;
     final long nsInit;
     final long gen;
+    final long seq; // the heartbeat's sequence number, 1 to 2^53-1; 0: none
     final Phase heldOldest; // null: holds nothing
     final Phase heldNewest;
     final long heldMs; // -1 with no held lock
 
-    Entry(String id, Phase phase, Phase next, String host, long pid, long nsInit, long gen, Phase heldOldest, Phase heldNewest,
+    Entry(String id, Phase phase, Phase next, String host, long pid, long nsInit, long gen, long seq, Phase heldOldest, Phase heldNewest,
             long heldMs) {
         this.id = id;
         this.phase = phase;
@@ -29,6 +33,7 @@ final class Entry {
         this.pid = pid;
         this.nsInit = nsInit;
         this.gen = gen;
+        this.seq = seq;
         this.heldOldest = heldOldest;
         this.heldNewest = heldNewest;
         this.heldMs = heldMs;
@@ -46,6 +51,9 @@ final class Entry {
         b.append(",\"pid\":").append(pid);
         b.append(",\"ns_init\":").append(nsInit);
         b.append(",\"gen\":").append(gen);
+        if (seq != 0) {
+            b.append(",\"seq\":").append(seq);
+        }
         if (heldOldest != null) {
             b.append(",\"held_oldest\":").append(Json.quote(heldOldest.wireName()));
             b.append(",\"held_newest\":").append(Json.quote(heldNewest.wireName()));

@@ -32,6 +32,21 @@ final class Follower {
 
     private record Reply(String phase, boolean hasNs, long instance, long gen) {}
 
+    /** A phase to lock in, and the end of the phase lease it is trusted under (System.nanoTime()). */
+    record Trusted(Phase phase, long untilNanos) {
+        /** Whether the lease has ended by now: a command sent under it that comes back now is not trusted. */
+        boolean outlived() {
+            return System.nanoTime() - untilNanos >= 0;
+        }
+    }
+
+    /**
+     * The longest hold a heartbeat registers (heartbeat.lua takes 1 ms to
+     * 2^40 ms): a following locker's phase lease plus its longest ttl (Go:
+     * maxHold).
+     */
+    static final Duration MAX_HOLD = Duration.ofMillis(1L << 40);
+
     private final Redis redis;
     final Namespace k;
     final String id;
@@ -54,6 +69,7 @@ final class Follower {
     private PhaseUnknownException refusal;
     private RuntimeException lastErr;
     private Duration maxTtl = Duration.ZERO;
+    private long seq; // the last heartbeat's sequence number
     private boolean sent;
     private boolean closed;
     private Thread loop;
@@ -99,30 +115,47 @@ final class Follower {
     }
 
     /**
-     * The phase to run a lock of ttl in now. From memory while the lease
-     * runs and covers ttl; otherwise it reads first. on sees the phase under
-     * the follower's mutex, so the lock call registers its acquire in that
-     * phase before the follower can move.
+     * The phase to run a lock of ttl in now, and the end of the phase lease
+     * it is trusted under. From memory while the lease runs and covers ttl;
+     * otherwise it reads first. on sees the phase under the follower's
+     * mutex, so the lock call registers its acquire in that phase before the
+     * follower can move. A lock call whose command comes back after the
+     * lease's end may have run after the registry stopped counting this
+     * client (a pause between the check and the send), and must not trust
+     * what it did.
      */
-    Phase phase(Duration ttl, Consumer<Phase> on) {
-        Phase p = valid(ttl, on);
-        if (p != null) {
-            return p;
+    Trusted phase(Duration ttl, Consumer<Phase> on) {
+        Duration longest = MAX_HOLD.minus(lease);
+        if (ttl.compareTo(longest) > 0) {
+            throw new InvalidException("migrate: ttl " + ttl + " is above " + longest + ": the registry counts a client for at most "
+                    + MAX_HOLD + " after a heartbeat, its phase lease " + lease + " included");
+        }
+        Trusted t = valid(ttl, on);
+        if (t != null) {
+            return t;
         }
         sync(ttl);
-        p = valid(ttl, on);
-        if (p == null) {
+        t = valid(ttl, on);
+        if (t == null) {
             throw lapsed();
         }
-        return p;
+        return t;
     }
 
-    /** Throws unless the lease runs and covers a refresh to ttl. */
-    void trusted(Duration ttl) {
-        phase(ttl, null);
+    /** Throws unless the lease runs and covers a refresh to ttl; the lease's end (System.nanoTime()). */
+    long trusted(Duration ttl) {
+        return phase(ttl, null).untilNanos();
     }
 
-    private Phase valid(Duration ttl, Consumer<Phase> on) {
+    /** The error of a lock call whose command came back after the phase lease it was sent under had ended. */
+    PhaseUnknownException outlived(Phase p, String what) {
+        return new PhaseUnknownException(k.ns, PhaseUnknownException.Reason.LEASE_LAPSED, p,
+                "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)",
+                new LockbridgeException("the " + what + " came back after the phase lease it was sent under had ended (a pause between the check "
+                        + "and the send?): the registry may no longer have counted this client when it ran"));
+    }
+
+    private Trusted valid(Duration ttl, Consumer<Phase> on) {
         synchronized (mu) {
             if (closed) {
                 throw new InvalidException("migrate: locker closed");
@@ -136,7 +169,7 @@ final class Follower {
             if (on != null) {
                 on.accept(current);
             }
-            return current;
+            return new Trusted(current, untilNanos);
         }
     }
 
@@ -184,6 +217,7 @@ final class Follower {
         Phase entryPhase;
         long inst;
         long g;
+        long sq;
         Phase ranNow;
         Duration max;
         boolean lapsed;
@@ -194,6 +228,7 @@ final class Follower {
             entryPhase = fixed != null ? fixed : current != null ? current : Phase.LEGACY;
             inst = instance;
             g = gen;
+            sq = ++seq;
             ranNow = current;
             max = ttl.compareTo(maxTtl) > 0 ? ttl : maxTtl;
             lapsed = refusal != null || !hasUntil || System.nanoTime() - untilNanos >= 0;
@@ -205,7 +240,7 @@ final class Follower {
         }
         Phase nx = next != null && next != entryPhase ? next : null;
         long left = h.oldest == null ? -1 : Math.max(0, h.left.toMillis());
-        Entry e = new Entry(id, entryPhase, nx, host, pid, inst, g, h.oldest, h.newest, left);
+        Entry e = new Entry(id, entryPhase, nx, host, pid, inst, g, sq, h.oldest, h.newest, left);
         long holdMs = Math.max(1, lease.plus(max).toMillis());
         long start = System.nanoTime();
         Reply rep;
@@ -238,7 +273,9 @@ final class Follower {
             if (fixed == null) {
                 ran = true;
             }
-            Phase want = want(current, target, lapsed && h.oldest == null);
+            // A lock whose lease has run out holds nothing: it does not keep
+            // a returning follower from starting afresh.
+            Phase want = want(current, target, lapsed && (h.oldest == null || h.left.isNegative() || h.left.isZero()));
             if (want == current) {
                 untilNanos = start + lease.toNanos();
                 hasUntil = true;
@@ -356,7 +393,12 @@ final class Follower {
         }
     }
 
-    /** Stops the loop and removes the registry entry (forget.lua, forced, on our own id). */
+    /**
+     * Stops the loop and removes the registry entry (forget.lua, forced, on
+     * our own id) — or, while locks it holds (or acquires of unknown
+     * outcome) live on, leaves the entry reporting them until the longest
+     * lease has ended, so the controller cannot step past them.
+     */
     void close() {
         Thread t;
         synchronized (mu) {
@@ -384,12 +426,32 @@ final class Follower {
         syncMu.lock(); // no reading in flight re-writes the entry after the leave
         try {
             boolean wasSent;
+            Phase entryPhase;
+            long inst;
+            long g;
+            long sq;
             synchronized (mu) {
                 wasSent = sent;
+                entryPhase = fixed != null ? fixed : current != null ? current : Phase.LEGACY;
+                inst = instance;
+                g = gen;
+                sq = ++seq;
             }
-            if (wasSent) {
-                redis.evalLong(Scripts.FORGET, new byte[][] {k.clients, k.expiry, k.seen, k.fleet}, Redis.arg(id), Redis.arg("1"));
+            if (!wasSent) {
+                return;
             }
+            Held h = held == null ? Held.NONE : held.get();
+            if (h.oldest != null) {
+                // The entry stays, reporting the locks, until their leases end:
+                // leaving at once would let the controller step past them. The
+                // extra second covers the last unit of a legacy expiry in seconds.
+                long left = Math.max(0, h.left.toMillis());
+                Entry e = new Entry(id, entryPhase, null, host, pid, inst, g, sq, h.oldest, h.newest, left);
+                redis.evalList(Scripts.HEARTBEAT, new byte[][] {k.phase, k.meta, k.clients, k.expiry, k.seen}, Redis.arg(id), Redis.arg(e.json()),
+                        Redis.arg(left + 1000));
+                return;
+            }
+            redis.evalLong(Scripts.FORGET, new byte[][] {k.clients, k.expiry, k.seen, k.fleet}, Redis.arg(id), Redis.arg("1"), Redis.arg("0"));
         } finally {
             syncMu.unlock();
         }

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * phase key: it heartbeats into the registry (so the controller counts it),
  * moves with the fleet one phase at a time, and refuses to lock when it
  * cannot trust the phase ({@link PhaseUnknownException}). Close it when
- * done: its registry entry is removed.
+ * done: its registry entry is removed — or, while locks it holds live on,
+ * kept reporting them until their leases end.
  *
  * <pre>{@code
  * MigrateLocker locker = MigrateLocker.builder(redis).followPhase("orders").build();
@@ -36,6 +37,9 @@ public final class MigrateLocker implements AutoCloseable {
     public static final Duration DEFAULT_PHASE_INTERVAL = Duration.ofSeconds(2);
     /** The phase lease, in phase intervals (Go: DefaultPhaseLeaseIntervals). */
     public static final int DEFAULT_PHASE_LEASE_INTERVALS = 3;
+
+    /** The phase lease is below this: half the longest hold a heartbeat registers (Go: maxHold/2). */
+    static final Duration MAX_LEASE = Follower.MAX_HOLD.dividedBy(2);
 
     /** A legacy value with less than one unit plus this left is not reported as a sighting. */
     static final Duration SIGHTING_SLACK = Duration.ofMillis(50);
@@ -125,17 +129,21 @@ public final class MigrateLocker implements AutoCloseable {
 
         /** How often a following locker reads the phase and heartbeats; default 2 s. */
         public Builder phaseInterval(Duration d) {
-            if (d == null || d.toMillis() < 1) {
+            if (d == null || d.compareTo(Duration.ofMillis(1)) < 0) {
                 throw new InvalidException("migrate: phase interval must be at least 1ms, got " + d);
             }
             this.interval = d;
             return this;
         }
 
-        /** How long a reading is trusted; default 3 phase intervals. */
+        /**
+         * How long a reading is trusted; default 3 phase intervals. It must be
+         * longer than the phase interval and below 2^39 ms; a lock's ttl may
+         * then be at most 2^40 ms minus the lease (else InvalidException).
+         */
         public Builder phaseLease(Duration d) {
-            if (d == null || d.toMillis() < 1) {
-                throw new InvalidException("migrate: phase lease must be at least 1ms, got " + d);
+            if (d == null || d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(MAX_LEASE) >= 0) {
+                throw new InvalidException("migrate: phase lease must be at least 1ms and below " + MAX_LEASE + ", got " + d);
             }
             this.phaseLease = d;
             return this;
@@ -160,6 +168,13 @@ public final class MigrateLocker implements AutoCloseable {
             if (from != null && namespace != null) {
                 throw new InvalidException("migrate: followPhase already names the namespace");
             }
+            if (phaseLease != null && phaseLease.compareTo(interval) <= 0) {
+                throw new InvalidException("migrate: phase lease " + phaseLease + " must be longer than the phase interval " + interval);
+            }
+            if (phaseLease == null && interval.multipliedBy(DEFAULT_PHASE_LEASE_INTERVALS).compareTo(MAX_LEASE) >= 0) {
+                throw new InvalidException("migrate: phase interval " + interval + " must be below " + MAX_LEASE.dividedBy(DEFAULT_PHASE_LEASE_INTERVALS)
+                        + " (its phase lease, " + DEFAULT_PHASE_LEASE_INTERVALS + " intervals, below " + MAX_LEASE + ")");
+            }
             return new MigrateLocker(this);
         }
     }
@@ -167,7 +182,7 @@ public final class MigrateLocker implements AutoCloseable {
     /** The phase run now; a following locker reads it first when its lease has lapsed. */
     public Phase phase() {
         if (follow != null) {
-            return follow.phase(Duration.ZERO, null);
+            return follow.phase(Duration.ZERO, null).phase();
         }
         return fixed == null ? Phase.LEGACY : fixed;
     }
@@ -201,7 +216,14 @@ public final class MigrateLocker implements AutoCloseable {
         return Wait.loop(name, wait, backoff, () -> attempt(a), notices);
     }
 
-    /** Stops following and heartbeating and removes this client's registry entry; held locks are no longer refreshed. */
+    /**
+     * Stops following and heartbeating, and removes this client's registry
+     * entry. Held locks stay valid to the end of their lease and can be
+     * unlocked, but are no longer refreshed; while any of them (or an
+     * acquire of unknown outcome) may live, the entry stays, reporting them,
+     * until the longest lease has ended plus 1 s, so the controller cannot
+     * step past them.
+     */
     @Override
     public void close() {
         watchdog.shutdownNow();
@@ -213,7 +235,7 @@ public final class MigrateLocker implements AutoCloseable {
     private record Args(String name, byte[] legacyKey, byte[] modernKey, byte[] channel, Duration ttl) {}
 
     private Args prepare(String name, Duration ttl) {
-        if (ttl == null || ttl.toMillis() < 1) {
+        if (ttl == null || ttl.compareTo(Duration.ofMillis(1)) < 0) {
             throw new InvalidException("migrate: ttl " + ttl + " is below 1ms");
         }
         profile.checkTtl(ttl);
@@ -229,7 +251,8 @@ public final class MigrateLocker implements AutoCloseable {
             return lk;
         }
         HeldSet.Inflight[] res = new HeldSet.Inflight[1];
-        Phase p = follow.phase(a.ttl, ph -> res[0] = held.reserve(ph, a.ttl));
+        Follower.Trusted tr = follow.phase(a.ttl, ph -> res[0] = held.reserve(ph, a.ttl));
+        Phase p = tr.phase();
         AbstractLock lk;
         try {
             lk = acquire(p, a);
@@ -237,8 +260,37 @@ public final class MigrateLocker implements AutoCloseable {
             held.settle(res[0], e);
             throw e;
         }
+        if (tr.outlived()) {
+            // The acquire came back after the phase lease ran out: it may have
+            // run after the registry stopped counting this client, and the
+            // fleet stepped past its phase. Give the lock back; the
+            // reservation stays reported until its ttl unless that worked.
+            RuntimeException uerr = null;
+            try {
+                lk.unlock();
+            } catch (RuntimeException e) {
+                uerr = new UnknownOutcomeException("migrate: acquire " + Keys.show(a.name) + ": giving back a lock taken after the phase lease: "
+                        + e.getMessage(), e);
+            }
+            held.settle(res[0], uerr);
+            PhaseUnknownException out = follow.outlived(p, "acquire");
+            if (uerr != null) {
+                out.addSuppressed(uerr);
+            }
+            throw out;
+        }
         held.land(res[0], lk);
-        lk.trust = follow::trusted;
+        lk.trust = new AbstractLock.Trust() {
+            @Override
+            public long until(Duration ttl) {
+                return follow.trusted(ttl);
+            }
+
+            @Override
+            public RuntimeException outlived(Phase ph) {
+                return follow.outlived(ph, "refresh");
+            }
+        };
         Phase cur = follow.current();
         if (cur != null && !Phase.compatible(p, cur)) {
             lk.lose("taken in " + p + ", and its locker moved to " + cur + " meanwhile", null);

@@ -1,0 +1,283 @@
+package io.lockbridge;
+
+import static io.lockbridge.RedisServer.b;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The faults of a following MigrateLocker found in Go's migrate and fixed
+ * there, each on a real redis-server: Close while holding, late heartbeats,
+ * an acquire or refresh outliving its phase lease (the server paused with
+ * SIGSTOP while it is in flight), ttls overflowing the registry's hold.
+ */
+class FollowerFaultTest {
+    static RedisServer srv;
+    static Redis redis;
+
+    @BeforeAll
+    static void start() throws Exception {
+        srv = new RedisServer();
+        redis = srv.redis();
+    }
+
+    @AfterAll
+    static void stop() {
+        redis.close();
+        srv.close();
+    }
+
+    @BeforeEach
+    void flush() {
+        srv.raw.flushall();
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> entry(String ns, String id) {
+        byte[] raw = srv.raw.hget(b("lockbridge:{" + ns + "}:clients"), b(id));
+        return raw == null ? null : (Map<String, Object>) Json.parse(new String(raw, StandardCharsets.UTF_8));
+    }
+
+    static long serverMillis() {
+        List<byte[]> t = srv.raw.time();
+        return Long.parseLong(new String(t.get(0), StandardCharsets.UTF_8)) * 1000
+                + Long.parseLong(new String(t.get(1), StandardCharsets.UTF_8)) / 1000;
+    }
+
+    /**
+     * A locker closed while it holds a lock stays counted, in the lock's
+     * phase, until the lock's lease has ended (plus 1 s). Before, close
+     * removed the entry at once (and, since forget.lua takes the liveness
+     * margin, failed): the controller could roll back past the lock.
+     */
+    @Test
+    void faultCloseWhileHoldingStaysCounted() throws Exception {
+        srv.setPhase("close1", "", Phase.MODERN, "init");
+        MigrateLocker m = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50)).build();
+        String id = m.clientId();
+        Lock lock = m.tryLock("orders", Duration.ofSeconds(30));
+        assertEquals(Phase.MODERN, lock.phase());
+        m.close(); // the lock stays valid to the end of its lease
+        Map<String, Object> e = entry("close1", id);
+        assertNotNull(e, "the entry stays while the lock lives");
+        assertEquals("modern", e.get("held_oldest"));
+        assertEquals("modern", e.get("held_newest"));
+        long heldMs = (Long) e.get("held_ms");
+        assertTrue(heldMs > 25_000 && heldMs <= 30_000, "held_ms " + heldMs);
+        Double exp = srv.raw.zscore(b("lockbridge:{close1}:clients-expiry"), b(id));
+        assertNotNull(exp);
+        long until = exp.longValue() - serverMillis();
+        assertTrue(until > 25_000 && until <= 31_000, "counted for the lock's lease plus 1 s: " + until + " ms");
+        assertTrue(lock.isHeld());
+        lock.unlock();
+
+        // With nothing held, close removes the entry (forget.lua, forced, margin 0).
+        MigrateLocker n = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50)).build();
+        n.tryLock("orders", Duration.ofSeconds(30)).unlock();
+        n.close();
+        assertEquals(null, entry("close1", n.clientId()));
+    }
+
+    /**
+     * Every heartbeat carries a seq one above the last, so heartbeat.lua
+     * writes nothing over a newer entry: a heartbeat held up in the network
+     * cannot put back an older phase or hold. Here a newer entry (seq
+     * 2^53-1) stands; the locker's heartbeats leave it as it is.
+     */
+    @Test
+    void faultLateHeartbeatDoesNotOverwriteANewerOne() throws Exception {
+        srv.setPhase("seq1", "", Phase.LEGACY, "init");
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50)).build()) {
+            assertEquals(Phase.LEGACY, m.phase());
+            assertNotNull(entry("seq1", m.clientId()).get("seq"), "heartbeats carry a seq");
+            long first = (Long) entry("seq1", m.clientId()).get("seq");
+            assertTrue(first >= 1, "seq from 1");
+            MigrateLockerTest.eventually("a later heartbeat has a higher seq", () -> (Long) entry("seq1", m.clientId()).get("seq") > first);
+
+            String newer = "{\"v\":2,\"id\":\"" + m.clientId() + "\",\"phase\":\"modern\",\"host\":\"h\",\"pid\":1,\"ns_init\":0,\"gen\":0,"
+                    + "\"seq\":9007199254740991}";
+            srv.raw.hset(b("lockbridge:{seq1}:clients"), b(m.clientId()), b(newer));
+            long seen = srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue();
+            Thread.sleep(300); // several heartbeats
+            assertEquals(newer, new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(m.clientId())), StandardCharsets.UTF_8),
+                    "a heartbeat with a lower seq changes nothing");
+            assertEquals(seen, srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue());
+        }
+    }
+
+    /**
+     * Runs op in another thread while the server is stopped (SIGSTOP) for
+     * longer than the phase lease: the command is sent under a lease that
+     * has ended by the time its reply comes back.
+     */
+    static <T> CompletableFuture<T> acrossAPause(Supplier<T> op, Duration pause) throws Exception {
+        srv.signal("STOP");
+        CompletableFuture<T> f;
+        try {
+            f = CompletableFuture.supplyAsync(op);
+            Thread.sleep(pause.toMillis());
+        } finally {
+            srv.signal("CONT");
+        }
+        try {
+            f.get(20, TimeUnit.SECONDS);
+        } catch (Exception ignored) {
+            // the caller looks at f
+        }
+        return f;
+    }
+
+    static Throwable failure(CompletableFuture<?> f) {
+        assertTrue(f.isCompletedExceptionally(), "it failed");
+        Throwable t = f.handle((v, e) -> e).join();
+        return t.getCause() != null && t instanceof java.util.concurrent.CompletionException ? t.getCause() : t;
+    }
+
+    /**
+     * An acquire sent under a phase lease that ends before its reply comes
+     * back is not trusted: the registry may have stopped counting this
+     * client when it ran, and the fleet stepped past its phase. The lock is
+     * given back and the acquire fails with PhaseUnknownException. Before,
+     * tryLock returned the lock.
+     */
+    @Test
+    void faultAcquireOutlivingThePhaseLease() throws Exception {
+        srv.setPhase("pause1", "", Phase.DUAL_READ, "init");
+        try (Redis slow = Redis.of(srv.uri(), Duration.ofSeconds(15));
+                MigrateLocker m = MigrateLocker.builder(slow).followPhase("pause1").phaseInterval(Duration.ofMillis(100))
+                        .phaseLease(Duration.ofMillis(600)).build()) {
+            m.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the script is loaded, and the lease covers a 5 s lock
+            m.phase();
+            CompletableFuture<Lock> got = acrossAPause(() -> m.tryLock("orders", Duration.ofSeconds(5)), Duration.ofMillis(1500));
+            Throwable t = failure(got);
+            PhaseUnknownException e = assertInstanceOf(PhaseUnknownException.class, t);
+            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, e.reason());
+            assertEquals(Phase.DUAL_READ, e.last());
+            assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")), "the lock was given back");
+        }
+    }
+
+    /**
+     * A refresh whose reply comes back after the phase lease it was sent
+     * under fails with PhaseUnknownException and does not extend the lock's
+     * local lease: the registry may not cover the new one.
+     */
+    @Test
+    void faultRefreshOutlivingThePhaseLeaseDoesNotExtend() throws Exception {
+        srv.setPhase("pause2", "", Phase.DUAL_WRITE, "init");
+        try (Redis slow = Redis.of(srv.uri(), Duration.ofSeconds(15));
+                MigrateLocker m = MigrateLocker.builder(slow).followPhase("pause2").phaseInterval(Duration.ofMillis(100))
+                        .phaseLease(Duration.ofMillis(600)).build()) {
+            Lock lock = m.tryLock("orders", Duration.ofSeconds(8));
+            lock.refresh(Duration.ofSeconds(8)); // the refresh script is loaded
+            Thread.sleep(2000); // a refresh now would move the lease's end 2 s on
+            m.phase();
+            Instant before = lock.expiresAt();
+            CompletableFuture<Void> got = acrossAPause(() -> {
+                lock.refresh(Duration.ofSeconds(8));
+                return null;
+            }, Duration.ofMillis(1500));
+            PhaseUnknownException e = assertInstanceOf(PhaseUnknownException.class, failure(got));
+            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, e.reason());
+            Duration moved = Duration.between(before, lock.expiresAt()).abs();
+            assertTrue(moved.compareTo(Duration.ofMillis(500)) < 0, "the local lease is the one the registry covered: moved " + moved);
+            assertTrue(lock.isHeld());
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A locker cut off from Redis (its ACL user switched off and its
+     * connections killed) until its phase lease lapses, its lock's lease
+     * runs out (never unlocked) and the fleet rolls back from modern to
+     * legacy without it. When it returns, the expired lock holds nothing:
+     * it starts afresh at the stored phase, as a new locker does, and does
+     * not step one phase from its old one (dual-read, beside legacy lockers).
+     */
+    @Test
+    void faultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase() throws Exception {
+        srv.setPhase("back1", "", Phase.MODERN, "init");
+        srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
+        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("javasvc", "pw").build();
+        try (Redis cut = Redis.of(uri, Duration.ofSeconds(1));
+                MigrateLocker m = MigrateLocker.builder(cut).followPhase("back1").phaseInterval(Duration.ofMillis(50))
+                        .phaseLease(Duration.ofMillis(200)).build()) {
+            Lock old = m.tryLock("forgotten", Duration.ofMillis(300)); // never unlocked
+            assertEquals(Phase.MODERN, old.phase());
+
+            srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.off());
+            srv.raw.clientKill(io.lettuce.core.KillArgs.Builder.user("javasvc"));
+            MigrateLockerTest.eventually("the cut-off locker's entry expires", () -> {
+                Double exp = srv.raw.zscore(b("lockbridge:{back1}:clients-expiry"), b(m.clientId()));
+                return exp != null && exp.longValue() < serverMillis();
+            });
+            MigrateLockerTest.eventually("its lock's lease ran out", () -> !old.isHeld());
+            srv.setPhase("back1", "modern", Phase.DUAL_READ, "step"); // the fleet rolls back without it
+            srv.setPhase("back1", "dual-read", Phase.DUAL_WRITE, "step");
+            srv.setPhase("back1", "dual-write", Phase.LEGACY, "step");
+
+            srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on());
+            Lock[] got = new Lock[1];
+            MigrateLockerTest.eventually("it locks again once it reads the phase", () -> {
+                try {
+                    got[0] = m.tryLock("orders", Duration.ofSeconds(30));
+                    return true;
+                } catch (PhaseUnknownException | RedisUnavailableException e) {
+                    return false;
+                }
+            });
+            assertEquals(Phase.LEGACY, got[0].phase(), "it took the lock in the fleet's phase, not one step from its old one");
+            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30)),
+                    "a legacy locker does not get in beside it");
+            got[0].unlock();
+        } finally {
+            srv.raw.aclDeluser("javasvc");
+        }
+    }
+
+    /**
+     * A ttl the registry's hold cannot cover (above 2^40 ms minus the phase
+     * lease), and a phase lease or interval that would overflow it, are
+     * refused with InvalidException; nothing is written.
+     */
+    @Test
+    void faultHugeTtlWithNamespace() {
+        srv.setPhase("huge1", "", Phase.DUAL_READ, "init");
+        Duration lease = Duration.ofSeconds(6);
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("huge1").build()) {
+            m.tryLock("warm", Duration.ofSeconds(1)).unlock();
+            for (Duration ttl : new Duration[] {Duration.ofMillis(1L << 40).minus(lease).plusMillis(1), Duration.ofMillis(Long.MAX_VALUE),
+                    Duration.ofSeconds(Long.MAX_VALUE)}) {
+                assertThrows(InvalidException.class, () -> m.tryLock("orders", ttl), ttl.toString());
+                assertThrows(InvalidException.class, () -> m.lock("orders", ttl, Duration.ofMillis(10)), ttl.toString());
+            }
+            Lock lock = m.tryLock("orders", Duration.ofSeconds(5));
+            assertThrows(InvalidException.class, () -> lock.refresh(Duration.ofMillis(1L << 40)));
+            assertTrue(lock.isHeld());
+            lock.unlock();
+            assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")));
+        }
+        MigrateLocker.Builder bl = MigrateLocker.builder(redis).followPhase("huge1");
+        assertThrows(InvalidException.class, () -> bl.phaseLease(Duration.ofMillis(1L << 39)));
+        assertThrows(InvalidException.class, () -> bl.phaseLease(Duration.ofSeconds(Long.MAX_VALUE)));
+        assertThrows(InvalidException.class, () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofMillis(1L << 38)).build());
+        assertThrows(InvalidException.class,
+                () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofSeconds(2)).phaseLease(Duration.ofSeconds(2)).build());
+    }
+}
