@@ -91,7 +91,7 @@ func BenchmarkAdapterPing(b *testing.B) {
 
 // BenchmarkCycle is an uncontended acquire + release by one goroutine.
 func BenchmarkCycle(b *testing.B) {
-	for _, im := range append(impls.All(), impls.Pipelined()...) {
+	for _, im := range impls.All() {
 		for _, dl := range []bool{false, true} {
 			name := im.ID
 			if dl {
@@ -157,11 +157,14 @@ func BenchmarkTakeover(b *testing.B) {
 // percentiles (ns from one holder's Unlock returning to the next holder's
 // Lock returning).
 func BenchmarkHandoff(b *testing.B) {
-	for _, im := range append(impls.All(), impls.Pipelined()...) {
+	for _, im := range impls.All() {
 		if !im.CanWait() {
 			continue
 		}
 		for _, w := range []impls.Wait{impls.Recommended, impls.Tight} {
+			if _, ok := im.Waits[w]; !ok {
+				continue
+			}
 			b.Run(im.ID+"/"+w.String(), func(b *testing.B) {
 				l, _ := locker(b, im, w)
 				cfg := scenario.HandoffConfig{Workers: 16, MaxCycles: b.N, Hold: time.Millisecond, Stagger: 100 * time.Millisecond}
@@ -186,7 +189,7 @@ func BenchmarkHandoff(b *testing.B) {
 // BenchmarkManyKeys is 64 goroutines taking and releasing random keys of
 // 10,000; ns/op is wall time per cycle.
 func BenchmarkManyKeys(b *testing.B) {
-	for _, im := range append(impls.All(), impls.Pipelined()...) {
+	for _, im := range impls.All() {
 		b.Run(im.ID, func(b *testing.B) {
 			l, _ := locker(b, im, impls.Recommended)
 			keys := scenario.Keys("benchtest:many:"+im.ID+":", 10_000)

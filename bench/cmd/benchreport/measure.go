@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
@@ -20,6 +21,7 @@ type Options struct {
 	CycleOps      int           // cycles per implementation per round
 	TakeoverOps   int           // takeovers per implementation per round
 	CountOps      int           // ops per implementation for the round-trip count
+	ServerOps     int           // cycles per implementation for INFO commandstats and INFO cpu
 	AllocOps      int           // cycles per allocation measurement
 	HandoffRounds int           // rounds of the hand-off scenario
 	HandoffDur    time.Duration // per configuration per round
@@ -36,6 +38,7 @@ type Options struct {
 type Results struct {
 	Env    Env
 	Opts   Options
+	Quick  bool // a -quick run
 	PingNs []float64 // per round: ns per PING
 	// AdapterPingNs and AdapterPingDeadlineNs: PING through lockbridge's
 	// go-redis adapter (driver.Client.Do), with context.Background() and
@@ -61,8 +64,16 @@ type CycleRow struct {
 	SentCmds   map[string]int64
 	// ServerUs is the server's execution time per cycle: the commandstats
 	// usec of the commands sent, per cycle (no network, no client).
-	ServerUs   float64
-	Usec       map[string]float64 // commandstats usec per cycle, every command
+	ServerUs float64
+	Usec     map[string]float64 // commandstats usec per cycle, every command
+	// Calls are the commands per cycle by name from INFO commandstats
+	// (top-level and inside scripts alike), CallsTotal their sum.
+	Calls      map[string]float64
+	CallsTotal float64
+	// ServerCPUUs is the server process's CPU time per cycle (INFO cpu,
+	// used_cpu_sys + used_cpu_user, all its threads): execution, reading
+	// and writing the sockets, and its own housekeeping.
+	ServerCPUUs float64
 	ScriptCmds float64            // commands run inside scripts per cycle
 	InScript   string
 	Allocs     float64 // heap allocations per cycle
@@ -90,8 +101,11 @@ type HandoffRow struct {
 	Samples      int
 	// PingP50 is the median PING round trip measured meanwhile (one PING
 	// every millisecond, on a connection of its own).
-	PingP50    float64
-	RoundTrips float64 // commands sent per lock cycle (a separate pass under MONITOR)
+	PingP50 float64
+	// WaitP50, WaitP99, WaitMax: the time a Lock call waited (called to
+	// returned), over the waits of all rounds: fairness shows in the tail.
+	WaitP50, WaitP99, WaitMax float64
+	RoundTrips                float64 // commands sent per lock cycle (a separate pass under MONITOR)
 	Sent       string
 	HoldNs     float64 // mean time inside, over all rounds
 	Early      int
@@ -122,6 +136,7 @@ type runner struct {
 	impls   []impls.Impl
 	clients map[string]*redis.Client
 	lockers map[string]impls.Locker // recommended waiting
+	closers []func()                // clients lockers opened themselves
 }
 
 func logf(format string, args ...any) {
@@ -165,11 +180,17 @@ func newRunner(addr string, opts Options, all []impls.Impl) (*runner, error) {
 			return nil, fmt.Errorf("%s: %w", im.Name, err)
 		}
 		r.lockers[im.ID] = l
+		if c, ok := l.(impls.Closer); ok {
+			r.closers = append(r.closers, c.Close)
+		}
 	}
 	return r, nil
 }
 
 func (r *runner) close() {
+	for _, c := range r.closers {
+		c()
+	}
 	for _, c := range r.clients {
 		_ = c.Close()
 	}
@@ -312,12 +333,18 @@ func (r *runner) roundTrips(ctx context.Context, res *Results) error {
 	return nil
 }
 
-// serverTime reads the server's execution time per cycle from INFO
-// commandstats deltas, without MONITOR (which adds to it).
+// serverTime reads, per cycle, the commands the server ran and its
+// execution time (INFO commandstats deltas) and its process CPU time (INFO
+// cpu deltas), without MONITOR (which adds to both). The INFO commands of the
+// measurement itself are left out of the counts (not out of the CPU time).
 func (r *runner) serverTime(ctx context.Context, res *Results) error {
-	n := r.opts.CycleOps
+	n := r.opts.ServerOps
 	for i := range res.Cycle {
 		row := &res.Cycle[i]
+		cpu0, err := r.serverCPU()
+		if err != nil {
+			return err
+		}
 		before, err := r.setup.CommandStats()
 		if err != nil {
 			return err
@@ -329,14 +356,40 @@ func (r *runner) serverTime(ctx context.Context, res *Results) error {
 		if err != nil {
 			return err
 		}
-		row.Usec = map[string]float64{}
+		cpu1, err := r.serverCPU()
+		if err != nil {
+			return err
+		}
+		row.ServerCPUUs = (cpu1 - cpu0) * 1e6 / float64(n)
+		row.Usec, row.Calls, row.CallsTotal = map[string]float64{}, map[string]float64{}, 0
 		for cmd, a := range after {
-			if d := a.Usec - before[cmd].Usec; d > 0 && cmd != "INFO" {
+			if cmd == "INFO" {
+				continue
+			}
+			if d := a.Usec - before[cmd].Usec; d > 0 {
 				row.Usec[cmd] = float64(d) / float64(n)
+			}
+			if d := a.Calls - before[cmd].Calls; d > 0 {
+				row.Calls[cmd] = float64(d) / float64(n)
+				row.CallsTotal += float64(d) / float64(n)
 			}
 		}
 	}
 	return nil
+}
+
+// serverCPU is the server process's CPU time so far, in seconds.
+func (r *runner) serverCPU() (float64, error) {
+	info, err := r.setup.Info("cpu")
+	if err != nil {
+		return 0, err
+	}
+	sys, err1 := strconv.ParseFloat(info["used_cpu_sys"], 64)
+	user, err2 := strconv.ParseFloat(info["used_cpu_user"], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("INFO cpu: used_cpu_sys %q, used_cpu_user %q", info["used_cpu_sys"], info["used_cpu_user"])
+	}
+	return sys + user, nil
 }
 
 func (r *runner) allocs(ctx context.Context, res *Results) error {
@@ -416,6 +469,7 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 		locker  impls.Locker
 		key     string
 		samples []time.Duration
+		waits   []time.Duration
 		pings   []time.Duration
 	}
 	var configs []*config
@@ -424,9 +478,15 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 			continue
 		}
 		for _, w := range []impls.Wait{impls.Recommended, impls.Tight} {
+			if _, ok := im.Waits[w]; !ok {
+				continue
+			}
 			l, err := im.New(r.clients[im.ID], w)
 			if err != nil {
 				return fmt.Errorf("%s (%v): %w", im.Name, w, err)
+			}
+			if c, ok := l.(impls.Closer); ok {
+				r.closers = append(r.closers, c.Close)
 			}
 			configs = append(configs, &config{row: len(res.Handoff), locker: l, key: "bench:handoff:" + im.ID + ":" + w.String()})
 			res.Handoff = append(res.Handoff, HandoffRow{ID: im.ID, Name: im.Name, Wait: w.String(), WaitDesc: im.Waits[w]})
@@ -449,6 +509,7 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 			row.CyclesPerSec = append(row.CyclesPerSec, out.CyclesPerSec())
 			row.HoldNs += float64(out.HoldMean()) / float64(r.opts.HandoffRounds)
 			c.samples = append(c.samples, out.Handoffs...)
+			c.waits = append(c.waits, out.Waits...)
 			row.Early += out.Early
 			row.Self += out.Self
 			row.GaveUp += out.GaveUp
@@ -492,6 +553,9 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 		row.P90 = float64(scenario.Percentile(c.samples, 90))
 		row.P99 = float64(scenario.Percentile(c.samples, 99))
 		row.Max = float64(scenario.Percentile(c.samples, 100))
+		row.WaitP50 = float64(scenario.Percentile(c.waits, 50))
+		row.WaitP99 = float64(scenario.Percentile(c.waits, 99))
+		row.WaitMax = float64(scenario.Percentile(c.waits, 100))
 	}
 	return nil
 }
