@@ -38,7 +38,7 @@ type Options struct {
 type Results struct {
 	Env    Env
 	Opts   Options
-	Quick  bool // a -quick run
+	Quick  bool      // a -quick run
 	PingNs []float64 // per round: ns per PING
 	// AdapterPingNs and AdapterPingDeadlineNs: PING through lockbridge's
 	// go-redis adapter (driver.Client.Do), with context.Background() and
@@ -74,10 +74,10 @@ type CycleRow struct {
 	// used_cpu_sys + used_cpu_user, all its threads): execution, reading
 	// and writing the sockets, and its own housekeeping.
 	ServerCPUUs float64
-	ScriptCmds float64            // commands run inside scripts per cycle
-	InScript   string
-	Allocs     float64 // heap allocations per cycle
-	Bytes      float64 // heap bytes per cycle
+	ScriptCmds  float64 // commands run inside scripts per cycle
+	InScript    string
+	Allocs      float64 // heap allocations per cycle
+	Bytes       float64 // heap bytes per cycle
 }
 
 // TakeoverRow is one implementation's expired takeover.
@@ -106,12 +106,12 @@ type HandoffRow struct {
 	// returned), over the waits of all rounds: fairness shows in the tail.
 	WaitP50, WaitP99, WaitMax float64
 	RoundTrips                float64 // commands sent per lock cycle (a separate pass under MONITOR)
-	Sent       string
-	HoldNs     float64 // mean time inside, over all rounds
-	Early      int
-	Self       int
-	GaveUp     int
-	Violations int
+	Sent                      string
+	HoldNs                    float64 // mean time inside, over all rounds
+	Early                     int
+	Self                      int
+	GaveUp                    int
+	Violations                int
 }
 
 // WaitersRow is modern's hand-off with a given number of goroutines.

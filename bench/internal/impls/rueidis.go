@@ -14,7 +14,7 @@ import (
 // benchmarks and the report beside modern on go-redis. Its Locker is also
 // a Closer, closing that client.
 var ModernRueidis = Impl{
-	ID:    "modern-rueidis",
+	ID:     "modern-rueidis",
 	Name:   "lockbridge modern (rueidis adapter)",
 	Client: Rueidis,
 	Waits:  Modern.Waits,
