@@ -208,6 +208,12 @@ func (r rlock) TryLock(ctx context.Context, key string, _ time.Duration) (Held, 
 	if errors.Is(err, rueidislock.ErrNotLocked) {
 		return nil, ErrBusy
 	}
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// rueidislock gives an attempt TryNextAfter (20 ms by default) and
+		// then reports the deadline of its own: not obtained, as a busy
+		// key (it happens under load, with 64 goroutines on two cores).
+		return nil, ErrBusy
+	}
 	if err != nil {
 		return nil, err
 	}
