@@ -59,9 +59,14 @@ type CycleRow struct {
 	ID, Name   string
 	Ns         []float64 // per round: ns per cycle, context.Background()
 	NsDeadline []float64 // per round: ns per cycle, a context with a deadline
-	RoundTrips float64   // top-level commands per cycle
-	Sent       string    // their breakdown
-	SentCmds   map[string]int64
+	// FloorNs and FloorNsDeadline: per round, ns per cycle of the floor of
+	// the same client, measured in a block right beside this one (before it
+	// in even rounds, after it in odd ones); empty for a floor.
+	FloorNs         []float64
+	FloorNsDeadline []float64
+	RoundTrips      float64 // top-level commands per cycle
+	Sent            string  // their breakdown
+	SentCmds        map[string]int64
 	// ServerUs is the server's execution time per cycle: the commandstats
 	// usec of the commands sent, per cycle (no network, no client).
 	ServerUs float64
@@ -227,6 +232,17 @@ func (r *runner) measure(ctx context.Context) (*Results, error) {
 
 func cycleKey(id string) string { return "bench:cycle:" + id }
 
+// floorID is the ID of the floor of im's client.
+func floorID(im impls.Impl) string {
+	switch im.ClientName() {
+	case impls.Redigo:
+		return impls.FloorRedigo.ID
+	case impls.Rueidis:
+		return impls.FloorRueidis.ID
+	}
+	return impls.Floor.ID
+}
+
 // warmUp opens connections and loads scripts.
 func (r *runner) warmUp(ctx context.Context) error {
 	for _, im := range r.impls {
@@ -253,7 +269,27 @@ func (r *runner) cycle(ctx context.Context, res *Results) error {
 		res.Cycle[i] = CycleRow{ID: im.ID, Name: im.Name}
 		entries = append(entries, entry{idx: i}, entry{idx: i, deadline: true})
 	}
+	floorIdx := map[string]int{}
+	for i, im := range r.impls {
+		if im.ID == floorID(im) {
+			floorIdx[im.ClientName()] = i
+		}
+	}
 	n := r.opts.CycleOps
+	// block runs n cycles of the implementation at idx: ns per cycle.
+	block := func(idx int, deadline bool) (float64, error) {
+		row := &res.Cycle[idx]
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if deadline {
+			cctx, cancel = context.WithTimeout(ctx, time.Minute)
+		}
+		defer cancel()
+		start := time.Now()
+		if err := scenario.Cycles(cctx, r.lockers[row.ID], cycleKey(row.ID), n); err != nil {
+			return 0, fmt.Errorf("%s: %w", row.Name, err)
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	}
 	for round := 0; round < r.opts.Rounds; round++ {
 		for _, e := range rotate(entries, round*3) {
 			if e.idx == -2 {
@@ -286,21 +322,45 @@ func (r *runner) cycle(ctx context.Context, res *Results) error {
 				continue
 			}
 			row := &res.Cycle[e.idx]
-			cctx, cancel := ctx, context.CancelFunc(func() {})
-			if e.deadline {
-				cctx, cancel = context.WithTimeout(ctx, time.Minute)
+			im := r.impls[e.idx]
+			fi, hasFloor := floorIdx[im.ClientName()]
+			if im.ID == floorID(im) || !hasFloor {
+				ns, err := block(e.idx, e.deadline)
+				if err != nil {
+					return err
+				}
+				if e.deadline {
+					row.NsDeadline = append(row.NsDeadline, ns)
+				} else {
+					row.Ns = append(row.Ns, ns)
+				}
+				continue
 			}
-			start := time.Now()
-			err := scenario.Cycles(cctx, r.lockers[row.ID], cycleKey(row.ID), n)
-			ns := float64(time.Since(start).Nanoseconds()) / float64(n)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("%s: %w", row.Name, err)
+			// The implementation and its client's floor, back to back, the
+			// floor first in even rounds: a pair close enough in time that
+			// the machine's state is the same for both.
+			order := []int{fi, e.idx}
+			if round%2 == 1 {
+				order = []int{e.idx, fi}
+			}
+			var got [2]float64
+			for k, idx := range order {
+				ns, err := block(idx, e.deadline)
+				if err != nil {
+					return err
+				}
+				got[k] = ns
+			}
+			ns, fns := got[1], got[0]
+			if round%2 == 1 {
+				ns, fns = got[0], got[1]
 			}
 			if e.deadline {
 				row.NsDeadline = append(row.NsDeadline, ns)
+				row.FloorNsDeadline = append(row.FloorNsDeadline, fns)
 			} else {
 				row.Ns = append(row.Ns, ns)
+				row.FloorNs = append(row.FloorNs, fns)
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func leadTable(b *strings.Builder, res *Results) {
 			name = "**" + name + "**"
 		}
 		fmt.Fprintf(b, "| %s | %s | %.1f | %s | %s | %.1f |\n", name, clientOf(id), median(r.Ns)/1e3,
-			pspread(r.Ns, floorOf(res, id).Ns), num(math.Round(r.CallsTotal*100)/100), r.ServerCPUUs)
+			fspread(res, r, false), num(math.Round(r.CallsTotal*100)/100), r.ServerCPUUs)
 	}
 	fmt.Fprintf(b, "\n")
 }
@@ -112,9 +112,57 @@ func pairedRatios(a, b []float64) []float64 {
 	return rs
 }
 
-// pspread formats the paired ratio with its min–max over the rounds.
-func pspread(a, b []float64) string {
-	rs := pairedRatios(a, b)
+// floorRatios are, per round, r's time ÷ its client's floor's: the floor
+// block run right beside r's (FloorNs) when there is one, else the floor's
+// block of the same round.
+func floorRatios(res *Results, r CycleRow, deadline bool) []float64 {
+	ns, fns := r.Ns, r.FloorNs
+	if deadline {
+		ns, fns = r.NsDeadline, r.FloorNsDeadline
+	}
+	if r.ID == floorIDOf(r.ID) {
+		return pairedRatios(ns, ns)
+	}
+	if len(fns) == 0 {
+		fl := floorOf(res, r.ID)
+		fns = fl.Ns
+		if deadline {
+			fns = fl.NsDeadline
+		}
+	}
+	return pairedRatios(ns, fns)
+}
+
+// fspread formats floorRatios: median and min–max.
+func fspread(res *Results, r CycleRow, deadline bool) string {
+	return spreadOf(floorRatios(res, r, deadline))
+}
+
+// peerRatios are, per round, a's time ÷ b's, each first divided by the
+// floor of its client measured beside it: drift between a's block and b's
+// cancels. Both run on the same client, or the ratio compares clients too.
+func peerRatios(res *Results, a, b CycleRow) []float64 {
+	ra, rb := floorRatios(res, a, false), floorRatios(res, b, false)
+	if len(ra) != len(rb) || len(ra) == 0 {
+		return nil
+	}
+	rs := make([]float64, len(ra))
+	for i := range ra {
+		rs[i] = ra[i] / rb[i]
+	}
+	return rs
+}
+
+// peerCell formats peerRatios' median.
+func peerCell(res *Results, a, b CycleRow) string {
+	rs := peerRatios(res, a, b)
+	if len(rs) == 0 {
+		return "–"
+	}
+	return ratio(median(rs), 1)
+}
+
+func spreadOf(rs []float64) string {
 	if len(rs) == 0 {
 		return "–"
 	}
@@ -165,9 +213,11 @@ func markdown(res *Results, chartRef string, quick bool) string {
 
 	p("- **Interleaved blocks.** Every scenario runs in rounds; in each round every implementation runs one block (here %d cycles), ", res.Opts.CycleOps)
 	p("the order rotating from round to round, so that drift of the machine hits every implementation alike.\n")
-	p("- **Paired ratios.** A ratio is computed within each round, from two blocks run moments apart, and the median, min and max over the rounds are shown: ")
-	p("the machine's changes of pace cancel out (on this kind of VM a round trip takes ~17 µs while the cores are busy and up to ~50 µs while they idle between requests). ")
-	p("Times per cycle are the median of the rounds.\n")
+	p("- **Paired ratios.** In the uncontended cycle every block of an implementation runs back to back with a block of its client's floor (the floor first in even rounds, second in odd ones); ")
+	p("its ratio to the floor is computed from that pair, and the median, min and max over the rounds are shown, so that the machine's changes of pace cancel out ")
+	p("(on this kind of VM a round trip takes ~17 µs while the cores are busy and up to ~50 µs while they idle between requests; other work on a shared machine comes in bursts). ")
+	p("A ratio between two libraries on one client is the ratio of their floor ratios in the same round. Times per cycle are the median of the rounds. ")
+	p("Other scenarios pair the blocks of one round.\n")
 	p("- **Commands and server time** come from a separate pass of %d cycles per implementation with nothing else running: INFO commandstats and INFO cpu before and after. ", res.Opts.ServerOps)
 	p("Server CPU includes reading and writing the sockets and redis-server's own housekeeping (a timer 10 times a second), so it is above the commands' execution time (\"exec µs\").\n")
 	p("- **Round trips** (commands a client sends, as opposed to those a script runs) are counted with a `MONITOR` connection in another pass.\n")
@@ -211,10 +261,9 @@ func markdown(res *Results, chartRef string, quick bool) string {
 	for _, r := range res.Cycle {
 		m := median(r.Ns)
 		md := median(r.NsDeadline)
-		fl := floorOf(res, r.ID)
 		p("| %s | %s | %s %s | %s | %s | %s %s | %s | %s | %s | %s | %s | %.1f | %.1f |\n", r.Name, clientOf(r.ID), us(m), spread(r.Ns),
-			pspread(r.Ns, fl.Ns), pratio(r.Ns, cycleRow(res, idBSM).Ns),
-			us(md), spread(r.NsDeadline), pspread(r.NsDeadline, fl.NsDeadline),
+			fspread(res, r, false), peerCell(res, r, cycleRow(res, idBSM)),
+			us(md), spread(r.NsDeadline), fspread(res, r, true),
 			num(r.RoundTrips), r.Sent, scriptCell(r.ScriptCmds, r.InScript), callsCell(r), r.ServerUs, r.ServerCPUUs)
 	}
 	p("\n\"ctx with deadline\": the same cycle with a `context.WithTimeout` context, as a request handler passes (its \"÷ floor\" is against the same client's floor with such a context); ")
@@ -338,7 +387,11 @@ func targets(res *Results) []target {
 		if len(a.Ns) == 0 || len(b.Ns) == 0 {
 			return 0, ""
 		}
-		return paired(a.Ns, b.Ns), pspread(a.Ns, b.Ns)
+		rs := floorRatios(res, a, false)
+		if ref != floorIDOf(id) {
+			rs = peerRatios(res, a, b)
+		}
+		return median(rs), spreadOf(rs)
 	}
 	for _, t := range []struct {
 		id, what string
