@@ -632,6 +632,9 @@ func (r *runner) waiters(ctx context.Context, res *Results, cfg scenario.Handoff
 		return err
 	}
 	for _, n := range []int{2, 4, 8} {
+		if n >= cfg.Workers {
+			break
+		}
 		c := cfg
 		c.Workers = n
 		out, err := scenario.Handoff(ctx, l, fmt.Sprintf("bench:waiters:%d", n), c)

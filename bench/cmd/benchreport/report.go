@@ -93,6 +93,9 @@ func callsCell(r CycleRow) string {
 	slices.Sort(names)
 	parts := make([]string, 0, len(names))
 	for _, n := range names {
+		if math.Round(r.Calls[n]*100) == 0 {
+			continue // a connection's own PING now and then
+		}
 		parts = append(parts, fmt.Sprintf("%s %s", n, num(math.Round(r.Calls[n]*100)/100)))
 	}
 	return fmt.Sprintf("%s (%s)", num(math.Round(r.CallsTotal*100)/100), strings.Join(parts, " + "))
@@ -316,6 +319,9 @@ func markdown(res *Results, chartRef string, quick bool) string {
 		p("lockbridge modern (recommended settings) with fewer goroutines on the key, one round of %v each (the last row is the table above):\n\n", res.Opts.HandoffDur)
 		p("| goroutines | cycles/s | p50 | p99 | round trips / cycle |\n|---:|---:|---:|---:|---:|\n")
 		for _, w := range res.Waiters {
+			if w.Workers >= res.Opts.Workers {
+				continue
+			}
 			p("| %d | %.0f | %s | %s | %.1f |\n", w.Workers, w.CyclesPerSec, fmtDur(w.P50), fmtDur(w.P99), w.RoundTrips)
 		}
 		for _, h := range res.Handoff {
