@@ -72,6 +72,6 @@ lint:
 
 # bench/ is its own module (the peer libraries stay out of go.mod); it starts
 # its own redis-server and rewrites docs/performance.md and the hand-off chart
-# under bench/results/. About two minutes on two cores.
+# under bench/results/. A few minutes on two cores.
 bench:
 	cd bench && go run ./cmd/benchreport -out ../docs/performance.md -chart results/handoff.svg -json results/results.json

@@ -1,6 +1,7 @@
-// Package bench holds lockbridge's benchmarks against bsm/redislock and
-// redsync. It is its own module, so that the library's go.mod stays free of
-// the peer libraries.
+// Package bench holds lockbridge's benchmarks against bsm/redislock,
+// redsync and rueidislock, and against the raw floor of each Redis client
+// (go-redis, redigo, rueidis). It is its own module, so that the library's
+// go.mod stays free of the peer libraries.
 //
 // The report (docs/performance.md) comes from the benchreport command:
 //
@@ -11,13 +12,6 @@
 //
 //	cd bench && go test -run '^$' -bench . -benchmem -count 6 | tee new.txt
 //	benchstat old.txt new.txt
-//
-// The standard benchmarks also run modern through the rueidis adapter
-// (modern-rueidis: rueidis pipelines the commands of concurrent callers on
-// one connection) in BenchmarkCycle, BenchmarkHandoff and
-// BenchmarkManyKeys; the report does not include it yet. On two shared
-// cores, 64 goroutines on 10,000 keys (BenchmarkManyKeys) took about
-// 23 µs per cycle through rueidis against about 45 µs through go-redis.
 //
 // Both start their own redis-server (internal/testing/redistest of the parent
 // module), which must be on PATH or named by LOCKBRIDGE_REDIS_SERVER.

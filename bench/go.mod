@@ -9,6 +9,7 @@ replace github.com/lockbridge/lockbridge/driver/rueidisadapter => ../driver/ruei
 require (
 	github.com/bsm/redislock v0.9.4
 	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/gomodule/redigo v1.9.3
 	github.com/lockbridge/lockbridge v0.0.0-00010101000000-000000000000
 	github.com/lockbridge/lockbridge/driver/rueidisadapter v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0

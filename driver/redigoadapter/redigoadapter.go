@@ -209,7 +209,20 @@ func (p pinned) Do(ctx context.Context, args ...any) (any, error) {
 	if !ok {
 		return nil, errors.New("redigo: command name must be a string")
 	}
-	v, err := redis.DoContext(p.rc, ctx, cmd, args[1:]...)
+	var (
+		v   any
+		err error
+	)
+	if ctx.Done() == nil {
+		// A context that can never end (context.Background()): redigo's
+		// DoContext would run the command on a goroutine of its own to watch
+		// for an end that cannot come, a goroutine start and two wake-ups per
+		// command. Conn.Do is the same command with the same read timeout
+		// (the pool's DialReadTimeout), on the caller's goroutine.
+		v, err = p.rc.Do(cmd, args[1:]...)
+	} else {
+		v, err = redis.DoContext(p.rc, ctx, cmd, args[1:]...)
+	}
 	if err != nil {
 		var re redis.Error
 		if errors.As(err, &re) {

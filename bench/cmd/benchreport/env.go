@@ -111,6 +111,8 @@ var reportedModules = []string{
 	"github.com/redis/go-redis/v9",
 	"github.com/bsm/redislock",
 	"github.com/go-redsync/redsync/v4",
+	"github.com/gomodule/redigo",
+	"github.com/redis/rueidis",
 }
 
 func environment(redisVersion string) Env {

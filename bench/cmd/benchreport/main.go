@@ -26,20 +26,33 @@ func run() error {
 		chart = flag.String("chart", "results/handoff.svg", "the hand-off chart (SVG) to write")
 		raw   = flag.String("json", "results/results.json", "the raw results (JSON) to write; empty: none")
 		quick = flag.Bool("quick", false, "a short run, to check that everything works (numbers are rough)")
+		from  = flag.String("render", "", "measure nothing: write the report and chart from this raw results file (as -json writes), e.g. after editing analysis.md")
 		only  = flag.String("redis", "", "use this redis-server (host:port) instead of starting one; it must be dedicated to the run, as MONITOR counts every client's commands")
 	)
 	opts := Options{
-		Rounds: 40, CycleOps: 200, TakeoverOps: 100, CountOps: 200, AllocOps: 1000,
-		HandoffRounds: 4, HandoffDur: 1500 * time.Millisecond, Workers: 16, Hold: time.Millisecond, Stagger: 100 * time.Millisecond,
-		ManyRounds: 3, ManyDur: time.Second, ManyWorkers: 64, ManyKeys: 10_000,
+		Rounds: 21, CycleOps: 100, TakeoverOps: 100, CountOps: 200, ServerOps: 2000, AllocOps: 1000,
+		HandoffRounds: 3, HandoffDur: 1500 * time.Millisecond, Workers: 8, Hold: 100 * time.Microsecond, Stagger: 100 * time.Millisecond,
+		ManyRounds: 3, ManyDur: time.Second, ManyWorkers: 64, ManyKeys: 1000,
 	}
 	flag.IntVar(&opts.Rounds, "rounds", opts.Rounds, "rounds of the cycle and takeover scenarios")
 	flag.IntVar(&opts.HandoffRounds, "handoff-rounds", opts.HandoffRounds, "rounds of the hand-off scenario")
 	flag.DurationVar(&opts.HandoffDur, "handoff-time", opts.HandoffDur, "time per hand-off configuration per round")
 	flag.Parse()
 	if *quick {
-		opts.Rounds, opts.CycleOps, opts.TakeoverOps, opts.CountOps, opts.AllocOps = 2, 300, 100, 50, 200
+		opts.Rounds, opts.CycleOps, opts.TakeoverOps, opts.CountOps, opts.ServerOps, opts.AllocOps = 2, 100, 100, 50, 200, 200
 		opts.HandoffRounds, opts.HandoffDur, opts.ManyRounds, opts.ManyDur = 1, 500*time.Millisecond, 1, 300*time.Millisecond
+	}
+
+	if *from != "" {
+		b, err := os.ReadFile(*from)
+		if err != nil {
+			return err
+		}
+		var res Results
+		if err := json.Unmarshal(b, &res); err != nil {
+			return fmt.Errorf("%s: %w", *from, err)
+		}
+		return write(&res, *out, *chart, "", res.Quick)
 	}
 
 	addr := *only
@@ -74,31 +87,38 @@ func run() error {
 		res.Env.OtherCPU = otherShare(cpu0, cpu1)
 	}
 
-	if *chart != "" {
-		if err := writeFile(*chart, handoffChart(res)); err != nil {
-			return err
-		}
-	}
-	if *raw != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := writeFile(*raw, append(b, '\n')); err != nil {
-			return err
-		}
-	}
-	chartRef := ""
-	if *chart != "" {
-		if chartRef, err = relPath(filepath.Dir(*out), *chart); err != nil {
-			return err
-		}
-	}
-	if err := writeFile(*out, []byte(markdown(res, chartRef, *quick))); err != nil {
+	res.Quick = *quick
+	if err := write(res, *out, *chart, *raw, *quick); err != nil {
 		return err
 	}
 	logf("wrote %s in %v", *out, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// write writes the chart, the raw results (raw non-empty) and the report.
+func write(res *Results, out, chart, raw string, quick bool) error {
+	if chart != "" {
+		if err := writeFile(chart, handoffChart(res)); err != nil {
+			return err
+		}
+	}
+	if raw != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := writeFile(raw, append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	chartRef := ""
+	if chart != "" {
+		var err error
+		if chartRef, err = relPath(filepath.Dir(out), chart); err != nil {
+			return err
+		}
+	}
+	return writeFile(out, []byte(markdown(res, chartRef, quick)))
 }
 
 func writeFile(path string, data []byte) error {

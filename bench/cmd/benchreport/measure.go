@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
@@ -20,6 +21,7 @@ type Options struct {
 	CycleOps      int           // cycles per implementation per round
 	TakeoverOps   int           // takeovers per implementation per round
 	CountOps      int           // ops per implementation for the round-trip count
+	ServerOps     int           // cycles per implementation for INFO commandstats and INFO cpu
 	AllocOps      int           // cycles per allocation measurement
 	HandoffRounds int           // rounds of the hand-off scenario
 	HandoffDur    time.Duration // per configuration per round
@@ -36,6 +38,7 @@ type Options struct {
 type Results struct {
 	Env    Env
 	Opts   Options
+	Quick  bool      // a -quick run
 	PingNs []float64 // per round: ns per PING
 	// AdapterPingNs and AdapterPingDeadlineNs: PING through lockbridge's
 	// go-redis adapter (driver.Client.Do), with context.Background() and
@@ -56,17 +59,30 @@ type CycleRow struct {
 	ID, Name   string
 	Ns         []float64 // per round: ns per cycle, context.Background()
 	NsDeadline []float64 // per round: ns per cycle, a context with a deadline
-	RoundTrips float64   // top-level commands per cycle
-	Sent       string    // their breakdown
-	SentCmds   map[string]int64
+	// FloorNs and FloorNsDeadline: per round, ns per cycle of the floor of
+	// the same client, measured in a block right beside this one (before it
+	// in even rounds, after it in odd ones); empty for a floor.
+	FloorNs         []float64
+	FloorNsDeadline []float64
+	RoundTrips      float64 // top-level commands per cycle
+	Sent            string  // their breakdown
+	SentCmds        map[string]int64
 	// ServerUs is the server's execution time per cycle: the commandstats
 	// usec of the commands sent, per cycle (no network, no client).
-	ServerUs   float64
-	Usec       map[string]float64 // commandstats usec per cycle, every command
-	ScriptCmds float64            // commands run inside scripts per cycle
-	InScript   string
-	Allocs     float64 // heap allocations per cycle
-	Bytes      float64 // heap bytes per cycle
+	ServerUs float64
+	Usec     map[string]float64 // commandstats usec per cycle, every command
+	// Calls are the commands per cycle by name from INFO commandstats
+	// (top-level and inside scripts alike), CallsTotal their sum.
+	Calls      map[string]float64
+	CallsTotal float64
+	// ServerCPUUs is the server process's CPU time per cycle (INFO cpu,
+	// used_cpu_sys + used_cpu_user, all its threads): execution, reading
+	// and writing the sockets, and its own housekeeping.
+	ServerCPUUs float64
+	ScriptCmds  float64 // commands run inside scripts per cycle
+	InScript    string
+	Allocs      float64 // heap allocations per cycle
+	Bytes       float64 // heap bytes per cycle
 }
 
 // TakeoverRow is one implementation's expired takeover.
@@ -90,14 +106,17 @@ type HandoffRow struct {
 	Samples      int
 	// PingP50 is the median PING round trip measured meanwhile (one PING
 	// every millisecond, on a connection of its own).
-	PingP50    float64
-	RoundTrips float64 // commands sent per lock cycle (a separate pass under MONITOR)
-	Sent       string
-	HoldNs     float64 // mean time inside, over all rounds
-	Early      int
-	Self       int
-	GaveUp     int
-	Violations int
+	PingP50 float64
+	// WaitP50, WaitP99, WaitMax: the time a Lock call waited (called to
+	// returned), over the waits of all rounds: fairness shows in the tail.
+	WaitP50, WaitP99, WaitMax float64
+	RoundTrips                float64 // commands sent per lock cycle (a separate pass under MONITOR)
+	Sent                      string
+	HoldNs                    float64 // mean time inside, over all rounds
+	Early                     int
+	Self                      int
+	GaveUp                    int
+	Violations                int
 }
 
 // WaitersRow is modern's hand-off with a given number of goroutines.
@@ -122,6 +141,7 @@ type runner struct {
 	impls   []impls.Impl
 	clients map[string]*redis.Client
 	lockers map[string]impls.Locker // recommended waiting
+	closers []func()                // clients lockers opened themselves
 }
 
 func logf(format string, args ...any) {
@@ -165,11 +185,17 @@ func newRunner(addr string, opts Options, all []impls.Impl) (*runner, error) {
 			return nil, fmt.Errorf("%s: %w", im.Name, err)
 		}
 		r.lockers[im.ID] = l
+		if c, ok := l.(impls.Closer); ok {
+			r.closers = append(r.closers, c.Close)
+		}
 	}
 	return r, nil
 }
 
 func (r *runner) close() {
+	for _, c := range r.closers {
+		c()
+	}
 	for _, c := range r.clients {
 		_ = c.Close()
 	}
@@ -206,6 +232,17 @@ func (r *runner) measure(ctx context.Context) (*Results, error) {
 
 func cycleKey(id string) string { return "bench:cycle:" + id }
 
+// floorID is the ID of the floor of im's client.
+func floorID(im impls.Impl) string {
+	switch im.ClientName() {
+	case impls.Redigo:
+		return impls.FloorRedigo.ID
+	case impls.Rueidis:
+		return impls.FloorRueidis.ID
+	}
+	return impls.Floor.ID
+}
+
 // warmUp opens connections and loads scripts.
 func (r *runner) warmUp(ctx context.Context) error {
 	for _, im := range r.impls {
@@ -232,7 +269,27 @@ func (r *runner) cycle(ctx context.Context, res *Results) error {
 		res.Cycle[i] = CycleRow{ID: im.ID, Name: im.Name}
 		entries = append(entries, entry{idx: i}, entry{idx: i, deadline: true})
 	}
+	floorIdx := map[string]int{}
+	for i, im := range r.impls {
+		if im.ID == floorID(im) {
+			floorIdx[im.ClientName()] = i
+		}
+	}
 	n := r.opts.CycleOps
+	// block runs n cycles of the implementation at idx: ns per cycle.
+	block := func(idx int, deadline bool) (float64, error) {
+		row := &res.Cycle[idx]
+		cctx, cancel := ctx, context.CancelFunc(func() {})
+		if deadline {
+			cctx, cancel = context.WithTimeout(ctx, time.Minute)
+		}
+		defer cancel()
+		start := time.Now()
+		if err := scenario.Cycles(cctx, r.lockers[row.ID], cycleKey(row.ID), n); err != nil {
+			return 0, fmt.Errorf("%s: %w", row.Name, err)
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	}
 	for round := 0; round < r.opts.Rounds; round++ {
 		for _, e := range rotate(entries, round*3) {
 			if e.idx == -2 {
@@ -265,21 +322,45 @@ func (r *runner) cycle(ctx context.Context, res *Results) error {
 				continue
 			}
 			row := &res.Cycle[e.idx]
-			cctx, cancel := ctx, context.CancelFunc(func() {})
-			if e.deadline {
-				cctx, cancel = context.WithTimeout(ctx, time.Minute)
+			im := r.impls[e.idx]
+			fi, hasFloor := floorIdx[im.ClientName()]
+			if im.ID == floorID(im) || !hasFloor {
+				ns, err := block(e.idx, e.deadline)
+				if err != nil {
+					return err
+				}
+				if e.deadline {
+					row.NsDeadline = append(row.NsDeadline, ns)
+				} else {
+					row.Ns = append(row.Ns, ns)
+				}
+				continue
 			}
-			start := time.Now()
-			err := scenario.Cycles(cctx, r.lockers[row.ID], cycleKey(row.ID), n)
-			ns := float64(time.Since(start).Nanoseconds()) / float64(n)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("%s: %w", row.Name, err)
+			// The implementation and its client's floor, back to back, the
+			// floor first in even rounds: a pair close enough in time that
+			// the machine's state is the same for both.
+			order := []int{fi, e.idx}
+			if round%2 == 1 {
+				order = []int{e.idx, fi}
+			}
+			var got [2]float64
+			for k, idx := range order {
+				ns, err := block(idx, e.deadline)
+				if err != nil {
+					return err
+				}
+				got[k] = ns
+			}
+			ns, fns := got[1], got[0]
+			if round%2 == 1 {
+				ns, fns = got[0], got[1]
 			}
 			if e.deadline {
 				row.NsDeadline = append(row.NsDeadline, ns)
+				row.FloorNsDeadline = append(row.FloorNsDeadline, fns)
 			} else {
 				row.Ns = append(row.Ns, ns)
+				row.FloorNs = append(row.FloorNs, fns)
 			}
 		}
 	}
@@ -312,12 +393,18 @@ func (r *runner) roundTrips(ctx context.Context, res *Results) error {
 	return nil
 }
 
-// serverTime reads the server's execution time per cycle from INFO
-// commandstats deltas, without MONITOR (which adds to it).
+// serverTime reads, per cycle, the commands the server ran and its
+// execution time (INFO commandstats deltas) and its process CPU time (INFO
+// cpu deltas), without MONITOR (which adds to both). The INFO commands of the
+// measurement itself are left out of the counts (not out of the CPU time).
 func (r *runner) serverTime(ctx context.Context, res *Results) error {
-	n := r.opts.CycleOps
+	n := r.opts.ServerOps
 	for i := range res.Cycle {
 		row := &res.Cycle[i]
+		cpu0, err := r.serverCPU()
+		if err != nil {
+			return err
+		}
 		before, err := r.setup.CommandStats()
 		if err != nil {
 			return err
@@ -329,14 +416,40 @@ func (r *runner) serverTime(ctx context.Context, res *Results) error {
 		if err != nil {
 			return err
 		}
-		row.Usec = map[string]float64{}
+		cpu1, err := r.serverCPU()
+		if err != nil {
+			return err
+		}
+		row.ServerCPUUs = (cpu1 - cpu0) * 1e6 / float64(n)
+		row.Usec, row.Calls, row.CallsTotal = map[string]float64{}, map[string]float64{}, 0
 		for cmd, a := range after {
-			if d := a.Usec - before[cmd].Usec; d > 0 && cmd != "INFO" {
+			if cmd == "INFO" {
+				continue
+			}
+			if d := a.Usec - before[cmd].Usec; d > 0 {
 				row.Usec[cmd] = float64(d) / float64(n)
+			}
+			if d := a.Calls - before[cmd].Calls; d > 0 {
+				row.Calls[cmd] = float64(d) / float64(n)
+				row.CallsTotal += float64(d) / float64(n)
 			}
 		}
 	}
 	return nil
+}
+
+// serverCPU is the server process's CPU time so far, in seconds.
+func (r *runner) serverCPU() (float64, error) {
+	info, err := r.setup.Info("cpu")
+	if err != nil {
+		return 0, err
+	}
+	sys, err1 := strconv.ParseFloat(info["used_cpu_sys"], 64)
+	user, err2 := strconv.ParseFloat(info["used_cpu_user"], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("INFO cpu: used_cpu_sys %q, used_cpu_user %q", info["used_cpu_sys"], info["used_cpu_user"])
+	}
+	return sys + user, nil
 }
 
 func (r *runner) allocs(ctx context.Context, res *Results) error {
@@ -416,6 +529,7 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 		locker  impls.Locker
 		key     string
 		samples []time.Duration
+		waits   []time.Duration
 		pings   []time.Duration
 	}
 	var configs []*config
@@ -424,9 +538,15 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 			continue
 		}
 		for _, w := range []impls.Wait{impls.Recommended, impls.Tight} {
+			if _, ok := im.Waits[w]; !ok {
+				continue
+			}
 			l, err := im.New(r.clients[im.ID], w)
 			if err != nil {
 				return fmt.Errorf("%s (%v): %w", im.Name, w, err)
+			}
+			if c, ok := l.(impls.Closer); ok {
+				r.closers = append(r.closers, c.Close)
 			}
 			configs = append(configs, &config{row: len(res.Handoff), locker: l, key: "bench:handoff:" + im.ID + ":" + w.String()})
 			res.Handoff = append(res.Handoff, HandoffRow{ID: im.ID, Name: im.Name, Wait: w.String(), WaitDesc: im.Waits[w]})
@@ -449,6 +569,7 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 			row.CyclesPerSec = append(row.CyclesPerSec, out.CyclesPerSec())
 			row.HoldNs += float64(out.HoldMean()) / float64(r.opts.HandoffRounds)
 			c.samples = append(c.samples, out.Handoffs...)
+			c.waits = append(c.waits, out.Waits...)
 			row.Early += out.Early
 			row.Self += out.Self
 			row.GaveUp += out.GaveUp
@@ -492,6 +613,9 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 		row.P90 = float64(scenario.Percentile(c.samples, 90))
 		row.P99 = float64(scenario.Percentile(c.samples, 99))
 		row.Max = float64(scenario.Percentile(c.samples, 100))
+		row.WaitP50 = float64(scenario.Percentile(c.waits, 50))
+		row.WaitP99 = float64(scenario.Percentile(c.waits, 99))
+		row.WaitMax = float64(scenario.Percentile(c.waits, 100))
 	}
 	return nil
 }
@@ -508,6 +632,9 @@ func (r *runner) waiters(ctx context.Context, res *Results, cfg scenario.Handoff
 		return err
 	}
 	for _, n := range []int{2, 4, 8} {
+		if n >= cfg.Workers {
+			break
+		}
 		c := cfg
 		c.Workers = n
 		out, err := scenario.Handoff(ctx, l, fmt.Sprintf("bench:waiters:%d", n), c)

@@ -63,8 +63,18 @@ type Impl struct {
 	// Takeover is set for the implementations of the Java scheme, which
 	// take over an expired lock themselves.
 	Takeover bool
+	// Client is the Redis client it runs on (GoRedis when empty).
+	Client string
 	// New returns the locker on c with the waiting settings w.
 	New func(c *redis.Client, w Wait) (Locker, error)
+}
+
+// ClientName is Client, GoRedis when empty.
+func (i Impl) ClientName() string {
+	if i.Client == "" {
+		return GoRedis
+	}
+	return i.Client
 }
 
 // CanWait reports whether Lock is implemented.
@@ -77,13 +87,15 @@ func NewClient(addr string) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 }
 
-// All returns every implementation, in report order: the floor, lockbridge
-// (modern, legacy atomic, legacy classic, the seed replay) when it is built
-// in, then the peers.
+// All returns every implementation, in report order: the go-redis floor,
+// lockbridge on go-redis (modern, legacy atomic, legacy classic, the seed
+// replay), the peers on go-redis, then the floor and lockbridge modern on
+// redigo, and on rueidis beside rueidislock.
 func All() []Impl {
 	all := []Impl{Floor}
 	all = append(all, lockbridgeImpls...)
-	return append(all, BSM, Redsync)
+	all = append(all, BSM, Redsync)
+	return append(all, FloorRedigo, ModernRedigo, FloorRueidis, ModernRueidis, RueidisLock)
 }
 
 // ByID returns the implementation with the given ID.

@@ -11,13 +11,13 @@ import (
 // ModernRueidis is modern.Locker through the rueidis adapter, on a rueidis
 // client of its own to the same server (defaults: the commands of
 // concurrent callers pipelined on one connection). It is measured by the go
-// benchmarks beside modern on go-redis (whether pipelining helps many
-// goroutines on many locks), not yet by the report. Its Locker is also a
-// Closer, closing that client.
+// benchmarks and the report beside modern on go-redis. Its Locker is also
+// a Closer, closing that client.
 var ModernRueidis = Impl{
-	ID:    "modern-rueidis",
-	Name:  "lockbridge modern (rueidis adapter)",
-	Waits: Modern.Waits,
+	ID:     "modern-rueidis",
+	Name:   "lockbridge modern (rueidis adapter)",
+	Client: Rueidis,
+	Waits:  Modern.Waits,
 	New: func(c *redis.Client, w Wait) (Locker, error) {
 		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.Options().Addr}})
 		if err != nil {
@@ -26,10 +26,6 @@ var ModernRueidis = Impl{
 		return closing{Locker: lbLocker{modern.New(rueidisadapter.New(rc), modernOptions(w)...)}, close: rc.Close}, nil
 	},
 }
-
-// Pipelined returns the implementations on clients that pipeline, which
-// the go benchmarks run beside All.
-func Pipelined() []Impl { return []Impl{ModernRueidis} }
 
 // Closer is a Locker holding a client of its own, to close when done.
 type Closer interface {

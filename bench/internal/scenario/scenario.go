@@ -133,6 +133,9 @@ type HandoffResult struct {
 	// Handoffs are the times from one holder's Unlock returning to the
 	// next holder's Lock returning.
 	Handoffs []time.Duration
+	// Waits are the times Lock calls that succeeded took, from call to
+	// return, for calls that returned after the stagger.
+	Waits []time.Duration
 	// Early counts hand-offs where the next holder's Lock returned before
 	// the previous holder's Unlock did (the release reply was still on its
 	// way); they are recorded as 0.
@@ -201,6 +204,8 @@ func Handoff(ctx context.Context, l impls.Locker, key string, cfg HandoffConfig)
 		errMu              sync.Mutex
 		firstErr           error
 		wg                 sync.WaitGroup
+		waitMu             sync.Mutex
+		waits              []time.Duration
 	)
 	fail := func(err error) {
 		errMu.Lock()
@@ -226,7 +231,14 @@ func Handoff(ctx context.Context, l impls.Locker, key string, cfg HandoffConfig)
 					return
 				}
 			}
+			var mine []time.Duration
+			defer func() {
+				waitMu.Lock()
+				waits = append(waits, mine...)
+				waitMu.Unlock()
+			}()
 			for runCtx.Err() == nil {
+				called := since()
 				h, err := l.Lock(runCtx, key, TTL)
 				if err != nil {
 					if runCtx.Err() != nil {
@@ -239,6 +251,9 @@ func Handoff(ctx context.Context, l impls.Locker, key string, cfg HandoffConfig)
 					continue
 				}
 				t := since()
+				if t >= from {
+					mine = append(mine, time.Duration(t-called))
+				}
 				if guard.Add(1) != 1 {
 					violations.Add(1)
 				}
@@ -291,6 +306,7 @@ func Handoff(ctx context.Context, l impls.Locker, key string, cfg HandoffConfig)
 		GaveUp:     int(gaveUp.Load()),
 		Violations: int(violations.Load()),
 		Handoffs:   make([]time.Duration, 0, n),
+		Waits:      waits,
 		held:       time.Duration(held.Load()),
 	}
 	for g := 1; g <= n; g++ {
