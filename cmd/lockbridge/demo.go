@@ -4,20 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lockbridge/lockbridge/cmd/lockbridge/internal/fleetsim"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
 )
 
 const demoSummary = `Run a mixed fleet migrating live from the legacy lock to the modern one.
@@ -44,39 +41,57 @@ const demoPrefix = "lockbridge-demo-"
 // demoMinLease is the shortest lease the demo accepts.
 const demoMinLease = 100 * time.Millisecond
 
-func runDemo(e *env, args []string) error {
-	fs := newFlags(e, "demo", "[flags]", demoSummary)
-	var cf connFlags
-	cf.register(fs.FlagSet, true)
-	duration := fs.Duration("duration", fleetsim.DefaultDuration, "about how long the rollout takes; it sets the pace of the redeploys")
-	java := fs.Int("java", fleetsim.DefaultJavaWorkers, "Java-algorithm workers (0 for none)")
-	gos := fs.Int("go", fleetsim.DefaultGoWorkers, "Go workers")
-	locks := fs.Int("locks", fleetsim.DefaultLocks, "lock names the workers contend for")
-	lease := fs.Duration("lease", fleetsim.DefaultLease, "lease of every lock")
-	quiet := fs.Duration("quiet", fleetsim.DefaultQuiet, "the controller's quiet period before dual-read")
-	rollback := fs.Bool("rollback", true, "end with a rollback of one step, modern -> dual-read")
-	keepJava := fs.Bool("keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
-	plain := fs.Bool("plain", false, "print plain periodic lines even on a terminal")
-	javaMigrates := fs.Bool("java-migrates", false, "the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
-	javaJar := fs.String("java-jar", defaultJavaJar, "the interop Java worker jar, for --java-migrates")
-	if err := parse(fs, args); err != nil {
-		return err
+// demoOpts are the demo's flags.
+type demoOpts struct {
+	duration, lease, quiet                  time.Duration
+	java, gos, locks                        int
+	rollback, keepJava, plain, javaMigrates bool
+	javaJar                                 string
+}
+
+func newDemoCmd(e *env, g *globalFlags) *cobra.Command {
+	var o demoOpts
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "run a mixed Java/Go fleet migrating live (embedded Redis unless --redis)",
+		Long:  demoSummary,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErrorf("demo takes no arguments, only flags (see 'lockbridge demo --help')")
+			}
+			if _, err := g.wantJSON("demo", false); err != nil {
+				return err
+			}
+			return runDemo(cmd.Context(), e, g.conn, &o, cmd.Flags().Changed)
+		},
 	}
-	if fs.NArg() != 0 {
-		return usageErrorf("demo takes no arguments, only flags (see 'lockbridge demo --help')")
-	}
-	if *javaMigrates {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs := cmd.Flags()
+	fs.DurationVar(&o.duration, "duration", fleetsim.DefaultDuration, "about how long the rollout takes; it sets the pace of the redeploys")
+	fs.IntVar(&o.java, "java", fleetsim.DefaultJavaWorkers, "Java-algorithm workers (0 for none)")
+	fs.IntVar(&o.gos, "go", fleetsim.DefaultGoWorkers, "Go workers")
+	fs.IntVar(&o.locks, "locks", fleetsim.DefaultLocks, "lock names the workers contend for")
+	fs.DurationVar(&o.lease, "lease", fleetsim.DefaultLease, "lease of every lock")
+	fs.DurationVar(&o.quiet, "quiet", fleetsim.DefaultQuiet, "the controller's quiet period before dual-read")
+	fs.BoolVar(&o.rollback, "rollback", true, "end with a rollback of one step, modern -> dual-read")
+	fs.BoolVar(&o.keepJava, "keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
+	fs.BoolVar(&o.plain, "plain", false, "print plain periodic lines even on a terminal")
+	fs.BoolVar(&o.javaMigrates, "java-migrates", false, "the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
+	fs.StringVar(&o.javaJar, "java-jar", defaultJavaJar, "the interop Java worker jar, for --java-migrates")
+	return cmd
+}
+
+func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(string) bool) error {
+	java, gos, lease := &o.java, &o.gos, &o.lease
+	if o.javaMigrates {
 		for _, f := range []string{"keep-java", "locks", "duration", "quiet", "rollback", "plain"} {
-			if set[f] {
+			if set(f) {
 				return usageErrorf("demo: --%s does not apply to --java-migrates", f)
 			}
 		}
-		if !set["java"] {
+		if !set("java") {
 			*java = 2
 		}
-		if !set["lease"] {
+		if !set("lease") {
 			*lease = 2 * time.Second
 		}
 		if *lease < time.Second {
@@ -87,8 +102,9 @@ func runDemo(e *env, args []string) error {
 		if *gos < 1 {
 			return usageErrorf("demo: want --go >= 1")
 		}
-		return runJavaDemo(e, cf, *javaJar, *java, *gos, *lease)
+		return runJavaDemo(ctx, e, cf, o.javaJar, *java, *gos, *lease)
 	}
+	locks, keepJava, duration, quiet, rollback, plain := &o.locks, &o.keepJava, &o.duration, &o.quiet, &o.rollback, &o.plain
 	if *java < 0 || *gos < 1 || *locks < 1 {
 		return usageErrorf("demo: want --java >= 0, --go >= 1 and --locks >= 1")
 	}
@@ -153,9 +169,6 @@ func runDemo(e *env, args []string) error {
 	if err != nil {
 		return usageErrorf("demo: %s", message(err))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { <-ctx.Done(); stop() }() // a second signal then ends the process
 	if err := ping(ctx, uc, cf.timeout, where); err != nil {
 		return err
 	}
@@ -181,7 +194,7 @@ func runDemo(e *env, args []string) error {
 	case sum.Overlaps > 0:
 		return &exitErr{exitOverlap, fmt.Errorf("demo: %d overlaps: two holders held one lock at once", sum.Overlaps)}
 	case runErr != nil && ctx.Err() != nil:
-		return fmt.Errorf("demo interrupted")
+		return fmt.Errorf("demo interrupted: %w", ctx.Err())
 	case runErr != nil:
 		return fmt.Errorf("demo: %s", message(runErr))
 	case sum.Errors > 0:
