@@ -105,7 +105,10 @@ func runUnlock(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, 
 	}
 	if !yes {
 		fmt.Fprintf(e.stdout, "Delete %d key(s)? Anyone holding the lock will not know. [y/N] ", len(targets))
-		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		line, err := readAnswer(ctx, e)
+		if err != nil {
+			return err
+		}
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			fmt.Fprintln(e.stdout)
 			return &exitErr{exitDeclined, fmt.Errorf("unlock declined: nothing deleted")}
@@ -130,4 +133,20 @@ func runUnlock(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, 
 		return fmt.Errorf("unlock: %d key(s) changed meanwhile and were left alone; run it again", changed)
 	}
 	return nil
+}
+
+// readAnswer reads one line of stdin, or returns ctx's error when it ends
+// first (Ctrl-C at the prompt: the process then exits, and the read with it).
+func readAnswer(ctx context.Context, e *env) (string, error) {
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		return line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
