@@ -319,3 +319,30 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Ctrl-C at unlock's confirmation prompt ends it at once: exit 130, nothing
+// deleted.
+func TestInterruptAtPrompt(t *testing.T) {
+	t.Parallel()
+	c, env := server(t)
+	ctx := context.Background()
+	_, err := c.Do(ctx, "SET", "stuck", "1700000000001")
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "unlock", "--force", "stuck")
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	stdin, err := cmd.StdinPipe() // open, never answered
+	require.NoError(t, err)
+	defer stdin.Close()
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitFor(t, "the prompt", func() bool { return strings.Contains(out.String(), "[y/N]") })
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, exitInterrupted, exitOf(t, cmd))
+	assert.Equal(t, "lockbridge: interrupted\n", errb.String())
+	v, ok, err := c.Get(ctx, "stuck")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, "1700000000001", v)
+}
