@@ -152,6 +152,7 @@ func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(st
 		ns = demoPrefix + hex.EncodeToString(b[:])
 	}
 	r := newRenderer(e.stdout, e.isTTY && !*plain)
+	r.size, r.total = e.termSize, *duration
 	sim, err := fleetsim.New(fleetsim.Config{
 		Client:      goredis.New(uc),
 		Namespace:   ns,
@@ -212,6 +213,11 @@ type renderer struct {
 	w      io.Writer
 	tty    bool
 	header string
+	// size returns the terminal's columns and rows (nil, or 0s: 80×24);
+	// total is the rollout's expected length, for the time left.
+	size  func() (w, h int)
+	total time.Duration
+	drawn [2]int // the size the last block was drawn at
 
 	mu     sync.Mutex
 	events []fleetsim.Event
@@ -260,6 +266,17 @@ func (r *renderer) stop() {
 	<-r.done
 }
 
+// termSize is the terminal's size, 80×24 when unknown.
+func (r *renderer) termSize() (w, h int) {
+	if r.size != nil {
+		w, h = r.size()
+	}
+	if w <= 0 || h <= 0 {
+		return liveWidth + 1, 24
+	}
+	return w, h
+}
+
 // draw prints the new events and the status.
 func (r *renderer) draw(final bool) {
 	r.mu.Lock()
@@ -269,15 +286,22 @@ func (r *renderer) draw(final bool) {
 	s := r.snap()
 	var b strings.Builder
 	if r.tty {
-		if r.lines > 0 {
+		w, h := r.termSize()
+		switch {
+		case r.lines > 0 && r.drawn != [2]int{w, h}:
+			// Resized: the old block has re-wrapped and its line count
+			// no longer holds; start again from a clear screen.
+			b.WriteString("\x1b[H\x1b[2J")
+		case r.lines > 0:
 			fmt.Fprintf(&b, "\x1b[%dF\x1b[J", r.lines) // back to the block's first line, clear below
 		}
 		for _, ev := range evs {
 			b.WriteString(eventLine(ev) + "\n")
 		}
-		block := liveBlock(s)
+		block := liveBlock(s, w, h, progressLine(s, r.total))
 		b.WriteString(block)
 		r.lines = strings.Count(block, "\n")
+		r.drawn = [2]int{w, h}
 	} else {
 		for _, ev := range evs {
 			b.WriteString(eventLine(ev) + "\n")
@@ -289,33 +313,76 @@ func (r *renderer) draw(final bool) {
 	_, _ = io.WriteString(r.w, b.String())
 }
 
+// progressLine is the live view's overall progress: the phase's place
+// among the four and the time the rollout has left.
+func progressLine(s fleetsim.Snapshot, total time.Duration) string {
+	k := int(s.Phase - migrate.PhaseLegacy + 1)
+	if s.Phase == 0 {
+		k = 0
+	}
+	rolled := ""
+	if len(s.Reached) > 4 {
+		rolled = ", rolled back"
+	}
+	left := "time left unknown"
+	switch {
+	case total <= 0:
+	case s.Elapsed < total:
+		left = "about " + (total - s.Elapsed).Round(100*time.Millisecond).String() + " left"
+	default:
+		left = "finishing"
+	}
+	return fmt.Sprintf("  phase %d of 4 (%s%s) · %s", k, s.Phase, rolled, left)
+}
+
 func eventLine(ev fleetsim.Event) string {
 	return fmt.Sprintf("%6.2fs  %-8s %s", ev.At.Seconds(), strings.ToUpper(string(ev.Kind)), ev.Text)
 }
 
-// liveWidth bounds the live view's lines, so that none wraps on an
-// 80-column terminal (a wrapped line would throw the redraw off).
+// liveWidth bounds the live view's lines when the terminal's size is
+// unknown, so that none wraps on an 80-column terminal (a wrapped line
+// would throw the redraw off).
 const liveWidth = 79
 
-// liveBlock is the terminal view, ending in a newline.
-func liveBlock(s fleetsim.Snapshot) string {
-	lines := []string{
+// liveBlock is the terminal view for a terminal of width×height, ending in
+// a newline: no line wraps (each is cut at width-1 columns) and the block
+// has fewer lines than the terminal (workers left out, counted, when they
+// do not fit), so that the redraw can always move back to its first line.
+func liveBlock(s fleetsim.Snapshot, width, height int, progress string) string {
+	head := []string{
 		"",
 		fmt.Sprintf("── %5.1fs ── phase %s ──", s.Elapsed.Seconds(), strings.ToUpper(s.Phase.String())),
+		progress,
 		"  " + s.Stage,
 		fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s", "WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS"),
 	}
-	for _, w := range s.Workers {
-		lines = append(lines, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
-	}
-	lines = append(lines,
+	tail := []string{
 		fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
 			s.ByKind[fleetsim.Java].Acquired, s.ByKind[fleetsim.Go].Acquired, s.ByKind[fleetsim.Java].Contended, s.ByKind[fleetsim.Go].Contended, s.Overlaps),
-		"  go acquired by phase: "+byPhase(s))
+		"  go acquired by phase: " + byPhase(s),
+	}
+	var workers []string
+	for _, w := range s.Workers {
+		workers = append(workers, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+	}
+	if room := height - 1 - len(head) - len(tail); len(workers) > room {
+		if room < 1 {
+			room = 1
+		}
+		workers = append(workers[:room-1], fmt.Sprintf("  … %d more workers (a taller terminal shows them)", len(workers)-room+1))
+	}
+	lines := append(append(head, workers...), tail...)
+	if most := height - 1; most >= 1 && len(lines) > most {
+		lines = lines[len(lines)-most:]
+	}
+	cut := width - 1
+	if cut < 10 {
+		cut = 10
+	}
 	var b strings.Builder
 	for _, l := range lines {
-		if r := []rune(l); len(r) > liveWidth {
-			l = string(r[:liveWidth-1]) + "…"
+		if r := []rune(l); len(r) > cut {
+			l = string(r[:cut-1]) + "…"
 		}
 		b.WriteString(l + "\n")
 	}

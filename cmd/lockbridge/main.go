@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit codes.
@@ -38,6 +39,8 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	isTTY          bool
+	// termSize is the terminal's columns and rows; nil or 0s when unknown.
+	termSize func() (w, h int)
 }
 
 func (e *env) context() context.Context {
@@ -53,7 +56,14 @@ func main() {
 	// After the first signal the default handling returns: a second Ctrl-C
 	// ends the process at once.
 	go func() { <-ctx.Done(); stop() }()
-	e := &env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, isTTY: tty}
+	e := &env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, isTTY: tty,
+		termSize: func() (int, int) {
+			w, h, err := term.GetSize(int(os.Stdout.Fd()))
+			if err != nil {
+				return 0, 0
+			}
+			return w, h
+		}}
 	code := run(e, os.Args[1:])
 	stop()
 	os.Exit(code)
