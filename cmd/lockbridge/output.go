@@ -66,6 +66,3 @@ func jsonTime(t time.Time) *string {
 	s := t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 	return &s
 }
-
-// jsonMillis is d in whole milliseconds.
-func jsonMillis(d time.Duration) int64 { return d.Milliseconds() }
