@@ -354,16 +354,35 @@ func liveBlock(s fleetsim.Snapshot, width, height int, progress string) string {
 		fmt.Sprintf("── %5.1fs ── phase %s ──", s.Elapsed.Seconds(), strings.ToUpper(s.Phase.String())),
 		progress,
 		"  " + s.Stage,
-		fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s", "WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS"),
 	}
-	tail := []string{
-		fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
-			s.ByKind[fleetsim.Java].Acquired, s.ByKind[fleetsim.Go].Acquired, s.ByKind[fleetsim.Java].Contended, s.ByKind[fleetsim.Go].Contended, s.Overlaps),
-		"  go acquired by phase: " + byPhase(s),
-	}
-	var workers []string
-	for _, w := range s.Workers {
-		workers = append(workers, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+	java, gos := s.ByKind[fleetsim.Java], s.ByKind[fleetsim.Go]
+	var tail, workers []string
+	if width > liveWidth {
+		head = append(head, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s", "WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS"))
+		tail = []string{
+			fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
+				java.Acquired, gos.Acquired, java.Contended, gos.Contended, s.Overlaps),
+			"  go acquired by phase: " + byPhase(s),
+		}
+		for _, w := range s.Workers {
+			workers = append(workers, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+		}
+	} else {
+		// Narrower than 80 columns: the same figures in 56 columns.
+		head = append(head, fmt.Sprintf("  %-7s %-4s %-10s %-9s %6s %6s %5s", "WORKER", "KIND", "PHASE", "STATE", "ACQ", "CONT", "OVLP"))
+		tail = []string{
+			fmt.Sprintf("  acquired java %d, go %d · OVERLAPS %d", java.Acquired, gos.Acquired, s.Overlaps),
+			fmt.Sprintf("  contended java %d, go %d", java.Contended, gos.Contended),
+			fmt.Sprintf("  go acquired: legacy %d, dual-write %d,", s.ByPhase[migrate.PhaseLegacy].Acquired, s.ByPhase[migrate.PhaseDualWrite].Acquired),
+			fmt.Sprintf("    dual-read %d, modern %d", s.ByPhase[migrate.PhaseDualRead].Acquired, s.ByPhase[migrate.PhaseModern].Acquired),
+		}
+		for _, w := range s.Workers {
+			kind := "go"
+			if w.Kind == fleetsim.Java {
+				kind = "java"
+			}
+			workers = append(workers, fmt.Sprintf("  %-7s %-4s %-10s %-9s %6d %6d %5d", w.Name, kind, w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+		}
 	}
 	if room := height - 1 - len(head) - len(tail); len(workers) > room {
 		if room < 1 {
@@ -373,7 +392,12 @@ func liveBlock(s fleetsim.Snapshot, width, height int, progress string) string {
 	}
 	lines := append(append(head, workers...), tail...)
 	if most := height - 1; most >= 1 && len(lines) > most {
-		lines = lines[len(lines)-most:]
+		// Too short even so: the blank line goes, then the lines from the
+		// bottom; the time and the progress stay.
+		lines = lines[1:]
+		if len(lines) > most {
+			lines = lines[:most]
+		}
 	}
 	cut := width - 1
 	if cut < 10 {
