@@ -210,7 +210,7 @@ func (p *phaseRun) init(ctx context.Context, _ []string) error {
 		}
 		return p.out(doc, fmt.Sprintf("already initialised: %s", message(err)))
 	case errors.Is(err, migrate.ErrPhaseUnknown):
-		return &exitErr{exitUnsafe, err}
+		return &exitErr{exitUnsafe, fmt.Errorf("%w (namespace %s on %s unchanged)", err, printable(ns), where)}
 	case err != nil:
 		return err
 	}
@@ -240,7 +240,7 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 	step, err := ctl.Repair(cctx, want, p.o.force)
 	if err != nil {
 		if errors.Is(err, migrate.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(re-run with --force to override)", err)}
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
 		}
 		return err
 	}
