@@ -105,7 +105,7 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 			return nil
 		},
 	}
-	forget.Flags().BoolVar(&force, "force", false, "remove the entry even while it is live")
+	cmd.PersistentFlags().BoolVar(&force, "force", false, "forget: remove the entry even while it is live")
 	cmd.AddCommand(forget)
 	return cmd
 }
