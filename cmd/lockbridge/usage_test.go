@@ -346,3 +346,13 @@ func TestInterruptAtPrompt(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, "1700000000001", v)
 }
+
+// Ctrl-C ends the demo: its workers stop, exit 130.
+func TestInterruptDemo(t *testing.T) {
+	t.Parallel()
+	cmd, out, errb := startCLI(t, nil, "demo", "--duration", "30s")
+	waitFor(t, "the demo to start", func() bool { return strings.Contains(out.String(), "START") })
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	assert.Equal(t, exitInterrupted, exitOf(t, cmd))
+	assert.Equal(t, "lockbridge: interrupted\n", errb.String())
+}
