@@ -69,6 +69,21 @@ if ! command -v spin >/dev/null 2>&1; then
 fi
 echo "setup: $(command -v spin): $(spin -V)"
 
+# tmux runs the demo's live view in a real terminal (cmd/lockbridge tests).
+if ! command -v tmux >/dev/null 2>&1; then
+	if ! can_apt_install; then
+		echo "setup: tmux not found; install it: sudo apt-get install -y tmux, or brew install tmux" >&2
+		exit 1
+	fi
+	echo "setup: tmux not found; installing it with apt-get"
+	apt_install tmux
+	if ! command -v tmux >/dev/null 2>&1; then
+		echo "setup: tmux still not on PATH after apt-get install" >&2
+		exit 1
+	fi
+fi
+echo "setup: $(command -v tmux): $(tmux -V)"
+
 # go test -race needs cgo, which the go command turns off when it finds no C
 # compiler.
 cc="$(go env CC)"

@@ -51,8 +51,8 @@ func TestBadUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"demo", "--duration", "soon"}, "invalid value"},
-		{[]string{"demo", "--nope"}, "flag provided but not defined: -nope"},
+		{[]string{"demo", "--duration", "soon"}, `invalid argument "soon" for "--duration" flag`},
+		{[]string{"demo", "--nope"}, "unknown flag: --nope"},
 		{[]string{"demo", "extra"}, "demo takes no arguments"},
 		{[]string{"demo", "--go", "0"}, "--go >= 1"},
 		{[]string{"demo", "--duration", "1s"}, "too short"},
@@ -129,7 +129,7 @@ func TestConnectionErrors(t *testing.T) {
 	// A server that is there but refuses the password.
 	srv := redistest.Start(t)
 	r = cli(t, "", nil, "phase", "get", "--redis", "redis://nobody:s3cret@"+srv.Addr())
-	oneLineError(t, r, 1, "cannot reach Redis "+srv.Addr())
+	oneLineError(t, r, 1, "Redis "+srv.Addr()+" refused the credentials: WRONGPASS")
 	assert.NotContains(t, r.stderr, "s3cret")
 	// A database number and REDIS_URL are honoured.
 	r = cli(t, "", []string{"REDIS_URL=" + srv.URL() + "/3"}, "phase", "init", "--namespace", "n")

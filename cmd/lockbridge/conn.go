@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -13,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/pflag"
 )
 
 // connFlags are the connection flags of every command that talks to Redis.
@@ -21,18 +21,13 @@ type connFlags struct {
 	timeout                 time.Duration
 }
 
-// register adds the flags. The demo does not read REDIS_URL: without
-// --redis it runs on its embedded Redis, whatever the environment says.
-func (c *connFlags) register(fs *flag.FlagSet, demo bool) {
-	if demo {
-		fs.StringVar(&c.url, "redis", "", "run on this Redis instead of the embedded one: redis://[user:password@]host:port[/db], rediss:// for TLS")
-		fs.StringVar(&c.namespace, "namespace", "", "migration namespace for the demo fleet: it must start with lockbridge-demo-, be at legacy with no live client, and its keys are deleted at the end (default: a fresh lockbridge-demo-… one)")
-	} else {
-		fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL)")
-		fs.StringVar(&c.namespace, "namespace", "", "migration namespace (default $LOCKBRIDGE_NAMESPACE, else \"default\")")
-	}
+// register adds the flags, shared by every command (demo and doctor read
+// them their own way: see their --help).
+func (c *connFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL; demo: the embedded Redis)")
+	fs.StringVar(&c.namespace, "namespace", "", "migration namespace (default $LOCKBRIDGE_NAMESPACE; phase changes refuse without one)")
 	fs.StringVar(&c.cluster, "cluster", "", "comma-separated host:port addresses of a Redis Cluster (user, password and TLS from --redis if given)")
-	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout for connecting and for each Redis call")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout for connecting and for each Redis call, however long")
 }
 
 // ns returns the namespace: the flag, $LOCKBRIDGE_NAMESPACE, or "default".
@@ -85,6 +80,9 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	raw := c.target(e, demo)
 	var opts *redis.Options
 	if raw != "" {
+		if err := checkScheme(raw, c.url == ""); err != nil {
+			return nil, "", err
+		}
 		o, err := redis.ParseURL(raw)
 		if err != nil {
 			var ue *url.Error // its message repeats the URL, password and all
@@ -105,6 +103,7 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 			addrs = append(addrs, a)
 		}
 		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true,
+			ReadTimeout: c.timeout, WriteTimeout: c.timeout, // not go-redis' 3 s: --timeout, however long
 			MaxRetries: -1, MaxRedirects: -1} // lockbridge never resends (goredis.New)
 		if opts != nil {
 			if opts.DB != 0 {
@@ -126,26 +125,32 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	opts.MaxRetries = -1
 	opts.DialTimeout = c.timeout
 	opts.ContextTimeoutEnabled = true // --timeout bounds every reply too
-	opts.DialerRetries = 1            // one clear error at once, not five
+	// go-redis would cap every reply at its default 3 s read timeout,
+	// whatever the context allows: --timeout is the bound, however long.
+	opts.ReadTimeout, opts.WriteTimeout = c.timeout, c.timeout
+	opts.DialerRetries = 1 // one clear error at once, not five
 	return redis.NewClient(opts), "Redis " + opts.Addr, nil
 }
 
 // dial returns a client for the flags once Redis has answered a PING, and a
 // function that closes it.
 func (c *connFlags) dial(ctx context.Context, e *env) (driver.Client, func(), error) {
-	return c.dialWith(ctx, e, false)
+	cl, _, closeFn, err := c.dialAt(ctx, e)
+	return cl, closeFn, err
 }
 
-func (c *connFlags) dialWith(ctx context.Context, e *env, demo bool) (driver.Client, func(), error) {
-	uc, where, err := c.client(e, demo)
+// dialAt is dial that also returns which server it reached, for messages
+// ("Redis 127.0.0.1:6379").
+func (c *connFlags) dialAt(ctx context.Context, e *env) (driver.Client, string, func(), error) {
+	uc, where, err := c.client(e, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	if err := ping(ctx, uc, c.timeout, where); err != nil {
 		_ = uc.Close()
-		return nil, nil, err
+		return nil, "", nil, err
 	}
-	return goredis.New(uc), func() { _ = uc.Close() }, nil
+	return goredis.New(uc), where, func() { _ = uc.Close() }, nil
 }
 
 func ping(ctx context.Context, uc redis.UniversalClient, timeout time.Duration, where string) error {
@@ -155,11 +160,40 @@ func ping(ctx context.Context, uc redis.UniversalClient, timeout time.Duration, 
 	switch {
 	case err == nil:
 		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
 	case errors.Is(err, context.DeadlineExceeded) || pctx.Err() != nil || isTimeout(err):
-		return fmt.Errorf("cannot reach %s: no answer within %v", where, timeout)
-	default:
-		return fmt.Errorf("cannot reach %s: %v", where, oneLine(err.Error()))
+		return fmt.Errorf("cannot reach %s: no answer within %v (a longer --timeout, or check the host and port)", where, timeout)
 	}
+	msg := oneLine(err.Error())
+	switch {
+	case driver.HasPrefix(err, "WRONGPASS") || driver.HasPrefix(err, "NOAUTH") || strings.Contains(msg, "invalid password") ||
+		strings.Contains(msg, "invalid username-password"):
+		return fmt.Errorf("%s refused the credentials: %s (check user and password: redis://user:password@host:port)", where, msg)
+	case strings.Contains(msg, "DB index is out of range") || strings.Contains(msg, "invalid DB index"):
+		return fmt.Errorf("%s has no such database: %s (the /db of the URL must be below the server's 'databases', 16 by default; a cluster has only 0)", where, msg)
+	case driver.HasPrefix(err, "NOPERM"):
+		return fmt.Errorf("%s: the user may not run this: %s", where, msg)
+	}
+	return fmt.Errorf("cannot reach %s: %s", where, msg)
+}
+
+// checkScheme refuses a URL without a scheme, with the one it most likely
+// lacks: "127.0.0.1:6379" is redis://127.0.0.1:6379. fromEnv says it came
+// from REDIS_URL.
+func checkScheme(raw string, fromEnv bool) error {
+	if strings.Contains(raw, "://") {
+		return nil
+	}
+	shown := strings.TrimPrefix(redact("redis://"+raw), "redis://") // the password hidden
+	src := "--redis " + shown
+	if fromEnv {
+		src = "REDIS_URL=" + shown
+	}
+	if raw == "" || strings.ContainsAny(raw, " \t") {
+		return usageErrorf("bad Redis URL %s: want redis://[user:password@]host:port[/db] (rediss:// for TLS)", src)
+	}
+	return usageErrorf("bad Redis URL %s: no scheme; did you mean redis://%s (rediss://%s for TLS)?", src, shown, shown)
 }
 
 // isTimeout reports a network timeout (go-redis applies the context's

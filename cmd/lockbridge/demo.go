@@ -4,20 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lockbridge/lockbridge/cmd/lockbridge/internal/fleetsim"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
 )
 
 const demoSummary = `Run a mixed fleet migrating live from the legacy lock to the modern one.
@@ -44,39 +41,57 @@ const demoPrefix = "lockbridge-demo-"
 // demoMinLease is the shortest lease the demo accepts.
 const demoMinLease = 100 * time.Millisecond
 
-func runDemo(e *env, args []string) error {
-	fs := newFlags(e, "demo", "[flags]", demoSummary)
-	var cf connFlags
-	cf.register(fs.FlagSet, true)
-	duration := fs.Duration("duration", fleetsim.DefaultDuration, "about how long the rollout takes; it sets the pace of the redeploys")
-	java := fs.Int("java", fleetsim.DefaultJavaWorkers, "Java-algorithm workers (0 for none)")
-	gos := fs.Int("go", fleetsim.DefaultGoWorkers, "Go workers")
-	locks := fs.Int("locks", fleetsim.DefaultLocks, "lock names the workers contend for")
-	lease := fs.Duration("lease", fleetsim.DefaultLease, "lease of every lock")
-	quiet := fs.Duration("quiet", fleetsim.DefaultQuiet, "the controller's quiet period before dual-read")
-	rollback := fs.Bool("rollback", true, "end with a rollback of one step, modern -> dual-read")
-	keepJava := fs.Bool("keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
-	plain := fs.Bool("plain", false, "print plain periodic lines even on a terminal")
-	javaMigrates := fs.Bool("java-migrates", false, "the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
-	javaJar := fs.String("java-jar", defaultJavaJar, "the interop Java worker jar, for --java-migrates")
-	if err := parse(fs, args); err != nil {
-		return err
+// demoOpts are the demo's flags.
+type demoOpts struct {
+	duration, lease, quiet                  time.Duration
+	java, gos, locks                        int
+	rollback, keepJava, plain, javaMigrates bool
+	javaJar                                 string
+}
+
+func newDemoCmd(e *env, g *globalFlags) *cobra.Command {
+	var o demoOpts
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "run a mixed Java/Go fleet migrating live (embedded Redis unless --redis)",
+		Long:  demoSummary,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErrorf("demo takes no arguments, only flags (see 'lockbridge demo --help')")
+			}
+			if _, err := g.wantJSON("demo", false); err != nil {
+				return err
+			}
+			return runDemo(cmd.Context(), e, g.conn, &o, cmd.Flags().Changed)
+		},
 	}
-	if fs.NArg() != 0 {
-		return usageErrorf("demo takes no arguments, only flags (see 'lockbridge demo --help')")
-	}
-	if *javaMigrates {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs := cmd.Flags()
+	fs.DurationVar(&o.duration, "duration", fleetsim.DefaultDuration, "about how long the rollout takes; it sets the pace of the redeploys")
+	fs.IntVar(&o.java, "java", fleetsim.DefaultJavaWorkers, "Java-algorithm workers (0 for none)")
+	fs.IntVar(&o.gos, "go", fleetsim.DefaultGoWorkers, "Go workers")
+	fs.IntVar(&o.locks, "locks", fleetsim.DefaultLocks, "lock names the workers contend for")
+	fs.DurationVar(&o.lease, "lease", fleetsim.DefaultLease, "lease of every lock")
+	fs.DurationVar(&o.quiet, "quiet", fleetsim.DefaultQuiet, "the controller's quiet period before dual-read")
+	fs.BoolVar(&o.rollback, "rollback", true, "end with a rollback of one step, modern -> dual-read")
+	fs.BoolVar(&o.keepJava, "keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
+	fs.BoolVar(&o.plain, "plain", false, "print plain periodic lines even on a terminal")
+	fs.BoolVar(&o.javaMigrates, "java-migrates", false, "the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
+	fs.StringVar(&o.javaJar, "java-jar", defaultJavaJar, "the interop Java worker jar, for --java-migrates")
+	return cmd
+}
+
+func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(string) bool) error {
+	java, gos, lease := &o.java, &o.gos, &o.lease
+	if o.javaMigrates {
 		for _, f := range []string{"keep-java", "locks", "duration", "quiet", "rollback", "plain"} {
-			if set[f] {
+			if set(f) {
 				return usageErrorf("demo: --%s does not apply to --java-migrates", f)
 			}
 		}
-		if !set["java"] {
+		if !set("java") {
 			*java = 2
 		}
-		if !set["lease"] {
+		if !set("lease") {
 			*lease = 2 * time.Second
 		}
 		if *lease < time.Second {
@@ -87,8 +102,9 @@ func runDemo(e *env, args []string) error {
 		if *gos < 1 {
 			return usageErrorf("demo: want --go >= 1")
 		}
-		return runJavaDemo(e, cf, *javaJar, *java, *gos, *lease)
+		return runJavaDemo(ctx, e, cf, o.javaJar, *java, *gos, *lease)
 	}
+	locks, keepJava, duration, quiet, rollback, plain := &o.locks, &o.keepJava, &o.duration, &o.quiet, &o.rollback, &o.plain
 	if *java < 0 || *gos < 1 || *locks < 1 {
 		return usageErrorf("demo: want --java >= 0, --go >= 1 and --locks >= 1")
 	}
@@ -136,6 +152,7 @@ func runDemo(e *env, args []string) error {
 		ns = demoPrefix + hex.EncodeToString(b[:])
 	}
 	r := newRenderer(e.stdout, e.isTTY && !*plain)
+	r.size, r.total = e.termSize, *duration
 	sim, err := fleetsim.New(fleetsim.Config{
 		Client:      goredis.New(uc),
 		Namespace:   ns,
@@ -153,9 +170,6 @@ func runDemo(e *env, args []string) error {
 	if err != nil {
 		return usageErrorf("demo: %s", message(err))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { <-ctx.Done(); stop() }() // a second signal then ends the process
 	if err := ping(ctx, uc, cf.timeout, where); err != nil {
 		return err
 	}
@@ -181,7 +195,7 @@ func runDemo(e *env, args []string) error {
 	case sum.Overlaps > 0:
 		return &exitErr{exitOverlap, fmt.Errorf("demo: %d overlaps: two holders held one lock at once", sum.Overlaps)}
 	case runErr != nil && ctx.Err() != nil:
-		return fmt.Errorf("demo interrupted")
+		return fmt.Errorf("demo interrupted: %w", ctx.Err())
 	case runErr != nil:
 		return fmt.Errorf("demo: %s", message(runErr))
 	case sum.Errors > 0:
@@ -199,6 +213,11 @@ type renderer struct {
 	w      io.Writer
 	tty    bool
 	header string
+	// size returns the terminal's columns and rows (nil, or 0s: 80×24);
+	// total is the rollout's expected length, for the time left.
+	size  func() (w, h int)
+	total time.Duration
+	drawn [2]int // the size the last block was drawn at
 
 	mu     sync.Mutex
 	events []fleetsim.Event
@@ -247,6 +266,17 @@ func (r *renderer) stop() {
 	<-r.done
 }
 
+// termSize is the terminal's size, 80×24 when unknown.
+func (r *renderer) termSize() (w, h int) {
+	if r.size != nil {
+		w, h = r.size()
+	}
+	if w <= 0 || h <= 0 {
+		return liveWidth + 1, 24
+	}
+	return w, h
+}
+
 // draw prints the new events and the status.
 func (r *renderer) draw(final bool) {
 	r.mu.Lock()
@@ -256,15 +286,22 @@ func (r *renderer) draw(final bool) {
 	s := r.snap()
 	var b strings.Builder
 	if r.tty {
-		if r.lines > 0 {
+		w, h := r.termSize()
+		switch {
+		case r.lines > 0 && r.drawn != [2]int{w, h}:
+			// Resized: the old block has re-wrapped and its line count
+			// no longer holds; start again from a clear screen.
+			b.WriteString("\x1b[H\x1b[2J")
+		case r.lines > 0:
 			fmt.Fprintf(&b, "\x1b[%dF\x1b[J", r.lines) // back to the block's first line, clear below
 		}
 		for _, ev := range evs {
 			b.WriteString(eventLine(ev) + "\n")
 		}
-		block := liveBlock(s)
+		block := liveBlock(s, w, h, progressLine(s, r.total))
 		b.WriteString(block)
 		r.lines = strings.Count(block, "\n")
+		r.drawn = [2]int{w, h}
 	} else {
 		for _, ev := range evs {
 			b.WriteString(eventLine(ev) + "\n")
@@ -276,33 +313,100 @@ func (r *renderer) draw(final bool) {
 	_, _ = io.WriteString(r.w, b.String())
 }
 
+// progressLine is the live view's overall progress: the phase's place
+// among the four and the time the rollout has left.
+func progressLine(s fleetsim.Snapshot, total time.Duration) string {
+	k := int(s.Phase - migrate.PhaseLegacy + 1)
+	if s.Phase == 0 {
+		k = 0
+	}
+	rolled := ""
+	if len(s.Reached) > 4 {
+		rolled = ", rolled back"
+	}
+	left := "time left unknown"
+	switch {
+	case total <= 0:
+	case s.Elapsed < total:
+		left = "about " + (total - s.Elapsed).Round(100*time.Millisecond).String() + " left"
+	default:
+		left = "finishing"
+	}
+	return fmt.Sprintf("  phase %d of 4 (%s%s) · %s", k, s.Phase, rolled, left)
+}
+
 func eventLine(ev fleetsim.Event) string {
 	return fmt.Sprintf("%6.2fs  %-8s %s", ev.At.Seconds(), strings.ToUpper(string(ev.Kind)), ev.Text)
 }
 
-// liveWidth bounds the live view's lines, so that none wraps on an
-// 80-column terminal (a wrapped line would throw the redraw off).
+// liveWidth bounds the live view's lines when the terminal's size is
+// unknown, so that none wraps on an 80-column terminal (a wrapped line
+// would throw the redraw off).
 const liveWidth = 79
 
-// liveBlock is the terminal view, ending in a newline.
-func liveBlock(s fleetsim.Snapshot) string {
-	lines := []string{
+// liveBlock is the terminal view for a terminal of width×height, ending in
+// a newline: no line wraps (each is cut at width-1 columns) and the block
+// has fewer lines than the terminal (workers left out, counted, when they
+// do not fit), so that the redraw can always move back to its first line.
+func liveBlock(s fleetsim.Snapshot, width, height int, progress string) string {
+	head := []string{
 		"",
 		fmt.Sprintf("── %5.1fs ── phase %s ──", s.Elapsed.Seconds(), strings.ToUpper(s.Phase.String())),
+		progress,
 		"  " + s.Stage,
-		fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s", "WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS"),
 	}
-	for _, w := range s.Workers {
-		lines = append(lines, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+	java, gos := s.ByKind[fleetsim.Java], s.ByKind[fleetsim.Go]
+	var tail, workers []string
+	if width > liveWidth {
+		head = append(head, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s", "WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS"))
+		tail = []string{
+			fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
+				java.Acquired, gos.Acquired, java.Contended, gos.Contended, s.Overlaps),
+			"  go acquired by phase: " + byPhase(s),
+		}
+		for _, w := range s.Workers {
+			workers = append(workers, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+		}
+	} else {
+		// Narrower than 80 columns: the same figures in 56 columns.
+		head = append(head, fmt.Sprintf("  %-7s %-4s %-10s %-9s %6s %6s %5s", "WORKER", "KIND", "PHASE", "STATE", "ACQ", "CONT", "OVLP"))
+		tail = []string{
+			fmt.Sprintf("  acquired java %d, go %d · OVERLAPS %d", java.Acquired, gos.Acquired, s.Overlaps),
+			fmt.Sprintf("  contended java %d, go %d", java.Contended, gos.Contended),
+			fmt.Sprintf("  go acquired: legacy %d, dual-write %d,", s.ByPhase[migrate.PhaseLegacy].Acquired, s.ByPhase[migrate.PhaseDualWrite].Acquired),
+			fmt.Sprintf("    dual-read %d, modern %d", s.ByPhase[migrate.PhaseDualRead].Acquired, s.ByPhase[migrate.PhaseModern].Acquired),
+		}
+		for _, w := range s.Workers {
+			kind := "go"
+			if w.Kind == fleetsim.Java {
+				kind = "java"
+			}
+			workers = append(workers, fmt.Sprintf("  %-7s %-4s %-10s %-9s %6d %6d %5d", w.Name, kind, w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+		}
 	}
-	lines = append(lines,
-		fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
-			s.ByKind[fleetsim.Java].Acquired, s.ByKind[fleetsim.Go].Acquired, s.ByKind[fleetsim.Java].Contended, s.ByKind[fleetsim.Go].Contended, s.Overlaps),
-		"  go acquired by phase: "+byPhase(s))
+	if room := height - 1 - len(head) - len(tail); len(workers) > room {
+		if room < 1 {
+			room = 1
+		}
+		workers = append(workers[:room-1], fmt.Sprintf("  … %d more workers (a taller terminal shows them)", len(workers)-room+1))
+	}
+	lines := append(append(head, workers...), tail...)
+	if most := height - 1; most >= 1 && len(lines) > most {
+		// Too short even so: the blank line goes, then the lines from the
+		// bottom; the time and the progress stay.
+		lines = lines[1:]
+		if len(lines) > most {
+			lines = lines[:most]
+		}
+	}
+	cut := width - 1
+	if cut < 10 {
+		cut = 10
+	}
 	var b strings.Builder
 	for _, l := range lines {
-		if r := []rune(l); len(r) > liveWidth {
-			l = string(r[:liveWidth-1]) + "…"
+		if r := []rune(l); len(r) > cut {
+			l = string(r[:cut-1]) + "…"
 		}
 		b.WriteString(l + "\n")
 	}

@@ -298,7 +298,7 @@ func (d *javaDemo) step(ctx context.Context, ctl *migrate.Controller) error {
 }
 
 // runJavaDemo is `lockbridge demo --java-migrates`.
-func runJavaDemo(e *env, cf connFlags, jar string, java, gos int, lease time.Duration) error {
+func runJavaDemo(ctx context.Context, e *env, cf connFlags, jar string, java, gos int, lease time.Duration) error {
 	if cf.url == "" || cf.cluster != "" {
 		return usageErrorf("demo: --java-migrates needs --redis redis://host:port: the Java workers run in their own JVMs and must reach the same redis-server (the embedded Redis lives in this process)")
 	}
@@ -338,7 +338,7 @@ func runJavaDemo(e *env, cf connFlags, jar string, java, gos int, lease time.Dur
 		java: java, gos: gos, lease: lease, span: 3 * time.Second}
 	d.guard = redis.NewClient(&redis.Options{Addr: em.addr(), MaxRetries: -1})
 	defer d.guard.Close()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if err := ping(ctx, uc, cf.timeout, where); err != nil {
 		return err

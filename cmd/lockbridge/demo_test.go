@@ -197,3 +197,34 @@ func TestDemoJavaMigratesUsage(t *testing.T) {
 	r := cli(t, "", nil, "demo", "--java-migrates", "--redis", "redis://127.0.0.1:1", "--java-jar", "no/such.jar")
 	oneLineError(t, r, 1, "no Java worker at no/such.jar")
 }
+
+// The live block fits any terminal: no line reaches the last column, fewer
+// lines than rows (workers left out, and counted, when they do not fit),
+// the progress line always there.
+func TestLiveBlockFits(t *testing.T) {
+	snap := fleetsim.Snapshot{Elapsed: 2 * time.Second, Phase: migrate.PhaseDualRead,
+		Reached: []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead},
+		Stage:   "dual-read: redeploying go-2 in dual-read (2/4), with a stage text long enough to be cut"}
+	for i := 1; i <= 12; i++ {
+		snap.Workers = append(snap.Workers, fleetsim.Worker{Name: "go-" + strconv.Itoa(i), Kind: fleetsim.Go, Phase: migrate.PhaseDualRead, State: fleetsim.StateRunning})
+	}
+	for _, size := range [][2]int{{60, 20}, {60, 12}, {200, 50}, {80, 24}, {30, 8}} {
+		w, h := size[0], size[1]
+		block := liveBlock(snap, w, h, progressLine(snap, 8*time.Second))
+		lines := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+		assert.Less(t, len(lines), h, "%dx%d:\n%s", w, h, block)
+		for _, l := range lines {
+			assert.Less(t, len([]rune(l)), w, "%dx%d: %q", w, h, l)
+		}
+		assert.Contains(t, block, "phase 3 of 4", "%dx%d", w, h)
+		if len(snap.Workers)+9 > h {
+			assert.Contains(t, block, "more workers", "%dx%d", w, h)
+		} else {
+			assert.Contains(t, block, "go-12", "%dx%d", w, h)
+		}
+	}
+	assert.Equal(t, "  phase 3 of 4 (dual-read) · about 6s left", progressLine(snap, 8*time.Second))
+	snap.Reached = append(snap.Reached, migrate.PhaseModern, migrate.PhaseDualRead)
+	snap.Elapsed = 9 * time.Second
+	assert.Equal(t, "  phase 3 of 4 (dual-read, rolled back) · finishing", progressLine(snap, 8*time.Second))
+}

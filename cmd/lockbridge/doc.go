@@ -8,12 +8,19 @@
 //	lockbridge inspect [flags] KEY          decode what a lock key holds
 //	lockbridge phase get [flags]            print the namespace's phase
 //	lockbridge phase set [flags] PHASE      move the fleet one step (--force to override)
-//	lockbridge fleet [flags]                list the fleet's clients and whether the next step is safe
+//	lockbridge phase init|repair [flags]    start a namespace; restore a lost phase (--to)
+//	lockbridge fleet [flags] [--watch]      list the fleet's clients and whether the next step is safe
+//	lockbridge fleet forget [flags] ID      remove a dead client from the registry
 //	lockbridge unlock [flags] --force KEY   delete a lock by hand (asks first, unless --yes)
 //	lockbridge doctor [flags]               check a Redis against lockbridge's failure model
+//	lockbridge completion SHELL             a completion script for bash, zsh, fish or powershell
 //
-// Every command takes --help (or: lockbridge help COMMAND). Flags may come
-// before or after the arguments.
+// Every command takes --help (or: lockbridge help COMMAND); --version prints
+// the module version, the VCS commit the build recorded and the Go version.
+// Flags may come before or after the command and its arguments (the
+// command line is parsed by spf13/cobra). inspect, phase, fleet and doctor
+// take --output json: one versioned JSON document (fleet --watch: one a
+// line), described in docs/cli.md.
 //
 // Connection: --redis URL, else the REDIS_URL environment variable:
 // redis://[user:password@]host:port[/db], rediss:// for TLS; --cluster
@@ -43,7 +50,9 @@
 // nothing dangerous, nothing unknown; warnings allowed); 1 an error
 // (unreachable Redis, a Redis error, a demo that failed) or, for doctor,
 // something dangerous; 2 bad usage (an unknown command or flag, a bad
-// argument or URL); 3 the demo saw an overlap (two holders of one lock at
-// once); 4 a phase step refused as unsafe; 5 a confirmation declined; 6
-// doctor could not tell some finding and found nothing dangerous.
+// argument or URL, a phase change without a namespace); 3 the demo saw an
+// overlap (two holders of one lock at once); 4 a phase step refused as
+// unsafe, or for fleet the next step not safe (or the phase unknown); 5 a
+// confirmation declined; 6 doctor could not tell some finding and found
+// nothing dangerous; 130 interrupted (Ctrl-C or SIGTERM).
 package main

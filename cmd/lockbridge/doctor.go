@@ -14,6 +14,7 @@ import (
 	"github.com/lockbridge/lockbridge/cmd/lockbridge/internal/doctor"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
 )
 
 const doctorSummary = `Check a Redis against lockbridge's failure model and say what is dangerous:
@@ -45,20 +46,38 @@ Exit codes:
   6 some check could not tell, and nothing is dangerous
   2 bad usage`
 
-func runDoctor(e *env, args []string) error {
-	fs := newFlags(e, "doctor", "[flags]", doctorSummary)
-	var cf connFlags
-	fs.StringVar(&cf.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL)")
-	fs.StringVar(&cf.namespace, "namespace", "", "also check this migration namespace (default $LOCKBRIDGE_NAMESPACE; none if unset)")
-	fs.StringVar(&cf.cluster, "cluster", "", "comma-separated host:port addresses of a Redis Cluster (user, password and TLS from --redis if given)")
-	fs.DurationVar(&cf.timeout, "timeout", doctor.DefaultTimeout, "timeout for connecting and for each Redis call")
-	verbose := fs.Bool("verbose", false, "print the detail of every finding, not only of those that are not ok")
-	if err := parse(fs, args); err != nil {
-		return err
+func newDoctorCmd(e *env, g *globalFlags) *cobra.Command {
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "check a Redis against lockbridge's failure model: what is dangerous",
+		Long:  doctorSummary,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErrorf("doctor takes no arguments")
+			}
+			asJSON, err := g.wantJSON("doctor", true)
+			if err != nil {
+				return err
+			}
+			return runDoctor(cmd.Context(), e, &g.conn, verbose, asJSON)
+		},
 	}
-	if fs.NArg() != 0 {
-		return usageErrorf("doctor takes no arguments")
-	}
+	cmd.Flags().BoolVar(&verbose, "verbose", false, "print the detail of every finding, not only of those that are not ok")
+	return cmd
+}
+
+// doctorJSON is `doctor --output json` (schema lockbridge.doctor/v1,
+// docs/cli.md).
+type doctorJSON struct {
+	Schema   string           `json:"schema"`
+	Server   string           `json:"server"`
+	User     string           `json:"user"`
+	Findings []doctor.Finding `json:"findings"` // most severe first
+	Counts   map[string]int   `json:"counts"`   // by severity
+}
+
+func runDoctor(ctx context.Context, e *env, cf *connFlags, verbose, asJSON bool) error {
 	var opts []doctor.Option
 	if ns := cf.nsGiven(e); ns != "" {
 		if strings.ContainsAny(ns, "{}") {
@@ -73,7 +92,6 @@ func runDoctor(e *env, args []string) error {
 		return err
 	}
 	defer uc.Close()
-	ctx := context.Background()
 	if err := ping(ctx, uc, cf.timeout, where); err != nil {
 		return err
 	}
@@ -85,8 +103,18 @@ func runDoctor(e *env, args []string) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	if asJSON {
+		doc := doctorJSON{Schema: "lockbridge.doctor/v1", Server: where, User: user, Findings: sortedFindings(rep), Counts: map[string]int{}}
+		for _, s := range []doctor.Severity{doctor.OK, doctor.Warn, doctor.Unknown, doctor.Danger} {
+			doc.Counts[s.String()] = rep.Count(s)
+		}
+		if err := writeJSON(e.stdout, doc); err != nil {
+			return err
+		}
+		return doctorOutcome(rep)
+	}
 	fmt.Fprintf(e.stdout, "lockbridge doctor: %s, user %q\n\n", where, user)
-	printFindings(e.stdout, rep, *verbose)
+	printFindings(e.stdout, rep, verbose)
 	return doctorOutcome(rep)
 }
 
@@ -150,10 +178,16 @@ var severityLabel = map[doctor.Severity]string{
 	doctor.OK: "OK", doctor.Warn: "WARN", doctor.Unknown: "UNKNOWN", doctor.Danger: "DANGER",
 }
 
+// sortedFindings are the findings, the most severe first.
+func sortedFindings(rep doctor.Report) []doctor.Finding {
+	fs := append([]doctor.Finding{}, rep.Findings...)
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity > fs[j].Severity })
+	return fs
+}
+
 // printFindings prints the findings, the most severe first.
 func printFindings(w io.Writer, rep doctor.Report, verbose bool) {
-	fs := append([]doctor.Finding(nil), rep.Findings...)
-	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity > fs[j].Severity })
+	fs := sortedFindings(rep)
 	const indent = "           "
 	for _, f := range fs {
 		fmt.Fprintf(w, "%-8s %s: %s\n", severityLabel[f.Severity], f.ID, safeText(f.Summary))

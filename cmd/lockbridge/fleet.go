@@ -4,64 +4,143 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/spf13/cobra"
 )
 
-func runFleet(e *env, args []string) error {
-	fs := newFlags(e, "fleet", "[flags] [forget ID]", `List the namespace's clients (phase, held locks, last heartbeat, by the server's
+const fleetSummary = `List the namespace's clients (phase, held locks, last heartbeat, by the server's
 clock), the last legacy sighting, and whether the next phase step is safe.
+
+--watch redraws it every --interval until Ctrl-C: on a terminal in place, else
+one report after the other (with --output json, one JSON document a line).
+
 forget ID: remove a client known dead from the registry (refused while its
-entry is live by the server's clock, unless --force).`)
-	var cf connFlags
-	cf.register(fs.FlagSet, false)
-	quiet := fs.Duration("quiet", migrate.DefaultQuietPeriod, "quiet period used to judge the next step")
-	force := fs.Bool("force", false, "forget: remove the entry even while it is live")
-	if err := parse(fs, args); err != nil {
-		return err
+entry is live by the server's clock, unless --force).
+
+Exit codes: 0 the next step is safe (or the fleet is at modern), 4 the next
+step is not safe or the phase is unknown, 1 an error, 2 bad usage, 130
+interrupted (--watch ends so).`
+
+func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
+	var (
+		quiet    time.Duration
+		force    bool
+		watch    bool
+		interval time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "fleet",
+		Short: "list the fleet's clients, their phases and the last legacy sighting",
+		Long:  fleetSummary,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 0 {
+				return usageErrorf("fleet takes no arguments, or forget ID")
+			}
+			asJSON, err := g.wantJSON("fleet", true)
+			if err != nil {
+				return err
+			}
+			if interval <= 0 {
+				return usageErrorf("--interval %v: want a positive duration", interval)
+			}
+			ctl, closeFn, err := fleetController(cmd.Context(), e, &g.conn, quiet)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			if watch {
+				return watchFleet(cmd.Context(), e, &g.conn, ctl, interval, asJSON)
+			}
+			cctx, cancel := g.conn.callCtx(cmd.Context())
+			defer cancel()
+			st, err := ctl.Status(cctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := writeJSON(e.stdout, fleetDoc(st)); err != nil {
+					return err
+				}
+			} else {
+				printStatus(e.stdout, st)
+			}
+			return fleetOutcome(st)
+		},
 	}
-	forget := ""
-	switch {
-	case fs.NArg() == 0:
-	case fs.NArg() == 2 && fs.Arg(0) == "forget":
-		forget = fs.Arg(1)
-	default:
-		return usageErrorf("fleet takes no arguments, or forget ID")
+	cmd.PersistentFlags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "quiet period used to judge the next step")
+	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every --interval until Ctrl-C")
+	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "with --watch: time between two readings")
+	forget := &cobra.Command{
+		Use:   "forget ID",
+		Short: "remove a client known dead from the registry",
+		Long:  fleetSummary,
+		Args:  exactArgs(1, "fleet takes no arguments, or forget ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := g.wantJSON("fleet forget", false); err != nil {
+				return err
+			}
+			id := args[0]
+			ctl, closeFn, err := fleetController(cmd.Context(), e, &g.conn, quiet)
+			if err != nil {
+				return err
+			}
+			defer closeFn()
+			cctx, cancel := g.conn.callCtx(cmd.Context())
+			defer cancel()
+			ok, err := ctl.Forget(cctx, id, force)
+			switch {
+			case errors.Is(err, migrate.ErrUnsafeStep):
+				return &exitErr{exitUnsafe, fmt.Errorf("%w\n(re-run with --force if you know it is dead)", err)}
+			case err != nil:
+				return err
+			case !ok:
+				return fmt.Errorf("no client %s in the registry of namespace %s", printable(id), printable(g.conn.ns(e)))
+			}
+			fmt.Fprintf(e.stdout, "forgot client %s\n", printable(id))
+			return nil
+		},
 	}
-	ctx := context.Background()
+	cmd.PersistentFlags().BoolVar(&force, "force", false, "forget: remove the entry even while it is live")
+	cmd.AddCommand(forget)
+	return cmd
+}
+
+func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Duration) (*migrate.Controller, func(), error) {
 	c, closeFn, err := cf.dial(ctx, e)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer closeFn()
-	ctl, err := migrate.NewController(c, cf.ns(e), migrate.WithQuietPeriod(*quiet))
+	ctl, err := migrate.NewController(c, cf.ns(e), migrate.WithQuietPeriod(quiet))
 	if err != nil {
-		return usageErrorf("%v", err)
+		closeFn()
+		return nil, nil, usageErrorf("%v", err)
 	}
-	cctx, cancel := cf.callCtx(ctx)
-	defer cancel()
-	if forget != "" {
-		ok, err := ctl.Forget(cctx, forget, *force)
-		switch {
-		case errors.Is(err, migrate.ErrUnsafeStep):
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(re-run with --force if you know it is dead)", err)}
-		case err != nil:
-			return err
-		case !ok:
-			return fmt.Errorf("no client %s in the registry of namespace %s", printable(forget), printable(cf.ns(e)))
-		}
-		fmt.Fprintf(e.stdout, "forgot client %s\n", printable(forget))
+	return ctl, closeFn, nil
+}
+
+// atModern reports a fleet at modern with nothing to step to: no step is
+// due, so none is unsafe.
+func atModern(st migrate.Status) bool {
+	return st.PhaseProblem == nil && !st.HasNext && len(st.Blockers) <= 1
+}
+
+// fleetOutcome is fleet's exit: exit 4 when the next step is not safe or
+// the phase is unknown, so that a script can gate on it.
+func fleetOutcome(st migrate.Status) error {
+	switch {
+	case st.PhaseProblem != nil:
+		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: phase unknown (%s): no step is safe", printable(st.Namespace), st.PhaseProblem.Reason)}
+	case atModern(st) || st.Safe():
 		return nil
+	case st.HasNext:
+		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: the next step %v → %v is not safe (%d blockers)", printable(st.Namespace), st.Phase, st.Next, len(st.Blockers))}
 	}
-	st, err := ctl.Status(cctx)
-	if err != nil {
-		return err
-	}
-	printStatus(e, st)
-	return nil
+	return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: at modern with %d blockers", printable(st.Namespace), len(st.Blockers))}
 }
 
 // agoServer is how long before the server's now t was, for display.
@@ -72,22 +151,22 @@ func agoServer(now, t time.Time) string {
 	return now.Sub(t).Round(time.Millisecond).String() + " ago"
 }
 
-func printStatus(e *env, st migrate.Status) {
+func printStatus(out io.Writer, st migrate.Status) {
 	now := st.Now
 	if st.PhaseProblem != nil {
-		fmt.Fprintf(e.stdout, "namespace %s: phase UNKNOWN (%s)", printable(st.Namespace), st.PhaseProblem.Reason)
+		fmt.Fprintf(out, "namespace %s: phase UNKNOWN (%s)", printable(st.Namespace), st.PhaseProblem.Reason)
 	} else {
-		fmt.Fprintf(e.stdout, "namespace %s: phase %v", printable(st.Namespace), st.Phase)
+		fmt.Fprintf(out, "namespace %s: phase %v", printable(st.Namespace), st.Phase)
 		if !st.Since.IsZero() {
-			fmt.Fprintf(e.stdout, " since %s (%s)", st.Since.UTC().Format(time.RFC3339), agoServer(now, st.Since))
+			fmt.Fprintf(out, " since %s (%s)", st.Since.UTC().Format(time.RFC3339), agoServer(now, st.Since))
 		}
 	}
-	fmt.Fprintf(e.stdout, "; protocol %d", st.Protocol)
+	fmt.Fprintf(out, "; protocol %d", st.Protocol)
 	if st.Evidence != 0 {
-		fmt.Fprintf(e.stdout, "; evidence shows %v", st.Evidence)
+		fmt.Fprintf(out, "; evidence shows %v", st.Evidence)
 	}
-	fmt.Fprintln(e.stdout)
-	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(out)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CLIENT\tHOST\tPID\tPHASE\tHOLDS\tLAST HEARTBEAT\tSTATE")
 	for _, c := range st.Members {
 		state := "live"
@@ -121,28 +200,28 @@ func printStatus(e *env, st migrate.Status) {
 	}
 	_ = w.Flush()
 	if len(st.Members) == 0 {
-		fmt.Fprintln(e.stdout, "(no clients registered)")
+		fmt.Fprintln(out, "(no clients registered)")
 	}
 	if st.Sighting.At.IsZero() {
-		fmt.Fprintln(e.stdout, "legacy sighting: none recorded")
+		fmt.Fprintln(out, "legacy sighting: none recorded")
 	} else {
-		fmt.Fprintf(e.stdout, "legacy sighting: %s on key %q (%d in all)\n", agoServer(now, st.Sighting.At), st.Sighting.Key, st.Sighting.Count)
+		fmt.Fprintf(out, "legacy sighting: %s on key %q (%d in all)\n", agoServer(now, st.Sighting.At), st.Sighting.Key, st.Sighting.Count)
 	}
 	switch {
 	case st.PhaseProblem != nil:
-		fmt.Fprintf(e.stdout, "next step: none: %s\n", message(st.PhaseProblem))
-	case !st.HasNext && len(st.Blockers) <= 1:
-		fmt.Fprintln(e.stdout, "next step: none, the fleet is at modern")
+		fmt.Fprintf(out, "next step: none: %s\n", message(st.PhaseProblem))
+	case atModern(st):
+		fmt.Fprintln(out, "next step: none, the fleet is at modern")
 	case st.Safe():
-		fmt.Fprintf(e.stdout, "next step: %v → %v is safe\n", st.Phase, st.Next)
+		fmt.Fprintf(out, "next step: %v → %v is safe\n", st.Phase, st.Next)
 	default:
 		if st.HasNext {
-			fmt.Fprintf(e.stdout, "next step: %v → %v is NOT safe:\n", st.Phase, st.Next)
+			fmt.Fprintf(out, "next step: %v → %v is NOT safe:\n", st.Phase, st.Next)
 		} else {
-			fmt.Fprintln(e.stdout, "next step: none, the fleet is at modern; blockers of any step:")
+			fmt.Fprintln(out, "next step: none, the fleet is at modern; blockers of any step:")
 		}
 		for _, b := range st.Blockers {
-			fmt.Fprintf(e.stdout, "  - %s\n", printable(b.Text))
+			fmt.Fprintf(out, "  - %s\n", printable(b.Text))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
+	"github.com/spf13/cobra"
 )
 
 const inspectSummary = `Show what a lock name holds, without changing anything:
@@ -27,23 +29,33 @@ const inspectSummary = `Show what a lock name holds, without changing anything:
   - the derived modern key migrate uses ({KEY}:modern): token, PTTL, fence;
   - the phase of the namespace, when one is given.`
 
-func runInspect(e *env, args []string) error {
-	fs := newFlags(e, "inspect", "[flags] KEY", inspectSummary)
-	var cf connFlags
-	cf.register(fs.FlagSet, false)
-	kc := fs.String("key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: try both and show which exists")
-	if err := parse(fs, args); err != nil {
-		return err
+func newInspectCmd(e *env, g *globalFlags) *cobra.Command {
+	var kc string
+	cmd := &cobra.Command{
+		Use:   "inspect KEY",
+		Short: "decode what a lock key holds: legacy value, modern token and TTL, fence, phase",
+		Long:  inspectSummary,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 || args[0] == "" {
+				return usageErrorf("inspect takes one non-empty KEY (see 'lockbridge inspect --help')")
+			}
+			asJSON, err := g.wantJSON("inspect", true)
+			if err != nil {
+				return err
+			}
+			return runInspect(cmd.Context(), e, &g.conn, args[0], kc, asJSON)
+		},
 	}
-	if fs.NArg() != 1 || fs.Arg(0) == "" {
-		return usageErrorf("inspect takes one non-empty KEY (see 'lockbridge inspect --help')")
-	}
-	name := fs.Arg(0)
-	keys, err := lockKeys(name, *kc)
+	cmd.Flags().StringVar(&kc, "key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: try both and show which exists")
+	_ = cmd.RegisterFlagCompletionFunc("key-codec", cobra.FixedCompletions([]string{"auto", "raw", "jdk-string"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runInspect(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, asJSON bool) error {
+	keys, err := lockKeys(name, kcFlag)
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	c, closeFn, err := cf.dial(ctx, e)
 	if err != nil {
 		return err
@@ -51,6 +63,13 @@ func runInspect(e *env, args []string) error {
 	defer closeFn()
 	cctx, cancel := cf.callCtx(ctx)
 	defer cancel()
+	if asJSON {
+		doc, err := inspectDoc(cctx, e, cf, c, name, keys)
+		if err != nil {
+			return err
+		}
+		return writeJSON(e.stdout, doc)
+	}
 
 	now := time.Now()
 	w := e.stdout
@@ -258,50 +277,77 @@ func describeValue(ctx context.Context, w io.Writer, c driver.Client, key string
 // describeFence shows the fence counter of a modern lock on key, if there
 // is one.
 func describeFence(ctx context.Context, w io.Writer, c driver.Client, key string) error {
-	fk, ok := keyslot.Companion(key, modern.FenceSuffix)
-	if !ok {
-		return nil
-	}
-	v, ok, err := c.Get(ctx, fk)
-	if err != nil {
-		if driver.HasPrefix(err, "WRONGTYPE") {
-			fmt.Fprintf(w, "  fence  %s is not a string\n", quote(fk))
-			return nil
-		}
-		return fmt.Errorf("GET %s: %w", quote(fk), err)
-	}
-	if ok {
+	fk, v, ok, err := readFence(ctx, c, key)
+	switch {
+	case err == errFenceNotString:
+		fmt.Fprintf(w, "  fence  %s is not a string\n", quote(fk))
+	case err != nil:
+		return err
+	case ok:
 		fmt.Fprintf(w, "  fence  %s = %s (the last fencing token handed out)\n", quote(fk), quoteBytes(v))
 	}
 	return nil
 }
 
-// expiryText shows a decoded expiry: in milliseconds, or in seconds for
-// values too small to be milliseconds (the redis.io recipe's unit).
-func expiryText(v int64, now time.Time) string {
-	var t time.Time
-	unit := "ms"
-	if v < 100_000_000_000 && v > -100_000_000_000 { // before 1973 in ms: Unix seconds
-		t, unit = time.Unix(v, 0), "s"
-	} else {
-		t = time.UnixMilli(v)
+var errFenceNotString = errors.New("fence key is not a string")
+
+// readFence reads the fence counter of a modern lock on key: its key fk
+// (empty when key has no companion), its value and whether it exists;
+// errFenceNotString when it holds something else.
+func readFence(ctx context.Context, c driver.Client, key string) (fk, v string, ok bool, err error) {
+	fk, ok = keyslot.Companion(key, modern.FenceSuffix)
+	if !ok {
+		return "", "", false, nil
 	}
-	head := fmt.Sprintf("%d (%s) = %s: ", v, unit, t.Local().Format(timeLayout))
-	// Expired means stored < now, strictly, in the unit.
+	v, ok, err = c.Get(ctx, fk)
+	if err != nil {
+		if driver.HasPrefix(err, "WRONGTYPE") {
+			return fk, "", false, errFenceNotString
+		}
+		return fk, "", false, fmt.Errorf("GET %s: %w", quote(fk), err)
+	}
+	return fk, v, ok, nil
+}
+
+// expiry is a decoded legacy value read as an expiry: in milliseconds, or
+// in seconds for values too small to be milliseconds (the redis.io
+// recipe's unit). Expired means stored < now, strictly, in the unit; a
+// value in seconds lives through its whole second.
+type expiry struct {
+	at      time.Time
+	unit    string // "ms" or "s"
+	expired bool
+	left    time.Duration // when not expired
+	ago     time.Duration // when expired
+}
+
+func decodeExpiry(v int64, now time.Time) expiry {
+	x := expiry{unit: "ms"}
 	var nowU int64
-	if unit == "s" {
-		nowU = now.Unix()
+	if v < 100_000_000_000 && v > -100_000_000_000 { // before 1973 in ms: Unix seconds
+		x.at, x.unit, nowU = time.Unix(v, 0), "s", now.Unix()
 	} else {
-		nowU = now.UnixMilli()
+		x.at, nowU = time.UnixMilli(v), now.UnixMilli()
 	}
 	if v < nowU {
-		return head + "expired (" + ago(now.Sub(t)) + " ago)"
+		x.expired, x.ago = true, now.Sub(x.at)
+		return x
 	}
-	left := t.Sub(now)
-	if unit == "s" {
-		left = t.Add(time.Second).Sub(now) // live through its whole second
+	x.left = x.at.Sub(now)
+	if x.unit == "s" {
+		x.left = x.at.Add(time.Second).Sub(now)
 	}
-	return head + "live, " + left.Round(time.Millisecond).String() + " left"
+	return x
+}
+
+// expiryText shows a decoded expiry.
+func expiryText(v int64, now time.Time) string {
+	x := decodeExpiry(v, now)
+	head := fmt.Sprintf("%d (%s) = %s: ", v, x.unit, x.at.Local().Format(timeLayout))
+	if x.expired {
+		return head + "expired (" + ago(x.ago) + " ago)"
+	}
+	return head + "live, " + x.left.Round(time.Millisecond).String() + " left"
 }
 
 // ago shows a duration coarsely.

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"os/signal"
 	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit codes.
@@ -21,110 +25,206 @@ const (
 	// exitUndetermined: doctor found nothing dangerous but could not tell
 	// everything.
 	exitUndetermined = 6
+	// exitInterrupted: ended by Ctrl-C (SIGINT) or SIGTERM, as a shell
+	// reports a process killed by SIGINT (128+2).
+	exitInterrupted = 130
 )
 
 // env is what a command sees of the process, so tests can run it in-process.
 type env struct {
+	// ctx ends when the process is told to stop (SIGINT, SIGTERM); nil is
+	// context.Background().
+	ctx            context.Context
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	isTTY          bool
+	// termSize is the terminal's columns and rows; nil or 0s when unknown.
+	termSize func() (w, h int)
 }
 
-type command struct {
-	name, args, summary string
-	run                 func(e *env, args []string) error
-}
-
-func commands() []command {
-	return []command{
-		{"demo", "[flags]", "run a mixed Java/Go fleet migrating live (embedded Redis unless --redis)", runDemo},
-		{"inspect", "[flags] KEY", "decode what a lock key holds: legacy value, modern token and TTL, fence, phase", runInspect},
-		{"phase", "get|set [flags] [PHASE]", "print the namespace's phase, or move it one step", runPhase},
-		{"fleet", "[flags]", "list the fleet's clients, their phases and the last legacy sighting", runFleet},
-		{"unlock", "[flags] --force KEY", "delete a lock (legacy and modern keys) by hand", runUnlock},
-		{"doctor", "[flags]", "check a Redis against lockbridge's failure model: what is dangerous", runDoctor},
+func (e *env) context() context.Context {
+	if e.ctx == nil {
+		return context.Background()
 	}
+	return e.ctx
 }
 
 func main() {
 	tty := isTerminal(os.Stdout) && os.Getenv("TERM") != "dumb"
-	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, isTTY: tty}
-	os.Exit(run(e, os.Args[1:]))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal the default handling returns: a second Ctrl-C
+	// ends the process at once.
+	go func() { <-ctx.Done(); stop() }()
+	e := &env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, isTTY: tty,
+		termSize: func() (int, int) {
+			w, h, err := term.GetSize(int(os.Stdout.Fd()))
+			if err != nil {
+				return 0, 0
+			}
+			return w, h
+		}}
+	code := run(e, os.Args[1:])
+	stop()
+	os.Exit(code)
 }
 
 // run executes one command line and returns the exit code.
 func run(e *env, args []string) int {
-	if len(args) == 0 {
-		usage(e.stderr)
-		return exitUsage
+	g := &globalFlags{}
+	root := newRoot(e, g)
+	root.SetArgs(args)
+	err := root.ExecuteContext(e.context())
+	if e.context().Err() != nil {
+		fmt.Fprintln(e.stderr, "lockbridge: interrupted")
+		return exitInterrupted
 	}
-	switch args[0] {
-	case "-h", "-help", "--help":
-		usage(e.stdout)
-		return exitOK
-	case "help":
-		if len(args) == 1 {
-			usage(e.stdout)
-			return exitOK
-		}
-		args = []string{args[1], "--help"}
-	}
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return exitCode(e, c.run(e, args[1:]))
-		}
-	}
-	fmt.Fprintf(e.stderr, "lockbridge: unknown command %q (run 'lockbridge --help' for the commands)\n", args[0])
-	return exitUsage
+	return exitCode(e, root, err)
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "lockbridge: Redis locks for fleets where Java services still lock the old way.")
-	fmt.Fprintln(w, "\nUsage:\n  lockbridge COMMAND [flags] [args]\n\nCommands:")
-	cs := commands()
-	sort.Slice(cs, func(i, j int) bool { return cs[i].name < cs[j].name })
-	for _, c := range cs {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w, "\nRun 'lockbridge COMMAND --help' for a command's flags.")
-	fmt.Fprintln(w, "Connection: --redis URL or REDIS_URL (redis://, rediss://), --cluster host:port,...")
-	fmt.Fprintln(w, "Exit codes: 0 ok, 1 error (doctor: something dangerous), 2 bad usage, 3 demo overlap,\n4 unsafe step refused, 5 declined, 6 doctor could not tell.")
+// globalFlags are the flags every command takes, before or after its name.
+type globalFlags struct {
+	conn   connFlags
+	output string
 }
 
-// Errors that choose an exit code.
+const rootLong = `lockbridge: Redis locks for fleets where Java services still lock the old way.
+
+Connection: --redis URL or REDIS_URL (redis://, rediss://), --cluster host:port,...
+Flags may come before or after the command and its arguments.
+
+Exit codes: 0 ok, 1 error (doctor: something dangerous), 2 bad usage, 3 demo overlap,
+4 unsafe step refused (fleet: the next step is not safe), 5 declined,
+6 doctor could not tell, 130 interrupted (Ctrl-C).`
+
+// helpTemplate is every command's --help: its usage line first, then what
+// it does, its subcommands and its flags.
+const helpTemplate = `Usage: {{if .HasParent}}{{.UseLine}}{{else}}lockbridge COMMAND [flags] [args]{{end}}
+
+{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}{{end}}
+{{- if .HasAvailableSubCommands}}
+
+Commands:{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}
+{{- if .HasAvailableLocalFlags}}
+
+Flags:
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}
+{{- if .HasAvailableInheritedFlags}}
+
+Global flags:
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}
+{{- if .HasAvailableSubCommands}}
+
+Run '{{.CommandPath}} COMMAND --help' for a command's flags.{{end}}
+`
+
+func newRoot(e *env, g *globalFlags) *cobra.Command {
+	root := &cobra.Command{
+		Use:     "lockbridge",
+		Short:   "Redis locks for fleets where Java services still lock the old way",
+		Long:    rootLong,
+		Version: version(),
+		// Errors are printed once, as one line, by exitCode; usage only on
+		// --help.
+		SilenceErrors:              true,
+		SilenceUsage:               true,
+		DisableSuggestions:         true, // exitCode suggests, on one line
+		SuggestionsMinimumDistance: 2,
+		Args:                       cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// No command: the usage, on stderr, and a usage error.
+			cmd.SetOut(e.stderr)
+			_ = cmd.Usage()
+			return &exitErr{exitUsage, nil}
+		},
+	}
+	root.SetIn(e.stdin)
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetHelpTemplate(helpTemplate)
+	root.SetUsageTemplate(helpTemplate)
+	root.SetVersionTemplate("lockbridge {{.Version}}\n")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErrorf("%s: %v (see '%s --help')", c.Name(), err, c.CommandPath())
+	})
+	g.conn.register(root.PersistentFlags())
+	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text, or json (inspect, phase, fleet, doctor; schema in docs/cli.md)")
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	root.AddCommand(
+		newDemoCmd(e, g),
+		newInspectCmd(e, g),
+		newPhaseCmd(e, g),
+		newFleetCmd(e, g),
+		newUnlockCmd(e, g),
+		newDoctorCmd(e, g),
+	)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.Short = "print a shell completion script (bash, zsh, fish, powershell)"
+		}
+	}
+	return root
+}
+
+// Errors that choose an exit code. An exitErr without err prints nothing.
 type exitErr struct {
 	code int
 	err  error
 }
 
-func (e *exitErr) Error() string { return e.err.Error() }
+func (e *exitErr) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
 func (e *exitErr) Unwrap() error { return e.err }
 
 func usageErrorf(format string, a ...any) error {
 	return &exitErr{exitUsage, fmt.Errorf(format, a...)}
 }
 
-func exitCode(e *env, err error) int {
+// exitCode prints err, if any, as one line on stderr and returns the exit
+// code it stands for.
+func exitCode(e *env, root *cobra.Command, err error) int {
 	if err == nil {
-		return exitOK
-	}
-	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	code := exitError
 	var xe *exitErr
-	if errors.As(err, &xe) {
+	switch {
+	case errors.As(err, &xe):
 		code = xe.code
+		if xe.err == nil {
+			return code
+		}
+	case strings.HasPrefix(err.Error(), "unknown command "):
+		// cobra's own: an unknown command or subcommand.
+		code = exitUsage
+		err = unknownCommand(root, err)
+	case strings.HasPrefix(err.Error(), "invalid argument ") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "accepts ") || strings.HasPrefix(err.Error(), "unknown shorthand flag"):
+		code = exitUsage
 	}
 	fmt.Fprintf(e.stderr, "lockbridge: %s\n", message(err))
 	return code
 }
 
-// flagSet is a command's flags and its help text.
-type flagSet struct {
-	*flag.FlagSet
-	help func()
+// unknownCommand rewrites cobra's unknown-command error as one line with a
+// suggestion.
+func unknownCommand(root *cobra.Command, err error) error {
+	msg := err.Error()
+	var name string
+	if _, err := fmt.Sscanf(msg, "unknown command %q", &name); err != nil {
+		return err
+	}
+	hint := "run 'lockbridge --help' for the commands"
+	if s := root.SuggestionsFor(name); len(s) > 0 {
+		hint = "did you mean " + strings.Join(s, " or ") + "? " + hint
+	}
+	return fmt.Errorf("unknown command %q (%s)", name, hint)
 }
 
 // message is err's text for the user: without the package prefixes of a
@@ -140,52 +240,6 @@ func message(err error) string {
 		}
 	}
 	return msg
-}
-
-// newFlags returns the flag set of a command. --help prints the usage on
-// stdout; a bad flag prints nothing but the one-line error.
-func newFlags(e *env, name, args, summary string) *flagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {} // the flag package calls it on errors too
-	help := func() {
-		w := e.stdout
-		fmt.Fprintf(w, "Usage: lockbridge %s %s\n\n%s\n\nFlags:\n", name, args, summary)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	return &flagSet{FlagSet: fs, help: help}
-}
-
-// parse parses flags, which may come before or after the positional
-// arguments ("inspect KEY --redis URL"); everything after "--" is
-// positional. --help prints the usage and ends the command with exit 0;
-// a bad flag is a usage error.
-func parse(fs *flagSet, args []string) error {
-	var pos, tail []string
-	for i, a := range args {
-		if a == "--" {
-			args, tail = args[:i], args[i+1:]
-			break
-		}
-	}
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fs.help()
-				return flag.ErrHelp
-			}
-			return usageErrorf("%s: %v (see 'lockbridge %s --help')", fs.Name(), err, fs.Name())
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-	return fs.Parse(append(append([]string{"--"}, pos...), tail...))
 }
 
 func isTerminal(f *os.File) bool {

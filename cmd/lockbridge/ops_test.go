@@ -27,6 +27,16 @@ func server(t *testing.T) (driver.Client, []string) {
 	return locktest.GoRedis(t, srv), []string{"REDIS_URL=" + srv.URL()}
 }
 
+// srvAddr is the host:port of the REDIS_URL in env.
+func srvAddr(env []string) string {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "REDIS_URL=redis://") {
+			return strings.TrimPrefix(kv, "REDIS_URL=redis://")
+		}
+	}
+	return ""
+}
+
 // section returns the part of an inspect output that starts with head and
 // ends before the next blank line.
 func section(t *testing.T, out, head string) string {
@@ -170,7 +180,7 @@ func TestPhaseAndFleet(t *testing.T) {
 	assert.Contains(t, r.stderr, "lockbridge phase init --namespace shop")
 	r = cli(t, "", env, "phase", "init", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "namespace shop initialised at legacy\n", r.stdout)
+	assert.Equal(t, "namespace shop initialised at legacy on Redis "+srvAddr(env)+"\n", r.stdout)
 	r = cli(t, "", env, "phase", "init", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "already initialised")
@@ -193,7 +203,7 @@ func TestPhaseAndFleet(t *testing.T) {
 
 	r = phase("set", "dual-write")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "legacy → dual-write\n", r.stdout)
+	assert.Equal(t, "namespace shop on Redis "+srvAddr(env)+": legacy → dual-write\n", r.stdout)
 
 	// The client still runs legacy: refused, exit 4.
 	r = phase("set", "dual-read")
@@ -230,17 +240,17 @@ func TestPhaseAndFleet(t *testing.T) {
 	// --force takes it, loudly.
 	r = phase("set", "dualread", "--force")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "dual-write → dual-read\n", r.stdout)
+	assert.Equal(t, "namespace shop on Redis "+srvAddr(env)+": dual-write → dual-read\n", r.stdout)
 	assert.Contains(t, r.stderr, "WARNING: forced past a blocker: ")
 	assert.Contains(t, r.stderr, "WARNING: a forced step can let two holders in")
 
 	// Rolling back is always allowed; setting the current phase is a no-op.
 	r = phase("set", "dual-write")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "dual-read → dual-write\n", r.stdout)
+	assert.Equal(t, "namespace shop on Redis "+srvAddr(env)+": dual-read → dual-write\n", r.stdout)
 	r = phase("set", "Dual_Write")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "already at dual-write\n", r.stdout)
+	assert.Equal(t, "namespace shop on Redis "+srvAddr(env)+": already at dual-write\n", r.stdout)
 	r = cli(t, "", env, "phase", "get", "--namespace", "shop")
 	assert.Equal(t, "dual-write\n", r.stdout)
 
@@ -345,7 +355,7 @@ func TestPhaseSetGuards(t *testing.T) {
 		`{"id":"x\u001b]0;PWNED\u0007\u001b[2J","host":"h\u001b[1A","phase":"legacy","seen":"2026-01-01T00:00:00Z","expires":"2999-01-01T00:00:00Z"}`)
 	require.NoError(t, err)
 	r = cli(t, "", env, "fleet", "--namespace", "guards")
-	require.Equal(t, 0, r.code, r.stderr)
+	oneLineError(t, r, 4, "namespace guards: the next step legacy → dual-write is not safe (1 blockers)")
 	assert.NotContains(t, r.stdout, "\x1b", "no raw escape reaches the terminal")
 	assert.Contains(t, r.stdout, `"x\x1b]0;PWNED\a\x1b[2J"`)
 	assert.NotContains(t, r.stdout, "is safe", "an entry that does not parse blocks")

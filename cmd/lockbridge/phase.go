@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/spf13/cobra"
 )
 
-func runPhase(e *env, args []string) error {
-	const summary = `get: print the namespace's phase (legacy, dual-write, dual-read or modern).
+const phaseSummary = `get: print the namespace's phase (legacy, dual-write, dual-read or modern).
 set: move the fleet one step to PHASE, the next phase or the previous one. A step
 forward is refused while a live client lags or holds a lock of another phase,
 while a registry entry does not parse or is of an older format, or, past
@@ -23,135 +24,239 @@ repair --to PHASE: set a phase that was lost (evicted, flushed, lost in a
 failover) or went back (a restore), restarting the quiet period. Without --force
 only to the highest phase the evidence shows (lockbridge fleet prints it).
 
+set, init and repair change a namespace: they need --namespace (or
+LOCKBRIDGE_NAMESPACE), never "default" by omission, and name the namespace and
+the server in what they print. get reads "default" when none is given.
+
 Exit codes: 0 done, 4 refused (unsafe, or more than one step), 1 an error,
 2 bad usage.`
-	fs := newFlags(e, "phase", "get|set|init|repair [flags] [PHASE]", summary)
-	var cf connFlags
-	cf.register(fs.FlagSet, false)
-	force := fs.Bool("force", false, "take the step despite its blockers (prints them loudly)")
-	quiet := fs.Duration("quiet", migrate.DefaultQuietPeriod, "quiet period: how long no legacy sighting may be seen before a step beyond dual-write")
-	to := fs.String("to", "", "repair: the phase to restore")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() == 0 {
-		return usageErrorf("phase: want get, set, init or repair (see --help)")
-	}
-	ctx := context.Background()
-	switch fs.Arg(0) {
-	case "get":
-		if fs.NArg() != 1 {
-			return usageErrorf("phase get takes no arguments")
-		}
-		c, closeFn, err := cf.dial(ctx, e)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		ctl, err := migrate.NewController(c, cf.ns(e))
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		cctx, cancel := cf.callCtx(ctx)
-		defer cancel()
-		p, err := ctl.Phase(cctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(e.stdout, p)
-		return nil
-	case "set":
-		if fs.NArg() != 2 {
-			return usageErrorf("phase set takes one PHASE: legacy, dual-write, dual-read or modern")
-		}
-		want, err := migrate.ParsePhase(fs.Arg(1))
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		c, closeFn, err := cf.dial(ctx, e)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		if *quiet < migrate.DefaultQuietPeriod && !*force {
-			// The quiet period is the migration's safety margin: shortening
-			// it is overriding the controller, as loudly as --force.
-			return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add --force to mean it", *quiet, migrate.DefaultQuietPeriod)
-		}
-		ctl, err := migrate.NewController(c, cf.ns(e), migrate.WithQuietPeriod(*quiet))
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		if *quiet < migrate.DefaultQuietPeriod {
-			fmt.Fprintf(e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", *quiet, migrate.DefaultQuietPeriod)
-		}
-		return setPhase(ctx, e, &cf, ctl, want, *force)
-	case "init":
-		if fs.NArg() != 1 {
-			return usageErrorf("phase init takes no arguments")
-		}
-		c, closeFn, err := cf.dial(ctx, e)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		ctl, err := migrate.NewController(c, cf.ns(e))
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		cctx, cancel := cf.callCtx(ctx)
-		defer cancel()
-		switch err := ctl.Init(cctx); {
-		case errors.Is(err, migrate.ErrAlreadyInitialized):
-			fmt.Fprintf(e.stdout, "already initialised: %s\n", message(err))
-			return nil
-		case errors.Is(err, migrate.ErrPhaseUnknown):
-			return &exitErr{exitUnsafe, err}
-		case err != nil:
-			return err
-		}
-		fmt.Fprintf(e.stdout, "namespace %s initialised at legacy\n", printable(cf.ns(e)))
-		return nil
-	case "repair":
-		if fs.NArg() != 1 {
-			return usageErrorf("phase repair takes no arguments: the phase goes in --to")
-		}
-		if *to == "" {
-			return usageErrorf("phase repair needs --to PHASE (see 'lockbridge fleet' for the phase the evidence shows)")
-		}
-		want, err := migrate.ParsePhase(*to)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		c, closeFn, err := cf.dial(ctx, e)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		ctl, err := migrate.NewController(c, cf.ns(e))
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		cctx, cancel := cf.callCtx(ctx)
-		defer cancel()
-		step, err := ctl.Repair(cctx, want, *force)
-		if err != nil {
-			if errors.Is(err, migrate.ErrUnsafeStep) {
-				return &exitErr{exitUnsafe, fmt.Errorf("%w\n(re-run with --force to override)", err)}
-			}
-			return err
-		}
-		for _, b := range step.Overridden {
-			fmt.Fprintf(e.stderr, "WARNING: forced past a blocker: %s\n", b)
-		}
-		fmt.Fprintf(e.stdout, "phase repaired to %v; the quiet period starts again\n", step.To)
-		return nil
-	}
-	return usageErrorf("phase: unknown subcommand %q: want get, set, init or repair", fs.Arg(0))
+
+// phaseOpts are the flags of phase's subcommands.
+type phaseOpts struct {
+	force bool
+	quiet time.Duration
+	to    string
 }
 
-func setPhase(ctx context.Context, e *env, cf *connFlags, ctl *migrate.Controller, want migrate.Phase, force bool) error {
-	cctx, cancel := cf.callCtx(ctx)
+func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
+	var o phaseOpts
+	cmd := &cobra.Command{
+		Use:   "phase get|set|init|repair",
+		Short: "print the namespace's phase, or move it one step",
+		Long:  phaseSummary,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErrorf("phase: want get, set, init or repair (see --help)")
+			}
+			return usageErrorf("phase: unknown subcommand %q: want get, set, init or repair", args[0])
+		},
+	}
+	pf := cmd.PersistentFlags()
+	pf.BoolVar(&o.force, "force", false, "set, repair: take the step despite its blockers (prints them loudly)")
+	pf.DurationVar(&o.quiet, "quiet", migrate.DefaultQuietPeriod, "set: quiet period: how long no legacy sighting may be seen before a step beyond dual-write")
+	pf.StringVar(&o.to, "to", "", "repair: the phase to restore")
+	phases := cobra.FixedCompletions([]string{"legacy", "dual-write", "dual-read", "modern"}, cobra.ShellCompDirectiveNoFileComp)
+	_ = cmd.RegisterFlagCompletionFunc("to", phases)
+	sub := func(use, short string, args cobra.PositionalArgs, run func(p *phaseRun, ctx context.Context, args []string) error) *cobra.Command {
+		return &cobra.Command{
+			Use: use, Short: short, Long: phaseSummary, Args: args,
+			RunE: func(cmd *cobra.Command, a []string) error {
+				asJSON, err := g.wantJSON("phase", true)
+				if err != nil {
+					return err
+				}
+				return run(&phaseRun{e: e, cf: &g.conn, o: &o, json: asJSON}, cmd.Context(), a)
+			},
+		}
+	}
+	set := sub("set PHASE", "move the fleet one step to PHASE",
+		exactArgs(1, "phase set takes one PHASE: legacy, dual-write, dual-read or modern"), (*phaseRun).set)
+	set.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"legacy", "dual-write", "dual-read", "modern"}, cobra.ShellCompDirectiveNoFileComp
+	}
+	cmd.AddCommand(
+		sub("get", "print the namespace's phase", exactArgs(0, "phase get takes no arguments"), (*phaseRun).get),
+		set,
+		sub("init", "start a namespace at legacy", exactArgs(0, "phase init takes no arguments"), (*phaseRun).init),
+		sub("repair", "restore a lost phase (--to PHASE)", exactArgs(0, "phase repair takes no arguments: the phase goes in --to"), (*phaseRun).repair),
+	)
+	return cmd
+}
+
+// exactArgs wants n positional arguments, else a usage error saying msg.
+func exactArgs(n int, msg string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErrorf("%s", msg)
+		}
+		return nil
+	}
+}
+
+// phaseRun is one run of a phase subcommand.
+type phaseRun struct {
+	e    *env
+	cf   *connFlags
+	o    *phaseOpts
+	json bool
+}
+
+// phaseJSON is `phase … --output json` (schema lockbridge.phase/v1,
+// docs/cli.md).
+type phaseJSON struct {
+	Schema     string   `json:"schema"`
+	Action     string   `json:"action"` // get, set, init, repair
+	Namespace  string   `json:"namespace"`
+	Server     string   `json:"server"`
+	Phase      string   `json:"phase"`          // the phase after the command
+	From       string   `json:"from,omitempty"` // set, repair: the phase before
+	Changed    bool     `json:"changed"`
+	Overridden []string `json:"overridden"` // blockers --force overrode
+}
+
+func (p *phaseRun) out(doc phaseJSON, text string) error {
+	if p.json {
+		doc.Schema = "lockbridge.phase/v1"
+		if doc.Overridden == nil {
+			doc.Overridden = []string{}
+		}
+		return writeJSON(p.e.stdout, doc)
+	}
+	fmt.Fprintln(p.e.stdout, text)
+	return nil
+}
+
+// changedNS is the namespace a change applies to: named by the user, or a
+// usage error.
+func (p *phaseRun) changedNS(action string) (string, error) {
+	ns := p.cf.nsGiven(p.e)
+	if ns == "" {
+		return "", usageErrorf("phase %s changes a namespace: name it with --namespace NAME (or LOCKBRIDGE_NAMESPACE); there is no default for a change", action)
+	}
+	return ns, nil
+}
+
+func (p *phaseRun) controller(ctx context.Context, ns string, opts ...migrate.ControllerOption) (*migrate.Controller, string, func(), error) {
+	c, where, closeFn, err := p.cf.dialAt(ctx, p.e)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ctl, err := migrate.NewController(c, ns, opts...)
+	if err != nil {
+		closeFn()
+		return nil, "", nil, usageErrorf("%v", err)
+	}
+	return ctl, where, closeFn, nil
+}
+
+func (p *phaseRun) get(ctx context.Context, _ []string) error {
+	ns := p.cf.ns(p.e)
+	ctl, where, closeFn, err := p.controller(ctx, ns)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	cctx, cancel := p.cf.callCtx(ctx)
+	defer cancel()
+	ph, err := ctl.Phase(cctx)
+	if err != nil {
+		return err
+	}
+	return p.out(phaseJSON{Action: "get", Namespace: ns, Server: where, Phase: ph.String()}, ph.String())
+}
+
+func (p *phaseRun) set(ctx context.Context, args []string) error {
+	want, err := migrate.ParsePhase(args[0])
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	ns, err := p.changedNS("set")
+	if err != nil {
+		return err
+	}
+	if p.o.quiet < migrate.DefaultQuietPeriod && !p.o.force {
+		// The quiet period is the migration's safety margin: shortening
+		// it is overriding the controller, as loudly as --force.
+		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add --force to mean it", p.o.quiet, migrate.DefaultQuietPeriod)
+	}
+	ctl, where, closeFn, err := p.controller(ctx, ns, migrate.WithQuietPeriod(p.o.quiet))
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	if p.o.quiet < migrate.DefaultQuietPeriod {
+		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet, migrate.DefaultQuietPeriod)
+	}
+	return p.setPhase(ctx, ctl, ns, where, want)
+}
+
+func (p *phaseRun) init(ctx context.Context, _ []string) error {
+	ns, err := p.changedNS("init")
+	if err != nil {
+		return err
+	}
+	ctl, where, closeFn, err := p.controller(ctx, ns)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	cctx, cancel := p.cf.callCtx(ctx)
+	defer cancel()
+	doc := phaseJSON{Action: "init", Namespace: ns, Server: where, Phase: migrate.PhaseLegacy.String()}
+	switch err := ctl.Init(cctx); {
+	case errors.Is(err, migrate.ErrAlreadyInitialized):
+		if ph, perr := ctl.Phase(cctx); perr == nil {
+			doc.Phase = ph.String()
+		}
+		return p.out(doc, fmt.Sprintf("already initialised: %s", message(err)))
+	case errors.Is(err, migrate.ErrPhaseUnknown):
+		return &exitErr{exitUnsafe, fmt.Errorf("%w (namespace %s on %s unchanged)", err, printable(ns), where)}
+	case err != nil:
+		return err
+	}
+	doc.Changed = true
+	return p.out(doc, fmt.Sprintf("namespace %s initialised at legacy on %s", printable(ns), where))
+}
+
+func (p *phaseRun) repair(ctx context.Context, _ []string) error {
+	if p.o.to == "" {
+		return usageErrorf("phase repair needs --to PHASE (see 'lockbridge fleet' for the phase the evidence shows)")
+	}
+	want, err := migrate.ParsePhase(p.o.to)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	ns, err := p.changedNS("repair")
+	if err != nil {
+		return err
+	}
+	ctl, where, closeFn, err := p.controller(ctx, ns)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	cctx, cancel := p.cf.callCtx(ctx)
+	defer cancel()
+	step, err := ctl.Repair(cctx, want, p.o.force)
+	if err != nil {
+		if errors.Is(err, migrate.ErrUnsafeStep) {
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
+		}
+		return err
+	}
+	over := blockerTexts(step.Overridden)
+	for _, b := range over {
+		fmt.Fprintf(p.e.stderr, "WARNING: forced past a blocker: %s\n", b)
+	}
+	doc := phaseJSON{Action: "repair", Namespace: ns, Server: where, Phase: step.To.String(), Changed: true, Overridden: over}
+	if step.From != 0 {
+		doc.From = step.From.String()
+	}
+	return p.out(doc, fmt.Sprintf("namespace %s on %s: phase repaired to %v; the quiet period starts again", printable(ns), where, step.To))
+}
+
+func (p *phaseRun) setPhase(ctx context.Context, ctl *migrate.Controller, ns, where string, want migrate.Phase) error {
+	cctx, cancel := p.cf.callCtx(ctx)
 	defer cancel()
 	cur, err := ctl.Phase(cctx)
 	if err != nil {
@@ -160,29 +265,30 @@ func setPhase(ctx context.Context, e *env, cf *connFlags, ctl *migrate.Controlle
 	var step migrate.Step
 	switch {
 	case want == cur:
-		fmt.Fprintf(e.stdout, "already at %v\n", cur)
-		return nil
+		return p.out(phaseJSON{Action: "set", Namespace: ns, Server: where, Phase: cur.String(), From: cur.String()},
+			fmt.Sprintf("namespace %s on %s: already at %v", printable(ns), where, cur))
 	case want == cur+1 || want == cur-1:
 		// From the phase just read: if someone moves the fleet meanwhile,
 		// this fails rather than take a step nobody asked for.
-		step, err = ctl.Step(cctx, cur, want, force)
+		step, err = ctl.Step(cctx, cur, want, p.o.force)
 	default:
-		return &exitErr{exitUnsafe, fmt.Errorf("the fleet is at %v: it moves one step at a time, to %v or back", cur, neighbours(cur))}
+		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s on %s: the fleet is at %v: it moves one step at a time, to %v", printable(ns), where, cur, neighbours(cur))}
 	}
 	if err != nil {
 		if errors.Is(err, migrate.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(re-run with --force to override)", err)}
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
 		}
 		return err
 	}
-	for _, b := range step.Overridden {
-		fmt.Fprintf(e.stderr, "WARNING: forced past a blocker: %s\n", b)
+	over := blockerTexts(step.Overridden)
+	for _, b := range over {
+		fmt.Fprintf(p.e.stderr, "WARNING: forced past a blocker: %s\n", b)
 	}
-	if len(step.Overridden) > 0 {
-		fmt.Fprintln(e.stderr, "WARNING: a forced step can let two holders in while a legacy locker runs.")
+	if len(over) > 0 {
+		fmt.Fprintln(p.e.stderr, "WARNING: a forced step can let two holders in while a legacy locker runs.")
 	}
-	fmt.Fprintf(e.stdout, "%v → %v\n", step.From, step.To)
-	return nil
+	return p.out(phaseJSON{Action: "set", Namespace: ns, Server: where, Phase: step.To.String(), From: step.From.String(), Changed: true, Overridden: over},
+		fmt.Sprintf("namespace %s on %s: %v → %v", printable(ns), where, step.From, step.To))
 }
 
 func neighbours(p migrate.Phase) string {
@@ -197,4 +303,13 @@ func neighbours(p migrate.Phase) string {
 		return s[0] + " or back to " + s[1]
 	}
 	return s[0]
+}
+
+// blockerTexts are the blockers in words.
+func blockerTexts(bs []migrate.Blocker) []string {
+	out := make([]string, 0, len(bs))
+	for _, b := range bs {
+		out = append(out, printable(fmt.Sprint(b)))
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/spf13/cobra"
 )
 
 const unlockSummary = `Delete a lock by hand: the legacy key (as each key codec encodes KEY, or the one
@@ -29,28 +30,37 @@ end
 return 0
 `)
 
-func runUnlock(e *env, args []string) error {
-	fs := newFlags(e, "unlock", "[flags] --force KEY", unlockSummary)
-	var cf connFlags
-	cf.register(fs.FlagSet, false)
-	force := fs.Bool("force", false, "required: deleting a lock may let a second holder in")
-	yes := fs.Bool("yes", false, "do not ask for confirmation")
-	kc := fs.String("key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: both")
-	if err := parse(fs, args); err != nil {
-		return err
+func newUnlockCmd(e *env, g *globalFlags) *cobra.Command {
+	var force, yes bool
+	var kc string
+	cmd := &cobra.Command{
+		Use:   "unlock --force KEY",
+		Short: "delete a lock (legacy and modern keys) by hand",
+		Long:  unlockSummary,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := g.wantJSON("unlock", false); err != nil {
+				return err
+			}
+			if len(args) != 1 || args[0] == "" {
+				return usageErrorf("unlock takes one non-empty KEY (see 'lockbridge unlock --help')")
+			}
+			if !force {
+				return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before deleting, unless --yes)")
+			}
+			return runUnlock(cmd.Context(), e, &g.conn, args[0], kc, yes)
+		},
 	}
-	if fs.NArg() != 1 || fs.Arg(0) == "" {
-		return usageErrorf("unlock takes one non-empty KEY (see 'lockbridge unlock --help')")
-	}
-	if !*force {
-		return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before deleting, unless --yes)")
-	}
-	name := fs.Arg(0)
-	keys, err := lockKeys(name, *kc)
+	cmd.Flags().BoolVar(&force, "force", false, "required: deleting a lock may let a second holder in")
+	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
+	cmd.Flags().StringVar(&kc, "key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: both")
+	return cmd
+}
+
+func runUnlock(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, yes bool) error {
+	keys, err := lockKeys(name, kcFlag)
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	c, closeFn, err := cf.dial(ctx, e)
 	if err != nil {
 		return err
@@ -93,9 +103,12 @@ func runUnlock(e *env, args []string) error {
 	for _, t := range targets {
 		fmt.Fprintf(e.stdout, "  %s %s = %s (%s)\n", t.what, quote(t.key), quoteBytes(t.info.value), ttlText(t.info.pttl))
 	}
-	if !*yes {
+	if !yes {
 		fmt.Fprintf(e.stdout, "Delete %d key(s)? Anyone holding the lock will not know. [y/N] ", len(targets))
-		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		line, err := readAnswer(ctx, e)
+		if err != nil {
+			return err
+		}
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			fmt.Fprintln(e.stdout)
 			return &exitErr{exitDeclined, fmt.Errorf("unlock declined: nothing deleted")}
@@ -120,4 +133,20 @@ func runUnlock(e *env, args []string) error {
 		return fmt.Errorf("unlock: %d key(s) changed meanwhile and were left alone; run it again", changed)
 	}
 	return nil
+}
+
+// readAnswer reads one line of stdin, or returns ctx's error when it ends
+// first (Ctrl-C at the prompt: the process then exits, and the read with it).
+func readAnswer(ctx context.Context, e *env) (string, error) {
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(e.stdin).ReadString('\n')
+		got <- line
+	}()
+	select {
+	case line := <-got:
+		return line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
