@@ -3,6 +3,7 @@ package io.lockbridge;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +43,17 @@ abstract class AbstractLock implements Lock {
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
+    private boolean refreshing; // under mu: auto-refreshed, until unlock stops it
+    private long giveUpGen; // under mu: the give-up point armed last
+
+    /**
+     * Where the give-up point is watched: not the watchdog's thread, which a
+     * refresh waiting for a stalled server (up to the command timeout, past
+     * the lease) holds, and which a closed locker has stopped.
+     */
+    static Executor giveUpAt(long nanos) {
+        return CompletableFuture.delayedExecutor(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    }
 
     AbstractLock(String name, Phase phase, long startNanos, Duration localTtl, Duration ttl) {
         this.name = name;
@@ -115,6 +127,7 @@ abstract class AbstractLock implements Lock {
             ttl = newTtl;
             if (t == null || System.nanoTime() - refreshUntil < 0) {
                 endNanos = startNanos + localTtl.toNanos();
+                armGiveUpLocked();
                 return;
             }
         }
@@ -137,15 +150,50 @@ abstract class AbstractLock implements Lock {
     void lose(String why, Throwable cause) {
         LostException e;
         synchronized (mu) {
-            if (ended) {
+            e = endLostLocked(why, cause);
+        }
+        if (e != null) {
+            done.completeExceptionally(e);
+        }
+    }
+
+    /** Under mu: ends the lock as lost; null when it had ended already. */
+    private LostException endLostLocked(String why, Throwable cause) {
+        if (ended) {
+            return null;
+        }
+        ended = true;
+        lost = new LostException("lockbridge: lock " + Keys.show(name) + " lost: " + why, cause);
+        stopLocked();
+        return lost;
+    }
+
+    /**
+     * Under mu: an auto-refreshed lock is lost once no refresh has succeeded
+     * by ttl/12 before its local lease's end (Go's give-up point), whatever
+     * holds up or stopped the watchdog. Each extension arms a new point;
+     * the older ones find they are not the last and do nothing.
+     */
+    private void armGiveUpLocked() {
+        if (ended || !refreshing) {
+            return;
+        }
+        long gen = ++giveUpGen;
+        long at = endNanos - ttl.toNanos() / 12;
+        giveUpAt(at - System.nanoTime()).execute(() -> giveUp(gen));
+    }
+
+    private void giveUp(long gen) {
+        LostException e;
+        synchronized (mu) {
+            if (!refreshing || gen != giveUpGen) {
                 return;
             }
-            ended = true;
-            lost = new LostException("lockbridge: lock " + Keys.show(name) + " lost: " + why, cause);
-            e = lost;
-            stopLocked();
+            e = endLostLocked("no refresh succeeded before the lease's last ttl/12", null);
         }
-        done.completeExceptionally(e);
+        if (e != null) {
+            done.completeExceptionally(e);
+        }
     }
 
     /** Throws NotHeldException(ENDED) when the lock has ended. */
@@ -220,7 +268,9 @@ abstract class AbstractLock implements Lock {
     void autoRefresh(ScheduledExecutorService ex) {
         synchronized (mu) {
             watchdog = ex;
+            refreshing = true;
             schedule(ttl.dividedBy(3));
+            armGiveUpLocked();
         }
     }
 
@@ -267,6 +317,7 @@ abstract class AbstractLock implements Lock {
 
     private void stopLocked() {
         watchdog = null;
+        refreshing = false;
         if (next != null) {
             next.cancel(false);
             next = null;

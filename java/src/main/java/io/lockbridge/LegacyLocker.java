@@ -95,7 +95,7 @@ public final class LegacyLocker implements AutoCloseable {
         return Wait.loop(name, wait, backoff, () -> tryLock(name, ttl), null);
     }
 
-    /** Stops the watchdog (held locks are no longer refreshed). */
+    /** Stops the watchdog: held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends. */
     @Override
     public void close() {
         if (watchdog != null) {
