@@ -231,9 +231,7 @@ abstract class AbstractLock implements Lock {
 
     @Override
     public void refresh(Duration newTtl) {
-        if (newTtl == null || newTtl.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("lockbridge: ttl " + newTtl + " is below 1ms");
-        }
+        checkTtl(newTtl);
         synchronized (op) {
             refreshLocked(newTtl);
         }
@@ -255,6 +253,19 @@ abstract class AbstractLock implements Lock {
         } catch (UnknownOutcomeException e) {
             lose("the refresh may or may not have happened", e);
             throw e;
+        }
+    }
+
+    /** The longest ttl: Go's longest time.Duration, 2^63-1 ns (about 292 years); a lease's arithmetic never overflows below it. */
+    static final Duration MAX_TTL = Duration.ofNanos(Long.MAX_VALUE);
+
+    /** Throws InvalidException unless 1 ms &lt;= ttl &lt;= {@link #MAX_TTL}. */
+    static void checkTtl(Duration ttl) {
+        if (ttl == null || ttl.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new InvalidException("lockbridge: ttl " + ttl + " is below 1ms");
+        }
+        if (ttl.compareTo(MAX_TTL) > 0) {
+            throw new InvalidException("lockbridge: ttl " + ttl + " is above " + MAX_TTL + " (2^63-1 ns)");
         }
     }
 

@@ -132,8 +132,9 @@ public final class LegacyProfile {
         return unit == TimeUnit.SECONDS ? d.getSeconds() : d.toMillis();
     }
 
-    /** The lease must be at least one unit. */
+    /** The lease must be at least one unit (and 1 ms), and at most {@link AbstractLock#MAX_TTL}. */
     void checkTtl(Duration ttl) {
+        AbstractLock.checkTtl(ttl);
         if (ttl == null || ttl.compareTo(unitDuration()) < 0) {
             throw new InvalidException("lockbridge: ttl " + ttl + " is below " + unitDuration());
         }

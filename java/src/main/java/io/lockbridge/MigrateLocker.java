@@ -237,9 +237,6 @@ public final class MigrateLocker implements AutoCloseable {
     private record Args(String name, byte[] legacyKey, byte[] modernKey, byte[] channel, Duration ttl) {}
 
     private Args prepare(String name, Duration ttl) {
-        if (ttl == null || ttl.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("migrate: ttl " + ttl + " is below 1ms");
-        }
         profile.checkTtl(ttl);
         byte[] l = profile.encodeKey(name);
         byte[] m = Keys.modernKey(l);
