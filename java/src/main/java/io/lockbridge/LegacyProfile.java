@@ -122,9 +122,16 @@ public final class LegacyProfile {
         return unit == TimeUnit.SECONDS ? t.getEpochSecond() : t.toEpochMilli();
     }
 
-    /** The instant of v in the unit. */
+    /**
+     * The instant of v in the unit. Seconds beyond what an Instant can hold
+     * (about ±3.2e16) are clamped to its bounds, far past any lease (Go's
+     * TimeOf clamps the same way at its own bound).
+     */
     Instant timeOf(long v) {
-        return unit == TimeUnit.SECONDS ? Instant.ofEpochSecond(v) : Instant.ofEpochMilli(v);
+        if (unit == TimeUnit.SECONDS) {
+            return Instant.ofEpochSecond(Math.max(Math.min(v, Instant.MAX.getEpochSecond()), Instant.MIN.getEpochSecond()));
+        }
+        return Instant.ofEpochMilli(v);
     }
 
     /** Whole units in d, truncated. */
