@@ -114,7 +114,7 @@ public final class LegacyLocker implements AutoCloseable {
         List<?> a = Replies.list(s, r, 1);
         long state = Replies.num(s, a.get(0));
         if (state == 1 || state == 2) {
-            return new LegacyLock(redis, p, name, key, w, ttl, phase, start);
+            return new LegacyLock(redis, p, name, key, w, ttl, phase, start, p.holderLease(now, ttl, w));
         }
         if (state == 0) {
             Long t = p.valueCodec().decode(Replies.bytes(s, a.get(1)));
@@ -128,7 +128,7 @@ public final class LegacyLocker implements AutoCloseable {
         throw Replies.unexpected(s, r);
     }
 
-    /** A legacy lock: our expiry W and the lease it was written with. */
+    /** A legacy lock: our expiry W and the lease it was written with; its holder counts the lease only while W keeps others out. */
     static final class LegacyLock extends AbstractLock {
         private final Redis redis;
         private final LegacyProfile p;
@@ -136,8 +136,8 @@ public final class LegacyLocker implements AutoCloseable {
         private long w;
         private Duration lease;
 
-        LegacyLock(Redis redis, LegacyProfile p, String name, byte[] key, long w, Duration ttl, Phase phase, long start) {
-            super(name, phase, start, ttl, ttl);
+        LegacyLock(Redis redis, LegacyProfile p, String name, byte[] key, long w, Duration ttl, Phase phase, long start, Duration local) {
+            super(name, phase, start, local, ttl);
             this.redis = redis;
             this.p = p;
             this.key = key;
@@ -165,7 +165,8 @@ public final class LegacyLocker implements AutoCloseable {
         void refreshOnce(Duration ttl) {
             p.checkTtl(ttl);
             long start = System.nanoTime();
-            long nw = p.expiry(p.now(), ttl);
+            Instant now = p.now();
+            long nw = p.expiry(now, ttl);
             byte[][] owner;
             synchronized (this) {
                 owner = p.ownerArgs(w, lease);
@@ -182,7 +183,7 @@ public final class LegacyLocker implements AutoCloseable {
                 w = nw;
                 lease = ttl;
             }
-            extend(start, ttl, ttl);
+            extend(start, p.holderLease(now, ttl, nw), ttl);
         }
     }
 

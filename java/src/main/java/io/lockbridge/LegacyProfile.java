@@ -158,6 +158,21 @@ public final class LegacyProfile {
         return (skewMargin.toNanos() + u - 1) / u;
     }
 
+    /** When lockers of this profile on now's clock may take over the expiry w: once their now passes it, at the next unit. */
+    Instant valueEnd(long w) {
+        return timeOf(w + 1);
+    }
+
+    /**
+     * The lease a holder of the expiry w written at now counts: ttl, or less
+     * when the value can be taken over sooner (a ttl not a whole number of
+     * units: W holds its whole units only).
+     */
+    Duration holderLease(Instant now, Duration ttl, long w) {
+        Duration end = Duration.between(now, valueEnd(w));
+        return end.compareTo(ttl) < 0 ? end : ttl;
+    }
+
     /** The takeover cutoff: a stored expiry below it has expired (now minus the skew margin). */
     long cutoff(Instant now) {
         return time(now) - skewUnits();

@@ -354,14 +354,10 @@ public final class MigrateLocker implements AutoCloseable {
         throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held on its modern key (" + left + " left)", left);
     }
 
-    /** When legacy lockers may take over value w: once their clock passes it, at the next unit. */
-    private Instant legacyEnd(long w) {
-        return profile.timeOf(w + 1);
-    }
 
     /** The dual-write modern key's PX: the ttl, or longer while the legacy value w stands. */
     private Duration modernPx(Instant now, Duration ttl, long w) {
-        Duration d = Duration.between(now, legacyEnd(w));
+        Duration d = Duration.between(now, profile.valueEnd(w));
         if (d.compareTo(ttl) > 0) {
             long ms = (d.toNanos() + 999_999) / 1_000_000;
             return Duration.ofMillis(ms);
@@ -371,11 +367,7 @@ public final class MigrateLocker implements AutoCloseable {
 
     /** The holder counts its lease as the shorter of ttl and the legacy value's life, in dual-write. */
     private Duration localTtl(Phase p, Instant now, Duration ttl, long w) {
-        if (p != Phase.DUAL_WRITE) {
-            return ttl;
-        }
-        Duration end = Duration.between(now, legacyEnd(w));
-        return end.compareTo(ttl) < 0 ? end : ttl;
+        return p == Phase.DUAL_WRITE ? profile.holderLease(now, ttl, w) : ttl;
     }
 
     private AbstractLock acquireDual(Phase p, Args a) {
