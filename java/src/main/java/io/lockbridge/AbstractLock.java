@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -289,7 +290,14 @@ abstract class AbstractLock implements Lock {
         if (ended || watchdog == null) {
             return;
         }
-        next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+        try {
+            next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // The locker was closed meanwhile: no more refreshes; the
+            // give-up point still signals the loss.
+            watchdog = null;
+            next = null;
+        }
     }
 
     private void tick() {

@@ -28,6 +28,7 @@ public final class LegacyLocker implements AutoCloseable {
     private final LegacyProfile profile;
     private final Backoff backoff;
     private final ScheduledExecutorService watchdog; // null without auto-refresh
+    private volatile boolean closed;
 
     private LegacyLocker(Builder b) {
         this.redis = b.redis;
@@ -79,6 +80,7 @@ public final class LegacyLocker implements AutoCloseable {
 
     /** One attempt; NotObtainedException when another holder has the lock (or its value is foreign). */
     public Lock tryLock(String name, Duration ttl) {
+        checkOpen();
         profile.checkTtl(ttl);
         byte[] key = profile.encodeKey(name);
         LegacyLock lk = acquire(redis, profile, name, key, ttl, Phase.LEGACY);
@@ -90,16 +92,24 @@ public final class LegacyLocker implements AutoCloseable {
 
     /** Waits up to wait for the lock; NotObtainedException when the wait ends first. */
     public Lock lock(String name, Duration ttl, Duration wait) {
+        checkOpen();
         profile.checkTtl(ttl);
         profile.encodeKey(name);
         return Wait.loop(name, wait, backoff, () -> tryLock(name, ttl), null);
     }
 
-    /** Stops the watchdog: held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends. */
+    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends. */
     @Override
     public void close() {
+        closed = true;
         if (watchdog != null) {
             watchdog.shutdownNow();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new InvalidException("lockbridge: LegacyLocker closed");
         }
     }
 

@@ -58,6 +58,7 @@ public final class MigrateLocker implements AutoCloseable {
     private final HeldSet held = new HeldSet();
     private final ScheduledExecutorService watchdog;
     private final AtomicLong lastSighting = new AtomicLong(Long.MIN_VALUE);
+    private volatile boolean closed;
 
     private MigrateLocker(Builder b) {
         this.redis = b.redis;
@@ -218,16 +219,17 @@ public final class MigrateLocker implements AutoCloseable {
 
     /**
      * Stops following and heartbeating, and removes this client's registry
-     * entry. Held locks stay valid to the end of their lease and can be
-     * unlocked, but are no longer refreshed (an auto-refreshed one is
-     * signalled lost on {@link Lock#done()} at ttl/12 before its lease
-     * ends); while any of them (or an
-     * acquire of unknown outcome) may live, the entry stays, reporting them,
-     * until the longest lease has ended plus 1 s, so the controller cannot
-     * step past them.
+     * entry; later lock calls throw InvalidException. Held locks stay valid
+     * to the end of their lease and can be unlocked, but are no longer
+     * refreshed (an auto-refreshed one is signalled lost on
+     * {@link Lock#done()} at ttl/12 before its lease ends); while any of
+     * them (or an acquire of unknown outcome) may live, the entry stays,
+     * reporting them, until the longest lease has ended plus 1 s, so the
+     * controller cannot step past them.
      */
     @Override
     public void close() {
+        closed = true;
         watchdog.shutdownNow();
         if (follow != null) {
             follow.close();
@@ -237,6 +239,9 @@ public final class MigrateLocker implements AutoCloseable {
     private record Args(String name, byte[] legacyKey, byte[] modernKey, byte[] channel, Duration ttl) {}
 
     private Args prepare(String name, Duration ttl) {
+        if (closed) {
+            throw new InvalidException("migrate: locker closed");
+        }
         profile.checkTtl(ttl);
         byte[] l = profile.encodeKey(name);
         byte[] m = Keys.modernKey(l);
@@ -244,6 +249,9 @@ public final class MigrateLocker implements AutoCloseable {
     }
 
     private Lock attempt(Args a) {
+        if (closed) {
+            throw new InvalidException("migrate: locker closed");
+        }
         if (follow == null) {
             AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a);
             started(lk);
