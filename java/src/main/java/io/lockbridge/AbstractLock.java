@@ -3,6 +3,8 @@ package io.lockbridge;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +44,17 @@ abstract class AbstractLock implements Lock {
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
+    private boolean refreshing; // under mu: auto-refreshed, until unlock stops it
+    private long giveUpGen; // under mu: the give-up point armed last
+
+    /**
+     * Where the give-up point is watched: not the watchdog's thread, which a
+     * refresh waiting for a stalled server (up to the command timeout, past
+     * the lease) holds, and which a closed locker has stopped.
+     */
+    static Executor giveUpAt(long nanos) {
+        return CompletableFuture.delayedExecutor(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    }
 
     AbstractLock(String name, Phase phase, long startNanos, Duration localTtl, Duration ttl) {
         this.name = name;
@@ -115,6 +128,7 @@ abstract class AbstractLock implements Lock {
             ttl = newTtl;
             if (t == null || System.nanoTime() - refreshUntil < 0) {
                 endNanos = startNanos + localTtl.toNanos();
+                armGiveUpLocked();
                 return;
             }
         }
@@ -137,15 +151,50 @@ abstract class AbstractLock implements Lock {
     void lose(String why, Throwable cause) {
         LostException e;
         synchronized (mu) {
-            if (ended) {
+            e = endLostLocked(why, cause);
+        }
+        if (e != null) {
+            done.completeExceptionally(e);
+        }
+    }
+
+    /** Under mu: ends the lock as lost; null when it had ended already. */
+    private LostException endLostLocked(String why, Throwable cause) {
+        if (ended) {
+            return null;
+        }
+        ended = true;
+        lost = new LostException("lockbridge: lock " + Keys.show(name) + " lost: " + why, cause);
+        stopLocked();
+        return lost;
+    }
+
+    /**
+     * Under mu: an auto-refreshed lock is lost once no refresh has succeeded
+     * by ttl/12 before its local lease's end (Go's give-up point), whatever
+     * holds up or stopped the watchdog. Each extension arms a new point;
+     * the older ones find they are not the last and do nothing.
+     */
+    private void armGiveUpLocked() {
+        if (ended || !refreshing) {
+            return;
+        }
+        long gen = ++giveUpGen;
+        long at = endNanos - ttl.toNanos() / 12;
+        giveUpAt(at - System.nanoTime()).execute(() -> giveUp(gen));
+    }
+
+    private void giveUp(long gen) {
+        LostException e;
+        synchronized (mu) {
+            if (!refreshing || gen != giveUpGen) {
                 return;
             }
-            ended = true;
-            lost = new LostException("lockbridge: lock " + Keys.show(name) + " lost: " + why, cause);
-            e = lost;
-            stopLocked();
+            e = endLostLocked("no refresh succeeded before the lease's last ttl/12", null);
         }
-        done.completeExceptionally(e);
+        if (e != null) {
+            done.completeExceptionally(e);
+        }
     }
 
     /** Throws NotHeldException(ENDED) when the lock has ended. */
@@ -183,9 +232,7 @@ abstract class AbstractLock implements Lock {
 
     @Override
     public void refresh(Duration newTtl) {
-        if (newTtl == null || newTtl.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("lockbridge: ttl " + newTtl + " is below 1ms");
-        }
+        checkTtl(newTtl);
         synchronized (op) {
             refreshLocked(newTtl);
         }
@@ -210,6 +257,19 @@ abstract class AbstractLock implements Lock {
         }
     }
 
+    /** The longest ttl: Go's longest time.Duration, 2^63-1 ns (about 292 years); a lease's arithmetic never overflows below it. */
+    static final Duration MAX_TTL = Duration.ofNanos(Long.MAX_VALUE);
+
+    /** Throws InvalidException unless 1 ms &lt;= ttl &lt;= {@link #MAX_TTL}. */
+    static void checkTtl(Duration ttl) {
+        if (ttl == null || ttl.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new InvalidException("lockbridge: ttl " + ttl + " is below 1ms");
+        }
+        if (ttl.compareTo(MAX_TTL) > 0) {
+            throw new InvalidException("lockbridge: ttl " + ttl + " is above " + MAX_TTL + " (2^63-1 ns)");
+        }
+    }
+
     /** Sends the release once; NotHeldException when it was not ours. */
     abstract void release();
 
@@ -220,7 +280,9 @@ abstract class AbstractLock implements Lock {
     void autoRefresh(ScheduledExecutorService ex) {
         synchronized (mu) {
             watchdog = ex;
+            refreshing = true;
             schedule(ttl.dividedBy(3));
+            armGiveUpLocked();
         }
     }
 
@@ -228,7 +290,14 @@ abstract class AbstractLock implements Lock {
         if (ended || watchdog == null) {
             return;
         }
-        next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+        try {
+            next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // The locker was closed meanwhile: no more refreshes; the
+            // give-up point still signals the loss.
+            watchdog = null;
+            next = null;
+        }
     }
 
     private void tick() {
@@ -267,6 +336,7 @@ abstract class AbstractLock implements Lock {
 
     private void stopLocked() {
         watchdog = null;
+        refreshing = false;
         if (next != null) {
             next.cancel(false);
             next = null;

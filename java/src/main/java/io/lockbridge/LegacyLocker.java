@@ -28,6 +28,7 @@ public final class LegacyLocker implements AutoCloseable {
     private final LegacyProfile profile;
     private final Backoff backoff;
     private final ScheduledExecutorService watchdog; // null without auto-refresh
+    private volatile boolean closed;
 
     private LegacyLocker(Builder b) {
         this.redis = b.redis;
@@ -79,6 +80,7 @@ public final class LegacyLocker implements AutoCloseable {
 
     /** One attempt; NotObtainedException when another holder has the lock (or its value is foreign). */
     public Lock tryLock(String name, Duration ttl) {
+        checkOpen();
         profile.checkTtl(ttl);
         byte[] key = profile.encodeKey(name);
         LegacyLock lk = acquire(redis, profile, name, key, ttl, Phase.LEGACY);
@@ -90,16 +92,24 @@ public final class LegacyLocker implements AutoCloseable {
 
     /** Waits up to wait for the lock; NotObtainedException when the wait ends first. */
     public Lock lock(String name, Duration ttl, Duration wait) {
+        checkOpen();
         profile.checkTtl(ttl);
         profile.encodeKey(name);
         return Wait.loop(name, wait, backoff, () -> tryLock(name, ttl), null);
     }
 
-    /** Stops the watchdog (held locks are no longer refreshed). */
+    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends. */
     @Override
     public void close() {
+        closed = true;
         if (watchdog != null) {
             watchdog.shutdownNow();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new InvalidException("lockbridge: LegacyLocker closed");
         }
     }
 
@@ -114,7 +124,7 @@ public final class LegacyLocker implements AutoCloseable {
         List<?> a = Replies.list(s, r, 1);
         long state = Replies.num(s, a.get(0));
         if (state == 1 || state == 2) {
-            return new LegacyLock(redis, p, name, key, w, ttl, phase, start);
+            return new LegacyLock(redis, p, name, key, w, ttl, phase, start, p.holderLease(now, ttl, w));
         }
         if (state == 0) {
             Long t = p.valueCodec().decode(Replies.bytes(s, a.get(1)));
@@ -128,7 +138,7 @@ public final class LegacyLocker implements AutoCloseable {
         throw Replies.unexpected(s, r);
     }
 
-    /** A legacy lock: our expiry W and the lease it was written with. */
+    /** A legacy lock: our expiry W and the lease it was written with; its holder counts the lease only while W keeps others out. */
     static final class LegacyLock extends AbstractLock {
         private final Redis redis;
         private final LegacyProfile p;
@@ -136,8 +146,8 @@ public final class LegacyLocker implements AutoCloseable {
         private long w;
         private Duration lease;
 
-        LegacyLock(Redis redis, LegacyProfile p, String name, byte[] key, long w, Duration ttl, Phase phase, long start) {
-            super(name, phase, start, ttl, ttl);
+        LegacyLock(Redis redis, LegacyProfile p, String name, byte[] key, long w, Duration ttl, Phase phase, long start, Duration local) {
+            super(name, phase, start, local, ttl);
             this.redis = redis;
             this.p = p;
             this.key = key;
@@ -165,7 +175,8 @@ public final class LegacyLocker implements AutoCloseable {
         void refreshOnce(Duration ttl) {
             p.checkTtl(ttl);
             long start = System.nanoTime();
-            long nw = p.expiry(p.now(), ttl);
+            Instant now = p.now();
+            long nw = p.expiry(now, ttl);
             byte[][] owner;
             synchronized (this) {
                 owner = p.ownerArgs(w, lease);
@@ -182,7 +193,7 @@ public final class LegacyLocker implements AutoCloseable {
                 w = nw;
                 lease = ttl;
             }
-            extend(start, ttl, ttl);
+            extend(start, p.holderLease(now, ttl, nw), ttl);
         }
     }
 

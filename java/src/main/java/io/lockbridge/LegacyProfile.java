@@ -122,9 +122,16 @@ public final class LegacyProfile {
         return unit == TimeUnit.SECONDS ? t.getEpochSecond() : t.toEpochMilli();
     }
 
-    /** The instant of v in the unit. */
+    /**
+     * The instant of v in the unit. Seconds beyond what an Instant can hold
+     * (about ±3.2e16) are clamped to its bounds, far past any lease (Go's
+     * TimeOf clamps the same way at its own bound).
+     */
     Instant timeOf(long v) {
-        return unit == TimeUnit.SECONDS ? Instant.ofEpochSecond(v) : Instant.ofEpochMilli(v);
+        if (unit == TimeUnit.SECONDS) {
+            return Instant.ofEpochSecond(Math.max(Math.min(v, Instant.MAX.getEpochSecond()), Instant.MIN.getEpochSecond()));
+        }
+        return Instant.ofEpochMilli(v);
     }
 
     /** Whole units in d, truncated. */
@@ -132,8 +139,9 @@ public final class LegacyProfile {
         return unit == TimeUnit.SECONDS ? d.getSeconds() : d.toMillis();
     }
 
-    /** The lease must be at least one unit. */
+    /** The lease must be at least one unit (and 1 ms), and at most {@link AbstractLock#MAX_TTL}. */
     void checkTtl(Duration ttl) {
+        AbstractLock.checkTtl(ttl);
         if (ttl == null || ttl.compareTo(unitDuration()) < 0) {
             throw new InvalidException("lockbridge: ttl " + ttl + " is below " + unitDuration());
         }
@@ -148,6 +156,21 @@ public final class LegacyProfile {
     private long skewUnits() {
         long u = unitDuration().toNanos();
         return (skewMargin.toNanos() + u - 1) / u;
+    }
+
+    /** When lockers of this profile on now's clock may take over the expiry w: once their now passes it, at the next unit. */
+    Instant valueEnd(long w) {
+        return timeOf(w + 1);
+    }
+
+    /**
+     * The lease a holder of the expiry w written at now counts: ttl, or less
+     * when the value can be taken over sooner (a ttl not a whole number of
+     * units: W holds its whole units only).
+     */
+    Duration holderLease(Instant now, Duration ttl, long w) {
+        Duration end = Duration.between(now, valueEnd(w));
+        return end.compareTo(ttl) < 0 ? end : ttl;
     }
 
     /** The takeover cutoff: a stored expiry below it has expired (now minus the skew margin). */

@@ -58,6 +58,7 @@ public final class MigrateLocker implements AutoCloseable {
     private final HeldSet held = new HeldSet();
     private final ScheduledExecutorService watchdog;
     private final AtomicLong lastSighting = new AtomicLong(Long.MIN_VALUE);
+    private volatile boolean closed;
 
     private MigrateLocker(Builder b) {
         this.redis = b.redis;
@@ -218,14 +219,17 @@ public final class MigrateLocker implements AutoCloseable {
 
     /**
      * Stops following and heartbeating, and removes this client's registry
-     * entry. Held locks stay valid to the end of their lease and can be
-     * unlocked, but are no longer refreshed; while any of them (or an
-     * acquire of unknown outcome) may live, the entry stays, reporting them,
-     * until the longest lease has ended plus 1 s, so the controller cannot
-     * step past them.
+     * entry; later lock calls throw InvalidException. Held locks stay valid
+     * to the end of their lease and can be unlocked, but are no longer
+     * refreshed (an auto-refreshed one is signalled lost on
+     * {@link Lock#done()} at ttl/12 before its lease ends); while any of
+     * them (or an acquire of unknown outcome) may live, the entry stays,
+     * reporting them, until the longest lease has ended plus 1 s, so the
+     * controller cannot step past them.
      */
     @Override
     public void close() {
+        closed = true;
         watchdog.shutdownNow();
         if (follow != null) {
             follow.close();
@@ -235,8 +239,8 @@ public final class MigrateLocker implements AutoCloseable {
     private record Args(String name, byte[] legacyKey, byte[] modernKey, byte[] channel, Duration ttl) {}
 
     private Args prepare(String name, Duration ttl) {
-        if (ttl == null || ttl.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("migrate: ttl " + ttl + " is below 1ms");
+        if (closed) {
+            throw new InvalidException("migrate: locker closed");
         }
         profile.checkTtl(ttl);
         byte[] l = profile.encodeKey(name);
@@ -245,6 +249,9 @@ public final class MigrateLocker implements AutoCloseable {
     }
 
     private Lock attempt(Args a) {
+        if (closed) {
+            throw new InvalidException("migrate: locker closed");
+        }
         if (follow == null) {
             AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a);
             started(lk);
@@ -355,14 +362,10 @@ public final class MigrateLocker implements AutoCloseable {
         throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held on its modern key (" + left + " left)", left);
     }
 
-    /** When legacy lockers may take over value w: once their clock passes it, at the next unit. */
-    private Instant legacyEnd(long w) {
-        return profile.timeOf(w + 1);
-    }
 
     /** The dual-write modern key's PX: the ttl, or longer while the legacy value w stands. */
     private Duration modernPx(Instant now, Duration ttl, long w) {
-        Duration d = Duration.between(now, legacyEnd(w));
+        Duration d = Duration.between(now, profile.valueEnd(w));
         if (d.compareTo(ttl) > 0) {
             long ms = (d.toNanos() + 999_999) / 1_000_000;
             return Duration.ofMillis(ms);
@@ -372,11 +375,7 @@ public final class MigrateLocker implements AutoCloseable {
 
     /** The holder counts its lease as the shorter of ttl and the legacy value's life, in dual-write. */
     private Duration localTtl(Phase p, Instant now, Duration ttl, long w) {
-        if (p != Phase.DUAL_WRITE) {
-            return ttl;
-        }
-        Duration end = Duration.between(now, legacyEnd(w));
-        return end.compareTo(ttl) < 0 ? end : ttl;
+        return p == Phase.DUAL_WRITE ? profile.holderLease(now, ttl, w) : ttl;
     }
 
     private AbstractLock acquireDual(Phase p, Args a) {

@@ -129,7 +129,7 @@ class LegacyLockerTest {
         Lock lock = LegacyLocker.builder(redis).profile(p).build().tryLock("orders", Duration.ofMillis(100));
         // The same lock, released by a clock past W: the Java rule refuses it.
         LegacyLocker.LegacyLock late = new LegacyLocker.LegacyLock(redis, p.clock(at(t0 + 200)), "orders", b("orders"),
-                ((LegacyLocker.LegacyLock) lock).expiry(), Duration.ofMillis(100), Phase.LEGACY, System.nanoTime());
+                ((LegacyLocker.LegacyLock) lock).expiry(), Duration.ofMillis(100), Phase.LEGACY, System.nanoTime(), Duration.ofMillis(100));
         NotHeldException e = assertThrows(NotHeldException.class, late::unlock);
         assertEquals(NotHeldException.Reason.EXPIRED, e.reason());
         assertEquals(Long.toString(t0 + 101), srv.get("orders"), "left to expire by its value");

@@ -1,0 +1,78 @@
+package io.lockbridge;
+
+import static io.lockbridge.RedisServer.b;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A stored legacy expiry far in the future (another client's, or written by
+ * hand) is a live lock held for a very long time: a NotObtainedException,
+ * the stored value untouched. Before, a value in seconds beyond
+ * java.time.Instant's range (about 3.2e16 s) made the attempt throw an
+ * untyped DateTimeException while computing the holder's time left.
+ */
+class FarValueFaultTest {
+    static RedisServer srv;
+    static Redis redis;
+
+    @BeforeAll
+    static void start() throws Exception {
+        srv = new RedisServer();
+        redis = srv.redis();
+    }
+
+    @AfterAll
+    static void stop() {
+        redis.close();
+        srv.close();
+    }
+
+    @BeforeEach
+    void flush() {
+        srv.raw.flushall();
+    }
+
+    static Stream<Arguments> cases() {
+        Stream.Builder<Arguments> s = Stream.builder();
+        for (String v : new String[] {"31556889864403200", "99999999999999999", "4611686018427387904", "9223372036854775806", "9223372036854775807"}) {
+            for (TimeUnit u : new TimeUnit[] {TimeUnit.SECONDS, TimeUnit.MILLISECONDS}) {
+                s.add(Arguments.of(v, u, null));
+                s.add(Arguments.of(v, u, Phase.DUAL_WRITE));
+                s.add(Arguments.of(v, u, Phase.DUAL_READ));
+            }
+        }
+        return s.build();
+    }
+
+    @ParameterizedTest(name = "{0} {1} {2}")
+    @MethodSource("cases")
+    void faultFarLegacyValueIsHeld(String v, TimeUnit unit, Phase p) {
+        srv.raw.set(b("far"), b(v));
+        LegacyProfile prof = LegacyProfile.defaults().unit(unit);
+        NotObtainedException e;
+        if (p == null) {
+            try (LegacyLocker l = LegacyLocker.builder(redis).profile(prof).build()) {
+                e = assertThrows(NotObtainedException.class, () -> l.tryLock("far", Duration.ofSeconds(5)));
+            }
+        } else {
+            try (MigrateLocker m = MigrateLocker.builder(redis).legacy(prof).phase(p).build()) {
+                e = assertThrows(NotObtainedException.class, () -> m.tryLock("far", Duration.ofSeconds(5)));
+            }
+        }
+        assertTrue(e.holderLeft().compareTo(Duration.ofDays(365)) > 0, "held for long: " + e.holderLeft());
+        assertEquals(v, srv.get("far"), "the stored value untouched");
+        assertEquals(0, srv.raw.exists(b("{far}:modern")));
+    }
+}
