@@ -139,7 +139,11 @@ func (d *javaDemo) goWorkers(ctx context.Context, stage int, stop <-chan struct{
 				l, err := lk.Lock(actx, d.name, d.lease)
 				cancel()
 				if err != nil {
-					if errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, migrate.ErrPhaseUnknown) || ctx.Err() != nil {
+					// An attempt whose reply did not come within its second
+					// (a loaded machine) has an unknown outcome: if it took
+					// the lock, the lock ends with its lease, unused.
+					if errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, migrate.ErrPhaseUnknown) ||
+						errors.Is(err, lockbridge.ErrUnknownOutcome) || ctx.Err() != nil {
 						continue
 					}
 					errs <- fmt.Errorf("%s: %w", id, err)
