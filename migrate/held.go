@@ -171,7 +171,7 @@ func newHeldLock(l *Locker, p Phase, inner lockbridge.Lock, ttl time.Duration, s
 	h := &heldLock{inner: inner, l: l, phase: p, ttl: ttl}
 	h.life.Init(pkg, start, ttl)
 	if auto {
-		h.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return h.refresh(ctx, 0) })
+		h.life.AutoRefresh(context.Background(), l.tel, inner.Key(), func(ctx context.Context) error { return h.refresh(ctx, 0) })
 	}
 	return h
 }

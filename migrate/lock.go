@@ -40,7 +40,7 @@ func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value
 	d := &dualLock{l: l, phase: p, a: a, token: token, fence: fence, w: w, value: value, lease: a.ttl}
 	d.life.Init(pkg, start, d.localTTL(now, a.ttl, w))
 	if l.mset.AutoRefresh {
-		d.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return d.refresh(ctx, a.ttl) })
+		d.life.AutoRefresh(context.Background(), l.tel, a.key, func(ctx context.Context) error { return d.refresh(ctx, a.ttl) })
 	}
 	return d
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -65,6 +66,7 @@ type Locker struct {
 	polite    *retry.Courtesy
 	born      time.Time
 	metLegacy atomic.Int64
+	tel       *telemetry.T
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -82,6 +84,12 @@ func New(c driver.Client, opts ...Option) *Locker {
 	if c == nil {
 		l.cfg.errs.Invalid("nil driver.Client")
 	}
+	l.tel = l.cfg.errs.Telemetry()
+	// The inner lockers log (their background work) but do not measure:
+	// the acquires are this Locker's, measured once.
+	lg := l.cfg.errs.Settings().Logger
+	l.cfg.legacyOpts = append([]legacy.Option{legacy.WithLogger(lg)}, l.cfg.legacyOpts...)
+	l.cfg.modernOpts = append([]modern.Option{modern.WithLogger(lg)}, l.cfg.modernOpts...)
 	var err error
 	if l.profile, err = legacyproto.NewProfile(l.cfg.legacyOpts...); err != nil {
 		l.cfg.errs.Keep(err)
@@ -199,6 +207,10 @@ func (l *Locker) Keys(name string) (legacyKey, modernKey string, err error) {
 // error wraps lockbridge.ErrNotObtained; when the Locker cannot trust its
 // phase it wraps ErrPhaseUnknown instead (see Phase).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, l.tryLock, key, ttl)
+}
+
+func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -218,6 +230,10 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // for 10 s after an attempt met a legacy-only holder: then it waits as the
 // Java pollers do, unwoken (WithPollers).
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock, key, ttl)
+}
+
+func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -229,7 +245,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		release := func() {}
 		defer func() { release() }()
 		subscribed := false
-		lk, err := retry.Loop(ctx, backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+		lk, err := retry.Loop(ctx, l.tel, backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 			lk, left, err := l.attempt(ctx, a)
 			if err != nil && !subscribed && errors.Is(err, lockbridge.ErrNotObtained) {
 				// Subscribe after the first failed attempt, then try once
@@ -242,7 +258,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		})
 		return lk, err
 	}
-	return retry.Loop(ctx, backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+	return retry.Loop(ctx, l.tel, backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 		return l.attempt(ctx, a)
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 var (
@@ -31,6 +32,7 @@ type Locker struct {
 	clientID string
 	hub      *notify.Hub
 	owners   atomic.Int64 // the last owner id handed out
+	tel      *telemetry.T
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -51,6 +53,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		l.clientID = id
 	}
 	l.err = l.cfg.errs.Err()
+	l.tel = l.cfg.errs.Telemetry()
 	return l
 }
 

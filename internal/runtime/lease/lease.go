@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 // Lease is the local view of one held lock. The zero value is not usable:
@@ -24,6 +25,8 @@ type Lease struct {
 	cancel  context.CancelFunc
 	exited  chan struct{} // closed when the running refresher returned
 	kick    chan struct{} // Extend tells the refresher to reschedule
+	tel     *telemetry.T  // set by AutoRefresh: reports refreshes and the loss
+	key     string        // the lock's key, for tel
 }
 
 // New returns the lease of a lock obtained with a lease of ttl, the attempt
@@ -149,6 +152,9 @@ func (l *Lease) End(err error) bool {
 	if l.done != nil {
 		close(l.done)
 	}
+	if _, lost := err.(*LostError); lost && l.tel != nil {
+		l.tel.Lost(context.Background(), l.key, err)
+	}
 	return true
 }
 
@@ -194,12 +200,15 @@ type RefreshFunc func(ctx context.Context) error
 // lease ends (released, or lost: then it ends the lease itself, with Err a
 // *LostError). ctx's values (not its cancellation) are passed on to refresh.
 // It does nothing when the lease has ended or a refresher already runs.
-func (l *Lease) AutoRefresh(ctx context.Context, refresh RefreshFunc) {
+// tel (which may be nil) reports each refresh of the lock key and its
+// loss, whoever finds it.
+func (l *Lease) AutoRefresh(ctx context.Context, tel *telemetry.T, key string, refresh RefreshFunc) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended || l.cancel != nil {
 		return
 	}
+	l.tel, l.key = tel, key
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	exited := make(chan struct{})
 	l.cancel, l.exited = cancel, exited
@@ -284,13 +293,16 @@ func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFu
 		}
 		switch {
 		case err == nil:
+			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeRefreshed, nil)
 			last = nil
 			period, _, _, _ = l.schedule() // Extend may have changed the ttl
 			timer.Reset(period)
 		case errors.Is(err, lockbridge.ErrNotHeld):
+			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeNotHeld, err)
 			l.Lose(err)
 			return
 		default:
+			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeError, err)
 			last = err
 			wait := time.Until(giveUp)
 			if wait > retry {
