@@ -106,7 +106,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		return l
 	}
 	l.legacy = legacy.New(c, l.cfg.legacyOpts...)
-	l.hub = notify.New(c)
+	l.hub = notify.New(c, notify.Logger(l.tel.Log()))
 	l.pub = notify.PublishCommand(c)
 	l.born = time.Now()
 	if l.cfg.poll > 0 {

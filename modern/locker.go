@@ -49,14 +49,14 @@ type Locker struct {
 // lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: modernproto.NewConfig(opts)}
+	l.tel = l.cfg.Errs.Telemetry()
 	if c == nil {
 		l.cfg.Errs.Invalid("nil driver.Client")
 	} else {
 		l.node = modernproto.NewNode("modern", c)
-		l.hub = notify.New(c)
+		l.hub = notify.New(c, notify.Logger(l.tel.Log()))
 	}
 	l.err = l.cfg.Errs.Err()
-	l.tel = l.cfg.Errs.Telemetry()
 	if l.cfg.Poll > 0 {
 		l.polite = &retry.Courtesy{Poll: l.cfg.Poll}
 	}

@@ -39,10 +39,11 @@ type Locker struct {
 // here but by every call, with an error wrapping lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: newConfig(opts), c: c}
+	l.tel = l.cfg.errs.Telemetry()
 	if c == nil {
 		l.cfg.errs.Invalid("nil driver.Client")
 	} else {
-		l.hub = notify.New(c)
+		l.hub = notify.New(c, notify.Logger(l.tel.Log()))
 	}
 	l.clientID = l.cfg.clientID
 	if l.clientID == "" {
@@ -53,7 +54,6 @@ func New(c driver.Client, opts ...Option) *Locker {
 		l.clientID = id
 	}
 	l.err = l.cfg.errs.Err()
-	l.tel = l.cfg.errs.Telemetry()
 	return l
 }
 

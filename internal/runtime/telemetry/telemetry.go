@@ -136,6 +136,9 @@ func (t *T) instruments(m metric.Meter) *instruments {
 	return in
 }
 
+// Discard is a logger that discards every record.
+func Discard() *slog.Logger { return discard }
+
 // Log is the logger: never nil (it discards when none was given).
 func (t *T) Log() *slog.Logger {
 	if t == nil {
