@@ -125,6 +125,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 			l.follow.fixed = PhaseLegacy
 		}
 		l.follow.held = l.held.report
+		l.follow.tel = l.tel
 		l.follow.onStep = func(cur Phase) {
 			l.held.endIncompatible(cur, func(t tracked) string {
 				switch lk := t.(type) {
@@ -499,7 +500,12 @@ func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 	if now.UnixNano()-last < int64(sightingEvery) || !l.lastSighting.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	_ = l.store.recordSighting(ctx, legacyKey) // stamped with the server's clock
+	// Stamped with the server's clock.
+	if err := l.store.recordSighting(ctx, legacyKey); err != nil {
+		l.tel.Log().WarnContext(ctx, "lockbridge: recording a legacy sighting failed", "lockbridge.migrate.namespace", l.store.k.ns, "lockbridge.lock.key", legacyKey, "error", err)
+		return
+	}
+	l.tel.Sighted(ctx, l.store.k.ns)
 }
 
 // legacyEnd is when legacy lockers may take over a legacy value w: once
