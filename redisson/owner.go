@@ -10,7 +10,6 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
-	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
@@ -99,7 +98,15 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // taken is released at once on a detached context (best effort, 250 ms) —
 // again only without another hold of key.
 func (o *Owner) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(o.l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, o.tryLock, key, ttl)
+	return telemetry.Acquire(ctx, o.telemetry(), telemetry.OpTryLock, o.tryLock, key, ttl)
+}
+
+// telemetry is the Locker's, nil for a nil or zero Owner.
+func (o *Owner) telemetry() *telemetry.T {
+	if o == nil || o.l == nil {
+		return nil
+	}
+	return o.l.tel
 }
 
 func (o *Owner) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
@@ -128,7 +135,7 @@ func (o *Owner) tryLock(ctx context.Context, key string, ttl time.Duration) (loc
 // the failed attempt returned), and attempts again. When subscribing fails
 // it just waits by backoff and lease.
 func (o *Owner) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(o.l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, o.lock, key, ttl)
+	return telemetry.Acquire(ctx, o.telemetry(), telemetry.OpLock, o.lock, key, ttl)
 }
 
 func (o *Owner) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
