@@ -77,7 +77,7 @@ func LockCycle(ctx context.Context, c driver.Client, t *Telemetry, key string, h
 		return fmt.Errorf("unlock: %w", err)
 	}
 	if err != nil {
-		return fmt.Errorf("Lock: %w", err)
+		return fmt.Errorf("the waiting Lock: %w", err)
 	}
 	if _, err := c.Do(ctx, "DEL", key); err != nil { // lost behind its back
 		return err

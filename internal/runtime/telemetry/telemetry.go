@@ -8,6 +8,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockbridge/lockbridge"
@@ -79,7 +80,7 @@ type instruments struct {
 var discard = slog.New(discardHandler{})
 
 // New returns the telemetry of a Locker of package system. An instrument
-// the meter cannot make is left out (the error is logged), never fatal.
+// the meter cannot make records nothing (the error is logged), never fatal.
 func New(system string, s Settings) *T {
 	t := &T{system: system, log: discard, sys: AttrSystem.String(system)}
 	if s.Logger != nil {
@@ -96,40 +97,40 @@ func New(system string, s Settings) *T {
 
 func (t *T) instruments(m metric.Meter) *instruments {
 	var errs []error
-	keep := func(err error) { errs = append(errs, err) }
-	sec := []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}
-	in := &instruments{}
-	var err error
-	in.acquire, err = m.Float64Histogram("lockbridge.lock.acquire.duration", metric.WithUnit("s"),
-		metric.WithDescription("Time a TryLock or Lock call took, by outcome."), metric.WithExplicitBucketBoundaries(sec...))
-	keep(err)
-	in.wait, err = m.Float64Histogram("lockbridge.lock.wait.duration", metric.WithUnit("s"),
-		metric.WithDescription("Time a Lock call spent waiting between attempts while the lock was held by another."), metric.WithExplicitBucketBoundaries(sec...))
-	keep(err)
-	in.contention, err = m.Int64Counter("lockbridge.lock.contention", metric.WithUnit("{attempt}"),
-		metric.WithDescription("Acquire attempts that found the lock held by another."))
-	keep(err)
-	in.refreshes, err = m.Int64Counter("lockbridge.lock.refreshes", metric.WithUnit("{refresh}"),
-		metric.WithDescription("Background refreshes (auto-refresh, watchdog) by outcome."))
-	keep(err)
-	in.lost, err = m.Int64Counter("lockbridge.lock.lost", metric.WithUnit("{lock}"),
-		metric.WithDescription("Locks lost while held: a refresh found them gone or taken, or their lease ran out unrefreshed."))
-	keep(err)
-	in.fence, err = m.Int64Gauge("lockbridge.lock.fence", metric.WithUnit("{fence}"),
-		metric.WithDescription("The last fence value handed out to this process."))
-	keep(err)
-	in.phase, err = m.Int64Gauge("lockbridge.migrate.phase", metric.WithUnit("{phase}"),
-		metric.WithDescription("The migration phase a client runs: 1 legacy, 2 dual-write, 3 dual-read, 4 modern."))
-	keep(err)
-	in.sightings, err = m.Int64Counter("lockbridge.migrate.sightings", metric.WithUnit("{sighting}"),
-		metric.WithDescription("Legacy holders met by a migrating client and recorded in the registry."))
-	keep(err)
-	in.steps, err = m.Int64Counter("lockbridge.migrate.controller.steps", metric.WithUnit("{step}"),
-		metric.WithDescription("Phase changes the controller made."))
-	keep(err)
-	in.refusals, err = m.Int64Counter("lockbridge.migrate.controller.refusals", metric.WithUnit("{refusal}"),
-		metric.WithDescription("Phase changes the controller refused as unsafe."))
-	keep(err)
+	sec := metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+	hist := func(name, desc string) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), sec)
+		if errs = append(errs, err); h == nil {
+			return noop.Float64Histogram{}
+		}
+		return h
+	}
+	count := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if errs = append(errs, err); c == nil {
+			return noop.Int64Counter{}
+		}
+		return c
+	}
+	gauge := func(name, unit, desc string) metric.Int64Gauge {
+		g, err := m.Int64Gauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		if errs = append(errs, err); g == nil {
+			return noop.Int64Gauge{}
+		}
+		return g
+	}
+	in := &instruments{
+		acquire:    hist("lockbridge.lock.acquire.duration", "Time a TryLock or Lock call took, by outcome."),
+		wait:       hist("lockbridge.lock.wait.duration", "Time a Lock call spent waiting between attempts while the lock was held by another."),
+		contention: count("lockbridge.lock.contention", "{attempt}", "Acquire attempts that found the lock held by another."),
+		refreshes:  count("lockbridge.lock.refreshes", "{refresh}", "Background refreshes (auto-refresh, watchdog) by outcome."),
+		lost:       count("lockbridge.lock.lost", "{lock}", "Locks lost while a background refresher kept them."),
+		fence:      gauge("lockbridge.lock.fence", "{fence}", "The last fence value handed out to this process."),
+		phase:      gauge("lockbridge.migrate.phase", "{phase}", "The migration phase a client runs: 1 legacy, 2 dual-write, 3 dual-read, 4 modern."),
+		sightings:  count("lockbridge.migrate.sightings", "{sighting}", "Legacy holders met by a migrating client and recorded in the registry."),
+		steps:      count("lockbridge.migrate.controller.steps", "{step}", "Phase changes the controller made."),
+		refusals:   count("lockbridge.migrate.controller.refusals", "{refusal}", "Phase changes the controller refused as unsafe."),
+	}
 	if err := errors.Join(errs...); err != nil {
 		t.log.Error("lockbridge: making instruments", "error", err)
 	}

@@ -35,7 +35,9 @@ func TestOutcome(t *testing.T) {
 // An off T (nil, or from empty Settings) costs nothing on the hot path.
 func TestOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
-	f := func(context.Context, string, time.Duration) (lockbridge.Lock, error) { return nil, lockbridge.ErrNotObtained }
+	f := func(context.Context, string, time.Duration) (lockbridge.Lock, error) {
+		return nil, lockbridge.ErrNotObtained
+	}
 	for name, tel := range map[string]*T{"nil": nil, "empty": New("modern", Settings{})} {
 		allocs := testing.AllocsPerRun(100, func() {
 			_, _ = Acquire(ctx, tel, OpTryLock, f, "k", time.Second)

@@ -1,0 +1,41 @@
+package logtest
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+)
+
+// CheckLossLogged takes a lock with l — a Locker whose locks refresh
+// themselves in the background, logging to rec — deletes its key behind
+// its back on c, and checks that the refresher logged the refresh that
+// found it gone and the loss, for package system.
+func CheckLossLogged(t *testing.T, c driver.Client, l lockbridge.Locker, rec *Recorder, system string) {
+	t.Helper()
+	key := locktest.Key(t, "orders")
+	lk, err := l.TryLock(context.Background(), key, 300*time.Millisecond)
+	require.NoError(t, err)
+	assert.Empty(t, rec.Records(""), "nothing logged while all goes well")
+	locktest.Do(t, c, "DEL", key) // behind the holder's back
+	require.True(t, locktest.WaitDone(lk, 2*time.Second))
+	require.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
+
+	r, ok := rec.Wait("background refresh failed", time.Second)
+	require.True(t, ok)
+	assert.Equal(t, slog.LevelError, r.Level)
+	assert.Equal(t, "not_held", r.Attrs["lockbridge.lock.outcome"])
+	assert.Equal(t, key, r.Attrs["lockbridge.lock.key"])
+	lost, ok := rec.Wait("lock lost", time.Second)
+	require.True(t, ok)
+	assert.Equal(t, slog.LevelError, lost.Level)
+	assert.Equal(t, system, lost.Attrs["lockbridge.lock.system"])
+	assert.Equal(t, key, lost.Attrs["lockbridge.lock.key"])
+}
