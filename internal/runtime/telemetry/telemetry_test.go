@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -77,4 +78,15 @@ func BenchmarkAcquireOff(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		_, _ = Acquire(ctx, nil, OpLock, f, "k", time.Second)
 	}
+}
+
+// The library depends on the OpenTelemetry API only: the SDK and the
+// exporters are the application's (examples/otel has its own go.mod).
+func TestNoSDKInTheLibrarysModule(t *testing.T) {
+	mod, err := os.ReadFile("../../../go.mod")
+	require.NoError(t, err)
+	assert.NotContains(t, string(mod), "go.opentelemetry.io/otel/sdk")
+	assert.NotContains(t, string(mod), "go.opentelemetry.io/otel/exporters")
+	assert.NotContains(t, string(mod), "prometheus")
+	assert.Contains(t, string(mod), "\ngo 1.21\n", "the otel API version chosen keeps Go 1.21")
 }
