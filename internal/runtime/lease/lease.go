@@ -149,11 +149,12 @@ func (l *Lease) End(err error) bool {
 		return false
 	}
 	l.ended, l.err = true, err
+	if _, lost := err.(*LostError); lost && l.tel != nil {
+		// Before Done closes: whoever waits on it finds the record written.
+		l.tel.Lost(context.Background(), l.key, err)
+	}
 	if l.done != nil {
 		close(l.done)
-	}
-	if _, lost := err.(*LostError); lost && l.tel != nil {
-		l.tel.Lost(context.Background(), l.key, err)
 	}
 	return true
 }

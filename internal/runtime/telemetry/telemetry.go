@@ -249,17 +249,15 @@ func (t *T) Waited(ctx context.Context, d time.Duration) {
 }
 
 // Refreshed records a background refresh of key and its outcome
-// (OutcomeRefreshed, OutcomeNotHeld, OutcomeError); a failed one is logged.
+// (OutcomeRefreshed, OutcomeNotHeld, OutcomeError). A failed one
+// (OutcomeError, retried) is logged at warn level; a not-held one is
+// logged by Lost, as the loss it is.
 func (t *T) Refreshed(ctx context.Context, key, outcome string, err error) {
 	if t == nil {
 		return
 	}
-	if err != nil {
-		lvl := slog.LevelWarn
-		if outcome == OutcomeNotHeld {
-			lvl = slog.LevelError
-		}
-		t.log.Log(ctx, lvl, "lockbridge: background refresh failed", "lockbridge.lock.key", key, "lockbridge.lock.outcome", outcome, "error", err)
+	if outcome == OutcomeError {
+		t.log.WarnContext(ctx, "lockbridge: background refresh failed; retrying", "lockbridge.lock.key", key, "error", err)
 	}
 	if t.m != nil {
 		t.m.refreshes.Add(ctx, 1, metric.WithAttributes(t.sys, AttrOutcome.String(outcome)))
