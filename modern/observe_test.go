@@ -11,5 +11,5 @@ import (
 func TestAutoRefreshLogsTheLoss(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	rec, log := logtest.New()
-	logtest.CheckLossLogged(t, tg.Client, New(tg.Client, WithAutoRefresh(), WithLogger(log)), rec, "modern")
+	logtest.CheckLossLogged(t, New(tg.Client, WithAutoRefresh(), WithLogger(log)), rec, "modern", logtest.Del(t, tg.Client))
 }

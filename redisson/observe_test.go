@@ -12,5 +12,5 @@ import (
 func TestWatchdogLogsTheLoss(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	rec, log := logtest.New()
-	logtest.CheckLossLogged(t, tg.Client, New(tg.Client, WithWatchdog(), WithLogger(log)), rec, "redisson")
+	logtest.CheckLossLogged(t, New(tg.Client, WithWatchdog(), WithLogger(log)), rec, "redisson", logtest.Del(t, tg.Client))
 }
