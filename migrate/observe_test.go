@@ -78,3 +78,26 @@ func TestControllerLogsStepsAndRefusals(t *testing.T) {
 	assert.Equal(t, "dual-read", refused[0].Attrs["lockbridge.migrate.phase"])
 	assert.Contains(t, refused[0].Attrs["first"], "has run dual-write")
 }
+
+// A lock that a phase move ends, in the background, is logged as lost,
+// before its Done closes.
+func TestPhaseEndedLockLogged(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
+	rec, log := logtest.New()
+	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond), WithLogger(log))
+	defer l.Close(ctx)
+	name := locktest.Key(t, "orders")
+	lk, err := l.TryLock(ctx, name, time.Minute)
+	require.NoError(t, err)
+	defer lk.Unlock(ctx)
+	walk(t, ctl, PhaseDualRead) // forced past the held lock
+	require.True(t, locktest.WaitDone(lk, 10*time.Second), "the legacy lock ends at dual-read")
+	lost := rec.Records("lock lost")
+	require.Len(t, lost, 1)
+	assert.Equal(t, slog.LevelError, lost[0].Level)
+	assert.Equal(t, name, lost[0].Attrs["lockbridge.lock.key"])
+	assert.Contains(t, lost[0].Attrs["error"], "ended")
+}

@@ -213,7 +213,8 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	lk := &Lock{locker: l, names: *n, token: token, arg: arg, fence: fence}
 	lk.lease.Init("modern", start, ttl)
 	if l.cfg.AutoRefresh {
-		lk.lease.AutoRefresh(ctx, l.tel, n.Key, lk.autoRefresh)
+		lk.lease.Observe(l.tel, n.Key)
+		lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 	}
 	return lk, 0, nil
 }

@@ -369,7 +369,8 @@ func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Du
 	lk.lease.Init("redisson", start, ttl)
 	o.add(lk, start)
 	if o.l.cfg.watchdog {
-		lk.lease.AutoRefresh(ctx, o.l.tel, n.key, lk.watchdog)
+		lk.lease.Observe(o.l.tel, n.key)
+		lk.lease.AutoRefresh(ctx, lk.watchdog)
 	}
 	return lk
 }

@@ -336,7 +336,8 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 		lk.timing.Store(t)
 		lk.lease.Init("redlock", start, t.ttl-t.drift)
 		if l.cfg.autoRefresh {
-			lk.lease.AutoRefresh(ctx, l.tel, n.Key, lk.autoRefresh)
+			lk.lease.Observe(l.tel, n.Key)
+			lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 		}
 		return lk, 0, nil
 	}

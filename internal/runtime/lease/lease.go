@@ -25,7 +25,7 @@ type Lease struct {
 	cancel  context.CancelFunc
 	exited  chan struct{} // closed when the running refresher returned
 	kick    chan struct{} // Extend tells the refresher to reschedule
-	tel     *telemetry.T  // set by AutoRefresh: reports refreshes and the loss
+	tel     *telemetry.T  // set by Observe: reports refreshes and the loss
 	key     string        // the lock's key, for tel
 }
 
@@ -190,6 +190,15 @@ func (e *LostError) Unwrap() []error {
 	return []error{lockbridge.ErrLost, e.Cause}
 }
 
+// Observe makes tel (which may be nil) report the refreshes of the lock
+// key by the refresher, and its loss (Lose), whoever finds it. Call it
+// before AutoRefresh, for locks whose loss happens in the background.
+func (l *Lease) Observe(tel *telemetry.T, key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tel, l.key = tel, key
+}
+
 // RefreshFunc refreshes the lock once, within ctx. On success it has called
 // Extend with the new lease end; when the lock is no longer ours it returns
 // an error wrapping lockbridge.ErrNotHeld; any other error (Redis
@@ -201,15 +210,13 @@ type RefreshFunc func(ctx context.Context) error
 // lease ends (released, or lost: then it ends the lease itself, with Err a
 // *LostError). ctx's values (not its cancellation) are passed on to refresh.
 // It does nothing when the lease has ended or a refresher already runs.
-// tel (which may be nil) reports each refresh of the lock key and its
-// loss, whoever finds it.
-func (l *Lease) AutoRefresh(ctx context.Context, tel *telemetry.T, key string, refresh RefreshFunc) {
+// Call Observe first to have its refreshes reported.
+func (l *Lease) AutoRefresh(ctx context.Context, refresh RefreshFunc) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended || l.cancel != nil {
 		return
 	}
-	l.tel, l.key = tel, key
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	exited := make(chan struct{})
 	l.cancel, l.exited = cancel, exited

@@ -80,8 +80,8 @@ func extender(l *lease.Lease, calls *atomic.Int64) lease.RefreshFunc {
 func TestAutoRefreshKeepsTheLease(t *testing.T) {
 	l := lease.New("x", time.Now(), 90*time.Millisecond)
 	var calls atomic.Int64
-	l.AutoRefresh(context.Background(), nil, "", extender(l, &calls))
-	l.AutoRefresh(context.Background(), nil, "", extender(l, &calls)) // a second start does nothing
+	l.AutoRefresh(context.Background(), extender(l, &calls))
+	l.AutoRefresh(context.Background(), extender(l, &calls)) // a second start does nothing
 	time.Sleep(400 * time.Millisecond)
 	assert.False(t, l.Ended())
 	n := calls.Load()
@@ -99,7 +99,7 @@ func TestAutoRefreshNotHeldLosesAtOnce(t *testing.T) {
 	l := lease.New("x", time.Now(), 60*time.Millisecond)
 	notHeld := fmt.Errorf("x: gone: %w", lockbridge.ErrNotHeld)
 	var calls atomic.Int64
-	l.AutoRefresh(context.Background(), nil, "", func(context.Context) error { calls.Add(1); return notHeld })
+	l.AutoRefresh(context.Background(), func(context.Context) error { calls.Add(1); return notHeld })
 	require.True(t, done(l, 5*time.Second))
 	assert.Equal(t, int64(1), calls.Load())
 	assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
@@ -111,7 +111,7 @@ func TestAutoRefreshGivesUpBeforeTheLeaseEnds(t *testing.T) {
 	l := lease.New("x", time.Now(), 120*time.Millisecond)
 	down := errors.New("connection refused")
 	var calls atomic.Int64
-	l.AutoRefresh(context.Background(), nil, "", func(ctx context.Context) error {
+	l.AutoRefresh(context.Background(), func(ctx context.Context) error {
 		calls.Add(1)
 		_, ok := ctx.Deadline()
 		assert.True(t, ok, "each call has a deadline")
@@ -128,7 +128,7 @@ func TestAutoRefreshGivesUpBeforeTheLeaseEnds(t *testing.T) {
 
 func TestAutoRefreshHungCallIsCutOff(t *testing.T) {
 	l := lease.New("x", time.Now(), 120*time.Millisecond)
-	l.AutoRefresh(context.Background(), nil, "", func(ctx context.Context) error {
+	l.AutoRefresh(context.Background(), func(ctx context.Context) error {
 		<-ctx.Done() // a hung server
 		return ctx.Err()
 	})
@@ -141,7 +141,7 @@ func TestAutoRefreshHungCallIsCutOff(t *testing.T) {
 func TestStopRefreshCancelsTheCall(t *testing.T) {
 	l := lease.New("x", time.Now(), 30*time.Millisecond)
 	entered := make(chan struct{})
-	l.AutoRefresh(context.Background(), nil, "", func(ctx context.Context) error {
+	l.AutoRefresh(context.Background(), func(ctx context.Context) error {
 		close(entered)
 		<-ctx.Done()
 		return ctx.Err()
@@ -154,13 +154,13 @@ func TestStopRefreshCancelsTheCall(t *testing.T) {
 func TestRefresherStopsWhenTheLeaseEnds(t *testing.T) {
 	l := lease.New("x", time.Now(), time.Hour)
 	var calls atomic.Int64
-	l.AutoRefresh(context.Background(), nil, "", extender(l, &calls))
+	l.AutoRefresh(context.Background(), extender(l, &calls))
 	l.End(nil)
 	// goleak in TestMain checks that the goroutine is gone; StopRefresh
 	// returns at once.
 	l.StopRefresh()
 	assert.Equal(t, int64(0), calls.Load())
-	l.AutoRefresh(context.Background(), nil, "", extender(l, &calls))
+	l.AutoRefresh(context.Background(), extender(l, &calls))
 	l.StopRefresh()
 	assert.Equal(t, int64(0), calls.Load(), "no refresher on an ended lease")
 }
@@ -168,7 +168,7 @@ func TestRefresherStopsWhenTheLeaseEnds(t *testing.T) {
 func TestExtendChangesThePeriod(t *testing.T) {
 	l := lease.New("x", time.Now(), 30*time.Millisecond)
 	var calls atomic.Int64
-	l.AutoRefresh(context.Background(), nil, "", func(context.Context) error {
+	l.AutoRefresh(context.Background(), func(context.Context) error {
 		calls.Add(1)
 		l.Extend(time.Now().Add(time.Hour), time.Hour) // now an hour's lease
 		return nil

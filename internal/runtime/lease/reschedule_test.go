@@ -15,7 +15,7 @@ import (
 func TestExtendReschedulesTheRefresher(t *testing.T) {
 	l := lease.New("x", time.Now(), 3*time.Second)
 	var calls atomic.Int64
-	l.AutoRefresh(context.Background(), nil, "", func(ctx context.Context) error {
+	l.AutoRefresh(context.Background(), func(ctx context.Context) error {
 		calls.Add(1)
 		l.Extend(time.Now().Add(150*time.Millisecond), 150*time.Millisecond)
 		return nil

@@ -124,7 +124,7 @@ func (t *T) instruments(m metric.Meter) *instruments {
 		wait:       hist("lockbridge.lock.wait.duration", "Time a Lock call spent waiting between attempts while the lock was held by another."),
 		contention: count("lockbridge.lock.contention", "{attempt}", "Acquire attempts that found the lock held by another."),
 		refreshes:  count("lockbridge.lock.refreshes", "{refresh}", "Background refreshes (auto-refresh, watchdog) by outcome."),
-		lost:       count("lockbridge.lock.lost", "{lock}", "Locks lost while a background refresher kept them."),
+		lost:       count("lockbridge.lock.lost", "{lock}", "Locks lost while held: found gone by a background refresher, or ended by a migrate phase move."),
 		fence:      gauge("lockbridge.lock.fence", "{fence}", "The last fence value handed out to this process."),
 		phase:      gauge("lockbridge.migrate.phase", "{phase}", "The migration phase a client runs: 1 legacy, 2 dual-write, 3 dual-read, 4 modern."),
 		sightings:  count("lockbridge.migrate.sightings", "{sighting}", "Legacy holders met by a migrating client and recorded in the registry."),
