@@ -8,13 +8,18 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.6.1
 # beside the main one.
 ADAPTER_MODULES := driver/rueidisadapter driver/valkeyadapter
 
+# The examples that need modules the library must not depend on (the
+# OpenTelemetry SDK, a Prometheus exporter): each is a module of its own,
+# tested and linted beside the main one.
+EXAMPLE_MODULES := examples/otel
+
 .PHONY: test lint bench soak model model-long interop interop-long java
 
 test:
 	./scripts/setup.sh
 	go vet ./...
 	go test -race -count=1 -timeout 15m ./...
-	for m in $(ADAPTER_MODULES); do (cd $$m && go vet ./... && go test -race -count=1 -timeout 5m ./...) || exit 1; done
+	for m in $(ADAPTER_MODULES) $(EXAMPLE_MODULES); do (cd $$m && go vet ./... && go test -race -count=1 -timeout 5m ./...) || exit 1; done
 	./model/run.sh
 
 # Interop with the real Java lock libraries (interop/, docs/java.md): builds
@@ -68,7 +73,7 @@ lint:
 	fi
 	go vet ./...
 	go run $(STATICCHECK) ./...
-	for m in $(ADAPTER_MODULES); do (cd $$m && go vet ./... && go run $(STATICCHECK) ./...) || exit 1; done
+	for m in $(ADAPTER_MODULES) $(EXAMPLE_MODULES); do (cd $$m && go vet ./... && go run $(STATICCHECK) ./...) || exit 1; done
 
 # bench/ is its own module (the peer libraries stay out of go.mod); it starts
 # its own redis-server and rewrites docs/performance.md and the hand-off chart

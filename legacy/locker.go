@@ -11,8 +11,10 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 // Locker takes legacy locks: the same locks, byte for byte, as the Java
@@ -25,6 +27,7 @@ type Locker struct {
 	backoff lockbridge.Backoff
 	polite  *retry.Courtesy // WithPollers; nil off
 	err     error           // invalid options or client: returned by every call
+	tel     *telemetry.T
 }
 
 var _ lockbridge.Locker = (*Locker)(nil)
@@ -44,6 +47,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		safety:  cfg.Safety,
 		backoff: cfg.Backoff,
 		err:     cfg.Errs.Err(),
+		tel:     cfg.Errs.Telemetry(),
 	}
 	if cfg.Poll > 0 {
 		lk.polite = &retry.Courtesy{Poll: cfg.Poll}
@@ -69,6 +73,10 @@ func (lk *Locker) Mode() Mode { return lk.mode }
 // the same bytes — so such a lock stays until its expiry passes, as the
 // lock of a Java service that crashed right after SETNX would.
 func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(lk, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, lk.tryLock, key, ttl)
+}
+
+func (lk *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	ekey, err := lk.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -89,11 +97,15 @@ func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (l
 // like a live one. Errors other than ErrNotObtained end the wait at once.
 // The lock returned is a *Lock.
 func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(lk, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, lk.lock, key, ttl)
+}
+
+func (lk *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	ekey, err := lk.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
-	l, err := retry.Loop(ctx, lk.polite.Backoff(lk.backoff), nil, func(ctx context.Context) (*Lock, time.Duration, error) {
+	l, err := retry.Loop(ctx, lk.tel, lk.polite.Backoff(lk.backoff), nil, func(ctx context.Context) (*Lock, time.Duration, error) {
 		return lk.attempt(ctx, key, ekey, ttl)
 	})
 	if err != nil {

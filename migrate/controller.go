@@ -1,6 +1,10 @@
 package migrate
 
 import (
+	"log/slog"
+
+	"go.opentelemetry.io/otel/metric"
+
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 var (
@@ -46,6 +51,8 @@ type Controller struct {
 	quiet  time.Duration
 	margin time.Duration
 	err    error
+	tset   telemetry.Settings
+	tel    *telemetry.T
 }
 
 // ControllerOption configures a Controller.
@@ -76,6 +83,20 @@ func WithLivenessMargin(d time.Duration) ControllerOption {
 	}
 }
 
+// WithControllerLogger sets where the controller logs the steps it takes
+// (info; warn when forced past blockers) and refuses (warn). Default: nil,
+// which discards.
+func WithControllerLogger(l *slog.Logger) ControllerOption {
+	return func(c *Controller) { c.tset.Logger = l }
+}
+
+// WithControllerMeterProvider sets where the controller counts its steps
+// and refusals (lockbridge.migrate.controller.steps and .refusals, in
+// docs/observability.md). Default: nil, no metrics.
+func WithControllerMeterProvider(p metric.MeterProvider) ControllerOption {
+	return func(c *Controller) { c.tset.Meter = p }
+}
+
 // NewController returns the controller of namespace ns (the namespace the
 // fleet's lockers name in WithPhaseFrom).
 func NewController(c driver.Client, ns string, opts ...ControllerOption) (*Controller, error) {
@@ -96,6 +117,7 @@ func NewController(c driver.Client, ns string, opts ...ControllerOption) (*Contr
 	if ctl.err != nil {
 		return nil, ctl.err
 	}
+	ctl.tel = telemetry.New("migrate", ctl.tset)
 	return ctl, nil
 }
 
@@ -481,13 +503,35 @@ func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step
 			blockers = append(blockers, c.clientBlockers(cl, from, to)...)
 		}
 	}
+	return c.apply(ctx, step, blockers, force, from.String(), "step", 0, 0)
+}
+
+// apply takes step — setPhase(seen, step.To, how, minGen, keep) — unless
+// blockers stand and force is not set: then it refuses with an
+// *UnsafeStepError. It logs and counts what it did.
+func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, force bool, seen, how string, minGen, keep int64) (Step, error) {
+	ns, from, to := c.s.k.ns, phaseOrNone(step.From), step.To.String()
+	log := c.tel.Log()
 	if len(blockers) > 0 {
 		if !force {
+			c.tel.Refused(ctx, ns, to, string(blockers[0].Kind))
+			log.WarnContext(ctx, "lockbridge: migrate: controller refused a phase change", "lockbridge.migrate.namespace", ns,
+				"lockbridge.migrate.phase.from", from, "lockbridge.migrate.phase", to, "blockers", len(blockers), "first", blockers[0].Text)
 			return step, &UnsafeStepError{Step: step, Blockers: blockers}
 		}
 		step.Overridden = blockers
 	}
-	return step, c.s.setPhase(ctx, from.String(), to, "step", 0, 0)
+	if err := c.s.setPhase(ctx, seen, step.To, how, minGen, keep); err != nil {
+		return step, err
+	}
+	c.tel.Stepped(ctx, ns, from, to)
+	lvl := slog.LevelInfo
+	if len(step.Overridden) > 0 {
+		lvl = slog.LevelWarn
+	}
+	log.Log(ctx, lvl, "lockbridge: migrate: controller changed the phase", "lockbridge.migrate.namespace", ns, "how", how,
+		"lockbridge.migrate.phase.from", from, "lockbridge.migrate.phase", to, "overridden", len(step.Overridden))
+	return step, nil
 }
 
 // Init starts a namespace that never had a phase at PhaseLegacy: the one
@@ -569,17 +613,11 @@ func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, er
 			keep = ids[len(ids)-1]
 		}
 	}
-	if len(blockers) > 0 {
-		if !force {
-			return step, &UnsafeStepError{Step: step, Blockers: blockers}
-		}
-		step.Overridden = blockers
-	}
 	seen := ""
 	if sn.hasPhase {
 		seen = sn.phase
 	}
-	return step, c.s.setPhase(ctx, seen, to, "repair", minGen, keep)
+	return c.apply(ctx, step, blockers, force, seen, "repair", minGen, keep)
 }
 
 // Forget removes a client from the registry, for an entry known dead (a

@@ -170,6 +170,7 @@ var _ lockbridge.Lock = (*heldLock)(nil)
 func newHeldLock(l *Locker, p Phase, inner lockbridge.Lock, ttl time.Duration, start time.Time, auto bool) *heldLock {
 	h := &heldLock{inner: inner, l: l, phase: p, ttl: ttl}
 	h.life.Init(pkg, start, ttl)
+	h.life.Observe(l.tel, inner.Key()) // a phase move ends it in the background
 	if auto {
 		h.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return h.refresh(ctx, 0) })
 	}

@@ -39,6 +39,7 @@ var _ lockbridge.Lock = (*dualLock)(nil)
 func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value string, start, now time.Time) *dualLock {
 	d := &dualLock{l: l, phase: p, a: a, token: token, fence: fence, w: w, value: value, lease: a.ttl}
 	d.life.Init(pkg, start, d.localTTL(now, a.ttl, w))
+	d.life.Observe(l.tel, a.key) // a phase move ends it in the background
 	if l.mset.AutoRefresh {
 		d.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return d.refresh(ctx, a.ttl) })
 	}

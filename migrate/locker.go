@@ -17,6 +17,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -65,6 +66,7 @@ type Locker struct {
 	polite    *retry.Courtesy
 	born      time.Time
 	metLegacy atomic.Int64
+	tel       *telemetry.T
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -82,6 +84,12 @@ func New(c driver.Client, opts ...Option) *Locker {
 	if c == nil {
 		l.cfg.errs.Invalid("nil driver.Client")
 	}
+	l.tel = l.cfg.errs.Telemetry()
+	// The inner lockers log (their background work) but do not measure:
+	// the acquires are this Locker's, measured once.
+	lg := l.cfg.errs.Settings().Logger
+	l.cfg.legacyOpts = append([]legacy.Option{legacy.WithLogger(lg)}, l.cfg.legacyOpts...)
+	l.cfg.modernOpts = append([]modern.Option{modern.WithLogger(lg)}, l.cfg.modernOpts...)
 	var err error
 	if l.profile, err = legacyproto.NewProfile(l.cfg.legacyOpts...); err != nil {
 		l.cfg.errs.Keep(err)
@@ -98,7 +106,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		return l
 	}
 	l.legacy = legacy.New(c, l.cfg.legacyOpts...)
-	l.hub = notify.New(c)
+	l.hub = notify.New(c, notify.Logger(l.tel.Log()))
 	l.pub = notify.PublishCommand(c)
 	l.born = time.Now()
 	if l.cfg.poll > 0 {
@@ -117,6 +125,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 			l.follow.fixed = PhaseLegacy
 		}
 		l.follow.held = l.held.report
+		l.follow.tel = l.tel
 		l.follow.onStep = func(cur Phase) {
 			l.held.endIncompatible(cur, func(t tracked) string {
 				switch lk := t.(type) {
@@ -199,6 +208,10 @@ func (l *Locker) Keys(name string) (legacyKey, modernKey string, err error) {
 // error wraps lockbridge.ErrNotObtained; when the Locker cannot trust its
 // phase it wraps ErrPhaseUnknown instead (see Phase).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, l.tryLock, key, ttl)
+}
+
+func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -218,6 +231,10 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // for 10 s after an attempt met a legacy-only holder: then it waits as the
 // Java pollers do, unwoken (WithPollers).
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock, key, ttl)
+}
+
+func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	a, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -229,7 +246,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		release := func() {}
 		defer func() { release() }()
 		subscribed := false
-		lk, err := retry.Loop(ctx, backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+		lk, err := retry.Loop(ctx, l.tel, backoff, wake, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 			lk, left, err := l.attempt(ctx, a)
 			if err != nil && !subscribed && errors.Is(err, lockbridge.ErrNotObtained) {
 				// Subscribe after the first failed attempt, then try once
@@ -242,7 +259,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		})
 		return lk, err
 	}
-	return retry.Loop(ctx, backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
+	return retry.Loop(ctx, l.tel, backoff, nil, func(ctx context.Context) (lockbridge.Lock, time.Duration, error) {
 		return l.attempt(ctx, a)
 	})
 }
@@ -483,7 +500,12 @@ func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 	if now.UnixNano()-last < int64(sightingEvery) || !l.lastSighting.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	_ = l.store.recordSighting(ctx, legacyKey) // stamped with the server's clock
+	// Stamped with the server's clock.
+	if err := l.store.recordSighting(ctx, legacyKey); err != nil {
+		l.tel.Log().WarnContext(ctx, "lockbridge: recording a legacy sighting failed", "lockbridge.migrate.namespace", l.store.k.ns, "lockbridge.lock.key", legacyKey, "error", err)
+		return
+	}
+	l.tel.Sighted(ctx, l.store.k.ns)
 }
 
 // legacyEnd is when legacy lockers may take over a legacy value w: once

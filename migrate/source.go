@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 // DefaultPhaseInterval is how often a Locker with WithPhaseFrom or
@@ -48,6 +49,7 @@ type follower struct {
 	fixed    Phase               // a fixed phase (WithPhase + WithNamespace): heartbeat only
 	held     func() heldReport   // the Locker's held locks; nil for none
 	onStep   func(current Phase) // called after the phase moved, outside mu
+	tel      *telemetry.T        // logs failed readings and phase moves; nil off
 
 	syncMu sync.Mutex // serialises readings
 
@@ -287,6 +289,10 @@ func (f *follower) move(a read) {
 	f.current = a.want
 	f.until, f.maxTTL = a.start.Add(f.lease), a.maxTTL
 	f.mu.Unlock()
+	ctx := context.Background()
+	f.tel.Phase(ctx, f.s.k.ns, f.id, int64(a.want), a.want.String())
+	f.tel.Log().Info("lockbridge: migrate: phase moved", "lockbridge.migrate.namespace", f.s.k.ns, "lockbridge.migrate.client.id", f.id,
+		"lockbridge.migrate.phase.from", phaseOrNone(from), "lockbridge.migrate.phase", a.want.String())
 	if from != 0 && f.onStep != nil {
 		f.onStep(a.want)
 	}
@@ -383,7 +389,18 @@ func (f *follower) loop(stop, done chan struct{}) {
 func (f *follower) refresh(ctx context.Context) {
 	rctx, cancel := context.WithTimeout(ctx, f.interval)
 	defer cancel()
-	_ = f.sync(rctx, 0)
+	if err := f.sync(rctx, 0); err != nil && ctx.Err() == nil {
+		// The lock calls report it too, once it makes them refuse.
+		f.tel.Log().Warn("lockbridge: migrate: phase reading and heartbeat failed", "lockbridge.migrate.namespace", f.s.k.ns, "lockbridge.migrate.client.id", f.id, "error", err)
+	}
+}
+
+// phaseOrNone names p, or "none" before the first reading.
+func phaseOrNone(p Phase) string {
+	if p == 0 {
+		return "none"
+	}
+	return p.String()
 }
 
 // close stops the loop and removes the registry entry — or, while locks

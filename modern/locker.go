@@ -15,6 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 var _ lockbridge.Locker = (*Locker)(nil)
@@ -40,6 +41,7 @@ type Locker struct {
 	hub  *notify.Hub
 	// polite defers to pollers (WithPollers); nil off.
 	polite *retry.Courtesy
+	tel    *telemetry.T
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
@@ -47,11 +49,12 @@ type Locker struct {
 // lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: modernproto.NewConfig(opts)}
+	l.tel = l.cfg.Errs.Telemetry()
 	if c == nil {
 		l.cfg.Errs.Invalid("nil driver.Client")
 	} else {
 		l.node = modernproto.NewNode("modern", c)
-		l.hub = notify.New(c)
+		l.hub = notify.New(c, notify.Logger(l.tel.Log()))
 	}
 	l.err = l.cfg.Errs.Err()
 	if l.cfg.Poll > 0 {
@@ -93,6 +96,10 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 // attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
 // a lock the attempt may have taken on the server is released (see Lock).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, l.tryLock, key, ttl)
+}
+
+func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -124,6 +131,10 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // up to 250 ms. Should Redis execute the SET only after that, the key holds a
 // token no Lock value knows: nobody refreshes it, and it expires after ttl.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock, key, ttl)
+}
+
+func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	n, ttl, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -135,7 +146,7 @@ func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		}
 	}
 	var release func()
-	lk, err := retry.Loop(ctx, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := l.try(ctx, &n, ttl)
 		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
 			var serr error
@@ -202,6 +213,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 	lk := &Lock{locker: l, names: *n, token: token, arg: arg, fence: fence}
 	lk.lease.Init("modern", start, ttl)
 	if l.cfg.AutoRefresh {
+		lk.lease.Observe(l.tel, n.Key)
 		lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 	}
 	return lk, 0, nil

@@ -1,6 +1,11 @@
 package modern
 
 import (
+	"log/slog"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -115,4 +120,22 @@ func WithWait(replicas int, timeout time.Duration) Option {
 		}
 		c.WaitN, c.WaitTimeout = replicas, timeout.Truncate(time.Millisecond)
 	}
+}
+
+// WithLogger sets the logger of what the Locker does in the background
+// (docs/observability.md lists the records). Default: nil, which discards.
+func WithLogger(l *slog.Logger) Option { return func(c *modernproto.Config) { c.Errs.Logger(l) } }
+
+// WithMeterProvider sets where the Locker's metrics go (the instruments
+// are listed in docs/observability.md). Default: nil, no metrics — not the
+// global otel provider: pass otel.GetMeterProvider() for that.
+func WithMeterProvider(p metric.MeterProvider) Option {
+	return func(c *modernproto.Config) { c.Errs.Meter(p) }
+}
+
+// WithTracerProvider sets where the Locker's spans go: one per TryLock
+// and Lock. Default: nil, no spans — not the global otel provider: pass
+// otel.GetTracerProvider() for that.
+func WithTracerProvider(p trace.TracerProvider) Option {
+	return func(c *modernproto.Config) { c.Errs.Tracer(p) }
 }

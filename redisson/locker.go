@@ -12,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 var (
@@ -31,16 +32,18 @@ type Locker struct {
 	clientID string
 	hub      *notify.Hub
 	owners   atomic.Int64 // the last owner id handed out
+	tel      *telemetry.T
 }
 
 // New returns a Locker on c. Invalid options (or a nil c) are not reported
 // here but by every call, with an error wrapping lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: newConfig(opts), c: c}
+	l.tel = l.cfg.errs.Telemetry()
 	if c == nil {
 		l.cfg.errs.Invalid("nil driver.Client")
 	} else {
-		l.hub = notify.New(c)
+		l.hub = notify.New(c, notify.Logger(l.tel.Log()))
 	}
 	l.clientID = l.cfg.clientID
 	if l.clientID == "" {

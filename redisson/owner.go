@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 var _ lockbridge.Locker = (*Owner)(nil)
@@ -97,6 +98,18 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // taken is released at once on a detached context (best effort, 250 ms) —
 // again only without another hold of key.
 func (o *Owner) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, o.telemetry(), telemetry.OpTryLock, o.tryLock, key, ttl)
+}
+
+// telemetry is the Locker's, nil for a nil or zero Owner.
+func (o *Owner) telemetry() *telemetry.T {
+	if o == nil || o.l == nil {
+		return nil
+	}
+	return o.l.tel
+}
+
+func (o *Owner) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	n, ttl, err := o.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -122,6 +135,10 @@ func (o *Owner) TryLock(ctx context.Context, key string, ttl time.Duration) (loc
 // the failed attempt returned), and attempts again. When subscribing fails
 // it just waits by backoff and lease.
 func (o *Owner) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, o.telemetry(), telemetry.OpLock, o.lock, key, ttl)
+}
+
+func (o *Owner) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	n, ttl, err := o.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -129,7 +146,7 @@ func (o *Owner) Lock(ctx context.Context, key string, ttl time.Duration) (lockbr
 	wait := o.l.waitFor(ctx) // a fair Locker queues us
 	w := o.l.waiter(&n, o.field)
 	defer w.close()
-	lk, err := retry.Loop(ctx, o.l.cfg.backoff, w.wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+	lk, err := retry.Loop(ctx, o.l.tel, o.l.cfg.backoff, w.wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := o.try(ctx, &n, ttl, wait)
 		if w.subscribe(ctx, err) {
 			return o.try(ctx, &n, ttl, wait)
@@ -352,6 +369,7 @@ func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Du
 	lk.lease.Init("redisson", start, ttl)
 	o.add(lk, start)
 	if o.l.cfg.watchdog {
+		lk.lease.Observe(o.l.tel, n.key)
 		lk.lease.AutoRefresh(ctx, lk.watchdog)
 	}
 	return lk

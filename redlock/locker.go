@@ -14,8 +14,10 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
+	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 var _ lockbridge.Locker = (*Locker)(nil)
@@ -43,6 +45,7 @@ type Locker struct {
 	idErr error    // two nodes on one server, once found
 	cfg   config
 	err   error // invalid arguments or options, returned by every TryLock and Lock
+	tel   *telemetry.T
 }
 
 // New returns a Locker over clients, one per independent Redis master (not
@@ -86,6 +89,7 @@ func New(clients []driver.Client, opts ...Option) *Locker {
 		nodes[i] = modernproto.NewNode("redlock", c)
 	}
 	l.err = l.cfg.errs.Err()
+	l.tel = l.cfg.errs.Telemetry()
 	if l.err == nil {
 		l.nodes, l.names = nodes, l.cfg.names
 		l.quorum = len(nodes)/2 + 1
@@ -237,6 +241,10 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (mo
 // is still a *QuorumError. When ctx ends during the round, the error also
 // wraps ctx.Err(). The Lock returned is a *Lock.
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, l.tryLock, key, ttl)
+}
+
+func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	n, t, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
@@ -265,11 +273,15 @@ func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // leases), plus jitter. Redlock waiters poll: there are no release
 // notifications across nodes. The Lock returned is a *Lock.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock, key, ttl)
+}
+
+func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	n, t, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
-	lk, err := retry.Loop(ctx, jittered{l.cfg.backoff}, nil, func(ctx context.Context) (*Lock, time.Duration, error) {
+	lk, err := retry.Loop(ctx, l.tel, jittered{l.cfg.backoff}, nil, func(ctx context.Context) (*Lock, time.Duration, error) {
 		return l.try(ctx, &n, t)
 	})
 	if err != nil {
@@ -324,6 +336,7 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 		lk.timing.Store(t)
 		lk.lease.Init("redlock", start, t.ttl-t.drift)
 		if l.cfg.autoRefresh {
+			lk.lease.Observe(l.tel, n.Key)
 			lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 		}
 		return lk, 0, nil

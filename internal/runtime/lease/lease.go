@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 // Lease is the local view of one held lock. The zero value is not usable:
@@ -24,6 +25,8 @@ type Lease struct {
 	cancel  context.CancelFunc
 	exited  chan struct{} // closed when the running refresher returned
 	kick    chan struct{} // Extend tells the refresher to reschedule
+	tel     *telemetry.T  // set by Observe: reports refreshes and the loss
+	key     string        // the lock's key, for tel
 }
 
 // New returns the lease of a lock obtained with a lease of ttl, the attempt
@@ -146,6 +149,10 @@ func (l *Lease) End(err error) bool {
 		return false
 	}
 	l.ended, l.err = true, err
+	if _, lost := err.(*LostError); lost && l.tel != nil {
+		// Before Done closes: whoever waits on it finds the record written.
+		l.tel.Lost(context.Background(), l.key, err)
+	}
 	if l.done != nil {
 		close(l.done)
 	}
@@ -183,6 +190,15 @@ func (e *LostError) Unwrap() []error {
 	return []error{lockbridge.ErrLost, e.Cause}
 }
 
+// Observe makes tel (which may be nil) report the refreshes of the lock
+// key by the refresher, and its loss (Lose), whoever finds it. Call it
+// before AutoRefresh, for locks whose loss happens in the background.
+func (l *Lease) Observe(tel *telemetry.T, key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tel, l.key = tel, key
+}
+
 // RefreshFunc refreshes the lock once, within ctx. On success it has called
 // Extend with the new lease end; when the lock is no longer ours it returns
 // an error wrapping lockbridge.ErrNotHeld; any other error (Redis
@@ -194,6 +210,7 @@ type RefreshFunc func(ctx context.Context) error
 // lease ends (released, or lost: then it ends the lease itself, with Err a
 // *LostError). ctx's values (not its cancellation) are passed on to refresh.
 // It does nothing when the lease has ended or a refresher already runs.
+// Call Observe first to have its refreshes reported.
 func (l *Lease) AutoRefresh(ctx context.Context, refresh RefreshFunc) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -284,13 +301,16 @@ func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFu
 		}
 		switch {
 		case err == nil:
+			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeRefreshed, nil)
 			last = nil
 			period, _, _, _ = l.schedule() // Extend may have changed the ttl
 			timer.Reset(period)
 		case errors.Is(err, lockbridge.ErrNotHeld):
+			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeNotHeld, err)
 			l.Lose(err)
 			return
 		default:
+			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeError, err)
 			last = err
 			wait := time.Until(giveUp)
 			if wait > retry {

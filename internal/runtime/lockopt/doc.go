@@ -1,5 +1,6 @@
 // Package lockopt is the option layer every lock package shares: how an
 // invalid option is recorded (never a panic: the Locker's calls then fail
 // with an error wrapping lockbridge.ErrInvalid), WithBackoff's check, the
-// token check, and the zero-Locker check.
+// token check, the zero-Locker check, and the telemetry options
+// (WithLogger, WithMeterProvider, WithTracerProvider).
 package lockopt

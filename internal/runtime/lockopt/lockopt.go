@@ -3,17 +3,26 @@ package lockopt
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 // Errs records what is wrong with a package's options. Every error it
 // records names the package and wraps lockbridge.ErrInvalid (or the error
 // a check returned, which wraps it).
+// It also carries the telemetry options every package shares
+// (WithLogger, WithMeterProvider, WithTracerProvider), since every
+// package's config holds one.
 type Errs struct {
 	pkg  string
 	errs []error
+	tel  telemetry.Settings
 }
 
 // For returns the Errs of package pkg.
@@ -80,3 +89,21 @@ func Zero(pkg string) error {
 // Keep records err as it is: an error of another package's options (a
 // legacy or modern option given to migrate), already named and wrapped.
 func (e *Errs) Keep(err error) { e.errs = append(e.errs, err) }
+
+// Logger is WithLogger: l logs what the Locker does in the background; nil
+// (the default) discards.
+func (e *Errs) Logger(l *slog.Logger) { e.tel.Logger = l }
+
+// Meter is WithMeterProvider: p makes the Locker's instruments; nil (the
+// default) records nothing.
+func (e *Errs) Meter(p metric.MeterProvider) { e.tel.Meter = p }
+
+// Tracer is WithTracerProvider: p makes the Locker's spans; nil (the
+// default) makes none.
+func (e *Errs) Tracer(p trace.TracerProvider) { e.tel.Tracer = p }
+
+// Settings are the telemetry options given.
+func (e *Errs) Settings() telemetry.Settings { return e.tel }
+
+// Telemetry builds the telemetry of the package's Locker from the options.
+func (e *Errs) Telemetry() *telemetry.T { return telemetry.New(e.pkg, e.tel) }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 // Suffix is what Channel appends to a key (inside the hash-tag form).
@@ -72,6 +74,16 @@ func SubscribeTimeout(d time.Duration) Option {
 	}
 }
 
+// Logger sets where the Hub logs a failed or lost subscription (at warn
+// level: waiters poll meanwhile). Default: nil, which discards.
+func Logger(l *slog.Logger) Option {
+	return func(h *Hub) {
+		if l != nil {
+			h.log = l
+		}
+	}
+}
+
 // Hub shares one subscription among the waiters of one Locker. The zero
 // value is not usable: build one with New. Its methods are safe for
 // concurrent use.
@@ -79,6 +91,7 @@ type Hub struct {
 	c          driver.Client
 	retryAfter time.Duration
 	timeout    time.Duration
+	log        *slog.Logger
 
 	// subMu serialises everything that talks to the server about the
 	// subscription: opening, subscribing, unsubscribing, closing. Wait's fast
@@ -108,6 +121,7 @@ func New(c driver.Client, opts ...Option) *Hub {
 		retryAfter: DefaultRetryAfter,
 		timeout:    DefaultSubscribeTimeout,
 		chans:      map[string]*channel{},
+		log:        telemetry.Discard(),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -242,6 +256,7 @@ func (h *Hub) failed(ctx context.Context, err error) {
 	h.mu.Lock()
 	h.lastErr, h.retryAt = err, time.Now().Add(h.retryAfter)
 	h.mu.Unlock()
+	h.log.Warn("lockbridge: release notifications: subscribing failed; waiters poll until it succeeds", "retry_after", h.retryAfter, "error", err)
 }
 
 // read dispatches sub's messages until it ends. When it ends on its own (the
@@ -266,6 +281,7 @@ func (h *Hub) read(sub driver.Subscription, reader chan struct{}) {
 		h.lastErr = errors.New("notify: subscription ended")
 	}
 	h.retryAt = time.Now().Add(h.retryAfter)
+	h.log.Warn("lockbridge: release notifications: subscription lost; waiters poll until it is back", "retry_after", h.retryAfter, "error", h.lastErr)
 	for _, c := range h.chans {
 		c.confirmed = false
 		for w := range c.waiters {

@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/logtest"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -257,12 +259,17 @@ func TestHubSubscribeRefused(t *testing.T) {
 	t.Cleanup(func() { _ = rc.Close() })
 	c := goredis.New(rc)
 
-	h := notify.New(c, notify.RetryAfter(200*time.Millisecond))
+	rec, log := logtest.New()
+	h := notify.New(c, notify.RetryAfter(200*time.Millisecond), notify.Logger(log))
 	ch, _ := notify.Channel(locktest.Key(t, "k"))
 	w := make(chan struct{}, 1)
 	rel, err := h.Wait(ctx, ch, w)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "NOPERM")
+	logged := rec.Records("subscribing failed")
+	require.Len(t, logged, 1, "the failure is logged")
+	assert.Equal(t, slog.LevelWarn, logged[0].Level)
+	assert.Contains(t, logged[0].Attrs["error"], "NOPERM")
 	assert.False(t, h.Open())
 	defer rel()
 
@@ -283,7 +290,8 @@ func TestHubSubscribeRefused(t *testing.T) {
 func TestHubSubscriptionLost(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
 		ctx := ctxT(t)
-		h := notify.New(tg.Client, notify.RetryAfter(50*time.Millisecond))
+		rec, log := logtest.New()
+		h := notify.New(tg.Client, notify.RetryAfter(50*time.Millisecond), notify.Logger(log))
 		chA, _ := notify.Channel(locktest.Key(t, "a"))
 		chB, _ := notify.Channel(locktest.Key(t, "b"))
 		wa := make(chan struct{}, 1)
@@ -295,6 +303,8 @@ func TestHubSubscriptionLost(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, woken(wa, 5*time.Second), "the loss wakes the waiter: it may have missed a release")
 		require.Eventually(t, func() bool { return !h.Open() }, 5*time.Second, time.Millisecond)
+		_, logged := rec.Wait("subscription lost", 5*time.Second)
+		assert.True(t, logged, "the loss is logged")
 
 		wb := make(chan struct{}, 1)
 		var relB func()

@@ -48,7 +48,7 @@ func TestCourtesyLoopIgnoresNotices(t *testing.T) {
 	wake := make(chan struct{}, 1)
 	wake <- struct{}{}
 	var at []time.Time
-	_, err := Loop(context.Background(), c.Backoff(lockbridge.LinearBackoff(time.Hour, time.Hour)), wake,
+	_, err := Loop(context.Background(), nil, c.Backoff(lockbridge.LinearBackoff(time.Hour, time.Hour)), wake,
 		func(context.Context) (int, time.Duration, error) {
 			at = append(at, time.Now())
 			if len(at) == 1 {

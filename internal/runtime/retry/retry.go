@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
 // Attempt makes one try. When the lock is held by someone else it returns an
@@ -20,14 +21,17 @@ type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration,
 // Quiet then. When ctx ends, the error wraps both
 // lockbridge.ErrNotObtained and ctx.Err() — unless the last attempt's
 // outcome is unknown (lockbridge.ErrUnknownOutcome): that error is returned
-// as it is, never as not obtained.
-func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}, try Attempt[L]) (L, error) {
+// as it is, never as not obtained. tel (which may be nil) counts each
+// attempt that found the lock held and the time spent waiting.
+func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wake <-chan struct{}, try Attempt[L]) (L, error) {
 	var zero L
 	var timer *time.Timer
+	var waited time.Duration
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
+		tel.Waited(ctx, waited)
 	}()
 	for n := 1; ; n++ {
 		l, left, err := try(ctx)
@@ -49,6 +53,7 @@ func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}
 		if !errors.Is(err, lockbridge.ErrNotObtained) {
 			return zero, err
 		}
+		tel.Contended(ctx)
 		d, ok := b.Delay(n)
 		if !ok {
 			return zero, err
@@ -65,6 +70,7 @@ func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}
 		if q, ok := b.(quiet); ok && q.Quiet() {
 			w = nil
 		}
+		sleep := time.Now()
 		select {
 		case <-timer.C:
 		case <-w:
@@ -72,8 +78,10 @@ func Loop[L any](ctx context.Context, b lockbridge.Backoff, wake <-chan struct{}
 				<-timer.C
 			}
 		case <-ctx.Done():
+			waited += time.Since(sleep)
 			return zero, ended(err, ctx.Err())
 		}
+		waited += time.Since(sleep)
 	}
 }
 

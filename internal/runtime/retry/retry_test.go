@@ -16,7 +16,7 @@ var errHeld = fmt.Errorf("held: %w", lockbridge.ErrNotObtained)
 
 func TestLoopRetriesUntilObtained(t *testing.T) {
 	calls := 0
-	got, err := Loop(context.Background(), lockbridge.LinearBackoff(time.Millisecond, time.Millisecond), nil,
+	got, err := Loop(context.Background(), nil, lockbridge.LinearBackoff(time.Millisecond, time.Millisecond), nil,
 		func(context.Context) (string, time.Duration, error) {
 			calls++
 			if calls < 3 {
@@ -32,7 +32,7 @@ func TestLoopRetriesUntilObtained(t *testing.T) {
 func TestLoopStopsOnOtherErrors(t *testing.T) {
 	boom := errors.New("connection refused")
 	calls := 0
-	_, err := Loop(context.Background(), lockbridge.LinearBackoff(time.Millisecond, time.Millisecond), nil,
+	_, err := Loop(context.Background(), nil, lockbridge.LinearBackoff(time.Millisecond, time.Millisecond), nil,
 		func(context.Context) (int, time.Duration, error) { calls++; return 0, 0, boom })
 	assert.ErrorIs(t, err, boom)
 	assert.False(t, errors.Is(err, lockbridge.ErrNotObtained), "a Redis error is never disguised as not obtained")
@@ -41,7 +41,7 @@ func TestLoopStopsOnOtherErrors(t *testing.T) {
 
 func TestLoopNoRetryMakesOneAttempt(t *testing.T) {
 	calls := 0
-	_, err := Loop(context.Background(), lockbridge.NoRetry(), nil,
+	_, err := Loop(context.Background(), nil, lockbridge.NoRetry(), nil,
 		func(context.Context) (int, time.Duration, error) { calls++; return 0, 0, errHeld })
 	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
 	assert.Equal(t, 1, calls)
@@ -50,7 +50,7 @@ func TestLoopNoRetryMakesOneAttempt(t *testing.T) {
 func TestLoopContextEndWrapsBoth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
-	_, err := Loop(ctx, lockbridge.LinearBackoff(5*time.Millisecond, 5*time.Millisecond), nil,
+	_, err := Loop(ctx, nil, lockbridge.LinearBackoff(5*time.Millisecond, 5*time.Millisecond), nil,
 		func(context.Context) (int, time.Duration, error) { return 0, 0, errHeld })
 	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
@@ -59,14 +59,14 @@ func TestLoopContextEndWrapsBoth(t *testing.T) {
 	// (say, the driver's context error) still comes back as not obtained.
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Loop(cctx, lockbridge.NoRetry(), nil,
+	_, err = Loop(cctx, nil, lockbridge.NoRetry(), nil,
 		func(ctx context.Context) (int, time.Duration, error) { return 0, 0, ctx.Err() })
 	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
 	assert.ErrorIs(t, err, context.Canceled)
 
 	// A Redis error of the last attempt stays visible.
 	boom := errors.New("NOPERM")
-	_, err = Loop(cctx, lockbridge.NoRetry(), nil,
+	_, err = Loop(cctx, nil, lockbridge.NoRetry(), nil,
 		func(ctx context.Context) (int, time.Duration, error) { return 0, 0, boom })
 	assert.ErrorIs(t, err, boom)
 	assert.ErrorIs(t, err, context.Canceled)
@@ -78,7 +78,7 @@ func TestLoopNeverWaitsPastTheHolder(t *testing.T) {
 	calls := 0
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := Loop(ctx, lockbridge.LinearBackoff(time.Hour, time.Hour), nil,
+	_, err := Loop(ctx, nil, lockbridge.LinearBackoff(time.Hour, time.Hour), nil,
 		func(context.Context) (int, time.Duration, error) {
 			calls++
 			if calls == 1 {
@@ -95,7 +95,7 @@ func TestLoopWakesOnNotification(t *testing.T) {
 	calls := 0
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := Loop(ctx, lockbridge.LinearBackoff(time.Hour, time.Hour), wake,
+	_, err := Loop(ctx, nil, lockbridge.LinearBackoff(time.Hour, time.Hour), wake,
 		func(context.Context) (int, time.Duration, error) {
 			calls++
 			if calls == 1 {

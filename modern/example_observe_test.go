@@ -1,0 +1,42 @@
+package modern_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/modern"
+)
+
+// WithLogger hears what the Locker does in the background: here the
+// auto-refresh finds the lock deleted behind its holder's back.
+func ExampleWithLogger() {
+	rdb := exampleRedis()
+	defer rdb.Close()
+	// Text records without the time, for a stable output.
+	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	locker := modern.New(goredis.New(rdb), modern.WithAutoRefresh(), modern.WithLogger(log))
+	ctx := context.Background()
+
+	lock, err := locker.TryLock(ctx, "example:logged", 300*time.Millisecond)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rdb.Del(ctx, "example:logged") // an operator's mistake
+	<-lock.Done()
+	fmt.Println("lost:", lock.Err() != nil)
+	// Output:
+	// level=ERROR msg="lockbridge: lock lost" lockbridge.lock.system=modern lockbridge.lock.key=example:logged error="modern: lock lost: lock \"example:logged\" not held: it is gone"
+	// lost: true
+}
