@@ -6,30 +6,13 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.function.Executable;
 
 /** Bad input is an InvalidException before anything is sent (and nothing is written). */
-class BadInputTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
+class BadInputTest extends ServerTest {
     static Stream<Arguments> cases() {
         MigrateLocker dw = MigrateLocker.builder(redisLater()).phase(Phase.DUAL_WRITE).build();
         return Stream.of(

@@ -8,9 +8,6 @@ import java.time.Duration;
 import java.util.function.Function;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -22,27 +19,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * RejectedExecutionException: the caller had no Lock to unlock, and the lock
  * stayed in Redis for its whole ttl.
  */
-class ClosedLockerFaultTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class ClosedLockerFaultTest extends ServerTest {
     interface Locker extends AutoCloseable {
         Lock tryLock(String name, Duration ttl);
 

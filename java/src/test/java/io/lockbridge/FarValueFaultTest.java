@@ -9,9 +9,6 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -23,27 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * java.time.Instant's range (about 3.2e16 s) made the attempt throw an
  * untyped DateTimeException while computing the holder's time left.
  */
-class FarValueFaultTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class FarValueFaultTest extends ServerTest {
     static Stream<Arguments> cases() {
         Stream.Builder<Arguments> s = Stream.builder();
         for (String v : new String[] {"31556889864403200", "99999999999999999", "4611686018427387904", "9223372036854775806", "9223372036854775807"}) {

@@ -16,9 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,27 +24,7 @@ import org.junit.jupiter.api.Test;
  * an acquire or refresh outliving its phase lease (the server paused with
  * SIGSTOP while it is in flight), ttls overflowing the registry's hold.
  */
-class FollowerFaultTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class FollowerFaultTest extends ServerTest {
     @SuppressWarnings("unchecked")
     static Map<String, Object> entry(String ns, String id) {
         byte[] raw = srv.raw.hget(b("lockbridge:{" + ns + "}:clients"), b(id));

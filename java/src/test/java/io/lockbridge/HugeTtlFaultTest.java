@@ -8,9 +8,6 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -23,27 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * once, written before the lock's own lease arithmetic threw an untyped
  * ArithmeticException; a modern or dual ttl threw ArithmeticException.
  */
-class HugeTtlFaultTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class HugeTtlFaultTest extends ServerTest {
     static Stream<Arguments> cases() {
         Duration[] ttls = {Duration.ofMillis(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE), Duration.ofNanos(Long.MAX_VALUE).plusNanos(1)};
         Stream.Builder<Arguments> s = Stream.builder();

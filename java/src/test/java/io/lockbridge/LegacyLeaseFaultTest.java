@@ -10,9 +10,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -26,27 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * over at k + 2 = 1.05 s later). Before, the holder counted 1.5 s and still
  * held the lock when the rival got it: two holders.
  */
-class LegacyLeaseFaultTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class LegacyLeaseFaultTest extends ServerTest {
     /** The system clock shifted so that it reads k.950 s now. */
     static Clock atPoint95() {
         Instant now = Instant.now();

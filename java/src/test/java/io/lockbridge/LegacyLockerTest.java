@@ -14,33 +14,10 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** LegacyLocker on a real redis-server: the bytes it writes, takeover, foreign values, the owner window. */
-class LegacyLockerTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class LegacyLockerTest extends ServerTest {
     static Clock at(long ms) {
         return Clock.fixed(Instant.ofEpochMilli(ms), ZoneOffset.UTC);
     }

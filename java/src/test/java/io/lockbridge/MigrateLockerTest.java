@@ -15,33 +15,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** MigrateLocker on a real redis-server: the keys of each phase, following, fail-closed, sightings, the watchdog. */
-class MigrateLockerTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class MigrateLockerTest extends ServerTest {
     static MigrateLocker fixed(Phase p) {
         return MigrateLocker.builder(redis).phase(p).build();
     }

@@ -8,9 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,27 +17,7 @@ import org.junit.jupiter.api.Test;
  * lease's end and then looks at done(): a holder that trusts done() would
  * otherwise run on while a successor holds the lock.
  */
-class WatchdogFaultTest {
-    static RedisServer srv;
-    static Redis redis;
-
-    @BeforeAll
-    static void start() throws Exception {
-        srv = new RedisServer();
-        redis = srv.redis();
-    }
-
-    @AfterAll
-    static void stop() {
-        redis.close();
-        srv.close();
-    }
-
-    @BeforeEach
-    void flush() {
-        srv.raw.flushall();
-    }
-
+class WatchdogFaultTest extends ServerTest {
     static void assertLost(Lock lock) {
         assertFalse(lock.isHeld(), "the lease has ended");
         assertTrue(lock.done().isDone(), "done() completed by the end of the lease");
