@@ -106,6 +106,10 @@ func syncLuaBlocks(doc string) (string, int, []error) {
 // docTestLink is a link to a test in docs/safety.md: [TestName](../path_test.go).
 var docTestLink = regexp.MustCompile(`\[(Test\w+)\]\(\.\./([^)]+_test\.go)\)`)
 
+// docJUnitLink is a link to a JUnit test of lockbridge-java in
+// docs/safety.md: [faultName](../java/src/test/…/NameTest.java).
+var docJUnitLink = regexp.MustCompile(`\[(fault\w+)\]\(\.\./(java/src/test/[^)]+Test\.java)\)`)
+
 // Every claim of docs/safety.md links the test that shows it: each linked
 // test must exist, in the file the link names.
 func TestDocsSafetyLinks(t *testing.T) {
@@ -119,5 +123,12 @@ func TestDocsSafetyLinks(t *testing.T) {
 			continue
 		}
 		assert.Contains(t, string(src), "func "+m[1]+"(", "docs/safety.md links %s, which is not in %s", m[1], m[2])
+	}
+	for _, m := range docJUnitLink.FindAllStringSubmatch(string(b), -1) {
+		src, err := os.ReadFile(m[2])
+		if !assert.NoError(t, err, "docs/safety.md links %s in %s", m[1], m[2]) {
+			continue
+		}
+		assert.Contains(t, string(src), " void "+m[1]+"(", "docs/safety.md links %s, which is not in %s", m[1], m[2])
 	}
 }
