@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbridge/lockbridge"
@@ -16,7 +17,17 @@ import (
 // Take a lock that Java services using the SETNX + GETSET timestamp lock on
 // the same name respect, and release it.
 func ExampleLocker_TryLock() {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := legacy.New(goredis.New(rdb)) // milliseconds, +1, raw key, decimal value
 
@@ -48,7 +59,17 @@ func ExampleLocker_TryLock() {
 // Wait for a lock until a deadline. A holder that crashed without
 // unlocking is taken over as soon as its lease ends.
 func ExampleLocker_Lock() {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := legacy.New(goredis.New(rdb))
 
@@ -95,7 +116,17 @@ func Example_springDefaultTemplate() {
 	fmt.Printf("key   % x\n", key)
 	fmt.Printf("value % x\n", legacy.ValueJavaString.Encode(1700000000001))
 
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := legacy.New(goredis.New(rdb), opts...)
 	ctx := context.Background()
@@ -118,7 +149,17 @@ func Example_springDefaultTemplate() {
 // default, jedis-lock's fixed interval): Lock waits as they do, so they keep
 // their share of a contended lock.
 func ExampleWithPollers() {
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr, MaxRetries: -1})
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := legacy.New(goredis.New(rdb), legacy.WithPollers(100*time.Millisecond))
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbridge/lockbridge/driver/goredis"
@@ -12,18 +13,20 @@ import (
 	"github.com/lockbridge/lockbridge/migrate"
 )
 
-// exampleRedis returns a client on the server the examples run against
-// (TestMain starts one). In your code:
-//
-//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", MaxRetries: -1})
-func exampleRedis() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: migrate.ServerForExamples(), MaxRetries: -1})
-}
-
 // A service locks by the Java fleet's name in whatever phase the namespace
 // is at; the operator moves the phase with the Controller.
 func Example() {
-	rdb := exampleRedis()
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	c := goredis.New(rdb)
 	ctx := context.Background()

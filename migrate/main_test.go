@@ -4,16 +4,11 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
 
-// exampleAddr is the redis-server the runnable examples talk to; the
-// behaviour tests start their own through internal/testing/locktest.
-var exampleAddr string
-
-// TestMain starts the examples' server, runs the tests, stops it, and fails
-// the run if a follower, refresher or subscription goroutine outlived them.
+// TestMain fails the run if a follower, refresher or subscription goroutine
+// outlived the tests. The examples start their own in-process Redis; the
+// tests start real redis-servers through internal/testing/locktest.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(redistest.WithServer(m, func(addr string) { exampleAddr = addr }))
+	goleak.VerifyTestMain(m)
 }

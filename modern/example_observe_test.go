@@ -7,6 +7,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -14,7 +17,17 @@ import (
 // WithLogger hears what the Locker does in the background: here the
 // auto-refresh finds the lock deleted behind its holder's back.
 func ExampleWithLogger() {
-	rdb := exampleRedis()
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	// Text records without the time, for a stable output.
 	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbridge/lockbridge"
@@ -13,16 +14,18 @@ import (
 	"github.com/lockbridge/lockbridge/modern"
 )
 
-// exampleRedis returns a go-redis client on the server the examples run
-// against (TestMain starts one). In your code:
-//
-//	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379", MaxRetries: -1})
-func exampleRedis() *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: exampleAddr, MaxRetries: -1})
-}
-
 func ExampleLocker_TryLock() {
-	rdb := exampleRedis()
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := modern.New(goredis.New(rdb))
 	ctx := context.Background()
@@ -53,7 +56,17 @@ func ExampleLocker_TryLock() {
 }
 
 func ExampleLocker_Lock() {
-	rdb := exampleRedis()
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := modern.New(goredis.New(rdb))
 	ctx := context.Background()
@@ -62,7 +75,7 @@ func ExampleLocker_Lock() {
 
 	// Wait at most 100 ms for the lock.
 	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, err := locker.Lock(wctx, "invoice:42", time.Minute)
+	_, err = locker.Lock(wctx, "invoice:42", time.Minute)
 	cancel()
 	fmt.Println(errors.Is(err, lockbridge.ErrNotObtained), errors.Is(err, context.DeadlineExceeded))
 
@@ -87,7 +100,17 @@ func ExampleLocker_Lock() {
 }
 
 func ExampleWithAutoRefresh() {
-	rdb := exampleRedis()
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := modern.New(goredis.New(rdb), modern.WithAutoRefresh())
 	ctx := context.Background()
@@ -124,7 +147,17 @@ func ExampleWithAutoRefresh() {
 }
 
 func ExampleWithFencing() {
-	rdb := exampleRedis()
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := modern.New(goredis.New(rdb), modern.WithFencing())
 	ctx := context.Background()

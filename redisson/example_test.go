@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockbridge/lockbridge"
@@ -16,7 +17,17 @@ import (
 // An owner takes the lock a Java service takes with
 // redisson.getLock("orders").lock(): same hash, same watchdog.
 func ExampleOwner_Lock() {
-	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, MaxRetries: -1}) // your server's address
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := redisson.New(goredis.New(rdb), redisson.WithWatchdog())
 	ctx := context.Background()
@@ -46,13 +57,23 @@ func ExampleOwner_Lock() {
 }
 
 func ExampleLocker_TryLock() {
-	rdb := redis.NewClient(&redis.Options{Addr: exampleAddr, MaxRetries: -1}) // your server's address
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server.
+	mr, err := miniredis.Run()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer mr.Close()
+	mr.ClockTTL(true)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	locker := redisson.New(goredis.New(rdb))
 	ctx := context.Background()
 
 	holder, _ := locker.TryLock(ctx, "report", 10*time.Second)
-	_, err := locker.TryLock(ctx, "report", 10*time.Second)
+	_, err = locker.TryLock(ctx, "report", 10*time.Second)
 	var no *redisson.NotObtainedError
 	if errors.As(err, &no) && errors.Is(err, lockbridge.ErrNotObtained) {
 		fmt.Println("held by another owner")

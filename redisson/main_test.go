@@ -4,17 +4,11 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
 
-// exampleAddr is the address of the redis-server the runnable examples talk
-// to; the behaviour tests start their own servers through internal/testing/locktest.
-var exampleAddr string
-
-// TestMain starts the examples' redis-server, runs the tests, stops the
-// server, and fails the run if any goroutine outlived the tests (watchdogs,
-// the subscription's reader).
+// TestMain fails the run if any goroutine outlived the tests (watchdogs,
+// the subscription's reader). The examples start their own in-process
+// Redis; the tests start real redis-servers through internal/testing/locktest.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(redistest.WithServer(m, func(addr string) { exampleAddr = addr }))
+	goleak.VerifyTestMain(m)
 }

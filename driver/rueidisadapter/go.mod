@@ -5,6 +5,7 @@ go 1.25.0
 replace github.com/lockbridge/lockbridge => ../..
 
 require (
+	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/lockbridge/lockbridge v0.0.0-00010101000000-000000000000
 	github.com/redis/rueidis v1.0.79
 	github.com/stretchr/testify v1.12.1
@@ -12,6 +13,7 @@ require (
 )
 
 require (
+	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.opentelemetry.io/otel v1.29.0 // indirect
 	go.opentelemetry.io/otel/metric v1.29.0 // indirect
 	go.opentelemetry.io/otel/trace v1.29.0 // indirect

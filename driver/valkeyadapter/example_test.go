@@ -1,24 +1,70 @@
 package valkeyadapter_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/lockbridge/lockbridge/driver/valkeyadapter"
 	"github.com/lockbridge/lockbridge/modern"
 )
 
-// Any client valkey.NewClient returns: a single server, a Redis Cluster
-// (keys of one lock share a slot; notifications use sharded pub/sub) or a
-// Sentinel-managed primary.
+// A valkey-go client under a modern lock: a waiter is woken by the holder's
+// release.
 func ExampleNew() {
-	single, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"localhost:6379"}})
+	// An in-process Redis (miniredis), so the example runs as pasted: in
+	// your code, your server's address. With ClockTTL, leases count down on
+	// the wall clock, as on a real server. miniredis has no client-side
+	// caching, hence DisableCache; a real server needs no such option.
+	mr, err := miniredis.Run()
 	if err != nil {
+		fmt.Println(err)
 		return
 	}
-	defer single.Close()
+	defer mr.Close()
+	mr.ClockTTL(true)
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{mr.Addr()}, DisableCache: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	locker := modern.New(valkeyadapter.New(c))
+	ctx := context.Background()
+	holder, err := locker.TryLock(ctx, "invoice:42", time.Minute)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		_ = holder.Unlock(ctx)
+	}()
+	// The holder had a minute left: the release notice wakes us at once.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	lock, err := locker.Lock(wctx, "invoice:42", time.Minute)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("locked", lock.Key())
+	fmt.Println("unlock:", lock.Unlock(ctx))
+	// Output:
+	// locked invoice:42
+	// unlock: <nil>
+}
+
+// Any client valkey.NewClient returns: a single server, a Redis Cluster (keys
+// of one lock share a slot; notifications use sharded pub/sub) or a
+// Sentinel-managed primary. miniredis serves neither a cluster nor a
+// Sentinel, so this example only compiles: it needs your nodes' and
+// Sentinels' addresses.
+func ExampleNew_cluster() {
 	cluster, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"node1:7000", "node2:7000", "node3:7000"}})
 	if err != nil {
 		return
@@ -30,7 +76,6 @@ func ExampleNew() {
 		return
 	}
 	defer sentinel.Close()
-	_ = modern.New(valkeyadapter.New(single))
 	_ = modern.New(valkeyadapter.New(cluster))
 	_ = modern.New(valkeyadapter.New(sentinel))
 }

@@ -7,9 +7,8 @@ import (
 	"testing"
 )
 
-// Standalone starts one redis-server outside any test — for a TestMain
-// whose runnable examples need a server, or for a tool such as the
-// benchmark report. stop stops it and removes its directory. A missing
+// Standalone starts one redis-server outside any test, for a tool such as
+// the benchmark report. stop stops it and removes its directory. A missing
 // redis-server is an error naming the install command.
 func Standalone() (srv *Server, stop func(), err error) {
 	tb := &mainTB{}
@@ -24,30 +23,6 @@ func Standalone() (srv *Server, stop func(), err error) {
 		}
 	}()
 	return Start(tb), tb.cleanup, nil
-}
-
-// Runner is what goleak.VerifyTestMain runs: *testing.M, or WithServer's.
-type Runner interface{ Run() int }
-
-// WithServer runs m with a Standalone server up, whose address set receives
-// first: TestMain(m) { goleak.VerifyTestMain(redistest.WithServer(m, &addr)) }
-// checks for leaked goroutines after the server has stopped.
-func WithServer(m Runner, set func(addr string)) Runner { return withServer{m, set} }
-
-type withServer struct {
-	m   Runner
-	set func(string)
-}
-
-func (w withServer) Run() int {
-	srv, stop, err := Standalone()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stop()
-	w.set(srv.Addr())
-	return w.m.Run()
 }
 
 // fatal is the panic value of mainTB.Fatalf.
