@@ -479,6 +479,9 @@ func printSummary(w io.Writer, sum fleetsim.Summary, keepJava bool) {
 			fmt.Fprintf(w, "  - %s\n", f)
 		}
 	}
+	if sum.FailedClosed > 0 {
+		fmt.Fprintf(w, "lock calls that failed closed (a stalled worker: a phase lease lapsed, a reply that never came, a lease over before its release): %d\n", sum.FailedClosed)
+	}
 	if sum.Errors > 0 {
 		fmt.Fprintf(w, "Redis errors in the workers: %d\n", sum.Errors)
 		for _, e := range sum.FirstErrors {

@@ -26,6 +26,7 @@ type Sim struct {
 
 	overlaps atomic.Int64
 	errs     atomic.Int64
+	closed   atomic.Int64 // lock calls that failed closed (Snapshot.FailedClosed)
 	ran      atomic.Bool
 	began    atomic.Bool // the namespace passed the checks: the run owns it
 
@@ -141,11 +142,12 @@ func (s *Sim) Names() []string { return append([]string(nil), s.names...) }
 // Snapshot returns the fleet now.
 func (s *Sim) Snapshot() Snapshot {
 	snap := Snapshot{
-		ByKind:   map[Kind]Counts{},
-		ByPhase:  map[migrate.Phase]Counts{},
-		Overlaps: s.overlaps.Load(),
-		Errors:   s.errs.Load(),
-		Step:     s.step,
+		ByKind:       map[Kind]Counts{},
+		ByPhase:      map[migrate.Phase]Counts{},
+		Overlaps:     s.overlaps.Load(),
+		Errors:       s.errs.Load(),
+		FailedClosed: s.closed.Load(),
+		Step:         s.step,
 	}
 	s.mu.Lock()
 	if !s.start.IsZero() {

@@ -172,9 +172,14 @@ type Snapshot struct {
 	// Refusals counts the steps the controller refused; Forced the steps
 	// forced past blockers.
 	Refusals, Forced int
-	// Errors counts the workers' Redis errors (including releases that
-	// found the lock no longer held).
+	// Errors counts the workers' Redis errors.
 	Errors int64
+	// FailedClosed counts the lock calls the library refused because it
+	// could not be sure (a phase lease that lapsed, a reply that never came)
+	// and the releases that found their lease already over: on a loaded
+	// machine a worker stalls; these are the library failing closed, not
+	// errors.
+	FailedClosed int64
 	// Step is the pause between two redeploys that Duration works out to.
 	Step time.Duration
 }

@@ -201,7 +201,12 @@ func (w *worker) goRound(ctx context.Context) {
 		cancel()
 	}
 	if err != nil {
-		if ctx.Err() == nil && !errors.Is(err, lockbridge.ErrNotObtained) {
+		switch {
+		case ctx.Err() != nil || errors.Is(err, lockbridge.ErrNotObtained):
+		case errors.Is(err, migrate.ErrPhaseUnknown) || errors.Is(err, lockbridge.ErrUnknownOutcome):
+			w.s.closed.Add(1) // refused when it could not be sure
+			time.Sleep(10 * time.Millisecond)
+		default:
 			w.s.workerError(w, err)
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -212,7 +217,12 @@ func (w *worker) goRound(ctx context.Context) {
 	rctx, cancel := releaseCtx(ctx)
 	defer cancel()
 	if err := lk.Unlock(rctx); err != nil {
-		w.s.workerError(w, fmt.Errorf("unlock %s: %w", name, err))
+		over := errors.Is(err, lockbridge.ErrNotHeld) && !time.Now().Before(lk.ExpiresAt())
+		if over || errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			w.s.closed.Add(1) // a stalled worker's lease ran out, or the reply never came
+		} else {
+			w.s.workerError(w, fmt.Errorf("unlock %s: %w", name, err))
+		}
 	}
 }
 
