@@ -203,6 +203,11 @@ func listLeftovers(ctx context.Context, c driver.Client, o cleanupOpts, now time
 	return out, nil
 }
 
+// plausibleExpiry is the earliest expiry cleanup takes for a legacy lock's:
+// a value below it (1e9 s, 1e12 ms: September 2001) is some other number —
+// a counter, an id — stored under a name given by mistake, and is kept.
+var plausibleExpiry = time.Unix(1_000_000_000, 0)
+
 // judgeLeftover decides whether a legacy key goes: every value codec that
 // parses it must read an expiry at least margin before now.
 func judgeLeftover(l legacyLeftover, margin time.Duration, now time.Time) legacyLeftover {
@@ -223,9 +228,11 @@ func judgeLeftover(l legacyLeftover, margin time.Duration, now time.Time) legacy
 			l.expires = x.at
 		}
 		switch {
-		case !x.expired:
+		case x.at.Before(plausibleExpiry):
+			l.remove, l.reason = false, fmt.Sprintf("the %s codec reads %s, not a plausible lock expiry: not a legacy lock", vc, x.at.UTC().Format(time.RFC3339))
+		case !x.expired && l.remove:
 			l.remove, l.reason = false, fmt.Sprintf("live by the %s codec: %v left", vc, x.left.Round(time.Millisecond))
-		case x.ago < margin && l.remove:
+		case x.expired && x.ago < margin && l.remove:
 			l.remove, l.reason = false, fmt.Sprintf("expired %s ago by the %s codec, less than the margin %v", ago(x.ago), vc, margin)
 		}
 	}

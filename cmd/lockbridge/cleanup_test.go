@@ -196,3 +196,33 @@ func TestCleanupChangedMeanwhile(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, taken, got, "the new holder's value stays")
 }
+
+// TestJudgeLeftover: which legacy values cleanup removes, by this host's
+// clock and the margin.
+func TestJudgeLeftover(t *testing.T) {
+	now := time.Now()
+	ms := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).UnixMilli(), 10) }
+	sec := func(d time.Duration) string { return strconv.FormatInt(now.Add(d).Unix(), 10) }
+	for _, tc := range []struct {
+		name   string
+		info   keyInfo
+		remove bool
+		reason string
+	}{
+		{"expired by more than the margin, ms", keyInfo{typ: "string", value: ms(-2 * time.Hour)}, true, ""},
+		{"expired by more than the margin, s", keyInfo{typ: "string", value: sec(-2 * time.Hour)}, true, ""},
+		{"expired by less than the margin", keyInfo{typ: "string", value: ms(-30 * time.Minute)}, false, "less than the margin 1h0m0s"},
+		{"live", keyInfo{typ: "string", value: ms(time.Minute)}, false, "live by the"},
+		{"far in the future", keyInfo{typ: "string", value: ms(24 * 365 * time.Hour)}, false, "live by the"},
+		{"a small number", keyInfo{typ: "string", value: "5"}, false, "not a plausible lock expiry"},
+		{"a token", keyInfo{typ: "string", value: "q8Xz1V9pXQ3b2mN0aLk7Rw"}, false, "no legacy value codec parses it"},
+		{"empty", keyInfo{typ: "string", value: ""}, false, "no legacy value codec parses it"},
+		{"a hash", keyInfo{typ: "hash"}, false, "a hash, not a lock"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := judgeLeftover(legacyLeftover{name: "n", key: "n", info: tc.info}, time.Hour, now)
+			assert.Equal(t, tc.remove, l.remove, l.reason)
+			assert.Contains(t, l.reason, tc.reason)
+		})
+	}
+}
