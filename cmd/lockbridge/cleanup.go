@@ -19,7 +19,8 @@ heartbeats), and the leftover legacy keys of the lock names given with --key.
 
 A legacy key is removed only when every value codec that parses it reads an
 expiry older than --margin by this host's clock (the one judgement the Java
-scheme itself makes: a stored expiry below the caller's now), and only if it
+scheme itself makes: a stored expiry below the caller's now; a value that
+reads as a time before 2001 is not a lock's and is kept), and only if it
 still holds the bytes listed (compare-and-delete): a key that changed
 meanwhile — a Java GETSET, a new lock — is left alone. Its modern key is not
 touched (it expires by its own TTL); fence counters stay.
