@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/modern"
 	"github.com/spf13/cobra"
 )
 
@@ -209,9 +211,20 @@ func listLeftovers(ctx context.Context, c driver.Client, o cleanupOpts, now time
 // a counter, an id — stored under a name given by mistake, and is kept.
 var plausibleExpiry = time.Unix(1_000_000_000, 0)
 
+// ownKey reports a key lockbridge itself writes (a derived modern key, a
+// fence counter, a namespace key), which cleanup never takes for a legacy
+// key whatever name it was given.
+func ownKey(key string) bool {
+	return strings.HasSuffix(key, ":modern") || strings.HasSuffix(key, ":modern"+modern.FenceSuffix) || strings.HasPrefix(key, "lockbridge:{")
+}
+
 // judgeLeftover decides whether a legacy key goes: every value codec that
 // parses it must read an expiry at least margin before now.
 func judgeLeftover(l legacyLeftover, margin time.Duration, now time.Time) legacyLeftover {
+	if ownKey(l.key) {
+		l.reason = "a key lockbridge writes (a modern key, a fence counter or a namespace key), not a legacy one"
+		return l
+	}
 	if !l.info.isString() {
 		l.reason = fmt.Sprintf("a %s, not a lock", l.info.typ)
 		return l

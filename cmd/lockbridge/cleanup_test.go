@@ -218,9 +218,16 @@ func TestJudgeLeftover(t *testing.T) {
 		{"a token", keyInfo{typ: "string", value: "q8Xz1V9pXQ3b2mN0aLk7Rw"}, false, "no legacy value codec parses it"},
 		{"empty", keyInfo{typ: "string", value: ""}, false, "no legacy value codec parses it"},
 		{"a hash", keyInfo{typ: "hash"}, false, "a hash, not a lock"},
+		{"a modern key", keyInfo{typ: "string", value: ms(-2 * time.Hour)}, false, "a key lockbridge writes"},
+		{"a fence counter", keyInfo{typ: "string", value: ms(-2 * time.Hour)}, false, "a key lockbridge writes"},
+		{"a namespace key", keyInfo{typ: "string", value: ms(-2 * time.Hour)}, false, "a key lockbridge writes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := judgeLeftover(legacyLeftover{name: "n", key: "n", info: tc.info}, time.Hour, now)
+			key := map[string]string{"a modern key": "{n}:modern", "a fence counter": "{n}:modern:fence", "a namespace key": "lockbridge:{orders}:phase-since"}[tc.name]
+			if key == "" {
+				key = "n"
+			}
+			l := judgeLeftover(legacyLeftover{name: "n", key: key, info: tc.info}, time.Hour, now)
 			assert.Equal(t, tc.remove, l.remove, l.reason)
 			assert.Contains(t, l.reason, tc.reason)
 		})
