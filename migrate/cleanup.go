@@ -72,7 +72,9 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 		return out, &CleanupRefusedError{Namespace: st.Namespace, Reasons: reasons}
 	}
 	at := ""
-	if s := st.Sighting; !s.At.IsZero() {
+	if s := st.Sighting; s.At.IsZero() && (s.Count != 0 || s.Key != "") {
+		out.SightingKept = "its time (field at) is missing or unreadable: read it with HGETALL " + c.s.k.sighting
+	} else if !s.At.IsZero() {
 		if age := st.Now.Sub(s.At); age < c.quiet {
 			out.SightingKept = fmt.Sprintf("recorded %v ago, less than the quiet period %v", max(age, 0).Round(time.Second), c.quiet)
 		} else {

@@ -121,6 +121,16 @@ func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
 		assert.Equal(t, "live", st.Members[0].ID, "a live client's entry stays")
 		assert.Equal(t, PhaseModern, st.Phase)
 
+		// A sighting whose time does not parse is kept.
+		_, err = tg.Client.Do(ctx, "HSET", s.k.sighting, "at", "soon", "key", "orders-2", "count", "1")
+		require.NoError(t, err)
+		done, err = ctl.Cleanup(ctx, false)
+		require.NoError(t, err)
+		assert.Contains(t, done.SightingKept, "unreadable")
+		assert.True(t, exists(t, s, s.k.sighting))
+		_, err = tg.Client.Do(ctx, "DEL", s.k.sighting)
+		require.NoError(t, err)
+
 		// A young sighting is kept.
 		sight(t, s, 10*time.Second)
 		done, err = ctl.Cleanup(ctx, false)
