@@ -37,7 +37,14 @@
 // the locks they hold, and record legacy sightings — a live legacy lock with
 // no modern key, the evidence that a legacy-only locker still runs. Every
 // time the Controller judges is the server's clock. It reads them to move
-// the fleet: Status, Advance, Rollback, Init, Repair, Forget.
+// the fleet: Status, Advance, Rollback, Init, Repair, Forget, and Cleanup,
+// which removes that evidence once the fleet has run modern for the quiet
+// period.
+//
+// The migration ends at PhaseModern, every lock on its derived modern key:
+// a plain modern.Locker on the key Locker.Keys names takes the same lock,
+// so a new service may join the ended migration that way
+// (docs/migration.md, The end state).
 //
 // docs/migration.md is the runbook; docs/protocol.md lists every key and
 // script.

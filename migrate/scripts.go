@@ -28,6 +28,10 @@ var (
 	pruneSrc    string
 	pruneScript = luafrag.Script("migrate/scripts/prune.lua", pruneSrc, "args.lua", "server_time.lua")
 
+	//go:embed scripts/cleanup.lua
+	cleanupSrc    string
+	cleanupScript = luafrag.Script("migrate/scripts/cleanup.lua", cleanupSrc, "args.lua", "server_time.lua")
+
 	//go:embed scripts/status.lua
 	statusSrc    string
 	statusScript = luafrag.Script("migrate/scripts/status.lua", statusSrc, "server_time.lua")

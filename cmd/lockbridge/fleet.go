@@ -22,6 +22,10 @@ one report after the other (with --output json, one JSON document a line).
 forget ID: remove a client known dead from the registry (refused while its
 entry is live by the server's clock, unless --force).
 
+cleanup: once the fleet has run modern for the quiet period, remove the
+legacy sighting, dead registry entries and expired legacy keys (see
+'lockbridge fleet cleanup --help').
+
 Exit codes: 0 the next step is safe (or the fleet is at modern), 4 the next
 step is not safe or the phase is unknown, 1 an error, 2 bad usage, 130
 interrupted (--watch ends so).`
@@ -39,7 +43,7 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 		Long:  fleetSummary,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 0 {
-				return usageErrorf("fleet takes no arguments, or forget ID")
+				return usageErrorf("fleet takes no arguments, or forget ID, or cleanup")
 			}
 			asJSON, err := g.wantJSON("fleet", true)
 			if err != nil {
@@ -106,7 +110,7 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 		},
 	}
 	cmd.PersistentFlags().BoolVar(&force, "force", false, "forget: remove the entry even while it is live")
-	cmd.AddCommand(forget)
+	cmd.AddCommand(forget, newCleanupCmd(e, g, &quiet))
 	return cmd
 }
 

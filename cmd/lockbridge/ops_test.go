@@ -336,6 +336,19 @@ func TestCluster(t *testing.T) {
 	r = cli(t, "", nil, "unlock", "orders:7", "--force", "--yes", "--cluster", addrs)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `deleted modern key "{orders:7}:modern"`)
+
+	// The end: cleanup on a cluster, the namespace's keys on one master and
+	// the legacy keys on others.
+	cleanupFleet(t, c, "end", migrate.PhaseModern, time.Hour)
+	vals := legacyValues(t, c)
+	r = cli(t, "", nil, "fleet", "cleanup", "--cluster", addrs, "--namespace", "end", "--key", "old", "--key", "live", "--key-codec", "raw")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `removed legacy key (raw key codec) "old" = "`+vals["old"]+`"`)
+	assert.Contains(t, r.stdout, `kept legacy key (raw key codec) "live": live`)
+	assert.Contains(t, r.stdout, `removed the legacy sighting`)
+	n, err := c.Do(ctx, "EXISTS", "old")
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), n)
 }
 
 // Shortening the quiet period overrides the controller: it takes --force.

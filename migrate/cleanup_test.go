@@ -1,0 +1,180 @@
+package migrate
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+)
+
+// atPhase initialises namespace ns and forces it to p.
+func atPhase(t *testing.T, ctl *Controller, p Phase) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, ctl.Init(ctx))
+	for cur := PhaseLegacy; cur < p; cur++ {
+		_, err := ctl.Advance(ctx, true)
+		require.NoError(t, err)
+	}
+}
+
+// sight records a legacy sighting at the server's now minus ago.
+func sight(t *testing.T, s store, ago time.Duration) {
+	t.Helper()
+	_, err := s.c.Do(context.Background(), "HSET", s.k.sighting, "at", strconv.FormatInt(serverNow(t, s.c)-ago.Milliseconds(), 10), "key", "orders-1", "count", "3")
+	require.NoError(t, err)
+}
+
+func exists(t *testing.T, s store, key string) bool {
+	t.Helper()
+	n, err := s.c.Do(context.Background(), "EXISTS", key)
+	require.NoError(t, err)
+	return n == int64(1)
+}
+
+func TestCleanupRefuses(t *testing.T) {
+	quiet := time.Minute
+	tg := locktest.Single(t)[0]
+	for name, tc := range map[string]struct {
+		phase   Phase
+		ran     time.Duration // since the phase was set
+		clients func(t *testing.T, s store)
+		want    string
+	}{
+		"not at modern":         {phase: PhaseDualRead, ran: time.Hour, want: "at dual-read, not modern"},
+		"quiet period not over": {phase: PhaseModern, ran: 10 * time.Second, want: "less than the quiet period"},
+		"a client lags": {phase: PhaseModern, ran: time.Hour, want: "a step is still rolling out", clients: func(t *testing.T, s store) {
+			beat(t, s, "lagging", PhaseDualRead, time.Minute)
+		}},
+		"a client holds a dual-read lock": {phase: PhaseModern, ran: time.Hour, want: "a step is still rolling out", clients: func(t *testing.T, s store) {
+			beat(t, s, "holder", PhaseModern, time.Minute, PhaseDualRead, PhaseModern)
+		}},
+		"an entry that does not parse": {phase: PhaseModern, ran: time.Hour, want: "a step is still rolling out", clients: func(t *testing.T, s store) {
+			_, err := s.c.Do(context.Background(), "HSET", s.k.clients, "junk", "{")
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			ctl, err := NewController(tg.Client, name, WithQuietPeriod(quiet), WithLivenessMargin(time.Second))
+			require.NoError(t, err)
+			atPhase(t, ctl, tc.phase)
+			backdate(t, ctl.s, tc.ran)
+			sight(t, ctl.s, 2*time.Hour)
+			beat(t, ctl.s, "dead", PhaseModern, time.Second)
+			kill(t, ctl.s, "dead", time.Hour)
+			if tc.clients != nil {
+				tc.clients(t, ctl.s)
+			}
+			for _, dry := range []bool{true, false} {
+				_, err := ctl.Cleanup(ctx, dry)
+				var re *CleanupRefusedError
+				require.ErrorAs(t, err, &re, "dry run %v", dry)
+				assert.ErrorIs(t, err, ErrUnsafeStep)
+				assert.ErrorContains(t, err, tc.want)
+			}
+			assert.True(t, exists(t, ctl.s, ctl.s.k.sighting), "the sighting stays")
+			st, err := ctl.Status(ctx)
+			require.NoError(t, err)
+			ids := map[string]bool{}
+			for _, m := range st.Members {
+				ids[m.ID] = true
+			}
+			assert.True(t, ids["dead"], "the dead entry stays")
+		})
+	}
+}
+
+func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
+	locktest.Run(t, locktest.All(t), func(t *testing.T, tg locktest.Target) {
+		ctx := context.Background()
+		ctl, err := NewController(tg.Client, t.Name(), WithQuietPeriod(time.Minute), WithLivenessMargin(time.Second))
+		require.NoError(t, err)
+		s := ctl.s
+		atPhase(t, ctl, PhaseModern)
+		backdate(t, s, time.Hour)
+		sight(t, s, 2*time.Hour)
+		beat(t, s, "live", PhaseModern, time.Minute)
+		beat(t, s, "dead", PhaseModern, time.Second)
+		kill(t, s, "dead", time.Hour)
+
+		plan, err := ctl.Cleanup(ctx, true)
+		require.NoError(t, err)
+		assert.True(t, plan.DryRun)
+		assert.Equal(t, []string{"dead"}, plan.Forgotten)
+		assert.Equal(t, "orders-1", plan.Sighting.Key)
+		assert.True(t, exists(t, s, s.k.sighting), "a dry run removes nothing")
+
+		done, err := ctl.Cleanup(ctx, false)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"dead"}, done.Forgotten)
+		assert.Equal(t, "orders-1", done.Sighting.Key)
+		assert.False(t, exists(t, s, s.k.sighting))
+		st, err := ctl.Status(ctx)
+		require.NoError(t, err)
+		require.Len(t, st.Members, 1)
+		assert.Equal(t, "live", st.Members[0].ID, "a live client's entry stays")
+		assert.Equal(t, PhaseModern, st.Phase)
+
+		// A sighting whose time does not parse is kept.
+		_, err = tg.Client.Do(ctx, "HSET", s.k.sighting, "at", "soon", "key", "orders-2", "count", "1")
+		require.NoError(t, err)
+		done, err = ctl.Cleanup(ctx, false)
+		require.NoError(t, err)
+		assert.Contains(t, done.SightingKept, "unreadable")
+		assert.True(t, exists(t, s, s.k.sighting))
+		_, err = tg.Client.Do(ctx, "DEL", s.k.sighting)
+		require.NoError(t, err)
+
+		// A young sighting is kept.
+		sight(t, s, 10*time.Second)
+		done, err = ctl.Cleanup(ctx, false)
+		require.NoError(t, err)
+		assert.Contains(t, done.SightingKept, "less than the quiet period")
+		assert.True(t, exists(t, s, s.k.sighting))
+	})
+}
+
+// TestCleanupScriptChecksAgain: what changed between the reading and the
+// script is not removed — a phase set meanwhile, a phase no longer modern,
+// a newer sighting.
+func TestCleanupScriptChecksAgain(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ctl, err := NewController(tg.Client, "again", WithQuietPeriod(time.Minute))
+	require.NoError(t, err)
+	s := ctl.s
+	atPhase(t, ctl, PhaseModern)
+	backdate(t, s, time.Hour)
+	sight(t, s, 2*time.Hour)
+	since, ok, err := tg.Client.Get(ctx, s.k.since)
+	require.NoError(t, err)
+	require.True(t, ok)
+	at, err := tg.Client.Do(ctx, "HGET", s.k.sighting, "at")
+	require.NoError(t, err)
+	keys := []string{s.k.phase, s.k.since, s.k.clients, s.k.expiry, s.k.seen, s.k.sighting}
+	run := func(since, quiet, at string) []any {
+		r, err := tg.Client.Eval(ctx, cleanupScript, keys, since, quiet, "0", at)
+		require.NoError(t, err)
+		return r.([]any)
+	}
+	older, _ := strconv.ParseInt(since, 10, 64)
+	assert.Equal(t, int64(-2), run(strconv.FormatInt(older-1, 10), "60000", at.(string))[0], "phase set since the reading")
+	assert.Equal(t, int64(-3), run(since, "7200000", at.(string))[0], "quiet period not over")
+	newer, _ := strconv.ParseInt(at.(string), 10, 64)
+	assert.Equal(t, []any{int64(1), int64(0)}, run(since, "60000", strconv.FormatInt(newer-1, 10)), "another sighting than the one read")
+	assert.True(t, exists(t, s, s.k.sighting))
+	_, err = tg.Client.Do(ctx, "SET", s.k.phase, "dual-read")
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), run(since, "60000", at.(string))[0], "not modern")
+	assert.True(t, exists(t, s, s.k.sighting))
+	for _, bad := range [][]any{{"", "0", "0", ""}, {since, "-1", "0", ""}, {since, "0", "x", ""}, {since, "0", "0"}} {
+		_, err := tg.Client.Eval(ctx, cleanupScript, keys, bad...)
+		assert.ErrorContains(t, err, "lockbridge: bad argument")
+	}
+}

@@ -1,0 +1,60 @@
+-- migrate/scripts/cleanup.lua: remove the controller's evidence once the
+-- migration has ended (`lockbridge fleet cleanup`, Controller.Cleanup): the
+-- registry entries dead by the server's clock and the legacy sighting, only
+-- while the namespace is at modern, the phase unchanged since it was listed,
+-- and the quiet period over by the server's clock.
+-- Prepended fragments: args.lua, server_time.lua.
+--
+-- KEYS[1]  the phase key
+-- KEYS[2]  the phase-since key
+-- KEYS[3]  the registry hash
+-- KEYS[4]  the registry expiry sorted set
+-- KEYS[5]  the registry heartbeat sorted set
+-- KEYS[6]  the legacy-sighting hash
+-- ARGV[1]  the phase-since value listed (the server's Unix ms, non-empty):
+--          a phase set since then refuses
+-- ARGV[2]  the quiet period in ms (0 to 2^40)
+-- ARGV[3]  the liveness margin in ms (0 to 2^40): an entry goes once its
+--          expiry plus the margin has passed, as the controller counts it
+-- ARGV[4]  the sighting's "at" listed, or '' to keep the sighting hash
+--          whatever it holds
+--
+-- Returns {code, sighting, id...}: code 1 done, -1 the phase is not modern,
+-- -2 the phase was set since it was listed, -3 the quiet period is not
+-- over (nothing removed for a code below 1); sighting 1 when the sighting
+-- hash was deleted, 0 when kept (none listed, its "at" changed, or younger
+-- than the quiet period); then the ids of the entries removed.
+
+arg_count(4)
+local since = arg_nonempty(1)
+local quiet = arg_int(2, 0, 1099511627776)
+local margin = arg_int(3, 0, 1099511627776)
+local at = ARGV[4]
+
+redis.replicate_commands()
+if redis.call('GET', KEYS[1]) ~= 'modern' then
+  return {-1, 0}
+end
+if redis.call('GET', KEYS[2]) ~= since then
+  return {-2, 0}
+end
+local now = server_time()
+if now - tonumber(since) < quiet then
+  return {-3, 0}
+end
+local out = {1, 0}
+if at ~= '' and redis.call('HGET', KEYS[6], 'at') == at then
+  local t = tonumber(at)
+  if t and now - t >= quiet then
+    redis.call('DEL', KEYS[6])
+    out[2] = 1
+  end
+end
+local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. string.format('%.0f', now - margin))
+for _, id in ipairs(dead) do
+  redis.call('HDEL', KEYS[3], id)
+  redis.call('ZREM', KEYS[4], id)
+  redis.call('ZREM', KEYS[5], id)
+  out[#out + 1] = id
+end
+return out
