@@ -136,28 +136,29 @@ func (p *phaseRun) changedNS(action string) (string, error) {
 	return ns, nil
 }
 
-func (p *phaseRun) controller(ctx context.Context, ns string, opts ...migrate.ControllerOption) (*migrate.Controller, string, func(), error) {
+// controller connects and returns ns's controller, the server's address,
+// and a context for its calls (bounded by --timeout); done ends both.
+func (p *phaseRun) controller(ctx context.Context, ns string, opts ...migrate.ControllerOption) (ctl *migrate.Controller, where string, cctx context.Context, done func(), err error) {
 	c, where, closeFn, err := p.cf.dialAt(ctx, p.e)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, "", nil, nil, err
 	}
-	ctl, err := migrate.NewController(c, ns, opts...)
+	ctl, err = migrate.NewController(c, ns, opts...)
 	if err != nil {
 		closeFn()
-		return nil, "", nil, usageErrorf("%v", err)
+		return nil, "", nil, nil, usageErrorf("%v", err)
 	}
-	return ctl, where, closeFn, nil
+	cctx, cancel := p.cf.callCtx(ctx)
+	return ctl, where, cctx, func() { cancel(); closeFn() }, nil
 }
 
 func (p *phaseRun) get(ctx context.Context, _ []string) error {
 	ns := p.cf.ns(p.e)
-	ctl, where, closeFn, err := p.controller(ctx, ns)
+	ctl, where, cctx, done, err := p.controller(ctx, ns)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	cctx, cancel := p.cf.callCtx(ctx)
-	defer cancel()
+	defer done()
 	ph, err := ctl.Phase(cctx)
 	if err != nil {
 		return err
@@ -179,15 +180,15 @@ func (p *phaseRun) set(ctx context.Context, args []string) error {
 		// it is overriding the controller, as loudly as --force.
 		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add --force to mean it", p.o.quiet, migrate.DefaultQuietPeriod)
 	}
-	ctl, where, closeFn, err := p.controller(ctx, ns, migrate.WithQuietPeriod(p.o.quiet))
+	ctl, where, cctx, done, err := p.controller(ctx, ns, migrate.WithQuietPeriod(p.o.quiet))
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer done()
 	if p.o.quiet < migrate.DefaultQuietPeriod {
 		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet, migrate.DefaultQuietPeriod)
 	}
-	return p.setPhase(ctx, ctl, ns, where, want)
+	return p.setPhase(cctx, ctl, ns, where, want)
 }
 
 func (p *phaseRun) init(ctx context.Context, _ []string) error {
@@ -195,13 +196,11 @@ func (p *phaseRun) init(ctx context.Context, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ctl, where, closeFn, err := p.controller(ctx, ns)
+	ctl, where, cctx, done, err := p.controller(ctx, ns)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	cctx, cancel := p.cf.callCtx(ctx)
-	defer cancel()
+	defer done()
 	doc := phaseJSON{Action: "init", Namespace: ns, Server: where, Phase: migrate.PhaseLegacy.String()}
 	switch err := ctl.Init(cctx); {
 	case errors.Is(err, migrate.ErrAlreadyInitialized):
@@ -230,13 +229,11 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ctl, where, closeFn, err := p.controller(ctx, ns)
+	ctl, where, cctx, done, err := p.controller(ctx, ns)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	cctx, cancel := p.cf.callCtx(ctx)
-	defer cancel()
+	defer done()
 	step, err := ctl.Repair(cctx, want, p.o.force)
 	if err != nil {
 		if errors.Is(err, migrate.ErrUnsafeStep) {
@@ -255,9 +252,8 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 	return p.out(doc, fmt.Sprintf("namespace %s on %s: phase repaired to %v; the quiet period starts again", printable(ns), where, step.To))
 }
 
-func (p *phaseRun) setPhase(ctx context.Context, ctl *migrate.Controller, ns, where string, want migrate.Phase) error {
-	cctx, cancel := p.cf.callCtx(ctx)
-	defer cancel()
+// setPhase moves ns to want, one step; cctx bounds its calls.
+func (p *phaseRun) setPhase(cctx context.Context, ctl *migrate.Controller, ns, where string, want migrate.Phase) error {
 	cur, err := ctl.Phase(cctx)
 	if err != nil {
 		return err

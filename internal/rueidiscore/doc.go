@@ -10,3 +10,5 @@
 // Each adapter lives in a Go module of its own, because both libraries need
 // a newer Go than lockbridge's module; this package stays free of them.
 package rueidiscore
+
+//go:generate go run ./valkeygen
