@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -39,28 +40,52 @@ func TestFaultRepairIgnoresDeadEntries(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, PhaseLegacy, ph)
 
-	locktest.Do(t, tg.Client, "DEL", ctl.s.k.phase) // evicted, or lost in a failover
+	// The phase key evicted, or lost in a failover.
+	repairLost(t, ctl, PhaseModern, "the live fleet and the namespace hash say legacy", ctl.s.k.phase)
+	javaExcluded(t, tg.Client, b) // the Java fleet, still at legacy
+}
+
+// repairLost deletes keys (the phase key lost, or the namespace flushed)
+// and repairs as an operator does: an unforced repair to refused is refused
+// (why), one to the evidence `lockbridge fleet` shows goes through; then
+// the followers have a moment to follow, a step per reading.
+func repairLost(t *testing.T, ctl *Controller, refused Phase, why string, keys ...string) {
+	t.Helper()
+	ctx := context.Background()
+	locktest.Do(t, ctl.s.c, append([]any{"DEL"}, anys(keys)...)...)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, st.PhaseProblem)
-
-	_, err = ctl.Repair(ctx, PhaseModern, false)
-	assert.ErrorIs(t, err, ErrUnsafeStep, "the live fleet and the namespace hash say legacy")
-
-	// The operator repairs to what `lockbridge fleet` shows as the evidence.
+	_, err = ctl.Repair(ctx, refused, false)
+	assert.ErrorIs(t, err, ErrUnsafeStep, why)
 	_, err = ctl.Repair(ctx, st.Evidence, false)
 	require.NoError(t, err)
-	time.Sleep(500 * time.Millisecond) // b follows, a step per reading
+	time.Sleep(500 * time.Millisecond)
+}
+
+// javaExcluded checks that once b, following the repaired phase, holds a
+// lock, a Java service locking at legacy does not get it.
+func javaExcluded(t *testing.T, c driver.Client, b *Locker) {
+	t.Helper()
+	ctx := context.Background()
 	name := locktest.Key(t, "orders")
 	var lk lockbridge.Lock
+	var err error
 	require.Eventually(t, func() bool {
 		lk, err = b.TryLock(ctx, name, time.Minute)
 		return err == nil
 	}, 5*time.Second, 20*time.Millisecond)
 	defer lk.Unlock(ctx)
-	java := legacy.New(tg.Client) // the Java fleet, still at legacy
-	_, err = java.TryLock(ctx, name, time.Minute)
+	_, err = legacy.New(c).TryLock(ctx, name, time.Minute)
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
+}
+
+func anys(ss []string) []any {
+	a := make([]any, len(ss))
+	for i, s := range ss {
+		a[i] = s
+	}
+	return a
 }
 
 // An unforced `fleet forget` removes only an entry the controller no
@@ -120,26 +145,9 @@ func TestFaultRepairDoesNotOutrunTheNamespaceHash(t *testing.T) {
 		return err == nil && p == PhaseDualWrite
 	}, 5*time.Second, 10*time.Millisecond)
 
-	locktest.Do(t, tg.Client, "DEL", ctl.s.k.phase) // evicted, or lost in a failover
-	st, err := ctl.Status(ctx)
-	require.NoError(t, err)
-	require.NotNil(t, st.PhaseProblem)
-	_, err = ctl.Repair(ctx, PhaseDualRead, false)
-	assert.ErrorIs(t, err, ErrUnsafeStep, "the namespace hash says dual-write")
-	_, err = ctl.Repair(ctx, st.Evidence, false)
-	require.NoError(t, err)
-	time.Sleep(500 * time.Millisecond) // b follows, a step per reading
-
-	name := locktest.Key(t, "orders")
-	var lk lockbridge.Lock
-	require.Eventually(t, func() bool {
-		lk, err = b.TryLock(ctx, name, time.Minute)
-		return err == nil
-	}, 5*time.Second, 20*time.Millisecond)
-	defer lk.Unlock(ctx)
-	java := legacy.New(tg.Client) // a Java service, back since the rollback
-	_, err = java.TryLock(ctx, name, time.Minute)
-	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
+	// The phase key evicted, or lost in a failover.
+	repairLost(t, ctl, PhaseDualRead, "the namespace hash says dual-write", ctl.s.k.phase)
+	javaExcluded(t, tg.Client, b) // a Java service, back since the rollback
 }
 
 // As TestFaultRepairDoesNotOutrunTheNamespaceHash, with the namespace hash
@@ -173,24 +181,7 @@ func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 	time.Sleep(100 * time.Millisecond) // b heartbeats the new generation
 
-	locktest.Do(t, tg.Client, "DEL", ctl.s.k.phase, ctl.s.k.meta) // the namespace flushed; the registry survived
-	st, err := ctl.Status(ctx)
-	require.NoError(t, err)
-	require.NotNil(t, st.PhaseProblem)
-	_, err = ctl.Repair(ctx, PhaseDualRead, false)
-	assert.ErrorIs(t, err, ErrUnsafeStep, "the clients that read the newest generation run dual-write")
-	_, err = ctl.Repair(ctx, st.Evidence, false)
-	require.NoError(t, err)
-	time.Sleep(500 * time.Millisecond)
-
-	name := locktest.Key(t, "orders")
-	var lk lockbridge.Lock
-	require.Eventually(t, func() bool {
-		lk, err = b.TryLock(ctx, name, time.Minute)
-		return err == nil
-	}, 5*time.Second, 20*time.Millisecond)
-	defer lk.Unlock(ctx)
-	java := legacy.New(tg.Client)
-	_, err = java.TryLock(ctx, name, time.Minute)
-	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder: b took it in %v", heldPhase(lk))
+	// The namespace flushed; the registry survived.
+	repairLost(t, ctl, PhaseDualRead, "the clients that read the newest generation run dual-write", ctl.s.k.phase, ctl.s.k.meta)
+	javaExcluded(t, tg.Client, b)
 }
