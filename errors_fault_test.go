@@ -28,6 +28,7 @@ func errorLockers(c driver.Client) map[string]lockbridge.Locker {
 		"legacy-atomic":      legacy.New(c),
 		"legacy-classic":     legacy.New(c, legacy.WithMode(legacy.ModeClassic)),
 		"modern":             modern.New(c, modern.WithFencing()),
+		"modern-unfenced":    modern.New(c),
 		"migrate-legacy":     migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy)),
 		"migrate-dual-write": migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite)),
 		"migrate-dual-read":  migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead)),
@@ -57,8 +58,9 @@ func TestFaultRedisErrorsClassified(t *testing.T) {
 	t.Run("NOPERM", func(t *testing.T) {
 		srv := redistest.Start(t)
 		admin := locktest.GoRedis(t, srv)
-		// The default user may not run the scripts nor the Java commands.
-		_, err := admin.Do(ctx, "ACL", "SETUSER", "default", "-evalsha", "-eval", "-setnx")
+		// The default user may not run the scripts, the Java commands nor
+		// the SET NX PX an unfenced modern lock sends.
+		_, err := admin.Do(ctx, "ACL", "SETUSER", "default", "-evalsha", "-eval", "-setnx", "-set")
 		require.NoError(t, err)
 		defer func() { _, _ = admin.Do(ctx, "ACL", "SETUSER", "default", "+@all") }()
 		for name, l := range errorLockers(admin) {
@@ -77,8 +79,8 @@ func TestFaultRedisErrorsClassified(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { _, _ = admin.Do(ctx, "ACL", "SETUSER", "default", "+@all") }()
 		for name, l := range errorLockers(admin) {
-			if name == "legacy-classic" {
-				continue // sends SETNX directly: the case above
+			if name == "legacy-classic" || name == "modern-unfenced" || name == "migrate-modern" {
+				continue // send SETNX or SET NX PX directly: the case above
 			}
 			key := "noperm-script:" + name
 			_, err := l.TryLock(ctx, key, time.Second)

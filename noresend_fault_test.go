@@ -164,18 +164,20 @@ func TestFaultLostModernReplies(t *testing.T) {
 		l         lockbridge.Locker
 		stored    func(key string) string // the key holding the token
 		fenceable bool
+		acquire   string // the acquire's command: a script, or SET NX PX without fencing
 	}{
-		"modern":             {modern.New(c, modern.WithFencing()), func(k string) string { return k }, true},
-		"migrate-dual-write": {migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())), modernKey, true},
-		"migrate-dual-read":  {migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead)), modernKey, false},
-		"migrate-modern":     {migrate.New(c, migrate.WithPhase(migrate.PhaseModern)), modernKey, false},
+		"modern":             {modern.New(c, modern.WithFencing()), func(k string) string { return k }, true, "EVALSHA"},
+		"modern-unfenced":    {modern.New(c), func(k string) string { return k }, false, "SET"},
+		"migrate-dual-write": {migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())), modernKey, true, "EVALSHA"},
+		"migrate-dual-read":  {migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead)), modernKey, false, "EVALSHA"},
+		"migrate-modern":     {migrate.New(c, migrate.WithPhase(migrate.PhaseModern)), modernKey, false, "SET"},
 	}
 	for name, tc := range lockers {
 		t.Run(name, func(t *testing.T) {
 			warmUp(t, tc.l) // the scripts are loaded: EVALSHA runs them
 			key := "lost:" + name
 			before := p.Dropped()
-			p.DropReply(faultproxy.Command("EVALSHA"), 1, faultproxy.Close)
+			p.DropReply(faultproxy.Command(tc.acquire), 1, faultproxy.Close)
 			lk, err := tc.l.TryLock(ctx, key, 5*time.Second)
 			require.NoError(t, err, "the acquire ran: reading the token back finds it")
 			require.Equal(t, before+1, p.Dropped(), "the acquire's reply was dropped")

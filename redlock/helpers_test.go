@@ -146,3 +146,10 @@ func (c pausingClient) Eval(ctx context.Context, s *driver.Script, keys []string
 	}
 	return r, err
 }
+
+// SetNXPX is the acquire without fencing.
+func (c pausingClient) SetNXPX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	ok, err := c.Client.SetNXPX(ctx, key, value, ttl)
+	time.Sleep(c.pause)
+	return ok, err
+}

@@ -12,7 +12,8 @@
 --     16 digits and at most 2^53 in magnitude (exact in a Lua double), and
 --     min <= n <= max.
 --   arg_flag(i) -> true for '1', false for '0'; nothing else is accepted.
---   arg_one_of(i, ...) -> ARGV[i] when it equals one of the given strings.
+--   arg_one_of(i, a[, b[, c[, d[, e]]]]) -> ARGV[i] when it equals one of
+--     the given strings (one to five; no table is built unless it fails).
 --   arg_nonempty(i) -> ARGV[i] when it is not empty.
 --
 -- An argument that fails raises an error reply starting with
@@ -68,14 +69,12 @@ local function arg_flag(i)
   arg_bad(i, "'0' or '1'")
 end
 
-local function arg_one_of(i, ...)
+local function arg_one_of(i, a, b, c, d, e)
   local s = ARGV[i]
-  for _, v in ipairs({...}) do
-    if s == v then
-      return s
-    end
+  if s ~= nil and (s == a or s == b or s == c or s == d or s == e) then
+    return s
   end
-  arg_bad(i, 'one of ' .. table.concat({...}, ', '))
+  arg_bad(i, 'one of ' .. table.concat({a, b, c, d, e}, ', '))
 end
 
 local function arg_nonempty(i)

@@ -14,6 +14,11 @@
 -- Errors, with nothing written: a bad argument ('ERR lockbridge: bad
 -- argument …'); KEYS[1] of another type than string (WRONGTYPE); an
 -- unusable fence counter (FENCE …).
+--
+-- Without fencing (and without WAIT after it), lockbridge's Go lock sends
+-- the plain command SET KEYS[1] ARGV[1] NX PX ARGV[2] instead, and this
+-- script's twin ttl.lua only when that SET finds the key taken: the same
+-- lock, one command on the server.
 local token = modern_token(1)
 arg_int(2, 1, 9007199254740991)
 return modern_acquire(KEYS[1], token, ARGV[2], KEYS[2])

@@ -128,20 +128,51 @@ func (nd *Node) Client() driver.Client { return nd.c }
 // Acquire makes one attempt to SET n.Key token NX PX ttl (and, when n has
 // a fence counter, to advance it with the same script: see FenceError).
 // acquired: v is the fence (0 without fencing). Not acquired: v is the
-// holder's PTTL in ms (-1: no expiry). err is a Redis error (wrapped, never
-// "not acquired"): a *FenceError when the fence counter is unusable, a
-// *WrongTypeError when n.Key holds another type than string — in both cases
-// nothing was written —, or a reply of the wrong shape.
+// holder's PTTL in ms (-1: no expiry; 0: the key was gone by the time it
+// was read, so the holder's lease ended this very moment). err is a Redis
+// error (wrapped, never "not acquired"): a *FenceError when the fence
+// counter is unusable, a *WrongTypeError when n.Key holds another type than
+// string — in both cases nothing was written —, or a reply of the wrong
+// shape.
+//
+// Without fencing the attempt is the plain command SET n.Key token NX PX
+// ttl: one command on the server, the least a lock can do. Only when it
+// finds the key taken does a second round trip run the read-only ttl script,
+// for the holder's PTTL and to tell a key of another type (which SET NX
+// leaves alone without an error) from a holder's token.
 func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
-	r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
+	if n.Fence != "" {
+		r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
+		if err != nil {
+			return false, 0, nd.wrap("acquire", n, err)
+		}
+		code, v, ok := pair(r)
+		if !ok || (code != Ours && code != Taken) {
+			return false, 0, nd.unexpected("acquire", r)
+		}
+		return code == Ours, v, nil
+	}
+	tok, _ := token.(string)
+	set, err := nd.c.SetNXPX(ctx, n.Key, tok, ttl)
+	if err != nil {
+		return false, 0, nd.wrap("acquire", n, err)
+	}
+	if set {
+		return true, 0, nil
+	}
+	r, err := nd.c.Eval(ctx, TTLScript, n.acquire[:1], token)
 	if err != nil {
 		return false, 0, nd.wrap("acquire", n, err)
 	}
 	code, v, ok := pair(r)
-	if !ok || (code != Ours && code != Taken) {
-		return false, 0, nd.unexpected("acquire", r)
+	switch {
+	case ok && code == Taken:
+		return false, v, nil
+	case ok && code == Absent:
+		return false, 0, nil // released or expired since the SET
 	}
-	return code == Ours, v, nil
+	// Ours cannot be: the token is fresh and its SET was refused.
+	return false, 0, nd.unexpected("acquire", r)
 }
 
 // AcquireWait is Acquire followed, on the same connection, by WAIT replicas

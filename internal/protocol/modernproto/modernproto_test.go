@@ -24,9 +24,9 @@ func TestScriptsPinned(t *testing.T) {
 		name, sha string
 		got       interface{ Hash() string }
 	}{
-		{"modern/acquire.lua", "565b1fb43f43df7bf99da6703d9bdda32c6f338d", AcquireScript},
-		{"modern/release.lua", "28b985975488bc8eaab3e60f5562b94e0f74726b", ReleaseScript},
-		{"modern/refresh.lua", "aa2537124fc128865489fb78600bd78b22d11a6f", RefreshScript},
+		{"modern/acquire.lua", "87f60bf94ab3c605f83cde5a9be32cef484945af", AcquireScript},
+		{"modern/release.lua", "a1843ca6a57a504ee2a732ef1bd09aa3ceaee967", ReleaseScript},
+		{"modern/refresh.lua", "606d539ad7e13aeda1b9b1635e38f2f807e312a2", RefreshScript},
 		{"modern/ttl.lua", "aaca6315ab2821b5c1bedb8d41823f48aae3f3e0", TTLScript},
 	} {
 		assert.Equal(t, c.sha, c.got.Hash(), c.name)

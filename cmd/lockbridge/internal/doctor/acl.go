@@ -57,7 +57,7 @@ func (r *run) probeKeys(tag string) probeKeys {
 
 // dryRunArgs returns the arguments of a command as lockbridge sends it, on
 // the scratch keys.
-func dryRunArgs(name string, k probeKeys) []any {
+func dryRunArgs(name string, k probeKeys, cluster bool) []any {
 	switch name {
 	case "EVALSHA":
 		return []any{name, probeScript.Hash(), "1", k.str}
@@ -109,6 +109,11 @@ func dryRunArgs(name string, k probeKeys) []any {
 		return []any{name, k.hash + "l", "0", "m"}
 	case "PUBLISH", "SPUBLISH":
 		return []any{name, k.ch, "released"}
+	case "PUBSUB":
+		if cluster {
+			return []any{name, "SHARDNUMSUB", k.ch}
+		}
+		return []any{name, "NUMSUB", k.ch}
 	case "SUBSCRIBE", "SSUBSCRIBE":
 		return []any{name, k.ch}
 	}
@@ -196,7 +201,7 @@ func (r *run) dryRun(ctx context.Context, n Node, user string, k probeKeys, clus
 		if !c.applies(cluster) {
 			continue
 		}
-		args := append([]any{"ACL", "DRYRUN", user}, dryRunArgs(c.Name, k)...)
+		args := append([]any{"ACL", "DRYRUN", user}, dryRunArgs(c.Name, k, cluster)...)
 		v, err := r.do(ctx, n.Client, args...)
 		if first {
 			if err != nil {
@@ -267,9 +272,9 @@ func (r *run) probeByUse(ctx context.Context, where string, k probeKeys, cluster
 // lockbridge's scripts send, on scratch keys (with PEXPIRE after those that
 // create a key without a TTL).
 func scriptCalls(k probeKeys, cluster bool) [][]string {
-	pub := "PUBLISH"
+	pub, count := "PUBLISH", "NUMSUB"
 	if cluster {
-		pub = "SPUBLISH"
+		pub, count = "SPUBLISH", "SHARDNUMSUB"
 	}
 	return [][]string{
 		{"SET", k.str2, "doctor", "PX", scratchTTL},
@@ -303,6 +308,7 @@ func scriptCalls(k probeKeys, cluster bool) [][]string {
 		{"LRANGE", k.list2, "0", "-1"},
 		{"LREM", k.list2, "0", "m"},
 		{"LPOP", k.list2},
+		{"PUBSUB", count, k.ch},
 		{pub, k.ch, "released"},
 	}
 }

@@ -77,6 +77,7 @@ var commands = []Command{
 	{Name: "MGET", Scope: Direct, UsedBy: "modern and migrate: reading a lock's token back after an acquire whose reply was lost"},
 	{Name: "PUBLISH", Scope: InScript, Topology: Standalone, UsedBy: "release notices (ignored when refused: waiters poll) and phase-change notices (a phase step fails without it)"},
 	{Name: "SPUBLISH", Scope: InScript, Topology: Cluster, UsedBy: "release notices (ignored when refused: waiters poll) and phase-change notices (a phase step fails without it)"},
+	{Name: "PUBSUB", Scope: InScript, UsedBy: "releases: counting the release channel's subscribers (NUMSUB; SHARDNUMSUB in a cluster) so that a release nobody waits for publishes nothing; when refused, every release publishes", Tolerated: true},
 	{Name: "SUBSCRIBE", Scope: Direct, Topology: Standalone, UsedBy: "waiters and phase followers listening for notices; without it they poll", Tolerated: true},
 	{Name: "SSUBSCRIBE", Scope: Direct, Topology: Cluster, UsedBy: "waiters and phase followers listening for notices; without it they poll", Tolerated: true},
 }
