@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Command is one command as the clients' builders take it: Parts are its
@@ -13,6 +14,24 @@ import (
 type Command struct {
 	Parts []string
 	Key   int
+
+	buf *[]string // Parts' array, from partsPool; nil when not pooled
+}
+
+// partsPool holds the arrays of Commands sent and done with: the clients'
+// builders copy the words into a command of their own, so the array is free
+// once the command is built and sent.
+var partsPool = sync.Pool{New: func() any { return new([]string) }}
+
+// free gives the command's array back for another command. cmd must not be
+// used after.
+func (cmd *Command) free() {
+	if cmd.buf == nil {
+		return
+	}
+	clear(*cmd.buf) // hold no strings of this command
+	partsPool.Put(cmd.buf)
+	cmd.buf, cmd.Parts = nil, nil
 }
 
 // errSubscribe refuses (S|P)SUBSCRIBE and their opposites on a shared
@@ -25,22 +44,32 @@ func NewCommand(args []any) (Command, error) {
 	if len(args) == 0 {
 		return Command{}, errors.New("empty command")
 	}
-	parts := make([]string, len(args))
+	buf := partsPool.Get().(*[]string)
+	if cap(*buf) < len(args) {
+		*buf = make([]string, len(args))
+	}
+	parts := (*buf)[:len(args)]
+	*buf = parts
 	for i, a := range args {
 		s, err := arg(a)
 		if err != nil {
+			(&Command{Parts: parts, buf: buf}).free()
 			return Command{}, fmt.Errorf("argument %d: %w", i, err)
 		}
 		parts[i] = s
 	}
+	cmd := Command{Parts: parts, buf: buf}
 	name := strings.ToUpper(parts[0])
 	if name == "" {
+		cmd.free()
 		return Command{}, errors.New("empty command name")
 	}
 	if strings.HasSuffix(name, "SUBSCRIBE") {
+		cmd.free()
 		return Command{}, errSubscribe
 	}
-	return Command{Parts: parts, Key: keyIndex(name, parts)}, nil
+	cmd.Key = keyIndex(name, parts)
+	return cmd, nil
 }
 
 func arg(a any) (string, error) {
