@@ -43,20 +43,22 @@ type client struct {
 	px atomic.Pointer[pxWord]
 }
 
-// pxWord is a PX argument: ms milliseconds as a command word.
+// pxWord is a PX argument: ms milliseconds as a command word, also boxed.
 type pxWord struct {
-	ms  int64
-	arg any
+	ms   int64
+	word string
+	arg  any
 }
 
-// pxArg returns ms as a command word, from the cache when it matches.
-func (c *client) pxArg(ms int64) any {
+// pxWord returns ms as a command word, from the cache when it matches.
+func (c *client) pxWord(ms int64) *pxWord {
 	if w := c.px.Load(); w != nil && w.ms == ms {
-		return w.arg
+		return w
 	}
-	w := &pxWord{ms: ms, arg: strconv.FormatInt(ms, 10)}
+	s := strconv.FormatInt(ms, 10)
+	w := &pxWord{ms: ms, word: s, arg: s}
 	c.px.Store(w)
-	return w.arg
+	return w
 }
 
 func (c *client) Do(ctx context.Context, args ...any) (any, error) { return c.do(ctx, args...) }
@@ -73,10 +75,16 @@ func (c *client) do(ctx context.Context, args ...any) (any, error) {
 		return nil, err
 	}
 	r, err := c.c.Do(ctx, args...)
-	if err == nil {
-		return r, nil
+	if err != nil {
+		name, _ := args[0].(string)
+		return r, c.fail(ctx, name, err)
 	}
-	unknown := mayHaveRun(args, err) && !errors.Is(err, lockbridge.ErrInvalid)
+	return r, nil
+}
+
+// fail is the error of command name that failed with err (see do).
+func (c *client) fail(ctx context.Context, name string, err error) error {
+	unknown := mayHaveRun(name, err) && !errors.Is(err, lockbridge.ErrInvalid)
 	cerr := ctx.Err()
 	if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
 		cerr = context.DeadlineExceeded // a read timeout set from the deadline fired first
@@ -85,10 +93,9 @@ func (c *client) do(ctx context.Context, args ...any) (any, error) {
 		err = fmt.Errorf("%w (%w)", cerr, err)
 	}
 	if unknown {
-		name, _ := args[0].(string)
 		err = &driver.UnknownOutcomeError{Command: name, Err: err}
 	}
-	return r, err
+	return err
 }
 
 func (c *client) Cluster() bool { return c.c.Cluster() }
@@ -97,11 +104,21 @@ func (c *client) Subscribe(ctx context.Context, channels ...string) (driver.Subs
 }
 
 func (c *client) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
-	a := s.EvalSHAArgs(keys, args)
-	r, err := c.do(ctx, a...)
-	if driver.HasPrefix(err, "NOSCRIPT") {
-		s.SetEval(a)
+	var (
+		r   any
+		err error
+		ok  bool
+	)
+	if wc, is := c.c.(WordsConn); is {
+		r, ok, err = c.evalWords(ctx, wc, s, keys, args)
+	}
+	if !ok {
+		a := s.EvalSHAArgs(keys, args)
 		r, err = c.do(ctx, a...)
+		if driver.HasPrefix(err, "NOSCRIPT") {
+			s.SetEval(a)
+			r, err = c.do(ctx, a...)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, driver.ErrNoPerm) {
@@ -141,7 +158,15 @@ func (c *client) SetNXPX(ctx context.Context, key, value string, ttl time.Durati
 	if ms < 1 {
 		return false, fmt.Errorf("driver: SET NX PX: ttl %v is below one millisecond", ttl)
 	}
-	r, err := c.do(ctx, "SET", key, value, "NX", "PX", c.pxArg(ms))
+	var (
+		r   any
+		err error
+	)
+	if wc, ok := c.c.(WordsConn); ok {
+		r, err = c.setNXPXWords(ctx, wc, key, value, ms)
+	} else {
+		r, err = c.do(ctx, "SET", key, value, "NX", "PX", c.pxWord(ms).arg)
+	}
 	if err != nil {
 		return false, fmt.Errorf("driver: SET NX PX: %w", err)
 	}

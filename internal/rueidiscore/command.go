@@ -44,22 +44,44 @@ func NewCommand(args []any) (Command, error) {
 	if len(args) == 0 {
 		return Command{}, errors.New("empty command")
 	}
-	buf := partsPool.Get().(*[]string)
-	if cap(*buf) < len(args) {
-		*buf = make([]string, len(args))
-	}
-	parts := (*buf)[:len(args)]
-	*buf = parts
+	cmd := Command{buf: partsPool.Get().(*[]string)}
+	parts := grow(cmd.buf, len(args))
+	cmd.Parts = parts
 	for i, a := range args {
 		s, err := arg(a)
 		if err != nil {
-			(&Command{Parts: parts, buf: buf}).free()
+			cmd.free()
 			return Command{}, fmt.Errorf("argument %d: %w", i, err)
 		}
 		parts[i] = s
 	}
-	cmd := Command{Parts: parts, buf: buf}
-	name := strings.ToUpper(parts[0])
+	return cmd.finish()
+}
+
+// WordsCommand is NewCommand for words already strings. The Command does
+// not keep words.
+func WordsCommand(words []string) (Command, error) {
+	if len(words) == 0 {
+		return Command{}, errors.New("empty command")
+	}
+	cmd := Command{buf: partsPool.Get().(*[]string)}
+	cmd.Parts = grow(cmd.buf, len(words))
+	copy(cmd.Parts, words)
+	return cmd.finish()
+}
+
+// grow makes *buf n words long and returns it.
+func grow(buf *[]string, n int) []string {
+	if cap(*buf) < n {
+		*buf = make([]string, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
+}
+
+// finish checks the command's name and finds its key.
+func (cmd Command) finish() (Command, error) {
+	name := strings.ToUpper(cmd.Parts[0])
 	if name == "" {
 		cmd.free()
 		return Command{}, errors.New("empty command name")
@@ -68,7 +90,7 @@ func NewCommand(args []any) (Command, error) {
 		cmd.free()
 		return Command{}, errSubscribe
 	}
-	cmd.Key = keyIndex(name, parts)
+	cmd.Key = keyIndex(name, cmd.Parts)
 	return cmd, nil
 }
 

@@ -62,6 +62,23 @@ func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	return do(ctx, c.b, args)
 }
 
+var (
+	_ adapter.WordsConn = conn{}
+	_ adapter.WordsConn = pinned{}
+)
+
+// DoWords is Do for words already strings (adapter.WordsConn).
+func (c conn) DoWords(ctx context.Context, words []string) (any, error) {
+	if c.refused != nil {
+		return nil, adapter.NotSent(c.refused)
+	}
+	cmd, err := WordsCommand(words)
+	if err != nil {
+		return nil, adapter.NotSent(err)
+	}
+	return send(ctx, c.b, cmd)
+}
+
 // sender is a Backend or a Dedicated: what sends one command.
 type sender interface {
 	Do(ctx context.Context, cmd Command) (any, error)
@@ -72,6 +89,11 @@ func do(ctx context.Context, s sender, args []any) (any, error) {
 	if err != nil {
 		return nil, adapter.NotSent(err)
 	}
+	return send(ctx, s, cmd)
+}
+
+// send sends cmd with s and frees it.
+func send(ctx context.Context, s sender, cmd Command) (any, error) {
 	if _, ok := ctx.Deadline(); ok || ctx.Done() == nil {
 		v, err := s.Do(ctx, cmd)
 		cmd.free() // built and sent: the client holds a copy of its own
@@ -148,6 +170,14 @@ func (p pinned) Cluster() bool { return p.cluster }
 
 func (p pinned) Do(ctx context.Context, args ...any) (any, error) {
 	return do(ctx, p.d, args)
+}
+
+func (p pinned) DoWords(ctx context.Context, words []string) (any, error) {
+	cmd, err := WordsCommand(words)
+	if err != nil {
+		return nil, adapter.NotSent(err)
+	}
+	return send(ctx, p.d, cmd)
 }
 
 func (pinned) Subscribe(context.Context, ...string) (driver.Subscription, error) {
