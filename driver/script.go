@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -14,13 +15,45 @@ import (
 type Script struct {
 	name, src, hash string
 	commands        []string
+	// hashArg and srcArg are hash and src boxed once, for the command
+	// words of every call (boxing a string allocates).
+	hashArg, srcArg any
 }
 
 // NewScript returns the script with source src. name appears in errors; by
 // convention the embedded file's name, e.g. "legacy/scripts/acquire.lua".
 func NewScript(name, src string) *Script {
 	sum := sha1.Sum([]byte(src))
-	return &Script{name: name, src: src, hash: hex.EncodeToString(sum[:]), commands: scriptCommands(src)}
+	h := hex.EncodeToString(sum[:])
+	return &Script{name: name, src: src, hash: h, commands: scriptCommands(src), hashArg: h, srcArg: src}
+}
+
+// numKeys are the key counts 0 to 9 as command words, boxed once.
+var numKeys = [...]any{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}
+
+// EvalSHAArgs returns the words of the command that runs s on keys with
+// args: EVALSHA, the hash, the number of keys, the keys, then args, in one
+// new slice. The constant words are boxed once per script, so the slice is
+// the only allocation besides the keys'. An adapter turns it into EVAL
+// (NOSCRIPT) with SetEval.
+func (s *Script) EvalSHAArgs(keys []string, args []any) []any {
+	a := make([]any, 3, 3+len(keys)+len(args))
+	a[0], a[1] = "EVALSHA", s.hashArg
+	if n := len(keys); n < len(numKeys) {
+		a[2] = numKeys[n]
+	} else {
+		a[2] = strconv.Itoa(n)
+	}
+	for _, k := range keys {
+		a = append(a, k)
+	}
+	return append(a, args...)
+}
+
+// SetEval turns words made by EvalSHAArgs into the EVAL of the source,
+// for a server that answered NOSCRIPT.
+func (s *Script) SetEval(words []any) {
+	words[0], words[1] = "EVAL", s.srcArg
 }
 
 var callRE = regexp.MustCompile(`redis\.p?call\(\s*['"]([A-Za-z]+)['"]`)

@@ -80,7 +80,7 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 	if err := check.KeyTTL("modern", key, ttl, time.Millisecond); err != nil {
 		return names{}, 0, err
 	}
-	n, ok := modernproto.NewNames(key, l.cfg.Fencing)
+	n, ok := modernproto.UnboundNames(key, l.cfg.Fencing) // try binds its copy in the Lock
 	if !ok {
 		return names{}, 0, fmt.Errorf("modern: %w: key %q cannot have a fence counter in its hash slot", lockbridge.ErrInvalid, key)
 	}
@@ -169,17 +169,23 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	return lk, nil
 }
 
-// try makes one attempt and, when it succeeds, builds the Lock. When the
+// try makes one attempt and, when it succeeds, returns the Lock. When the
 // lock is held, it also returns the holder's remaining lease (0 if unknown).
-func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, time.Duration, error) {
+// The attempt runs on a copy of prepare's names pn, bound in the Lock, which
+// is made first so that the scripts' KEYS live in it, not in an allocation
+// of their own.
+func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration) (*Lock, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
+		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", pn.Key, lockbridge.ErrNotObtained, err)
 	}
 	token, err := l.cfg.Token()
 	if err != nil {
 		return nil, 0, fmt.Errorf("modern: token: %w", err)
 	}
 	arg := any(token) // boxed once for every script of this lock
+	lk := &Lock{locker: l, names: *pn, token: token, arg: arg}
+	n := &lk.names
+	n.Bind()
 	start := time.Now()
 	fence, left, err := l.acquire(ctx, n, arg, ttl)
 	if err != nil {
@@ -210,7 +216,7 @@ func (l *Locker) try(ctx context.Context, n *names, ttl time.Duration) (*Lock, t
 		}
 		fence = f
 	}
-	lk := &Lock{locker: l, names: *n, token: token, arg: arg, fence: fence}
+	lk.fence = fence
 	lk.lease.Init("modern", start, ttl)
 	if l.cfg.AutoRefresh {
 		lk.lease.Observe(l.tel, n.Key)

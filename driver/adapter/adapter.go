@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -33,11 +34,34 @@ type Conn interface {
 }
 
 // Wrap returns the driver.Client built on c.
-func Wrap(c Conn) driver.Client { return client{c} }
+func Wrap(c Conn) driver.Client { return &client{c: c} }
 
-type client struct{ c Conn }
+type client struct {
+	c Conn
+	// px is the PX argument SetNXPX sent last, formatted and boxed: a
+	// locker sends the same ttl again and again.
+	px atomic.Pointer[pxWord]
+}
 
-func (c client) Do(ctx context.Context, args ...any) (any, error) { return c.do(ctx, args...) }
+// pxWord is a PX argument: ms milliseconds as a command word, also boxed.
+type pxWord struct {
+	ms   int64
+	word string
+	arg  any
+}
+
+// pxWord returns ms as a command word, from the cache when it matches.
+func (c *client) pxWord(ms int64) *pxWord {
+	if w := c.px.Load(); w != nil && w.ms == ms {
+		return w
+	}
+	s := strconv.FormatInt(ms, 10)
+	w := &pxWord{ms: ms, word: s, arg: s}
+	c.px.Store(w)
+	return w
+}
+
+func (c *client) Do(ctx context.Context, args ...any) (any, error) { return c.do(ctx, args...) }
 
 // do sends one command. A context already ended sends nothing. An error
 // that comes with an ended context, such as a read timeout set from its
@@ -46,15 +70,21 @@ func (c client) Do(ctx context.Context, args ...any) (any, error) { return c.do(
 // ended while it was on the wire — is an *driver.UnknownOutcomeError wrapping
 // lockbridge.ErrUnknownOutcome (see mayHaveRun). Adapters never send it
 // again; the lock that sent it decides what the uncertainty means.
-func (c client) do(ctx context.Context, args ...any) (any, error) {
+func (c *client) do(ctx context.Context, args ...any) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	r, err := c.c.Do(ctx, args...)
-	if err == nil {
-		return r, nil
+	if err != nil {
+		name, _ := args[0].(string)
+		return r, c.fail(ctx, name, err)
 	}
-	unknown := mayHaveRun(args, err) && !errors.Is(err, lockbridge.ErrInvalid)
+	return r, nil
+}
+
+// fail is the error of command name that failed with err (see do).
+func (c *client) fail(ctx context.Context, name string, err error) error {
+	unknown := mayHaveRun(name, err) && !errors.Is(err, lockbridge.ErrInvalid)
 	cerr := ctx.Err()
 	if dl, ok := ctx.Deadline(); ok && cerr == nil && !time.Now().Before(dl) {
 		cerr = context.DeadlineExceeded // a read timeout set from the deadline fired first
@@ -63,28 +93,32 @@ func (c client) do(ctx context.Context, args ...any) (any, error) {
 		err = fmt.Errorf("%w (%w)", cerr, err)
 	}
 	if unknown {
-		name, _ := args[0].(string)
 		err = &driver.UnknownOutcomeError{Command: name, Err: err}
 	}
-	return r, err
+	return err
 }
 
-func (c client) Cluster() bool { return c.c.Cluster() }
-func (c client) Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error) {
+func (c *client) Cluster() bool { return c.c.Cluster() }
+func (c *client) Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error) {
 	return c.c.Subscribe(ctx, channels...)
 }
 
-func (c client) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
-	a := make([]any, 0, 3+len(keys)+len(args))
-	a = append(a, "EVALSHA", s.Hash(), strconv.Itoa(len(keys)))
-	for _, k := range keys {
-		a = append(a, k)
+func (c *client) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
+	var (
+		r   any
+		err error
+		ok  bool
+	)
+	if wc, is := c.c.(WordsConn); is {
+		r, ok, err = c.evalWords(ctx, wc, s, keys, args)
 	}
-	a = append(a, args...)
-	r, err := c.do(ctx, a...)
-	if driver.HasPrefix(err, "NOSCRIPT") {
-		a[0], a[1] = "EVAL", s.Source()
+	if !ok {
+		a := s.EvalSHAArgs(keys, args)
 		r, err = c.do(ctx, a...)
+		if driver.HasPrefix(err, "NOSCRIPT") {
+			s.SetEval(a)
+			r, err = c.do(ctx, a...)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, driver.ErrNoPerm) {
@@ -95,7 +129,7 @@ func (c client) Eval(ctx context.Context, s *driver.Script, keys []string, args 
 	return r, nil
 }
 
-func (c client) SetNX(ctx context.Context, key, value string) (bool, error) {
+func (c *client) SetNX(ctx context.Context, key, value string) (bool, error) {
 	r, err := c.do(ctx, "SETNX", key, value)
 	if err != nil {
 		return false, fmt.Errorf("driver: SETNX: %w", err)
@@ -103,15 +137,15 @@ func (c client) SetNX(ctx context.Context, key, value string) (bool, error) {
 	return integerBool("SETNX", r)
 }
 
-func (c client) Get(ctx context.Context, key string) (string, bool, error) {
+func (c *client) Get(ctx context.Context, key string) (string, bool, error) {
 	return c.stringReply(ctx, "GET", key)
 }
 
-func (c client) GetSet(ctx context.Context, key, value string) (string, bool, error) {
+func (c *client) GetSet(ctx context.Context, key, value string) (string, bool, error) {
 	return c.stringReply(ctx, "GETSET", key, value)
 }
 
-func (c client) Del(ctx context.Context, key string) (bool, error) {
+func (c *client) Del(ctx context.Context, key string) (bool, error) {
 	r, err := c.do(ctx, "DEL", key)
 	if err != nil {
 		return false, fmt.Errorf("driver: DEL: %w", err)
@@ -119,12 +153,20 @@ func (c client) Del(ctx context.Context, key string) (bool, error) {
 	return integerBool("DEL", r)
 }
 
-func (c client) SetNXPX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+func (c *client) SetNXPX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
 	ms := ttl.Milliseconds()
 	if ms < 1 {
 		return false, fmt.Errorf("driver: SET NX PX: ttl %v is below one millisecond", ttl)
 	}
-	r, err := c.do(ctx, "SET", key, value, "NX", "PX", strconv.FormatInt(ms, 10))
+	var (
+		r   any
+		err error
+	)
+	if wc, ok := c.c.(WordsConn); ok {
+		r, err = c.setNXPXWords(ctx, wc, key, value, ms)
+	} else {
+		r, err = c.do(ctx, "SET", key, value, "NX", "PX", c.pxWord(ms).arg)
+	}
 	if err != nil {
 		return false, fmt.Errorf("driver: SET NX PX: %w", err)
 	}
@@ -137,7 +179,7 @@ func (c client) SetNXPX(ctx context.Context, key, value string, ttl time.Duratio
 	return false, fmt.Errorf("driver: SET NX PX: unexpected reply %#v", r)
 }
 
-func (c client) stringReply(ctx context.Context, args ...any) (string, bool, error) {
+func (c *client) stringReply(ctx context.Context, args ...any) (string, bool, error) {
 	cmd := args[0].(string)
 	r, err := c.do(ctx, args...)
 	if err != nil {

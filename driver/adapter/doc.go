@@ -3,7 +3,9 @@
 // it may have reached the server; errors before the send marked with
 // NotSent) and PubSubConn, and Wrap builds the driver.Client — EVALSHA with
 // its EVAL fallback, the unknown-outcome rule, WAIT on a pinned connection
-// (Pinner) — on top. The conformance suite in adaptertest checks an
+// (Pinner) — on top. A Conn whose library takes a command's words as
+// strings may also implement WordsConn, and receives scripts and SET NX PX
+// as strings, with no word boxed into an any. The conformance suite in adaptertest checks an
 // adapter against real redis-servers. Users of the locks never need this
 // package: they take a ready adapter (driver/goredis, driver/redigoadapter,
 // driver/rueidisadapter, driver/valkeyadapter).

@@ -23,10 +23,10 @@ type notSentError struct{ err error }
 func (e notSentError) Error() string { return e.err.Error() }
 func (e notSentError) Unwrap() error { return e.err }
 
-// mayHaveRun reports whether err, the error of Conn.Do for args, leaves it
-// unknown whether a command that can change state ran: no reply came, and
-// nothing says the command was not sent.
-func mayHaveRun(args []any, err error) bool {
+// mayHaveRun reports whether err, the error of Conn.Do for command name,
+// leaves it unknown whether a command that can change state ran: no reply
+// came, and nothing says the command was not sent.
+func mayHaveRun(name string, err error) bool {
 	var re driver.ReplyError
 	if errors.As(err, &re) {
 		return false // the server answered
@@ -35,7 +35,6 @@ func mayHaveRun(args []any, err error) bool {
 	if errors.As(err, &ns) {
 		return false
 	}
-	name, _ := args[0].(string)
 	return !readOnly[strings.ToUpper(name)]
 }
 

@@ -17,9 +17,9 @@ type Pinner interface {
 	Pin(ctx context.Context, key string) (pinned Conn, release func(), err error)
 }
 
-var _ driver.Waiter = client{}
+var _ driver.Waiter = (*client)(nil)
 
-func (c client) EvalWait(ctx context.Context, s *driver.Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
+func (c *client) EvalWait(ctx context.Context, s *driver.Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
 	p, ok := c.c.(Pinner)
 	if !ok || len(keys) == 0 {
 		return nil, 0, driver.ErrNoPin
@@ -29,7 +29,7 @@ func (c client) EvalWait(ctx context.Context, s *driver.Script, keys []string, r
 		return nil, 0, fmt.Errorf("driver: pin a connection: %w", err)
 	}
 	defer release()
-	pinned := client{pc}
+	pinned := &client{c: pc}
 	r, err := pinned.Eval(ctx, s, keys, args...)
 	if err != nil {
 		return nil, 0, err

@@ -179,7 +179,7 @@ func normalise(v any) any {
 		for i := range x {
 			x[i] = normalise(x[i])
 		}
-		return x
+		return v // the same slice, already boxed: returning x would box it again
 	case []byte:
 		return string(x)
 	case map[any]any: // a RESP3 map: flattened as RESP2 sends it

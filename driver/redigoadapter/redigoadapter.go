@@ -78,7 +78,7 @@ func normalise(v any) (any, error) {
 			}
 			x[i] = n
 		}
-		return x, nil
+		return v, nil // the same slice, already boxed: returning x would box it again
 	case redis.Error: // an error inside an array reply
 		return nil, driver.ReplyError(x.Error())
 	}

@@ -66,7 +66,22 @@ func result(r valkey.ValkeyResult) (any, error) {
 		return nil, err
 	}
 	m, _ := r.ToMessage() // an error reply is in m
-	return rueidiscore.Normalise(&m)
+	// The common replies are read in place: m handed to the generic
+	// Normalise would move to the heap.
+	switch {
+	case m.IsInt64():
+		return m.AsInt64()
+	case m.IsString():
+		return rueidiscore.String(m.ToString())
+	case m.IsArray():
+		elems, err := m.ToArray()
+		if err != nil {
+			return nil, err
+		}
+		return rueidiscore.NormaliseArray[valkey.ValkeyMessage](elems)
+	}
+	other := m
+	return rueidiscore.Normalise(&other)
 }
 
 // dedicated is a valkey.DedicatedClient as a rueidiscore.Dedicated.

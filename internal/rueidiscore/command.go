@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Command is one command as the clients' builders take it: Parts are its
@@ -13,6 +14,24 @@ import (
 type Command struct {
 	Parts []string
 	Key   int
+
+	buf *[]string // Parts' array, from partsPool; nil when not pooled
+}
+
+// partsPool holds the arrays of Commands sent and done with: the clients'
+// builders copy the words into a command of their own, so the array is free
+// once the command is built and sent.
+var partsPool = sync.Pool{New: func() any { return new([]string) }}
+
+// free gives the command's array back for another command. cmd must not be
+// used after.
+func (cmd *Command) free() {
+	if cmd.buf == nil {
+		return
+	}
+	clear(*cmd.buf) // hold no strings of this command
+	partsPool.Put(cmd.buf)
+	cmd.buf, cmd.Parts = nil, nil
 }
 
 // errSubscribe refuses (S|P)SUBSCRIBE and their opposites on a shared
@@ -25,22 +44,54 @@ func NewCommand(args []any) (Command, error) {
 	if len(args) == 0 {
 		return Command{}, errors.New("empty command")
 	}
-	parts := make([]string, len(args))
+	cmd := Command{buf: partsPool.Get().(*[]string)}
+	parts := grow(cmd.buf, len(args))
+	cmd.Parts = parts
 	for i, a := range args {
 		s, err := arg(a)
 		if err != nil {
+			cmd.free()
 			return Command{}, fmt.Errorf("argument %d: %w", i, err)
 		}
 		parts[i] = s
 	}
-	name := strings.ToUpper(parts[0])
+	return cmd.finish()
+}
+
+// WordsCommand is NewCommand for words already strings. The Command does
+// not keep words.
+func WordsCommand(words []string) (Command, error) {
+	if len(words) == 0 {
+		return Command{}, errors.New("empty command")
+	}
+	cmd := Command{buf: partsPool.Get().(*[]string)}
+	cmd.Parts = grow(cmd.buf, len(words))
+	copy(cmd.Parts, words)
+	return cmd.finish()
+}
+
+// grow makes *buf n words long and returns it.
+func grow(buf *[]string, n int) []string {
+	if cap(*buf) < n {
+		*buf = make([]string, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
+}
+
+// finish checks the command's name and finds its key.
+func (cmd Command) finish() (Command, error) {
+	name := strings.ToUpper(cmd.Parts[0])
 	if name == "" {
+		cmd.free()
 		return Command{}, errors.New("empty command name")
 	}
 	if strings.HasSuffix(name, "SUBSCRIBE") {
+		cmd.free()
 		return Command{}, errSubscribe
 	}
-	return Command{Parts: parts, Key: keyIndex(name, parts)}, nil
+	cmd.Key = keyIndex(name, cmd.Parts)
+	return cmd, nil
 }
 
 func arg(a any) (string, error) {

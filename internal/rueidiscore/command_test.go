@@ -50,3 +50,20 @@ func TestNewCommandRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestWordsCommand(t *testing.T) {
+	words := []string{"EVALSHA", "abc", "1", "k", "tok"}
+	c, err := WordsCommand(words)
+	require.NoError(t, err)
+	assert.Equal(t, words, c.Parts)
+	assert.Equal(t, 3, c.Key)
+	words[3] = "changed" // the command keeps a copy of its own
+	assert.Equal(t, "k", c.Parts[3])
+	c.free()
+	assert.Nil(t, c.Parts)
+
+	for _, bad := range [][]string{nil, {""}, {"subscribe", "ch"}} {
+		_, err := WordsCommand(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}

@@ -59,16 +59,44 @@ func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if c.refused != nil {
 		return nil, adapter.NotSent(c.refused)
 	}
-	return do(ctx, c.b.Do, args)
+	return do(ctx, c.b, args)
 }
 
-func do(ctx context.Context, send func(context.Context, Command) (any, error), args []any) (any, error) {
+var (
+	_ adapter.WordsConn = conn{}
+	_ adapter.WordsConn = pinned{}
+)
+
+// DoWords is Do for words already strings (adapter.WordsConn).
+func (c conn) DoWords(ctx context.Context, words []string) (any, error) {
+	if c.refused != nil {
+		return nil, adapter.NotSent(c.refused)
+	}
+	cmd, err := WordsCommand(words)
+	if err != nil {
+		return nil, adapter.NotSent(err)
+	}
+	return send(ctx, c.b, cmd)
+}
+
+// sender is a Backend or a Dedicated: what sends one command.
+type sender interface {
+	Do(ctx context.Context, cmd Command) (any, error)
+}
+
+func do(ctx context.Context, s sender, args []any) (any, error) {
 	cmd, err := NewCommand(args)
 	if err != nil {
 		return nil, adapter.NotSent(err)
 	}
+	return send(ctx, s, cmd)
+}
+
+// send sends cmd with s and frees it.
+func send(ctx context.Context, s sender, cmd Command) (any, error) {
 	if _, ok := ctx.Deadline(); ok || ctx.Done() == nil {
-		v, err := send(ctx, cmd)
+		v, err := s.Do(ctx, cmd)
+		cmd.free() // built and sent: the client holds a copy of its own
 		return v, sendError(err)
 	}
 	// A context that can end but has no deadline: a pooled connection
@@ -82,10 +110,11 @@ func do(ctx context.Context, send func(context.Context, Command) (any, error), a
 		err error
 	}
 	ch := make(chan result, 1)
-	go func() {
-		v, err := send(ctx, cmd)
+	go func(cmd Command) { // by value: captured, cmd would be on the heap in every call
+		v, err := s.Do(ctx, cmd)
+		cmd.free()
 		ch <- result{v, err}
-	}()
+	}(cmd)
 	select {
 	case r := <-ch:
 		return r.v, sendError(r.err)
@@ -140,7 +169,15 @@ type pinned struct {
 func (p pinned) Cluster() bool { return p.cluster }
 
 func (p pinned) Do(ctx context.Context, args ...any) (any, error) {
-	return do(ctx, p.d.Do, args)
+	return do(ctx, p.d, args)
+}
+
+func (p pinned) DoWords(ctx context.Context, words []string) (any, error) {
+	cmd, err := WordsCommand(words)
+	if err != nil {
+		return nil, adapter.NotSent(err)
+	}
+	return send(ctx, p.d, cmd)
 }
 
 func (pinned) Subscribe(context.Context, ...string) (driver.Subscription, error) {

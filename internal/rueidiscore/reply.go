@@ -52,13 +52,7 @@ func Normalise[M any, P Message[M]](m P) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]any, len(elems))
-		for i := range elems {
-			if out[i], err = Normalise[M, P](&elems[i]); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return NormaliseArray[M, P](elems)
 	case m.IsMap():
 		kv, err := m.ToMap()
 		if err != nil {
@@ -75,7 +69,34 @@ func Normalise[M any, P Message[M]](m P) (any, error) {
 		}
 		return out, nil
 	}
-	return m.ToString() // simple, bulk and verbatim strings, big numbers
+	return String(m.ToString()) // simple, bulk and verbatim strings, big numbers
+}
+
+// NormaliseArray returns the elements of an array reply normalised (see
+// Normalise), in a []any.
+func NormaliseArray[M any, P Message[M]](elems []M) (any, error) {
+	out := make([]any, len(elems))
+	for i := range elems {
+		var err error
+		if out[i], err = Normalise[M, P](&elems[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ok is the reply "OK", boxed once: SET and most writes answer it.
+var ok any = "OK"
+
+// String returns a string reply as an any, "OK" without allocating.
+func String(s string, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if s == "OK" {
+		return ok, nil
+	}
+	return s, nil
 }
 
 // sendError marks the errors that come before anything was written: a
@@ -83,8 +104,11 @@ func Normalise[M any, P Message[M]](m P) (any, error) {
 // dial failed gets the dial's error). Every other error that is not a reply
 // may have followed the write.
 func sendError(err error) error {
+	if err == nil {
+		return nil // before the target of errors.As below, which escapes
+	}
 	var re driver.ReplyError
-	if err == nil || errors.As(err, &re) {
+	if errors.As(err, &re) {
 		return err
 	}
 	var op *net.OpError

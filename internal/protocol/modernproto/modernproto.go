@@ -72,8 +72,9 @@ type Names struct {
 	Fence   string // the fence counter; "" without fencing
 	Channel string // the release channel; "" when the key has none
 
-	acquire []string // KEYS of acquire.lua: key[, fence]
-	release []string // KEYS of release.lua: key[, channel]
+	acquire []string  // KEYS of acquire.lua: key[, fence]
+	release []string  // KEYS of release.lua: key[, channel]
+	keys    [4]string // the array of acquire and release, after Bind
 }
 
 // NewNames returns the names of the lock on key: its release channel (none
@@ -81,6 +82,16 @@ type Names struct {
 // fencing, its fence counter. ok is false when fencing is asked for and the
 // counter cannot share the key's slot (a key with a stray '}').
 func NewNames(key string, fencing bool) (n Names, ok bool) {
+	if n, ok = UnboundNames(key, fencing); ok {
+		n.setKeys()
+	}
+	return n, ok
+}
+
+// UnboundNames is NewNames without the KEYS of the scripts: call Bind on
+// the Names where it stays (a lock's field) before running a script with
+// it. The KEYS then live in the Names, in no allocation of their own.
+func UnboundNames(key string, fencing bool) (n Names, ok bool) {
 	n.Key = key
 	if ch, ok := notify.Channel(key); ok {
 		n.Channel = ch
@@ -92,14 +103,24 @@ func NewNames(key string, fencing bool) (n Names, ok bool) {
 		}
 		n.Fence = f
 	}
-	n.setKeys()
 	return n, true
+}
+
+// Bind sets the KEYS of the scripts in n's own array. A copy of n made
+// after keeps using that array, which is never written again.
+func (n *Names) Bind() {
+	n.keys = [4]string{n.Key, n.Fence, n.Key, n.Channel}
+	n.slice(n.keys[:])
 }
 
 // setKeys builds the KEYS slices, on one backing array.
 func (n *Names) setKeys() {
 	b := [4]string{n.Key, n.Fence, n.Key, n.Channel}
-	all := b[:]
+	n.slice(b[:])
+}
+
+// slice points the KEYS slices into all, four names: key, fence, key, channel.
+func (n *Names) slice(all []string) {
 	n.acquire, n.release = all[0:1:2], all[2:3:4]
 	if n.Fence != "" {
 		n.acquire = all[0:2:2]
