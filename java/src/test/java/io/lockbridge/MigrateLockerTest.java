@@ -87,6 +87,64 @@ class MigrateLockerTest extends ServerTest {
         }
     }
 
+    /** How many times the server ran cmd (INFO commandstats, which counts the commands scripts run). */
+    static long calls(String cmd) {
+        for (String line : srv.raw.info("commandstats").split("\r\n")) {
+            String p = "cmdstat_" + cmd + ":calls=";
+            if (line.startsWith(p)) {
+                return Long.parseLong(line.substring(p.length(), line.indexOf(',')));
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * Releases publish only when someone waits, and a Java waiter counts: its
+     * subscription makes the release (the same script Go runs) publish, and
+     * it is woken by it. The waiter's backoff is an hour and the holder's
+     * lease a minute, so only the notice, or the attempt after its
+     * subscription was confirmed, can give it the lock within 20 s. The
+     * holder releases at a random moment while the waiter attempts,
+     * subscribes and attempts again, 100 times.
+     */
+    @Test
+    void aJavaWaiterIsWokenByAReleaseThatCountsSubscribers() throws Exception {
+        Backoff slow = Backoff.exponential(Duration.ofHours(1), Duration.ofHours(1));
+        try (MigrateLocker holders = fixed(Phase.MODERN);
+                MigrateLocker waiters = MigrateLocker.builder(redis).phase(Phase.MODERN).backoff(slow).build()) {
+            long published = calls("publish");
+            holders.tryLock("quiet", Duration.ofMinutes(1)).unlock();
+            assertEquals(published, calls("publish"), "nobody waits: the release publishes nothing");
+
+            java.util.Random rng = new java.util.Random(1);
+            for (int i = 0; i < 100; i++) {
+                String key = "woken-" + i;
+                Lock held = holders.tryLock(key, Duration.ofMinutes(1));
+                long delayMicros = rng.nextInt(2000);
+                Thread t = new Thread(() -> {
+                    try {
+                        TimeUnit.MICROSECONDS.sleep(delayMicros);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    held.unlock();
+                });
+                t.start();
+                Lock next;
+                try {
+                    next = waiters.lock(key, Duration.ofMinutes(1), Duration.ofSeconds(20));
+                } catch (NotObtainedException e) {
+                    throw new AssertionError("round " + i + " (release after " + delayMicros + " µs): the waiter missed the release", e);
+                } finally {
+                    t.join();
+                }
+                assertTrue(next.isHeld());
+                next.unlock();
+            }
+            assertTrue(calls("publish") > published, "some releases found the waiter subscribed and published");
+        }
+    }
+
     @Test
     void aLegacyOnlyHolderBlocksAndIsSighted() throws Exception {
         srv.setPhase("ns1", "", Phase.DUAL_WRITE, "init");
