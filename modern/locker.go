@@ -14,6 +14,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+	"github.com/lockbridge/lockbridge/internal/runtime/queue"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
@@ -39,6 +40,8 @@ type Locker struct {
 	err  error            // invalid options, returned by every TryLock and Lock
 	node modernproto.Node // the client, speaking the protocol
 	hub  *notify.Hub
+	// waiters orders the Lock calls waiting on a key: one attempts at a time.
+	waiters queue.Queue
 	// polite defers to pollers (WithPollers); nil off.
 	polite *retry.Courtesy
 	tel    *telemetry.T
@@ -139,18 +142,33 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	if err != nil {
 		return nil, err
 	}
-	var wake chan struct{}
-	if l.cfg.Notify && n.Channel != "" {
-		if _, again := l.cfg.Backoff.Delay(1); again {
-			wake = make(chan struct{}, 1)
-		}
+	var (
+		wake   chan struct{}
+		turn   *queue.Ticket
+		behind error // built when first needed
+	)
+	if _, again := l.cfg.Backoff.Delay(1); again {
+		// In line behind this Locker's earlier waiters on the key: only the
+		// head attempts, woken by a local release or a release notice.
+		wake = make(chan struct{}, 1)
+		turn = l.waiters.Join(n.Key, wake)
+		defer turn.Leave()
 	}
-	var release func()
+	subscribe := wake != nil && l.cfg.Notify && n.Channel != ""
 	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+		if turn != nil && !turn.Head() {
+			if behind == nil {
+				behind = fmt.Errorf("modern: lock %q: %w", n.Key, queue.ErrBehind)
+			}
+			return nil, 0, behind
+		}
 		lk, left, err := l.try(ctx, &n, ttl)
-		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
-			var serr error
-			release, serr = l.hub.Wait(ctx, n.Channel, wake)
+		if subscribe && isNotObtained(err) && ctx.Err() == nil {
+			subscribe = false
+			release, serr := l.hub.Wait(ctx, n.Channel, wake)
+			// The line keeps the registration until it ends, so the
+			// channel stays subscribed from one head of the line to the next.
+			turn.Keep(release)
 			if serr == nil {
 				// Subscribed after that attempt: try again at once, so a
 				// release in between is not missed.
@@ -160,9 +178,6 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		}
 		return lk, left, err
 	})
-	if release != nil {
-		release()
-	}
 	if err != nil {
 		return nil, err
 	}
