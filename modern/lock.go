@@ -79,7 +79,8 @@ func (lk *Lock) valid(ctx context.Context, nilLock error) error {
 }
 
 // Unlock releases the lock if it is still ours, and publishes the release
-// so that waiters wake. It first stops the auto-refresh and waits for it, so
+// so that waiters wake; this Locker's next waiter on the key is woken
+// directly. It first stops the auto-refresh and waits for it, so
 // no refresh is sent after Unlock. When the lock was no longer ours it
 // returns a *lockbridge.NotHeldError (wrapping lockbridge.ErrNotHeld) saying whether it
 // expired or was taken; a second Unlock returns an error wrapping ErrNotHeld

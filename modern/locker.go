@@ -129,6 +129,15 @@ func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // Lock just polls. With WithPollers it waits as a poller instead, and
 // release notices do not wake it.
 //
+// Order: the Lock calls of this Locker waiting on the same key take turns,
+// first come first served. Only the first of them attempts; it is woken at
+// once when a lock of this Locker on the key is released, and the next one
+// starts attempting as soon as it has the lock or gives up. A call waiting
+// for its turn sends nothing to Redis; its waits still count for the
+// backoff. The turn is no lock: the first in line must still take the lock
+// on the server, where other Lockers' callers and TryLock compete with it
+// (see the package documentation, Waiting).
+//
 // A context that ends while an attempt is on the wire leaves no lock
 // behind: the attempt's token is released at once, on a detached context, for
 // up to 250 ms. Should Redis execute the SET only after that, the key holds a
