@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -324,5 +325,59 @@ func TestLinesEndWithTheirWaiters(t *testing.T) {
 		assert.GreaterOrEqual(t, ok, keys, "every waiter whose context lived got its lock")
 		assert.Zero(t, modern.WaitingKeys(l), "no line left")
 		assert.False(t, modern.HubOpen(l), "no subscription left")
+	})
+}
+
+// Releases by other processes reach the line through its subscription,
+// which stays with the line from one head to the next: each head, woken by
+// nothing but the release notice (a backoff that would sleep past the
+// test), gets the lock in turn.
+func TestLineWokenByOthersReleases(t *testing.T) {
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		ctx := locktest.Ctx(t)
+		key := locktest.Key(t, "k")
+		ch, ok := notify.Channel(key)
+		require.True(t, ok)
+		holder, err := modern.New(tg.Client).TryLock(ctx, key, time.Minute)
+		require.NoError(t, err)
+		l := modern.New(tg.Client, slowPoll)
+		const n = 4
+		type got struct {
+			i  int
+			lk lockbridge.Lock
+		}
+		gots, errs := make(chan got, n), make(chan error, n)
+		for i := 0; i < n; i++ {
+			go func(i int) {
+				lk, err := l.Lock(ctx, key, time.Minute)
+				if err != nil {
+					errs <- err
+					return
+				}
+				gots <- got{i, lk}
+			}(i)
+			eventually(t, func() bool { return modern.Waiting(l, key) == i+1 }, "waiter in line")
+		}
+		require.NoError(t, holder.Unlock(ctx)) // another Locker's release: a notice only
+		for i := 0; i < n; i++ {
+			var g got
+			select {
+			case g = <-gots:
+			case err := <-errs:
+				require.NoError(t, err)
+			}
+			assert.Equal(t, i, g.i)
+			if i == n-1 {
+				require.NoError(t, g.lk.Unlock(ctx))
+				break
+			}
+			// Let the next head make its attempt, then free the key as
+			// another process's release does: DEL, then the notice.
+			time.Sleep(20 * time.Millisecond)
+			locktest.Do(t, tg.Client, "DEL", key)
+			locktest.Do(t, tg.Client, "PUBLISH", ch, notify.Payload)
+		}
+		assert.Zero(t, modern.WaitingKeys(l))
+		assert.False(t, modern.HubOpen(l))
 	})
 }

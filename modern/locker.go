@@ -154,6 +154,7 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	var (
 		wake   chan struct{}
 		turn   *queue.Ticket
+		queued bool  // joined behind others: the line may be subscribed
 		behind error // built when first needed
 	)
 	if _, again := l.cfg.Backoff.Delay(1); again {
@@ -161,7 +162,17 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		// head attempts, woken by a local release or a release notice.
 		wake = make(chan struct{}, 1)
 		turn = l.waiters.Join(n.Key, wake)
-		defer turn.Leave()
+		queued = !turn.Head()
+		defer func() {
+			// A wake not acted on is for a release before this call ended:
+			// the next in line attempts after it anyway. Dropped, it is not
+			// passed on to the next (see notify.Hub) as a useless attempt.
+			select {
+			case <-wake:
+			default:
+			}
+			turn.Leave()
+		}()
 	}
 	subscribe := wake != nil && l.cfg.Notify && n.Channel != ""
 	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
@@ -171,6 +182,11 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 			}
 			return nil, 0, behind
 		}
+		// The line's subscription, confirmed before this attempt, catches
+		// every release after it: a notice for the registration of an
+		// earlier head of the line is passed on to ours when ours replaces
+		// it (notify.Hub passes on a wake its waiter left with).
+		confirmed := subscribe && queued && l.hub.Subscribed(n.Channel)
 		lk, left, err := l.try(ctx, &n, ttl)
 		if subscribe && isNotObtained(err) && ctx.Err() == nil {
 			subscribe = false
@@ -178,7 +194,7 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 			// The line keeps the registration until it ends, so the
 			// channel stays subscribed from one head of the line to the next.
 			turn.Keep(release)
-			if serr == nil {
+			if serr == nil && !confirmed {
 				// Subscribed after that attempt: try again at once, so a
 				// release in between is not missed.
 				return l.try(ctx, &n, ttl)
