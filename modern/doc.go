@@ -66,13 +66,35 @@
 // Locker share one subscription (one connection; in Redis Cluster, one
 // sharded-pub/sub connection per slot in use), opened when the first has to
 // wait and closed when the last returns — a Locker runs no goroutine while
-// nobody waits and needs no Close. A release wakes one waiter per Locker:
-// only one can get the lock. When subscribing fails — an ACL user without
+// nobody waits and needs no Close. A release wakes one waiter per Locker,
+// the head of the key's line (see Order below): only one can get the lock. When subscribing fails — an ACL user without
 // pub/sub rights (Redis 7 gives new users none by default), sharded pub/sub
 // unavailable, the server slow to confirm — Lock silently polls with its
 // backoff instead, and subscribing is retried a second later. Lock never
 // sleeps past the holder's lease either way; releases publish whether or not
 // the releasing Locker listens.
+//
+// Order. The Lock calls of one Locker waiting on the same key are served
+// first come first served: they stand in a line (one per key, in memory),
+// and only the call at its head makes attempts — the others wait for their
+// turn without sending anything. When a lock of the Locker on that key is
+// released (Unlock, whatever its outcome) or found lost by a Refresh, TTL
+// or the auto-refresh, the head is woken at once, without waiting for the
+// release notice to come back from the server; when the head gets the lock,
+// or leaves (its context ended, its backoff gave up, Redis failed), the next
+// call becomes the head and attempts at once. So with n callers of a
+// Locker contending for a key, each waits about n − 1 holds, instead of
+// racing the others at every release and, by bad luck, losing many races in
+// a row. The line only orders this Locker's own callers: the lock is still
+// taken on the server by the head's own attempt, where callers of other
+// Lockers and processes compete with it as before (each process sends one
+// contender, its head, to every release), and TryLock and a Lock whose
+// backoff never retries (lockbridge.NoRetry) make their attempt without
+// queueing. The backoff counts the waits spent in line as well (a backoff
+// that gives up ends the call even before its turn came); with WithPollers
+// the head still waits as a poller does, and a call behind it notices its
+// turn at its next pause. A line holds no goroutine and ends with its last
+// caller.
 //
 // A context that ends while Lock waits returns an error wrapping both
 // lockbridge.ErrNotObtained and ctx.Err(). One that ends while an acquire

@@ -13,3 +13,9 @@ func HubSubscribed(l *Locker, key string) bool {
 
 // HubOpen reports whether l's hub has a subscription open.
 func HubOpen(l *Locker) bool { return l.hub.Open() }
+
+// Waiting returns how many Lock calls of l are in line for key.
+func Waiting(l *Locker, key string) int { return l.waiters.Len(key) }
+
+// WaitingKeys returns how many keys l has Lock calls in line for.
+func WaitingKeys(l *Locker) int { return l.waiters.Lines() }

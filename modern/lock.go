@@ -79,7 +79,8 @@ func (lk *Lock) valid(ctx context.Context, nilLock error) error {
 }
 
 // Unlock releases the lock if it is still ours, and publishes the release
-// so that waiters wake. It first stops the auto-refresh and waits for it, so
+// so that waiters wake; this Locker's next waiter on the key is woken
+// directly. It first stops the auto-refresh and waits for it, so
 // no refresh is sent after Unlock. When the lock was no longer ours it
 // returns a *lockbridge.NotHeldError (wrapping lockbridge.ErrNotHeld) saying whether it
 // expired or was taken; a second Unlock returns an error wrapping ErrNotHeld
@@ -98,6 +99,8 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	if lk.released.Load() {
 		return lk.errReleased()
 	}
+	// Whatever the outcome, this Locker's next waiter on the key tries now.
+	defer lk.locker.waiters.Wake(lk.names.Key)
 	lk.lease.StopRefresh()
 	sent := time.Now()
 	code, err := lk.locker.node.Release(ctx, &lk.names, lk.arg)
@@ -123,8 +126,16 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		lk.lease.End(nil)
 		return nil
 	}
+	return lk.lost(code)
+}
+
+// lost records that Redis found the lock no longer ours (code) and returns
+// the error saying so. This Locker's next waiter on the key is woken: the
+// key may be free.
+func (lk *Lock) lost(code int64) *lockbridge.NotHeldError {
 	nh := notHeld(lk.names.Key, code)
 	lk.lease.Lose(nh)
+	lk.locker.waiters.Wake(lk.names.Key)
 	return nh
 }
 
@@ -143,9 +154,7 @@ func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	if code != codeOurs {
-		nh := notHeld(lk.names.Key, code)
-		lk.lease.Lose(nh)
-		return 0, nh
+		return 0, lk.lost(code)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

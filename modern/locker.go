@@ -14,6 +14,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
+	"github.com/lockbridge/lockbridge/internal/runtime/queue"
 	"github.com/lockbridge/lockbridge/internal/runtime/retry"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
@@ -39,6 +40,8 @@ type Locker struct {
 	err  error            // invalid options, returned by every TryLock and Lock
 	node modernproto.Node // the client, speaking the protocol
 	hub  *notify.Hub
+	// waiters orders the Lock calls waiting on a key: one attempts at a time.
+	waiters queue.Queue
 	// polite defers to pollers (WithPollers); nil off.
 	polite *retry.Courtesy
 	tel    *telemetry.T
@@ -126,6 +129,15 @@ func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // Lock just polls. With WithPollers it waits as a poller instead, and
 // release notices do not wake it.
 //
+// Order: the Lock calls of this Locker waiting on the same key take turns,
+// first come first served. Only the first of them attempts; it is woken at
+// once when a lock of this Locker on the key is released, and the next one
+// starts attempting as soon as it has the lock or gives up. A call waiting
+// for its turn sends nothing to Redis; its waits still count for the
+// backoff. The turn is no lock: the first in line must still take the lock
+// on the server, where other Lockers' callers and TryLock compete with it
+// (see the package documentation, Waiting).
+//
 // A context that ends while an attempt is on the wire leaves no lock
 // behind: the attempt's token is released at once, on a detached context, for
 // up to 250 ms. Should Redis execute the SET only after that, the key holds a
@@ -139,19 +151,50 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	if err != nil {
 		return nil, err
 	}
-	var wake chan struct{}
-	if l.cfg.Notify && n.Channel != "" {
-		if _, again := l.cfg.Backoff.Delay(1); again {
-			wake = make(chan struct{}, 1)
-		}
+	var (
+		wake   chan struct{}
+		turn   *queue.Ticket
+		queued bool  // joined behind others: the line may be subscribed
+		behind error // built when first needed
+	)
+	if _, again := l.cfg.Backoff.Delay(1); again {
+		// In line behind this Locker's earlier waiters on the key: only the
+		// head attempts, woken by a local release or a release notice.
+		wake = make(chan struct{}, 1)
+		turn = l.waiters.Join(n.Key, wake)
+		queued = !turn.Head()
+		defer func() {
+			// A wake not acted on is for a release before this call ended:
+			// the next in line attempts after it anyway. Dropped, it is not
+			// passed on to the next (see notify.Hub) as a useless attempt.
+			select {
+			case <-wake:
+			default:
+			}
+			turn.Leave()
+		}()
 	}
-	var release func()
+	subscribe := wake != nil && l.cfg.Notify && n.Channel != ""
 	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
+		if turn != nil && !turn.Head() {
+			if behind == nil {
+				behind = fmt.Errorf("modern: lock %q: %w", n.Key, queue.ErrBehind)
+			}
+			return nil, 0, behind
+		}
+		// The line's subscription, confirmed before this attempt, catches
+		// every release after it: a notice for the registration of an
+		// earlier head of the line is passed on to ours when ours replaces
+		// it (notify.Hub passes on a wake its waiter left with).
+		confirmed := subscribe && queued && l.hub.Subscribed(n.Channel)
 		lk, left, err := l.try(ctx, &n, ttl)
-		if wake != nil && release == nil && isNotObtained(err) && ctx.Err() == nil {
-			var serr error
-			release, serr = l.hub.Wait(ctx, n.Channel, wake)
-			if serr == nil {
+		if subscribe && isNotObtained(err) && ctx.Err() == nil {
+			subscribe = false
+			release, serr := l.hub.Wait(ctx, n.Channel, wake)
+			// The line keeps the registration until it ends, so the
+			// channel stays subscribed from one head of the line to the next.
+			turn.Keep(release)
+			if serr == nil && !confirmed {
 				// Subscribed after that attempt: try again at once, so a
 				// release in between is not missed.
 				return l.try(ctx, &n, ttl)
@@ -160,9 +203,6 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		}
 		return lk, left, err
 	})
-	if release != nil {
-		release()
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -61,9 +61,7 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 		lk.lease.Extend(start.Add(ttl), ttl)
 		return nil
 	}
-	nh := notHeld(lk.names.Key, code)
-	lk.lease.Lose(nh)
-	return nh
+	return lk.lost(code)
 }
 
 // autoRefresh is the lease's RefreshFunc: refresh with the current ttl.

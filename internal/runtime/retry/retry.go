@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/runtime/queue"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
@@ -22,7 +23,10 @@ type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration,
 // lockbridge.ErrNotObtained and ctx.Err() — unless the last attempt's
 // outcome is unknown (lockbridge.ErrUnknownOutcome): that error is returned
 // as it is, never as not obtained. tel (which may be nil) counts each
-// attempt that found the lock held and the time spent waiting.
+// attempt that found the lock held and the time spent waiting. An attempt
+// that returns queue.ErrBehind (its waiter is not at the head of its line,
+// see package queue) is waited after like a failed one — the backoff counts
+// it — but not counted as contended.
 func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wake <-chan struct{}, try Attempt[L]) (L, error) {
 	var zero L
 	var timer *time.Timer
@@ -53,7 +57,9 @@ func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wa
 		if !errors.Is(err, lockbridge.ErrNotObtained) {
 			return zero, err
 		}
-		tel.Contended(ctx)
+		if !errors.Is(err, queue.ErrBehind) {
+			tel.Contended(ctx) // waiting behind a waiter of our own is no attempt
+		}
 		d, ok := b.Delay(n)
 		if !ok {
 			return zero, err
