@@ -312,6 +312,9 @@ func TestVectorsScripts(t *testing.T) {
 		}
 	}
 	exercise([]string{"legacy/scripts/acquire.lua", "legacy/scripts/refresh.lua", "legacy/scripts/release.lua"}, func() {
+		// A taken key: a free one takes SETNX alone.
+		_, err := e.lock.Do(ctx, "SET", "v-legacy", "1")
+		require.NoError(t, err)
 		l, err := legacy.New(e.lock).TryLock(ctx, "v-legacy", time.Second)
 		require.NoError(t, err)
 		require.NoError(t, l.Refresh(ctx, time.Second))

@@ -9,12 +9,31 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
 
-// acquireAtomic is one attempt in ModeAtomic: one round trip (acquire.lua).
+// acquireAtomic is one attempt in ModeAtomic. A free key takes one plain
+// command, the Java scheme's own first step: SETNX key value (SET key value
+// NX PX safety with a safety TTL: the same write and its TTL at once). Only
+// a key that is there already takes the second round trip, acquire.lua,
+// which decodes it and takes it over when it has expired (its own SETNX
+// first: the key may have gone in between).
 func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
 	p := lk.profile
 	now := p.Now()
 	w := p.Expiry(now, ttl)
 	value := p.EncodeValue(w)
+	var set bool
+	var err error
+	if lk.safety > 0 {
+		set, err = lk.c.SetNXPX(ctx, ekey, value, lk.safety)
+	} else {
+		set, err = lk.c.SetNX(ctx, ekey, value)
+	}
+	if err != nil {
+		// Not undone, as below.
+		return nil, 0, redisErr("lock", key, err)
+	}
+	if set {
+		return lk.newLock(key, ekey, w, value, ttl), 0, nil
+	}
 	r, err := lk.c.Eval(ctx, acquireScript, []string{ekey},
 		value, p.CodecID(), strconv.FormatInt(p.Cutoff(now), 10), lk.safetyArg())
 	if err != nil {

@@ -23,24 +23,26 @@
 // Cluster: the release channel "{K}:released" and, with WithFencing, the
 // fence counter "{K}:fence" (for a K that already has a hash tag, such as
 // "{order}:42", the suffix is appended instead: "{order}:42:released"). Each
-// operation is one Lua script, one round trip:
+// operation is one round trip:
 //
-//   - acquire: SET K token NX PX ttl, and with fencing INCR {K}:fence; on
-//     failure it returns the holder's PTTL instead;
-//   - release: if GET K == token then DEL K and publish on {K}:released
-//     (SPUBLISH in Redis Cluster, PUBLISH otherwise); it tells an expired
-//     lock (no key) from a taken one (another token);
+//   - acquire: the plain command SET K token NX PX ttl. Only when it finds
+//     the key taken does a second round trip (a read-only script) learn the
+//     holder's PTTL — and tell a key of another type from a holder. With
+//     fencing the acquire is one script instead: SET K token NX PX ttl and
+//     the next fence in {K}:fence, together;
+//   - release: a script: if GET K == token then DEL K and, if anyone is
+//     subscribed to {K}:released (PUBSUB NUMSUB; SHARDNUMSUB in Redis
+//     Cluster), publish on it (SPUBLISH in Redis Cluster, PUBLISH
+//     otherwise); it tells an expired lock (no key) from a taken one
+//     (another token);
 //   - refresh: if GET K == token then PEXPIRE K ttl; same replies;
 //   - TTL: PTTL K if GET K == token.
 //
-// docs/protocol.md specifies the scripts, replies and channels for
-// implementations in other languages. The acquire is a script rather than a
-// bare SET NX PX so that a failed attempt learns the holder's remaining lease
-// in the same round trip (and so that fencing is atomic); measured against
-// raw go-redis sending SET NX PX plus an EVALSHA compare-and-delete, a
-// TryLock + Unlock cycle costs about 1.05 times as much — the cost of running
-// the script — within the 10% over raw SET NX PX that modern allows itself
-// (BenchmarkCycleVsRaw).
+// docs/protocol.md specifies the commands, scripts, replies and channels for
+// implementations in other languages. An uncontended TryLock + Unlock sends
+// what a bare lock sends — SET NX PX and an EVALSHA compare-and-delete —
+// and docs/performance.md compares it with exactly that, sent by each client
+// alone.
 //
 // # Errors
 //
@@ -71,8 +73,9 @@
 // pub/sub rights (Redis 7 gives new users none by default), sharded pub/sub
 // unavailable, the server slow to confirm — Lock silently polls with its
 // backoff instead, and subscribing is retried a second later. Lock never
-// sleeps past the holder's lease either way; releases publish whether or not
-// the releasing Locker listens.
+// sleeps past the holder's lease either way. A release publishes only when
+// the server counts a subscriber of the channel; since a waiter attempts
+// again once its subscription is confirmed, no release is missed.
 //
 // Order. The Lock calls of one Locker waiting on the same key are served
 // first come first served: they stand in a line (one per key, in memory),

@@ -21,8 +21,8 @@ var _ lockbridge.Locker = (*redlock.Locker)(nil)
 // The modern scripts' SHA1s (pinned in internal/protocol/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
-	acquireSHA = "87f60bf94ab3c605f83cde5a9be32cef484945af"
-	releaseSHA = "a1843ca6a57a504ee2a732ef1bd09aa3ceaee967"
+	acquireSHA = "8c16c1c96f73596b93380989b11945fad8309ed9"
+	releaseSHA = "626578e5678c1a38c6e977b41bee11bd53fb87c3"
 )
 
 // TestCycle: one token on every node, with the ttl; a second locker is

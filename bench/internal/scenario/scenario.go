@@ -117,8 +117,10 @@ type HandoffConfig struct {
 	Workers   int           // goroutines contending for the key
 	Duration  time.Duration // run this long, or
 	MaxCycles int           // stop after this many cycles (0: no limit)
-	// Hold is how long a holder stays inside (time.Sleep, so at least the
-	// timer granularity, about 1 ms on Linux).
+	// Hold is how long a holder stays inside, working: it spins (yielding
+	// to other goroutines) rather than sleeping, since a time.Sleep of
+	// 100 µs lasts anywhere from 0.1 to 1 ms by how busy the process is —
+	// a hand-off would then measure the timer, not the lock.
 	Hold time.Duration
 	// Stagger spreads the workers' first Lock calls over this much time, so
 	// that pollers do not start in step; the measurement starts after it.
@@ -265,7 +267,7 @@ func Handoff(ctx context.Context, l impls.Locker, key string, cfg HandoffConfig)
 				handed.Broadcast()
 				mu.Unlock()
 				if cfg.Hold > 0 {
-					time.Sleep(cfg.Hold)
+					work(cfg.Hold)
 				}
 				if t >= from {
 					held.Add(since() - t)
@@ -413,4 +415,11 @@ func ManyKeys(ctx context.Context, l impls.Locker, keys []string, workers int, d
 	wg.Wait()
 	r := ManyKeysResult{Cycles: cycles.Load(), Busy: busy.Load(), Elapsed: time.Since(start)}
 	return r, firstErr
+}
+
+// work stays busy for d, yielding the processor between looks at the clock.
+func work(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		runtime.Gosched()
+	}
 }

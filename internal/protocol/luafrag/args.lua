@@ -43,14 +43,18 @@ local function arg_int(i, min, max)
     arg_bad(i, 'a decimal integer')
   end
   local digits = s
-  if string.sub(s, 1, 1) == '-' then
+  if string.byte(s, 1) == 45 then -- '-'
     digits = string.sub(s, 2)
   end
   if #digits > 16 then
     arg_bad(i, 'at most 16 digits')
   end
+  -- Up to 2^53 every integer is exact as a Lua number, so tonumber reads it
+  -- exactly; the one above it that rounds down to 2^53 (2^53 + 1) is told
+  -- by its digits (string equality: no locale collation involved).
   local n = tonumber(s)
-  if n > 9007199254740992 or n < -9007199254740992 or string.format('%.0f', math.abs(n)) ~= digits then
+  local m = math.abs(n)
+  if m > 9007199254740992 or (m == 9007199254740992 and digits ~= '9007199254740992') then
     arg_bad(i, 'an integer of magnitude at most 2^53')
   end
   if n < min or n > max then

@@ -24,10 +24,10 @@ func TestScriptsPinned(t *testing.T) {
 		name, sha string
 		got       interface{ Hash() string }
 	}{
-		{"modern/acquire.lua", "87f60bf94ab3c605f83cde5a9be32cef484945af", AcquireScript},
-		{"modern/release.lua", "a1843ca6a57a504ee2a732ef1bd09aa3ceaee967", ReleaseScript},
-		{"modern/refresh.lua", "606d539ad7e13aeda1b9b1635e38f2f807e312a2", RefreshScript},
-		{"modern/ttl.lua", "aaca6315ab2821b5c1bedb8d41823f48aae3f3e0", TTLScript},
+		{"modern/acquire.lua", "8c16c1c96f73596b93380989b11945fad8309ed9", AcquireScript},
+		{"modern/release.lua", "626578e5678c1a38c6e977b41bee11bd53fb87c3", ReleaseScript},
+		{"modern/refresh.lua", "7b32d456309478512e1105308a1bcf1d1fca2a63", RefreshScript},
+		{"modern/ttl.lua", "e1eef7b35ee3e273402b58966362ba74015089ae", TTLScript},
 	} {
 		assert.Equal(t, c.sha, c.got.Hash(), c.name)
 	}
