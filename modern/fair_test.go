@@ -381,3 +381,46 @@ func TestLineWokenByOthersReleases(t *testing.T) {
 		assert.False(t, modern.HubOpen(l))
 	})
 }
+
+// The next in line does not attempt while the waiter before it holds the
+// lock (the attempt would find the key taken): it waits for the holder's
+// release — and, should the holder never release, no longer than the
+// holder's lease, after which it gets the lock as any waiter would.
+func TestNextInLineWaitsForTheHolder(t *testing.T) {
+	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
+		ctx := locktest.Ctx(t)
+		key := locktest.Key(t, "k")
+		l := modern.New(tg.Client, modern.WithNotifications(false), slowPoll)
+		blocker, err := l.TryLock(ctx, key, time.Minute)
+		require.NoError(t, err)
+
+		// first waits in line, then holds for 300 ms and never releases.
+		first := make(chan lockbridge.Lock, 1)
+		go func() {
+			lk, err := l.Lock(ctx, key, 300*time.Millisecond)
+			assert.NoError(t, err)
+			first <- lk
+		}()
+		eventually(t, func() bool { return modern.Waiting(l, key) == 1 }, "first in line")
+		second := make(chan error, 1)
+		go func() {
+			lk, err := l.Lock(ctx, key, time.Minute)
+			if err == nil {
+				err = lk.Unlock(ctx)
+			}
+			second <- err
+		}()
+		eventually(t, func() bool { return modern.Waiting(l, key) == 2 }, "second in line")
+		before := calls(t, tg.Client, "set")
+		require.NoError(t, blocker.Unlock(ctx))
+		lk := <-first
+		// Until the first's lease ends, the second sends nothing.
+		time.Sleep(100 * time.Millisecond)
+		assert.Equal(t, before+1, calls(t, tg.Client, "set"), "only the first's acquire: the second waits for its release")
+		assert.Equal(t, 1, modern.Waiting(l, key))
+		// The first never releases: its lease ends, and the second, whose
+		// backoff is an hour, gets the lock then.
+		require.NoError(t, <-second)
+		_ = lk
+	})
+}

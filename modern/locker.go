@@ -156,6 +156,10 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		turn   *queue.Ticket
 		queued bool  // joined behind others: the line may be subscribed
 		behind error // built when first needed
+		got    *Lock // obtained: the next in line waits for its release
+		// skipped: the head's first attempt was put off, the waiter ahead
+		// holding the lock
+		skipped bool
 	)
 	if _, again := l.cfg.Backoff.Delay(1); again {
 		// In line behind this Locker's earlier waiters on the key: only the
@@ -171,16 +175,41 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 			case <-wake:
 			default:
 			}
-			turn.Leave()
+			if got != nil {
+				turn.LeaveHolding(got.ExpiresAt())
+			} else {
+				turn.Leave()
+			}
 		}()
 	}
 	subscribe := wake != nil && l.cfg.Notify && n.Channel != ""
 	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
-		if turn != nil && !turn.Head() {
-			if behind == nil {
-				behind = fmt.Errorf("modern: lock %q: %w", n.Key, queue.ErrBehind)
+		// Behind an earlier waiter, or just after it got the lock: an
+		// attempt would find the key taken (the holder's release, or its
+		// loss, wakes the line).
+		if turn != nil {
+			var left time.Duration
+			var ahead bool
+			if !skipped && turn.Head() {
+				left, ahead = turn.HolderAhead()
 			}
-			return nil, 0, behind
+			if ahead || !turn.Head() {
+				if behind == nil {
+					behind = fmt.Errorf("modern: lock %q: %w", n.Key, queue.ErrBehind)
+				}
+				if ahead {
+					// Once: whatever wakes us next (the holder's release, a
+					// notice, the backoff) leads to an attempt. Listen for
+					// notices now, as after a failed attempt.
+					skipped = true
+					if subscribe {
+						subscribe = false
+						release, _ := l.hub.Wait(ctx, n.Channel, wake)
+						turn.Keep(release)
+					}
+				}
+				return nil, left, behind
+			}
 		}
 		// The line's subscription, confirmed before this attempt, catches
 		// every release after it: a notice for the registration of an
@@ -206,6 +235,7 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	if err != nil {
 		return nil, err
 	}
+	got = lk
 	return lk, nil
 }
 

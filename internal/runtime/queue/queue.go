@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lockbridge/lockbridge"
 )
@@ -26,6 +27,12 @@ type Queue struct {
 type line struct {
 	head, tail *Ticket
 	keep       func() // released when the line ends
+	// wakes counts the Wakes of the line's key; held and heldAt say that
+	// a head left the line holding the lock, at that count.
+	wakes     uint64
+	held      bool
+	heldAt    uint64
+	heldUntil time.Time // the holder's lease end, by this process's clock
 }
 
 // Ticket is one waiter's place in its key's line.
@@ -73,7 +80,29 @@ func (t *Ticket) Head() bool { return t.head.Load() }
 // Leave takes t out of its line. When t was the head, the next ticket
 // becomes the head and is woken; when t was the last, the line ends and
 // what Keep attached to it is released. Further calls do nothing.
-func (t *Ticket) Leave() {
+func (t *Ticket) Leave() { t.leave(false, time.Time{}) }
+
+// LeaveHolding is Leave for a waiter that got the lock, with a lease that
+// ends at until: until the next Wake of the key (its release, or its loss)
+// or until then, the new head sees HolderAhead.
+func (t *Ticket) LeaveHolding(until time.Time) { t.leave(true, until) }
+
+// HolderAhead reports whether the waiter ahead of t left the line holding
+// the lock, with no Wake of the key since and its lease not yet over: an
+// attempt now would find the lock taken, so t should wait for the Wake —
+// at most left, when the lease ends (a holder that never releases).
+func (t *Ticket) HolderAhead() (left time.Duration, ok bool) {
+	t.q.mu.Lock()
+	defer t.q.mu.Unlock()
+	ln := t.ln
+	if ln == nil || !ln.held || ln.heldAt != ln.wakes {
+		return 0, false
+	}
+	left = time.Until(ln.heldUntil)
+	return left, left > 0
+}
+
+func (t *Ticket) leave(holding bool, until time.Time) {
 	q := t.q
 	q.mu.Lock()
 	ln := t.ln
@@ -83,6 +112,9 @@ func (t *Ticket) Leave() {
 	}
 	t.ln = nil
 	wasHead := t.head.Swap(false)
+	if holding && wasHead {
+		ln.held, ln.heldAt, ln.heldUntil = true, ln.wakes, until
+	}
 	if t.prev != nil {
 		t.prev.next = t.next
 	} else {
@@ -138,6 +170,7 @@ func (q *Queue) Wake(key string) {
 	}
 	q.mu.Lock()
 	if ln := q.lines[key]; ln != nil {
+		ln.wakes++
 		poke(ln.head.wake)
 	}
 	q.mu.Unlock()
