@@ -1,0 +1,99 @@
+package modern_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	goredislib "github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
+	"github.com/lockbridge/lockbridge/modern"
+)
+
+// TestReviewReadOnlyClusterWaiterWoken: a go-redis ClusterClient with
+// ReadOnly (as RouteByLatency and RouteRandomly imply) makes the goredis
+// adapter's SSUBSCRIBE go to a replica of the key's shard. The release
+// script, run on the primary, counts PUBSUB SHARDNUMSUB there: 0, so it
+// publishes nothing, and the waiter, whose backoff is an hour, is never
+// woken. Before the count (b17aef1) SPUBLISH reached the replica's shard
+// subscribers and woke it at once.
+func TestReviewReadOnlyClusterWaiterWoken(t *testing.T) {
+	cl := redistest.StartCluster(t)
+	key := locktest.Key(t, "k")
+	slot := keyslot.Of(key)
+	node := 0
+	switch {
+	case slot > 10922:
+		node = 2
+	case slot > 5460:
+		node = 1
+	}
+	replica := cl.AddReplica(t, node)
+	ctx := locktest.Ctx(t)
+
+	primary := locktest.GoRedisCluster(t, cl)
+	pc := goredislib.NewClient(&goredislib.Options{Addr: cl.Addrs()[node]})
+	defer pc.Close()
+	require.Eventually(t, func() bool {
+		slots, err := pc.ClusterSlots(ctx).Result()
+		if err != nil {
+			return false
+		}
+		for _, s := range slots {
+			if len(s.Nodes) == 2 {
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 50*time.Millisecond, "CLUSTER SLOTS lists the replica")
+	ro := goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: cl.Addrs(), MaxRetries: -1, MaxRedirects: -1, ReadOnly: true})
+	t.Cleanup(func() { _ = ro.Close() })
+
+	holder, err := modern.New(primary).TryLock(ctx, key, time.Minute)
+	require.NoError(t, err)
+
+	slow := lockbridge.LinearBackoff(time.Hour, time.Hour)
+	waiter := modern.New(goredis.New(ro), modern.WithBackoff(slow))
+	got := make(chan error, 1)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	go func() {
+		lk, err := waiter.Lock(wctx, key, time.Minute)
+		if err == nil {
+			err = lk.Unlock(context.Background())
+		}
+		got <- err
+	}()
+	ch := "{" + key + "}:released"
+	rc := goredislib.NewClient(&goredislib.Options{Addr: replica.Addr()})
+	defer rc.Close()
+	require.Eventually(t, func() bool {
+		n, err := rc.PubSubShardNumSub(ctx, ch).Result()
+		return err == nil && n[ch] == 1
+	}, 5*time.Second, time.Millisecond, "the waiter subscribed on the replica: %v", func() string {
+		out := ""
+		for _, a := range append(cl.Addrs(), replica.Addr()) {
+			c := goredislib.NewClient(&goredislib.Options{Addr: a})
+			n, err := c.PubSubShardNumSub(ctx, ch).Result()
+			m, _ := c.PubSubShardChannels(ctx, "*").Result()
+			out += fmt.Sprintf("%s: %v %v %v; ", a, n, err, m)
+			_ = c.Close()
+		}
+		select {
+		case err := <-got:
+			out += fmt.Sprint("waiter returned ", err)
+		default:
+		}
+		return out
+	}())
+	time.Sleep(50 * time.Millisecond) // its attempt after the subscription is done
+	require.NoError(t, holder.Unlock(ctx))
+	require.NoError(t, <-got, "the waiter missed the release: it subscribed on a replica, which PUBSUB SHARDNUMSUB on the primary does not count")
+}
