@@ -111,13 +111,15 @@ func TestNoLostWakeUpRacingSubscribe(t *testing.T) {
 				waiter = modern.New(tg.Client, modern.WithBackoff(slow))
 			}
 			delay := time.Duration(rng.Int63n(int64(2 * time.Millisecond)))
+			released := make(chan error, 1)
 			go func() {
 				time.Sleep(delay)
-				assert.NoError(t, held.Unlock(ctx))
+				released <- held.Unlock(ctx)
 			}()
 			wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			lk, err := waiter.Lock(wctx, key, time.Minute)
 			cancel()
+			require.NoError(t, <-released)
 			require.NoError(t, err, "round %d (release after %v): the waiter missed the release", i, delay)
 			require.NoError(t, lk.Unlock(ctx))
 		}

@@ -211,6 +211,19 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 				// Subscribe before the receive loop starts: the connection
 				// then goes to the node serving ch, not to a random one.
 				ps := cc.SSubscribe(ctx)
+				if cc.Options().ReadOnly {
+					// A ReadOnly client (RouteByLatency and RouteRandomly
+					// set it too) subscribes on a replica, whose
+					// subscribers the release script, run on the primary,
+					// does not count: it would publish nothing to them.
+					// Subscribe on the slot's primary instead.
+					_ = ps.Close()
+					m, err := cc.MasterForKey(ctx, ch)
+					if err != nil {
+						return nil, err
+					}
+					ps = m.SSubscribe(ctx)
+				}
 				if err := ps.SSubscribe(ctx, ch); err != nil {
 					_ = ps.Close()
 					return nil, err
