@@ -1,7 +1,7 @@
 // Package model holds the spin models of the lock protocols (see
 // README.md); this test ties them to the code: every script file and
-// `-- @label` the models name exists, every Go function they name exists,
-// and the owner-window outcomes legacy.pml assumes are what the real
+// `-- @label` the models name exists, every Go function and Java method
+// they name exists, and the owner-window outcomes legacy.pml assumes are what the real
 // release.lua and refresh.lua return on a real redis-server.
 package model
 
@@ -24,7 +24,11 @@ import (
 var (
 	luaRef = regexp.MustCompile(`([A-Za-z0-9_]+/[A-Za-z0-9_/]+\.lua)((?:\s+@[a-z-]+)*)`)
 	goRef  = regexp.MustCompile(`Go:\s*([A-Za-z_.,\s]+)`)
-	ident  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
+	// javaRef names Java methods as Class.method (other words after
+	// "Java:" are prose).
+	javaRef = regexp.MustCompile(`Java:\s*([A-Za-z_.,\s]+)`)
+	javaID  = regexp.MustCompile(`^([A-Z][A-Za-z0-9_]*)\.([a-z][A-Za-z0-9_]*)$`)
+	ident   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`)
 )
 
 func models(t *testing.T) map[string]string {
@@ -42,7 +46,8 @@ func models(t *testing.T) map[string]string {
 
 // TestModelRefsExist: every .lua file a model names exists, with every
 // `-- @label` named after it; every Go function named after "Go:" is
-// declared somewhere in the module.
+// declared somewhere in the module; every Java method named as Class.method
+// after "Java:" is declared in that class of the Java library.
 func TestModelRefsExist(t *testing.T) {
 	goSrc := goSources(t)
 	refs := 0
@@ -72,6 +77,22 @@ func TestModelRefsExist(t *testing.T) {
 				if !regexp.MustCompile(`(?m)^func (\([^)]*\) )?` + regexp.QuoteMeta(fn) + `[\[(]`).MatchString(goSrc) {
 					t.Errorf("%s names the Go function %s: not declared in the module", name, id)
 				}
+			}
+		}
+		for _, m := range javaRef.FindAllStringSubmatch(src, -1) {
+			for _, id := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+				jm := javaID.FindStringSubmatch(id)
+				if jm == nil {
+					continue
+				}
+				refs++
+				path := filepath.Join("..", "java", "src", "main", "java", "io", "lockbridge", jm[1]+".java")
+				b, err := os.ReadFile(path)
+				if !assert.NoError(t, err, "%s names the Java method %s", name, id) {
+					continue
+				}
+				decl := regexp.MustCompile(`(?m)^\s+(?:(?:public|protected|private|static|final|synchronized)\s+)*[A-Za-z_][A-Za-z0-9_<>\[\], ]*\s` + regexp.QuoteMeta(jm[2]) + `\(`)
+				assert.True(t, decl.Match(b), "%s names the Java method %s: not declared in %s", name, id, path)
 			}
 		}
 	}
