@@ -23,17 +23,6 @@
 -- the nearest double. The Go decoder, legacy.ValueCodec.Decode, accepts and
 -- refuses exactly the same byte strings.
 
--- The JDK String header (stream magic, version, TC_STRING) and the 74-byte
--- prefix of a JDK-serialized java.lang.Long (its class descriptor and
--- java.lang.Number's), as string literals: constants of the compiled
--- script, so a run builds neither.
-local legacy_jdk_string = '\172\237\000\005t'
-local legacy_jdk_long = '\172\237\000\005sr\000\014java.lang.Long;\139\228\144\204\143#\223\002\000\001J\000\005valuexr\000\016java.lang.Number\134\172\149\029\011\148\224\139\002\000\000xp'
-
--- The int64 limits Long.parseLong enforces, as digits.
-local legacy_int64_max = '9223372036854775807'
-local legacy_int64_min = '9223372036854775808'
-
 local function legacy_decimal(s)
   -- p is where the digits start (after the optional sign): a position
   -- capture, so no substring is built.
@@ -48,9 +37,9 @@ local function legacy_decimal(s)
   if len == 19 then
     -- Long.parseLong refuses values outside the int64 range. Compare digit
     -- by digit with the limit (string comparison would use strcoll).
-    local limit = legacy_int64_max
+    local limit = '9223372036854775807'
     if p == 2 and string.byte(s, 1) == 45 then -- '-'
-      limit = legacy_int64_min
+      limit = '9223372036854775808'
     end
     for i = 1, 19 do
       local a, b = string.byte(s, p + i - 1), string.byte(limit, i)
@@ -79,7 +68,10 @@ local function legacy_decode(s, codec)
     end
     return legacy_decimal(string.sub(s, 2, -2))
   elseif codec == 'jdk-string' then
-    if #s < 7 or string.sub(s, 1, 5) ~= legacy_jdk_string then
+    -- The JDK String header: stream magic, version, TC_STRING. (Literals
+    -- here and below are constants of the compiled script: a run builds
+    -- no string for them.)
+    if #s < 7 or string.sub(s, 1, 5) ~= '\172\237\000\005t' then
       return nil
     end
     if string.byte(s, 6) * 256 + string.byte(s, 7) ~= #s - 7 then
@@ -87,7 +79,9 @@ local function legacy_decode(s, codec)
     end
     return legacy_decimal(string.sub(s, 8))
   elseif codec == 'jdk-long' then
-    if #s ~= 82 or string.sub(s, 1, 74) ~= legacy_jdk_long then
+    -- The 74-byte prefix of a JDK-serialized java.lang.Long: the header,
+    -- the class descriptors of java.lang.Long and java.lang.Number.
+    if #s ~= 82 or string.sub(s, 1, 74) ~= '\172\237\000\005sr\000\014java.lang.Long;\139\228\144\204\143#\223\002\000\001J\000\005valuexr\000\016java.lang.Number\134\172\149\029\011\148\224\139\002\000\000xp' then
       return nil
     end
     local n = 0
