@@ -82,10 +82,20 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 	return nil, 0, unexpected("lock", key, r)
 }
 
+// ownerArgs returns the owner-window arguments of our expiry
+// (legacyproto.Profile.OwnerArgs) followed by extra, in l.args (the caller
+// holds l.op, and clears them once the script has run).
+func (l *Lock) ownerArgs(extra ...any) []any {
+	w, value, lease := l.state()
+	lk := l.lk
+	args := lk.owner.Append(l.args[:0], lk.profile, lk.profile.WDecimal(w, value), lk.leaseArg(lease))
+	return append(args, extra...)
+}
+
 // releaseAtomic runs release.lua; it returns legacy_owner's code.
 func (l *Lock) releaseAtomic(ctx context.Context) (int64, error) {
-	w, _, lease := l.state()
-	r, err := l.lk.c.Eval(ctx, releaseScript, []string{l.ekey}, l.lk.profile.OwnerArgs(w, lease)...)
+	r, err := l.lk.c.Eval(ctx, releaseScript, l.keys[:], l.ownerArgs()...)
+	clear(l.args[:])
 	if err != nil {
 		return 0, redisErr("unlock", l.key, err)
 	}
@@ -99,9 +109,8 @@ func (l *Lock) releaseAtomic(ctx context.Context) (int64, error) {
 // refreshAtomic runs refresh.lua to write the new expiry nw as nvalue; it
 // returns legacy_owner's code.
 func (l *Lock) refreshAtomic(ctx context.Context, nvalue string) (int64, error) {
-	w, _, lease := l.state()
-	args := append(l.lk.profile.OwnerArgs(w, lease), nvalue, l.lk.safetyArg())
-	r, err := l.lk.c.Eval(ctx, refreshScript, []string{l.ekey}, args...)
+	r, err := l.lk.c.Eval(ctx, refreshScript, l.keys[:], l.ownerArgs(nvalue, l.lk.safetyArg())...)
+	clear(l.args[:])
 	if err != nil {
 		return 0, redisErr("refresh", l.key, err)
 	}

@@ -162,6 +162,13 @@ func TestOwnerFragments(t *testing.T) {
 		{"other codec", in{legacy.ValueJavaString.Encode(w), dec, "ms", w, lease, srv, 2000, 0}, 0},
 		{"binary codec", in{legacy.ValueJavaLong.Encode(w + 1), legacy.ValueJavaLong, "ms", w, lease, srv, 2000, 0}, 1},
 		{"gone", in{"", dec, "ms", w, lease, srv, 2000, 0}, -1},
+		// W's own digits skip the decoder only where they decode to W.
+		{"json-number exact", in{fmt.Sprint(w), legacy.ValueJSONNumber, "ms", w, lease, srv, 2000, 0}, 1},
+		{"json-string exact", in{legacy.ValueJSONString.Encode(w), legacy.ValueJSONString, "ms", w, lease, srv, 2000, 0}, 1},
+		{"W's digits, json-string codec", in{fmt.Sprint(w), legacy.ValueJSONString, "ms", w, lease, srv, 2000, 0}, 0},
+		{"W's digits, jdk-string codec", in{fmt.Sprint(w), legacy.ValueJavaString, "ms", w, lease, srv, 2000, 0}, 0},
+		{"W with a sign", in{"+" + fmt.Sprint(w), dec, "ms", w, lease, srv, 2000, 0}, 1},
+		{"W zero-padded", in{"0" + fmt.Sprint(w), dec, "ms", w, lease, srv, 2000, 0}, 1},
 		// The caller's clock decides, as the Java seed's release: now < W.
 		{"our now reached W", in{fmt.Sprint(w), dec, "ms", w, lease, w, 2000, 0}, -2},
 		{"our now past W", in{fmt.Sprint(w), dec, "ms", w, lease, w + 20, 2000, 0}, -2},

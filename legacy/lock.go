@@ -29,6 +29,11 @@ type Lock struct {
 
 	op sync.Mutex // serialises Unlock and Refresh
 
+	// Guarded by op: the scripts' KEYS ({ekey}) and a buffer for their
+	// ARGV, so that a release or refresh builds no slice of its own.
+	keys [1]string
+	args [8]any
+
 	mu    sync.Mutex // guards what follows
 	w     int64      // our expiry, in the unit
 	value string     // the bytes we wrote

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -28,6 +29,17 @@ type Locker struct {
 	polite  *retry.Courtesy // WithPollers; nil off
 	err     error           // invalid options or client: returned by every call
 	tel     *telemetry.T
+
+	// What the scripts' arguments need, formatted and boxed once:
+	owner  legacyproto.OwnerFixed   // the fixed owner-window arguments
+	safeMS any                      // the safety TTL in ms ("0" off)
+	lease  atomic.Pointer[leaseArg] // the lease argument last formatted
+}
+
+// leaseArg is a lease and its owner-window argument (LeaseArg), boxed.
+type leaseArg struct {
+	ttl time.Duration
+	arg any
 }
 
 var _ lockbridge.Locker = (*Locker)(nil)
@@ -48,6 +60,8 @@ func New(c driver.Client, opts ...Option) *Locker {
 		backoff: cfg.Backoff,
 		err:     cfg.Errs.Err(),
 		tel:     cfg.Errs.Telemetry(),
+		owner:   cfg.Profile.OwnerFixed(),
+		safeMS:  strconv.FormatInt(cfg.Safety.Milliseconds(), 10),
 	}
 	if cfg.Poll > 0 {
 		lk.polite = &retry.Courtesy{Poll: cfg.Poll}
@@ -156,10 +170,23 @@ func (lk *Locker) attempt(ctx context.Context, key, ekey string, ttl time.Durati
 }
 
 // safetyArg is the safety TTL as the scripts take it: milliseconds, "0" off.
-func (lk *Locker) safetyArg() string { return strconv.FormatInt(lk.safety.Milliseconds(), 10) }
+func (lk *Locker) safetyArg() any { return lk.safeMS }
+
+// leaseArg returns the owner-window argument of the lease ttl, boxed. The
+// one last used is kept: a program's locks mostly share one lease, which
+// then costs no formatting.
+func (lk *Locker) leaseArg(ttl time.Duration) any {
+	if la := lk.lease.Load(); la != nil && la.ttl == ttl {
+		return la.arg
+	}
+	la := &leaseArg{ttl: ttl, arg: lk.profile.LeaseArg(ttl)}
+	lk.lease.Store(la)
+	return la.arg
+}
 
 func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration) *Lock {
 	l := &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl}
+	l.keys[0] = ekey
 	l.life.Init(pkg, time.Now(), ttl)
 	return l
 }

@@ -23,13 +23,13 @@
 -- own clock, -3 the server's clock past W + margin: nothing written.
 
 arg_count(8)
-local o = legacy_owner_args(1)
-local value = legacy_arg_value(7, o.codec)
+local codec, unit, w, lease, now, margin, wdigits = legacy_owner_args(1)
+local value = legacy_arg_value(7, codec)
 local px = arg_int(8, 0, legacy_max)
 
 redis.replicate_commands()
 -- @owner: the owner-window test (legacy_owner.lua)
-local code = legacy_owner(redis.call('GET', KEYS[1]), o)
+local code = legacy_owner(redis.call('GET', KEYS[1]), codec, unit, w, lease, now, margin, wdigits)
 -- @rewrite: only when ours
 if code == 1 then
   if px > 0 then

@@ -29,11 +29,11 @@
 -- behind ours), so deleting them could free a live lock.
 
 arg_count(6)
-local o = legacy_owner_args(1)
+local codec, unit, w, lease, now, margin, wdigits = legacy_owner_args(1)
 
 redis.replicate_commands()
 -- @owner: the owner-window test (legacy_owner.lua)
-local code = legacy_owner(redis.call('GET', KEYS[1]), o)
+local code = legacy_owner(redis.call('GET', KEYS[1]), codec, unit, w, lease, now, margin, wdigits)
 -- @delete: only when ours
 if code == 1 then
   redis.call('DEL', KEYS[1])

@@ -8,7 +8,7 @@ local stored = ARGV[1]
 if stored == '' then
   stored = false
 end
-local o = legacy_owner_args(2)
-local code = legacy_owner(stored, o)
-local state = legacy_state(stored, o.codec, tonumber(ARGV[8]))
-return {code, state, string.format('%.0f', legacy_now(o.unit))}
+local codec, unit, w, lease, now, margin, wdigits = legacy_owner_args(2)
+local code = legacy_owner(stored, codec, unit, w, lease, now, margin, wdigits)
+local state = legacy_state(stored, codec, tonumber(ARGV[8]))
+return {code, state, string.format('%.0f', legacy_now(unit))}

@@ -32,13 +32,13 @@ arg_count(10)
 local dual_write = arg_flag(1)
 local token = arg_nonempty(2)
 arg_int(3, 1, legacy_max)
-local o = legacy_owner_args(5)
-local value = legacy_arg_value(4, o.codec)
+local codec, unit, w, lease, now, margin, wdigits = legacy_owner_args(5)
+local value = legacy_arg_value(4, codec)
 
 redis.replicate_commands()
 local l = 1
 if dual_write then
-  l = legacy_owner(redis.call('GET', KEYS[1]), o)
+  l = legacy_owner(redis.call('GET', KEYS[1]), codec, unit, w, lease, now, margin, wdigits)
   if l ~= 1 then
     return {0, l}
   end

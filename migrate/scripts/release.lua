@@ -37,7 +37,7 @@ arg_count(9)
 local dual_write = arg_flag(1)
 local token = arg_nonempty(2)
 local publish = arg_one_of(3, 'PUBLISH', 'SPUBLISH', '')
-local o = legacy_owner_args(4)
+local codec, unit, w, lease, now, margin, wdigits = legacy_owner_args(4)
 
 redis.replicate_commands()
 local channel = false
@@ -49,7 +49,7 @@ local l = 1
 if dual_write and m ~= 1 then
   l = 0
 elseif dual_write then
-  l = legacy_owner(redis.call('GET', KEYS[1]), o)
+  l = legacy_owner(redis.call('GET', KEYS[1]), codec, unit, w, lease, now, margin, wdigits)
   if l == 1 then
     redis.call('DEL', KEYS[1])
   end

@@ -3,7 +3,6 @@ package legacyproto
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
@@ -160,21 +159,6 @@ func (p Profile) Remaining(v int64, now time.Time) time.Duration {
 		return d
 	}
 	return 1
-}
-
-// OwnerArgs returns the owner-window arguments of a release or refresh of
-// the expiry w written with lease, as the Lua fragment legacy_owner_args
-// (internal/protocol/luafrag/legacy_args.lua) takes them: the codec id, the unit id,
-// w, the lease in the unit, the profile's clock read now (the caller's own
-// clock decides, as the Java seed's release does: ours only while now < w)
-// and the server-clock margin in milliseconds (rounded up).
-func (p Profile) OwnerArgs(w int64, lease time.Duration) []any {
-	m := p.ServerClockMargin()
-	return []any{
-		p.CodecID(), p.UnitID(), strconv.FormatInt(w, 10), strconv.FormatInt(p.Units(lease), 10),
-		strconv.FormatInt(p.Time(p.Now()), 10),
-		strconv.FormatInt(int64((m+time.Millisecond-1)/time.Millisecond), 10),
-	}
 }
 
 // EncodeKey returns the Redis key for the lock name. It fails with an error

@@ -9,15 +9,17 @@
 --   legacy_arg_value(i, codec) -> ARGV[i] when it decodes under codec:
 --     the bytes a Java reader of that codec parses, so a script never
 --     writes a value the Java side cannot read.
---   legacy_owner_args(i) -> the arguments of the owner-window test,
---     ARGV[i] to ARGV[i+5], as a table:
+--   legacy_owner_args(i) -> codec, unit, w, lease, now, margin, wdigits:
+--     the arguments of the owner-window test, ARGV[i] to ARGV[i+5], checked
+--     in that order and returned as values (no table is built):
 --       codec   ARGV[i]    the value codec id
 --       unit    ARGV[i+1]  'ms' or 's'
 --       w       ARGV[i+2]  our expiry W, in the unit
 --       lease   ARGV[i+3]  the lease W was written with, in the unit (>= 1)
 --       now     ARGV[i+4]  the caller's own clock, in the unit
 --       margin  ARGV[i+5]  the server-clock margin in milliseconds (>= 0)
---     (see legacy_owner.lua).
+--       wdigits ARGV[i+2]  W as sent: its decimal digits
+--     (see legacy_owner.lua, which takes them in the same order).
 
 local legacy_max = 9007199254740992 -- 2^53
 
@@ -38,12 +40,10 @@ local function legacy_arg_value(i, codec)
 end
 
 local function legacy_owner_args(i)
-  return {
-    codec = legacy_arg_codec(i),
-    unit = arg_one_of(i + 1, 'ms', 's'),
-    w = legacy_arg_time(i + 2),
-    lease = arg_int(i + 3, 1, legacy_max),
-    now = legacy_arg_time(i + 4),
-    margin = arg_int(i + 5, 0, legacy_max),
-  }
+  local codec = legacy_arg_codec(i)
+  local unit = arg_one_of(i + 1, 'ms', 's')
+  local w = arg_int(i + 2, -legacy_max, legacy_max) -- legacy_arg_time
+  local lease = arg_int(i + 3, 1, legacy_max)
+  local now = arg_int(i + 4, -legacy_max, legacy_max) -- legacy_arg_time
+  return codec, unit, w, lease, now, arg_int(i + 5, 0, legacy_max), ARGV[i + 2]
 end

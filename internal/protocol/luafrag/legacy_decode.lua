@@ -23,35 +23,26 @@
 -- the nearest double. The Go decoder, legacy.ValueCodec.Decode, accepts and
 -- refuses exactly the same byte strings.
 
-local legacy_jdk_string = string.char(0xac, 0xed, 0x00, 0x05, 0x74)
-
--- The 74-byte prefix of a JDK-serialized java.lang.Long, built only when a
--- value is decoded as one (a script builds its locals on every run).
-local function legacy_jdk_long()
-  return string.char(
-  0xac, 0xed, 0x00, 0x05, 0x73, 0x72, 0x00, 0x0e, 0x6a, 0x61, 0x76, 0x61,
-  0x2e, 0x6c, 0x61, 0x6e, 0x67, 0x2e, 0x4c, 0x6f, 0x6e, 0x67, 0x3b, 0x8b,
-  0xe4, 0x90, 0xcc, 0x8f, 0x23, 0xdf, 0x02, 0x00, 0x01, 0x4a, 0x00, 0x05,
-  0x76, 0x61, 0x6c, 0x75, 0x65, 0x78, 0x72, 0x00, 0x10, 0x6a, 0x61, 0x76,
-  0x61, 0x2e, 0x6c, 0x61, 0x6e, 0x67, 0x2e, 0x4e, 0x75, 0x6d, 0x62, 0x65,
-  0x72, 0x86, 0xac, 0x95, 0x1d, 0x0b, 0x94, 0xe0, 0x8b, 0x02, 0x00, 0x00,
-  0x78, 0x70)
-end
-
 local function legacy_decimal(s)
-  local sign, digits = string.match(s, '^([+-]?)(%d+)$')
-  if digits == nil or #digits > 19 then
+  -- p is where the digits start (after the optional sign): a position
+  -- capture, so no substring is built.
+  local p = string.match(s, '^[+-]?()%d+$')
+  if p == nil then
     return nil
   end
-  if #digits == 19 then
+  local len = #s - p + 1
+  if len > 19 then
+    return nil
+  end
+  if len == 19 then
     -- Long.parseLong refuses values outside the int64 range. Compare digit
     -- by digit with the limit (string comparison would use strcoll).
     local limit = '9223372036854775807'
-    if sign == '-' then
+    if p == 2 and string.byte(s, 1) == 45 then -- '-'
       limit = '9223372036854775808'
     end
     for i = 1, 19 do
-      local a, b = string.byte(digits, i), string.byte(limit, i)
+      local a, b = string.byte(s, p + i - 1), string.byte(limit, i)
       if a > b then
         return nil
       elseif a < b then
@@ -59,9 +50,11 @@ local function legacy_decimal(s)
       end
     end
   end
-  local n = tonumber(digits)
-  if sign == '-' then
-    n = 0 - n -- not -n: no negative zero
+  -- The form is checked: tonumber reads it as strtod does, the sign
+  -- included (a negative rounds as the negation of its magnitude).
+  local n = tonumber(s)
+  if n == 0 then
+    n = 0 -- '-0': no negative zero
   end
   return n
 end
@@ -70,12 +63,15 @@ local function legacy_decode(s, codec)
   if codec == 'decimal' or codec == 'json-number' then
     return legacy_decimal(s)
   elseif codec == 'json-string' then
-    if #s < 3 or string.byte(s, 1) ~= 34 or string.byte(s, #s) ~= 34 then
+    if #s < 3 or string.byte(s, 1) ~= 34 or string.byte(s, -1) ~= 34 then
       return nil
     end
     return legacy_decimal(string.sub(s, 2, -2))
   elseif codec == 'jdk-string' then
-    if #s < 7 or string.sub(s, 1, 5) ~= legacy_jdk_string then
+    -- The JDK String header: stream magic, version, TC_STRING. (Literals
+    -- here and below are constants of the compiled script: a run builds
+    -- no string for them.)
+    if #s < 7 or string.sub(s, 1, 5) ~= '\172\237\000\005t' then
       return nil
     end
     if string.byte(s, 6) * 256 + string.byte(s, 7) ~= #s - 7 then
@@ -83,7 +79,9 @@ local function legacy_decode(s, codec)
     end
     return legacy_decimal(string.sub(s, 8))
   elseif codec == 'jdk-long' then
-    if #s ~= 82 or string.sub(s, 1, 74) ~= legacy_jdk_long() then
+    -- The 74-byte prefix of a JDK-serialized java.lang.Long: the header,
+    -- the class descriptors of java.lang.Long and java.lang.Number.
+    if #s ~= 82 or string.sub(s, 1, 74) ~= '\172\237\000\005sr\000\014java.lang.Long;\139\228\144\204\143#\223\002\000\001J\000\005valuexr\000\016java.lang.Number\134\172\149\029\011\148\224\139\002\000\000xp' then
       return nil
     end
     local n = 0

@@ -12,10 +12,11 @@
 local function legacy_now(unit)
   local t = redis.call('TIME')
   local s = tonumber(t[1])
-  if unit == 's' then
+  if unit == 'ms' then
+    local us = tonumber(t[2])
+    return s * 1000 + (us - us % 1000) / 1000 -- whole milliseconds
+  elseif unit == 's' then
     return s
-  elseif unit == 'ms' then
-    return s * 1000 + math.floor(tonumber(t[2]) / 1000)
   end
   error({err = 'ERR legacy: unknown unit ' .. tostring(unit)})
 end

@@ -2,11 +2,12 @@
 -- GETSET) lock, which release and refresh use. Needs legacy_decode.lua and
 -- legacy_now.lua before it. Defines, as a local of the including script:
 --
---   legacy_owner(stored, o) -> code
+--   legacy_owner(stored, codec, unit, w, lease, now, margin, wdigits) -> code
 --     stored  a GET reply (false when there is no key)
---     o       the table legacy_owner_args returns (legacy_args.lua):
---             codec, unit, w (our expiry W), lease (W = then + lease [+ 1]),
---             now (the caller's own clock), margin (ms)
+--     the rest, the values legacy_owner_args returns (legacy_args.lua), in
+--             its order: codec, unit, w (our expiry W), lease (W = then +
+--             lease [+ 1]), now (the caller's own clock), margin (ms),
+--             wdigits (W's decimal digits as checked by arg_int; nil: none)
 --   code is
 --      1  ours: stored decodes to T with |T - W| <= lease/2, and the
 --         caller's own clock has not reached W (now < W, the Java seed's
@@ -37,25 +38,32 @@
 -- The caller must call redis.replicate_commands() before writing (TIME is
 -- read here).
 
-local function legacy_owner(stored, o)
+local function legacy_owner(stored, codec, unit, w, lease, now, margin, wdigits)
   if not stored then
     return -1
   end
-  local t = legacy_decode(stored, o.codec)
+  local t
+  if stored == wdigits and (codec == 'decimal' or codec == 'json-number') then
+    -- @same-bytes: stored is W's own digits, which these codecs decode to
+    -- W exactly (arg_int took them as strict decimal within 2^53): the
+    -- common case, a release of the value we wrote, skips the decoder.
+    t = w
+  else
+    t = legacy_decode(stored, codec)
+  end
   -- @window: |T - W| <= lease/2
-  if t == nil or 2 * math.abs(t - o.w) > o.lease then
+  if t == nil or 2 * (t - w) > lease or 2 * (w - t) > lease then
     return 0
   end
   -- @caller-now: the caller's own clock decides
-  if not (o.now < o.w) then
+  if not (now < w) then
     return -2
   end
-  local w_ms = o.w
-  if o.unit == 's' then
-    w_ms = o.w * 1000
+  if unit == 's' then
+    w = w * 1000
   end
   -- @server-guard: the server's TIME only refuses, beyond the margin
-  if legacy_now('ms') > w_ms + o.margin then
+  if legacy_now('ms') > w + margin then
     return -3
   end
   return 1
