@@ -21,8 +21,8 @@ var _ lockbridge.Locker = (*redlock.Locker)(nil)
 // The modern scripts' SHA1s (pinned in internal/protocol/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
-	acquireSHA = "8c16c1c96f73596b93380989b11945fad8309ed9"
-	releaseSHA = "626578e5678c1a38c6e977b41bee11bd53fb87c3"
+	acquireSHA = "3cfbd6293aff5bfaf997aa94fa6bed6015c6d9be"
+	releaseSHA = "79f880cfc9da678362ea6676d81fd20a8c6f571d"
 )
 
 // TestCycle: one token on every node, with the ttl; a second locker is

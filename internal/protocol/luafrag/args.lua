@@ -39,23 +39,29 @@ end
 
 local function arg_int(i, min, max)
   local s = ARGV[i]
-  if type(s) ~= 'string' or not (string.match(s, '^-?[1-9]%d*$') or s == '0') or #s > 17 then
+  -- One match (ARGV holds only strings): an optional '-', then digits
+  -- without a leading zero; p is where the digits start (a position
+  -- capture builds no substring).
+  local p = s ~= nil and #s <= 17 and string.match(s, '^%-?()[1-9]%d*$')
+  local n
+  if p then
+    local digits = #s - p + 1
+    if digits > 16 then
+      arg_bad(i, 'at most 16 digits')
+    end
+    n = tonumber(s)
+    -- Up to 2^53 every integer is exact as a Lua number, so tonumber reads
+    -- it exactly; the one above it that rounds down to 2^53 (2^53 + 1) is
+    -- told by its digits (string equality: no locale collation involved).
+    -- Below 16 digits the magnitude is under 2^53.
+    if digits == 16 and (n > 9007199254740992 or n < -9007199254740992 or
+        ((n == 9007199254740992 or n == -9007199254740992) and string.sub(s, p) ~= '9007199254740992')) then
+      arg_bad(i, 'an integer of magnitude at most 2^53')
+    end
+  elseif s == '0' then
+    n = 0
+  else
     arg_bad(i, 'a decimal integer')
-  end
-  local digits = s
-  if string.byte(s, 1) == 45 then -- '-'
-    digits = string.sub(s, 2)
-  end
-  if #digits > 16 then
-    arg_bad(i, 'at most 16 digits')
-  end
-  -- Up to 2^53 every integer is exact as a Lua number, so tonumber reads it
-  -- exactly; the one above it that rounds down to 2^53 (2^53 + 1) is told
-  -- by its digits (string equality: no locale collation involved).
-  local n = tonumber(s)
-  local m = math.abs(n)
-  if m > 9007199254740992 or (m == 9007199254740992 and digits ~= '9007199254740992') then
-    arg_bad(i, 'an integer of magnitude at most 2^53')
   end
   if n < min or n > max then
     arg_bad(i, 'an integer in [' .. string.format('%.0f', min) .. ', ' .. string.format('%.0f', max) .. ']')

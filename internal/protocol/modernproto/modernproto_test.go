@@ -24,10 +24,10 @@ func TestScriptsPinned(t *testing.T) {
 		name, sha string
 		got       interface{ Hash() string }
 	}{
-		{"modern/acquire.lua", "8c16c1c96f73596b93380989b11945fad8309ed9", AcquireScript},
-		{"modern/release.lua", "626578e5678c1a38c6e977b41bee11bd53fb87c3", ReleaseScript},
-		{"modern/refresh.lua", "7b32d456309478512e1105308a1bcf1d1fca2a63", RefreshScript},
-		{"modern/ttl.lua", "e1eef7b35ee3e273402b58966362ba74015089ae", TTLScript},
+		{"modern/acquire.lua", "3cfbd6293aff5bfaf997aa94fa6bed6015c6d9be", AcquireScript},
+		{"modern/release.lua", "79f880cfc9da678362ea6676d81fd20a8c6f571d", ReleaseScript},
+		{"modern/refresh.lua", "7a187a2aea455c9acb8b41c617597fb18658ed03", RefreshScript},
+		{"modern/ttl.lua", "a173f95d799ee7c717612568b8eb93e8a06efa6f", TTLScript},
 	} {
 		assert.Equal(t, c.sha, c.got.Hash(), c.name)
 	}
