@@ -79,8 +79,8 @@ func TestFaultRedisErrorsClassified(t *testing.T) {
 		require.NoError(t, err)
 		defer func() { _, _ = admin.Do(ctx, "ACL", "SETUSER", "default", "+@all") }()
 		for name, l := range errorLockers(admin) {
-			if name == "legacy-classic" || name == "legacy-atomic" || name == "migrate-legacy" || name == "modern-unfenced" || name == "migrate-modern" {
-				continue // send SETNX or SET NX PX directly: the case above
+			if name == "legacy-classic" {
+				continue // sends SETNX directly: the case above
 			}
 			key := "noperm-script:" + name
 			_, err := l.TryLock(ctx, key, time.Second)

@@ -19,7 +19,9 @@ import (
 // context already ended, a failed dial) is neither.
 type Client interface {
 	// Eval runs s with EVALSHA and falls back to EVAL on NOSCRIPT. In Redis
-	// Cluster all keys must share one hash slot.
+	// Cluster all keys must share one hash slot. Eval must not keep or use
+	// keys or args once it has returned (the locks reuse their buffers):
+	// a call that returns before its send is done copies them first.
 	Eval(ctx context.Context, s *Script, keys []string, args ...any) (any, error)
 	// SetNX sends the literal SETNX command (the Java scheme's acquire).
 	SetNX(ctx context.Context, key, value string) (bool, error)

@@ -84,3 +84,12 @@ func ClassOf(err error) *Class {
 	}
 	return nil
 }
+
+// Permitted reports whether the server answered the call that returned
+// err without refusing it for the ACL user's rights: err is nil, or an error
+// reply of another class than ErrNoPerm. An error from before the send, or a
+// reply that never came, tells nothing and reports false.
+func Permitted(err error) bool {
+	var re ReplyError
+	return err == nil || (errors.As(err, &re) && !errors.Is(err, ErrNoPerm))
+}

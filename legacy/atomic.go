@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
 
@@ -14,28 +15,36 @@ import (
 // NX PX safety with a safety TTL: the same write and its TTL at once). Only
 // a key that is there already takes the second round trip, acquire.lua,
 // which decodes it and takes it over when it has expired (its own SETNX
-// first: the key may have gone in between).
+// first: the key may have gone in between). A Locker's first acquire runs
+// the script whatever the key holds, so that a user who may not run
+// scripts — and so could not release — is refused before anything is
+// written.
 func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
 	p := lk.profile
 	now := p.Now()
 	w := p.Expiry(now, ttl)
 	value := p.EncodeValue(w)
-	var set bool
-	var err error
-	if lk.safety > 0 {
-		set, err = lk.c.SetNXPX(ctx, ekey, value, lk.safety)
-	} else {
-		set, err = lk.c.SetNX(ctx, ekey, value)
-	}
-	if err != nil {
-		// Not undone, as below.
-		return nil, 0, redisErr("lock", key, err)
-	}
-	if set {
-		return lk.newLock(key, ekey, w, value, ttl), 0, nil
+	if lk.scripted.Load() {
+		var set bool
+		var err error
+		if lk.safety > 0 {
+			set, err = lk.c.SetNXPX(ctx, ekey, value, lk.safety)
+		} else {
+			set, err = lk.c.SetNX(ctx, ekey, value)
+		}
+		if err != nil {
+			// Not undone, as below.
+			return nil, 0, redisErr("lock", key, err)
+		}
+		if set {
+			return lk.newLock(key, ekey, w, value, ttl), 0, nil
+		}
 	}
 	r, err := lk.c.Eval(ctx, acquireScript, []string{ekey},
 		value, p.CodecID(), strconv.FormatInt(p.Cutoff(now), 10), lk.safetyArg())
+	if driver.Permitted(err) {
+		lk.scripted.Store(true)
+	}
 	if err != nil {
 		// When ctx ended with the script on the wire, it may have run and
 		// left our value in the key. It is not undone: a legacy value names

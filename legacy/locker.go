@@ -34,6 +34,13 @@ type Locker struct {
 	owner  legacyproto.OwnerFixed   // the fixed owner-window arguments
 	safeMS any                      // the safety TTL in ms ("0" off)
 	lease  atomic.Pointer[leaseArg] // the lease argument last formatted
+
+	// scripted is set once the acquire script ran on the server: the
+	// connection's user may run scripts, so a lock taken with a plain
+	// SETNX can be released (by a script) too. Until then acquires run
+	// the script, which a user without script rights is refused before
+	// anything is written.
+	scripted atomic.Bool
 }
 
 // leaseArg is a lease and its owner-window argument (LeaseArg), boxed.

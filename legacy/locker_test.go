@@ -479,8 +479,9 @@ func testLockDeadline(t *testing.T, tg locktest.Target) {
 	require.NoError(t, holder.Unlock(ctx))
 }
 
-// The commands each operation sends: in atomic mode SETNX for a free key
-// (SET NX PX with a safety TTL), that and the acquire script for a taken one
+// The commands each operation sends: in atomic mode the acquire script the
+// first time, then SETNX for a free key (SET NX PX with a safety TTL), that
+// and the acquire script for a taken one
 // (an expired takeover: two round trips, where the Java scheme needs
 // three), one round trip for a release; the literal Java sequence in
 // classic mode.
@@ -494,7 +495,12 @@ func testRoundTrips(t *testing.T, tg locktest.Target) {
 	l, err := atomic.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, l.Unlock(ctx))
-	assert.Equal(t, []string{"SETNX", "EVAL legacy/scripts/release.lua"}, s.Commands())
+	assert.Equal(t, []string{"EVAL legacy/scripts/acquire.lua", "EVAL legacy/scripts/release.lua"}, s.Commands(),
+		"a Locker's first acquire: the script (is the user allowed scripts?)")
+	l, err = atomic.TryLock(ctx, key, time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, l.Unlock(ctx))
+	assert.Equal(t, []string{"SETNX", "EVAL legacy/scripts/release.lua"}, s.Commands(), "later: SETNX for a free key")
 
 	locktest.Set(t, tg.Client, key, "1")
 	l, err = atomic.TryLock(ctx, key, time.Minute)

@@ -84,19 +84,15 @@ local function legacy_decode(s, codec)
     if #s ~= 82 or string.sub(s, 1, 74) ~= '\172\237\000\005sr\000\014java.lang.Long;\139\228\144\204\143#\223\002\000\001J\000\005valuexr\000\016java.lang.Number\134\172\149\029\011\148\224\139\002\000\000xp' then
       return nil
     end
-    local n = 0
-    if string.byte(s, 75) < 128 then
-      for i = 75, 82 do
-        n = n * 256 + string.byte(s, i)
-      end
-      return n
+    -- The two 32-bit halves are exact; one sum rounds once, to the
+    -- nearest double (beyond 2^53), with the high half signed.
+    local b1, b2, b3, b4, b5, b6, b7, b8 = string.byte(s, 75, 82)
+    local hi = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+    local lo = ((b5 * 256 + b6) * 256 + b7) * 256 + b8
+    if hi >= 2147483648 then
+      hi = hi - 4294967296
     end
-    -- Negative: two's complement, from the inverted bytes, so that small
-    -- magnitudes stay exact.
-    for i = 75, 82 do
-      n = n * 256 + (255 - string.byte(s, i))
-    end
-    return -(n + 1)
+    return hi * 4294967296 + lo
   end
   error({err = 'ERR legacy: unknown value codec ' .. tostring(codec)})
 end

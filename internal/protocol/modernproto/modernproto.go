@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
@@ -135,12 +136,17 @@ type Node struct {
 	c       driver.Client
 	pkg     string // prefix of error messages: "modern", "redlock"
 	publish any    // "PUBLISH" or "SPUBLISH", boxed once
+	// scripted is set once the acquire script ran on the server: the
+	// user may run scripts, so a lock taken with a plain SET NX PX can be
+	// released (by a script) too. Until then acquires run the script, which
+	// a user without script rights is refused before anything is written.
+	scripted *atomic.Bool
 }
 
 // NewNode returns the node behind c; pkg prefixes its errors. c must not be
 // nil.
 func NewNode(pkg string, c driver.Client) Node {
-	return Node{c: c, pkg: pkg, publish: notify.PublishCommand(c)}
+	return Node{c: c, pkg: pkg, publish: notify.PublishCommand(c), scripted: new(atomic.Bool)}
 }
 
 // Client returns the node's client.
@@ -157,13 +163,18 @@ func (nd *Node) Client() driver.Client { return nd.c }
 // shape.
 //
 // Without fencing the attempt is the plain command SET n.Key token NX PX
-// ttl: one command on the server, the least a lock can do. Only when it
+// ttl: one command on the server, the least a lock can do — once a first
+// acquire through the script showed that the user may run scripts (and so
+// release what it takes). Only when it
 // finds the key taken does a second round trip run the read-only ttl script,
 // for the holder's PTTL and to tell a key of another type (which SET NX
 // leaves alone without an error) from a holder's token.
 func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
-	if n.Fence != "" {
+	if n.Fence != "" || !nd.scripted.Load() {
 		r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
+		if driver.Permitted(err) {
+			nd.scripted.Store(true)
+		}
 		if err != nil {
 			return false, 0, nd.wrap("acquire", n, err)
 		}

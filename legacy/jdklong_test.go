@@ -14,7 +14,7 @@ import (
 // legacy_decode.lua says values beyond 2^53 are "rounded to the nearest
 // double"; the jdk-long branch accumulates byte by byte and rounds at each
 // step, so it is not (decimal codecs are: one strtod).
-func TestReview3JavaLongNearestDouble(t *testing.T) {
+func TestJavaLongNearestDouble(t *testing.T) {
 	script := testScript(t, "decode.lua", "legacy_decode.lua")
 	tg := locktest.Single(t)[0]
 	ctx := locktest.Ctx(t)

@@ -23,7 +23,7 @@ import (
 // the lock's state: run with -race. Every lock ends released, lost
 // (unknown outcome) or still held; the stored value is never another
 // lock's, and a lock still held is the one in Redis.
-func TestReview3ConcurrentRefreshUnlockRace(t *testing.T) {
+func TestConcurrentRefreshUnlockRace(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
 		for _, codec := range legacy.ValueCodecs() {
 			lk := legacy.New(tg.Client, legacy.WithValueCodec(codec), legacy.WithSafetyTTL(time.Minute))
