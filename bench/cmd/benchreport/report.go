@@ -202,7 +202,11 @@ func markdown(res *Results, chartRef string, quick bool) string {
 	p("## Machine and method\n\n")
 	p("| | |\n|---|---|\n")
 	p("| date | %s |\n", e.Date)
-	p("| machine | %s, %d cores (GOMAXPROCS %d), %s; a VM **shared with other work** while this ran |\n", e.CPU, e.Cores, e.GOMAXPROCS, e.Kernel)
+	shared := "a VM, **shared with other work** while this ran"
+	if e.OtherCPU < 0.05 {
+		shared = "a VM, otherwise idle while this ran: its cores sleep between requests, and waking them costs more than a round trip, so times per cycle are long and vary"
+	}
+	p("| machine | %s, %d cores (GOMAXPROCS %d), %s; %s |\n", e.CPU, e.Cores, e.GOMAXPROCS, e.Kernel, shared)
 	p("| other load | load average %s before the run, %s after; other processes used %.0f%% of the machine's CPU time during the run |\n", e.LoadBefore, e.LoadAfter, 100*e.OtherCPU)
 	p("| Go | %s |\n", e.Go)
 	p("| Redis | redis-server %s on loopback, started by the bench (persistence off), sharing the machine's cores with the client |\n", e.Redis)
@@ -241,7 +245,11 @@ func markdown(res *Results, chartRef string, quick bool) string {
 	p("- Uncontended and many-keys cycles use `TryLock` (one attempt); the hand-off uses each library's waiting acquire.\n\n")
 	p("**What the numbers do not show.** One machine, one run, loopback: a network round trip of 0.2–1 ms between client and server would make every implementation's cycle ")
 	p("about that much longer and shrink every ratio towards 1. Client and server share two cores, so client CPU slows the server and the other way round. ")
-	p("The machine was shared with other work; the paired ratios are meant to absorb that, and their min–max shows how far they did not. ")
+	if e.OtherCPU < 0.05 {
+		p("The VM's cores were idle between requests, and a core's wake-up takes longer than a round trip; the paired ratios are meant to absorb how that varies, and their min–max shows how far they did not. ")
+	} else {
+		p("The machine was shared with other work; the paired ratios are meant to absorb that, and their min–max shows how far they did not. ")
+	}
 	p("No cluster, no TLS, no failure: the costs of fencing, auto-refresh, phases of a migration and of lost connections are not in these figures.\n\n")
 
 	p("## Targets\n\n")
