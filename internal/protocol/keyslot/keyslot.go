@@ -1,5 +1,7 @@
 package keyslot
 
+import "strings"
+
 // Slots is the number of hash slots in a Redis Cluster.
 const Slots = 16384
 
@@ -52,9 +54,14 @@ func crc16(s string) uint16 {
 // form hashes to key's slot (a key holding a stray '}', for instance).
 func Companion(key, suffix string) (name string, ok bool) {
 	if _, tagged := Tag(key); tagged {
-		name = key + suffix
-	} else {
-		name = "{" + key + "}" + suffix
+		// key's tag, its first {…} pair, is the tag of key+suffix too.
+		return key + suffix, true
+	}
+	name = "{" + key + "}" + suffix
+	if key != "" && strings.IndexByte(key, '}') < 0 {
+		// The first '}' after the leading '{' is the one added: the tag
+		// is key itself, which hashes whole as untagged.
+		return name, true
 	}
 	return name, Of(name) == Of(key)
 }

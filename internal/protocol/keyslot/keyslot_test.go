@@ -1,6 +1,7 @@
 package keyslot
 
 import (
+	"math/rand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,6 +63,28 @@ func TestCompanion(t *testing.T) {
 		assert.Equal(t, tc.ok, ok, tc.key)
 		if ok {
 			assert.Equal(t, Of(tc.key), Of(name), tc.key)
+		}
+	}
+}
+
+// Companion's shortcuts (a tagged key; an untagged key without '}') agree
+// with hashing both names, on keys built from the characters that matter.
+func TestCompanionShortcutsAgreeWithHashing(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	alphabet := []byte("{}ab:")
+	for i := 0; i < 200000; i++ {
+		b := make([]byte, rng.Intn(9))
+		for j := range b {
+			b[j] = alphabet[rng.Intn(len(alphabet))]
+		}
+		key := string(b)
+		name, ok := Companion(key, ":released")
+		want := key + ":released"
+		if _, tagged := Tag(key); !tagged {
+			want = "{" + key + "}:released"
+		}
+		if name != want || ok != (Of(name) == Of(key)) {
+			t.Fatalf("Companion(%q) = %q, %v; want %q, %v", key, name, ok, want, Of(want) == Of(key))
 		}
 	}
 }
