@@ -30,7 +30,7 @@ func run() error {
 		only  = flag.String("redis", "", "use this redis-server (host:port) instead of starting one; it must be dedicated to the run, as MONITOR counts every client's commands")
 	)
 	opts := Options{
-		Rounds: 21, CycleOps: 100, TakeoverOps: 100, CountOps: 200, ServerOps: 2000, AllocOps: 1000,
+		Rounds: 41, CycleOps: 100, TakeoverOps: 100, CountOps: 200, ServerOps: 2000, AllocOps: 1000,
 		HandoffRounds: 3, HandoffDur: 1500 * time.Millisecond, Workers: 8, Hold: 100 * time.Microsecond, Stagger: 100 * time.Millisecond,
 		ManyRounds: 3, ManyDur: time.Second, ManyWorkers: 64, ManyKeys: 1000,
 	}
