@@ -2,7 +2,8 @@ package legacy_test
 
 // Differential tests of the legacy Lua fragments before and after they
 // were made faster (copies of the earlier fragments, as of commits 4f891e0
-// and b757fdb^, are in testdata/before-speedup) against the current ones,
+// and b757fdb^, are in testdata/before-speedup; the decoder of b757fdb^ is
+// the first release's, read from testdata/v1) against the current ones,
 // and of the Lua decoder against the Go decoder, on a real redis-server:
 // the same arguments accepted and refused with the same messages, the same
 // values decoded, the same owner-window codes.
@@ -33,6 +34,17 @@ func fragFile(t *testing.T, path string) string {
 
 func beforeFrag(t *testing.T, name string) string {
 	return fragFile(t, "testdata/before-speedup/"+name)
+}
+
+// v1Decode is legacy_decode.lua as the first release shipped it (and as it
+// stayed until the speed work): the head of the frozen version-1 acquire
+// script, up to the next fragment.
+func v1Decode(t *testing.T) string {
+	t.Helper()
+	src := fragFile(t, "../testdata/v1/legacy_acquire.lua")
+	i := strings.Index(src, "\n-- legacy_expired.lua:")
+	require.Positive(t, i, "testdata/v1/legacy_acquire.lua starts with legacy_decode.lua")
+	return src[:i+1]
 }
 func currentFrag(t *testing.T, name string) string {
 	return fragFile(t, "../internal/protocol/luafrag/"+name)
@@ -250,7 +262,7 @@ return out
 `
 	src := luaBlock("new", []string{"legacy_decode"}, currentFrag(t, "legacy_decode.lua")) +
 		luaBlock("old", []string{"legacy_decode"}, beforeFrag(t, "legacy_decode.lua")) +
-		luaBlock("orig", []string{"legacy_decode"}, beforeFrag(t, "legacy_decode_orig.lua")) + body
+		luaBlock("orig", []string{"legacy_decode"}, v1Decode(t)) + body
 	script := driver.NewScript("test/decode.lua", src)
 	rng := rand.New(rand.NewSource(1919))
 	in := fuzzValues(rng, 60000)
