@@ -136,9 +136,10 @@ func TestInteropJavaMigrates(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	ns := "jfleet"
-	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond))
+	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(ctx))
+	_, err = ctl.Init(ctx, false)
+	require.NoError(t, err)
 
 	stages := []jfleetStage{
 		{from: migrate.PhaseLegacy, to: migrate.PhaseDualWrite},
@@ -295,9 +296,10 @@ func TestFaultJavaReleaseReplyDropped(t *testing.T) {
 // with a short quiet period and liveness margin for the test.
 func jfleetController(t *testing.T, e *env, ns string) *migrate.Controller {
 	t.Helper()
-	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond))
+	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(context.Background()))
+	_, err = ctl.Init(context.Background(), false)
+	require.NoError(t, err)
 	return ctl
 }
 

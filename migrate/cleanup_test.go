@@ -16,7 +16,8 @@ import (
 func atPhase(t *testing.T, ctl *Controller, p Phase) {
 	t.Helper()
 	ctx := context.Background()
-	require.NoError(t, ctl.Init(ctx))
+	_, err := ctl.Init(ctx, false)
+	require.NoError(t, err)
 	for cur := PhaseLegacy; cur < p; cur++ {
 		_, err := ctl.Advance(ctx, true)
 		require.NoError(t, err)
@@ -61,7 +62,7 @@ func TestCleanupRefuses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			ctl, err := NewController(tg.Client, name, WithQuietPeriod(quiet), WithLivenessMargin(time.Second))
+			ctl, err := NewController(tg.Client, name, WithQuietPeriod(quiet), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
 			require.NoError(t, err)
 			atPhase(t, ctl, tc.phase)
 			backdate(t, ctl.s, tc.ran)
@@ -93,7 +94,7 @@ func TestCleanupRefuses(t *testing.T) {
 func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
 	locktest.Run(t, locktest.All(t), func(t *testing.T, tg locktest.Target) {
 		ctx := context.Background()
-		ctl, err := NewController(tg.Client, t.Name(), WithQuietPeriod(time.Minute), WithLivenessMargin(time.Second))
+		ctl, err := NewController(tg.Client, t.Name(), WithQuietPeriod(time.Minute), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		s := ctl.s
 		atPhase(t, ctl, PhaseModern)
@@ -146,7 +147,7 @@ func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
 func TestCleanupScriptChecksAgain(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
-	ctl, err := NewController(tg.Client, "again", WithQuietPeriod(time.Minute))
+	ctl, err := NewController(tg.Client, "again", WithQuietPeriod(time.Minute), WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	s := ctl.s
 	atPhase(t, ctl, PhaseModern)

@@ -40,6 +40,12 @@ const DefaultQuietPeriod = 15 * time.Minute
 // differs from the old primary's (NTP keeps these well under a second).
 const DefaultLivenessMargin = 5 * time.Second
 
+// DefaultInitSilence is how long Init waits, by default, for a namespace
+// without a trace to stay so: a fleet on the default phase interval (a
+// phase lease of 6 s) with the default liveness margin (5 s) and leases up
+// to 1m49s. See WithInitSilence.
+const DefaultInitSilence = 2 * time.Minute
+
 // Controller moves a namespace's fleet through the phases one step at a
 // time. It refuses a step while any client that may still lock in another
 // phase lives (by the server's clock, with a margin), while a registry entry
@@ -47,12 +53,14 @@ const DefaultLivenessMargin = 5 * time.Second
 // a legacy sighting is younger than the quiet period or the fleet has run
 // DualWrite for less than it. Every time it judges is the server's.
 type Controller struct {
-	s      store
-	quiet  time.Duration
-	margin time.Duration
-	err    error
-	tset   telemetry.Settings
-	tel    *telemetry.T
+	s       store
+	quiet   time.Duration
+	margin  time.Duration
+	silence time.Duration
+	policy  string // declared maxmemory-policy ("" none)
+	err     error
+	tset    telemetry.Settings
+	tel     *telemetry.T
 }
 
 // ControllerOption configures a Controller.
@@ -83,6 +91,42 @@ func WithLivenessMargin(d time.Duration) ControllerOption {
 	}
 }
 
+// WithInitSilence sets how long a namespace without a trace — no phase, no
+// registry entry, no sighting, no mark — must stay so, by the server's
+// clock, before Init starts it at legacy. It covers the lockers that
+// cannot be seen: one whose entry was deleted with the namespace still
+// locks in its phase for its phase lease after its last heartbeat, and a
+// lock it took lasts its ttl beyond that. Set it to at least the fleet's
+// phase lease + its longest lease + the liveness margin. Default
+// DefaultInitSilence (2 minutes); it must be positive.
+func WithInitSilence(d time.Duration) ControllerOption {
+	return func(c *Controller) {
+		if d <= 0 {
+			c.err = fmt.Errorf("migrate: %w: init silence %v must be positive", lockbridge.ErrInvalid, d)
+			return
+		}
+		c.silence = d
+	}
+}
+
+// WithMaxmemoryPolicy declares the server's maxmemory-policy for a server
+// that cannot report it (INFO memory refused by its ACL, or unsupported):
+// without it the controller refuses every unforced change there, since it
+// cannot tell whether the evidence it judges by was evicted. What the
+// server reports, when it can, always overrides the declaration. Default:
+// none.
+func WithMaxmemoryPolicy(policy string) ControllerOption {
+	return func(c *Controller) {
+		for _, p := range maxmemoryPolicies {
+			if p == policy {
+				c.policy = policy
+				return
+			}
+		}
+		c.err = fmt.Errorf("migrate: %w: maxmemory-policy %q is not one of %v", lockbridge.ErrInvalid, policy, maxmemoryPolicies)
+	}
+}
+
 // WithControllerLogger sets where the controller logs the steps it takes
 // (info; warn when forced past blockers) and refuses (warn). Default: nil,
 // which discards.
@@ -107,7 +151,7 @@ func NewController(c driver.Client, ns string, opts ...ControllerOption) (*Contr
 	if err != nil {
 		return nil, err
 	}
-	ctl := &Controller{s: store{c: c, k: k}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin}
+	ctl := &Controller{s: store{c: c, k: k}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin, silence: DefaultInitSilence}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("migrate: %w: nil option", lockbridge.ErrInvalid)
@@ -155,6 +199,16 @@ const (
 	BlockQuietPeriod BlockerKind = "quiet-period"
 	// BlockAtModern: nothing to advance to.
 	BlockAtModern BlockerKind = "at-modern"
+	// BlockEviction: the evidence may have been evicted or may expire (an
+	// allkeys-* maxmemory-policy, a policy the controller cannot read, a
+	// key of the namespace with a TTL).
+	BlockEviction BlockerKind = "eviction"
+	// BlockRan: (init) the namespace ran before: its mark, namespace hash,
+	// registry entries or a sighting show it.
+	BlockRan BlockerKind = "ran"
+	// BlockSilence: (init) the namespace has not been without a trace for
+	// the init silence yet.
+	BlockSilence BlockerKind = "silence"
 )
 
 // Blocker is one reason the controller refuses a step.
@@ -203,6 +257,10 @@ type Status struct {
 	Members  []Member  // the registry, live and recently dead, both formats
 	Live     map[Phase]int
 	Sighting Sighting
+	// Mark is the namespace's mark (MarkKey): where the controller last set
+	// the phase. Zero when there is none (a namespace never initialised, or
+	// last changed by a release before the mark).
+	Mark Mark
 	// Next is the phase Advance would move to; HasNext is false at Modern
 	// or when the phase is unknown.
 	Next    Phase
@@ -274,7 +332,7 @@ func (c *Controller) judge(sn snapshot) Status {
 		st.Protocol = 1
 	}
 	metaGen := decimal(sn.meta["gen"])
-	ran := false // a client of protocol 2 ran a phase of this namespace
+	ran := false // a registry entry shows the namespace ran (Member.trace)
 	// The namespace hash holds the last phase set (with the phase key, in
 	// one script): a live entry outruns it only when it read a newer
 	// generation (the hash went back: a restore). Otherwise an entry above
@@ -294,8 +352,8 @@ func (c *Controller) judge(sn snapshot) Status {
 		}
 	}
 	for _, cl := range sn.clients {
+		ran = ran || cl.trace()
 		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
-			ran = true
 			switch {
 			case !cl.Live:
 				dead = max(dead, cl.Phase, cl.HeldNewest)
@@ -308,11 +366,16 @@ func (c *Controller) judge(sn snapshot) Status {
 			evidence(cl.Phase)
 		}
 	}
+	st.Mark = parseMark(sn.mark)
+	evidence(st.Mark.Phase)
 	switch {
 	case !sn.hasPhase:
-		if len(sn.meta) == 0 && !ran {
+		switch {
+		case st.Mark.Phase != 0:
+			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonLost, Remedy: remedyRestore(ns, st.Mark)}
+		case len(sn.meta) == 0 && !ran && !sn.sighted():
 			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonUninitialized, Remedy: remedyInit(ns)}
-		} else {
+		default:
 			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonLost, Remedy: remedyRepair(ns)}
 		}
 	default:
@@ -329,6 +392,9 @@ func (c *Controller) judge(sn snapshot) Status {
 	}
 	if st.PhaseProblem != nil {
 		block(Blocker{Kind: BlockPhaseUnknown, Text: st.PhaseProblem.Error()})
+	}
+	for _, b := range evictionBlockers(sn, c.policy) {
+		block(b)
 	}
 	if sn.hasSince {
 		if ms, err := strconv.ParseInt(sn.since, 10, 64); err == nil && ms > 0 {
@@ -502,6 +568,11 @@ func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step
 		for _, cl := range st.Members {
 			blockers = append(blockers, c.clientBlockers(cl, from, to)...)
 		}
+		for _, b := range st.Blockers {
+			if b.Kind == BlockEviction {
+				blockers = append(blockers, b)
+			}
+		}
 	}
 	return c.apply(ctx, step, blockers, force, from.String(), "step", 0, 0)
 }
@@ -534,36 +605,6 @@ func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, f
 	return step, nil
 }
 
-// Init starts a namespace that never had a phase at PhaseLegacy: the one
-// way a namespace gets its first phase (a Locker never infers legacy from
-// an absent phase). It refuses with an error wrapping ErrAlreadyInitialized
-// when the namespace has a phase, and with a *PhaseUnknownError naming
-// Repair when anything shows the namespace ran before (its namespace hash,
-// or registry entries of clients that ran it, or of clients of the first
-// release past legacy).
-func (c *Controller) Init(ctx context.Context) error {
-	st, err := c.Status(ctx)
-	if err != nil {
-		return err
-	}
-	if st.PhaseProblem == nil {
-		return fmt.Errorf("%w: namespace %q is at %v", ErrAlreadyInitialized, st.Namespace, st.Phase)
-	}
-	if st.PhaseProblem.Reason != ReasonUninitialized || st.Evidence > PhaseLegacy {
-		p := *st.PhaseProblem
-		p.Reason, p.Remedy = ReasonLost, remedyRepair(st.Namespace)
-		if st.Evidence != 0 {
-			p.Cause = fmt.Errorf("the evidence shows the fleet reached %v", st.Evidence)
-		}
-		return &p
-	}
-	err = c.s.setPhase(ctx, "", PhaseLegacy, "init", 0, 0)
-	if errors.Is(err, ErrPhaseChanged) {
-		return fmt.Errorf("%w: namespace %q got a phase meanwhile", ErrAlreadyInitialized, st.Namespace)
-	}
-	return err
-}
-
 // Repair sets a namespace's phase when it is lost, unreadable or went back
 // (a restore, a failover that lost writes): to phase to, restarting the
 // quiet period, with a generation above every one a client read, keeping
@@ -585,14 +626,27 @@ func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, er
 		return Step{}, err
 	}
 	st := c.judge(sn)
-	step := Step{From: st.Phase, To: to}
-	var blockers []Blocker
+	blockers, minGen, keep := c.repairPlan(sn, st, to)
+	seen := ""
+	if sn.hasPhase {
+		seen = sn.phase
+	}
+	return c.apply(ctx, Step{From: st.Phase, To: to}, blockers, force, seen, "repair", minGen, keep)
+}
+
+// repairPlan is what setting the phase to on reading sn (judged st) would
+// override — the blockers — and the generation and instance to write.
+func (c *Controller) repairPlan(sn snapshot, st Status, to Phase) (blockers []Blocker, minGen, keep int64) {
 	if st.Evidence == 0 {
-		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: "nothing shows which phase the fleet reached (no namespace hash, no registry entry of a client that ran it): if the namespace is new, use `lockbridge phase init`"})
+		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: "nothing shows which phase the fleet reached (no namespace hash, no mark, no registry entry of a client that ran it): if the namespace is new, use `lockbridge phase init`"})
 	} else if to != st.Evidence {
 		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Phase: st.Evidence, Text: fmt.Sprintf("the evidence shows the fleet reached %v, not %v", st.Evidence, to)})
 	}
-	var minGen, keep int64
+	for _, b := range st.Blockers {
+		if b.Kind == BlockEviction {
+			blockers = append(blockers, b)
+		}
+	}
 	instances := map[int64]bool{}
 	for _, cl := range sn.clients {
 		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
@@ -600,24 +654,29 @@ func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, er
 			minGen = max(minGen, cl.Gen+1)
 		}
 	}
-	if len(sn.meta) == 0 {
-		ids := make([]int64, 0, len(instances))
-		for id := range instances {
-			ids = append(ids, id)
-		}
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		if len(ids) > 1 {
-			blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: fmt.Sprintf("the registry's clients read different namespace instances %v: the newest is kept, clients of the others go on refusing", ids)})
-		}
-		if len(ids) > 0 {
-			keep = ids[len(ids)-1]
-		}
+	if len(sn.meta) > 0 {
+		return blockers, minGen, 0
 	}
-	seen := ""
-	if sn.hasPhase {
-		seen = sn.phase
+	ids := make([]int64, 0, len(instances))
+	for id := range instances {
+		ids = append(ids, id)
 	}
-	return c.apply(ctx, step, blockers, force, seen, "repair", minGen, keep)
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	switch {
+	case st.Mark.instance > 0: // phase_set.lua keeps the mark's
+		keep = st.Mark.instance
+		for _, id := range ids {
+			if id != keep {
+				blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: fmt.Sprintf("registry clients read namespace instance %d, the mark's is %d: they go on refusing until restarted", id, keep)})
+			}
+		}
+	case len(ids) > 1:
+		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: fmt.Sprintf("the registry's clients read different namespace instances %v: the newest is kept, clients of the others go on refusing", ids)})
+		fallthrough
+	case len(ids) == 1:
+		keep = ids[len(ids)-1]
+	}
+	return blockers, minGen, keep
 }
 
 // Forget removes a client from the registry, for an entry known dead (a
@@ -650,7 +709,7 @@ type UnsafeStepError struct {
 }
 
 func (e *UnsafeStepError) Error() string {
-	msg := fmt.Sprintf("migrate: refusing %v → %v:", e.Step.From, e.Step.To)
+	msg := fmt.Sprintf("migrate: refusing %s → %v:", phaseOrNone(e.Step.From), e.Step.To)
 	for _, b := range e.Blockers {
 		msg += "\n  - " + b.Text
 	}

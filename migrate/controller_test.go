@@ -65,7 +65,7 @@ func TestController(t *testing.T) {
 		ctx := context.Background()
 		quiet := time.Minute
 		ns := t.Name()
-		ctl, err := NewController(tg.Client, ns, WithQuietPeriod(quiet), WithLivenessMargin(time.Second))
+		ctl, err := NewController(tg.Client, ns, WithQuietPeriod(quiet), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		s := ctl.s
 
@@ -83,8 +83,11 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("Init", func(t *testing.T) {
-			require.NoError(t, ctl.Init(ctx))
-			assert.ErrorIs(t, ctl.Init(ctx), ErrAlreadyInitialized)
+			step, err := ctl.Init(ctx, false)
+			require.NoError(t, err)
+			assert.Equal(t, Step{To: PhaseLegacy}, step)
+			_, err = ctl.Init(ctx, false)
+			assert.ErrorIs(t, err, ErrAlreadyInitialized)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, PhaseLegacy, st.Phase)
@@ -256,6 +259,8 @@ func TestNewControllerRejectsBadArguments(t *testing.T) {
 		"brace":           func() error { _, err := NewController(tg.Client, "a}"); return err },
 		"zero quiet":      func() error { _, err := NewController(tg.Client, "n", WithQuietPeriod(0)); return err },
 		"negative margin": func() error { _, err := NewController(tg.Client, "n", WithLivenessMargin(-1)); return err },
+		"zero silence":    func() error { _, err := NewController(tg.Client, "n", WithInitSilence(0)); return err },
+		"unknown policy":  func() error { _, err := NewController(tg.Client, "n", WithMaxmemoryPolicy("allkeys")); return err },
 		"nil option":      func() error { _, err := NewController(tg.Client, "n", nil); return err },
 	} {
 		err := f()

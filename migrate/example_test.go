@@ -31,10 +31,15 @@ func Example() {
 	c := goredis.New(rdb)
 	ctx := context.Background()
 
-	// Once per namespace, before any locker: start it at legacy (from a
-	// shell: lockbridge phase init --namespace example-orders).
-	ctl, _ := migrate.NewController(c, "example-orders")
-	_ = ctl.Init(ctx)
+	// Once per namespace, before any locker: start it at legacy. On a real
+	// server, from a shell: lockbridge phase init --namespace example-orders
+	// (it waits until the namespace has shown no trace for two minutes).
+	// The in-memory server here was made a moment ago, so nothing can have
+	// run on it: the example starts the namespace at once (forced). It
+	// cannot report its eviction policy (INFO memory) either: it never
+	// evicts, which the example declares.
+	ctl, _ := migrate.NewController(c, "example-orders", migrate.WithMaxmemoryPolicy("noeviction"))
+	_, _ = ctl.Init(ctx, true)
 
 	locker := migrate.New(c,
 		migrate.WithPhaseFrom("example-orders"),

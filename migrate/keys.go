@@ -77,8 +77,15 @@ type nsKeys struct {
 	// and their expiry and last heartbeat by the server's clock.
 	clients, expiry, seen string
 	// fleet is the registry of protocol 1 (fb598b1), read to find clients
-	// of the older format; sighting the legacy sightings.
-	fleet, sighting string
+	// of the older format; sighting the legacy sightings; pending the
+	// stamp of a first init call, from which init counts the namespace's
+	// silence.
+	fleet, sighting, pending string
+	// mark is the namespace's mark: the phase last set, the highest phase,
+	// instance and generation, kept apart from the namespace's keys (not
+	// under its prefix, not in NamespaceKeys) so that a flush of those
+	// leaves the proof that the namespace ran, and where it was.
+	mark string
 }
 
 func newNSKeys(ns string) (nsKeys, error) {
@@ -97,21 +104,40 @@ func newNSKeys(ns string) (nsKeys, error) {
 		seen:     p + "clients-seen",
 		fleet:    p + "fleet",
 		sighting: p + "legacy-sighting",
+		pending:  p + "init-pending",
+		mark:     "lockbridge-mark:{" + ns + "}",
 	}, nil
 }
 
-// all returns every key of the namespace (not the channel).
+// all returns every key of the namespace (not the channel, not the mark).
 func (k nsKeys) all() []string {
-	return []string{k.phase, k.since, k.meta, k.clients, k.expiry, k.seen, k.fleet, k.sighting}
+	return []string{k.phase, k.since, k.meta, k.clients, k.expiry, k.seen, k.fleet, k.sighting, k.pending}
 }
 
 // NamespaceKeys returns every Redis key of namespace ns (docs/protocol.md):
 // the phase, its history and the registry, for tools that clean up or
-// inspect a namespace. The phase-change channel is not a key.
+// inspect a namespace. The phase-change channel is not a key. Nor is the
+// namespace's mark (MarkKey): it outlives these keys, so that a namespace
+// whose keys were deleted is never taken for a new one.
 func NamespaceKeys(ns string) ([]string, error) {
 	k, err := newNSKeys(ns)
 	if err != nil {
 		return nil, err
 	}
 	return k.all(), nil
+}
+
+// MarkKey returns the key of namespace ns's mark (docs/protocol.md): the
+// phase the controller last set, and the highest, written with every
+// phase change. It is kept apart from NamespaceKeys: when those are gone
+// (a flush, an operator's cleanup), the mark still proves that the
+// namespace ran and where it was, and Controller.Init restores that phase
+// rather than start the namespace afresh. Delete it only to retire the
+// namespace's name for good, once no lock of it is held anywhere.
+func MarkKey(ns string) (string, error) {
+	k, err := newNSKeys(ns)
+	if err != nil {
+		return "", err
+	}
+	return k.mark, nil
 }

@@ -29,9 +29,10 @@ func srvMS(t *testing.T, c driver.Client) int64 {
 func cleanupFleet(t *testing.T, c driver.Client, ns string, p migrate.Phase, ran time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	ctl, err := migrate.NewController(c, ns)
+	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(ctx))
+	_, err = ctl.Init(ctx, false)
+	require.NoError(t, err)
 	for cur := migrate.PhaseLegacy; cur < p; cur++ {
 		_, err := ctl.Advance(ctx, true)
 		require.NoError(t, err)

@@ -132,7 +132,7 @@ func TestConnectionErrors(t *testing.T) {
 	oneLineError(t, r, 1, "Redis "+srv.Addr()+" refused the credentials: WRONGPASS")
 	assert.NotContains(t, r.stderr, "s3cret")
 	// A database number and REDIS_URL are honoured.
-	r = cli(t, "", []string{"REDIS_URL=" + srv.URL() + "/3"}, "phase", "init", "--namespace", "n")
+	r = cli(t, "", []string{"REDIS_URL=" + srv.URL() + "/3"}, "phase", "init", "--silence", "10ms", "--namespace", "n")
 	assert.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", []string{"REDIS_URL=" + srv.URL() + "/3"}, "phase", "get", "--namespace", "n")
 	assert.Equal(t, 0, r.code, r.stderr)

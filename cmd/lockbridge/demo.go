@@ -155,6 +155,7 @@ func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(st
 	r.size, r.total = e.termSize, *duration
 	sim, err := fleetsim.New(fleetsim.Config{
 		Client:      goredis.New(uc),
+		Fresh:       embeddedRun,
 		Namespace:   ns,
 		JavaWorkers: *java,
 		NoJava:      *java == 0,

@@ -211,11 +211,15 @@ func (d *javaDemo) counts(ctx context.Context) (javaAcq, goAcq, overlaps int64, 
 // run steps the namespace to modern, a stage per step, and returns the
 // overlaps counted.
 func (d *javaDemo) run(ctx context.Context) (int64, error) {
-	ctl, err := migrate.NewController(goredis.New(d.uc), d.ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(d.lease/4))
+	// The fleet's phase lease (3 intervals), its lease and the liveness
+	// margin: init waits that long for the namespace to show no trace.
+	interval := max(d.lease/10, 50*time.Millisecond)
+	ctl, err := migrate.NewController(goredis.New(d.uc), d.ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(d.lease/4),
+		migrate.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*interval+d.lease+d.lease/4))
 	if err != nil {
 		return 0, err
 	}
-	if err := ctl.Init(ctx); err != nil {
+	if _, err := ctl.Init(ctx, false); err != nil {
 		return 0, fmt.Errorf("demo: init %s: %w", d.ns, err)
 	}
 	w := d.e.stdout
@@ -353,7 +357,8 @@ func runJavaDemo(ctx context.Context, e *env, cf connFlags, jar string, java, go
 	cctx, ccancel := context.WithTimeout(context.Background(), cf.timeout)
 	defer ccancel()
 	keys, _ := migrate.NamespaceKeys(ns)
-	keys = append(keys, d.name, "{"+d.name+"}:modern")
+	mark, _ := migrate.MarkKey(ns) // the demo's namespace is retired for good
+	keys = append(keys, mark, d.name, "{"+d.name+"}:modern")
 	if err := uc.Del(cctx, keys...).Err(); err != nil {
 		fmt.Fprintf(e.stderr, "lockbridge: demo: cleaning up the demo keys: %v\n", err)
 	}

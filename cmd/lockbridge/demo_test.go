@@ -93,9 +93,10 @@ func TestDemoNamespaceInUse(t *testing.T) {
 
 	// A demo namespace in use is refused too.
 	ns := "lockbridge-demo-prod"
-	ctl, err := migrate.NewController(c, ns)
+	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(ctx))
+	_, err = ctl.Init(ctx, false)
+	require.NoError(t, err)
 	l := migrate.New(c, migrate.WithPhaseFrom(ns))
 	defer l.Close(ctx)
 	_, err = l.Phase(ctx)

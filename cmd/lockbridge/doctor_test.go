@@ -111,7 +111,7 @@ func TestDoctorNamespaceFlag(t *testing.T) {
 	require.Equal(t, 1, r.code, "a namespace never initialised: its lockers refuse to lock\n%s", r.stdout)
 	assert.Regexp(t, `^DANGER +namespace: namespace "shop": namespace not initialised`, finding(t, r.stdout, "namespace"))
 	assert.Contains(t, r.stdout, "lockbridge phase init")
-	r = cli(t, "", env, "phase", "init", "--namespace", "shop")
+	r = cli(t, "", env, "phase", "init", "--silence", "10ms", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", env, "doctor", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -192,9 +192,13 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 	eachEmbedded(t, func(t *testing.T, em *embedded, c driver.Client) {
 		ctx := context.Background()
 		const ns = "emb"
-		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond))
+		// The embedded server cannot report its eviction policy; it never
+		// evicts.
+		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond), migrate.WithInitSilence(time.Millisecond),
+			migrate.WithMaxmemoryPolicy("noeviction"))
 		require.NoError(t, err)
-		require.NoError(t, ctl.Init(ctx))
+		_, err = ctl.Init(ctx, false)
+		require.NoError(t, err)
 		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
 			l := migrate.New(c, migrate.WithPhase(p), migrate.WithNamespace(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 			name := "mig:" + p.String()

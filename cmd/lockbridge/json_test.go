@@ -75,7 +75,7 @@ func TestInspectJSON(t *testing.T) {
 	require.True(t, ok)
 	ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:1", time.Minute)
 	require.NoError(t, err)
-	r := cli(t, "", env, "phase", "init", "--namespace", "shop")
+	r := cli(t, "", env, "phase", "init", "--silence", "10ms", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
 
 	r = cli(t, "", env, "inspect", "orders:42", "--output", "json", "--namespace", "shop")
@@ -133,7 +133,7 @@ func TestPhaseAndFleetJSON(t *testing.T) {
 	c, env := server(t)
 	ctx := context.Background()
 	addr := srvAddr(env)
-	r := cli(t, "", env, "phase", "init", "--namespace", "j", "-o", "json")
+	r := cli(t, "", env, "phase", "init", "--silence", "10ms", "--namespace", "j", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	doc := decodeJSON(t, r.stdout)
 	assert.Equal(t, map[string]any{"schema": "lockbridge.phase/v1", "action": "init", "namespace": "j", "server": "Redis " + addr,

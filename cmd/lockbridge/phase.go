@@ -18,8 +18,13 @@ dual-write, while a legacy sighting is younger than the quiet period (or the
 fleet ran dual-write for less); --force takes it anyway and prints the blockers
 it overrode. A step back is refused only while a live client runs or holds a
 phase that does not exclude the previous one.
-init: start a namespace that never had a phase at legacy. Lockers refuse to lock
-in a namespace without a phase: absence is never read as legacy.
+init: give a namespace without a phase its phase. Lockers refuse to lock in a
+namespace without a phase: absence is never read as legacy. A namespace whose
+mark (kept apart from its keys) shows where it was gets that phase back; one
+whose hash or registry shows it ran is refused (use repair); one without any
+trace starts at legacy once it has shown none for --silence by the server's
+clock (init waits for that). --force starts it at legacy at once, whatever it
+finds. An initialised namespace is left as it is (exit 0).
 repair --to PHASE: set a phase that was lost (evicted, flushed, lost in a
 failover) or went back (a restore), restarting the quiet period. Without --force
 only to the highest phase the evidence shows (lockbridge fleet prints it).
@@ -28,14 +33,20 @@ set, init and repair change a namespace: they need --namespace (or
 LOCKBRIDGE_NAMESPACE), never "default" by omission, and name the namespace and
 the server in what they print. get reads "default" when none is given.
 
+Every change is refused while the server may have evicted the evidence the
+controller judges by: an allkeys-* maxmemory-policy, or one it cannot read
+(INFO memory refused: declare it with --maxmemory-policy).
+
 Exit codes: 0 done, 4 refused (unsafe, or more than one step), 1 an error,
 2 bad usage.`
 
 // phaseOpts are the flags of phase's subcommands.
 type phaseOpts struct {
-	force bool
-	quiet time.Duration
-	to    string
+	force   bool
+	quiet   time.Duration
+	silence time.Duration
+	policy  string
+	to      string
 }
 
 func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
@@ -52,7 +63,9 @@ func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
 		},
 	}
 	pf := cmd.PersistentFlags()
-	pf.BoolVar(&o.force, "force", false, "set, repair: take the step despite its blockers (prints them loudly)")
+	pf.BoolVar(&o.force, "force", false, "set, init, repair: take the step despite its blockers (prints them loudly)")
+	pf.DurationVar(&o.silence, "silence", migrate.DefaultInitSilence, "init: how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + longest lease + liveness margin")
+	pf.StringVar(&o.policy, "maxmemory-policy", "", "set, init, repair: the server's maxmemory-policy, declared for a server that cannot report it (INFO memory refused); what the server reports overrides it")
 	pf.DurationVar(&o.quiet, "quiet", migrate.DefaultQuietPeriod, "set: quiet period: how long no legacy sighting may be seen before a step beyond dual-write")
 	pf.StringVar(&o.to, "to", "", "repair: the phase to restore")
 	phases := cobra.FixedCompletions([]string{"legacy", "dual-write", "dual-read", "modern"}, cobra.ShellCompDirectiveNoFileComp)
@@ -143,6 +156,9 @@ func (p *phaseRun) controller(ctx context.Context, ns string, opts ...migrate.Co
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
+	if p.o.policy != "" {
+		opts = append(opts, migrate.WithMaxmemoryPolicy(p.o.policy))
+	}
 	ctl, err = migrate.NewController(c, ns, opts...)
 	if err != nil {
 		closeFn()
@@ -196,25 +212,50 @@ func (p *phaseRun) init(ctx context.Context, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ctl, where, cctx, done, err := p.controller(ctx, ns)
+	if p.o.silence <= 0 {
+		return usageErrorf("phase init: --silence %v: want a positive duration", p.o.silence)
+	}
+	ctl, where, cctx, done, err := p.controller(ctx, ns, migrate.WithInitSilence(p.o.silence))
 	if err != nil {
 		return err
 	}
 	defer done()
-	doc := phaseJSON{Action: "init", Namespace: ns, Server: where, Phase: migrate.PhaseLegacy.String()}
-	switch err := ctl.Init(cctx); {
+	doc := phaseJSON{Action: "init", Namespace: ns, Server: where}
+	st, err := ctl.Status(cctx)
+	if err != nil {
+		return err
+	}
+	if st.PhaseProblem == nil {
+		doc.Phase = st.Phase.String()
+		return p.out(doc, fmt.Sprintf("already initialised: namespace %s is at %v on %s", printable(ns), st.Phase, where))
+	}
+	if st.PhaseProblem.Reason == migrate.ReasonUninitialized && !p.o.force {
+		fmt.Fprintf(p.e.stderr, "init: namespace %s shows no trace on %s; it starts at legacy once it has shown none for %v by the server's clock (--silence), counted from its first init: waiting...\n", printable(ns), where, p.o.silence)
+	}
+	// Each call is bounded by --timeout (the client's read timeout); the
+	// wait for the silence only by the command's context.
+	step, err := ctl.Init(ctx, p.o.force)
+	switch {
 	case errors.Is(err, migrate.ErrAlreadyInitialized):
 		if ph, perr := ctl.Phase(cctx); perr == nil {
 			doc.Phase = ph.String()
 		}
 		return p.out(doc, fmt.Sprintf("already initialised: %s", message(err)))
-	case errors.Is(err, migrate.ErrPhaseUnknown):
-		return &exitErr{exitUnsafe, fmt.Errorf("%w (namespace %s on %s unchanged)", err, printable(ns), where)}
+	case errors.Is(err, migrate.ErrPhaseUnknown), errors.Is(err, migrate.ErrUnsafeStep):
+		return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged)", err, printable(ns), where)}
 	case err != nil:
 		return err
 	}
-	doc.Changed = true
-	return p.out(doc, fmt.Sprintf("namespace %s initialised at legacy on %s", printable(ns), where))
+	doc.Changed, doc.Phase = true, step.To.String()
+	for _, b := range step.Overridden {
+		doc.Overridden = append(doc.Overridden, b.Text)
+		fmt.Fprintf(p.e.stderr, "WARNING: --force overrode: %s\n", b.Text)
+	}
+	how := "initialised at legacy"
+	if step.To != migrate.PhaseLegacy {
+		how = fmt.Sprintf("restored to %v, the phase its mark shows", step.To)
+	}
+	return p.out(doc, fmt.Sprintf("namespace %s %s on %s", printable(ns), how, where))
 }
 
 func (p *phaseRun) repair(ctx context.Context, _ []string) error {

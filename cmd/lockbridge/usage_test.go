@@ -45,7 +45,7 @@ func TestUsageErrorsTeach(t *testing.T) {
 		{[]string{"REDIS_URL=10.0.0.1:6379"}, []string{"inspect", "k"}, "bad Redis URL REDIS_URL=10.0.0.1:6379: no scheme; did you mean redis://10.0.0.1:6379"},
 		{nil, []string{"fleet", "--redis", "app:s3cret@10.0.0.1:6379"}, "did you mean redis://app:xxxxx@10.0.0.1:6379"},
 		{nil, []string{"phase", "set", "dual-write", "--redis", dead}, "phase set changes a namespace: name it with --namespace NAME"},
-		{nil, []string{"phase", "init", "--redis", dead}, "phase init changes a namespace"},
+		{nil, []string{"phase", "init", "--silence", "10ms", "--redis", dead}, "phase init changes a namespace"},
 		{nil, []string{"phase", "repair", "--to", "legacy", "--redis", dead}, "phase repair changes a namespace"},
 		{nil, []string{"phase", "repair", "--namespace", "n", "--redis", dead}, "phase repair needs --to PHASE"},
 		{nil, []string{"inspect", "k", "--output", "yaml"}, `bad --output "yaml": want text or json`},
@@ -78,7 +78,7 @@ func TestFlagsAnywhere(t *testing.T) {
 	_, env := server(t)
 	url := strings.TrimPrefix(env[0], "REDIS_URL=")
 	for _, args := range [][]string{
-		{"--redis", url, "--namespace", "anywhere", "phase", "init"},
+		{"--redis", url, "--namespace", "anywhere", "phase", "init", "--silence", "10ms"},
 		{"phase", "--redis", url, "get", "--namespace", "anywhere"},
 		{"phase", "get", "--namespace=anywhere", "--redis=" + url},
 		{"--output", "json", "phase", "get", "--namespace", "anywhere", "--redis", url},
@@ -282,7 +282,7 @@ func exitOf(t *testing.T, cmd *exec.Cmd) int {
 func TestFleetWatch(t *testing.T) {
 	t.Parallel()
 	_, env := server(t)
-	r := cli(t, "", env, "phase", "init", "--namespace", "w")
+	r := cli(t, "", env, "phase", "init", "--silence", "10ms", "--namespace", "w")
 	require.Equal(t, 0, r.code, r.stderr)
 
 	cmd, out, errb := startCLI(t, env, "fleet", "--watch", "--interval", "100ms", "--namespace", "w")

@@ -99,11 +99,15 @@ func LockCycle(ctx context.Context, c driver.Client, t *Telemetry, key string, h
 // once, which the quiet period refuses (counted). The client then meets a
 // legacy-only holder on key (a sighting, counted).
 func MigrateCycle(ctx context.Context, c driver.Client, t *Telemetry, ns, key string) error {
-	ctl, err := migrate.NewController(c, ns, migrate.WithControllerLogger(t.Logger), migrate.WithControllerMeterProvider(t.Meters))
+	// Init waits until the namespace has shown no trace for the init
+	// silence: here this program's own fleet, a phase lease of 150 ms and
+	// leases of a second (a real fleet keeps the default, 2 minutes).
+	ctl, err := migrate.NewController(c, ns, migrate.WithControllerLogger(t.Logger), migrate.WithControllerMeterProvider(t.Meters),
+		migrate.WithInitSilence(1500*time.Millisecond))
 	if err != nil {
 		return err
 	}
-	if err := ctl.Init(ctx); err != nil {
+	if _, err := ctl.Init(ctx, false); err != nil {
 		return err
 	}
 	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond),

@@ -83,7 +83,7 @@ func dryRunArgs(name string, k probeKeys, cluster bool) []any {
 		return []any{name, k.hash, "f"}
 	case "HINCRBY":
 		return []any{name, k.hash, "count", "1"}
-	case "HGETALL":
+	case "HGETALL", "HVALS":
 		return []any{name, k.hash}
 	case "HMGET":
 		return []any{name, k.hash, "f"}
@@ -294,6 +294,8 @@ func scriptCalls(k probeKeys, cluster bool) [][]string {
 		{"HEXISTS", k.hash2, "f"},
 		{"HMGET", k.hash2, "f"},
 		{"HGETALL", k.hash2},
+		{"HVALS", k.hash2},
+		{"INFO", "memory"},
 		{"HDEL", k.hash2, "f"},
 		{"ZADD", k.zset2, "1", "m"},
 		{"PEXPIRE", k.zset2, scratchTTL},

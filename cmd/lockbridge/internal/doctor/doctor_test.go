@@ -314,9 +314,10 @@ func TestDoctorNamespace(t *testing.T) {
 	f := byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns)))[IDNamespace]
 	assert.Equal(t, Danger, f.Severity, "never initialised: its lockers refuse to lock: %+v", f)
 	assert.Contains(t, f.Fix, "lockbridge phase init")
-	ctl, err := migrate.NewController(c, ns)
+	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(ctx))
+	_, err = ctl.Init(ctx, false)
+	require.NoError(t, err)
 	f = byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns)))[IDNamespace]
 	assert.Equal(t, OK, f.Severity, "%+v", f)
 	assert.Contains(t, f.Summary, `namespace "doctor-ns" at legacy`)
@@ -346,9 +347,10 @@ func TestDoctorNamespace(t *testing.T) {
 	// A legacy-only locker seen after the fleet moved to dual-read, with no
 	// lagging client registered.
 	const ns2 = "doctor-sighting"
-	ctl2, err := migrate.NewController(c, ns2)
+	ctl2, err := migrate.NewController(c, ns2, migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
-	require.NoError(t, ctl2.Init(ctx))
+	_, err = ctl2.Init(ctx, false)
+	require.NoError(t, err)
 	_, err = ctl2.Step(ctx, migrate.PhaseLegacy, migrate.PhaseDualWrite, true)
 	require.NoError(t, err)
 	_, err = ctl2.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseDualRead, true)

@@ -107,7 +107,14 @@ func New(cfg Config) (*Sim, error) {
 		need := cfg.Quiet + MinStep*time.Duration(s.slots())
 		return nil, fmt.Errorf("fleetsim: duration %v is too short for %d Go workers: want at least %v", cfg.Duration, cfg.GoWorkers, need.Round(100*time.Millisecond))
 	}
-	ctl, err := migrate.NewController(cfg.Client, cfg.Namespace, migrate.WithQuietPeriod(cfg.Quiet))
+	// Init waits until the namespace has shown no trace for the phase lease
+	// and the lease of the fleet it would miss, with the liveness margin.
+	copts := []migrate.ControllerOption{migrate.WithQuietPeriod(cfg.Quiet),
+		migrate.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*cfg.Heartbeat + cfg.Lease + migrate.DefaultLivenessMargin)}
+	if cfg.Fresh {
+		copts = append(copts, migrate.WithMaxmemoryPolicy("noeviction"))
+	}
+	ctl, err := migrate.NewController(cfg.Client, cfg.Namespace, copts...)
 	if err != nil {
 		return nil, fmt.Errorf("fleetsim: %w", err)
 	}
@@ -257,9 +264,13 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 	p, err := s.ctl.Phase(ctx)
 	var pe *migrate.PhaseUnknownError
 	if errors.As(err, &pe) && pe.Reason == migrate.ReasonUninitialized {
-		// A fresh namespace: start it at legacy, as an operator does with
-		// `lockbridge phase init`.
-		if err := s.ctl.Init(ctx); err != nil {
+		// A new namespace: start it at legacy, as an operator does with
+		// `lockbridge phase init` — which waits until it has shown no trace
+		// for the init silence, unless the server is the run's own.
+		if !s.cfg.Fresh {
+			s.emit(EventWait, "initialising namespace %q: init waits until it has shown no trace of a locker for the fleet's phase lease, lease and liveness margin", s.cfg.Namespace)
+		}
+		if _, err := s.ctl.Init(ctx, s.cfg.Fresh); err != nil {
 			return s.summary(), fmt.Errorf("fleetsim: %w", err)
 		}
 		p, err = s.ctl.Phase(ctx)
@@ -346,6 +357,10 @@ func (s *Sim) Cleanup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("fleetsim: cleanup: %w", err)
 	}
+	// The run's namespace is retired for good (its lockers have stopped):
+	// its mark goes too.
+	mark, _ := migrate.MarkKey(s.cfg.Namespace)
+	keys = append(keys, mark)
 	for _, name := range s.names {
 		keys = append(keys, name)
 		if mk, err := migrate.DeriveModernKey(name); err == nil {

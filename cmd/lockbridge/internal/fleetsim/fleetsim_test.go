@@ -62,6 +62,7 @@ func TestRollout(t *testing.T) {
 		ns := strings.ReplaceAll(locktest.Key(t, "ns"), "/", "-")
 		sim, err := New(Config{
 			Client:    tg.Client,
+			Fresh:     true, // the test started the server
 			Namespace: ns,
 			Duration:  5 * time.Second,
 			Quiet:     500 * time.Millisecond,
@@ -154,6 +155,7 @@ func TestKeepJavaOverlaps(t *testing.T) {
 	var evs events
 	sim, err := New(Config{
 		Client:      tg.Client,
+		Fresh:       true, // the test started the server
 		Namespace:   "keep-java",
 		JavaWorkers: 4,
 		GoWorkers:   2,
@@ -186,7 +188,7 @@ func TestKeepJavaOverlaps(t *testing.T) {
 
 func TestCancel(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	sim, err := New(Config{Client: tg.Client, Namespace: "cancel", Duration: 30 * time.Second})
+	sim, err := New(Config{Client: tg.Client, Fresh: true, Namespace: "cancel", Duration: 30 * time.Second})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
@@ -221,10 +223,11 @@ func TestNotAtLegacy(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctl, err := migrate.NewController(tg.Client, "moved")
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(context.Background()))
+	_, err = ctl.Init(context.Background(), true)
+	require.NoError(t, err)
 	_, err = ctl.Advance(context.Background(), false)
 	require.NoError(t, err)
-	sim, err := New(Config{Client: tg.Client, Namespace: "moved"})
+	sim, err := New(Config{Client: tg.Client, Fresh: true, Namespace: "moved"})
 	require.NoError(t, err)
 	_, err = sim.Run(context.Background())
 	require.ErrorContains(t, err, `namespace "moved" is at phase dual-write`)
@@ -271,7 +274,7 @@ func TestCleanup(t *testing.T) {
 		require.NoError(t, err)
 		return n.(int64)
 	}
-	sim, err := New(Config{Client: tg.Client, Namespace: "clean", Duration: 2 * time.Second, Quiet: 200 * time.Millisecond, GoWorkers: 2, Heartbeat: 50 * time.Millisecond})
+	sim, err := New(Config{Client: tg.Client, Fresh: true, Namespace: "clean", Duration: 2 * time.Second, Quiet: 200 * time.Millisecond, GoWorkers: 2, Heartbeat: 50 * time.Millisecond})
 	require.NoError(t, err)
 	_, err = sim.Run(ctx)
 	require.NoError(t, err)
@@ -282,10 +285,11 @@ func TestCleanup(t *testing.T) {
 	// A namespace Run refused is never cleaned up: it is not the run's.
 	ctl, err := migrate.NewController(tg.Client, "theirs")
 	require.NoError(t, err)
-	require.NoError(t, ctl.Init(ctx))
+	_, err = ctl.Init(ctx, true)
+	require.NoError(t, err)
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
-	sim, err = New(Config{Client: tg.Client, Namespace: "theirs"})
+	sim, err = New(Config{Client: tg.Client, Fresh: true, Namespace: "theirs"})
 	require.NoError(t, err)
 	_, err = sim.Run(ctx)
 	require.Error(t, err)

@@ -37,6 +37,7 @@ func TestCompatRollingMigration(t *testing.T) {
 		var events []fleetsim.Event
 		sim, err := fleetsim.New(fleetsim.Config{
 			Client:    tg.Client,
+			Fresh:     true, // the test started the server
 			Namespace: "rolling-" + tg.Name,
 			Duration:  5 * time.Second,
 			Quiet:     500 * time.Millisecond,
@@ -102,9 +103,10 @@ func TestCompatRollingFollowers(t *testing.T) {
 		ns := "followers-" + tg.Name
 		name := locktest.Key(t, "lock")
 		guard := locktest.NewGuard(tg.Client, name)
-		ctl, err := migrate.NewController(tg.Client, ns, migrate.WithQuietPeriod(300*time.Millisecond))
+		ctl, err := migrate.NewController(tg.Client, ns, migrate.WithQuietPeriod(300*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
-		require.NoError(t, ctl.Init(ctx))
+		_, err = ctl.Init(ctx, false)
+		require.NoError(t, err)
 
 		var wg sync.WaitGroup
 		work := func(stop <-chan struct{}, lock func() (func(context.Context) error, error), n *atomic.Int64) {

@@ -47,6 +47,12 @@ const (
 type Config struct {
 	// Client is the Redis the fleet runs on. Required.
 	Client driver.Client
+	// Fresh says this process started the server for the run (the embedded
+	// demo): nothing else can have run there, so Run initialises the
+	// namespace at once rather than wait for the init silence, and the
+	// controller is told that the server never evicts (an embedded server
+	// cannot report its policy).
+	Fresh bool
 	// Namespace is the migration namespace (its phase key, fleet registry
 	// and sightings). Default "fleetsim". It must start at the legacy phase.
 	Namespace string

@@ -5,7 +5,9 @@ import java.nio.charset.StandardCharsets;
 /**
  * A migration namespace's keys, all tagged {ns} so they share a slot:
  * lockbridge:{ns}:phase, …:phase-since, …:namespace, …:phase-changed,
- * …:clients, …:clients-expiry, …:clients-seen, …:fleet, …:legacy-sighting.
+ * …:clients, …:clients-expiry, …:clients-seen, …:fleet, …:legacy-sighting,
+ * …:init-pending; and the namespace's mark, lockbridge-mark:{ns}, kept apart
+ * from them (the Go controller writes both; lockers only name them).
  */
 final class Namespace {
     final String ns;
@@ -18,6 +20,8 @@ final class Namespace {
     final byte[] seen;
     final byte[] fleet;
     final byte[] sighting;
+    final byte[] pending;
+    final byte[] mark;
 
     Namespace(String ns) {
         if (ns == null || ns.isEmpty() || ns.contains("{") || ns.contains("}")) {
@@ -34,6 +38,8 @@ final class Namespace {
         seen = k(p + "clients-seen");
         fleet = k(p + "fleet");
         sighting = k(p + "legacy-sighting");
+        pending = k(p + "init-pending");
+        mark = k("lockbridge-mark:{" + ns + "}");
     }
 
     private static byte[] k(String s) {

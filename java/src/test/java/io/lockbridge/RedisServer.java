@@ -89,8 +89,8 @@ final class RedisServer implements AutoCloseable {
     void setPhase(String ns, String seen, Phase to, String mode) {
         Namespace k = new Namespace(ns);
         Script s = Scripts.get("migrate/scripts/phase_set.lua");
-        Object r = raw.eval(s.source(), io.lettuce.core.ScriptOutputType.INTEGER, new byte[][] {k.phase, k.channel, k.since, k.meta},
-                b(seen), b(to.wireName()), b("PUBLISH"), b("0"), b(mode), b("0"));
+        Object r = raw.eval(s.source(), io.lettuce.core.ScriptOutputType.INTEGER, new byte[][] {k.phase, k.channel, k.since, k.meta, k.mark, k.pending, k.clients, k.sighting, k.fleet},
+                b(seen), b(to.wireName()), b("PUBLISH"), b("0"), b(mode), b("0"), b("0"));
         if (!Long.valueOf(1).equals(r)) {
             throw new IllegalStateException("phase_set: " + r);
         }
