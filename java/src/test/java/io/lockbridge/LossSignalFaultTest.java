@@ -347,12 +347,12 @@ class LossSignalFaultTest extends ServerTest {
             warm.refresh(Duration.ofSeconds(5));
             warm.unlock();
             long t0 = System.nanoTime();
-            Lock lock = m.tryLock("revive", Duration.ofMillis(1200));
+            Lock lock = m.tryLock("revive", Duration.ofMillis(2400));
             assertEquals(Phase.LEGACY, lock.phase());
             long w0 = Long.parseLong(srv.get("revive"));
-            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1000)); // before the give-up point (1.1 s)
+            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(2050)); // before the give-up point (2.2 s)
             CompletableFuture<Void> refresh = FollowerFaultTest.acrossAPause(() -> {
-                lock.refresh(Duration.ofMillis(1200));
+                lock.refresh(Duration.ofMillis(2400));
                 return null;
             }, Duration.ofMillis(500));
             long w1 = Long.parseLong(srv.get("revive"));
