@@ -98,7 +98,7 @@ public final class LegacyLocker implements AutoCloseable {
         return Wait.loop(name, wait, backoff, () -> tryLock(name, ttl), null);
     }
 
-    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends. */
+    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends, as every lock is that nothing extended. */
     @Override
     public void close() {
         closed = true;

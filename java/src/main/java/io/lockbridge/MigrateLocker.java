@@ -221,8 +221,8 @@ public final class MigrateLocker implements AutoCloseable {
      * Stops following and heartbeating, and removes this client's registry
      * entry; later lock calls throw InvalidException. Held locks stay valid
      * to the end of their lease and can be unlocked, but are no longer
-     * refreshed (an auto-refreshed one is signalled lost on
-     * {@link Lock#done()} at ttl/12 before its lease ends); while any of
+     * refreshed (each is signalled lost on {@link Lock#done()} at ttl/12
+     * before its lease ends, as every lock is that nothing extended); while any of
      * them (or an acquire of unknown outcome) may live, the entry stays,
      * reporting them, until the longest lease has ended plus 1 s, so the
      * controller cannot step past them.
