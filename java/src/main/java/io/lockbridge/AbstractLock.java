@@ -369,6 +369,17 @@ abstract class AbstractLock implements Lock {
         signal(e);
     }
 
+    /** Ends the lock as lost when its give-up point has passed and the timer has not run yet (nothing is sent past it). */
+    private void pastGiveUp() {
+        LostException e = null;
+        synchronized (mu) {
+            if (!ended && System.nanoTime() - giveUpNanos >= 0) {
+                e = endLostLocked(leaseRanOut(), null);
+            }
+        }
+        signal(e);
+    }
+
     /** Throws NotHeldException(ENDED) when the lock has ended. */
     void checkNotEnded(String opName) {
         synchronized (mu) {
@@ -416,6 +427,7 @@ abstract class AbstractLock implements Lock {
     }
 
     private void refreshLocked(Duration newTtl) {
+        pastGiveUp();
         checkNotEnded("refresh");
         Trust t = trust;
         refreshTrust = null;
