@@ -3,18 +3,36 @@ package io.lockbridge;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
  * What every lock shares: its local lease (on the monotonic clock), its end
- * (released or lost, once), and the watchdog that refreshes it: every ttl/3;
- * after an error every ttl/12; lost at once when a refresh finds it not
- * ours, and lost when no refresh has succeeded by ttl/12 before the local
- * lease end — as Go's auto-refresh.
+ * (released or lost, once), the give-up timer that ends it, and the watchdog
+ * that refreshes it: every ttl/3; after an error every ttl/12; lost at once
+ * when a refresh finds it not ours — as Go's auto-refresh.
+ *
+ * <p>The loss signal is a timer. The local lease ends at the send time of
+ * the last confirmed grant plus its ttl; ttl/12 before that end (the
+ * give-up point) the lease timer — a thread of lockbridge's own that runs
+ * nothing else, never the common pool — ends the lock as lost, whether or
+ * not anything refreshes it, and nothing in flight delays it: a refresh
+ * waiting for a stalled server, an unlock waiting for that refresh. A
+ * refresh in flight may shorten the local lease (to its send time plus its
+ * ttl, from the moment it is sent), never hold it open; a lock past its
+ * give-up point is over, and no refresh whose reply comes later revives it.
+ * done()'s callbacks never run on the timer's or a watchdog's thread.
+ *
+ * <p>For the heartbeats ({@link HeldSet}) a lock also keeps a bound on its
+ * server-side lease: every write that may have run (a refresh confirmed,
+ * or of unknown outcome, or in flight) keeps it reported until the write's
+ * lease has surely ended.
  */
 abstract class AbstractLock implements Lock {
     final String name;
@@ -24,9 +42,13 @@ abstract class AbstractLock implements Lock {
 
     private final Object mu = new Object();
     private long endNanos; // the local lease end, System.nanoTime()
+    private long giveUpNanos; // the give-up point: the lease timer ends the lock here
     private Duration ttl; // the lease last asked for
     private boolean ended;
     private LostException lost;
+    private boolean auto; // refreshed by a watchdog (for the loss's reason)
+    private long serverEndNanos; // the server-side lease has surely ended by then, but for a write in flight
+    private Duration inflightHold; // under mu: a refresh is in flight that may keep the lock on the server this long after it runs
 
     /** A migrate lock's phase lease, asked before each refresh. */
     interface Trust {
@@ -41,26 +63,65 @@ abstract class AbstractLock implements Lock {
     volatile Trust trust;
     private Trust refreshTrust; // under op: the trust of the refresh in flight, null without one
     private long refreshUntil; // under op: the end of its phase lease
+    private Duration sentHold; // under op: the hold of the refresh sent, null until it is
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
-    private boolean refreshing; // under mu: auto-refreshed, until unlock stops it
-    private long giveUpGen; // under mu: the give-up point armed last
+    private ScheduledFuture<?> timer; // under mu: the give-up point armed last
+    private long timerGen; // under mu
 
     /**
-     * Where the give-up point is watched: not the watchdog's thread, which a
-     * refresh waiting for a stalled server (up to the command timeout, past
-     * the lease) holds, and which a closed locker has stopped.
+     * The lease timer: one daemon thread of lockbridge's own for every
+     * lock's give-up point. Its tasks only take a lock's mu (never held
+     * across I/O) and hand done()'s completion to {@link #SIGNAL}, so no
+     * caller's code, no stalled command and no busy shared pool delays it.
      */
-    static Executor giveUpAt(long nanos) {
-        return CompletableFuture.delayedExecutor(Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    private static final ScheduledThreadPoolExecutor TIMER = timer();
+
+    /** Where a loss found on lockbridge's own threads completes done(): the callers' callbacks run here, not on the timer or a watchdog. */
+    private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+            Threads.daemon("lockbridge-done"));
+
+    private static ScheduledThreadPoolExecutor timer() {
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, Threads.daemon("lockbridge-lease-timer"));
+        t.setRemoveOnCancelPolicy(true);
+        return t;
     }
 
-    AbstractLock(String name, Phase phase, long startNanos, Duration localTtl, Duration ttl) {
+    /** A lease this long or longer is treated as this long (about 73 years): nanoTime arithmetic never wraps. */
+    private static final long FOREVER = Long.MAX_VALUE / 4;
+
+    /** t + d on the nanoTime clock, d capped at {@link #FOREVER}. */
+    static long plus(long t, Duration d) {
+        long n;
+        try {
+            n = d.toNanos();
+        } catch (ArithmeticException e) {
+            n = FOREVER;
+        }
+        return t + Math.min(Math.max(n, 0), FOREVER);
+    }
+
+    /**
+     * A lock obtained by an attempt sent at startNanos, counted localTtl
+     * from then; ttl is the lease asked for; hold how long after the attempt
+     * ran the server may keep the lock from others at most.
+     */
+    AbstractLock(String name, Phase phase, long startNanos, Duration localTtl, Duration ttl, Duration hold) {
         this.name = name;
         this.phase = phase;
-        this.endNanos = startNanos + localTtl.toNanos();
         this.ttl = ttl;
+        synchronized (mu) {
+            endNanos = plus(startNanos, localTtl);
+            giveUpNanos = endNanos - margin(ttl);
+            serverEndNanos = plus(System.nanoTime(), hold);
+            armLocked();
+        }
+    }
+
+    /** The margin of a lease of ttl: ttl/12, Go's. */
+    private static long margin(Duration ttl) {
+        return plus(0, ttl) / 12;
     }
 
     @Override
@@ -117,22 +178,104 @@ abstract class AbstractLock implements Lock {
     }
 
     /**
-     * Sets the lease to localTtl from startNanos (a refresh's send time) —
-     * unless the refresh came back after the phase lease it was sent under
-     * had ended: the registry may not cover the new lease, so the lock keeps
-     * the one it covered, and the refresh fails with the trust's error.
+     * For the heartbeats: how much longer the lock may be held, here or on
+     * the server — the local lease while it lasts, the bound of every write
+     * that may have run, and the hold of a refresh in flight from now —;
+     * null once released, or once it has surely ended everywhere.
+     */
+    Duration reported() {
+        synchronized (mu) {
+            if (ended && lost == null) {
+                return null; // released: the release was confirmed
+            }
+            long now = System.nanoTime();
+            long until = serverEndNanos;
+            if (!ended && endNanos - until > 0) {
+                until = endNanos;
+            }
+            if (inflightHold != null) {
+                long f = plus(now, inflightHold);
+                if (f - until > 0) {
+                    until = f;
+                }
+            }
+            return until - now > 0 ? Duration.ofNanos(until - now) : null;
+        }
+    }
+
+    /**
+     * Called by refreshOnce just before it sends a refresh that, once
+     * confirmed, counts localTtl from startNanos with lease newTtl, and may
+     * keep the lock on the server for hold after it runs: from now on the
+     * local lease ends no later than that (a call in flight may shorten the
+     * lease, never hold it open), and the heartbeats count the refresh as
+     * in flight until it settles.
+     */
+    void sending(long startNanos, Duration localTtl, Duration newTtl, Duration hold) {
+        sentHold = hold;
+        synchronized (mu) {
+            inflightHold = hold;
+            if (ended) {
+                return;
+            }
+            long end = plus(startNanos, localTtl);
+            if (end - endNanos < 0) {
+                endNanos = end;
+            }
+            long g = end - margin(newTtl);
+            if (g - giveUpNanos < 0) {
+                giveUpNanos = g;
+                armLocked();
+            }
+        }
+    }
+
+    /** The refresh sent has settled; written: it may have run (anything but a reply saying it was not ours). */
+    private void settled(Duration hold, boolean written) {
+        synchronized (mu) {
+            inflightHold = null;
+            if (written) {
+                long e = plus(System.nanoTime(), hold);
+                if (e - serverEndNanos > 0) {
+                    serverEndNanos = e;
+                }
+            }
+        }
+    }
+
+    /**
+     * Sets the lease to localTtl from startNanos (a confirmed refresh's send
+     * time) — unless the lock is over: it ended, or its give-up point passed
+     * before the reply came (NotHeldException ENDED: no refresh revives a
+     * lock); or the refresh came back after the phase lease it was sent
+     * under had ended: the registry may not cover the new lease, so the
+     * lock keeps the one it covered, and the refresh fails with the trust's
+     * error.
      */
     void extend(long startNanos, Duration localTtl, Duration newTtl) {
         Trust t = refreshTrust;
+        LostException now = null;
+        NotHeldException over;
         synchronized (mu) {
-            ttl = newTtl;
-            if (t == null || System.nanoTime() - refreshUntil < 0) {
-                endNanos = startNanos + localTtl.toNanos();
-                armGiveUpLocked();
-                return;
+            if (!ended && System.nanoTime() - giveUpNanos < 0) {
+                ttl = newTtl;
+                if (t == null || System.nanoTime() - refreshUntil < 0) {
+                    endNanos = plus(startNanos, localTtl);
+                    giveUpNanos = endNanos - margin(newTtl);
+                    armLocked();
+                    return;
+                }
+                throw t.outlived(phase);
             }
+            if (!ended) {
+                now = endLostLocked(leaseRanOut(), null);
+            }
+            over = new NotHeldException(name, NotHeldException.Reason.ENDED,
+                    "refresh: its reply came after the lease's give-up point (ttl/12 before its local end): the lock is over, and no refresh revives it");
+            over.initCause(lost);
         }
-        throw t.outlived(phase);
+        signal(now);
+        throw over;
     }
 
     /** Ends the lock as released. */
@@ -153,9 +296,28 @@ abstract class AbstractLock implements Lock {
         synchronized (mu) {
             e = endLostLocked(why, cause);
         }
-        if (e != null) {
-            done.completeExceptionally(e);
+        signal(e);
+    }
+
+    /**
+     * Completes done() with the loss e (nothing when null): on the caller's
+     * thread, or — on a thread of lockbridge's own (the lease timer, a
+     * watchdog, a follower) — on {@link #SIGNAL}, so that the callbacks of
+     * done() cannot hold up other locks' timers and refreshes.
+     */
+    private void signal(LostException e) {
+        if (e == null) {
+            return;
         }
+        if (Threads.own()) {
+            try {
+                SIGNAL.execute(() -> done.completeExceptionally(e));
+                return;
+            } catch (RejectedExecutionException | OutOfMemoryError x) {
+                // no thread to be had: complete it here
+            }
+        }
+        done.completeExceptionally(e);
     }
 
     /** Under mu: ends the lock as lost; null when it had ended already. */
@@ -169,32 +331,53 @@ abstract class AbstractLock implements Lock {
         return lost;
     }
 
+    /** Under mu: the reason of a loss at the give-up point. */
+    private String leaseRanOut() {
+        return auto ? "the lease ran out: no refresh succeeded before the lease's last ttl/12"
+                : "the lease ran out (nothing refreshed it before its last ttl/12)";
+    }
+
     /**
-     * Under mu: an auto-refreshed lock is lost once no refresh has succeeded
-     * by ttl/12 before its local lease's end (Go's give-up point), whatever
-     * holds up or stopped the watchdog. Each extension arms a new point;
-     * the older ones find they are not the last and do nothing.
+     * Under mu: arms the lease timer at the give-up point, ttl/12 before
+     * the local lease's end, for every lock, refreshed or not, until it has
+     * ended. Each change of the point arms a new one; the older ones find
+     * they are not the last and do nothing.
      */
-    private void armGiveUpLocked() {
-        if (ended || !refreshing) {
+    private void armLocked() {
+        if (ended) {
             return;
         }
-        long gen = ++giveUpGen;
-        long at = endNanos - ttl.toNanos() / 12;
-        giveUpAt(at - System.nanoTime()).execute(() -> giveUp(gen));
+        long gen = ++timerGen;
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        timer = TIMER.schedule(() -> giveUp(gen), Math.max(0, giveUpNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
     }
 
     private void giveUp(long gen) {
         LostException e;
         synchronized (mu) {
-            if (!refreshing || gen != giveUpGen) {
+            if (gen != timerGen || ended) {
                 return;
             }
-            e = endLostLocked("no refresh succeeded before the lease's last ttl/12", null);
+            if (System.nanoTime() - giveUpNanos < 0) {
+                armLocked(); // early
+                return;
+            }
+            e = endLostLocked(leaseRanOut(), null);
         }
-        if (e != null) {
-            done.completeExceptionally(e);
+        signal(e);
+    }
+
+    /** Ends the lock as lost when its give-up point has passed and the timer has not run yet (nothing is sent past it). */
+    private void pastGiveUp() {
+        LostException e = null;
+        synchronized (mu) {
+            if (!ended && System.nanoTime() - giveUpNanos >= 0) {
+                e = endLostLocked(leaseRanOut(), null);
+            }
         }
+        signal(e);
     }
 
     /** Throws NotHeldException(ENDED) when the lock has ended. */
@@ -212,6 +395,11 @@ abstract class AbstractLock implements Lock {
         }
     }
 
+    /**
+     * Releases the lock. The watchdog schedules no more refreshes; one in
+     * flight finishes first (unlock waits for it), and the lease timer stays
+     * armed meanwhile: done() still completes at the give-up point.
+     */
     @Override
     public void unlock() {
         stopWatchdog();
@@ -239,6 +427,7 @@ abstract class AbstractLock implements Lock {
     }
 
     private void refreshLocked(Duration newTtl) {
+        pastGiveUp();
         checkNotEnded("refresh");
         Trust t = trust;
         refreshTrust = null;
@@ -246,14 +435,22 @@ abstract class AbstractLock implements Lock {
             refreshUntil = t.until(newTtl); // never refresh in a phase no longer trusted
             refreshTrust = t;
         }
+        sentHold = null;
+        boolean written = true;
         try {
             refreshOnce(newTtl);
         } catch (NotHeldException e) {
+            written = e.reason() == NotHeldException.Reason.ENDED; // ENDED: ours (extend); the others: the script's reply, nothing written
             lose("refresh found it " + e.reason().name().toLowerCase(), e);
             throw e;
         } catch (UnknownOutcomeException e) {
             lose("the refresh may or may not have happened", e);
             throw e;
+        } finally {
+            if (sentHold != null) {
+                settled(sentHold, written);
+                sentHold = null;
+            }
         }
     }
 
@@ -273,16 +470,19 @@ abstract class AbstractLock implements Lock {
     /** Sends the release once; NotHeldException when it was not ours. */
     abstract void release();
 
-    /** Sends the refresh once and extends the local lease; NotHeldException when not ours. */
+    /**
+     * Sends the refresh once — calling {@link #sending} just before — and
+     * extends the local lease ({@link #extend}); NotHeldException when not
+     * ours.
+     */
     abstract void refreshOnce(Duration newTtl);
 
     /** Starts the watchdog on ex. */
     void autoRefresh(ScheduledExecutorService ex) {
         synchronized (mu) {
             watchdog = ex;
-            refreshing = true;
+            auto = true;
             schedule(ttl.dividedBy(3));
-            armGiveUpLocked();
         }
     }
 
@@ -294,7 +494,7 @@ abstract class AbstractLock implements Lock {
             next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // The locker was closed meanwhile: no more refreshes; the
-            // give-up point still signals the loss.
+            // lease timer still signals the loss.
             watchdog = null;
             next = null;
         }
@@ -327,19 +527,28 @@ abstract class AbstractLock implements Lock {
         }
     }
 
-    /** Stops the watchdog; a refresh in flight finishes first (unlock takes op after). */
+    /** Stops the watchdog (no more ticks; the lease timer stays armed); a refresh in flight finishes first (unlock takes op after). */
     void stopWatchdog() {
         synchronized (mu) {
-            stopLocked();
+            stopWatchdogLocked();
         }
     }
 
-    private void stopLocked() {
+    private void stopWatchdogLocked() {
         watchdog = null;
-        refreshing = false;
         if (next != null) {
             next.cancel(false);
             next = null;
+        }
+    }
+
+    /** Under mu, once the lock has ended: no more ticks, no give-up point. */
+    private void stopLocked() {
+        stopWatchdogLocked();
+        timerGen++;
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
         }
     }
 }

@@ -203,8 +203,7 @@ final class Follower {
             }
             synchronized (mu) {
                 if (loop == null && !closed && current != null) {
-                    loop = new Thread(this::run, "lockbridge-follower-" + k.ns);
-                    loop.setDaemon(true);
+                    loop = Threads.daemon("lockbridge-follower-" + k.ns).newThread(this::run);
                     loop.start();
                 }
             }

@@ -10,6 +10,12 @@ import java.util.Set;
  * A following locker's locks — held, and acquires in flight or of unknown
  * outcome — for its heartbeats (held_oldest, held_newest, held_ms) and for
  * ending the locks a phase move leaves unexcluded.
+ *
+ * <p>A lock is reported until it is released, or until it has surely ended
+ * on the server too ({@link AbstractLock#reported()}): a lock whose local
+ * lease ran out, or that was lost, stays reported while a write of it may
+ * still keep it there (a refresh confirmed, in flight, or of unknown
+ * outcome). Go's migrate reports a lock until it has ended.
  */
 final class HeldSet {
     /** An acquire registered in its phase before it is sent. */
@@ -72,12 +78,13 @@ final class HeldSet {
                 t = r.ttl;
             } else {
                 AbstractLock lk = (AbstractLock) o;
-                if (lk.ended() || lk.left().isNegative()) { // released, lost, or its lease is over
+                Duration r = lk.reported();
+                if (r == null) { // released, or surely ended on the server too
                     it.remove();
                     continue;
                 }
                 p = lk.phase;
-                l = lk.left();
+                l = r;
                 t = lk.ttl();
             }
             if (oldest == null || p.ordinal() < oldest.ordinal()) {
@@ -96,7 +103,11 @@ final class HeldSet {
         return oldest == null ? Follower.Held.NONE : new Follower.Held(oldest, newest, left, ttl);
     }
 
-    /** Ends every held lock whose phase cur does not exclude. */
+    /**
+     * Ends every held lock whose phase cur does not exclude, and stops
+     * reporting it (as Go's migrate does: the fleet has moved past it, and
+     * its holder is told it is lost).
+     */
     void endIncompatible(Phase cur) {
         List<AbstractLock> end = new ArrayList<>();
         synchronized (this) {

@@ -98,7 +98,7 @@ public final class LegacyLocker implements AutoCloseable {
         return Wait.loop(name, wait, backoff, () -> tryLock(name, ttl), null);
     }
 
-    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends. */
+    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends, as every lock is that nothing extended. */
     @Override
     public void close() {
         closed = true;
@@ -147,7 +147,7 @@ public final class LegacyLocker implements AutoCloseable {
         private Duration lease;
 
         LegacyLock(Redis redis, LegacyProfile p, String name, byte[] key, long w, Duration ttl, Phase phase, long start, Duration local) {
-            super(name, phase, start, local, ttl);
+            super(name, phase, start, local, ttl, p.serverHold(ttl));
             this.redis = redis;
             this.p = p;
             this.key = key;
@@ -185,6 +185,7 @@ public final class LegacyLocker implements AutoCloseable {
             System.arraycopy(owner, 0, args, 0, 6);
             args[6] = p.valueCodec().encode(nw);
             args[7] = Redis.arg("0");
+            sending(start, p.holderLease(now, ttl, nw), ttl, p.serverHold(ttl));
             long code = redis.evalLong(Scripts.LEGACY_REFRESH, new byte[][] {key}, args);
             if (code != 1) {
                 throw notHeld(name, code);

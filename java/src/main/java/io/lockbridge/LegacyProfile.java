@@ -173,6 +173,18 @@ public final class LegacyProfile {
         return end.compareTo(ttl) < 0 ? end : ttl;
     }
 
+    /**
+     * How long after a write of a value with lease ttl runs the value may
+     * keep others out, at most: the lease, rounded up to the unit, the +1
+     * unit, the unit others wait past W, the skew margin and its rounding.
+     * What a follower's heartbeats report a lock for once its local lease
+     * has ended.
+     */
+    Duration serverHold(Duration ttl) {
+        Duration d = ttl.plus(unitDuration().multipliedBy(4)).plus(skewMargin);
+        return d.compareTo(AbstractLock.MAX_TTL) > 0 ? AbstractLock.MAX_TTL : d;
+    }
+
     /** The takeover cutoff: a stored expiry below it has expired (now minus the skew margin). */
     long cutoff(Instant now) {
         return time(now) - skewUnits();

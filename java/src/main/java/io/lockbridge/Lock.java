@@ -30,7 +30,11 @@ public interface Lock extends AutoCloseable {
 
     /**
      * Completes normally once the lock is released, exceptionally with a
-     * {@link LostException} once it is lost: the lost-lock signal.
+     * {@link LostException} once it is lost: the lost-lock signal. It is a
+     * timer: at the latest ttl/12 before the local lease ends (the send time
+     * of the last confirmed grant plus its ttl), refreshed or not, whatever
+     * is in flight; the lock is then over, and no later refresh revives it.
+     * Its callbacks never run on lockbridge's timer or watchdog threads.
      */
     CompletableFuture<Void> done();
 

@@ -221,8 +221,8 @@ public final class MigrateLocker implements AutoCloseable {
      * Stops following and heartbeating, and removes this client's registry
      * entry; later lock calls throw InvalidException. Held locks stay valid
      * to the end of their lease and can be unlocked, but are no longer
-     * refreshed (an auto-refreshed one is signalled lost on
-     * {@link Lock#done()} at ttl/12 before its lease ends); while any of
+     * refreshed (each is signalled lost on {@link Lock#done()} at ttl/12
+     * before its lease ends, as every lock is that nothing extended); while any of
      * them (or an acquire of unknown outcome) may live, the entry stays,
      * reporting them, until the longest lease has ended plus 1 s, so the
      * controller cannot step past them.
@@ -373,6 +373,15 @@ public final class MigrateLocker implements AutoCloseable {
         return ttl;
     }
 
+    /** How long after a dual-phase write with px for ttl runs the server may keep the lock: px, and in dual-write the legacy value's hold. */
+    private Duration hold(Phase p, Duration px, Duration ttl) {
+        if (p != Phase.DUAL_WRITE) {
+            return px;
+        }
+        Duration v = profile.serverHold(ttl);
+        return v.compareTo(px) > 0 ? v : px;
+    }
+
     /** The holder counts its lease as the shorter of ttl and the legacy value's life, in dual-write. */
     private Duration localTtl(Phase p, Instant now, Duration ttl, long w) {
         return p == Phase.DUAL_WRITE ? profile.holderLease(now, ttl, w) : ttl;
@@ -395,7 +404,7 @@ public final class MigrateLocker implements AutoCloseable {
             // The script writes the modern key (and, in dual-write, the
             // legacy key) in one step, and the token is ours alone.
             if (readBack(a, token, e)) {
-                return new DualLock(p, a, token, w, start, localTtl(p, now, a.ttl, w));
+                return new DualLock(p, a, token, w, start, localTtl(p, now, a.ttl, w), hold(p, px, a.ttl));
             }
             throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost and the modern key does not hold our token",
                     Duration.ZERO, e);
@@ -403,7 +412,7 @@ public final class MigrateLocker implements AutoCloseable {
         List<?> l = Replies.list(s, r, 2);
         long code = Replies.num(s, l.get(0));
         if (code == 1) {
-            return new DualLock(p, a, token, w, start, localTtl(p, now, a.ttl, w));
+            return new DualLock(p, a, token, w, start, localTtl(p, now, a.ttl, w), hold(p, px, a.ttl));
         }
         if (code == 0) {
             long pttl = Replies.num(s, l.get(1));
@@ -455,8 +464,8 @@ public final class MigrateLocker implements AutoCloseable {
         private long w; // the legacy expiry written (dual-write), or that would have been
         private Duration lease;
 
-        DualLock(Phase p, Args a, String token, long w, long start, Duration local) {
-            super(a.name, p, start, local, a.ttl);
+        DualLock(Phase p, Args a, String token, long w, long start, Duration local, Duration hold) {
+            super(a.name, p, start, local, a.ttl, hold);
             this.a = a;
             this.token = token;
             this.w = w;
@@ -504,6 +513,7 @@ public final class MigrateLocker implements AutoCloseable {
             args[3] = value;
             System.arraycopy(owner, 0, args, 4, 6);
             Script s = Scripts.MIGRATE_REFRESH;
+            sending(start, localTtl(phase, now, ttl, nw), ttl, hold(phase, px, ttl));
             List<?> r = redis.evalList(s, new byte[][] {a.legacyKey, a.modernKey}, args);
             List<?> l = Replies.list(s, r, 2);
             long m = Replies.num(s, l.get(0));
@@ -538,7 +548,7 @@ public final class MigrateLocker implements AutoCloseable {
         private final String token;
 
         ModernLock(Args a, String token, long start) {
-            super(a.name, Phase.MODERN, start, a.ttl, a.ttl);
+            super(a.name, Phase.MODERN, start, a.ttl, a.ttl, a.ttl);
             this.a = a;
             this.token = token;
         }
@@ -559,6 +569,7 @@ public final class MigrateLocker implements AutoCloseable {
         void refreshOnce(Duration ttl) {
             long start = System.nanoTime();
             Script s = Scripts.MODERN_REFRESH;
+            sending(start, ttl, ttl, ttl);
             modernCode(redis.evalLong(s, new byte[][] {a.modernKey}, Redis.arg(token), Redis.arg(ttl.toMillis())));
             extend(start, ttl, ttl);
         }

@@ -1,0 +1,106 @@
+package io.lockbridge;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.lettuce.core.RedisURI;
+
+/**
+ * A TCP proxy in front of a test's redis-server that can swallow the
+ * server's replies: while {@link #dropReplies(boolean)} is on, every command
+ * still reaches the server and runs at once, and its reply never comes back
+ * — a reply lost on the way with the connection left hanging (what
+ * SIGSTOP cannot do: a paused server runs nothing). Go's tests use the same
+ * fault through their proxy.
+ */
+final class FaultProxy implements AutoCloseable {
+    private final ServerSocket listener;
+    private final int upstream;
+    private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private volatile boolean drop;
+    private volatile boolean closed;
+
+    FaultProxy(int upstreamPort) throws IOException {
+        this.upstream = upstreamPort;
+        this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread t = new Thread(this::accept, "fault-proxy-accept");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    RedisURI uri() {
+        return RedisURI.create("127.0.0.1", listener.getLocalPort());
+    }
+
+    /** While on, the server's replies are read and thrown away. */
+    void dropReplies(boolean on) {
+        drop = on;
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                Socket c = listener.accept();
+                Socket s = new Socket(InetAddress.getLoopbackAddress(), upstream);
+                c.setTcpNoDelay(true);
+                s.setTcpNoDelay(true);
+                sockets.add(c);
+                sockets.add(s);
+                pump(c, s, false);
+                pump(s, c, true);
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void pump(Socket from, Socket to, boolean replies) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[16 * 1024];
+            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                int n;
+                while ((n = in.read(buf)) >= 0) {
+                    if (replies && drop) {
+                        continue;
+                    }
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+            } catch (IOException ignored) {
+                // a side closed
+            } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+            }
+        }, replies ? "fault-proxy-replies" : "fault-proxy-commands");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            listener.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+        sockets.forEach(FaultProxy::closeQuietly);
+    }
+}

@@ -1,0 +1,375 @@
+package io.lockbridge;
+
+import static io.lockbridge.RedisServer.b;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Issue 26 in Java: the loss signal is a timer and every verdict is honest.
+ * done() completes, as a loss, before the lock's local lease ends (the send
+ * time of the last confirmed grant plus its ttl), whatever is in flight —
+ * a hung refresh, a refresh whose reply is lost, an unlock waiting for a
+ * stalled refresh, a common pool busy with blocking work — and whether or
+ * not anything refreshes the lock; an unlock whose reply never came is an
+ * unknown outcome, never a release; a lock whose local lease ran out is
+ * over: a late refresh does not revive it, and its locker's heartbeats keep
+ * reporting it until its server-side lease has surely ended. Faults: the
+ * server paused with SIGSTOP, or its replies swallowed by a
+ * {@link FaultProxy} (the command runs, its reply never comes).
+ */
+class LossSignalFaultTest extends ServerTest {
+    /** The moment lock's done() completed (System.nanoTime()), 0 until then. */
+    static AtomicLong doneAt(Lock lock) {
+        AtomicLong at = new AtomicLong();
+        lock.done().whenComplete((v, e) -> at.set(System.nanoTime()));
+        return at;
+    }
+
+    /** Runs op on a thread of its own (never the common pool, which one test fills). */
+    static CompletableFuture<Void> async(Runnable op) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                op.run();
+                f.complete(null);
+            } catch (Throwable e) {
+                f.completeExceptionally(e);
+            }
+        }, "loss-signal-test");
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    static void sleepUntil(long nanos) throws InterruptedException {
+        long d = nanos - System.nanoTime();
+        if (d > 0) {
+            TimeUnit.NANOSECONDS.sleep(d);
+        }
+    }
+
+    static Throwable cause(CompletableFuture<?> f) {
+        Throwable t = f.handle((v, e) -> e).join();
+        assertNotNull(t, "it failed");
+        return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+    }
+
+    /** Waits up to 10 s for f, which must fail; returns why. */
+    static Throwable failureOf(CompletableFuture<?> f) throws InterruptedException {
+        try {
+            f.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            return e.getCause();
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("still running after 10 s", e);
+        }
+        throw new AssertionError("it succeeded");
+    }
+
+    /** done() completed by now, as a loss (LostException); returns it. */
+    static LostException assertLostNow(Lock lock) {
+        assertFalse(lock.isHeld(), "the lease has ended");
+        assertTrue(lock.done().isDone(), "done() completed by the end of the local lease");
+        return assertInstanceOf(LostException.class, cause(lock.done()));
+    }
+
+    /**
+     * A manual refresh hangs (its reply swallowed, the connection left
+     * open) beside the watchdog, whose tick waits for it: done() completes
+     * by the local lease's end all the same — the give-up timer waits for
+     * nothing in flight. (Go's finding 1; lockbridge-java had this shape.)
+     */
+    @Test
+    void faultHungRefreshBesideTheWatchdogStillSignalsTheLoss() throws Exception {
+        try (FaultProxy proxy = new FaultProxy(srv.port);
+                Redis pr = Redis.of(proxy.uri(), Duration.ofSeconds(3));
+                MigrateLocker m = MigrateLocker.builder(pr).phase(Phase.MODERN).autoRefresh(true).build()) {
+            Lock warm = m.tryLock("warm", Duration.ofSeconds(5));
+            warm.refresh(Duration.ofSeconds(5)); // the refresh script is loaded: the one below runs at once
+            warm.unlock();
+            long t0 = System.nanoTime();
+            Lock lock = m.tryLock("hung", Duration.ofMillis(1200));
+            proxy.dropReplies(true);
+            CompletableFuture<Void> manual = async(() -> lock.refresh(Duration.ofMillis(1200)));
+            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
+            LostException e = assertLostNow(lock);
+            assertTrue(e.getMessage().contains("no refresh succeeded"), e.getMessage());
+            proxy.dropReplies(false);
+            assertInstanceOf(UnknownOutcomeException.class, failureOf(manual));
+        }
+    }
+
+    /**
+     * A shortening refresh (6 s lock, refresh to 500 ms) whose reply is
+     * lost: the server cut the lease to 500 ms, and another client gets in
+     * then. A call in flight may shorten the local lease, never hold it
+     * open: the local end becomes min(end, send + new ttl) when it is sent,
+     * so done() completes before the other client gets in. Before, done()
+     * completed only when the refresh timed out (2 s), 1.5 s into the other
+     * client's hold.
+     */
+    @Test
+    void faultLostShorteningRefreshShortensTheLocalLease() throws Exception {
+        try (FaultProxy proxy = new FaultProxy(srv.port);
+                Redis pr = Redis.of(proxy.uri(), Duration.ofSeconds(2));
+                MigrateLocker a = MigrateLocker.builder(pr).phase(Phase.MODERN).build();
+                MigrateLocker b = MigrateLocker.builder(redis).phase(Phase.MODERN).build()) {
+            Lock lock = a.tryLock("shorten", Duration.ofSeconds(6));
+            lock.refresh(Duration.ofSeconds(6)); // the refresh script is loaded
+            AtomicLong done = doneAt(lock);
+            proxy.dropReplies(true);
+            long sent = System.nanoTime();
+            CompletableFuture<Void> shorten = async(() -> lock.refresh(Duration.ofMillis(500)));
+            Lock other = null;
+            long end = sent + TimeUnit.SECONDS.toNanos(4);
+            while (other == null && System.nanoTime() < end) {
+                try {
+                    other = b.tryLock("shorten", Duration.ofSeconds(10));
+                } catch (NotObtainedException e) {
+                    Thread.sleep(2);
+                }
+            }
+            long otherIn = System.nanoTime();
+            assertNotNull(other, "the server's lease was cut to 500 ms: another client gets in");
+            assertTrue(done.get() != 0 && done.get() - otherIn < 0, "done() completed before another client got in (it completed "
+                    + (done.get() == 0 ? "not yet" : (done.get() - sent) / 1_000_000 + " ms after the send") + ", the other got in "
+                    + (otherIn - sent) / 1_000_000 + " ms after)");
+            assertTrue(done.get() - sent <= TimeUnit.MILLISECONDS.toNanos(500), "by send + the new ttl");
+            assertLostNow(lock);
+            assertInstanceOf(UnknownOutcomeException.class, failureOf(shorten));
+            proxy.dropReplies(false);
+            other.unlock();
+        }
+    }
+
+    interface Locker extends AutoCloseable {
+        Lock tryLock(String name, Duration ttl);
+
+        @Override
+        void close();
+    }
+
+    static Stream<Arguments> lockers(boolean auto) {
+        Stream.Builder<Arguments> s = Stream.builder();
+        s.add(Arguments.of("LegacyLocker", (Function<Redis, Locker>) r -> {
+            LegacyLocker l = LegacyLocker.builder(r).autoRefresh(auto).build();
+            return new Locker() {
+                public Lock tryLock(String n, Duration t) {
+                    return l.tryLock(n, t);
+                }
+
+                public void close() {
+                    l.close();
+                }
+            };
+        }));
+        for (Phase p : Phase.values()) {
+            s.add(Arguments.of("MigrateLocker " + p, (Function<Redis, Locker>) r -> {
+                MigrateLocker m = MigrateLocker.builder(r).phase(p).autoRefresh(auto).build();
+                return new Locker() {
+                    public Lock tryLock(String n, Duration t) {
+                        return m.tryLock(n, t);
+                    }
+
+                    public void close() {
+                        m.close();
+                    }
+                };
+            }));
+        }
+        return s.build();
+    }
+
+    static Stream<Arguments> plainLockers() {
+        return lockers(false);
+    }
+
+    /**
+     * The key is lost during the hold (as by eviction, or a restart without
+     * persistence), another client takes the lock, and the first holder's
+     * release reply is lost: the release ran and found another token, but
+     * the holder cannot know it. The verdict is an unknown outcome
+     * (UnknownOutcomeException), never "released", and the other client's
+     * lock is untouched. lockbridge-java never asks again, so no second
+     * answer ("taken") can be read as a release. (Go's finding 3.)
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("plainLockers")
+    void faultUnlockAfterTheKeyWasLostAndTheReplyDroppedIsUnknown(String what, Function<Redis, Locker> make) throws Exception {
+        try (FaultProxy proxy = new FaultProxy(srv.port);
+                Redis pr = Redis.of(proxy.uri(), Duration.ofSeconds(1));
+                Locker a = make.apply(pr);
+                Locker b = make.apply(redis)) {
+            a.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the release script is loaded
+            Lock lock = a.tryLock("verdict", Duration.ofSeconds(10));
+            assertTrue(srv.raw.del(b("verdict"), b("{verdict}:modern")) >= 1, "the key is lost");
+            // 30 s: a legacy value outside the holder's owner window (its W ± 5 s).
+            // Within it the legacy scheme, which has no token, cannot tell the
+            // successor's value from ours (docs/safety.md).
+            Lock other = b.tryLock("verdict", Duration.ofSeconds(30));
+            proxy.dropReplies(true);
+            UnknownOutcomeException e = assertThrows(UnknownOutcomeException.class, lock::unlock, "never released");
+            proxy.dropReplies(false);
+            assertInstanceOf(LostException.class, cause(lock.done()));
+            assertTrue(other.isHeld());
+            assertTrue(srv.raw.exists(b("verdict"), b("{verdict}:modern")) >= 1, "the other client's lock stands");
+            other.unlock(); // ours: the first release did not touch it
+            assertNotNull(e.getMessage());
+        }
+    }
+
+    /**
+     * A lock nothing refreshes signals the end of its lease: done()
+     * completes with a LostException saying the lease ran out, ttl/12
+     * before its local end. Before, done() never completed.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("plainLockers")
+    void faultLockWithoutWatchdogSignalsTheEndOfItsLease(String what, Function<Redis, Locker> make) throws Exception {
+        try (Locker l = make.apply(redis)) {
+            long t0 = System.nanoTime();
+            Lock lock = l.tryLock("plain", Duration.ofMillis(1200));
+            AtomicLong done = doneAt(lock);
+            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
+            LostException e = assertLostNow(lock);
+            assertTrue(e.getMessage().contains("lease ran out"), e.getMessage());
+            assertTrue(done.get() - t0 >= TimeUnit.MILLISECONDS.toNanos(1000), "not before ttl/12 before the end");
+            assertEquals(NotHeldException.Reason.ENDED, assertThrows(NotHeldException.class, () -> lock.refresh(Duration.ofSeconds(1))).reason(),
+                    "no refresh revives it");
+        }
+    }
+
+    /**
+     * The give-up timer does not run on ForkJoinPool.commonPool(): with
+     * the pool's workers all blocked (as by an application's blocking I/O)
+     * and the watchdog's refresh stalled (SIGSTOP), done() still completes
+     * by the lease's end. Before, it completed only when the stalled refresh
+     * timed out (5 s into a 1.2 s lease). The test JVM runs a common pool of
+     * 4 (pom.xml): with 1, CompletableFuture would not use it.
+     */
+    @Test
+    void faultGiveUpTimerIsNotStarvedByABusyCommonPool() throws Exception {
+        int n = ForkJoinPool.getCommonPoolParallelism();
+        assertTrue(n > 1, "a common pool CompletableFuture uses (parallelism " + n + ")");
+        java.util.concurrent.atomic.AtomicBoolean release = new java.util.concurrent.atomic.AtomicBoolean();
+        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
+            m.tryLock("warm", Duration.ofSeconds(5)).refresh(Duration.ofSeconds(5));
+            for (int i = 0; i < 4 * n; i++) {
+                ForkJoinPool.commonPool().execute(() -> {
+                    while (!release.get()) {
+                        try {
+                            Thread.sleep(20); // blocking, unmanaged
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                });
+            }
+            long t0 = System.nanoTime();
+            Lock lock = m.tryLock("starved", Duration.ofMillis(1200));
+            srv.signal("STOP");
+            try {
+                sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
+                assertLostNow(lock);
+            } finally {
+                srv.signal("CONT");
+            }
+        } finally {
+            release.set(true);
+        }
+    }
+
+    /**
+     * unlock() while the watchdog's refresh is stalled (SIGSTOP): unlock
+     * waits for the refresh, and the give-up timer stays armed meanwhile,
+     * so done() completes by the lease's end. Before, unlock turned the
+     * timer off first, and done() waited for the stalled refresh (5 s).
+     */
+    @Test
+    void faultUnlockWaitingForAStalledRefreshKeepsTheTimerArmed() throws Exception {
+        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
+            m.tryLock("warm", Duration.ofSeconds(5)).refresh(Duration.ofSeconds(5));
+            long t0 = System.nanoTime();
+            Lock lock = m.tryLock("unlocking", Duration.ofMillis(1200));
+            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(300));
+            CompletableFuture<Void> unlock;
+            srv.signal("STOP");
+            try {
+                sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(550)); // the refresh of 400 ms is in flight
+                unlock = async(lock::unlock);
+                sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
+                assertLostNow(lock);
+                assertFalse(unlock.isDone(), "unlock still waits for the stalled refresh");
+            } finally {
+                srv.signal("CONT");
+            }
+            // The late refresh does not revive the lock, and unlock says so.
+            NotHeldException e = assertInstanceOf(NotHeldException.class, failureOf(unlock));
+            assertEquals(NotHeldException.Reason.ENDED, e.reason());
+            assertFalse(lock.isHeld());
+        }
+    }
+
+    /**
+     * A refresh sent before the local lease's give-up point whose reply
+     * comes back after the lease ran out (the server paused 500 ms), and
+     * the legacy owner window still lets it rewrite the value: the lock is
+     * over all the same — the refresh fails (NotHeldException ENDED), done()
+     * said lost at ttl/12 before the end — and the follower's heartbeats keep
+     * reporting it, in its phase, until its server-side lease has surely
+     * ended. Before, the heartbeats stopped reporting it once its local lease
+     * ran out, and the refresh gave it a new lease outside the reported set:
+     * the controller could step past a lock still held and refreshed.
+     */
+    @Test
+    void faultLateRefreshDoesNotReviveALockAndItStaysReported() throws Exception {
+        srv.setPhase("revive", "", Phase.LEGACY, "init");
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("revive").phaseInterval(Duration.ofMillis(50))
+                .phaseLease(Duration.ofSeconds(3)).build()) {
+            Lock warm = m.tryLock("warm", Duration.ofSeconds(5));
+            warm.refresh(Duration.ofSeconds(5));
+            warm.unlock();
+            long t0 = System.nanoTime();
+            Lock lock = m.tryLock("revive", Duration.ofMillis(2400));
+            assertEquals(Phase.LEGACY, lock.phase());
+            long w0 = Long.parseLong(srv.get("revive"));
+            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(2050)); // before the give-up point (2.2 s)
+            CompletableFuture<Void> refresh = FollowerFaultTest.acrossAPause(() -> {
+                lock.refresh(Duration.ofMillis(2400));
+                return null;
+            }, Duration.ofMillis(500));
+            long w1 = Long.parseLong(srv.get("revive"));
+            assertTrue(w1 > w0, "the late refresh ran and rewrote the value (" + w0 + " -> " + w1 + ")");
+            NotHeldException e = assertInstanceOf(NotHeldException.class, FollowerFaultTest.failure(refresh), "no refresh revives it");
+            assertEquals(NotHeldException.Reason.ENDED, e.reason());
+            assertLostNow(lock);
+
+            Thread.sleep(200); // heartbeats every 50 ms
+            long wallLeft = w1 - System.currentTimeMillis();
+            assertTrue(wallLeft > 200, "the value still keeps others out for " + wallLeft + " ms");
+            var entry = FollowerFaultTest.entry("revive", m.clientId());
+            assertEquals("legacy", entry.get("held_oldest"), "still reported while its server-side lease lasts: " + entry);
+            assertTrue((Long) entry.get("held_ms") >= wallLeft, "for at least what the value has left: " + entry);
+            MigrateLockerTest.eventually("reported until its server-side lease has surely ended, not for ever",
+                    () -> FollowerFaultTest.entry("revive", m.clientId()).get("held_oldest") == null);
+            assertTrue(System.currentTimeMillis() > w1, "not dropped before the value's expiry");
+        }
+    }
+}
