@@ -105,3 +105,122 @@ func TestFaultInitAfterLostNamespaceAtTheEndState(t *testing.T) {
 	_ = initAfterLoss(t, ctl)
 	noSecondHolder(t, tg.Client, ns, name)
 }
+
+// A namespace whose keys and mark are both gone (FLUSHDB spares nothing
+// but the lock keys' owners): its holder's locker was closed while it held
+// a lock (a graceful shutdown during a long job: nothing heartbeats). Init
+// waits the silence — refusing at once, saying how long is left, when its
+// context cannot wait that long — and starts legacy only once the lock the
+// controller could not see has run out.
+func TestFaultInitWaitsForTheSilence(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
+	walk(t, ctl, PhaseModern)
+	holder := New(tg.Client, WithPhaseFrom(ns))
+	name := locktest.Key(t, "k")
+	const ttl = 1500 * time.Millisecond
+	lk, err := holder.TryLock(ctx, name, ttl)
+	require.NoError(t, err)
+	_, modernKey, err := holder.Keys(name)
+	require.NoError(t, err)
+	require.NoError(t, holder.Close(ctx), "closed while it holds the lock")
+	flushNamespace(t, tg.Client, ns)
+	mark, err := MarkKey(ns)
+	require.NoError(t, err)
+	_, err = tg.Client.Del(ctx, mark)
+	require.NoError(t, err)
+
+	const silence = 2 * time.Second
+	waiter, err := NewController(tg.Client, ns, WithInitSilence(silence))
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	_, err = waiter.Init(short, false)
+	var ue *UnsafeStepError
+	require.ErrorAs(t, err, &ue)
+	require.Equal(t, BlockSilence, ue.Blockers[0].Kind)
+	assert.Contains(t, ue.Blockers[0].Text, "left")
+	noSecondHolder(t, tg.Client, ns, name)
+
+	step, err := waiter.Init(ctx, false)
+	require.NoError(t, err)
+	assert.Equal(t, Step{To: PhaseLegacy}, step)
+	assert.Equal(t, int64(-2), locktest.PTTL(t, tg.Client, modernKey), "the lock nobody could see ran out before legacy began")
+	_ = lk
+}
+
+// A trace that appears while init waits — a follower of the old namespace
+// heartbeating, the instance it read in its entry — makes init refuse: the
+// namespace ran.
+func TestFaultInitRefusedWhenATraceAppearsWhileItWaits(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns)
+	walk(t, ctl, PhaseModern)
+	follower := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(300*time.Millisecond))
+	defer func() { _ = follower.Close(ctx) }()
+	_, err := follower.Phase(ctx)
+	require.NoError(t, err)
+	_, err = tg.Client.Do(ctx, "FLUSHDB")
+	require.NoError(t, err)
+
+	waiter, err := NewController(tg.Client, ns, WithInitSilence(2*time.Second))
+	require.NoError(t, err)
+	_, err = waiter.Init(ctx, false)
+	phaseErr(t, err, ReasonLost)
+	_, err = waiter.Phase(ctx)
+	require.ErrorIs(t, err, ErrPhaseUnknown, "nothing was set")
+}
+
+// A namespace whose keys were deleted is restored by init at the phase its
+// mark shows, with its instance: the followers that refused it lock again
+// without a restart, and a fresh one runs that phase.
+func TestInitRestoresTheMarkAndFollowersResume(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ls, ctl := modernFleet(t, tg.Client, ns, 2)
+	name := locktest.Key(t, "k")
+	flushNamespace(t, tg.Client, ns)
+	refusesWith(t, ls, name, ReasonLost)
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, PhaseModern, st.Mark.Phase)
+	assert.Contains(t, st.PhaseProblem.Error(), "lockbridge phase init --namespace "+ns+"` restores modern")
+
+	step, err := ctl.Init(ctx, false)
+	require.NoError(t, err)
+	assert.Equal(t, Step{To: PhaseModern}, step)
+	for _, l := range ls {
+		require.Eventually(t, func() bool {
+			lk, err := l.TryLock(ctx, name, time.Second)
+			if err != nil {
+				return false
+			}
+			defer func() { _ = lk.Unlock(ctx) }()
+			return lk.(interface{ Phase() Phase }).Phase() == PhaseModern
+		}, 10*time.Second, 5*time.Millisecond, "the instance kept: no restart needed")
+	}
+}
+
+// Forced, init starts legacy whatever it finds, and reports what it
+// overrode.
+func TestInitForcedOverridesTheMark(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns)
+	walk(t, ctl, PhaseModern)
+	flushNamespace(t, tg.Client, ns)
+	step, err := ctl.Init(ctx, true)
+	require.NoError(t, err)
+	assert.Equal(t, PhaseLegacy, step.To)
+	require.NotEmpty(t, step.Overridden)
+	assert.Equal(t, BlockRan, step.Overridden[0].Kind)
+	p, err := ctl.Phase(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, PhaseLegacy, p)
+}
