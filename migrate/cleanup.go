@@ -57,7 +57,9 @@ func (e *CleanupRefusedError) Unwrap() error { return ErrUnsafeStep }
 // if it is the one read and older than the quiet period.
 //
 // With dryRun it reads and judges the same way and returns what it would
-// remove, removing nothing. Leftover legacy keys are not the namespace's:
+// remove, removing nothing. Done, it writes the namespace's mark (MarkKey)
+// at modern, for a namespace that reached modern before marks existed.
+// Leftover legacy keys are not the namespace's:
 // `lockbridge fleet cleanup --key` removes those.
 func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) {
 	if err := c.usable(ctx); err != nil {
@@ -91,7 +93,7 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 		return out, nil
 	}
 	k := c.s.k
-	r, err := c.s.c.Eval(ctx, cleanupScript, []string{k.phase, k.since, k.clients, k.expiry, k.seen, k.sighting},
+	r, err := c.s.c.Eval(ctx, cleanupScript, []string{k.phase, k.since, k.clients, k.expiry, k.seen, k.sighting, k.meta, k.mark},
 		strconv.FormatInt(st.Since.UnixMilli(), 10), ms(c.quiet), ms(c.margin), at)
 	if err != nil {
 		return out, fmt.Errorf("migrate: clean up namespace %s: %w", st.Namespace, err)

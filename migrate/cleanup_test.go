@@ -122,6 +122,18 @@ func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
 		assert.Equal(t, "live", st.Members[0].ID, "a live client's entry stays")
 		assert.Equal(t, PhaseModern, st.Phase)
 
+		// The end state is marked, even for a namespace whose steps wrote
+		// no mark (a release before marks).
+		_, err = tg.Client.Del(ctx, s.k.mark)
+		require.NoError(t, err)
+		_, err = ctl.Cleanup(ctx, false)
+		require.NoError(t, err)
+		st, err = ctl.Status(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, Mark{Phase: PhaseModern, Highest: PhaseModern, At: st.Mark.At, instance: st.Mark.instance, gen: st.Mark.gen}, st.Mark)
+		assert.WithinDuration(t, st.Now, st.Mark.At, time.Second)
+		assert.Positive(t, st.Mark.instance, "the namespace's instance, kept for a restore")
+
 		// A sighting whose time does not parse is kept.
 		_, err = tg.Client.Do(ctx, "HSET", s.k.sighting, "at", "soon", "key", "orders-2", "count", "1")
 		require.NoError(t, err)
@@ -158,7 +170,7 @@ func TestCleanupScriptChecksAgain(t *testing.T) {
 	require.True(t, ok)
 	at, err := tg.Client.Do(ctx, "HGET", s.k.sighting, "at")
 	require.NoError(t, err)
-	keys := []string{s.k.phase, s.k.since, s.k.clients, s.k.expiry, s.k.seen, s.k.sighting}
+	keys := []string{s.k.phase, s.k.since, s.k.clients, s.k.expiry, s.k.seen, s.k.sighting, s.k.meta, s.k.mark}
 	run := func(since, quiet, at string) []any {
 		r, err := tg.Client.Eval(ctx, cleanupScript, keys, since, quiet, "0", at)
 		require.NoError(t, err)

@@ -574,7 +574,7 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 	require.NoError(t, err)
 	good := `{"v":2,"id":"a","phase":"legacy","host":"h","pid":1,"ns_init":0,"gen":0}`
 	hb := []string{k.phase, k.meta, k.clients, k.expiry, k.seen}
-	ps := []string{k.phase, k.channel, k.since, k.meta}
+	ps := []string{k.phase, k.channel, k.since, k.meta, k.mark, k.pending, k.clients, k.sighting, k.fleet}
 	for name, tc := range map[string]struct {
 		s    *driver.Script
 		keys []string
@@ -587,12 +587,14 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 		"heartbeat v as a string":       {heartbeatScript, hb, []any{"a", `{"v":"2","id":"a","phase":"legacy"}`, "1000"}},
 		"heartbeat id differs":          {heartbeatScript, hb, []any{"b", good, "1000"}},
 		"heartbeat not JSON":            {heartbeatScript, hb, []any{"a", "v=2", "1000"}},
-		"phase_set unknown phase":       {phaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0"}},
-		"phase_set bad mode":            {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0"}},
-		"phase_set bad publish":         {phaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0"}},
-		"phase_set step from absent":    {phaseSetScript, ps, []any{"", "dual-write", "PUBLISH", "0", "step", "0"}},
-		"phase_set init from a phase":   {phaseSetScript, ps, []any{"legacy", "legacy", "PUBLISH", "0", "init", "0"}},
-		"phase_set gen with a sign":     {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "+1", "init", "0"}},
+		"phase_set unknown phase":       {phaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0", "0"}},
+		"phase_set bad mode":            {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0", "0"}},
+		"phase_set bad publish":         {phaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0", "0"}},
+		"phase_set step from absent":    {phaseSetScript, ps, []any{"", "dual-write", "PUBLISH", "0", "step", "0", "0"}},
+		"phase_set init from a phase":   {phaseSetScript, ps, []any{"legacy", "legacy", "PUBLISH", "0", "init", "0", "0"}},
+		"phase_set gen with a sign":     {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "+1", "init", "0", "0"}},
+		"phase_set silence negative":    {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0", "-1"}},
+		"phase_set silence missing":     {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0"}},
 		"forget flag true":              {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", "true", "0"}},
 		"forget flag quoted":            {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", `"1"`, "0"}},
 		"forget margin negative":        {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", "0", "-1"}},

@@ -11,6 +11,8 @@
 -- KEYS[4]  the registry expiry sorted set
 -- KEYS[5]  the registry heartbeat sorted set
 -- KEYS[6]  the legacy-sighting hash
+-- KEYS[7]  the namespace hash
+-- KEYS[8]  the namespace's mark
 -- ARGV[1]  the phase-since value listed (the server's Unix ms, non-empty):
 --          a phase set since then refuses
 -- ARGV[2]  the quiet period in ms (0 to 2^40)
@@ -23,7 +25,10 @@
 -- -2 the phase was set since it was listed, -3 the quiet period is not
 -- over (nothing removed for a code below 1); sighting 1 when the sighting
 -- hash was deleted, 0 when kept (none listed, its "at" changed, or younger
--- than the quiet period); then the ids of the entries removed.
+-- than the quiet period); then the ids of the entries removed. When done it
+-- also writes the mark (phase and highest modern, the hash's instance and
+-- generation, the server's ms), so that a namespace migrated before the
+-- mark existed has one at its end state.
 
 arg_count(4)
 local since = arg_nonempty(1)
@@ -43,6 +48,10 @@ if now - tonumber(since) < quiet then
   return {-3, 0}
 end
 local out = {1, 0}
+-- @mark: the end state, kept apart from the namespace's keys
+local ns = redis.call('HMGET', KEYS[7], 'init', 'gen')
+redis.call('HSET', KEYS[8], 'phase', 'modern', 'highest', 'modern', 'init', ns[1] or '0',
+  'gen', ns[2] or '0', 'at', string.format('%.0f', now))
 if at ~= '' and redis.call('HGET', KEYS[6], 'at') == at then
   local t = tonumber(at)
   if t and now - t >= quiet then
