@@ -53,11 +53,13 @@
  *   acquire per phase  migrate/scripts/acquire.lua @free @write (dual phases);
  *                      legacy/scripts/acquire.lua @setnx (legacy)
  *   sighting           migrate/scripts/sighting.lua @record
- *   status             migrate/scripts/status.lua; Go: Controller.judge
- *                      (with the policy, in the fix)
- *   phase set          migrate/scripts/phase_set.lua; Go: Controller.Step, Controller.Repair, Controller.Init
- *                      (each writes the mark, in the fix)
- *   end state          migrate/scripts/cleanup.lua; Go: Controller.Cleanup
+ *   status             migrate/scripts/status.lua; Go: Controller.judge,
+ *                      evictionBlockers (the policy read with the state)
+ *   phase set          migrate/scripts/phase_set.lua @silence @mark; Go: Controller.Step,
+ *                      Controller.Repair, Controller.Init, Controller.initOnce,
+ *                      Controller.repairPlan (each writes the mark; init waits
+ *                      the silence from its stamp)
+ *   end state          migrate/scripts/cleanup.lua @mark; Go: Controller.Cleanup
  */
 
 #define LEGACY 1
