@@ -392,6 +392,8 @@ func (c *Controller) judge(sn snapshot) Status {
 	}
 	if st.PhaseProblem != nil {
 		block(Blocker{Kind: BlockPhaseUnknown, Text: st.PhaseProblem.Error()})
+	} else if len(sn.meta) == 0 && st.Mark.Phase != 0 {
+		block(Blocker{Kind: BlockPhaseUnknown, Phase: st.Mark.Phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.Mark.Phase, ns, st.Evidence)})
 	}
 	for _, b := range evictionBlockers(sn, c.policy) {
 		block(b)

@@ -127,6 +127,7 @@ func TestFaultStepRefusedWhileEvidenceHasATTL(t *testing.T) {
 	backdate(t, ctl.s, time.Hour)
 	require.NoError(t, ctl.s.recordSighting(ctx, "someone's:legacy:key"))
 	locktest.Do(t, tg.Client, "HSET", ctl.s.k.sighting, "at", "1") // seen long ago: not itself a blocker
+	locktest.Do(t, tg.Client, "HSET", ctl.s.k.meta, "sighting-at", "1")
 	locktest.Do(t, tg.Client, "PEXPIRE", ctl.s.k.sighting, "600000")
 	_, err := ctl.Advance(ctx, false)
 	assert.Contains(t, evictionBlocked(t, err), ctl.s.k.sighting)
@@ -170,10 +171,8 @@ func TestFaultEvictedSightingDoesNotLetTheControllerStep(t *testing.T) {
 	evicted := false
 	for i := 0; i < 20000 && !evicted; i++ {
 		locktest.Do(t, tg.Client, "SET", fmt.Sprintf("filler:%d", i), filler)
-		if i%10 == 9 {
-			n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.sighting).(int64)
-			evicted = n == 0
-		}
+		n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.sighting).(int64)
+		evicted = n == 0
 	}
 	require.True(t, evicted, "eviction took the sighting (else this test shows nothing)")
 	n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.phase).(int64)
@@ -202,4 +201,42 @@ func memoryUsed(t *testing.T, c driver.Client) int64 {
 	}
 	t.Fatalf("no used_memory in INFO memory")
 	return 0
+}
+
+// The sighting's time is kept in the namespace hash too, which every
+// heartbeat reads: the sighting hash gone alone (evicted, deleted) still
+// blocks the step past dual-write.
+func TestFaultSightingHashLostAloneStillBlocks(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns, WithQuietPeriod(time.Minute))
+	walk(t, ctl, PhaseDualWrite)
+	backdate(t, ctl.s, time.Hour)
+	require.NoError(t, ctl.s.recordSighting(ctx, "orders:7"))
+	_, err := tg.Client.Del(ctx, ctl.s.k.sighting)
+	require.NoError(t, err)
+	_, err = ctl.Advance(ctx, false)
+	var ue *UnsafeStepError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, kinds(ue.Blockers), BlockSighting)
+}
+
+// A namespace hash gone while the mark shows the controller set phases is
+// evidence lost: the controller refuses to step until it is repaired.
+func TestFaultNamespaceHashLostBlocksTheStep(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns)
+	_, err := tg.Client.Del(ctx, ctl.s.k.meta)
+	require.NoError(t, err)
+	_, err = ctl.Advance(ctx, false)
+	var ue *UnsafeStepError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, kinds(ue.Blockers), BlockPhaseUnknown)
+	_, err = ctl.Repair(ctx, PhaseLegacy, false)
+	require.NoError(t, err)
+	_, err = ctl.Advance(ctx, false)
+	require.NoError(t, err)
 }

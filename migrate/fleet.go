@@ -428,7 +428,7 @@ func (s store) prune(ctx context.Context, grace time.Duration) error {
 }
 
 func (s store) recordSighting(ctx context.Context, legacyKey string) error {
-	if _, err := s.c.Eval(ctx, sightingScript, []string{s.k.sighting}, legacyKey); err != nil {
+	if _, err := s.c.Eval(ctx, sightingScript, []string{s.k.sighting, s.k.meta}, legacyKey); err != nil {
 		return fmt.Errorf("migrate: record legacy sighting: %w", err)
 	}
 	return nil
@@ -581,6 +581,15 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 			if sn.sighting.Count, err = strconv.ParseInt(v, 10, 64); err != nil {
 				sn.sightingErrs = append(sn.sightingErrs, fmt.Sprintf("field \"count\" holds %q, not an integer", v))
 			}
+		}
+	}
+	// The copy in the namespace hash (sighting.lua): the sighting hash may
+	// have been evicted without it.
+	if v, ok := sn.meta["sighting-at"]; ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err != nil || ms < 0 {
+			sn.sightingErrs = append(sn.sightingErrs, fmt.Sprintf("the namespace hash's field \"sighting-at\" holds %q, not Unix milliseconds", v))
+		} else if at := time.UnixMilli(ms); at.After(sn.sighting.At) {
+			sn.sighting.At = at
 		}
 	}
 	return sn, nil

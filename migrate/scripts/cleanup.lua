@@ -56,6 +56,10 @@ if at ~= '' and redis.call('HGET', KEYS[6], 'at') == at then
   local t = tonumber(at)
   if t and now - t >= quiet then
     redis.call('DEL', KEYS[6])
+    local copy = tonumber(redis.call('HGET', KEYS[7], 'sighting-at') or '')
+    if copy and copy <= t then
+      redis.call('HDEL', KEYS[7], 'sighting-at')
+    end
     out[2] = 1
   end
 end

@@ -447,7 +447,7 @@ public final class MigrateLocker implements AutoCloseable {
             return;
         }
         try {
-            redis.evalLong(Scripts.SIGHTING, new byte[][] {ns.sighting}, legacyKey);
+            redis.evalLong(Scripts.SIGHTING, new byte[][] {ns.sighting, ns.meta}, legacyKey);
         } catch (RuntimeException ignored) {
             // the evidence matters, not every instance of it
         }
