@@ -27,9 +27,9 @@ type Lock struct {
 	fence  int64
 	lease  lease.Lease
 
-	mu       sync.Mutex  // serialises Unlock and Refresh
-	rmu      sync.Mutex  // serialises refresh rounds: Refresh and the auto-refresh
-	released atomic.Bool // Unlock ran its script to an answer
+	mu       sync.Mutex   // serialises Unlock and Refresh
+	rounds   lease.Rounds // serialises refresh rounds: Refresh and the auto-refresh
+	released atomic.Bool  // Unlock ran its script to an answer
 }
 
 // Key returns the key the caller named.
@@ -111,10 +111,16 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		// rule is about lower layers repeating a command blindly; this is
 		// the lock asking again, knowing the answer is safe either way).
 		code, err = lk.locker.node.Release(ctx, &lk.names, lk.arg)
-		if err == nil && code != codeOurs && sent.Before(lk.lease.ExpiresAt()) {
-			// The key no longer held our token although our lease had time
-			// left when the first release was sent: that release did it.
+		switch {
+		case err != nil:
+		case code == codeAbsent && sent.Before(lk.lease.ExpiresAt()):
+			// No key although our lease had time left when the first
+			// release was sent: that release did it (or the key was lost
+			// before it: nobody holds the lock either way).
 			code = codeOurs
+		case code == codeTaken:
+			err = lease.UnknownRelease("modern", lk.names.Key)
+			lk.released.Store(true)
 		}
 	}
 	if err != nil {
