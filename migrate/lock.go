@@ -68,7 +68,8 @@ func (d *dualLock) Phase() Phase { return d.phase }
 // ExpiresAt is the local end of the lease.
 func (d *dualLock) ExpiresAt() time.Time { return d.life.ExpiresAt() }
 
-// Done is closed once the lock is released or known lost.
+// Done is closed once the lock is released or known lost, or at the give-up
+// point, a twelfth of the lease before its local end.
 func (d *dualLock) Done() <-chan struct{} { return d.life.Done() }
 
 // Err is nil while held and after a clean Unlock; it wraps ErrLost after a

@@ -50,8 +50,9 @@ func (lk *Lock) Fence() int64 { return lease.Field(lk, func(l *Lock) int64 { ret
 func (lk *Lock) ExpiresAt() time.Time { return lk.life().ExpiresAt() }
 
 // Done is closed once the lock is released by Unlock or known lost: found
-// gone or taken by a Refresh, TTL or the auto-refresh, or not refreshed in
-// time by the auto-refresh.
+// gone or taken by a Refresh, TTL or the auto-refresh, or at the give-up
+// point, ttl/12 before ExpiresAt, with or without auto-refresh, whatever is
+// in flight.
 func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
 
 // life is the lock's lease; nil for a nil Lock.

@@ -52,7 +52,8 @@ func (lk *Lock) Owner() *Owner { return lk.state().owner }
 func (lk *Lock) ExpiresAt() time.Time { return lk.state().lease.ExpiresAt() }
 
 // Done is closed once the hold is unlocked or known lost: its field found
-// gone by Refresh or the watchdog, or not renewed in time by the watchdog.
+// gone by Refresh or the watchdog, or at the give-up point, a twelfth of
+// the lease before ExpiresAt, with or without the watchdog.
 func (lk *Lock) Done() <-chan struct{} { return lk.state().lease.Done() }
 
 // Err is nil while the hold lasts and after a clean Unlock. Once the lock

@@ -66,8 +66,8 @@ func (lk *Lock) ExpiresAt() time.Time { return lk.life().ExpiresAt() }
 
 // Done is closed once the lock is released by Unlock or known lost: a
 // refresh (by hand or automatic) found it gone or taken on so many nodes that
-// no majority can be ours, or the auto-refresh could not reach a majority
-// before the end of the validity.
+// no majority can be ours, or at the give-up point, a twelfth of the lease
+// before ExpiresAt, with or without auto-refresh.
 func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
 
 // Err is nil while the lock is held and after a clean Unlock. Once the lock
