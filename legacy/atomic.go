@@ -21,7 +21,7 @@ import (
 // written.
 func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
 	p := lk.profile
-	now := p.Now()
+	start, now := time.Now(), p.Now()
 	w := p.Expiry(now, ttl)
 	value := p.EncodeValue(w)
 	if lk.scripted.Load() {
@@ -37,7 +37,7 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 			return nil, 0, redisErr("lock", key, err)
 		}
 		if set {
-			return lk.newLock(key, ekey, w, value, ttl), 0, nil
+			return lk.newLock(key, ekey, w, value, ttl, start, now), 0, nil
 		}
 	}
 	r, err := lk.c.Eval(ctx, acquireScript, []string{ekey},
@@ -69,7 +69,7 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 	}
 	switch state {
 	case stateFree, stateExpired:
-		return lk.newLock(key, ekey, w, value, ttl), 0, nil
+		return lk.newLock(key, ekey, w, value, ttl, start, now), 0, nil
 	case stateLive:
 		t, derr := p.DecodeValue(stored)
 		if derr != nil {

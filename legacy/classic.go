@@ -15,7 +15,7 @@ import (
 // seed reports failure there and leaves a phantom lock; we do not).
 func (lk *Locker) acquireClassic(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
 	p := lk.profile
-	now := p.Now()
+	start, now := time.Now(), p.Now()
 	w := p.Expiry(now, ttl)
 	value := p.EncodeValue(w)
 	ok, err := lk.c.SetNX(ctx, ekey, value)
@@ -23,7 +23,7 @@ func (lk *Locker) acquireClassic(ctx context.Context, key, ekey string, ttl time
 		return nil, 0, redisErr("lock", key, err)
 	}
 	if ok {
-		return lk.classicAcquired(ctx, key, ekey, w, value, ttl)
+		return lk.classicAcquired(ctx, key, ekey, w, value, ttl, start, now)
 	}
 	stored, ok, err := lk.c.Get(ctx, ekey)
 	if err != nil {
@@ -47,7 +47,7 @@ func (lk *Locker) acquireClassic(ctx context.Context, key, ekey string, ttl time
 		return nil, 0, redisErr("lock", key, err)
 	}
 	if !ok {
-		return lk.classicAcquired(ctx, key, ekey, w, value, ttl) // we created the key
+		return lk.classicAcquired(ctx, key, ekey, w, value, ttl, start, now) // we created the key
 	}
 	told, derr := p.DecodeValue(old)
 	if derr != nil {
@@ -56,7 +56,7 @@ func (lk *Locker) acquireClassic(ctx context.Context, key, ekey string, ttl time
 		return nil, 0, foreign(key, legacyproto.Foreign(old, len(old), p.ValueCodec()))
 	}
 	if p.Expired(told, now) {
-		return lk.classicAcquired(ctx, key, ekey, w, value, ttl)
+		return lk.classicAcquired(ctx, key, ekey, w, value, ttl, start, now)
 	}
 	// Another contender took it over between our GET and GETSET. Our GETSET
 	// has overwritten its value with ours, as a losing Java contender does;
@@ -68,11 +68,11 @@ func (lk *Locker) acquireClassic(ctx context.Context, key, ekey string, ttl time
 // classicAcquired completes an acquire: the safety TTL, when set, costs a
 // PEXPIRE. When that fails the error is returned and the lock ends by its
 // value's expiry.
-func (lk *Locker) classicAcquired(ctx context.Context, key, ekey string, w int64, value string, ttl time.Duration) (*Lock, time.Duration, error) {
+func (lk *Locker) classicAcquired(ctx context.Context, key, ekey string, w int64, value string, ttl time.Duration, start, now time.Time) (*Lock, time.Duration, error) {
 	if err := lk.pexpire(ctx, "lock", key, ekey); err != nil {
 		return nil, 0, err
 	}
-	return lk.newLock(key, ekey, w, value, ttl), 0, nil
+	return lk.newLock(key, ekey, w, value, ttl, start, now), 0, nil
 }
 
 func (lk *Locker) pexpire(ctx context.Context, op, key, ekey string) error {

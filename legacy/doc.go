@@ -108,8 +108,11 @@
 // codec; ExpiresAt is that expiry as a time; the *Lock also gives Expiry,
 // Value (the exact bytes) and RedisKey. Nothing refreshes a legacy lock
 // automatically, as nothing does on the Java side: Done is closed by
-// Unlock (Err nil), or by an Unlock or Refresh that finds the lock no
-// longer ours (Err wraps lockbridge.ErrLost). Unlock and Refresh on a nil
+// Unlock (Err nil), by an Unlock or Refresh that finds the lock no longer
+// ours, or at the end of its lease — W by the local clock, minus a twelfth
+// of the lease — by a timer nothing in flight can delay (Err then wraps
+// lockbridge.ErrLost and says the lease ran out). A Refresh to a shorter
+// ttl shortens the local lease when it is sent. Unlock and Refresh on a nil
 // *Lock return an error wrapping lockbridge.ErrNotHeld.
 //
 // Lock waits between attempts as the backoff says (WithBackoff; by default

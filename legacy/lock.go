@@ -20,8 +20,10 @@ import (
 // lockbridge.ErrNotHeld, Done a closed channel, Err that same error.
 //
 // A legacy lock is not refreshed automatically (the Java side never is):
-// Done is closed only by Unlock, or by an Unlock or Refresh that finds the
-// lock no longer ours (Err then wraps lockbridge.ErrLost).
+// Done is closed by Unlock, by an Unlock or Refresh that finds the lock no
+// longer ours, or at the end of its lease by the local clock minus the
+// margin (lease/12) — Err then wraps lockbridge.ErrLost and says the lease
+// ran out.
 type Lock struct {
 	lk   *Locker
 	key  string // the caller's name
@@ -39,8 +41,12 @@ type Lock struct {
 	value string     // the bytes we wrote
 	lease time.Duration
 
-	// life is the lock's end: Done, Err, ended (its local expiry is unused:
-	// a legacy lease ends at W by the other lockers' clocks).
+	// released: Unlock reached a verdict (guarded by op).
+	released bool
+
+	// life is the lock's end: Done, Err, ended, and the give-up timer at
+	// W by our clock minus the margin (the other lockers take over once
+	// their clocks pass W).
 	life lease.Lease
 }
 
@@ -117,8 +123,9 @@ func (l *Lock) ExpiresAt() time.Time {
 	return l.lk.profile.TimeOf(l.expiry())
 }
 
-// Done is closed once the lock is released by Unlock, or found no longer
-// ours by an Unlock or Refresh. Nothing watches the lock in between.
+// Done is closed once the lock is released by Unlock, found no longer ours
+// by an Unlock or Refresh, or its lease runs out by the local clock: at W
+// minus the margin (a twelfth of the lease), whatever is in flight.
 func (l *Lock) Done() <-chan struct{} {
 	if l == nil {
 		return lease.Closed()
@@ -127,7 +134,8 @@ func (l *Lock) Done() <-chan struct{} {
 }
 
 // Err is nil while the lock is held and after a clean Unlock; once an Unlock
-// or Refresh found the lock no longer ours it wraps lockbridge.ErrLost.
+// or Refresh found the lock no longer ours, or its lease ran out, it wraps
+// lockbridge.ErrLost.
 func (l *Lock) Err() error {
 	if l == nil {
 		return errNilLock
@@ -159,8 +167,10 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	l.op.Lock()
 	defer l.op.Unlock()
-	if err := l.checkEnded("unlock"); err != nil {
-		return err
+	if l.released || !l.life.RanOut() { // a lease that ran out is released under the scripts' checks
+		if err := l.checkEnded("unlock"); err != nil {
+			return err
+		}
 	}
 	var (
 		code int64
@@ -175,6 +185,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		l.uncertain("unlock", err)
 		return err
 	}
+	l.released = true
 	if code == ownerOurs {
 		l.end(nil)
 		return nil
@@ -201,8 +212,11 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	p := l.lk.profile
-	nw := p.Expiry(p.Now(), ttl)
+	start, now := time.Now(), p.Now()
+	nw := p.Expiry(now, ttl)
 	nvalue := p.EncodeValue(nw)
+	local := l.lk.localTTL(nw, now)
+	l.life.Sending(start, local) // a shorter lease may take effect, reply or not
 	var (
 		code int64
 		err  error
@@ -222,7 +236,7 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	l.mu.Lock()
 	l.w, l.value, l.lease = nw, nvalue, ttl
 	l.mu.Unlock()
-	return nil
+	return l.life.Extend(start.Add(local), local)
 }
 
 func (l *Lock) state() (w int64, value string, lease time.Duration) {

@@ -191,11 +191,20 @@ func (lk *Locker) leaseArg(ttl time.Duration) any {
 	return la.arg
 }
 
-func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration) *Lock {
+// newLock is the lock that wrote w, computed at now by the profile's clock,
+// with an attempt sent at start (the monotonic clock then).
+func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration, start, now time.Time) *Lock {
 	l := &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl}
 	l.keys[0] = ekey
-	l.life.Init(pkg, time.Now(), ttl)
+	l.life.Init(pkg, start, lk.localTTL(w, now))
 	return l
+}
+
+// localTTL is the lease of a lock that wrote w at now (the profile's
+// clock), as its holder counts it: until its own clock reaches W, after
+// which its Unlock and Refresh refuse.
+func (lk *Locker) localTTL(w int64, now time.Time) time.Duration {
+	return lk.profile.TimeOf(w).Sub(now)
 }
 
 // held is the error of an attempt that found the live expiry t; it also

@@ -19,6 +19,17 @@
 // run this package's scripts over both keys. A lock is released and
 // refreshed under the rules of the phase it was taken in.
 //
+// Every lock's Done closes at the end of its local lease minus a twelfth
+// of the lease (the lease counted from the send of the acquire or of the
+// last confirmed refresh; in dual-write no later than the legacy expiry by
+// our clock), with or without auto-refresh (WithModern(modern.WithAutoRefresh())),
+// by a timer nothing in flight can delay; Err then wraps lockbridge.ErrLost
+// and says the lease ran out. A refresh to a shorter ttl shortens the lease
+// when it is sent. An Unlock whose first reply was lost asks again; finding
+// the modern key held by another token it returns an error wrapping
+// lockbridge.ErrUnknownOutcome. A lock that ended otherwise than by a
+// release stays in the heartbeats' report until its local lease end.
+//
 // Lockers in the same or neighbouring phases exclude each other, and so do
 // dual-write and modern (Compatible). The unsafe pairs are a legacy-phase
 // locker — every Java service is one — beside dual-read or modern: those

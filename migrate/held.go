@@ -158,7 +158,7 @@ type heldLock struct {
 	phase Phase
 	life  lease.Lease
 
-	mu  sync.Mutex    // serialises Unlock and Refresh
+	mu  lease.Rounds  // serialises Unlock and the refresh rounds (see lease.Rounds)
 	ttl time.Duration // the lease last asked for
 }
 
@@ -209,9 +209,9 @@ func (h *heldLock) Unlock(ctx context.Context) error {
 		return err
 	}
 	h.life.StopRefresh()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.life.Err(); err != nil {
+	_ = h.mu.Enter(false)
+	defer h.mu.Leave()
+	if err := h.life.Err(); err != nil && !h.life.RanOut() {
 		var pe *PhaseEndedError
 		if errors.As(err, &pe) {
 			select {
@@ -222,9 +222,11 @@ func (h *heldLock) Unlock(ctx context.Context) error {
 		}
 		return fmt.Errorf("%s: unlock %q: %w: %w", pkg, h.Key(), lockbridge.ErrNotHeld, err)
 	}
-	if h.life.Ended() {
+	if h.life.Ended() && !h.life.RanOut() {
 		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(), Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
+	// A lease that ran out by our clock was neither released nor found
+	// gone: the inner lock's Unlock sends its release, under its rules.
 	err := h.inner.Unlock(ctx)
 	if err == nil {
 		h.life.End(nil)
@@ -247,10 +249,14 @@ func (h *heldLock) Refresh(ctx context.Context, ttl time.Duration) error {
 	return h.refresh(ctx, ttl)
 }
 
-// refresh with ttl 0 keeps the last ttl (the auto-refresh).
+// refresh with ttl 0 keeps the last ttl (the auto-refresh, which never
+// waits behind a Refresh by hand). The lease is shortened before the send
+// (lease.Sending).
 func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if err := h.mu.Enter(ttl == 0); err != nil {
+		return err
+	}
+	defer h.mu.Leave()
 	if ttl == 0 {
 		ttl = h.ttl
 	}
@@ -265,6 +271,7 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, h.Key(), err)
 	}
 	start := time.Now()
+	h.life.Sending(start, ttl)
 	if err := h.inner.Refresh(ctx, ttl); err != nil {
 		h.mirror()
 		return err
@@ -275,8 +282,7 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 		// the new lease. Keep the one it covered.
 		return fmt.Errorf("%s: refresh %q: %w", pkg, h.Key(), h.l.follow.outlived(h.phase, "refresh"))
 	}
-	h.life.Extend(start.Add(ttl), ttl)
-	return nil
+	return h.life.Extend(start.Add(ttl), ttl)
 }
 
 // mirror ends our lease when the inner lock ended.
@@ -296,10 +302,18 @@ func (h *heldLock) lockPhase() Phase        { return h.phase }
 func (h *heldLock) leaseEnd() time.Time     { return h.inner.ExpiresAt() }
 func (h *heldLock) leaseTTL() time.Duration { return h.life.TTL() }
 func (h *heldLock) endForPhase(cause error) { h.life.Lose(cause) }
-func (h *heldLock) ended() bool             { return h.life.Ended() }
+func (h *heldLock) ended() bool             { return over(&h.life) }
 
 func (d *dualLock) lockPhase() Phase        { return d.phase }
 func (d *dualLock) leaseEnd() time.Time     { return d.life.ExpiresAt() }
 func (d *dualLock) leaseTTL() time.Duration { return d.life.TTL() }
 func (d *dualLock) endForPhase(cause error) { d.life.Lose(cause) }
-func (d *dualLock) ended() bool             { return d.life.Ended() }
+func (d *dualLock) ended() bool             { return over(&d.life) }
+
+// over reports whether a held lock may leave the heartbeats' report: it
+// was released, or it ended otherwise (lost, its lease ran out, its unlock
+// failed) and its local lease end has passed — until then the server may
+// still hold it.
+func over(l *lease.Lease) bool {
+	return l.Ended() && (l.Err() == nil || !time.Now().Before(l.ExpiresAt()))
+}

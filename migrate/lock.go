@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -26,10 +25,14 @@ type dualLock struct {
 	fence int64
 	life  lease.Lease
 
-	mu    sync.Mutex    // serialises Unlock and Refresh, guards w, value, lease
-	w     int64         // the legacy expiry written (dual-write)
-	value string        // its bytes
-	lease time.Duration // the lease w was written with
+	// mu serialises Unlock and the refresh rounds (the auto-refresh never
+	// waits behind a Refresh by hand: see lease.Rounds) and guards what
+	// follows.
+	mu       lease.Rounds
+	w        int64         // the legacy expiry written (dual-write)
+	value    string        // its bytes
+	lease    time.Duration // the lease w was written with
+	released bool          // Unlock reached a verdict
 }
 
 var _ lockbridge.Lock = (*dualLock)(nil)
@@ -41,7 +44,7 @@ func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value
 	d.life.Init(pkg, start, d.localTTL(now, a.ttl, w))
 	d.life.Observe(l.tel, a.key) // a phase move ends it in the background
 	if l.mset.AutoRefresh {
-		d.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return d.refresh(ctx, a.ttl) })
+		d.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return d.refresh(ctx, a.ttl, true) })
 	}
 	return d
 }
@@ -65,7 +68,8 @@ func (d *dualLock) Phase() Phase { return d.phase }
 // ExpiresAt is the local end of the lease.
 func (d *dualLock) ExpiresAt() time.Time { return d.life.ExpiresAt() }
 
-// Done is closed once the lock is released or known lost.
+// Done is closed once the lock is released or known lost, or at the give-up
+// point, a twelfth of the lease before its local end.
 func (d *dualLock) Done() <-chan struct{} { return d.life.Done() }
 
 // Err is nil while held and after a clean Unlock; it wraps ErrLost after a
@@ -79,22 +83,25 @@ func (d *dualLock) Unlock(ctx context.Context) error {
 		return err
 	}
 	d.life.StopRefresh()
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.life.Ended() {
+	_ = d.mu.Enter(false)
+	defer d.mu.Leave()
+	if d.released || (d.life.Ended() && !d.life.RanOut()) {
 		// Released already, or lost: never send a second release, which
-		// could meet a successor's lock.
+		// could meet a successor's lock. (A lease that ran out by our
+		// clock was neither: its release is sent, under the scripts'
+		// checks.)
 		if err := d.life.Err(); err != nil {
 			return fmt.Errorf("%s: unlock %q: %w: %w", pkg, d.a.key, lockbridge.ErrNotHeld, err)
 		}
 		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: d.a.key, Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	err := d.releaseLocked(ctx)
-	if err == nil {
+	switch {
+	case err == nil:
+		d.released = true
 		d.life.End(nil)
-		return nil
-	}
-	if isNotHeld(err) {
+	case isNotHeld(err), errors.As(err, new(*lease.UnknownReleaseError)):
+		d.released = true
 		d.life.Lose(err)
 	}
 	return err
@@ -129,10 +136,14 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
-	if resent && m != 1 && sent.Before(d.life.ExpiresAt()) {
-		// Our token was gone although our lease had time left when the
-		// first release was sent: that release did it.
+	switch {
+	case resent && m == -1 && sent.Before(d.life.ExpiresAt()):
+		// No modern key although our lease had time left when the first
+		// release was sent: that release did it (or the key was lost
+		// before it: nobody holds the lock either way).
 		m, l = 1, 1
+	case resent && m == 0:
+		return lease.UnknownRelease(pkg, d.a.key)
 	}
 	if m != 1 || l != 1 {
 		// l != 1 with m == 1: the modern key was ours and is released, but
@@ -155,14 +166,18 @@ func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return fmt.Errorf("%s: %w: ttl %v is below 1ms", pkg, lockbridge.ErrInvalid, ttl)
 	}
-	err := d.refresh(ctx, ttl)
+	err := d.refresh(ctx, ttl, false)
 	if isNotHeld(err) {
 		d.life.Lose(err)
 	}
 	return err
 }
 
-func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
+// refresh runs a refresh round of ttl; auto marks the auto-refresh's, which
+// never waits behind a Refresh by hand. The lease is shortened before the
+// send (lease.Sending): a shorter ttl may take effect whether or not the
+// reply comes.
+func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) error {
 	var until time.Time // the phase lease's end; zero without a namespace
 	if f := d.l.follow; f != nil {
 		var err error
@@ -170,13 +185,16 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 			return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 		}
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.life.Ended() {
+	if err := d.mu.Enter(auto); err != nil {
+		return err
+	}
+	defer d.mu.Leave()
+	if d.released || d.life.Ended() { // a lock whose lease ended is over: no refresh revives it
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, lockbridge.ErrNotHeld)
 	}
 	start, now := time.Now(), d.l.profile.Now()
 	w := d.l.profile.Expiry(now, ttl)
+	d.life.Sending(start, d.localTTL(now, ttl, w))
 	value := d.l.profile.EncodeValue(w)
 	px := ttl
 	if d.phase == PhaseDualWrite {
@@ -217,8 +235,7 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration) error {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, d.l.follow.outlived(d.phase, "refresh"))
 	}
 	local := d.localTTL(now, ttl, w)
-	d.life.Extend(start.Add(local), local)
-	return nil
+	return d.life.Extend(start.Add(local), local)
 }
 
 // localTTL is the lease as this holder must count it: ttl, or less in

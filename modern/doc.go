@@ -115,8 +115,15 @@
 // the last successful refresh was sent (Redis down, hung or partitioned),
 // the lock is lost: Done is closed and Err returns an error wrapping
 // lockbridge.ErrLost (and the cause: a *lockbridge.NotHeldError, or the last Redis
-// error). Without auto-refresh a lock is also known lost when a Refresh or
-// TTL call finds it not held. Unlock stops the refresher and waits for it
+// error). The give-up point is a timer that nothing in flight can delay: a
+// Refresh by hand whose reply never comes, on a connection that hangs, may
+// shorten the lease (a Refresh to a shorter ttl shortens it when sent, reply
+// or not) but never holds Done open. Without auto-refresh, Done closes at the
+// same point — the last ttl/12 of the lease, counted from the send of the
+// acquire or of the last confirmed Refresh — and Err then wraps
+// lockbridge.ErrLost and says the lease ran out; a lock is also known lost
+// when a Refresh or TTL call finds it not held. A lock whose lease ended is
+// over: Refresh refuses it (Unlock still releases it if the key is ours). Unlock stops the refresher and waits for it
 // before releasing, so no refresh is ever sent after Unlock; after a clean
 // Unlock, Done is closed and Err is nil. Each lock with auto-refresh runs one
 // goroutine, which ends with the lock.

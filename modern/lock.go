@@ -27,9 +27,9 @@ type Lock struct {
 	fence  int64
 	lease  lease.Lease
 
-	mu       sync.Mutex  // serialises Unlock and Refresh
-	rmu      sync.Mutex  // serialises refresh rounds: Refresh and the auto-refresh
-	released atomic.Bool // Unlock ran its script to an answer
+	mu       sync.Mutex   // serialises Unlock and Refresh
+	rounds   lease.Rounds // serialises refresh rounds: Refresh and the auto-refresh
+	released atomic.Bool  // Unlock ran its script to an answer
 }
 
 // Key returns the key the caller named.
@@ -50,8 +50,9 @@ func (lk *Lock) Fence() int64 { return lease.Field(lk, func(l *Lock) int64 { ret
 func (lk *Lock) ExpiresAt() time.Time { return lk.life().ExpiresAt() }
 
 // Done is closed once the lock is released by Unlock or known lost: found
-// gone or taken by a Refresh, TTL or the auto-refresh, or not refreshed in
-// time by the auto-refresh.
+// gone or taken by a Refresh, TTL or the auto-refresh, or at the give-up
+// point, ttl/12 before ExpiresAt, with or without auto-refresh, whatever is
+// in flight.
 func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
 
 // life is the lock's lease; nil for a nil Lock.
@@ -111,10 +112,16 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		// rule is about lower layers repeating a command blindly; this is
 		// the lock asking again, knowing the answer is safe either way).
 		code, err = lk.locker.node.Release(ctx, &lk.names, lk.arg)
-		if err == nil && code != codeOurs && sent.Before(lk.lease.ExpiresAt()) {
-			// The key no longer held our token although our lease had time
-			// left when the first release was sent: that release did it.
+		switch {
+		case err != nil:
+		case code == codeAbsent && sent.Before(lk.lease.ExpiresAt()):
+			// No key although our lease had time left when the first
+			// release was sent: that release did it (or the key was lost
+			// before it: nobody holds the lock either way).
 			code = codeOurs
+		case code == codeTaken:
+			err = lease.UnknownRelease("modern", lk.names.Key)
+			lk.released.Store(true)
 		}
 	}
 	if err != nil {

@@ -28,24 +28,31 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if lk.released.Load() {
 		return lk.errReleased()
 	}
-	if lk.lease.Ended() {
+	if lk.lease.Ended() { // a lock whose lease ended is over: no refresh revives it
 		return fmt.Errorf("modern: refresh of a lost lock: %w: %w", lockbridge.ErrNotHeld, lk.lease.Err())
 	}
 	return lk.refresh(ctx, ttl.Truncate(time.Millisecond))
 }
 
 // refresh runs the refresh script and records the outcome in the lease. It
-// is the auto-refresh's callback too (through autoRefresh); rmu serialises
-// the two, so the lease always records the round that reached Redis last.
-// ttl 0 means the lease's current ttl, read under rmu: a Refresh just done
-// wins.
+// is the auto-refresh's callback too (through autoRefresh); rounds
+// serialises the two, so the lease always records the round that reached
+// Redis last, and the auto-refresh never waits behind a Refresh by hand
+// (see lease.Rounds). ttl 0 means the lease's current ttl, read in the
+// turn: a Refresh just done wins. The lease is shortened before the send
+// (lease.Sending): a shorter ttl may take effect whether or not the reply
+// comes.
 func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
-	lk.rmu.Lock()
-	defer lk.rmu.Unlock()
-	if ttl == 0 {
+	auto := ttl == 0
+	if err := lk.rounds.Enter(auto); err != nil {
+		return err
+	}
+	defer lk.rounds.Leave()
+	if auto {
 		ttl = lk.lease.TTL()
 	}
 	start := time.Now()
+	lk.lease.Sending(start, ttl)
 	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
 		// The refresh may have run. It acts only on a key holding our
@@ -58,8 +65,7 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	if code == codeOurs {
-		lk.lease.Extend(start.Add(ttl), ttl)
-		return nil
+		return lk.lease.Extend(start.Add(ttl), ttl)
 	}
 	return lk.lost(code)
 }

@@ -80,7 +80,12 @@
 // lockWatchdogTimeout/3; a ttl of DefaultWatchdogTimeout (30 s) is exactly
 // Java's lock(). A renewal that finds the field gone, or no renewal
 // succeeding before the last twelfth of the lease, makes the hold lost:
-// Done closes and Err wraps lockbridge.ErrLost.
+// Done closes and Err wraps lockbridge.ErrLost. That give-up point is a
+// timer nothing in flight can delay (a Refresh whose reply never comes
+// cannot hold it; one to a shorter ttl shortens the lease when sent). A
+// hold without watchdog closes Done at the same point, the last twelfth of
+// its lease, and Err then says the lease ran out; a hold whose lease ended
+// is not renewed any more.
 //
 // Redisson may, with replicas, WAIT for them after an acquire and undo the
 // acquire when they do not confirm (checkLockSyncedSlaves). This package

@@ -18,12 +18,12 @@ import (
 // Lock values, each unlocked once. Its methods are safe for concurrent use,
 // and safe on a nil *Lock (which reports ErrNotHeld).
 type Lock struct {
-	owner *Owner
-	names names
-	fence int64  // WithFencing: the token counter's value for this acquire
-	gen   uint64 // the owner's generation of the field this hold counted in (Owner.add)
-	lease lease.Lease
-	rmu   sync.Mutex // serialises renewals: Refresh and the watchdog
+	owner  *Owner
+	names  names
+	fence  int64  // WithFencing: the token counter's value for this acquire
+	gen    uint64 // the owner's generation of the field this hold counted in (Owner.add)
+	lease  lease.Lease
+	rounds lease.Rounds // serialises renewals: Refresh and the watchdog
 
 	// Under mu, which serialises Unlock and Refresh:
 	mu       sync.Mutex
@@ -52,7 +52,8 @@ func (lk *Lock) Owner() *Owner { return lk.state().owner }
 func (lk *Lock) ExpiresAt() time.Time { return lk.state().lease.ExpiresAt() }
 
 // Done is closed once the hold is unlocked or known lost: its field found
-// gone by Refresh or the watchdog, or not renewed in time by the watchdog.
+// gone by Refresh or the watchdog, or at the give-up point, a twelfth of
+// the lease before ExpiresAt, with or without the watchdog.
 func (lk *Lock) Done() <-chan struct{} { return lk.state().lease.Done() }
 
 // Err is nil while the hold lasts and after a clean Unlock. Once the lock
@@ -139,12 +140,14 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	}
 	defer end()
 	lk.lease.StopRefresh() // no renewal after this
-	if lk.reqID == "" && lk.lease.Ended() {
-		// Known lost (its field found gone, or not renewed in time) before
-		// any unlock was sent: its count may have left the hash with the
-		// field, and a count there now may be a new hold of the same owner.
-		// Taking it would release that hold. Send nothing; a count of ours
-		// still there ends with the lease.
+	if lk.reqID == "" && lk.lease.Ended() && (lk.owner.l.cfg.watchdog || !lk.lease.RanOut()) {
+		// Known lost (its field found gone, or not renewed in time by the
+		// watchdog) before any unlock was sent: its count may have left
+		// the hash with the field, and a count there now may be a new hold
+		// of the same owner. Taking it would release that hold. Send
+		// nothing; a count of ours still there ends with the lease. (The
+		// lease of a hold without watchdog that ran out by our clock is
+		// judged by the check below, as before it had a timer.)
 		lk.released = true
 		lk.owner.remove(lk)
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "the hold was lost before Unlock: " + lk.lease.Err().Error()}
@@ -253,14 +256,21 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 func (lk *Lock) watchdog(ctx context.Context) error { return lk.renew(ctx, 0) }
 
 // renew runs the renewal script and records the outcome in the lease. ttl
-// 0 means the lease's current ttl.
+// 0 means the lease's current ttl: the watchdog's round, which never waits
+// behind a Refresh by hand (lease.Rounds). The lease is shortened before
+// the send (lease.Sending): a shorter ttl may take effect whether or not
+// the reply comes.
 func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
-	lk.rmu.Lock()
-	defer lk.rmu.Unlock()
-	if ttl == 0 {
+	auto := ttl == 0
+	if err := lk.rounds.Enter(auto); err != nil {
+		return err
+	}
+	defer lk.rounds.Leave()
+	if auto {
 		ttl = lk.lease.TTL()
 	}
 	start := time.Now()
+	lk.lease.Sending(start, ttl)
 	send := max(ttl, lk.owner.keep(lk.names.key, lk)) // the whole lock's lease: never below another hold's
 	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{lk.names.key}, send.Milliseconds(), lk.owner.field)
 	if err != nil {
@@ -271,8 +281,7 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 		return unexpected("renew", r)
 	}
 	if res[0] == int64(1) {
-		lk.lease.Extend(start.Add(ttl), ttl)
-		return nil
+		return lk.lease.Extend(start.Add(ttl), ttl)
 	}
 	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
 	lk.lease.Lose(nh)

@@ -39,7 +39,14 @@
 // scripts: a refresh that keeps fewer than a majority reports the lock lost
 // when the nodes' answers prove it is no longer ours, and auto-refresh
 // (WithAutoRefresh) closes Done when it cannot keep a majority, as modern's
-// does on one node.
+// does on one node. Done closes at the end of the validity minus a twelfth
+// of the lease by a timer nothing in flight can delay, with or without
+// auto-refresh (Err then says the lease ran out); a refresh round to a
+// shorter ttl shortens the validity when it is sent, whatever the nodes
+// answer. An Unlock asked again after a node's reply was lost, finding
+// another holder there, cannot tell that from its release having run: the
+// node counts as failed with lockbridge.ErrUnknownOutcome, never as
+// "released" or "not held".
 //
 // Every round runs one goroutine per node and returns only when all have
 // returned; the auto-refresh goroutine ends with the lock. A node that hangs

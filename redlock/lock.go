@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -27,7 +28,7 @@ type Lock struct {
 	lease  lease.Lease            // ends at the validity end
 
 	mu       sync.Mutex   // serialises Unlock and Refresh
-	rmu      sync.Mutex   // serialises refresh rounds: Refresh and the auto-refresh
+	rounds   lease.Rounds // serialises refresh rounds: Refresh and the auto-refresh
 	released atomic.Bool  // Unlock reached a verdict
 	unlocked []NodeResult // what Unlock's rounds so far got from each node; under mu
 }
@@ -65,8 +66,8 @@ func (lk *Lock) ExpiresAt() time.Time { return lk.life().ExpiresAt() }
 
 // Done is closed once the lock is released by Unlock or known lost: a
 // refresh (by hand or automatic) found it gone or taken on so many nodes that
-// no majority can be ours, or the auto-refresh could not reach a majority
-// before the end of the validity.
+// no majority can be ours, or at the give-up point, a twelfth of the lease
+// before ExpiresAt, with or without auto-refresh.
 func (lk *Lock) Done() <-chan struct{} { return lk.life().Done() }
 
 // Err is nil while the lock is held and after a clean Unlock. Once the lock
@@ -110,20 +111,26 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 
 // autoRefresh is the lease's RefreshFunc: refresh with the current ttl.
 func (lk *Lock) autoRefresh(ctx context.Context) error {
-	return lk.refresh(ctx, nil) // the ttl read under rmu: a Refresh just done wins
+	return lk.refresh(ctx, nil) // the ttl read in the turn: a Refresh just done wins
 }
 
 // refresh runs a refresh round and records the outcome in the lease. It is
-// the auto-refresh's callback too, so it takes no lock of its own.
+// the auto-refresh's callback too (t nil), which never waits behind a
+// Refresh by hand (lease.Rounds). The lease is shortened before the round
+// (lease.Sending): a shorter ttl may take effect on the nodes, all or some,
+// whether or not their replies come.
 func (lk *Lock) refresh(ctx context.Context, t *timing) error {
-	lk.rmu.Lock()
-	defer lk.rmu.Unlock()
+	if err := lk.rounds.Enter(t == nil); err != nil {
+		return err
+	}
+	defer lk.rounds.Leave()
 	if t == nil {
 		t = lk.timing.Load()
 	}
 	l := lk.locker
 	res := l.results()
 	start := time.Now()
+	lk.lease.Sending(start, t.ttl-t.drift)
 	got := l.round(ctx, t.nodeTimeout, res, nil, func(ctx context.Context, nd *modernproto.Node, r *NodeResult) error {
 		code, err := nd.Refresh(ctx, &lk.names, lk.arg, t.ttl)
 		r.Status = status(code)
@@ -132,7 +139,9 @@ func (lk *Lock) refresh(ctx context.Context, t *timing) error {
 	validity := t.validity(start)
 	if got >= l.quorum && validity > 0 {
 		lk.timing.Store(t)
-		lk.lease.Extend(start.Add(t.ttl-t.drift), t.ttl-t.drift)
+		if err := lk.lease.Extend(start.Add(t.ttl-t.drift), t.ttl-t.drift); err != nil {
+			return err
+		}
 		if got < len(res) && ctx.Err() == nil {
 			lk.rejoin(ctx, t, res)
 		}
@@ -204,9 +213,24 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	}
 	res := lk.unlocked
 	t := lk.timing.Load()
+	unknown := make([]bool, len(res)) // an earlier round's release got no reply there
+	for i := range res {
+		unknown[i] = res[i].Status == Failed && errors.Is(res[i].Err, lockbridge.ErrUnknownOutcome)
+	}
 	got := l.round(ctx, t.nodeTimeout, res, func(i int) bool { return res[i].Status != OK }, func(ctx context.Context, nd *modernproto.Node, r *NodeResult) error {
 		code, err := nd.Release(ctx, &lk.names, lk.arg)
 		r.Status = status(code)
+		if err == nil && unknown[r.Index] {
+			// Asking again after a lost reply: no key may count as
+			// released; another holder's key cannot tell our release that
+			// ran from our key lost before it.
+			switch r.Status {
+			case Expired:
+				r.Status = OK
+			case Taken:
+				return lease.UnknownRelease("redlock", lk.names.Key)
+			}
+		}
 		return err
 	})
 	if got >= l.quorum {

@@ -23,10 +23,24 @@ func Key(pkg, key string) error {
 	return nil
 }
 
-// TTL checks a lease: at least min (one millisecond for millisecond schemes).
+// MaxTTL is the longest lease any lock accepts: 2^40 ms, about 34.8
+// years. Every ttl passes through TTL, the one check all lock packages
+// share, so no locker sends more than the scripts and time.Duration
+// arithmetic carry: a legacy expiry now + ttl (+1 unit) in ms stays an
+// exact Lua number (below 2^53), a safety TTL of twice the ttl, a PX
+// rounded up from W − now, and start + ttl on the monotonic clock stay far
+// from overflowing int64 nanoseconds (2^63 ns is about 292 years); it is
+// also the longest hold migrate's registry counts for.
+const MaxTTL = (1 << 40) * time.Millisecond
+
+// TTL checks a lease: at least min (one millisecond for millisecond
+// schemes), at most MaxTTL.
 func TTL(pkg string, ttl, min time.Duration) error {
-	if ttl < min {
+	switch {
+	case ttl < min:
 		return fmt.Errorf("%s: %w: ttl %v is below %v", pkg, lockbridge.ErrInvalid, ttl, min)
+	case ttl > MaxTTL:
+		return fmt.Errorf("%s: %w: ttl %v is above %v, the longest lease the scripts and time arithmetic carry", pkg, lockbridge.ErrInvalid, ttl, MaxTTL)
 	}
 	return nil
 }

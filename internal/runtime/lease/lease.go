@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -16,12 +17,16 @@ import (
 type Lease struct {
 	pkg string // prefix of error messages: "modern", "migrate", …
 
+	// mu guards the fields below. Nothing that can block runs under it
+	// (no I/O, no callback): the give-up timer takes it.
 	mu      sync.Mutex
 	expires time.Time     // local lease end (monotonic)
 	ttl     time.Duration // the lease length last granted
 	ended   bool
 	err     error         // why it ended: nil for a clean release
 	done    chan struct{} // made on first use by Done; closed on End
+	timer   *time.Timer   // the give-up timer: ends the lease at giveUp()
+	last    error         // the refresher's last failure since its last success
 	cancel  context.CancelFunc
 	exited  chan struct{} // closed when the running refresher returned
 	kick    chan struct{} // Extend tells the refresher to reschedule
@@ -38,11 +43,46 @@ func New(pkg string, start time.Time, ttl time.Duration) *Lease {
 }
 
 // Init prepares a Lease embedded by value in a lock (one allocation less
-// than New). It must be called before any other method, once.
+// than New). It must be called before any other method, once. It arms the
+// give-up timer (for a positive ttl): whatever else happens, the lease ends
+// as lost at its give-up point, ttl/12 before its local end.
 func (l *Lease) Init(pkg string, start time.Time, ttl time.Duration) {
 	l.pkg = pkg
 	l.expires = start.Add(ttl)
 	l.ttl = ttl
+	if ttl > 0 {
+		l.mu.Lock() // the timer may fire before AfterFunc returns
+		defer l.mu.Unlock()
+		l.timer = time.AfterFunc(time.Until(l.giveUp()), l.expire)
+	}
+}
+
+// giveUp is when the lease ends by the timer: the local end minus the
+// margin, ttl/12 of the lease last granted. Under mu.
+func (l *Lease) giveUp() time.Time { return l.expires.Add(-l.ttl / 12) }
+
+// arm sets the timer to the give-up point. Under mu.
+func (l *Lease) arm() {
+	if l.timer != nil {
+		l.timer.Reset(time.Until(l.giveUp()))
+	}
+}
+
+// expire is the give-up timer's function: it ends the lease as lost once
+// the give-up point has passed (a lease moved meanwhile re-arms it). It
+// waits for nothing but mu, and closes Done before it reports the loss.
+func (l *Lease) expire() {
+	l.mu.Lock()
+	if l.ended {
+		l.mu.Unlock()
+		return
+	}
+	if time.Now().Before(l.giveUp()) {
+		l.arm()
+		l.mu.Unlock()
+		return
+	}
+	l.finish(&LostError{Pkg: l.pkg, Cause: &RanOutError{Last: l.last, Refreshed: l.kick != nil}}, false)
 }
 
 // ExpiresAt is the local end of the lease: when the last successful acquire
@@ -64,18 +104,56 @@ func (l *Lease) TTL() time.Duration {
 	return l.ttl
 }
 
-// Extend records a successful refresh: the lease now ends at expires and is
-// ttl long. It does nothing once the lease has ended.
-func (l *Lease) Extend(expires time.Time, ttl time.Duration) {
+// Extend records a confirmed refresh: the lease now ends at expires (the
+// refresh's send time plus its ttl) and is ttl long. A lease that has ended
+// — or whose give-up point passed before the confirmation, though the timer
+// has not run yet — is over: nothing revives it. Extend then returns an
+// error wrapping lockbridge.ErrNotHeld (and the loss, lockbridge.ErrLost).
+func (l *Lease) Extend(expires time.Time, ttl time.Duration) error {
+	l.mu.Lock()
+	if !l.ended && !time.Now().Before(l.giveUp()) {
+		l.finish(&LostError{Pkg: l.pkg, Cause: &RanOutError{Last: l.last, Refreshed: l.kick != nil}}, false)
+		l.mu.Lock()
+	}
+	defer l.mu.Unlock()
+	if l.ended {
+		if l.err == nil {
+			return fmt.Errorf("%s: refresh confirmed after the lock was released: %w", l.pkg, lockbridge.ErrNotHeld)
+		}
+		return fmt.Errorf("%s: refresh confirmed after the lease had ended: %w: %w", l.pkg, lockbridge.ErrNotHeld, l.err)
+	}
+	l.expires, l.ttl = expires, ttl
+	l.moved()
+	return nil
+}
+
+// Sending records that a refresh of ttl is sent at sent: from now on it may
+// take effect on the server whether or not its reply ever comes, so the
+// local lease may end no later than sent+ttl. It shortens the lease to
+// min(its end, sent+ttl) (and its ttl to the shorter one, for the margin);
+// a refresh to the same or a longer ttl changes nothing until confirmed
+// (Extend). Call it before every refresh is sent.
+func (l *Lease) Sending(sent time.Time, ttl time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.ended {
-		l.expires, l.ttl = expires, ttl
-		if l.kick != nil { // a refresher runs: count its period from this refresh
-			select {
-			case l.kick <- struct{}{}:
-			default:
-			}
+	if l.ended {
+		return
+	}
+	if end := sent.Add(ttl); end.Before(l.expires) {
+		l.expires = end
+		l.ttl = min(l.ttl, ttl)
+		l.moved()
+	}
+}
+
+// moved re-arms the timer and tells a running refresher (to count its
+// period from the new lease) after the lease moved. Under mu.
+func (l *Lease) moved() {
+	l.arm()
+	if l.kick != nil {
+		select {
+		case l.kick <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -144,19 +222,50 @@ func (l *Lease) Ended() bool {
 // stops by itself once it sees the lease ended): call StopRefresh for that.
 func (l *Lease) End(err error) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.ended {
+		l.mu.Unlock()
 		return false
 	}
-	l.ended, l.err = true, err
-	if _, lost := err.(*LostError); lost && l.tel != nil {
-		// Before Done closes: whoever waits on it finds the record written.
-		l.tel.Lost(context.Background(), l.key, err)
-	}
-	if l.done != nil {
-		close(l.done)
-	}
+	l.finish(err, true)
 	return true
+}
+
+// finish ends the lease with err, called under mu, which it releases. The
+// loss is reported outside mu: before Done closes when logFirst (whoever
+// waits on Done finds the record written), after it for the give-up timer,
+// which waits for no callback before closing Done.
+func (l *Lease) finish(err error, logFirst bool) {
+	l.ended, l.err = true, err
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	done, tel, key := l.done, l.tel, l.key
+	l.mu.Unlock()
+	_, lost := err.(*LostError)
+	report := func() {
+		if lost && tel != nil {
+			tel.Lost(context.Background(), key, err)
+		}
+	}
+	if logFirst {
+		report()
+	}
+	if done != nil {
+		close(done)
+	}
+	if !logFirst {
+		report()
+	}
+}
+
+// RanOut reports whether the lease ended because its give-up point passed
+// (no refresh confirmed in time, or none was made): the lock was neither
+// released nor found gone, so an Unlock may still release it on the server.
+func (l *Lease) RanOut() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ro *RanOutError
+	return l.ended && errors.As(l.err, &ro)
 }
 
 // Lose ends the lease as lost because of cause (which may be nil), and
@@ -181,6 +290,26 @@ func (e *LostError) Error() string {
 	// The cause usually comes from the same package: do not repeat its prefix.
 	return e.Pkg + ": lock lost: " + strings.TrimPrefix(e.Cause.Error(), e.Pkg+": ")
 }
+
+// RanOutError is the cause of a lease lost by its give-up point: no
+// refresh was confirmed in time, or the lock has no auto-refresh.
+type RanOutError struct {
+	Last      error // the refresher's last failure, if any
+	Refreshed bool  // the lock had an auto-refresh
+}
+
+func (e *RanOutError) Error() string {
+	switch {
+	case e.Last != nil:
+		return "the lease ran out before a refresh succeeded: " + e.Last.Error()
+	case e.Refreshed:
+		return "the lease ran out before a refresh succeeded"
+	}
+	return "the lease ran out (the lock is not refreshed automatically)"
+}
+
+// Unwrap returns the refresher's last failure.
+func (e *RanOutError) Unwrap() error { return e.Last }
 
 // Unwrap returns lockbridge.ErrLost and the cause.
 func (e *LostError) Unwrap() []error {
@@ -252,16 +381,26 @@ func (l *Lease) schedule() (period, retry time.Duration, giveUp time.Time, ended
 	if period < retry {
 		period = retry
 	}
-	return period, retry, l.expires.Add(-l.ttl / 12), l.ended
+	return period, retry, l.giveUp(), l.ended
 }
 
+// failed records the refresher's last failure (nil: a success), the cause
+// the give-up timer names.
+func (l *Lease) failed(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.last = err
+}
+
+// run is the refresher. It never ends the lease for lack of a refresh: the
+// give-up timer does, whatever the refresh in flight is doing. Each call
+// gets a deadline no later than the give-up point.
 func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFunc, kick chan struct{}) {
 	defer close(exited)
-	done := l.Done() // a lease ended by a Refresh or TTL call stops us early
+	done := l.Done() // closed by the timer, a Refresh, a TTL call or Unlock
 	period, _, _, _ := l.schedule()
 	timer := time.NewTimer(period)
 	defer timer.Stop()
-	var last error // the last failure since the last success
 	for {
 		select {
 		case <-ctx.Done():
@@ -281,19 +420,11 @@ func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFu
 		case <-timer.C:
 		}
 		period, retry, giveUp, ended := l.schedule()
-		if ended {
-			return
-		}
 		left := time.Until(giveUp)
-		if left <= 0 {
-			l.Lose(last)
-			return
+		if ended || left <= 0 {
+			continue // the timer ends the lease: wait for done
 		}
-		timeout := period
-		if timeout > left {
-			timeout = left
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
+		cctx, cancel := context.WithTimeout(ctx, min(period, left))
 		err := refresh(cctx)
 		cancel()
 		if ctx.Err() != nil {
@@ -302,7 +433,7 @@ func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFu
 		switch {
 		case err == nil:
 			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeRefreshed, nil)
-			last = nil
+			l.failed(nil)
 			period, _, _, _ = l.schedule() // Extend may have changed the ttl
 			timer.Reset(period)
 		case errors.Is(err, lockbridge.ErrNotHeld):
@@ -311,15 +442,8 @@ func (l *Lease) run(ctx context.Context, exited chan struct{}, refresh RefreshFu
 			return
 		default:
 			l.tel.Refreshed(ctx, l.key, telemetry.OutcomeError, err)
-			last = err
-			wait := time.Until(giveUp)
-			if wait > retry {
-				wait = retry
-			}
-			if wait < 0 {
-				wait = 0
-			}
-			timer.Reset(wait)
+			l.failed(err)
+			timer.Reset(max(min(time.Until(giveUp), retry), 0))
 		}
 	}
 }

@@ -88,10 +88,12 @@ func TestAutoRefreshKeepsTheLease(t *testing.T) {
 	assert.GreaterOrEqual(t, n, int64(8), "every ttl/3")
 	assert.LessOrEqual(t, n, int64(14))
 	l.StopRefresh()
+	assert.False(t, l.Ended(), "stopping the refresher does not end the lease")
 	after := calls.Load()
 	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, after, calls.Load(), "no refresh after StopRefresh")
-	assert.False(t, l.Ended(), "stopping the refresher does not end the lease")
+	assert.True(t, l.Ended(), "the lease ends at its give-up point, refreshed or not")
+	assert.True(t, l.RanOut())
 	l.StopRefresh() // twice is fine
 }
 
@@ -175,5 +177,61 @@ func TestExtendChangesThePeriod(t *testing.T) {
 	})
 	time.Sleep(150 * time.Millisecond)
 	assert.Equal(t, int64(1), calls.Load(), "the next refresh is 20 minutes away")
+	l.StopRefresh()
+}
+
+// The give-up timer ends a lease nothing refreshes, ttl/12 before its end,
+// with an error saying the lease ran out.
+func TestTimerEndsALeaseWithoutRefresh(t *testing.T) {
+	l := lease.New("x", time.Now(), 120*time.Millisecond)
+	end := l.ExpiresAt()
+	require.True(t, done(l, 5*time.Second))
+	assert.True(t, time.Now().Before(end), "Done closed before the lease ended")
+	assert.ErrorIs(t, l.Err(), lockbridge.ErrLost)
+	assert.Contains(t, l.Err().Error(), "the lease ran out (the lock is not refreshed automatically)")
+	assert.True(t, l.RanOut())
+	assert.ErrorIs(t, l.Extend(time.Now().Add(time.Hour), time.Hour), lockbridge.ErrNotHeld, "nothing revives it")
+	assert.Equal(t, end, l.ExpiresAt())
+}
+
+// A refresh confirmed after the give-up point passed, before the timer ran,
+// does not revive the lease either.
+func TestExtendAfterTheGiveUpPointEnds(t *testing.T) {
+	l := lease.New("x", time.Now().Add(-time.Second), time.Second)
+	err := l.Extend(time.Now().Add(time.Second), time.Second)
+	require.ErrorIs(t, err, lockbridge.ErrNotHeld)
+	assert.ErrorIs(t, err, lockbridge.ErrLost)
+	assert.True(t, l.Ended())
+}
+
+// A refresh sent to a shorter ttl shortens the lease at once, whether or
+// not its reply comes; one to a longer ttl changes nothing until confirmed.
+func TestSendingShortens(t *testing.T) {
+	start := time.Now()
+	l := lease.New("x", start, time.Hour)
+	sent := start.Add(time.Millisecond)
+	l.Sending(sent, 2*time.Hour)
+	assert.Equal(t, start.Add(time.Hour), l.ExpiresAt(), "a longer ttl waits for its confirmation")
+	l.Sending(sent, 150*time.Millisecond)
+	assert.Equal(t, sent.Add(150*time.Millisecond), l.ExpiresAt())
+	assert.Equal(t, 150*time.Millisecond, l.TTL(), "the margin is the shorter ttl's")
+	require.True(t, done(l, 5*time.Second), "the timer moved with the end")
+	assert.True(t, time.Now().Before(l.ExpiresAt()))
+	assert.True(t, l.RanOut())
+}
+
+// A refresh callback that never returns by itself (it ignores its
+// deadline, as a call waiting on a mutex would) cannot hold Done open.
+func TestStuckCallbackCannotHoldDone(t *testing.T) {
+	l := lease.New("x", time.Now(), 120*time.Millisecond)
+	release := make(chan struct{})
+	l.AutoRefresh(context.Background(), func(ctx context.Context) error {
+		<-release
+		return ctx.Err()
+	})
+	end := l.ExpiresAt()
+	require.True(t, done(l, 5*time.Second))
+	assert.True(t, time.Now().Before(end), "lost before the lease ended")
+	close(release)
 	l.StopRefresh()
 }
