@@ -158,8 +158,9 @@ type heldLock struct {
 	phase Phase
 	life  lease.Lease
 
-	mu  lease.Rounds  // serialises Unlock and the refresh rounds (see lease.Rounds)
-	ttl time.Duration // the lease last asked for
+	mu   lease.Rounds  // serialises Unlock and the refresh rounds (see lease.Rounds)
+	ttl  time.Duration // the lease last asked for
+	sent landing       // what its refreshes may have done on the server
 }
 
 var _ lockbridge.Lock = (*heldLock)(nil)
@@ -272,7 +273,10 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	start := time.Now()
 	h.life.Sending(start, ttl)
-	if err := h.inner.Refresh(ctx, ttl); err != nil {
+	h.sent.send()
+	err = h.inner.Refresh(ctx, ttl)
+	h.sent.back(ttl)
+	if err != nil {
 		h.mirror()
 		return err
 	}
@@ -299,21 +303,88 @@ func (h *heldLock) mirror() {
 }
 
 func (h *heldLock) lockPhase() Phase        { return h.phase }
-func (h *heldLock) leaseEnd() time.Time     { return h.inner.ExpiresAt() }
-func (h *heldLock) leaseTTL() time.Duration { return h.life.TTL() }
+func (h *heldLock) leaseEnd() time.Time     { return later(h.inner.ExpiresAt(), h.sent.bound()) }
+func (h *heldLock) leaseTTL() time.Duration { return max(h.life.TTL(), h.ttl) }
 func (h *heldLock) endForPhase(cause error) { h.life.Lose(cause) }
-func (h *heldLock) ended() bool             { return over(&h.life) }
+func (h *heldLock) ended() bool             { return over(&h.life, &h.sent) }
 
 func (d *dualLock) lockPhase() Phase        { return d.phase }
-func (d *dualLock) leaseEnd() time.Time     { return d.life.ExpiresAt() }
-func (d *dualLock) leaseTTL() time.Duration { return d.life.TTL() }
+func (d *dualLock) leaseEnd() time.Time     { return reportedEnd(&d.life, &d.sent) }
+func (d *dualLock) leaseTTL() time.Duration { return max(d.life.TTL(), d.lease) }
 func (d *dualLock) endForPhase(cause error) { d.life.Lose(cause) }
-func (d *dualLock) ended() bool             { return over(&d.life) }
+func (d *dualLock) ended() bool             { return over(&d.life, &d.sent) }
 
 // over reports whether a held lock may leave the heartbeats' report: it
 // was released, or it ended otherwise (lost, its lease ran out, its unlock
-// failed) and its local lease end has passed — until then the server may
-// still hold it.
-func over(l *lease.Lease) bool {
-	return l.Ended() && (l.Err() == nil || !time.Now().Before(l.ExpiresAt()))
+// failed) and both its local lease end and what its refreshes may have
+// done on the server (sent) have passed — until then the server may still
+// hold it.
+func over(l *lease.Lease, sent *landing) bool {
+	if !l.Ended() {
+		return false
+	}
+	if l.Err() == nil {
+		return true
+	}
+	now := time.Now()
+	return !now.Before(l.ExpiresAt()) && !sent.open(now)
+}
+
+// reportedEnd is until when the heartbeats report a held lock: its local
+// lease end, or later while a refresh it sent may hold it on the server.
+func reportedEnd(l *lease.Lease, sent *landing) time.Time { return later(l.ExpiresAt(), sent.bound()) }
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// landing bounds what the refreshes a lock sent may have done on the
+// server. A refresh extends the server's lease by its ttl from when it
+// runs there, which a slow network or a stalled server may put after the
+// lock's local lease has ended (a refresh answered after the give-up
+// extends nothing here). So while one is in flight the lock stays
+// reported, and after each one that did not surely fail, until its ttl
+// has passed since its reply (or its error).
+type landing struct {
+	mu       sync.Mutex
+	inflight int
+	until    time.Time
+}
+
+// send records a refresh about to be sent.
+func (g *landing) send() {
+	g.mu.Lock()
+	g.inflight++
+	g.mu.Unlock()
+}
+
+// back records that a refresh of ttl came back, whatever it says: even
+// one answered "not held" may have been refused by a server that is not
+// the one that ran an earlier send, and one "confirmed after the lease had
+// ended" did extend the server's lease. Reporting a lock a ttl longer than
+// needed costs a controller step a little time; too short, two holders.
+func (g *landing) back(ttl time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inflight--
+	if u := time.Now().Add(ttl); u.After(g.until) {
+		g.until = u
+	}
+}
+
+func (g *landing) open(now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.inflight > 0 || now.Before(g.until)
+}
+
+// bound is the end of the leases the refreshes answered may have set
+// (zero: none); one in flight keeps the lock reported through open.
+func (g *landing) bound() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.until
 }

@@ -33,6 +33,7 @@ type dualLock struct {
 	value    string        // its bytes
 	lease    time.Duration // the lease w was written with
 	released bool          // Unlock reached a verdict
+	sent     landing       // what its refreshes may have done on the server
 }
 
 var _ lockbridge.Lock = (*dualLock)(nil)
@@ -202,7 +203,9 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	}
 	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, strconv.FormatInt(px.Milliseconds(), 10), value},
 		d.l.profile.OwnerArgs(d.w, d.lease)...)
+	d.sent.send()
 	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+	defer d.sent.back(ttl)
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
 		// Dual-read refreshes only the modern key, by our token: running
 		// it twice sets the same expiry, so ask again to learn the outcome.
