@@ -22,6 +22,7 @@ import (
 // round asks whether Done had closed when its successful attempt was sent.
 func TestFaultDoneBeforeTheServerExpiryWhenCutOff(t *testing.T) {
 	for _, ttl := range []time.Duration{240 * time.Millisecond, 600 * time.Millisecond, 1200 * time.Millisecond} {
+		ttl := ttl
 		t.Run(ttl.String(), func(t *testing.T) {
 			t.Parallel()
 			for _, k := range leaseKinds() {
