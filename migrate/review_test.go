@@ -1,7 +1,11 @@
 package migrate
 
 import (
+	"errors"
+	"sync/atomic"
+
 	"context"
+	"github.com/lockbridge/lockbridge/driver"
 	"testing"
 	"time"
 
@@ -61,4 +65,101 @@ func TestReviewInitRestoresDualReadAndTheLostSightingPermitsModern(t *testing.T)
 		t.Fatalf("unforced dual-read → modern went through although the sighting that blocked it was lost in the flush (no lock taken: %v)", err)
 	}
 	require.ErrorIs(t, err, ErrUnsafeStep)
+}
+
+// cutClient is a client cut off from Redis while cut is set: every call
+// fails at once, as a refused connection does.
+type cutClient struct {
+	driver.Client
+	cut atomic.Bool
+}
+
+var errCut = errors.New("review: connection refused")
+
+func (c *cutClient) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
+	if c.cut.Load() {
+		return nil, errCut
+	}
+	return c.Client.Eval(ctx, s, keys, args...)
+}
+
+func (c *cutClient) Do(ctx context.Context, args ...any) (any, error) {
+	if c.cut.Load() {
+		return nil, errCut
+	}
+	return c.Client.Do(ctx, args...)
+}
+
+// Review (issue 25): the fleet at modern rolls back to dual-write (two
+// unforced steps; a follower cut off from Redis meanwhile still runs modern,
+// which excludes dual-write) and a legacy-only locker, safe beside
+// dual-write, takes a lock. The namespace's keys are flushed; the cut-off
+// follower comes back and heartbeats its old entry (modern, the generation
+// before the rollback). The mark says dual-write with the rollback's
+// generation, but with the namespace hash gone judge takes the newest
+// generation among the registry's entries only — the stale follower's —
+// so the evidence reads modern: init refuses ("the evidence shows the
+// fleet reached modern"), and the unforced repair to that evidence jumps
+// the fleet from dual-write to modern past the legacy holder. docs say an
+// entry above the hash "may not have read a rollback yet" and must not
+// count: the mark's generation proves it has not.
+func TestReviewRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns)
+	walk(t, ctl, PhaseModern)
+
+	cc := &cutClient{Client: tg.Client}
+	f := New(cc, WithPhaseFrom(ns), WithPhaseInterval(100*time.Millisecond))
+	defer func() { _ = f.Close(ctx) }()
+	p, err := f.Phase(ctx)
+	require.NoError(t, err)
+	require.Equal(t, PhaseModern, p)
+
+	cc.cut.Store(true) // partitioned: it reads no rollback
+	for _, to := range []Phase{PhaseDualRead, PhaseDualWrite} {
+		_, err := ctl.Step(ctx, to+1, to, false)
+		require.NoError(t, err, "rollback to %v", to)
+	}
+	name := locktest.Key(t, "orders")
+	java := legacy.New(tg.Client) // a legacy-only locker, back beside dual-write
+	jl, err := java.TryLock(ctx, name, time.Minute)
+	require.NoError(t, err)
+	defer func() { _ = jl.Unlock(ctx) }()
+
+	flushNamespace(t, tg.Client, ns)
+	cc.cut.Store(false) // it comes back and heartbeats its old entry
+	require.Eventually(t, func() bool {
+		st, err := ctl.Status(ctx)
+		return err == nil && len(st.Members) == 1
+	}, 10*time.Second, 10*time.Millisecond)
+
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.Equal(t, PhaseDualWrite, st.Mark.Phase, "the mark recorded the rollback")
+	_, ierr := ctl.Init(ctx, false)
+	// The operator follows what the controller says: init restores the
+	// mark, or, refused, repair to the evidence.
+	if ierr != nil {
+		t.Logf("init refused: %v", ierr)
+		st, err = ctl.Status(ctx)
+		require.NoError(t, err)
+		_, err = ctl.Repair(ctx, st.Evidence, false)
+		if err != nil {
+			t.Logf("repair --to %v refused: %v", st.Evidence, err)
+			return
+		}
+	}
+	p, err = ctl.Phase(ctx)
+	require.NoError(t, err)
+	fresh := New(tg.Client, WithPhaseFrom(ns))
+	defer func() { _ = fresh.Close(ctx) }()
+	lk, err := fresh.TryLock(ctx, name, time.Second)
+	if err == nil {
+		hp := heldPhase(lk)
+		_ = lk.Unlock(ctx)
+		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.Mark.Phase, name, hp)
+	}
+	require.Equal(t, PhaseDualWrite, p, "only the phase the mark recorded")
 }
