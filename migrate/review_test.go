@@ -163,3 +163,58 @@ func TestReviewRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 	}
 	require.Equal(t, PhaseDualWrite, p, "only the phase the mark recorded")
 }
+
+// Review (issue 25): a follower holds a dual-read lock (the modern key
+// only) and is cut off from Redis; the controller rolls back dual-read →
+// dual-write (allowed: they exclude each other). Its registry entry, live
+// for its hold, refuses the next rollback to legacy, which does not
+// exclude dual-read. The namespace's keys are flushed and `phase init`
+// restores dual-write from the mark — then the unforced rollback to legacy
+// goes through at once: the entry that refused it went with the flush and
+// nothing waits for the registry to refill (the silence init demands of a
+// namespace without a mark is not asked of a restored one). A locker then
+// takes the legacy key of the lock the cut-off follower still holds.
+func TestReviewRollbackRightAfterInitRestoreIgnoresTheLostRegistry(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns)
+	walk(t, ctl, PhaseDualRead)
+
+	cc := &cutClient{Client: tg.Client}
+	f := New(cc, WithPhaseFrom(ns))
+	defer func() { _ = f.Close(ctx) }()
+	name := locktest.Key(t, "orders")
+	lk, err := f.TryLock(ctx, name, 30*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, PhaseDualRead, heldPhase(lk))
+	cc.cut.Store(true)
+
+	_, err = ctl.Rollback(ctx, false)
+	require.NoError(t, err, "dual-read → dual-write: the holder's phase excludes it")
+	_, err = ctl.Rollback(ctx, false)
+	require.ErrorIs(t, err, ErrUnsafeStep, "dual-write → legacy refused: the entry holds a dual-read lock")
+
+	flushNamespace(t, tg.Client, ns)
+	step, err := ctl.Init(ctx, false)
+	require.NoError(t, err)
+	require.Equal(t, PhaseDualWrite, step.To)
+	_, err = ctl.Rollback(ctx, false)
+	if err != nil {
+		require.ErrorIs(t, err, ErrUnsafeStep)
+		return
+	}
+	fresh := New(tg.Client, WithPhaseFrom(ns))
+	defer func() { _ = fresh.Close(ctx) }()
+	other, err := fresh.TryLock(ctx, name, time.Second)
+	if err == nil {
+		defer func() { _ = other.Unlock(ctx) }()
+		select {
+		case <-lk.Done():
+			t.Fatalf("the first lock ended before (%v): not two holders", lk.Err())
+		default:
+		}
+		t.Fatalf("two holders: after init restored dual-write, an unforced rollback to legacy went through; a locker took %q in %v while the cut-off follower holds it in %v", name, heldPhase(other), heldPhase(lk))
+	}
+	t.Fatalf("unforced rollback dual-write → legacy went through right after the restore, past a live dual-read holder (no lock taken: %v)", err)
+}
