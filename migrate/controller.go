@@ -199,6 +199,11 @@ const (
 	BlockQuietPeriod BlockerKind = "quiet-period"
 	// BlockAtModern: nothing to advance to.
 	BlockAtModern BlockerKind = "at-modern"
+	// BlockRestored: the namespace was restored (a repair, or Init from
+	// its mark) less than the init silence ago — or, for a step beyond
+	// dual-write, the quiet period: the registry entries and sightings
+	// lost with it may not have come back yet.
+	BlockRestored BlockerKind = "restored"
 	// BlockEviction: the evidence may have been evicted or may expire (an
 	// allkeys-* maxmemory-policy, a policy the controller cannot read, a
 	// key of the namespace with a TTL).
@@ -343,8 +348,15 @@ func (c *Controller) judge(sn snapshot) Status {
 	// speak for the fleet: an older one has not read the last step.
 	var dead Phase
 	newest := metaGen
+	st.Mark = parseMark(sn.mark)
 	if !metaPhase || metaGen < 0 {
+		// The mark's generation is the last phase set: an entry below it
+		// has not read that set (a rollback, say) and does not speak for
+		// the fleet.
 		newest = -1
+		if st.Mark.gen > 0 {
+			newest = st.Mark.gen
+		}
 		for _, cl := range sn.clients {
 			if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 && cl.Live {
 				newest = max(newest, cl.Gen)
@@ -366,7 +378,6 @@ func (c *Controller) judge(sn snapshot) Status {
 			evidence(cl.Phase)
 		}
 	}
-	st.Mark = parseMark(sn.mark)
 	evidence(st.Mark.Phase)
 	switch {
 	case !sn.hasPhase:
@@ -398,6 +409,13 @@ func (c *Controller) judge(sn snapshot) Status {
 	for _, b := range evictionBlockers(sn, c.policy) {
 		block(b)
 	}
+	restored := time.Duration(-1) // how long ago the namespace was restored; -1: never
+	if ms := decimal(sn.meta["restored"]); ms > 0 {
+		restored = max(sn.now.Sub(time.UnixMilli(ms)), 0)
+	}
+	if restored >= 0 && restored < c.silence {
+		block(Blocker{Kind: BlockRestored, Text: fmt.Sprintf("the namespace was restored %v ago (a repair, or init from its mark): the registry entries lost with it come back only as their lockers heartbeat, and a locker cut off meanwhile may hold a lock for its lease; wait the init silence %v", restored.Round(time.Second), c.silence)})
+	}
 	if sn.hasSince {
 		if ms, err := strconv.ParseInt(sn.since, 10, 64); err == nil && ms > 0 {
 			st.Since = time.UnixMilli(ms)
@@ -420,6 +438,9 @@ func (c *Controller) judge(sn snapshot) Status {
 	if st.HasNext && st.Next > PhaseDualWrite {
 		for _, e := range sn.sightingErrs {
 			block(Blocker{Kind: BlockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
+		}
+		if restored >= 0 && restored < c.quiet {
+			block(Blocker{Kind: BlockSighting, Text: fmt.Sprintf("the namespace was restored %v ago: a legacy sighting lost with it is recorded again only when a locker meets the legacy holder; wait the quiet period %v", restored.Round(time.Second), c.quiet)})
 		}
 		if at := st.Sighting.At; !at.IsZero() {
 			if age := sn.now.Sub(at); age < c.quiet {
@@ -571,7 +592,7 @@ func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step
 			blockers = append(blockers, c.clientBlockers(cl, from, to)...)
 		}
 		for _, b := range st.Blockers {
-			if b.Kind == BlockEviction {
+			if b.Kind == BlockEviction || b.Kind == BlockRestored {
 				blockers = append(blockers, b)
 			}
 		}

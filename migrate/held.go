@@ -170,12 +170,33 @@ var _ lockbridge.Lock = (*heldLock)(nil)
 // inner lock was taken without one.
 func newHeldLock(l *Locker, p Phase, inner lockbridge.Lock, ttl time.Duration, start time.Time, auto bool) *heldLock {
 	h := &heldLock{inner: inner, l: l, phase: p, ttl: ttl}
-	h.life.Init(pkg, start, ttl)
+	h.life.Init(pkg, start, innerTTL(inner, start, ttl))
 	h.life.Observe(l.tel, inner.Key()) // a phase move ends it in the background
 	if auto {
 		h.life.AutoRefresh(context.Background(), func(ctx context.Context) error { return h.refresh(ctx, 0) })
 	}
+	go h.follow()
 	return h
+}
+
+// innerTTL is the lease of a grant of ttl sent at start, no longer than
+// the inner lock's own: a legacy lock ends at its written expiry W by the
+// holder's clock, which a seconds profile may put well before start+ttl.
+func innerTTL(inner lockbridge.Lock, start time.Time, ttl time.Duration) time.Duration {
+	if end := inner.ExpiresAt(); !end.IsZero() && end.Before(start.Add(ttl)) {
+		return max(end.Sub(start), 0)
+	}
+	return ttl
+}
+
+// follow ends the lease when the inner lock ends on its own (its timer,
+// by its own rules), and stops when the lease ends.
+func (h *heldLock) follow() {
+	select {
+	case <-h.inner.Done():
+		h.mirror()
+	case <-h.life.Done():
+	}
 }
 
 func (h *heldLock) Key() string          { return h.inner.Key() }
@@ -276,6 +297,9 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 	h.sent.send()
 	err = h.inner.Refresh(ctx, ttl)
 	h.sent.back(ttl)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		h.life.Unsure(ttl) // it may run later, after a grant confirmed meanwhile
+	}
 	if err != nil {
 		h.mirror()
 		return err
@@ -286,7 +310,7 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 		// the new lease. Keep the one it covered.
 		return fmt.Errorf("%s: refresh %q: %w", pkg, h.Key(), h.l.follow.outlived(h.phase, "refresh"))
 	}
-	return h.life.Extend(start.Add(ttl), ttl)
+	return h.life.Extend(start.Add(innerTTL(h.inner, start, ttl)), ttl)
 }
 
 // mirror ends our lease when the inner lock ended.

@@ -54,6 +54,11 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	start := time.Now()
 	lk.lease.Sending(start, ttl)
 	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		// It may still run at any later time, after a grant confirmed
+		// meanwhile: no grant counts for more than ttl from now on.
+		lk.lease.Unsure(ttl)
+	}
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
 		// The refresh may have run. It acts only on a key holding our
 		// token, and running it twice sets the same expiry: ask again

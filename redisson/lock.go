@@ -18,12 +18,11 @@ import (
 // Lock values, each unlocked once. Its methods are safe for concurrent use,
 // and safe on a nil *Lock (which reports ErrNotHeld).
 type Lock struct {
-	owner  *Owner
-	names  names
-	fence  int64  // WithFencing: the token counter's value for this acquire
-	gen    uint64 // the owner's generation of the field this hold counted in (Owner.add)
-	lease  lease.Lease
-	rounds lease.Rounds // serialises renewals: Refresh and the watchdog
+	owner *Owner
+	names names
+	fence int64  // WithFencing: the token counter's value for this acquire
+	gen   uint64 // the owner's generation of the field this hold counted in (Owner.add)
+	lease lease.Lease
 
 	// Under mu, which serialises Unlock and Refresh:
 	mu       sync.Mutex
@@ -178,8 +177,12 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	if err := lk.request(window); err != nil {
 		return err
 	}
-	r, err := l.release(ctx, &lk.names, lk.owner.field, max(lk.lease.TTL(), lk.owner.keep(lk.names.key, lk)), lk.reqID)
+	rest := max(lk.lease.TTL(), lk.owner.keep(lk.names.key, lk)) // a partial unlock sets the lock's lease to this
+	r, err := l.release(ctx, &lk.names, lk.owner.field, rest, lk.reqID)
 	if err != nil {
+		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			lk.owner.unsure(lk.names.key, rest)
+		}
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 			return fmt.Errorf("redisson: unlock of %q (call Unlock again within %v to learn the outcome): %w", lk.names.key, window, err)
@@ -261,20 +264,34 @@ func (lk *Lock) watchdog(ctx context.Context) error { return lk.renew(ctx, 0) }
 // the send (lease.Sending): a shorter ttl may take effect whether or not
 // the reply comes.
 func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
-	auto := ttl == 0
-	if err := lk.rounds.Enter(auto); err != nil {
-		return err
-	}
-	defer lk.rounds.Leave()
-	if auto {
+	// Every write that sets the lock's lease — an attempt, a renewal, an
+	// unlock of a hold — is one of the owner's turns on the key, so that
+	// each computes the lease it sends from its holds' settled leases. The
+	// watchdog never waits for one: it skips its turn.
+	key := lk.names.key
+	var end func()
+	if ttl == 0 {
+		var ok bool
+		if end, ok = lk.owner.tryAttempt(key); !ok {
+			return lease.ErrRoundInFlight
+		}
 		ttl = lk.lease.TTL()
+	} else {
+		var err error
+		if end, err = lk.owner.attempt(ctx, key); err != nil {
+			return fmt.Errorf("redisson: renewal of %q: nothing sent: %w", key, err)
+		}
 	}
-	start := time.Now()
+	defer end()
+	send := max(ttl, lk.owner.keep(key, lk)) // the whole lock's lease: never below another hold's
+	start := time.Now()                      // after keep: start+send covers every hold's lease
 	lk.lease.Sending(start, ttl)
-	send := max(ttl, lk.owner.keep(lk.names.key, lk)) // the whole lock's lease: never below another hold's
-	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{lk.names.key}, send.Milliseconds(), lk.owner.field)
+	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{key}, send.Milliseconds(), lk.owner.field)
 	if err != nil {
-		return fmt.Errorf("redisson: renewal of %q: %w", lk.names.key, err)
+		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			lk.owner.unsure(key, send)
+		}
+		return fmt.Errorf("redisson: renewal of %q: %w", key, err)
 	}
 	res, ok := r.([]any)
 	if !ok || len(res) != 1 {

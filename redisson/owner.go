@@ -267,25 +267,49 @@ func (o *Owner) renewedSince(key string, gen uint64) bool {
 // on key can add to it.
 func (o *Owner) attempt(ctx context.Context, key string) (func(), error) {
 	for {
+		if end, ok := o.tryAttempt(key); ok {
+			return end, nil
+		}
 		o.mu.Lock()
 		busy, ok := o.trying[key]
-		if !ok {
-			mine := make(chan struct{})
-			o.trying[key] = mine
-			o.mu.Unlock()
-			return func() {
-				o.mu.Lock()
-				delete(o.trying, key)
-				o.mu.Unlock()
-				close(mine)
-			}, nil
-		}
 		o.mu.Unlock()
+		if !ok {
+			continue
+		}
 		select {
 		case <-busy:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+}
+
+// tryAttempt is attempt without waiting: false when another is under way.
+func (o *Owner) tryAttempt(key string) (func(), bool) {
+	o.mu.Lock()
+	if _, busy := o.trying[key]; busy {
+		o.mu.Unlock()
+		return nil, false
+	}
+	mine := make(chan struct{})
+	o.trying[key] = mine
+	o.mu.Unlock()
+	return func() {
+		o.mu.Lock()
+		delete(o.trying, key)
+		o.mu.Unlock()
+		close(mine)
+	}, true
+}
+
+// unsure tells every live hold of key that a write setting the lock's
+// lease to d may still run on the server at any later time (its reply
+// never came): no grant of theirs counts for more than d from then on.
+func (o *Owner) unsure(key string, d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for h := range o.holds[key] {
+		h.lease.Unsure(d)
 	}
 }
 

@@ -137,6 +137,13 @@ func (lk *Lock) refresh(ctx context.Context, t *timing) error {
 		return err
 	})
 	validity := t.validity(start)
+	for i := range res {
+		if res[i].Err != nil && (errors.Is(res[i].Err, lockbridge.ErrUnknownOutcome) || errors.Is(res[i].Err, ErrNodeTimeout)) {
+			// That node may still run it later, after a grant confirmed
+			// meanwhile: no grant counts for more than this ttl from now on.
+			lk.lease.Unsure(t.ttl - t.drift)
+		}
+	}
 	if got >= l.quorum && validity > 0 {
 		lk.timing.Store(t)
 		if err := lk.lease.Extend(start.Add(t.ttl-t.drift), t.ttl-t.drift); err != nil {

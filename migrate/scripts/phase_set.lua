@@ -45,7 +45,10 @@
 -- the hash or the mark holds (at least the server's TIME in µs), the
 -- instance id (set at init, or on the first step of a namespace of
 -- protocol 1; a repair keeps the hash's, then the mark's, then ARGV[6])
--- and, in the mark, when (the server's ms). Publishes the new phase.
+-- and, in the mark, when (the server's ms); a repair also stamps
+-- "restored" in the hash (the server's ms): registry entries and sightings
+-- lost with the namespace are missing until they had time to come back.
+-- Publishes the new phase.
 -- Returns 1 when set; 0 or a negative number for an init (above);
 -- otherwise the phase key's value ('' when absent), nothing changed.
 
@@ -119,6 +122,10 @@ redis.call('SET', KEYS[1], to)
 redis.call('SET', KEYS[3], string.format('%.0f', now_ms))
 redis.call('HSET', KEYS[4], 'protocol', '2', 'phase', to, 'highest', highest,
   'gen', string.format('%.0f', gen), 'init', init)
+if mode == 'repair' then
+  -- @restored: the evidence lost with the namespace refills from here
+  redis.call('HSET', KEYS[4], 'restored', string.format('%.0f', now_ms))
+end
 -- @mark: what a flush of the namespace's keys leaves
 redis.call('HSET', KEYS[5], 'phase', to, 'highest', highest,
   'gen', string.format('%.0f', gen), 'init', init, 'at', string.format('%.0f', now_ms))

@@ -22,6 +22,7 @@ type Lease struct {
 	mu      sync.Mutex
 	expires time.Time     // local lease end (monotonic)
 	ttl     time.Duration // the lease length last granted
+	ceiling time.Duration // Unsure: no grant counts for more (0: none)
 	ended   bool
 	err     error         // why it ended: nil for a clean release
 	done    chan struct{} // made on first use by Done; closed on End
@@ -122,9 +123,26 @@ func (l *Lease) Extend(expires time.Time, ttl time.Duration) error {
 		}
 		return fmt.Errorf("%s: refresh confirmed after the lease had ended: %w: %w", l.pkg, lockbridge.ErrNotHeld, l.err)
 	}
+	if l.ceiling > 0 && ttl > l.ceiling {
+		expires, ttl = expires.Add(l.ceiling-ttl), l.ceiling
+	}
 	l.expires, l.ttl = expires, ttl
 	l.moved()
 	return nil
+}
+
+// Unsure records a write that sets the server's lease to ttl and whose
+// outcome is unknown (its reply never came): it may still run on the
+// server at any later time and set the lease to ttl from then — after, and
+// below, a grant confirmed meanwhile. From now on no grant counts for more
+// than ttl past its own send: Extend caps it (and Sending has already capped
+// the lease at this write's send time plus ttl).
+func (l *Lease) Unsure(ttl time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ttl > 0 && (l.ceiling == 0 || ttl < l.ceiling) {
+		l.ceiling = ttl
+	}
 }
 
 // Sending records that a refresh of ttl is sent at sent: from now on it may

@@ -21,7 +21,7 @@ import (
 // over at x+2 s (1.1 s on), while the heldLock's Done stays open until
 // 1.9 s − ttl/12 ≈ 1.74 s. The inner legacy lock's own Done closed at once
 // (its lease was 0.1 s) but the heldLock does not mirror it.
-func TestReviewHeldLegacyLockLeaseIgnoresW(t *testing.T) {
+func TestFaultHeldLegacyLockLeaseIgnoresW(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ns := t.Name()

@@ -24,7 +24,7 @@ import (
 // the lost sighting is read as "no legacy locker", the unforced step goes
 // through at once, and a modern locker takes the lock the legacy locker
 // holds.
-func TestReviewInitRestoresDualReadAndTheLostSightingPermitsModern(t *testing.T) {
+func TestFaultInitRestoresDualReadAndTheLostSightingPermitsModern(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ns := t.Name()
@@ -103,7 +103,7 @@ func (c *cutClient) Do(ctx context.Context, args ...any) (any, error) {
 // the fleet from dual-write to modern past the legacy holder. docs say an
 // entry above the hash "may not have read a rollback yet" and must not
 // count: the mark's generation proves it has not.
-func TestReviewRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
+func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ns := t.Name()
@@ -174,7 +174,7 @@ func TestReviewRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 // nothing waits for the registry to refill (the silence init demands of a
 // namespace without a mark is not asked of a restored one). A locker then
 // takes the legacy key of the lock the cut-off follower still holds.
-func TestReviewRollbackRightAfterInitRestoreIgnoresTheLostRegistry(t *testing.T) {
+func TestFaultRollbackRightAfterInitRestoreIgnoresTheLostRegistry(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ns := t.Name()
@@ -196,6 +196,10 @@ func TestReviewRollbackRightAfterInitRestoreIgnoresTheLostRegistry(t *testing.T)
 	require.ErrorIs(t, err, ErrUnsafeStep, "dual-write → legacy refused: the entry holds a dual-read lock")
 
 	flushNamespace(t, tg.Client, ns)
+	// The operator's silence covers the fleet (phase lease + longest
+	// lease + margin), as WithInitSilence asks; initNS's is 1 ms.
+	ctl, err = NewController(tg.Client, ns, WithInitSilence(time.Minute))
+	require.NoError(t, err)
 	step, err := ctl.Init(ctx, false)
 	require.NoError(t, err)
 	require.Equal(t, PhaseDualWrite, step.To)

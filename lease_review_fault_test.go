@@ -35,7 +35,7 @@ func waitCount(t *testing.T, count func() int, n int) {
 // send. The rule: a call whose outcome is unknown may only shorten the
 // local lease; a later confirmed grant cannot know it was applied after
 // the unknown one.
-func TestReviewLateShorteningRefreshAfterLongerConfirmed(t *testing.T) {
+func TestFaultLateShorteningRefreshAfterLongerConfirmed(t *testing.T) {
 	k := leaseKinds()[0] // modern, no auto-refresh
 	require.Equal(t, "modern", k.name)
 	r := newRig(t, k, "goredis", false)
@@ -66,7 +66,7 @@ func TestReviewLateShorteningRefreshAfterLongerConfirmed(t *testing.T) {
 // outer hold's local lease end from before the refresh is confirmed; it
 // lands after the outer refresh, so the server's lease is shortened back,
 // while the outer hold's Extend then records the refresh's full lease.
-func TestReviewRedissonInnerUnlockBesideOuterRefresh(t *testing.T) {
+func TestFaultRedissonInnerUnlockBesideOuterRefresh(t *testing.T) {
 	k := leaseKinds()[4]
 	require.Equal(t, "redisson", k.name)
 	r := newRig(t, k, "goredis", false)
