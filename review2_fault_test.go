@@ -9,11 +9,16 @@ import (
 	"testing"
 	"time"
 
+	goredislib "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
+	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/redisson"
 )
 
@@ -64,4 +69,48 @@ func TestReviewRedissonLostReentryBesideRefresh(t *testing.T) {
 
 	assert.True(t, takeover(t, outer, r.b, key), "two holders: the outer hold's Done was open when another client got the lock")
 	_ = outer.Unlock(ctx)
+}
+
+// Review (issue 26, round 2): a dual-read lock (6 s). A shortening
+// Refresh(1 s) is held up in the network (the proxy delays its frame
+// 1.5 s) past the client's read timeout (200 ms): its outcome is unknown,
+// so dual-read asks again with the same arguments, and that second send is
+// confirmed. Then Refresh(6 s), confirmed. The first send lands late, after
+// the longer refresh, and sets the modern key's lease to 1 s from its
+// arrival; the local lease still runs 6 s from the last refresh. The fix
+// gave heldLock, modern, redlock and Redisson Lease.Unsure for a write
+// whose reply never came; the dual lock's refresh, which retries such a
+// write and treats the retry's answer as the first's, does not call it.
+func TestReviewDualReadRetriedRefreshLandsLate(t *testing.T) {
+	srv := redistest.Start(t)
+	p := faultproxy.Start(t, srv.Addr())
+	rdb := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1, ReadTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	direct := locktest.GoRedis(t, srv)
+	a := migrate.New(goredis.New(rdb), migrate.WithPhase(migrate.PhaseDualRead))
+	b := migrate.New(direct, migrate.WithPhase(migrate.PhaseDualRead))
+	warm(t, a)
+	ctx := context.Background()
+	key := locktest.Key(t, "k")
+	lk, err := a.TryLock(ctx, key, 6*time.Second)
+	require.NoError(t, err)
+
+	count := p.Count(evals)
+	p.Delay(1500 * time.Millisecond)
+	done := make(chan error, 1)
+	go func() { done <- lk.Refresh(ctx, time.Second) }()
+	waitCount(t, count, 1) // the first send's frame is held in the proxy
+	p.Delay(0)
+	require.NoError(t, <-done, "the read timed out; the second send was confirmed")
+	require.GreaterOrEqual(t, count(), 2, "the refresh was sent twice")
+
+	require.NoError(t, lk.Refresh(ctx, 6*time.Second), "the longer refresh is confirmed")
+	time.Sleep(1600 * time.Millisecond) // the first send has landed
+	_, mk, err := a.Keys(key)
+	require.NoError(t, err)
+	pttl := locktest.Do(t, direct, "PTTL", mk).(int64)
+	t.Logf("server lease %d ms, local lease %v", pttl, time.Until(lk.ExpiresAt()).Round(time.Millisecond))
+
+	assert.True(t, takeover(t, lk, b, key), "two holders: Done was open when another client got the lock")
+	_ = lk.Unlock(ctx)
 }
