@@ -368,10 +368,13 @@ func (c *Controller) judge(sn snapshot) Status {
 		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
 			switch {
 			case !cl.Live:
-				dead = max(dead, cl.Phase, cl.HeldNewest)
+				dead = max(dead, cl.Phase)
 			case metaPhase && metaGen >= 0 && cl.Gen > metaGen, (!metaPhase || metaGen < 0) && cl.Gen == newest:
+				// Its phase, not its held locks': a lock taken before a
+				// rollback shows where the fleet was, not where it is (the
+				// held-lock blockers keep such a lock from being stepped
+				// past).
 				evidence(cl.Phase)
-				evidence(cl.HeldNewest)
 			}
 		}
 		if cl.Protocol == 1 && cl.Invalid == nil && !metaPhase {

@@ -206,6 +206,9 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	d.sent.send()
 	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
 	defer d.sent.back(ttl)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		d.life.Unsure(px) // it may run later, after a grant confirmed meanwhile
+	}
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
 		// Dual-read refreshes only the modern key, by our token: running
 		// it twice sets the same expiry, so ask again to learn the outcome.

@@ -326,8 +326,14 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	}
 	defer end()
 	alone := o.live(n.key) == 0
-	start := time.Now()
-	held, holder, fence, err := o.l.acquire(ctx, n, o.field, max(ttl, o.keep(n.key, nil)), wait)
+	sent := max(ttl, o.keep(n.key, nil)) // the whole lock's lease: never below another hold's
+	start := time.Now()                  // after keep: start+sent covers every hold's lease
+	held, holder, fence, err := o.l.acquire(ctx, n, o.field, sent, wait)
+	if err != nil && !held && !alone && (errors.Is(err, lockbridge.ErrUnknownOutcome) || ctx.Err() != nil) {
+		// A re-entry that may still run later sets the lock's lease to
+		// sent from then, under the other holds.
+		o.unsure(n.key, sent)
+	}
 	switch {
 	case held:
 		return o.hold(ctx, n, start, ttl, fence), 0, nil

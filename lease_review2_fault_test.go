@@ -33,7 +33,7 @@ import (
 // renewal and unlock of a hold whose reply never came call Owner.unsure —
 // the attempt of a re-entry does not, so the later confirmed grant is not
 // capped.
-func TestReviewRedissonLostReentryBesideRefresh(t *testing.T) {
+func TestFaultRedissonLostReentryBesideRefresh(t *testing.T) {
 	k := leaseKinds()[4]
 	require.Equal(t, "redisson", k.name)
 	r := newRig(t, k, "goredis", false)
@@ -81,7 +81,7 @@ func TestReviewRedissonLostReentryBesideRefresh(t *testing.T) {
 // gave heldLock, modern, redlock and Redisson Lease.Unsure for a write
 // whose reply never came; the dual lock's refresh, which retries such a
 // write and treats the retry's answer as the first's, does not call it.
-func TestReviewDualReadRetriedRefreshLandsLate(t *testing.T) {
+func TestFaultDualReadRetriedRefreshLandsLate(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr())
 	rdb := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1, ReadTimeout: 200 * time.Millisecond})

@@ -25,7 +25,7 @@ import (
 // to that evidence moves the fleet from dual-read to modern past J. A lock
 // still held from before a rollback shows where the fleet was, not where
 // it is.
-func TestReviewRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
+func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ns := t.Name()
