@@ -62,6 +62,13 @@ const (
 	JavaScheme Category = "b"
 	// DataLoss: a restart of a server without persistence lost the lock.
 	DataLoss Category = "c"
+	// FailoverLoss: a failover to a lagging replica lost the first
+	// holder's write (the old primary had it when its writes stopped, the
+	// new one did not).
+	FailoverLoss Category = "d"
+	// Evicted: the first holder's key was evicted (seen in the server's
+	// keyspace notifications, between its set and the second holder's).
+	Evicted Category = "e"
 )
 
 // Overlap is two holders of one key at once.
@@ -91,6 +98,10 @@ type Figures struct {
 	// every earlier hold of the key released before they began (restarts
 	// of a server without persistence included).
 	FenceRegressions int64
+	// LateDone counts auto-refresh holds whose Done was seen open after
+	// ExpiresAt had passed (its timer ran late): the guard ends such a hold
+	// at ExpiresAt, the holder's claim.
+	LateDone int64
 	// Goroutines before the fleet started and after everything was closed
 	// (and leaked stacks, if any).
 	GoroutinesBefore, GoroutinesAfter int
@@ -104,7 +115,7 @@ type GroupFigures struct {
 	Kinds                   string
 	Acquisitions            int64
 	Attempts                int64
-	A, B, C                 int64
+	A, B, C, D, E           int64
 	Lost, NotHeld, Pauses   int64
 	AcquireErrs, ReleaseErr int64
 }
@@ -150,6 +161,7 @@ func (h *harness) analyse() *Figures {
 			gf.AcquireErrs += s.acquireErrors
 			gf.ReleaseErr += s.releaseErrors
 			f.Lost[w.kind] += s.lost
+			f.LateDone += s.lateDone
 			f.Faults["pause"] += s.pauses
 		}
 		for _, w := range g.workers {
@@ -184,6 +196,7 @@ func (h *harness) analyse() *Figures {
 					Trace: fmt.Sprintf("%s\n    then %s", x, y)}
 				if cat == GoCaused {
 					o.Trace += "\n" + h.keyLog(key).around(x.acqStart-time.Second, y.acqRet)
+					o.Trace += h.ev.trace(x, y)
 				}
 				f.Overlaps = append(f.Overlaps, o)
 				f.Causes[string(cat)+": "+cause]++
@@ -195,6 +208,10 @@ func (h *harness) analyse() *Figures {
 					gf.B++
 				case DataLoss:
 					gf.C++
+				case FailoverLoss:
+					gf.D++
+				case Evicted:
+					gf.E++
 				}
 			}
 		}
@@ -252,6 +269,12 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 	if h.volatileRestartBetween(g, x.acqStart, y.acqRet) {
 		return DataLoss, "restart of a server without persistence"
 	}
+	if why, ok := h.failoverLost(x, y); ok {
+		return FailoverLoss, why
+	}
+	if why, ok := h.ev.evictedUnder(x, y); ok {
+		return Evicted, why
+	}
 	if x.w.kind == Java && y.w.kind == Java {
 		return JavaScheme, "java with java"
 	}
@@ -273,6 +296,12 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 			z.entry.sent <= to && z.entry.done >= from && h.earlyTakeover(log, z, from) {
 			return JavaScheme, "the holder's lock was taken over earlier by a skewed clock (" + who(z.w.kind) + ")"
 		}
+	}
+	// x's value was overwritten by a write whose writer's clock judged it
+	// expired while x's lease ran: a takeover, even one that is no hold (its
+	// reply was lost, its value stayed).
+	if w, ok := h.overwrittenEarly(log, key, x, to); ok {
+		return JavaScheme, "the holder's value was overwritten by a takeover judged by a skewed clock (" + who(w.worker.kind) + ")"
 	}
 	// A losing GETSET overwrote x's value.
 	if ls := log.losersIn(from, to); len(ls) > 0 {
@@ -379,6 +408,28 @@ func (h *harness) removedUnder(log *keyLog, holds []*hold, dh *hold, until time.
 	return ""
 }
 
+// overwrittenEarly finds a write to key, sent in [x's acquire, until] by
+// another skewed-clock worker, that replaced x's value early: the writer's
+// clock (by its reply) judged x's value expired while, by x's own clock,
+// x's lease still ran when the write was sent.
+func (h *harness) overwrittenEarly(log *keyLog, key string, x *hold, until time.Duration) (write, bool) {
+	v, ok := x.entry.wrote[key]
+	if !ok {
+		return write{}, false
+	}
+	trueExpiry := mustInt(v) - x.w.offset.Milliseconds()
+	for _, w := range log.writesIn(x.acqStart, until) {
+		if w.worker == x.w || !w.worker.kind.skewed() {
+			continue
+		}
+		judged := h.wallMs(w.done) + w.worker.offset.Milliseconds()
+		if mustInt(v) < judged && trueExpiry >= h.wallMs(w.at)-skewMargin.Milliseconds() {
+			return w, true
+		}
+	}
+	return write{}, false
+}
+
 // maxLease is the longest lease of the soak.
 const maxLease = 1600 * time.Millisecond
 
@@ -455,22 +506,24 @@ func settleGoroutines(before int) leakResult {
 func (f *Figures) Table() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "soak: %v, seed %d\n\n", f.Duration.Round(time.Second), f.Seed)
-	fmt.Fprintf(&b, "| group | workers | acquisitions | overlaps (a) Go | (b) Java scheme | (c) data loss | lost (ErrLost) | release not held | pauses | acquire errors | release errors |\n")
-	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| group | workers | acquisitions | overlaps (a) Go | (b) Java scheme | (c) restart data loss | (d) failover data loss | (e) evicted | lost (ErrLost) | release not held | pauses | acquire errors | release errors |\n")
+	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var tot GroupFigures
 	for _, g := range f.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", g.Name, g.Kinds, g.Acquisitions, g.A, g.B, g.C, g.Lost, g.NotHeld, g.Pauses, g.AcquireErrs, g.ReleaseErr)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", g.Name, g.Kinds, g.Acquisitions, g.A, g.B, g.C, g.D, g.E, g.Lost, g.NotHeld, g.Pauses, g.AcquireErrs, g.ReleaseErr)
 		tot.Acquisitions += g.Acquisitions
 		tot.A += g.A
 		tot.B += g.B
 		tot.C += g.C
+		tot.D += g.D
+		tot.E += g.E
 		tot.Lost += g.Lost
 		tot.NotHeld += g.NotHeld
 		tot.Pauses += g.Pauses
 		tot.AcquireErrs += g.AcquireErrs
 		tot.ReleaseErr += g.ReleaseErr
 	}
-	fmt.Fprintf(&b, "| **total** | | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Acquisitions, tot.A, tot.B, tot.C, tot.Lost, tot.NotHeld, tot.Pauses, tot.AcquireErrs, tot.ReleaseErr)
+	fmt.Fprintf(&b, "| **total** | | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Acquisitions, tot.A, tot.B, tot.C, tot.D, tot.E, tot.Lost, tot.NotHeld, tot.Pauses, tot.AcquireErrs, tot.ReleaseErr)
 	fmt.Fprintf(&b, "(b) overlaps per 1000 acquisitions, against the Java-only baseline:")
 	for _, g := range f.Groups {
 		if g.Acquisitions > 0 && (g.B > 0 || g.Name == "java-baseline") {
@@ -487,6 +540,7 @@ func (f *Figures) Table() string {
 		fmt.Fprintf(&b, " %s %d;", k, f.Lost[Kind(k)])
 	}
 	fmt.Fprintf(&b, "\nfence regressions: %d\n", f.FenceRegressions)
+	fmt.Fprintf(&b, "auto-refresh holds whose Done was still open after ExpiresAt (a late timer): %d\n", f.LateDone)
 	fmt.Fprintf(&b, "goroutines: %d before, %d after Close\n", f.GoroutinesBefore, f.GoroutinesAfter)
 	if len(f.Causes) > 0 {
 		fmt.Fprintf(&b, "\noverlaps by cause:\n")
