@@ -2,6 +2,7 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/migrate"
 	goredislib "github.com/redis/go-redis/v9"
 )
 
@@ -76,6 +79,7 @@ type evictor struct {
 	periods    []policyPeriod
 	lockEvicts int64
 	errs       map[string]int64
+	steps      map[string]int64 // the controller's steps: "family: outcome" → count
 }
 
 type pendingRef struct {
@@ -84,7 +88,7 @@ type pendingRef struct {
 }
 
 func newEvictor(h *harness, s *server) *evictor {
-	return &evictor{h: h, s: s, markers: map[int]marker{}, events: map[string][]ksEvent{}, errs: map[string]int64{}}
+	return &evictor{h: h, s: s, markers: map[int]marker{}, events: map[string][]ksEvent{}, errs: map[string]int64{}, steps: map[string]int64{}}
 }
 
 func (ev *evictor) noteErr(what string, err error) {
@@ -149,8 +153,12 @@ func (ev *evictor) setPolicy(ctx context.Context, p string) error {
 	if err := ev.cfg.ConfigSet(ctx, "maxmemory-policy", p).Err(); err != nil {
 		return err
 	}
+	at := time.Duration(0) // the first, set before the run's clock starts
+	if !ev.h.t0.IsZero() {
+		at = ev.h.now()
+	}
 	ev.mu.Lock()
-	ev.periods = append(ev.periods, policyPeriod{policy: p, start: ev.h.now()})
+	ev.periods = append(ev.periods, policyPeriod{policy: p, start: at})
 	ev.mu.Unlock()
 	ev.h.faults.add("eviction-period "+p, 1)
 	return nil
@@ -160,7 +168,8 @@ func (ev *evictor) setPolicy(ctx context.Context, p string) error {
 // until ctx ends, then closes ps and its own clients.
 func (ev *evictor) run(ctx context.Context, ps *goredislib.PubSub, rnd *rand.Rand) {
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); ev.control(ctx) }()
 	go func() { defer wg.Done(); ev.observe(ctx, ps) }()
 	go func() { defer wg.Done(); ev.markLoop(ctx) }()
 	go func() { defer wg.Done(); ev.fill(ctx, rnd) }()
@@ -368,3 +377,80 @@ func (ev *evictor) trace(x, y *hold) string {
 	}
 	return b.String()
 }
+
+// The controller under eviction. A migrate controller on E steps its own
+// namespace (no followers: the fleet's migrate lockers run fixed phases)
+// up to modern and back down again, unforced, once a second, through the
+// policy periods. A controller that refuses unforced steps while the
+// policy could evict its evidence (allkeys-*, or a policy it cannot read)
+// refuses with an *migrate.UnsafeStepError whose blockers say so; one that
+// does not steps. Both are counted, never failed: by the policy family,
+// the outcome and, for a refusal, its blockers' kinds. A namespace whose
+// keys were evicted is initialised again (or that is refused, and
+// counted).
+func (ev *evictor) control(ctx context.Context) {
+	ctl, err := migrate.NewController(goredis.New(ev.cfg), controllerNS, migrate.WithQuietPeriod(time.Second))
+	if err == nil {
+		err = ctl.Init(ctx)
+	}
+	if err != nil {
+		ev.noteErr("controller", err)
+		return
+	}
+	up := true
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		family := strings.SplitN(ev.policyAt(ev.h.now()), "-", 2)[0]
+		opCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		var step migrate.Step
+		if up {
+			step, err = ctl.Advance(opCtx, false)
+		} else {
+			step, err = ctl.Rollback(opCtx, false)
+		}
+		outcome := ""
+		var unsafe *migrate.UnsafeStepError
+		switch {
+		case err == nil:
+			outcome = "stepped"
+			if step.To == migrate.PhaseModern || step.To == migrate.PhaseLegacy {
+				up = !up
+			}
+		case errors.As(err, &unsafe):
+			kinds := map[string]bool{}
+			for _, b := range unsafe.Blockers {
+				kinds[string(b.Kind)] = true
+			}
+			outcome = "refused (ErrUnsafeStep: " + strings.Join(sortedKeys(kinds), ", ") + ")"
+		case errors.Is(err, migrate.ErrUnsafeStep):
+			// "already at": turn round.
+			outcome, up = "refused (ErrUnsafeStep: at an end)", !up
+		case errors.Is(err, migrate.ErrPhaseUnknown):
+			outcome = "phase unknown (namespace evicted)"
+			if ierr := ctl.Init(opCtx); ierr == nil {
+				outcome += ", initialised again"
+				up = true
+			} else {
+				outcome += ", init refused"
+			}
+		case ctx.Err() != nil:
+			cancel()
+			return
+		default:
+			outcome = fmt.Sprintf("error (%T)", err)
+			ev.noteErr("controller step", err)
+		}
+		cancel()
+		ev.mu.Lock()
+		ev.steps[family+"-*: "+outcome]++
+		ev.mu.Unlock()
+	}
+}
+
+const controllerNS = "soak-evict"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,8 +196,8 @@ func (h *harness) failoverLost(x, y *hold) (string, bool) {
 // kind names a server key's role for the causes (the key names themselves
 // would split the counts).
 func kind(k string) string {
-	if len(k) > 7 && k[len(k)-7:] == ":modern" {
-		return "(modern)"
+	if strings.HasSuffix(k, ":modern") {
+		return "(a migrate lock's modern key)"
 	}
-	return "(legacy or plain)"
+	return "(the lock's key)"
 }

@@ -102,6 +102,11 @@ type Figures struct {
 	// ExpiresAt had passed (its timer ran late): the guard ends such a hold
 	// at ExpiresAt, the holder's claim.
 	LateDone int64
+	// Failovers: one line each (lag, keys the new primary lacked).
+	Failovers []string
+	// Steps counts the eviction server's controller steps by policy family
+	// and outcome (refusals by their blockers' kinds).
+	Steps map[string]int64
 	// Goroutines before the fleet started and after everything was closed
 	// (and leaked stacks, if any).
 	GoroutinesBefore, GoroutinesAfter int
@@ -233,6 +238,21 @@ func (h *harness) analyse() *Figures {
 		f.Groups = append(f.Groups, *perGroup[g])
 	}
 	sort.Slice(f.Overlaps, func(i, j int) bool { return f.Overlaps[i].Category < f.Overlaps[j].Category })
+	h.mu.Lock()
+	for _, fo := range h.failovers {
+		lag := "synced"
+		if fo.lag > 0 {
+			lag = "replica cut off " + fo.lag.Round(10*time.Millisecond).String()
+		}
+		f.Failovers = append(f.Failovers, fmt.Sprintf("%.0fs %s, %d of %d keys lost or behind", fo.detach.Seconds(), lag, fo.lostKeys, len(fo.old)))
+	}
+	h.mu.Unlock()
+	f.Steps = map[string]int64{}
+	h.ev.mu.Lock()
+	for k, v := range h.ev.steps {
+		f.Steps[k] = v
+	}
+	h.ev.mu.Unlock()
 	h.errSample.mu.Lock()
 	for k, v := range h.errSample.seen {
 		f.Errors[k] = int64(v)
@@ -540,7 +560,15 @@ func (f *Figures) Table() string {
 		fmt.Fprintf(&b, " %s %d;", k, f.Lost[Kind(k)])
 	}
 	fmt.Fprintf(&b, "\nfence regressions: %d\n", f.FenceRegressions)
-	fmt.Fprintf(&b, "auto-refresh holds whose Done was still open after ExpiresAt (a late timer): %d\n", f.LateDone)
+	fmt.Fprintf(&b, "failovers: %d —", len(f.Failovers))
+	for _, l := range f.Failovers {
+		fmt.Fprintf(&b, " %s;", l)
+	}
+	fmt.Fprintf(&b, "\ncontroller steps under eviction:")
+	for _, k := range sortedKeys(f.Steps) {
+		fmt.Fprintf(&b, " %s %d;", k, f.Steps[k])
+	}
+	fmt.Fprintf(&b, "\nauto-refresh holds whose Done was still open after ExpiresAt (a late timer): %d\n", f.LateDone)
 	fmt.Fprintf(&b, "goroutines: %d before, %d after Close\n", f.GoroutinesBefore, f.GoroutinesAfter)
 	if len(f.Causes) > 0 {
 		fmt.Fprintf(&b, "\noverlaps by cause:\n")
