@@ -14,7 +14,8 @@ import (
 // was written by then) to the earlier of the start of its release and the
 // end of the lease counted from the start of the acquire call (the lease
 // was written no earlier, so it was still valid) — for an auto-refresh lock,
-// to the last moment its holder saw Done still open, the library's claim.
+// to the last moment its holder saw Done still open and ExpiresAt still
+// ahead, the library's claim.
 // Two holds of one key by different workers whose intervals intersect are
 // an overlap: nothing the lock says enters into it.
 
