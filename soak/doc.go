@@ -46,7 +46,9 @@
 // between markers PUBLISHed every 5 ms, which put each event in an interval
 // of the common clock. A migrate controller steps a namespace of its own
 // there up and down, unforced, once a second; its steps and refusals (by
-// blocker kind) are counted by policy family, never failed.
+// blocker kind) are counted by policy family, never failed, and a namespace
+// the policy evicted is initialised again or repaired, unforced, when the
+// controller allows it.
 //
 // The guard: each hold is, on the test process' monotonic clock, the
 // interval from its acquire's return to the earlier of its release's start

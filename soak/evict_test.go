@@ -387,7 +387,8 @@ func (ev *evictor) trace(x, y *hold) string {
 // does not steps. Both are counted, never failed: by the policy family,
 // the outcome and, for a refusal, its blockers' kinds. A namespace whose
 // keys were evicted is initialised again (or that is refused, and
-// counted).
+// counted), or repaired to the phase what is left of it shows (or that is
+// refused, and counted).
 func (ev *evictor) control(ctx context.Context) {
 	ctl, err := migrate.NewController(goredis.New(ev.cfg), controllerNS, migrate.WithQuietPeriod(time.Second))
 	if err == nil {
@@ -436,8 +437,15 @@ func (ev *evictor) control(ctx context.Context) {
 			if ierr := ctl.Init(opCtx); ierr == nil {
 				outcome += ", initialised again"
 				up = true
+			} else if st, serr := ctl.Status(opCtx); serr == nil && st.Evidence.Valid() {
+				// Part of it is left: repair to what it shows, unforced.
+				if _, rerr := ctl.Repair(opCtx, st.Evidence, false); rerr == nil {
+					outcome += ", repaired"
+				} else {
+					outcome += ", init and repair refused"
+				}
 			} else {
-				outcome += ", init refused"
+				outcome += ", init refused, nothing to repair from"
 			}
 		case ctx.Err() != nil:
 			cancel()
