@@ -52,7 +52,8 @@ func StartReplicated(tb testing.TB) *Replicated {
 
 // Sync returns once the replica has processed everything the primary has
 // written so far (its link is up and its replication offset has reached
-// the primary's), or fails the test after 20 s.
+// the primary's, read just before), or fails the test after 20 s. Writes
+// may go on meanwhile.
 func (r *Replicated) Sync(tb testing.TB) {
 	tb.Helper()
 	deadline := time.Now().Add(replicaSyncWait)
@@ -83,7 +84,11 @@ func (r *Replicated) synced() (bool, error) {
 	if q["master_link_status"] != "up" {
 		return false, fmt.Errorf("replica link %q", q["master_link_status"])
 	}
-	if p["master_repl_offset"] == "" || p["master_repl_offset"] != q["slave_repl_offset"] {
+	// The replica has processed everything the primary had written when
+	// it was asked (it may be further on already: writes go on).
+	po, perr := strconv.ParseInt(p["master_repl_offset"], 10, 64)
+	qo, qerr := strconv.ParseInt(q["slave_repl_offset"], 10, 64)
+	if perr != nil || qerr != nil || qo < po {
 		return false, fmt.Errorf("primary offset %s, replica offset %s", p["master_repl_offset"], q["slave_repl_offset"])
 	}
 	return true, nil
