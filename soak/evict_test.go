@@ -304,6 +304,7 @@ func (ev *evictor) hi(e ksEvent) time.Duration {
 	return 1 << 62
 }
 
+// policyAt is the policy at t. Call it with ev.mu held.
 func (ev *evictor) policyAt(t time.Duration) string {
 	p := "?"
 	for _, pp := range ev.periods {
@@ -407,7 +408,9 @@ func (ev *evictor) control(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
+		ev.mu.Lock()
 		family := strings.SplitN(ev.policyAt(ev.h.now()), "-", 2)[0]
+		ev.mu.Unlock()
 		opCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		var step migrate.Step
 		if up {
