@@ -109,9 +109,14 @@ func TestClassifyTakeoverWithoutReplyNeedsTheSkew(t *testing.T) {
 		{"a clock like the holder's did not", same, 1100, false},
 		{"after its lease", ahead, 1900, false},
 		{"the holder's own write", behind, 1100, false},
+		{"a write into an absent key", ahead, -1100, false},
 	} {
 		log := &keyLog{}
-		log.addWrite(write{worker: c.w, value: "1", at: ms(c.at), done: ms(c.at + 5)})
+		free := c.at < 0
+		if free {
+			c.at = -c.at
+		}
+		log.addWrite(write{worker: c.w, value: "1", at: ms(c.at), done: ms(c.at + 5), free: free})
 		_, got := h.overwrittenEarly(log, "k", x, ms(2000))
 		assert.Equal(t, c.want, got, c.name)
 	}

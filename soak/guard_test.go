@@ -430,7 +430,9 @@ func (h *harness) removedUnder(log *keyLog, holds []*hold, dh *hold, until time.
 }
 
 // overwrittenEarly finds a write to key, sent in [x's acquire, until] by
-// another skewed-clock worker, that replaced x's value early: the writer's
+// another skewed-clock worker and not known to have gone into an absent
+// key (a takeover, or an attempt without a reply), that replaced x's value
+// early: the writer's
 // clock (by its reply) judged x's value expired while, by x's own clock,
 // x's lease still ran when the write was sent.
 func (h *harness) overwrittenEarly(log *keyLog, key string, x *hold, until time.Duration) (write, bool) {
@@ -440,8 +442,8 @@ func (h *harness) overwrittenEarly(log *keyLog, key string, x *hold, until time.
 	}
 	trueExpiry := mustInt(v) - x.w.offset.Milliseconds()
 	for _, w := range log.writesIn(x.acqStart, until) {
-		if w.worker == x.w || !w.worker.kind.skewed() {
-			continue
+		if w.worker == x.w || !w.worker.kind.skewed() || w.free {
+			continue // x's own, not judged by a clock, or into an absent key
 		}
 		judged := h.wallMs(w.done) + w.worker.offset.Milliseconds()
 		if mustInt(v) < judged && trueExpiry >= h.wallMs(w.at)-skewMargin.Milliseconds() {

@@ -61,6 +61,9 @@ type write struct {
 	done   time.Duration // its reply came (or the call failed)
 	// loser marks a GETSET that lost (its value overwrote a live lock).
 	loser bool
+	// free marks a write known to have gone into an absent key (a SETNX,
+	// or the legacy script's free state): it replaced nobody's value.
+	free bool
 }
 
 // deletion is one command that may have deleted a legacy key: DEL, or a
@@ -219,7 +222,7 @@ func (r *recorder) SetNX(ctx context.Context, key, value string) (bool, error) {
 	ok, err := r.Client.SetNX(ctx, key, value)
 	if ok || err != nil { // it wrote, or may have
 		r.addWrote(key, value)
-		r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now()})
+		r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now(), free: true})
 	}
 	if err == nil && ok {
 		r.setEntry(entry{kind: entryFree, sent: at, done: r.now()})
@@ -300,7 +303,7 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 	case "legacy/scripts/acquire.lua":
 		if c := code(reply, 0); err != nil || c == 1 || c == 2 {
 			r.addWrote(keys[0], str(args[0]))
-			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done})
+			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done, free: err == nil && code(reply, 0) == 1})
 		}
 		if err == nil {
 			switch code(reply, 0) {
