@@ -238,7 +238,7 @@ func (r *recorder) GetSet(ctx context.Context, key, value string) (string, bool,
 	// A loser's value overwrote a live one (the Java flaw); an unanswered
 	// GETSET may have.
 	r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now(),
-		loser: err != nil || (ok && mustInt(old) >= now)})
+		loser: err != nil || (ok && mustInt(old) >= now), free: err == nil && !ok})
 	if err == nil {
 		if ok {
 			r.setEntry(entry{kind: entryTakeover, value: old, sent: at, done: r.now()})
