@@ -433,7 +433,7 @@ func (h *harness) removedUnder(log *keyLog, holds []*hold, dh *hold, until time.
 // another skewed-clock worker and not known to have gone into an absent
 // key (a takeover, or an attempt without a reply), that replaced x's value
 // early: the writer's
-// clock (by its reply) judged x's value expired while, by x's own clock,
+// clock (when it sent) judged x's value expired while, by x's own clock,
 // x's lease still ran when the write was sent.
 func (h *harness) overwrittenEarly(log *keyLog, key string, x *hold, until time.Duration) (write, bool) {
 	v, ok := x.entry.wrote[key]
@@ -445,7 +445,9 @@ func (h *harness) overwrittenEarly(log *keyLog, key string, x *hold, until time.
 		if w.worker == x.w || !w.worker.kind.skewed() || w.free {
 			continue // x's own, not judged by a clock, or into an absent key
 		}
-		judged := h.wallMs(w.done) + w.worker.offset.Milliseconds()
+		// The writer judged by its clock before it sent (the script's
+		// cutoff, the Java client's GET): no later than w.at.
+		judged := h.wallMs(w.at) + w.worker.offset.Milliseconds()
 		if mustInt(v) < judged && trueExpiry >= h.wallMs(w.at)-skewMargin.Milliseconds() {
 			return w, true
 		}
