@@ -71,6 +71,7 @@ type evictor struct {
 	h   *harness
 	s   *server
 	cfg *goredislib.Client // config, filler, markers: past the proxies
+	sub *goredislib.Client // the observer's subscription
 
 	mu         sync.Mutex
 	markers    map[int]marker
@@ -121,6 +122,7 @@ func (ev *evictor) start(ctx context.Context) (*goredislib.PubSub, error) {
 		return nil, err
 	}
 	sub := goredislib.NewClient(&goredislib.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
+	ev.sub = sub
 	ps := sub.PSubscribe(ctx, keyspacePrefix+"*soak:evict*")
 	if err := ps.Subscribe(ctx, markerChannel); err != nil {
 		_ = ps.Close()
@@ -194,6 +196,7 @@ func (ev *evictor) run(ctx context.Context, ps *goredislib.PubSub, rnd *rand.Ran
 	ev.mu.Lock()
 	ev.h.faults.add("evicted lock keys (seen)", ev.lockEvicts)
 	ev.mu.Unlock()
+	_ = ev.sub.Close()
 	_ = ev.cfg.Close()
 }
 
