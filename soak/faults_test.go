@@ -46,10 +46,11 @@ func newProxy(tb testing.TB, upstream string, rnd *rand.Rand) *proxy {
 	return &proxy{p: faultproxy.Start(tb, upstream), rnd: rnd}
 }
 
-func (p *proxy) Addr() string   { return p.p.Addr() }
-func (p *proxy) Cut()           { p.p.Cut() }
-func (p *proxy) Dropped() int64 { return int64(p.p.Dropped()) }
-func (p *proxy) Close()         { p.p.Close() }
+func (p *proxy) Addr() string      { return p.p.Addr() }
+func (p *proxy) Retarget(a string) { p.p.Retarget(a) }
+func (p *proxy) Cut()              { p.p.Cut() }
+func (p *proxy) Dropped() int64    { return int64(p.p.Dropped()) }
+func (p *proxy) Close()            { p.p.Close() }
 
 func (p *proxy) DropReply() {
 	p.mu.Lock()

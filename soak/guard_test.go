@@ -14,7 +14,8 @@ import (
 // was written by then) to the earlier of the start of its release and the
 // end of the lease counted from the start of the acquire call (the lease
 // was written no earlier, so it was still valid) — for an auto-refresh lock,
-// to the last moment its holder saw Done still open, the library's claim.
+// to the last moment its holder saw Done still open and ExpiresAt still
+// ahead, the library's claim.
 // Two holds of one key by different workers whose intervals intersect are
 // an overlap: nothing the lock says enters into it.
 
@@ -62,6 +63,13 @@ const (
 	JavaScheme Category = "b"
 	// DataLoss: a restart of a server without persistence lost the lock.
 	DataLoss Category = "c"
+	// FailoverLoss: a failover to a lagging replica lost the first
+	// holder's write (the old primary had it when its writes stopped, the
+	// new one did not).
+	FailoverLoss Category = "d"
+	// Evicted: the first holder's key was evicted (seen in the server's
+	// keyspace notifications, between its set and the second holder's).
+	Evicted Category = "e"
 )
 
 // Overlap is two holders of one key at once.
@@ -91,6 +99,15 @@ type Figures struct {
 	// every earlier hold of the key released before they began (restarts
 	// of a server without persistence included).
 	FenceRegressions int64
+	// LateDone counts auto-refresh holds whose Done was seen open after
+	// ExpiresAt had passed (its timer ran late): the guard ends such a hold
+	// at ExpiresAt, the holder's claim.
+	LateDone int64
+	// Failovers: one line each (lag, keys the new primary lacked).
+	Failovers []string
+	// Steps counts the eviction server's controller steps by policy family
+	// and outcome (refusals by their blockers' kinds).
+	Steps map[string]int64
 	// Goroutines before the fleet started and after everything was closed
 	// (and leaked stacks, if any).
 	GoroutinesBefore, GoroutinesAfter int
@@ -104,7 +121,7 @@ type GroupFigures struct {
 	Kinds                   string
 	Acquisitions            int64
 	Attempts                int64
-	A, B, C                 int64
+	A, B, C, D, E           int64
 	Lost, NotHeld, Pauses   int64
 	AcquireErrs, ReleaseErr int64
 }
@@ -150,6 +167,7 @@ func (h *harness) analyse() *Figures {
 			gf.AcquireErrs += s.acquireErrors
 			gf.ReleaseErr += s.releaseErrors
 			f.Lost[w.kind] += s.lost
+			f.LateDone += s.lateDone
 			f.Faults["pause"] += s.pauses
 		}
 		for _, w := range g.workers {
@@ -184,6 +202,7 @@ func (h *harness) analyse() *Figures {
 					Trace: fmt.Sprintf("%s\n    then %s", x, y)}
 				if cat == GoCaused {
 					o.Trace += "\n" + h.keyLog(key).around(x.acqStart-time.Second, y.acqRet)
+					o.Trace += h.ev.trace(x, y)
 				}
 				f.Overlaps = append(f.Overlaps, o)
 				f.Causes[string(cat)+": "+cause]++
@@ -195,6 +214,10 @@ func (h *harness) analyse() *Figures {
 					gf.B++
 				case DataLoss:
 					gf.C++
+				case FailoverLoss:
+					gf.D++
+				case Evicted:
+					gf.E++
 				}
 			}
 		}
@@ -216,6 +239,21 @@ func (h *harness) analyse() *Figures {
 		f.Groups = append(f.Groups, *perGroup[g])
 	}
 	sort.Slice(f.Overlaps, func(i, j int) bool { return f.Overlaps[i].Category < f.Overlaps[j].Category })
+	h.mu.Lock()
+	for _, fo := range h.failovers {
+		lag := "synced"
+		if fo.lag > 0 {
+			lag = "replica cut off " + fo.lag.Round(10*time.Millisecond).String()
+		}
+		f.Failovers = append(f.Failovers, fmt.Sprintf("%.0fs %s, %d of %d keys lost or behind", fo.detach.Seconds(), lag, fo.lostKeys, len(fo.old)))
+	}
+	h.mu.Unlock()
+	f.Steps = map[string]int64{}
+	h.ev.mu.Lock()
+	for k, v := range h.ev.steps {
+		f.Steps[k] = v
+	}
+	h.ev.mu.Unlock()
 	h.errSample.mu.Lock()
 	for k, v := range h.errSample.seen {
 		f.Errors[k] = int64(v)
@@ -252,6 +290,12 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 	if h.volatileRestartBetween(g, x.acqStart, y.acqRet) {
 		return DataLoss, "restart of a server without persistence"
 	}
+	if why, ok := h.failoverLost(x, y); ok {
+		return FailoverLoss, why
+	}
+	if why, ok := h.ev.evictedUnder(x, y); ok {
+		return Evicted, why
+	}
 	if x.w.kind == Java && y.w.kind == Java {
 		return JavaScheme, "java with java"
 	}
@@ -273,6 +317,12 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 			z.entry.sent <= to && z.entry.done >= from && h.earlyTakeover(log, z, from) {
 			return JavaScheme, "the holder's lock was taken over earlier by a skewed clock (" + who(z.w.kind) + ")"
 		}
+	}
+	// x's value was overwritten by a write whose writer's clock judged it
+	// expired while x's lease ran: a takeover, even one that is no hold (its
+	// reply was lost, its value stayed).
+	if w, ok := h.overwrittenEarly(log, key, x, to); ok {
+		return JavaScheme, "the holder's value was overwritten by a takeover judged by a skewed clock (" + who(w.worker.kind) + ")"
 	}
 	// A losing GETSET overwrote x's value.
 	if ls := log.losersIn(from, to); len(ls) > 0 {
@@ -379,6 +429,32 @@ func (h *harness) removedUnder(log *keyLog, holds []*hold, dh *hold, until time.
 	return ""
 }
 
+// overwrittenEarly finds a write to key, sent in [x's acquire, until] by
+// another skewed-clock worker and not known to have gone into an absent
+// key (a takeover, or an attempt without a reply), that replaced x's value
+// early: the writer's
+// clock (when it sent) judged x's value expired while, by x's own clock,
+// x's lease still ran when the write was sent.
+func (h *harness) overwrittenEarly(log *keyLog, key string, x *hold, until time.Duration) (write, bool) {
+	v, ok := x.entry.wrote[key]
+	if !ok {
+		return write{}, false
+	}
+	trueExpiry := mustInt(v) - x.w.offset.Milliseconds()
+	for _, w := range log.writesIn(x.acqStart, until) {
+		if w.worker == x.w || !w.worker.kind.skewed() || w.free {
+			continue // x's own, not judged by a clock, or into an absent key
+		}
+		// The writer judged by its clock before it sent (the script's
+		// cutoff, the Java client's GET): no later than w.at.
+		judged := h.wallMs(w.at) + w.worker.offset.Milliseconds()
+		if mustInt(v) < judged && trueExpiry >= h.wallMs(w.at)-skewMargin.Milliseconds() {
+			return w, true
+		}
+	}
+	return write{}, false
+}
+
 // maxLease is the longest lease of the soak.
 const maxLease = 1600 * time.Millisecond
 
@@ -455,22 +531,24 @@ func settleGoroutines(before int) leakResult {
 func (f *Figures) Table() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "soak: %v, seed %d\n\n", f.Duration.Round(time.Second), f.Seed)
-	fmt.Fprintf(&b, "| group | workers | acquisitions | overlaps (a) Go | (b) Java scheme | (c) data loss | lost (ErrLost) | release not held | pauses | acquire errors | release errors |\n")
-	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| group | workers | acquisitions | overlaps (a) Go | (b) Java scheme | (c) restart data loss | (d) failover data loss | (e) evicted | lost (ErrLost) | release not held | pauses | acquire errors | release errors |\n")
+	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var tot GroupFigures
 	for _, g := range f.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", g.Name, g.Kinds, g.Acquisitions, g.A, g.B, g.C, g.Lost, g.NotHeld, g.Pauses, g.AcquireErrs, g.ReleaseErr)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", g.Name, g.Kinds, g.Acquisitions, g.A, g.B, g.C, g.D, g.E, g.Lost, g.NotHeld, g.Pauses, g.AcquireErrs, g.ReleaseErr)
 		tot.Acquisitions += g.Acquisitions
 		tot.A += g.A
 		tot.B += g.B
 		tot.C += g.C
+		tot.D += g.D
+		tot.E += g.E
 		tot.Lost += g.Lost
 		tot.NotHeld += g.NotHeld
 		tot.Pauses += g.Pauses
 		tot.AcquireErrs += g.AcquireErrs
 		tot.ReleaseErr += g.ReleaseErr
 	}
-	fmt.Fprintf(&b, "| **total** | | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Acquisitions, tot.A, tot.B, tot.C, tot.Lost, tot.NotHeld, tot.Pauses, tot.AcquireErrs, tot.ReleaseErr)
+	fmt.Fprintf(&b, "| **total** | | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Acquisitions, tot.A, tot.B, tot.C, tot.D, tot.E, tot.Lost, tot.NotHeld, tot.Pauses, tot.AcquireErrs, tot.ReleaseErr)
 	fmt.Fprintf(&b, "(b) overlaps per 1000 acquisitions, against the Java-only baseline:")
 	for _, g := range f.Groups {
 		if g.Acquisitions > 0 && (g.B > 0 || g.Name == "java-baseline") {
@@ -487,6 +565,15 @@ func (f *Figures) Table() string {
 		fmt.Fprintf(&b, " %s %d;", k, f.Lost[Kind(k)])
 	}
 	fmt.Fprintf(&b, "\nfence regressions: %d\n", f.FenceRegressions)
+	fmt.Fprintf(&b, "failovers: %d —", len(f.Failovers))
+	for _, l := range f.Failovers {
+		fmt.Fprintf(&b, " %s;", l)
+	}
+	fmt.Fprintf(&b, "\ncontroller steps under eviction:")
+	for _, k := range sortedKeys(f.Steps) {
+		fmt.Fprintf(&b, " %s %d;", k, f.Steps[k])
+	}
+	fmt.Fprintf(&b, "\nauto-refresh holds whose Done was still open after ExpiresAt (a late timer): %d\n", f.LateDone)
 	fmt.Fprintf(&b, "goroutines: %d before, %d after Close\n", f.GoroutinesBefore, f.GoroutinesAfter)
 	if len(f.Causes) > 0 {
 		fmt.Fprintf(&b, "\noverlaps by cause:\n")

@@ -53,6 +53,18 @@ type server struct {
 	name       string
 	srv        *redistest.Server
 	persistent bool
+	// repl, for F: the primary and its replica (srv is nil); proxies: the
+	// workers' proxies in front of it, retargeted by a failover.
+	repl    *redistest.Replicated
+	proxies []*proxy
+}
+
+// addr is where the server's clients connect now.
+func (s *server) addr() string {
+	if s.repl != nil {
+		return s.repl.Primary.Addr()
+	}
+	return s.srv.Addr()
 }
 
 // restart is one restart of a server, on the common clock.
@@ -80,10 +92,13 @@ type harness struct {
 	proxies   []*proxy
 	errSample errSample
 
-	mu       sync.Mutex
-	keys     map[string]*keyLog
-	holds    []*hold
-	restarts []restart
+	ev *evictor // E's eviction pressure and observer
+
+	mu        sync.Mutex
+	keys      map[string]*keyLog
+	holds     []*hold
+	restarts  []restart
+	failovers []*failover
 }
 
 // now is the common monotonic clock: time since the start of the run.
@@ -151,13 +166,24 @@ func Run(tb testing.TB, cfg Config) *Figures {
 	h := &harness{cfg: cfg, keys: map[string]*keyLog{}}
 
 	// P: the main server, persistent, restarted; R2, R3: the other redlock
-	// nodes; V: a server without persistence, restarted (data loss).
+	// nodes; V: a server without persistence, restarted (data loss); F: a
+	// primary with a replica, failed over to it after the replica lagged;
+	// E: a server under eviction pressure.
 	p := &server{name: "P", srv: redistest.StartPersistent(tb), persistent: true}
-	rs := redistest.StartN(tb, 3)
+	rs := redistest.StartN(tb, 4)
 	r2 := &server{name: "R2", srv: rs[0]}
 	r3 := &server{name: "R3", srv: rs[1]}
 	v := &server{name: "V", srv: rs[2]}
-	h.servers = []*server{p, r2, r3, v}
+	e := &server{name: "E", srv: rs[3]}
+	fo := &server{name: "F", repl: redistest.StartReplicated(tb)}
+	h.servers = []*server{p, r2, r3, v, fo, e}
+	h.ev = newEvictor(h, e)
+	setupCtx, setupDone := context.WithTimeout(context.Background(), 30*time.Second)
+	ps, err := h.ev.start(setupCtx)
+	setupDone()
+	if err != nil {
+		tb.Fatalf("soak: setting up eviction on E: %v", err)
+	}
 
 	specs := []spec{
 		{"java-baseline", []*server{p}, 2, []Kind{Java, Java, Java, Java}, nil},
@@ -178,6 +204,16 @@ func Run(tb testing.TB, cfg Config) *Figures {
 		{"redlock", []*server{p, r2, r3}, 2, []Kind{Redlock, Redlock, Redlock}, nil},
 		{"volatile-legacy", []*server{v}, 1, []Kind{Java, Atomic, Atomic}, nil},
 		{"volatile-modern", []*server{v}, 1, []Kind{Modern, Modern}, nil},
+		// Failover to a lagging replica: plain locks can be lost (class d);
+		// fences must still increase.
+		{"failover-modern", []*server{fo}, 2, []Kind{Modern, Modern, Modern}, nil},
+		{"failover-legacy", []*server{fo}, 1, []Kind{Java, Atomic, Atomic}, nil},
+		{"failover-dual-write+dual-read", []*server{fo}, 1, []Kind{MigDualWrite, MigDualWrite, MigDualRead, MigDualRead}, nil},
+		// Eviction pressure under volatile-* and allkeys-* policies: lock
+		// keys can be evicted (class e).
+		{"evict-modern", []*server{e}, 2, []Kind{Modern, Modern, Modern}, nil},
+		{"evict-legacy", []*server{e}, 1, []Kind{Java, Atomic, Atomic}, nil},
+		{"evict-dual-read+modern", []*server{e}, 1, []Kind{MigDualRead, MigDualRead, MigModern, MigModern}, nil},
 	}
 	goroutinesBefore := countGoroutines()
 	h.t0 = time.Now()
@@ -203,15 +239,23 @@ func Run(tb testing.TB, cfg Config) *Figures {
 			w.run(ctx)
 		}(w)
 	}
-	wg.Add(1)
+	chaosRnd := rand.New(rand.NewSource(rnd.Int63()))
+	evRnd := rand.New(rand.NewSource(rnd.Int63()))
+	foRnd := rand.New(rand.NewSource(rnd.Int63()))
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		h.chaos(ctx, rand.New(rand.NewSource(rnd.Int63())))
+		h.chaos(ctx, chaosRnd)
+	}()
+	go func() {
+		defer wg.Done()
+		h.ev.run(ctx, ps, evRnd)
 	}()
 
-	// Restarts run here, on the test goroutine: P (persistent) and V
-	// (no persistence) in turn, spread over the run.
-	h.restartLoop(tb, []*server{p, v})
+	// Restarts and failovers run here, on the test goroutine: P
+	// (persistent) and V (no persistence) in turn, F's failovers between
+	// them, spread over the run.
+	h.restartLoop(tb, []*server{p, v}, fo, foRnd)
 	stop()
 	wg.Wait()
 	runEnd := h.now()
@@ -272,8 +316,11 @@ func (h *harness) newWorker(tb testing.TB, g *group, name string, k Kind, i int,
 	}
 	var clients []driver.Client
 	for _, s := range g.servers {
-		p := newProxy(tb, s.srv.Addr(), rand.New(rand.NewSource(rnd.Int63())))
+		p := newProxy(tb, s.addr(), rand.New(rand.NewSource(rnd.Int63())))
 		h.proxies = append(h.proxies, p)
+		if s.repl != nil {
+			s.proxies = append(s.proxies, p)
+		}
 		w.proxies = append(w.proxies, p)
 		rdb := newClient(p)
 		w.rdbs = append(w.rdbs, rdb)
@@ -312,25 +359,38 @@ func (h *harness) newWorker(tb testing.TB, g *group, name string, k Kind, i int,
 	return w
 }
 
-// restartLoop restarts the servers in turn, evenly over the run, and
-// returns when the run's duration is over.
-func (h *harness) restartLoop(tb testing.TB, srvs []*server) {
+// restartLoop restarts the servers in turn, evenly over the run, fails f
+// over between them, and returns when the run's duration is over.
+func (h *harness) restartLoop(tb testing.TB, srvs []*server, f *server, rnd *rand.Rand) {
 	tb.Helper()
 	d := h.cfg.Duration
-	// One restart of each server per 20 s, at least one each.
+	// One restart of each server and one failover per 20 s, at least one
+	// each.
 	n := int(d / (20 * time.Second))
 	if n < 1 {
 		n = 1
 	}
-	var at []time.Duration
-	for i := 0; i < n*len(srvs); i++ {
-		at = append(at, d*time.Duration(2*i+1)/time.Duration(2*n*len(srvs)))
+	type event struct {
+		at  time.Duration
+		srv *server // nil: a failover of f
 	}
-	for i, t := range at {
-		if w := t - h.now(); w > 0 {
+	var evs []event
+	for i := 0; i < n*len(srvs); i++ {
+		evs = append(evs, event{d * time.Duration(2*i+1) / time.Duration(2*n*len(srvs)), srvs[i%len(srvs)]})
+	}
+	for j := 0; j < n; j++ {
+		evs = append(evs, event{d * time.Duration(2*j+1) / time.Duration(2*n), nil})
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at < evs[j].at })
+	for _, ev := range evs {
+		if w := ev.at - h.now(); w > 0 {
 			time.Sleep(w)
 		}
-		s := srvs[i%len(srvs)]
+		if ev.srv == nil {
+			h.failover(tb, f, failoverLag(rnd))
+			continue
+		}
+		s := ev.srv
 		start := h.now()
 		s.srv.Restart()
 		end := h.now()

@@ -47,6 +47,10 @@ type entry struct {
 	value string        // the value taken over (entryTakeover)
 	sent  time.Duration // when the deciding command was sent
 	done  time.Duration // when its reply came
+	// wrote is what the attempt's commands may have written: server key →
+	// value (a legacy value, a modern token). The failover and eviction
+	// classes look for these on the servers.
+	wrote map[string]string
 }
 
 // write is one legacy value sent to a key.
@@ -57,6 +61,9 @@ type write struct {
 	done   time.Duration // its reply came (or the call failed)
 	// loser marks a GETSET that lost (its value overwrote a live lock).
 	loser bool
+	// free marks a write known to have gone into an absent key (a SETNX,
+	// or the legacy script's free state): it replaced nobody's value.
+	free bool
 }
 
 // deletion is one command that may have deleted a legacy key: DEL, or a
@@ -175,8 +182,19 @@ type recorder struct {
 	driver.Client
 	w *worker
 
-	mu   sync.Mutex
-	last entry
+	mu    sync.Mutex
+	last  entry
+	wrote map[string]string // this attempt's writes, so far
+}
+
+// addWrote notes that this attempt may have written value to key.
+func (r *recorder) addWrote(key, value string) {
+	r.mu.Lock()
+	if r.wrote == nil {
+		r.wrote = map[string]string{}
+	}
+	r.wrote[key] = value
+	r.mu.Unlock()
 }
 
 func (r *recorder) setEntry(e entry) {
@@ -190,7 +208,8 @@ func (r *recorder) lastEntry() entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.last
-	r.last = entry{}
+	e.wrote = r.wrote
+	r.last, r.wrote = entry{}, nil
 	return e
 }
 
@@ -202,7 +221,8 @@ func (r *recorder) SetNX(ctx context.Context, key, value string) (bool, error) {
 	at := r.now()
 	ok, err := r.Client.SetNX(ctx, key, value)
 	if ok || err != nil { // it wrote, or may have
-		r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now()})
+		r.addWrote(key, value)
+		r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now(), free: true})
 	}
 	if err == nil && ok {
 		r.setEntry(entry{kind: entryFree, sent: at, done: r.now()})
@@ -214,10 +234,11 @@ func (r *recorder) GetSet(ctx context.Context, key, value string) (string, bool,
 	at := r.now()
 	now := r.w.clock().UnixMilli()
 	old, ok, err := r.Client.GetSet(ctx, key, value)
+	r.addWrote(key, value)
 	// A loser's value overwrote a live one (the Java flaw); an unanswered
 	// GETSET may have.
 	r.log(key).addWrite(write{worker: r.w, value: value, at: at, done: r.now(),
-		loser: err != nil || (ok && mustInt(old) >= now)})
+		loser: err != nil || (ok && mustInt(old) >= now), free: err == nil && !ok})
 	if err == nil {
 		if ok {
 			r.setEntry(entry{kind: entryTakeover, value: old, sent: at, done: r.now()})
@@ -226,6 +247,14 @@ func (r *recorder) GetSet(ctx context.Context, key, value string) (string, bool,
 		}
 	}
 	return old, ok, err
+}
+
+func (r *recorder) SetNXPX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
+	ok, err := r.Client.SetNXPX(ctx, key, value, ttl)
+	if ok || err != nil {
+		r.addWrote(key, value)
+	}
+	return ok, err
 }
 
 func (r *recorder) Del(ctx context.Context, key string) (bool, error) {
@@ -245,6 +274,12 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 		// The reply does not say whether the legacy key was free or
 		// expired: the classification considers both.
 		reply, err := r.Client.Eval(ctx, s, keys, args...)
+		if err != nil || code(reply, 0) == 1 {
+			if str(args[0]) == "1" {
+				r.addWrote(keys[0], str(args[1]))
+			}
+			r.addWrote(keys[1], str(args[4]))
+		}
 		if str(args[0]) == "1" && (err != nil || code(reply, 0) == 1) {
 			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[1]), at: at, done: r.now()})
 		}
@@ -256,6 +291,9 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 		return reply, err
 	case "modern/acquire.lua":
 		reply, err := r.Client.Eval(ctx, s, keys, args...)
+		if err != nil || code(reply, 0) == 1 {
+			r.addWrote(keys[0], str(args[0]))
+		}
 		r.setEntry(entry{kind: entryModern, sent: at, done: r.now()})
 		return reply, err
 	}
@@ -264,7 +302,8 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 	switch name {
 	case "legacy/scripts/acquire.lua":
 		if c := code(reply, 0); err != nil || c == 1 || c == 2 {
-			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done})
+			r.addWrote(keys[0], str(args[0]))
+			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done, free: err == nil && code(reply, 0) == 1})
 		}
 		if err == nil {
 			switch code(reply, 0) {

@@ -59,6 +59,7 @@ type held interface {
 	done() <-chan struct{}
 	err() error
 	fence() int64
+	expiresAt() time.Time // the holder's view of its lease's end (zero: none)
 }
 
 // lockHeld adapts a lockbridge.Lock.
@@ -67,6 +68,7 @@ type lockHeld struct{ lk lockbridge.Lock }
 func (l lockHeld) unlock(ctx context.Context) error { return l.lk.Unlock(ctx) }
 func (l lockHeld) done() <-chan struct{}            { return l.lk.Done() }
 func (l lockHeld) err() error                       { return l.lk.Err() }
+func (l lockHeld) expiresAt() time.Time             { return l.lk.ExpiresAt() }
 func (l lockHeld) fence() int64 {
 	if f, ok := l.lk.(interface{ Fence() int64 }); ok {
 		return f.Fence()
@@ -89,6 +91,7 @@ func (j javaHeld) unlock(ctx context.Context) error {
 func (javaHeld) done() <-chan struct{} { return never }
 func (javaHeld) err() error            { return nil }
 func (javaHeld) fence() int64          { return 0 }
+func (javaHeld) expiresAt() time.Time  { return time.Time{} }
 
 // worker is one client process: its own proxies, Redis clients and
 // locker, its own clock offset.
@@ -116,6 +119,7 @@ type workerStats struct {
 	attempts, acquired, notObtained, acquireErrors int64
 	released, notHeld, releaseErrors, lost         int64
 	pauses, stalls                                 int64
+	lateDone                                       int64 // Done seen open past ExpiresAt
 }
 
 func (w *worker) clock() time.Time { return time.Now().Add(w.offset) }
@@ -214,23 +218,33 @@ func (w *worker) once(ctx context.Context, key string) {
 	if e.sent == 0 {
 		// No acquire command was seen to decide it (a locker settling an
 		// unknown outcome another way): it ran within the call.
-		e = entry{kind: entryUnknown, sent: acqStart, done: acqRet}
+		e = entry{kind: entryUnknown, sent: acqStart, done: acqRet, wrote: e.wrote}
 	}
 	w.count(func(s *workerStats) { s.acquired++ })
 	hd := &hold{w: w, key: key, acqStart: acqStart, acqRet: acqRet, entry: e, fence: lk.fence()}
 
 	// The critical section. lastOK is the last moment the holder saw its
-	// lock claimed valid (auto-refresh: Done still open).
+	// lock claimed valid (auto-refresh: Done still open, and ExpiresAt, the
+	// holder's view of its lease's end, still ahead — Done's timer can run
+	// late on a loaded machine, ExpiresAt is the claim).
 	lastOK := acqRet
+	late := false
 	observe := func() bool {
 		t := h.now()
 		select {
 		case <-lk.done():
 			return false
 		default:
-			lastOK = t
-			return true
 		}
+		if exp := lk.expiresAt(); !exp.IsZero() && !time.Now().Before(exp) {
+			if !late {
+				late = true
+				w.count(func(s *workerStats) { s.lateDone++ })
+			}
+			return false
+		}
+		lastOK = t
+		return true
 	}
 	switch r := w.rnd.Float64(); {
 	case !w.auto && r < pPause:

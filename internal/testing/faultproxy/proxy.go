@@ -53,7 +53,7 @@ const (
 // for concurrent use.
 type Proxy struct {
 	tb       testing.TB
-	upstream string
+	upstream atomic.Pointer[string] // the server new connections dial
 	ln       net.Listener
 	wg       sync.WaitGroup
 
@@ -87,7 +87,8 @@ func Start(tb testing.TB, upstream string) *Proxy {
 	if err != nil {
 		tb.Fatalf("faultproxy: listen: %v", err)
 	}
-	p := &Proxy{tb: tb, upstream: upstream, ln: ln, conns: map[*conn]struct{}{}}
+	p := &Proxy{tb: tb, ln: ln, conns: map[*conn]struct{}{}}
+	p.upstream.Store(&upstream)
 	p.wg.Add(1)
 	go p.accept()
 	tb.Cleanup(p.Close)
@@ -133,6 +134,14 @@ func (p *Proxy) Down(down bool) {
 	if down {
 		p.Cut()
 	}
+}
+
+// Retarget points the proxy at another server, as a failover does behind a
+// client's unchanged address: connections opened from now on dial
+// upstream, and the open ones are cut (they went to the old server).
+func (p *Proxy) Retarget(upstream string) {
+	p.upstream.Store(&upstream)
+	p.Cut()
 }
 
 // Delay adds d before each frame is passed on, in both directions (0: none).
@@ -203,7 +212,7 @@ func (p *Proxy) accept() {
 			_ = cc.Close()
 			continue
 		}
-		sc, err := net.DialTimeout("tcp", p.upstream, 5*time.Second)
+		sc, err := net.DialTimeout("tcp", *p.upstream.Load(), 5*time.Second)
 		if err != nil {
 			_ = cc.Close()
 			continue

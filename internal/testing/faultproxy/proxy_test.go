@@ -133,6 +133,22 @@ func TestCutAndDown(t *testing.T) {
 	require.NoError(t, c.Ping(ctx).Err())
 }
 
+func TestRetarget(t *testing.T) {
+	srvs := redistest.StartN(t, 2)
+	p := faultproxy.Start(t, srvs[0].Addr())
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1, PoolSize: 1})
+	defer c.Close()
+	require.NoError(t, c.Set(ctx, "k", "first", 0).Err())
+	p.Retarget(srvs[1].Addr())
+	// The pooled connection was cut (the client may notice before using
+	// it); the next command reaches the new server.
+	_ = c.Ping(ctx).Err()
+	require.NoError(t, c.Set(ctx, "k", "second", 0).Err())
+	assert.Equal(t, "first", direct(t, srvs[0], "GET", "k"))
+	assert.Equal(t, "second", direct(t, srvs[1], "GET", "k"))
+}
+
 func TestDelay(t *testing.T) {
 	srv := redistest.Start(t)
 	p := faultproxy.Start(t, srv.Addr())

@@ -6,7 +6,8 @@
 // returns once every node reports cluster_state:ok. [StartReplicated] runs a
 // primary and a replica of it (--replicaof), for failovers: the replica can
 // be synced, detached from the primary so that it lags behind, and promoted
-// (REPLICAOF NO ONE) after the primary is killed. Each process gets its own
+// (REPLICAOF NO ONE) after the primary is killed, and the killed primary
+// rejoins as a replica of the promoted one (for failover after failover). Each process gets its own
 // temporary directory (holding redis.log and, for cluster nodes, nodes.conf),
 // has persistence switched off (--save "" --appendonly no; [StartPersistent]
 // runs one with an append-only file fsynced on every write), and is stopped

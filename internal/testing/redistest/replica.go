@@ -1,7 +1,10 @@
 package redistest
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,7 +52,8 @@ func StartReplicated(tb testing.TB) *Replicated {
 
 // Sync returns once the replica has processed everything the primary has
 // written so far (its link is up and its replication offset has reached
-// the primary's), or fails the test after 20 s.
+// the primary's, read just before), or fails the test after 20 s. Writes
+// may go on meanwhile.
 func (r *Replicated) Sync(tb testing.TB) {
 	tb.Helper()
 	deadline := time.Now().Add(replicaSyncWait)
@@ -80,7 +84,11 @@ func (r *Replicated) synced() (bool, error) {
 	if q["master_link_status"] != "up" {
 		return false, fmt.Errorf("replica link %q", q["master_link_status"])
 	}
-	if p["master_repl_offset"] == "" || p["master_repl_offset"] != q["slave_repl_offset"] {
+	// The replica has processed everything the primary had written when
+	// it was asked (it may be further on already: writes go on).
+	po, perr := strconv.ParseInt(p["master_repl_offset"], 10, 64)
+	qo, qerr := strconv.ParseInt(q["slave_repl_offset"], 10, 64)
+	if perr != nil || qerr != nil || qo < po {
 		return false, fmt.Errorf("primary offset %s, replica offset %s", p["master_repl_offset"], q["slave_repl_offset"])
 	}
 	return true, nil
@@ -111,6 +119,51 @@ func (r *Replicated) Failover(tb testing.TB) {
 		}
 		time.Sleep(pollInterval)
 	}
+}
+
+// Rejoin brings back the primary that Failover killed as a replica of the
+// promoted one, and swaps the roles: afterwards Primary is the promoted
+// server and Replica the old primary, restarted on its port with an empty
+// dataset (persistence is off; a dump.rdb left by an earlier sync is
+// removed first) and caught up — ready for the next Detach and Failover.
+// Call it after Failover, from the test goroutine.
+func (r *Replicated) Rejoin(tb testing.TB) {
+	tb.Helper()
+	old, cur := r.Primary, r.Replica
+	if old.currentProc() != nil {
+		tb.Fatalf("redistest: Rejoin: the old primary %s is still running (call Failover first)", old.Addr())
+	}
+	// The new primary syncs at once, and a restart of it later (as a
+	// replica, by the next Rejoin) gets its arguments from there.
+	if err := configSet(cur.Addr(), "repl-diskless-sync-delay", "0"); err != nil {
+		tb.Fatalf("redistest: Rejoin: configuring %s: %v", cur.Addr(), err)
+	}
+	cur.opMu.Lock()
+	cur.extra = []string{"--repl-diskless-sync-delay", "0"}
+	cur.opMu.Unlock()
+	old.opMu.Lock()
+	old.extra = []string{"--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1", strconv.Itoa(cur.portNum())}
+	old.opMu.Unlock()
+	if err := os.Remove(filepath.Join(old.dir, "dump.rdb")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		tb.Fatalf("redistest: Rejoin: %v", err)
+	}
+	old.Restart()
+	r.Primary, r.Replica = cur, old
+	r.Sync(tb)
+}
+
+// configSet sends CONFIG SET name value to the server at addr.
+func configSet(addr, name, value string) error {
+	c, err := resp.Dial(addr, replicaCmdTimeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	reply, err := c.Do("CONFIG", "SET", name, value)
+	if err == nil && fmt.Sprint(reply) != "OK" {
+		err = fmt.Errorf("CONFIG SET %s %s: unexpected reply %q", name, value, reply)
+	}
+	return err
 }
 
 // Detach cuts the replica off from the primary, as a network partition
