@@ -394,9 +394,12 @@ func (ev *evictor) trace(x, y *hold) string {
 // counted), or repaired to the phase what is left of it shows (or that is
 // refused, and counted).
 func (ev *evictor) control(ctx context.Context) {
-	ctl, err := migrate.NewController(goredis.New(ev.cfg), controllerNS, migrate.WithQuietPeriod(time.Second))
+	// No followers, no locks of its namespace: a second of silence covers
+	// what init and a restore wait for.
+	ctl, err := migrate.NewController(goredis.New(ev.cfg), controllerNS, migrate.WithQuietPeriod(time.Second),
+		migrate.WithInitSilence(time.Second))
 	if err == nil {
-		err = ctl.Init(ctx)
+		_, err = ctl.Init(ctx, false)
 	}
 	if err != nil {
 		ev.noteErr("controller", err)
@@ -440,7 +443,7 @@ func (ev *evictor) control(ctx context.Context) {
 			outcome, up = "refused (ErrUnsafeStep: at an end)", !up
 		case errors.Is(err, migrate.ErrPhaseUnknown):
 			outcome = "phase unknown (namespace evicted)"
-			if ierr := ctl.Init(opCtx); ierr == nil {
+			if _, ierr := ctl.Init(opCtx, false); ierr == nil {
 				outcome += ", initialised again"
 				up = true
 			} else if st, serr := ctl.Status(opCtx); serr == nil && st.Evidence.Valid() {
