@@ -65,6 +65,9 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 			if quiet < migrate.DefaultQuietPeriod {
 				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long", quiet, migrate.DefaultQuietPeriod)
 			}
+			if cmd.Flags().Changed("force") {
+				return usageErrorf("fleet cleanup has no --force: it acts only once the migration has ended")
+			}
 			if o.margin < minCleanupMargin {
 				return usageErrorf("fleet cleanup: --margin %v: want at least %v (it must cover the clock skew between the Java hosts and this one)", o.margin, minCleanupMargin)
 			}
@@ -83,6 +86,9 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 	cmd.Flags().StringVar(&o.kc, "key-codec", "auto", "how the Java services encode the names: raw, jdk-string (or java-string), or auto: both")
 	cmd.Flags().DurationVar(&o.margin, "margin", defaultCleanupMargin, "how long past its stored expiry (by this host's clock) a legacy key must be")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would be removed; remove nothing")
+	// Not a flag of cleanup: taken only to refuse it with the reason.
+	cmd.Flags().Bool("force", false, "")
+	_ = cmd.Flags().MarkHidden("force")
 	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "how long the fleet must have run modern, by the server's clock (at least the default)")
 	return cmd
 }

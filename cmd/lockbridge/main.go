@@ -184,7 +184,7 @@ func flagError(c *cobra.Command, err error) error {
 	if ok {
 		var owners []string
 		for _, sub := range c.Commands() {
-			if sub.Flags().Lookup(name) != nil {
+			if f := sub.Flags().Lookup(name); f != nil && !f.Hidden {
 				owners = append(owners, sub.Name())
 			}
 		}

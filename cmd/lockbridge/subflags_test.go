@@ -78,7 +78,7 @@ func TestSubcommandFlagsRefused(t *testing.T) {
 		{[]string{"phase", "repair", "--to", "legacy", "--quiet", "1h"}, "unknown flag: --quiet"},
 		{[]string{"fleet", "forget", "x", "--quiet", "1h"}, "unknown flag: --quiet"},
 		{[]string{"fleet", "forget", "x", "--watch"}, "unknown flag: --watch"},
-		{[]string{"fleet", "cleanup", "--force"}, "unknown flag: --force"},
+		{[]string{"fleet", "cleanup", "--namespace", "n", "--force"}, "fleet cleanup has no --force"},
 		{[]string{"phase", "--force", "set", "modern"}, "--force is a flag of phase init, repair, set: give it after the subcommand"},
 		{[]string{"fleet", "--force", "forget", "x"}, "--force is a flag of fleet forget"},
 	} {
