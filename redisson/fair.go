@@ -2,6 +2,9 @@ package redisson
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -85,6 +88,46 @@ func fenced(r any, err error) (held bool, holder time.Duration, fence int64, _ e
 		return true, 0, token, nil
 	}
 	return false, holderPTTL(ms), 0, nil
+}
+
+// explain completes err, a fair lock's *NotObtainedError, with what kept
+// field out: the holder's lease and the queue's head when it is another
+// waiter (a dead waiter's entry blocks the lock, free or not, until its
+// timeout). Reads (PTTL, LINDEX, ZSCORE) on a detached context, best
+// effort: they explain, they decide nothing.
+func (l *Locker) explain(ctx context.Context, n *names, field string, err error) {
+	var ne *NotObtainedError
+	if !l.cfg.fair || !errors.As(err, &ne) {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+	defer cancel()
+	// The fair acquire's reply is the lock's PTTL or, for a waiter that
+	// just queued, the time left before the previous waiter's timeout;
+	// fair_try replies no time at all. Read the holder's.
+	if r, err := l.c.Do(rctx, "PTTL", n.key); err == nil {
+		if ms, ok := r.(int64); ok {
+			switch {
+			case ms == -2:
+				ne.HolderTTL = 0 // nobody holds it
+			case ms >= 0:
+				ne.HolderTTL = holderPTTL(ms)
+			default:
+				ne.HolderTTL = -1
+			}
+		}
+	}
+	r, err := l.c.Do(rctx, "LINDEX", n.queue, "0")
+	head, ok := r.(string)
+	if err != nil || !ok || head == field {
+		return
+	}
+	ne.Ahead = head
+	if r, err := l.c.Do(rctx, "ZSCORE", n.timeouts, head); err == nil {
+		if ms, err := strconv.ParseFloat(fmt.Sprint(r), 64); err == nil && r != nil {
+			ne.AheadUntil = time.UnixMilli(int64(ms))
+		}
+	}
 }
 
 // leave takes field out of a fair lock's queue after a Lock call that

@@ -116,6 +116,7 @@ func (o *Owner) tryLock(ctx context.Context, key string, ttl time.Duration) (loc
 	}
 	lk, _, err := o.try(ctx, &n, ttl, 0)
 	if err != nil {
+		o.l.explain(ctx, &n, o.field, err)
 		return nil, err
 	}
 	return lk, nil
@@ -146,18 +147,48 @@ func (o *Owner) lock(ctx context.Context, key string, ttl time.Duration) (lockbr
 	wait := o.l.waitFor(ctx) // a fair Locker queues us
 	w := o.l.waiter(&n, o.field)
 	defer w.close()
+	var last *NotObtainedError // the last refusal, to explain a fair lock's wait that ended
 	lk, err := retry.Loop(ctx, o.l.tel, o.l.cfg.backoff, w.wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := o.try(ctx, &n, ttl, wait)
 		if w.subscribe(ctx, err) {
-			return o.try(ctx, &n, ttl, wait)
+			lk, left, err = o.try(ctx, &n, ttl, wait)
+		}
+		if ne := (*NotObtainedError)(nil); errors.As(err, &ne) {
+			last = ne
 		}
 		return lk, left, err
 	})
 	if err != nil {
 		o.l.leave(ctx, &n, o.field, wait)
+		if o.l.cfg.fair {
+			err = o.explainWait(ctx, &n, err, last)
+		}
 		return nil, err
 	}
 	return lk, nil
+}
+
+// explainWait is the error of a fair Lock call that gave up, err, with
+// what held it: the holder's lease, or the queued waiter ahead (see
+// Locker.explain). The error texts are made when wrapped, so those that
+// wrap the refusal are made again.
+func (o *Owner) explainWait(ctx context.Context, n *names, err error, last *NotObtainedError) error {
+	var ne *NotObtainedError
+	cerr := ctx.Err()
+	switch {
+	case errors.Is(err, lockbridge.ErrUnknownOutcome) && !errors.Is(err, lockbridge.ErrNotObtained):
+		return err // may hold: no refusal to explain
+	case errors.As(err, &ne):
+		o.l.explain(ctx, n, o.field, ne)
+		if err != error(ne) && cerr != nil {
+			return fmt.Errorf("%w: %w", ne, cerr) // as the retry loop wraps it
+		}
+	case last != nil && cerr != nil:
+		// ctx ended during an attempt: the last refusal says what held it.
+		o.l.explain(ctx, n, o.field, last)
+		return fmt.Errorf("%w (%w)", err, last)
+	}
+	return err
 }
 
 // HoldCount returns how many holds this owner has on the lock key, as the

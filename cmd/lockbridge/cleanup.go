@@ -42,10 +42,11 @@ const defaultCleanupMargin = time.Hour
 // skew between the Java hosts and this one.
 const minCleanupMargin = time.Minute
 
-func newCleanupCmd(e *env, g *globalFlags, quiet *time.Duration) *cobra.Command {
+func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 	var (
-		o   cleanupOpts
-		dry bool
+		o     cleanupOpts
+		dry   bool
+		quiet time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "cleanup --namespace NS [--key NAME]... [--dry-run]",
@@ -61,14 +62,14 @@ func newCleanupCmd(e *env, g *globalFlags, quiet *time.Duration) *cobra.Command 
 			if ns == "" {
 				return usageErrorf("fleet cleanup removes the namespace's evidence: name it with --namespace (or LOCKBRIDGE_NAMESPACE)")
 			}
-			if *quiet < migrate.DefaultQuietPeriod {
-				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long", *quiet, migrate.DefaultQuietPeriod)
-			}
-			if o.margin < minCleanupMargin {
-				return usageErrorf("fleet cleanup: --margin %v: want at least %v (it must cover the clock skew between the Java hosts and this one)", o.margin, minCleanupMargin)
+			if quiet < migrate.DefaultQuietPeriod {
+				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long", quiet, migrate.DefaultQuietPeriod)
 			}
 			if cmd.Flags().Changed("force") {
 				return usageErrorf("fleet cleanup has no --force: it acts only once the migration has ended")
+			}
+			if o.margin < minCleanupMargin {
+				return usageErrorf("fleet cleanup: --margin %v: want at least %v (it must cover the clock skew between the Java hosts and this one)", o.margin, minCleanupMargin)
 			}
 			if _, err := keyCodecs(o.kc); err != nil {
 				return err
@@ -78,13 +79,17 @@ func newCleanupCmd(e *env, g *globalFlags, quiet *time.Duration) *cobra.Command 
 					return usageErrorf("fleet cleanup: --key must not be empty")
 				}
 			}
-			return runCleanup(cmd.Context(), e, &g.conn, ns, *quiet, o, dry, asJSON)
+			return runCleanup(cmd.Context(), e, &g.conn, ns, quiet, o, dry, asJSON)
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.names, "key", nil, "a lock name whose leftover legacy key to remove (repeatable)")
 	cmd.Flags().StringVar(&o.kc, "key-codec", "auto", "how the Java services encode the names: raw, jdk-string (or java-string), or auto: both")
 	cmd.Flags().DurationVar(&o.margin, "margin", defaultCleanupMargin, "how long past its stored expiry (by this host's clock) a legacy key must be")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would be removed; remove nothing")
+	// Not a flag of cleanup: taken only to refuse it with the reason.
+	cmd.Flags().Bool("force", false, "")
+	_ = cmd.Flags().MarkHidden("force")
+	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "how long the fleet must have run modern, by the server's clock (at least the default)")
 	return cmd
 }
 

@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
@@ -19,6 +22,9 @@ import (
 type connFlags struct {
 	url, cluster, namespace string
 	timeout                 time.Duration
+	// handshakes follows the TLS handshakes of the client built, for
+	// ping's message.
+	handshakes *tlsWatch
 }
 
 // register adds the flags, shared by every command (demo and doctor read
@@ -78,6 +84,7 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 		return nil, "", usageErrorf("--timeout %v: want a positive duration", c.timeout)
 	}
 	raw := c.target(e, demo)
+	c.handshakes = &tlsWatch{}
 	var opts *redis.Options
 	if raw != "" {
 		if err := checkScheme(raw, c.url == ""); err != nil {
@@ -91,6 +98,9 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 			}
 			return nil, "", usageErrorf("bad Redis URL %s: %v", redact(raw), strings.TrimPrefix(err.Error(), "redis: "))
 		}
+		if err := checkPort(o.Addr); err != nil {
+			return nil, "", usageErrorf("bad Redis URL %s: %v", redact(raw), err)
+		}
 		opts = o
 	}
 	if c.cluster != "" {
@@ -99,6 +109,9 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 			a = strings.TrimSpace(a)
 			if a == "" || !strings.Contains(a, ":") {
 				return nil, "", usageErrorf("bad --cluster address %q: want host:port[,host:port…]", a)
+			}
+			if err := checkPort(a); err != nil {
+				return nil, "", usageErrorf("bad --cluster address %q: %v", a, err)
 			}
 			addrs = append(addrs, a)
 		}
@@ -117,6 +130,7 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 				co.TLSConfig.ServerName = ""
 			}
 		}
+		co.Dialer = dialer(c.timeout, co.TLSConfig, c.handshakes)
 		return redis.NewClusterClient(co), "Redis Cluster " + strings.Join(addrs, ","), nil
 	}
 	if opts == nil {
@@ -129,6 +143,7 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	// whatever the context allows: --timeout is the bound, however long.
 	opts.ReadTimeout, opts.WriteTimeout = c.timeout, c.timeout
 	opts.DialerRetries = 1 // one clear error at once, not five
+	opts.Dialer = dialer(c.timeout, opts.TLSConfig, c.handshakes)
 	return redis.NewClient(opts), "Redis " + opts.Addr, nil
 }
 
@@ -146,36 +161,162 @@ func (c *connFlags) dialAt(ctx context.Context, e *env) (driver.Client, string, 
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if err := ping(ctx, uc, c.timeout, where); err != nil {
+	if err := c.ping(ctx, uc, where); err != nil {
 		_ = uc.Close()
 		return nil, "", nil, err
 	}
 	return goredis.New(uc), where, func() { _ = uc.Close() }, nil
 }
 
-func ping(ctx context.Context, uc redis.UniversalClient, timeout time.Duration, where string) error {
+// ping checks that the server answers, and says what is wrong when it does
+// not: unreachable, the TLS handshake, the credentials, the database, not a
+// cluster.
+func (c *connFlags) ping(ctx context.Context, uc redis.UniversalClient, where string) error {
+	timeout := c.timeout
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := uc.Ping(pctx).Err()
+	var te *tlsError
+	if !errors.As(err, &te) && err != nil {
+		// go-redis may give up waiting before its dial reports.
+		te = c.handshakes.failure()
+	}
 	switch {
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case te != nil:
+		// Before the timeout's test: a handshake that got no answer is a
+		// TLS problem first (a plain-text server waits for a line).
+		return fmt.Errorf("%s: the TLS handshake failed: %s (the server may not speak TLS: redis:// for plain text, rediss:// only for a TLS port)", where, te.why(timeout))
 	case errors.Is(err, context.DeadlineExceeded) || pctx.Err() != nil || isTimeout(err):
 		return fmt.Errorf("cannot reach %s: no answer within %v (a longer --timeout, or check the host and port)", where, timeout)
 	}
 	msg := oneLine(err.Error())
+	code := replyCode(err)
 	switch {
-	case driver.HasPrefix(err, "WRONGPASS") || driver.HasPrefix(err, "NOAUTH") || strings.Contains(msg, "invalid password") ||
-		strings.Contains(msg, "invalid username-password"):
+	case code == "NOAUTH":
+		return fmt.Errorf("%s wants a password: %s (give user and password: redis://user:password@host:port)", where, msg)
+	case code == "WRONGPASS" || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
 		return fmt.Errorf("%s refused the credentials: %s (check user and password: redis://user:password@host:port)", where, msg)
 	case strings.Contains(msg, "DB index is out of range") || strings.Contains(msg, "invalid DB index"):
 		return fmt.Errorf("%s has no such database: %s (the /db of the URL must be below the server's 'databases', 16 by default; a cluster has only 0)", where, msg)
-	case driver.HasPrefix(err, "NOPERM"):
+	case code == "NOPERM":
 		return fmt.Errorf("%s: the user may not run this: %s", where, msg)
+	case strings.Contains(msg, "cluster support disabled"):
+		return fmt.Errorf("%s is not a cluster: %s (for a single server use --redis redis://HOST:PORT, not --cluster)",
+			strings.Replace(where, "Redis Cluster ", "Redis ", 1), msg)
 	}
 	return fmt.Errorf("cannot reach %s: %s", where, msg)
+}
+
+// replyCode is the first word of a Redis error reply ("NOAUTH",
+// "WRONGPASS"), or "" for any other error.
+func replyCode(err error) string {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	code, _, _ := strings.Cut(re.Error(), " ")
+	return code
+}
+
+// checkPort refuses an address whose port is not a number from 1 to 65535:
+// a usage error, not a server that cannot be reached.
+func checkPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q: want a number from 1 to 65535", port)
+	}
+	return nil
+}
+
+// tlsWatch records the TLS handshakes of a client's dials: one that failed,
+// or one still waiting for the server when ping gave up.
+type tlsWatch struct {
+	mu      sync.Mutex
+	pending int
+	err     error
+}
+
+func (w *tlsWatch) start() {
+	w.mu.Lock()
+	w.pending++
+	w.mu.Unlock()
+}
+
+func (w *tlsWatch) done(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pending--
+	if err != nil {
+		w.err = err
+	}
+}
+
+// failure is the handshake that failed, one still under way (as a
+// timeout), or nil.
+func (w *tlsWatch) failure() *tlsError {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.err != nil:
+		return &tlsError{w.err}
+	case w.pending > 0:
+		return &tlsError{context.DeadlineExceeded}
+	}
+	return nil
+}
+
+// tlsError is a TLS handshake that failed, so that ping can say so.
+type tlsError struct{ err error }
+
+func (e *tlsError) Error() string { return "TLS handshake: " + e.err.Error() }
+func (e *tlsError) Unwrap() error { return e.err }
+
+// why is the handshake's failure in words.
+func (e *tlsError) why(timeout time.Duration) string {
+	if errors.Is(e.err, context.DeadlineExceeded) || isTimeout(e.err) {
+		return fmt.Sprintf("no answer to it within %v", timeout)
+	}
+	return oneLine(e.err.Error())
+}
+
+// dialer connects over TCP and, with cfg, does the TLS handshake itself,
+// bounded by timeout, so that a failed handshake is told apart from a
+// server that does not answer (go-redis reports both as a dial error).
+func dialer(timeout time.Duration, cfg *tls.Config, w *tlsWatch) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil || cfg == nil {
+			return conn, err
+		}
+		c := cfg.Clone()
+		if c.ServerName == "" {
+			// A cluster's nodes: each checked against its own host.
+			c.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		hctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		tc := tls.Client(conn, c)
+		w.start()
+		err = tc.HandshakeContext(hctx)
+		w.done(err)
+		if err != nil {
+			_ = conn.Close()
+			return nil, &tlsError{err}
+		}
+		return tc, nil
+	}
 }
 
 // checkScheme refuses a URL without a scheme, with the one it most likely

@@ -171,7 +171,7 @@ func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(st
 	if err != nil {
 		return usageErrorf("demo: %s", message(err))
 	}
-	if err := ping(ctx, uc, cf.timeout, where); err != nil {
+	if err := cf.ping(ctx, uc, where); err != nil {
 		return err
 	}
 

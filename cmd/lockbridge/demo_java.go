@@ -348,7 +348,7 @@ func runJavaDemo(ctx context.Context, e *env, cf connFlags, jar string, java, go
 	defer d.guard.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if err := ping(ctx, uc, cf.timeout, where); err != nil {
+	if err := cf.ping(ctx, uc, where); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "lockbridge demo --java-migrates on %s, namespace %s: %d JVM(s) of lockbridge-java and %d Go worker(s) on lock %s, lease %v; every stage redeploys both\n",

@@ -92,7 +92,7 @@ func runDoctor(ctx context.Context, e *env, cf *connFlags, verbose, asJSON bool)
 		return err
 	}
 	defer uc.Close()
-	if err := ping(ctx, uc, cf.timeout, where); err != nil {
+	if err := cf.ping(ctx, uc, where); err != nil {
 		return err
 	}
 	t, user, err := doctorTarget(ctx, uc, cf.timeout)

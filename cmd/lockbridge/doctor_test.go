@@ -108,9 +108,13 @@ func TestDoctorNamespaceFlag(t *testing.T) {
 	t.Parallel()
 	_, env := server(t)
 	r := cli(t, "", env, "doctor", "--namespace", "shop")
-	require.Equal(t, 1, r.code, "a namespace never initialised: its lockers refuse to lock\n%s", r.stdout)
-	assert.Regexp(t, `^DANGER +namespace: namespace "shop": namespace not initialised`, finding(t, r.stdout, "namespace"))
-	assert.Contains(t, r.stdout, "lockbridge phase init")
+	// Before 'phase init': not a danger (exit 0 with the server's warnings),
+	// and the command that starts it.
+	require.Equal(t, 0, r.code, "a namespace not started yet\n%s", r.stdout)
+	assert.Regexp(t, "^WARN +namespace: namespace \"shop\" not initialised: lockers that follow it refuse to lock until `lockbridge phase init --namespace shop`",
+		finding(t, r.stdout, "namespace"))
+	assert.Contains(t, r.stdout, "fix: lockbridge phase init --namespace shop")
+	assert.NotContains(t, r.stdout, "DANGER")
 	r = cli(t, "", env, "phase", "init", "--silence", "10ms", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", env, "doctor", "--namespace", "shop")

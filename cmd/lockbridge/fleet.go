@@ -19,8 +19,8 @@ clock), the last legacy sighting, and whether the next phase step is safe.
 --watch redraws it every --interval until Ctrl-C: on a terminal in place, else
 one report after the other (with --output json, one JSON document a line).
 
-forget ID: remove a client known dead from the registry (refused while its
-entry is live by the server's clock, unless --force).
+forget ID: remove a client known dead from the registry (see 'lockbridge
+fleet forget --help').
 
 cleanup: once the fleet has run modern for the quiet period, remove the
 legacy sighting, dead registry entries and expired legacy keys (see
@@ -29,6 +29,14 @@ legacy sighting, dead registry entries and expired legacy keys (see
 Exit codes: 0 the next step is safe (or the fleet is at modern), 4 the next
 step is not safe or the phase is unknown, 1 an error, 2 bad usage, 130
 interrupted (--watch ends so).`
+
+const forgetLong = `Remove the client ID, known dead, from the namespace's registry (the ID is the
+CLIENT column of 'lockbridge fleet'). Refused while its entry is live by the
+server's clock, unless --force: a live client's entry is its heartbeat, and
+forgetting it lets a step be judged without it.
+
+Exit codes: 0 forgotten, 4 refused (the entry is live), 1 an error (no such
+client), 2 bad usage.`
 
 func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 	var (
@@ -76,20 +84,20 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 			return fleetOutcome(st)
 		},
 	}
-	cmd.PersistentFlags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "quiet period used to judge the next step")
+	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "quiet period used to judge the next step")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every --interval until Ctrl-C")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "with --watch: time between two readings")
 	forget := &cobra.Command{
 		Use:   "forget ID",
 		Short: "remove a client known dead from the registry",
-		Long:  fleetSummary,
+		Long:  forgetLong,
 		Args:  exactArgs(1, "fleet takes no arguments, or forget ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := g.wantJSON("fleet forget", false); err != nil {
 				return err
 			}
 			id := args[0]
-			ctl, closeFn, err := fleetController(cmd.Context(), e, &g.conn, quiet)
+			ctl, closeFn, err := fleetController(cmd.Context(), e, &g.conn, migrate.DefaultQuietPeriod)
 			if err != nil {
 				return err
 			}
@@ -109,8 +117,8 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.PersistentFlags().BoolVar(&force, "force", false, "forget: remove the entry even while it is live")
-	cmd.AddCommand(forget, newCleanupCmd(e, g, &quiet))
+	forget.Flags().BoolVar(&force, "force", false, "remove the entry even while it is live")
+	cmd.AddCommand(forget, newCleanupCmd(e, g))
 	return cmd
 }
 

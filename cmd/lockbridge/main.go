@@ -145,9 +145,7 @@ func newRoot(e *env, g *globalFlags) *cobra.Command {
 	root.SetHelpTemplate(helpTemplate)
 	root.SetUsageTemplate(helpTemplate)
 	root.SetVersionTemplate("lockbridge {{.Version}}\n")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErrorf("%s: %v (see '%s --help')", c.Name(), err, c.CommandPath())
-	})
+	root.SetFlagErrorFunc(flagError)
 	g.conn.register(root.PersistentFlags())
 	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text, or json (inspect, phase, fleet, doctor; schema in docs/cli.md)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -163,9 +161,39 @@ func newRoot(e *env, g *globalFlags) *cobra.Command {
 	for _, c := range root.Commands() {
 		if c.Name() == "completion" {
 			c.Short = "print a shell completion script (bash, zsh, fish, powershell)"
+			// Without this, a shell cobra has no script for (tcsh) or none
+			// at all prints the help and exits 0.
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(_ *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return usageErrorf("completion: want a shell: bash, zsh, fish or powershell")
+				}
+				return usageErrorf("completion: no script for shell %q: want bash, zsh, fish or powershell", args[0])
+			}
 		}
 	}
 	return root
+}
+
+// flagError is a usage error for a flag c does not take; when it is one of
+// c's subcommands' flags, it says to give it after the subcommand (cobra
+// reads the flags before a subcommand with the parent's, and takes the
+// subcommand for the value of a flag it does not know).
+func flagError(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if ok {
+		var owners []string
+		for _, sub := range c.Commands() {
+			if f := sub.Flags().Lookup(name); f != nil && !f.Hidden {
+				owners = append(owners, sub.Name())
+			}
+		}
+		if len(owners) > 0 {
+			return usageErrorf("%s: --%s is a flag of %s %s: give it after the subcommand (see '%s %s --help')",
+				c.Name(), name, c.Name(), strings.Join(owners, ", "), c.CommandPath(), owners[0])
+		}
+	}
+	return usageErrorf("%s: %v (see '%s --help')", c.Name(), err, c.CommandPath())
 }
 
 // Errors that choose an exit code. An exitErr without err prints nothing.

@@ -10,43 +10,85 @@ import (
 	"github.com/spf13/cobra"
 )
 
-const phaseSummary = `get: print the namespace's phase (legacy, dual-write, dual-read or modern).
-set: move the fleet one step to PHASE, the next phase or the previous one. A step
-forward is refused while a live client lags or holds a lock of another phase,
-while a registry entry does not parse or is of an older format, or, past
-dual-write, while a legacy sighting is younger than the quiet period (or the
-fleet ran dual-write for less); --force takes it anyway and prints the blockers
-it overrode. A step back is refused only while a live client runs or holds a
-phase that does not exclude the previous one.
-init: give a namespace without a phase its phase. Lockers refuse to lock in a
-namespace without a phase: absence is never read as legacy. A namespace whose
-mark (kept apart from its keys) shows where it was gets that phase back; one
-whose hash or registry shows it ran is refused (use repair); one without any
-trace starts at legacy once it has shown none for --silence by the server's
-clock (init waits for that). --force starts it at legacy at once, whatever it
-finds. An initialised namespace is left as it is (exit 0).
-repair --to PHASE: set a phase that was lost (evicted, flushed, lost in a
-failover) or went back (a restore), restarting the quiet period. Without --force
-only to the highest phase the evidence shows (lockbridge fleet prints it).
+const phaseSummary = `Read or change the migration's phase: legacy, dual-write, dual-read, modern.
+
+get: print the namespace's phase.
+set PHASE: move the fleet one step.
+init: give a namespace without a phase its phase.
+repair --to PHASE: restore a phase that was lost.
 
 set, init and repair change a namespace: they need --namespace (or
 LOCKBRIDGE_NAMESPACE), never "default" by omission, and name the namespace and
-the server in what they print. get reads "default" when none is given.
-
-Every change is refused while the server may have evicted the evidence the
-controller judges by: an allkeys-* maxmemory-policy, or one it cannot read
-(INFO memory refused: declare it with --maxmemory-policy).
+the server in what they print. get reads "default" when none is given. Each
+subcommand has its own flags: see 'lockbridge phase COMMAND --help'.
 
 Exit codes: 0 done, 4 refused (unsafe, or more than one step), 1 an error,
 2 bad usage.`
 
-// phaseOpts are the flags of phase's subcommands.
+const phaseGetLong = `Print the namespace's phase: legacy, dual-write, dual-read or modern. Reads
+the namespace "default" when neither --namespace nor LOCKBRIDGE_NAMESPACE
+names one.
+
+A namespace without a phase (never initialised, or its phase lost) is an
+error that says which, and the command that gives it one.
+
+Exit codes: 0 printed, 1 an error (the phase unknown), 2 bad usage.`
+
+// phaseChangeNote ends the --help of every phase change.
+const phaseChangeNote = `It changes a namespace: it needs --namespace (or LOCKBRIDGE_NAMESPACE), never
+"default" by omission, and names the namespace and the server in what it
+prints. It is refused while the server may have evicted the evidence the
+controller judges by: an allkeys-* maxmemory-policy, or one it cannot read
+(INFO memory refused: declare it with --maxmemory-policy).`
+
+const phaseSetLong = `Move the fleet one step to PHASE: the next phase or the previous one.
+
+A step forward is refused while a live client lags or holds a lock of another
+phase, while a registry entry does not parse or is of an older format, or,
+past dual-write, while a legacy sighting is younger than the quiet period (or
+the fleet ran dual-write for less); --force takes it anyway and prints the
+blockers it overrode. A step back is refused only while a live client runs or
+holds a phase that does not exclude the previous one.
+
+` + phaseChangeNote + `
+
+Exit codes: 0 done (or already at PHASE), 4 refused (unsafe, or more than one
+step), 1 an error, 2 bad usage.`
+
+const phaseInitLong = `Give a namespace without a phase its phase. Lockers refuse to lock in a
+namespace without a phase: absence is never read as legacy.
+
+A namespace whose mark (kept apart from its keys) shows where it was gets that
+phase back; one whose hash or registry shows it ran is refused (use repair);
+one without any trace starts at legacy once it has shown none for --silence by
+the server's clock (init waits for that). --force starts it at legacy at once,
+whatever it finds. An initialised namespace is left as it is.
+
+` + phaseChangeNote + `
+
+Exit codes: 0 initialised (or already), 4 refused, 1 an error, 2 bad usage.`
+
+const phaseRepairLong = `Set a phase that was lost (evicted, flushed, lost in a failover) or went back
+(a restore), restarting the quiet period. Without --force only to the highest
+phase the evidence shows ('lockbridge fleet' prints it).
+
+` + phaseChangeNote + `
+
+Exit codes: 0 repaired, 4 refused, 1 an error, 2 bad usage.`
+
+// phaseOpts are the flags of phase's subcommands; each subcommand registers
+// its own.
 type phaseOpts struct {
 	force   bool
 	quiet   time.Duration
 	silence time.Duration
 	policy  string
 	to      string
+}
+
+// policyFlag registers --maxmemory-policy, which every change takes.
+func (o *phaseOpts) policyFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.policy, "maxmemory-policy", "", "the server's maxmemory-policy, declared for a server that cannot report it (INFO memory refused); what the server reports overrides it")
 }
 
 func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
@@ -62,17 +104,10 @@ func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
 			return usageErrorf("phase: unknown subcommand %q: want get, set, init or repair", args[0])
 		},
 	}
-	pf := cmd.PersistentFlags()
-	pf.BoolVar(&o.force, "force", false, "set, init, repair: take the step despite its blockers (prints them loudly)")
-	pf.DurationVar(&o.silence, "silence", migrate.DefaultInitSilence, "init: how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + longest lease + liveness margin")
-	pf.StringVar(&o.policy, "maxmemory-policy", "", "set, init, repair: the server's maxmemory-policy, declared for a server that cannot report it (INFO memory refused); what the server reports overrides it")
-	pf.DurationVar(&o.quiet, "quiet", migrate.DefaultQuietPeriod, "set: quiet period: how long no legacy sighting may be seen before a step beyond dual-write")
-	pf.StringVar(&o.to, "to", "", "repair: the phase to restore")
-	phases := cobra.FixedCompletions([]string{"legacy", "dual-write", "dual-read", "modern"}, cobra.ShellCompDirectiveNoFileComp)
-	_ = cmd.RegisterFlagCompletionFunc("to", phases)
-	sub := func(use, short string, args cobra.PositionalArgs, run func(p *phaseRun, ctx context.Context, args []string) error) *cobra.Command {
+	phases := []string{"legacy", "dual-write", "dual-read", "modern"}
+	sub := func(use, short, long string, args cobra.PositionalArgs, run func(p *phaseRun, ctx context.Context, args []string) error) *cobra.Command {
 		return &cobra.Command{
-			Use: use, Short: short, Long: phaseSummary, Args: args,
+			Use: use, Short: short, Long: long, Args: args,
 			RunE: func(cmd *cobra.Command, a []string) error {
 				asJSON, err := g.wantJSON("phase", true)
 				if err != nil {
@@ -82,17 +117,32 @@ func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
 			},
 		}
 	}
-	set := sub("set PHASE", "move the fleet one step to PHASE",
+	get := sub("get", "print the namespace's phase", phaseGetLong,
+		exactArgs(0, "phase get takes no arguments"), (*phaseRun).get)
+
+	set := sub("set PHASE", "move the fleet one step to PHASE", phaseSetLong,
 		exactArgs(1, "phase set takes one PHASE: legacy, dual-write, dual-read or modern"), (*phaseRun).set)
 	set.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return []string{"legacy", "dual-write", "dual-read", "modern"}, cobra.ShellCompDirectiveNoFileComp
+		return phases, cobra.ShellCompDirectiveNoFileComp
 	}
-	cmd.AddCommand(
-		sub("get", "print the namespace's phase", exactArgs(0, "phase get takes no arguments"), (*phaseRun).get),
-		set,
-		sub("init", "start a namespace at legacy", exactArgs(0, "phase init takes no arguments"), (*phaseRun).init),
-		sub("repair", "restore a lost phase (--to PHASE)", exactArgs(0, "phase repair takes no arguments: the phase goes in --to"), (*phaseRun).repair),
-	)
+	set.Flags().BoolVar(&o.force, "force", false, "take the step despite its blockers (prints them loudly)")
+	set.Flags().DurationVar(&o.quiet, "quiet", migrate.DefaultQuietPeriod, "quiet period: how long no legacy sighting may be seen before a step beyond dual-write (shorter only with --force)")
+	o.policyFlag(set)
+
+	initc := sub("init", "start a namespace at legacy (or the phase its mark shows)", phaseInitLong,
+		exactArgs(0, "phase init takes no arguments"), (*phaseRun).init)
+	initc.Flags().DurationVar(&o.silence, "silence", migrate.DefaultInitSilence, "how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + longest lease + liveness margin")
+	initc.Flags().BoolVar(&o.force, "force", false, "start at legacy at once, whatever the namespace shows (prints what it overrode)")
+	o.policyFlag(initc)
+
+	repair := sub("repair --to PHASE", "restore a lost phase", phaseRepairLong,
+		exactArgs(0, "phase repair takes no arguments: the phase goes in --to"), (*phaseRun).repair)
+	repair.Flags().StringVar(&o.to, "to", "", "the phase to restore (required)")
+	repair.Flags().BoolVar(&o.force, "force", false, "restore a phase beyond what the evidence shows (prints the blockers it overrode)")
+	o.policyFlag(repair)
+	_ = repair.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(phases, cobra.ShellCompDirectiveNoFileComp))
+
+	cmd.AddCommand(get, set, initc, repair)
 	return cmd
 }
 

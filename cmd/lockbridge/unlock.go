@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -22,13 +23,10 @@ Exit codes: 0 deleted (or nothing to delete), 5 declined, 1 an error or a key
 changed meanwhile, 2 bad usage.`
 
 // delIfSame deletes KEYS[1] only if it still holds ARGV[1].
-var delIfSame = driver.NewScript("cmd/lockbridge/del_if_same.lua", `-- KEYS[1] key; ARGV[1] the value shown to the operator.
--- Returns 1 deleted, 0 changed meanwhile (left alone).
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-`)
+var delIfSame = driver.NewScript("cmd/lockbridge/del_if_same.lua", delIfSameSrc)
+
+//go:embed del_if_same.lua
+var delIfSameSrc string
 
 func newUnlockCmd(e *env, g *globalFlags) *cobra.Command {
 	var force, yes bool

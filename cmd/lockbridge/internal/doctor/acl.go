@@ -246,6 +246,9 @@ func (r *run) probeByUse(ctx context.Context, where string, k probeKeys, cluster
 	direct("SETNX", k.nx, "doctor")
 	_, _ = r.do(ctx, c, "PEXPIRE", k.nx, scratchTTL)
 	direct("DEL", k.nx)
+	direct("PTTL", k.str)
+	direct("LINDEX", k.list2, "0")
+	direct("ZSCORE", k.zset2, "m")
 	// A script the server does not hold: NOSCRIPT means EVALSHA was let
 	// through.
 	direct("EVALSHA", probeScript.Hash(), "1", k.str)

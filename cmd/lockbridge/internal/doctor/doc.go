@@ -30,7 +30,9 @@
 //   - namespace (with WithNamespace): the phase, registry and sightings as
 //     the controller reads them; live clients in phases that do not exclude
 //     each other, or a legacy-only locker seen after the fleet moved past
-//     dual-write, are a danger.
+//     dual-write, are a danger; so is a phase lost. A namespace not started
+//     yet (no phase and no trace of a fleet) is a warning naming
+//     `lockbridge phase init`.
 //   - clock: this host's clock against the server's TIME. Always ok:
 //     lockbridge never lets the server's clock grant a lock.
 //

@@ -312,8 +312,9 @@ func TestDoctorNamespace(t *testing.T) {
 	const ns = "doctor-ns"
 
 	f := byID(t, runOK(t, single(c, srv.Addr()), WithNamespace(ns)))[IDNamespace]
-	assert.Equal(t, Danger, f.Severity, "never initialised: its lockers refuse to lock: %+v", f)
-	assert.Contains(t, f.Fix, "lockbridge phase init")
+	assert.Equal(t, Warn, f.Severity, "not started yet: a warning, with the command: %+v", f)
+	assert.Contains(t, f.Summary, "not initialised")
+	assert.Equal(t, "lockbridge phase init --namespace "+ns, f.Fix)
 	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, false)

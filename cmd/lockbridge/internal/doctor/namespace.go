@@ -46,6 +46,16 @@ func checkNamespace(ctx context.Context, r *run) (Finding, bool) {
 
 func namespaceFinding(st migrate.Status, now time.Time) Finding {
 	f := Finding{ID: IDNamespace}
+	if pe := st.PhaseProblem; pe != nil && neverRan(st) {
+		// A namespace not started yet: the state before 'phase init', not
+		// a danger. Its lockers refuse to lock until then.
+		f.Severity = Warn
+		f.Summary = fmt.Sprintf("namespace %q not initialised: lockers that follow it refuse to lock until `lockbridge phase init --namespace %s`", st.Namespace, st.Namespace)
+		f.Detail = "It shows no trace of a fleet (no phase, mark, registry entry or legacy sighting): a namespace not started yet. " +
+			"phase init starts it at legacy once it has shown no trace for --silence (2m by default) by the server's clock."
+		f.Fix = fmt.Sprintf("lockbridge phase init --namespace %s", st.Namespace)
+		return f
+	}
 	if pe := st.PhaseProblem; pe != nil {
 		// Lockers following this namespace refuse to lock (they fail
 		// closed): no overlap, but no locks either.
@@ -163,4 +173,11 @@ func blockerText(bs []migrate.Blocker) string {
 		s[i] = b.Text
 	}
 	return strings.Join(s, "; ")
+}
+
+// neverRan reports a namespace that was never initialised and shows no
+// trace of a fleet: nothing was lost, it was not started.
+func neverRan(st migrate.Status) bool {
+	return st.PhaseProblem.Reason == migrate.ReasonUninitialized && st.Evidence == 0 &&
+		len(st.Members) == 0 && st.Sighting.At.IsZero() && st.Sighting.Count == 0
 }

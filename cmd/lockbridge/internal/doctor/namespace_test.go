@@ -1,0 +1,33 @@
+package doctor
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/stretchr/testify/assert"
+)
+
+// A namespace not started yet is a warning with the command that starts
+// it; one that shows it ran and lost its phase stays a danger.
+func TestNamespaceFindingUninitialised(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	uninit := func() *migrate.PhaseUnknownError {
+		return &migrate.PhaseUnknownError{Namespace: "shop", Reason: migrate.ReasonUninitialized, Remedy: "init or repair"}
+	}
+	f := namespaceFinding(migrate.Status{Namespace: "shop", PhaseProblem: uninit()}, now)
+	assert.Equal(t, Warn, f.Severity)
+	assert.Contains(t, f.Summary, `namespace "shop" not initialised`)
+	assert.Equal(t, "lockbridge phase init --namespace shop", f.Fix)
+
+	for name, st := range map[string]migrate.Status{
+		"evidence":   {Namespace: "shop", PhaseProblem: uninit(), Evidence: migrate.PhaseDualWrite},
+		"registry":   {Namespace: "shop", PhaseProblem: uninit(), Members: []migrate.Member{{ID: "a"}}},
+		"sighting":   {Namespace: "shop", PhaseProblem: uninit(), Sighting: migrate.Sighting{At: now, Count: 1}},
+		"phase lost": {Namespace: "shop", PhaseProblem: &migrate.PhaseUnknownError{Namespace: "shop", Reason: migrate.ReasonLost}},
+	} {
+		f := namespaceFinding(st, now)
+		assert.Equal(t, Danger, f.Severity, name)
+	}
+}
