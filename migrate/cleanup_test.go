@@ -16,7 +16,7 @@ import (
 func atPhase(t *testing.T, ctl *Controller, p Phase) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := ctl.Init(ctx, false)
+	_, err := ctl.Init(ctx, ctl.s.c.Cluster()) // a test's new cluster: forced
 	require.NoError(t, err)
 	for cur := PhaseLegacy; cur < p; cur++ {
 		_, err := ctl.Advance(ctx, true)

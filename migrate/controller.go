@@ -214,6 +214,11 @@ const (
 	// BlockSilence: (init) the namespace has not been without a trace for
 	// the init silence yet.
 	BlockSilence BlockerKind = "silence"
+	// BlockNoMark: (init, Redis Cluster) a namespace without a mark: the
+	// node that holds the namespace's slot may have lost the mark with
+	// its keys (a restart without persistence) while locks on other nodes
+	// live on, so no silence proves the namespace new. Only force starts it.
+	BlockNoMark BlockerKind = "no-mark"
 )
 
 // Blocker is one reason the controller refuses a step.

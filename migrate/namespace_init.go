@@ -47,6 +47,10 @@ func (c Member) trace() bool {
 		c.Phase != PhaseLegacy || (c.Next != 0 && c.Next != PhaseLegacy) || c.HeldNewest != 0
 }
 
+func noMark(ns string) Blocker {
+	return Blocker{Kind: BlockNoMark, Text: fmt.Sprintf("namespace %q has no mark, and in Redis Cluster its absence proves nothing: a restart of the node that holds the namespace's slot, without persistence, takes the mark with the namespace's keys while locks on other nodes live on (a plain modern lock at the end state heartbeats nothing). If the namespace is new (no locker of it has ever run), start it with `lockbridge phase init --force --namespace %s`", ns, ns)}
+}
+
 func remedyRestore(ns string, m Mark) string {
 	return fmt.Sprintf("its mark shows the controller set %v last (at %s): `lockbridge phase init --namespace %s` restores %v", m.Phase, m.At.UTC().Format(time.RFC3339), ns, m.Phase)
 }
@@ -62,6 +66,9 @@ func remedyRestore(ns string, m Mark) string {
 //   - When no mark exists but the namespace hash, registry entries or a
 //     legacy sighting show that it ran, Init refuses with a
 //     *PhaseUnknownError naming Repair.
+//   - In Redis Cluster a namespace without a mark is refused
+//     (BlockNoMark): the node of its slot may have lost the mark with its
+//     keys while locks on other nodes live on. Start a new one with force.
 //   - When nothing shows it, Init starts it at PhaseLegacy once it has
 //     stayed without a trace for the init silence (WithInitSilence) by the
 //     server's clock, counted from the first Init call; it waits for that,
@@ -145,6 +152,9 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 	case len(evicted) > 0 && !force:
 		c.tel.Refused(ctx, st.Namespace, PhaseLegacy.String(), string(BlockEviction))
 		return Step{}, 0, &UnsafeStepError{Step: Step{To: PhaseLegacy}, Blockers: evicted}
+	case c.s.c.Cluster() && !force:
+		c.tel.Refused(ctx, st.Namespace, PhaseLegacy.String(), string(BlockNoMark))
+		return Step{}, 0, &UnsafeStepError{Step: Step{To: PhaseLegacy}, Blockers: []Blocker{noMark(st.Namespace)}}
 	}
 	return c.initEmpty(ctx, sn, evicted, force)
 }

@@ -31,7 +31,7 @@ func cleanupFleet(t *testing.T, c driver.Client, ns string, p migrate.Phase, ran
 	ctx := context.Background()
 	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
-	_, err = ctl.Init(ctx, false)
+	_, err = ctl.Init(ctx, c.Cluster()) // a test's new cluster: forced
 	require.NoError(t, err)
 	for cur := migrate.PhaseLegacy; cur < p; cur++ {
 		_, err := ctl.Advance(ctx, true)

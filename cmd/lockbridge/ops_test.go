@@ -319,7 +319,7 @@ func TestCluster(t *testing.T) {
 	addrs := strings.Join(cl.Addrs(), ",")
 	ctx := context.Background()
 
-	r := cli(t, "", nil, "phase", "init", "--silence", "10ms", "--cluster", addrs, "--namespace", "c")
+	r := cli(t, "", nil, "phase", "init", "--silence", "10ms", "--force", "--cluster", addrs, "--namespace", "c")
 	require.Equal(t, 0, r.code, r.stderr)
 	r = cli(t, "", nil, "phase", "set", "dual-write", "--cluster", addrs, "--namespace", "c")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -270,7 +270,11 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 		if !s.cfg.Fresh {
 			s.emit(EventWait, "initialising namespace %q: init waits until it has shown no trace of a locker for the fleet's phase lease, lease and liveness margin", s.cfg.Namespace)
 		}
-		if _, err := s.ctl.Init(ctx, s.cfg.Fresh); err != nil {
+		// In a cluster init refuses a namespace without a mark unless
+		// forced (its node may have lost the mark alone); the run's own
+		// namespace holds only the run's locks, and a namespace in use is
+		// refused below.
+		if _, err := s.ctl.Init(ctx, s.cfg.Fresh || s.cfg.Client.Cluster()); err != nil {
 			return s.summary(), fmt.Errorf("fleetsim: %w", err)
 		}
 		p, err = s.ctl.Phase(ctx)

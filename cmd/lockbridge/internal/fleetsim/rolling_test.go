@@ -105,7 +105,7 @@ func TestCompatRollingFollowers(t *testing.T) {
 		guard := locktest.NewGuard(tg.Client, name)
 		ctl, err := migrate.NewController(tg.Client, ns, migrate.WithQuietPeriod(300*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
-		_, err = ctl.Init(ctx, false)
+		_, err = ctl.Init(ctx, tg.Cluster) // a test's new cluster: forced
 		require.NoError(t, err)
 
 		var wg sync.WaitGroup

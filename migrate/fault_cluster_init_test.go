@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
@@ -30,7 +31,7 @@ import (
 // holder learns it lost the lock; in a cluster the topology changes the
 // answer, and the fault matrix's "mark gone: init waits the silence" cell
 // (Restart, no persistence × controller) does not say so.
-func TestReviewClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *testing.T) {
+func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *testing.T) {
 	cl := redistest.StartCluster(t)
 	c := locktest.GoRedisCluster(t, cl)
 	ctx := context.Background()
@@ -41,7 +42,7 @@ func TestReviewClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *te
 	require.Equal(t, nsNode, keyslot.Of(markKey)*3/16384, "the mark lives on the namespace's node")
 	name := ""
 	for i := 0; name == ""; i++ { // a lock served by another node
-		if k := "orders:" + strconv.Itoa(i + 100); keyslot.Of(k)*3/16384 != nsNode && keyslot.Of("{"+k+"}:modern")*3/16384 != nsNode {
+		if k := "orders:" + strconv.Itoa(i+100); keyslot.Of(k)*3/16384 != nsNode && keyslot.Of("{"+k+"}:modern")*3/16384 != nsNode {
 			name = k
 		}
 	}
@@ -77,7 +78,9 @@ func TestReviewClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *te
 	default:
 	}
 	if initErr != nil {
-		t.Logf("init refused: %v", initErr)
+		var ue *UnsafeStepError
+		require.ErrorAs(t, initErr, &ue)
+		assert.Equal(t, BlockNoMark, ue.Blockers[0].Kind, "%v", initErr)
 		return
 	}
 	p, err := waiter.Phase(ctx)
