@@ -349,19 +349,23 @@ func (c *Controller) judge(sn snapshot) Status {
 	// it is a client that has not read a rollback yet. Dead entries (pruned
 	// only by a later step) may be from before a rollback: they are
 	// evidence only when nothing else shows a phase.
-	// Without the hash, the live entries that read the newest generation
-	// speak for the fleet: an older one has not read the last step.
+	// Without the hash, the mark (written with every set) plays its part:
+	// only an entry above the mark's generation counts — one at it has read
+	// the last set but may not have moved to it yet (an acquire in flight,
+	// between its announce and its move), one below has not read it (a
+	// rollback, say). Without either, the live entries that read the newest
+	// generation speak for the fleet.
 	var dead Phase
-	newest := metaGen
 	st.Mark = parseMark(sn.mark)
-	if !metaPhase || metaGen < 0 {
-		// The mark's generation is the last phase set: an entry below it
-		// has not read that set (a rollback, say) and does not speak for
-		// the fleet.
-		newest = -1
-		if st.Mark.gen > 0 {
-			newest = st.Mark.gen
-		}
+	base := int64(-1) // entries above it count; -1: none, use newest
+	switch {
+	case metaPhase && metaGen >= 0:
+		base = metaGen
+	case st.Mark.gen > 0:
+		base = st.Mark.gen
+	}
+	newest := int64(-1)
+	if base < 0 {
 		for _, cl := range sn.clients {
 			if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 && cl.Live {
 				newest = max(newest, cl.Gen)
@@ -374,7 +378,7 @@ func (c *Controller) judge(sn snapshot) Status {
 			switch {
 			case !cl.Live:
 				dead = max(dead, cl.Phase)
-			case metaPhase && metaGen >= 0 && cl.Gen > metaGen, (!metaPhase || metaGen < 0) && cl.Gen == newest:
+			case base >= 0 && cl.Gen > base, base < 0 && cl.Gen == newest:
 				// Its phase, not its held locks': a lock taken before a
 				// rollback shows where the fleet was, not where it is (the
 				// held-lock blockers keep such a lock from being stepped

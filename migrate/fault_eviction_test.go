@@ -237,6 +237,7 @@ func TestFaultNamespaceHashLostBlocksTheStep(t *testing.T) {
 	assert.Contains(t, kinds(ue.Blockers), BlockPhaseUnknown)
 	_, err = ctl.Repair(ctx, PhaseLegacy, false)
 	require.NoError(t, err)
+	time.Sleep(10 * time.Millisecond) // after a restore, the init silence (1 ms here)
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
 }
