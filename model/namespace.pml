@@ -14,9 +14,10 @@
  * Abstractions (migrate.pml checks what is left out): a follower's move is
  * one step — its reading writes its entry with the phase it moves to (the
  * announce, move and report of follower.sync are migrate.pml's); the
- * controller steps forward only, up to TOP; dead registry entries are gone
- * at once (less evidence than the code keeps: pruned later); generations are
- * left out (an instance id stands for the namespace the follower read); the
+ * controller steps forward up to TOP; dead registry entries are gone
+ * at once (less evidence than the code keeps: pruned later); a generation
+ * is kept as its age in phase sets (0: the last set), saturated at GMAX
+ * (an instance id stands for the namespace the follower read); the
  * server's and the lockers' clocks run at the same rate (the liveness margin
  * covers rates: S below is PL + LL, the margin 0). Lock keys are never
  * deleted here (a lost lock key is the modern and legacy models' residual).
@@ -32,13 +33,31 @@
  *                     after init) runs the phase it reads. Holders keep their
  *                     locks when the namespace vanishes.
  *   init              phase present: nothing. Mark present: restore its phase
- *                     and instance, unless the evidence shows a higher phase.
+ *                     and instance (a repair), unless the evidence shows a
+ *                     higher phase.
  *                     No mark, and the namespace ran (hash, a registry entry
  *                     that ran it, a sighting): refuse. Nothing at all: the
  *                     first call stamps the server's time and refuses; a
  *                     later one starts legacy only if, in one script, the
  *                     stamp is at least S old and nothing else exists. A
  *                     flush removes the stamp.
+ *   restored          a repair (init from the mark included) stamps
+ *                     "restored" in the hash: for S after it the controller
+ *                     refuses steps and rollbacks (the registry refills only
+ *                     as lockers heartbeat; a cut-off locker's lock runs out
+ *                     within S), for Q after it steps beyond dual-write (a lost
+ *                     sighting comes back only when a locker meets the legacy
+ *                     holder). A flush takes the stamp with the hash.
+ *   generations       without the hash, an entry below the mark's generation
+ *                     has not read its last set (a rollback, say) and is no
+ *                     evidence; without a mark, the entries that read the
+ *                     newest generation among them are. An entry AT the
+ *                     mark's generation read the set the mark records: the
+ *                     phase it still runs (not moved yet, waiting for a lock)
+ *                     is no evidence either (GEN_AT_MARK=1 counts it, as the
+ *                     code at cc29f65 does: a finding — repair then undoes
+ *                     a rollback).  GENS=0: generations left out (every live
+ *                     entry is evidence, the model before the review).
  *   policy            the controller refuses every step, repair and init
  *                     while the policy is allkeys-* or unreadable (EVICTING);
  *                     under noeviction or volatile-* nothing here is evicted
@@ -59,6 +78,11 @@
  *                      Controller.Repair, Controller.Init, Controller.initOnce,
  *                      Controller.repairPlan (each writes the mark; init waits
  *                      the silence from its stamp)
+ *   restore            migrate/scripts/phase_set.lua @restored; Go: Controller.judge
+ *                      (blocker kinds restored and sighting: the silence, the
+ *                      quiet period after it; the mark's generation decides
+ *                      which entries speak without the hash), Controller.repairPlan
+ *                      (the evidence it repairs to)
  *   end state          migrate/scripts/cleanup.lua @mark; Go: Controller.Cleanup
  */
 
@@ -89,7 +113,15 @@
 #define TOP START /* the controller steps up to TOP */
 #endif
 #ifndef JAVA
-#define JAVA 0
+#define JAVA 0 /* 1: a Java locker under the quiet-period assumption; 2: one
+                  that holds the lock for the whole run (forgotten at
+                  dual-read), met by a locker at least once a quiet period */
+#endif
+#ifndef GENS
+#define GENS 1 /* 0: generations left out, every live entry is evidence */
+#endif
+#ifndef GMAX
+#define GMAX 2 /* a generation's age in phase sets saturates here */
 #endif
 #ifndef PLAIN
 #define PLAIN 0 /* a plain modern locker, once the migration has ended */
@@ -122,6 +154,7 @@
 #define PSWITCH 0 /* times the policy may change (each flips it) */
 #endif
 #define MAXINST 3
+#define RSAT (S > Q -> S : Q)
 
 #define READS_LEGACY(p)  ((p) <= DR)
 #define READS_MODERN(p)  ((p) >= DW)
@@ -159,6 +192,11 @@ bool markKey = MARK;
 byte markPhase = START;
 byte markInst = 1;
 byte ninst = 1;       /* instances made so far */
+/* generations: the age, in phase sets, of the one each follower read last
+ * (its entry carries it); the hash and the mark carry the last set's */
+byte fgen[NG];
+bool rstKey = false;  /* "restored" in the namespace hash */
+byte rstAge = 0;      /* its age, saturated at RSAT */
 bool evicting = EVICT;
 byte pswitch = PSWITCH;
 byte flushes = FLUSH;
@@ -201,10 +239,18 @@ inline acquired(i) {
 	assert(!overlap)
 }
 
+/* JAVA 2: a locker meets the forgotten legacy holder at least once a quiet
+ * period (the clock waits for it) */
+#if JAVA == 2
+#define JWAIT (jquiet + 1 >= Q)
+#else
+#define JWAIT false
+#endif
+
 active proctype clock() {
 	byte k;
 end:	do
-	:: d_step { true ->
+	:: d_step { !JWAIT ->
 		DOWN(lleft); DOWN(mleft);
 		k = 0;
 		do
@@ -226,6 +272,10 @@ end:	do
 		if :: sinceAge < Q -> sinceAge++ :: else -> skip fi;
 		if :: sightKey && sightAge < Q -> sightAge++ :: else -> skip fi;
 		if :: stamp && stampAge < S -> stampAge++ :: else -> skip fi;
+		if :: rstKey && rstAge < RSAT -> rstAge++ :: else -> skip fi;
+#if JAVA == 2
+		lleft = LL; hleft[JV] = LL; /* it holds on */
+#endif
 		if :: jquiet < Q -> jquiet++ :: else -> skip fi;
 		ctlt = false;
 		printf("EV tick\n") }
@@ -276,7 +326,7 @@ end:	do
 		:: !phaseKey -> trust[i] = 0 /* refuse: lost or uninitialised */
 		:: phaseKey && !SAME_NS -> trust[i] = 0 /* refuse: not the instance read */
 		:: phaseKey && SAME_NS ->
-			if :: hashKey -> kinst = hinst :: else -> skip fi;
+			if :: hashKey -> kinst = hinst; fgen[i] = 0 :: else -> skip fi; /* (GENS 0: stays 0) */
 			nxt = WANT(cur, phase);
 			if
 			:: nxt == cur && WAITS -> skip /* no lease until its locks are gone */
@@ -290,7 +340,7 @@ end:	do
 			nxt = 0
 		fi;
 		ENTRY;
-		printf("EV f%d reads %d (phase key %d, instance %d), runs %d\n", i, phase, phaseKey, hinst, cur) }
+		printf("EV f%d reads %d (phase key %d, instance %d), runs %d, generation age %d\n", i, phase, phaseKey, hinst, cur, fgen[i]) }
 	/* lock call: follower.valid + reserve, in one step */
 	:: d_step { !closed && !held[i] && !res[i] && cur != 0 && trust[i] > 0 ->
 		res[i] = true; rph[i] = cur; rleft[i] = LL }
@@ -333,7 +383,7 @@ end:	do
 	od
 }
 
-#if JAVA
+#if JAVA == 1
 /* The Java fleet, as migrate.pml: a live Java locker locks at least once a
  * quiet period and is then seen; one quiet for Q has retired. */
 proctype java() {
@@ -347,6 +397,18 @@ end:	do
 	:: d_step { held[JV] ->
 		if :: lk && lwho == JV -> lk = false :: else -> skip fi;
 		held[JV] = false; hleft[JV] = 0 }
+	od
+}
+#endif
+
+#if JAVA == 2
+/* A forgotten legacy-only locker that holds the lock for the whole run (a
+ * dual-read follower cannot take it: it reads the legacy key); a locker
+ * meets it, and records a sighting, at least once a quiet period. */
+proctype java() {
+end:	do
+	:: d_step { jquiet > 0 -> jquiet = 0; sightKey = true; sightAge = 0;
+		printf("EV a locker meets the legacy holder: a sighting\n") }
 	od
 }
 #endif
@@ -374,19 +436,55 @@ end:	do
 #define ENTRY_AT(j, p) (!LIVE(j) || ((ephase[j] == 0 || ephase[j] == (p)) && (eheld[j] == 0 || eheld[j] == (p))))
 /* ... and, for a rollback to p, every live entry's phases are compatible with p */
 #define ENTRY_COMPAT(j, p) (!LIVE(j) || ((ephase[j] == 0 || COMPAT(ephase[j], p)) && (eheld[j] == 0 || COMPAT(eheld[j], p))))
+/* Without the hash, an entry is evidence when it read the newest
+ * generation: the mark's (the last phase set, age 0), else the newest a
+ * live entry read (Controller.judge); with the hash, every live entry is
+ * (more evidence than the code takes: entries above the hash's generation) */
+#define GCAND(j) (LIVE(j) && einst[j] != 0)
+#if NG == 2
+#define GNEW_E (GCAND(0) && (!GCAND(1) || fgen[0] <= fgen[1]) -> fgen[0] : (GCAND(1) -> fgen[1] : GMAX + 1))
+#else
+#define GNEW_E (GCAND(0) -> fgen[0] : GMAX + 1)
+#endif
+#ifndef GEN_AT_MARK
+#define GEN_AT_MARK 0 /* 1: entries at the mark's generation speak too (cc29f65) */
+#endif
+#ifdef MUT_OLD_GEN_EVIDENCE
+#define GNEWEST GNEW_E /* the mark's generation ignored: the code before the review */
+#define GABOVE(j) true
+#else
+#define GNEWEST (markKey -> 0 : GNEW_E)
+#define GABOVE(j) (GEN_AT_MARK || !markKey) /* none is above the mark's here */
+#endif
+#if GENS
+#define SPEAKS(j) (LIVE(j) && (hashKey || (einst[j] != 0 && fgen[j] == GNEWEST && GABOVE(j))))
+#else
+#define SPEAKS(j) LIVE(j)
+#endif
+#define EMAX(j) (!SPEAKS(j) -> 0 : (eheld[j] > ephase[j] -> eheld[j] : ephase[j]))
 #if NG == 2
 #define ALL_COMPAT(p) (ENTRY_COMPAT(0, p) && ENTRY_COMPAT(1, p))
 #define ALL_AT(p) (ENTRY_AT(0, p) && ENTRY_AT(1, p))
 #define ANY_RAN (RAN(0) || RAN(1))
-#define EMAX(j) (!LIVE(j) -> 0 : (eheld[j] > ephase[j] -> eheld[j] : ephase[j]))
 #define EVID_E (EMAX(0) > EMAX(1) -> EMAX(0) : EMAX(1))
 #else
 #define ALL_COMPAT(p) (ENTRY_COMPAT(0, p))
 #define ALL_AT(p) (ENTRY_AT(0, p))
 #define ANY_RAN (RAN(0))
-#define EVID_E (!LIVE(0) -> 0 : (eheld[0] > ephase[0] -> eheld[0] : ephase[0]))
+#define EVID_E (EMAX(0))
 #endif
 #define QUIET(next) ((next) <= DW || ((!sightKey || sightAge >= Q) && ((next) != DR || sinceAge >= Q)))
+/* after a restore: no step or rollback for S, no step beyond dual-write for Q */
+#ifdef MUT_NO_RESTORED
+#define RESTORED_S true
+#else
+#define RESTORED_S (!rstKey || rstAge >= S)
+#endif
+#ifdef MUT_NO_RESTORED_QUIET
+#define RESTORED_Q(next) true
+#else
+#define RESTORED_Q(next) ((next) <= DW || !rstKey || rstAge >= Q)
+#endif
 /* the evidence of the phase reached: the hash, the live entries */
 #define EVID_H (hashKey -> mphase : 0)
 #define EVIDENCE (EVID_H > EVID_E -> EVID_H : EVID_E)
@@ -408,10 +506,19 @@ end:	do
 /* a phase set (phase_set.lua): the phase, phase-since, the hash (its
  * instance kept, a new one if the hash is gone) and the mark */
 byte np; /* the phase to set */
+inline restored() { /* phase_set.lua @restored (a repair) */
+	rstKey = true; rstAge = 0
+}
 inline setphase() {
 	phaseKey = true; phase = np; np = 0; sinceAge = 0;
 	if :: !hashKey -> ninst++; hinst = ninst :: else -> skip fi;
 	hashKey = true; mphase = phase;
+	k = 0; /* a generation above every earlier one */
+	do
+	:: k < NG -> if :: GENS && fgen[k] < GMAX -> fgen[k]++ :: else -> skip fi; k++
+	:: else -> break
+	od;
+	k = 0;
 	markKey = true; markPhase = phase; markInst = hinst
 }
 /* the instance a repair keeps: the hash's, else the mark's, else a live
@@ -424,14 +531,15 @@ inline setphase() {
 #define INSTS_AGREE(j) (!LIVE(j) || einst[j] == 0 || einst[j] == KEEP)
 
 active proctype controller() {
+	byte k;
 end:	do
 	/* Controller.Step (forward) */
-	:: d_step { !ctlt && phaseKey && POLICY_OK && phase < TOP && ALL_AT(phase) && QUIET(phase + 1) && (hashKey || ninst < MAXINST) ->
+	:: d_step { !ctlt && phaseKey && POLICY_OK && phase < TOP && ALL_AT(phase) && QUIET(phase + 1) && RESTORED_S && RESTORED_Q(phase + 1) && (hashKey || ninst < MAXINST) ->
 		ctlt = true; np = phase + 1; setphase();
 		printf("EV controller steps to phase %d\n", phase) }
 #if ROLLBACK
 	/* Controller.Step back: every live entry compatible with the target */
-	:: d_step { !ctlt && phaseKey && POLICY_OK && phase > LEGACY && ALL_COMPAT(phase - 1) && (hashKey || ninst < MAXINST) ->
+	:: d_step { !ctlt && phaseKey && POLICY_OK && phase > LEGACY && ALL_COMPAT(phase - 1) && RESTORED_S && (hashKey || ninst < MAXINST) ->
 		ctlt = true; np = phase - 1; setphase();
 		printf("EV controller rolls back to phase %d\n", phase) }
 #endif
@@ -442,7 +550,7 @@ end:	do
 		ctlt = true;
 		np = EVIDENCE;
 		if :: markKey && markPhase > np -> np = markPhase :: else -> skip fi;
-		hinst = KEEP; hashKey = true; setphase();
+		hinst = KEEP; hashKey = true; setphase(); restored();
 		printf("EV controller repairs to phase %d, instance %d\n", phase, hinst) }
 #endif
 	/* Controller.Init */
@@ -450,7 +558,7 @@ end:	do
 		ctlt = true;
 		if
 		:: HASMARK && EVIDENCE <= markPhase -> /* restore the mark */
-			np = markPhase; hinst = markInst; hashKey = true; setphase(); stamp = false;
+			np = markPhase; hinst = markInst; hashKey = true; setphase(); restored(); stamp = false;
 			printf("EV controller init restores the mark: phase %d, instance %d\n", phase, hinst)
 		:: HASMARK && EVIDENCE > markPhase -> printf("EV init refused: the evidence is above the mark\n")
 		:: !HASMARK && (hashKey || ANY_RAN || sightKey) -> printf("EV init refused: the namespace ran\n")
@@ -478,7 +586,7 @@ active proctype env() {
 	byte k;
 end:	do
 	:: d_step { flushes > 0 -> flushes--;
-		phaseKey = false; phase = 0; hashKey = false; mphase = 0; hinst = 0; sinceAge = 0;
+		phaseKey = false; phase = 0; hashKey = false; mphase = 0; hinst = 0; sinceAge = 0; rstKey = false; rstAge = 0;
 		sightKey = false; sightAge = 0; stamp = false; stampAge = 0;
 		k = 0;
 		do
@@ -494,7 +602,7 @@ end:	do
 	:: d_step { evicting && LIVE(1) -> eleft[1] = 0; ephase[1] = 0; eheld[1] = 0; einst[1] = 0; printf("EV f1's entry is evicted\n") }
 #endif
 	:: d_step { evicting && markKey -> markKey = false; printf("EV the mark is evicted\n") }
-	:: d_step { evicting && hashKey -> hashKey = false; mphase = 0; hinst = 0; printf("EV the namespace hash is evicted\n") }
+	:: d_step { evicting && hashKey -> hashKey = false; mphase = 0; hinst = 0; rstKey = false; rstAge = 0; printf("EV the namespace hash is evicted\n") }
 	:: d_step { evicting && phaseKey -> phaseKey = false; phase = 0; printf("EV the phase key is evicted\n") }
 	od
 }
@@ -507,6 +615,9 @@ init {
 #endif
 #if JAVA
 		run java();
+#endif
+#if JAVA == 2
+		lk = true; lwho = JV; lleft = LL; held[JV] = true; hleft[JV] = LL; hph[JV] = LEGACY;
 #endif
 #if PLAIN
 		run plain();
