@@ -230,8 +230,8 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		return nh
 	}
 	lk.lease.End(nil)
-	// Redisson deletes the latch once it has the reply; so do we (best
-	// effort: it expires by itself).
+	// Redisson 4.x deletes the latch once it has the reply (3.x leaves it
+	// to expire); so do we (best effort: it expires by itself).
 	_, _ = l.c.Do(ctx, "DEL", lk.names.latch+":"+lk.reqID)
 	return nil
 }
@@ -241,7 +241,7 @@ func (lk *Lock) unlock(ctx context.Context) error {
 func (lk *Lock) request(window time.Duration) error {
 	if lk.reqID != "" {
 		if since := time.Since(lk.reqSent); since > window {
-			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): asking again could release a second hold",
+			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): the latch that holds its answer may be gone",
 				lk.names.key, lockbridge.ErrUnknownOutcome, since.Round(time.Millisecond), window)
 		}
 		return nil
