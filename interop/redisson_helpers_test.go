@@ -116,29 +116,6 @@ func (r *rdsEnv) waitSubscribers(t *testing.T, ch string, want int64) {
 		"%d subscribers on %s", want, ch)
 }
 
-// scriptsExist runs SCRIPT EXISTS for the SHA1s on the lock's node(s):
-// true for each script cached on any of them.
-func (r *rdsEnv) scriptsExist(t *testing.T, shas ...string) []bool {
-	t.Helper()
-	out := make([]bool, len(shas))
-	for _, c := range r.nodes {
-		got, err := c.ScriptExists(context.Background(), shas...).Result()
-		require.NoError(t, err)
-		for i, ok := range got {
-			out[i] = out[i] || ok
-		}
-	}
-	return out
-}
-
-// flushScripts empties the script caches.
-func (r *rdsEnv) flushScripts(t *testing.T) {
-	t.Helper()
-	for _, c := range r.nodes {
-		require.NoError(t, c.ScriptFlush(context.Background()).Err())
-	}
-}
-
 // startRedisson starts w in mode commands on lock name and returns it and
 // its client id.
 func startRedisson(t *testing.T, w *redissonWorker, r *rdsEnv, flags javaFlags) (*java, string) {

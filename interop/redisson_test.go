@@ -19,10 +19,9 @@ import (
 
 // Redisson's RLock (Java) and lockbridge's redisson package (Go) are one
 // lock: each sees the other's holds, reentrant ones included, in the same
-// hash; each wakes on the other's unlock message; Redisson runs the very
-// scripts the Go package ships (their SHA1s are in the server's script cache
-// after a Java lock and unlock alone), on one server and in a cluster
-// (sharded pub/sub).
+// hash; each wakes on the other's unlock message; on one server and in a
+// cluster (sharded pub/sub). The scripts differ in text (Java runs
+// Redisson's, Go lockbridge's own); what they do to the keys is the same.
 func TestRedissonSameLock(t *testing.T) {
 	v := loadRedissonVectors(t)
 	for _, w := range redissonWorkers {
@@ -32,7 +31,6 @@ func TestRedissonSameLock(t *testing.T) {
 				t.Parallel()
 				r := newRdsEnv(t, cluster)
 				ctx := context.Background()
-				r.flushScripts(t)
 				j, clientID := startRedisson(t, w, r, javaFlags{"name": lockName})
 				sub, err := r.lock.Subscribe(ctx, redisson.ChannelName(lockName))
 				require.NoError(t, err)
@@ -66,8 +64,6 @@ func TestRedissonSameLock(t *testing.T) {
 				javaUnlocked(t, j, 10*time.Second)
 				msg := recv(t, sub)
 				assert.Equal(t, v.UnlockMessage, msg.Payload, "Java's unlock message, heard on %s", msg.Channel)
-				exist := r.scriptsExist(t, v.sha1("acquire"), v.sha1("release"))
-				assert.Equal(t, []bool{true, true}, exist, "Redisson ran the scripts the Go package ships, byte for byte")
 
 				// Go takes it twice; Java waits; Go's unlocks publish what Java hears.
 				o := locker.NewOwner()
@@ -279,17 +275,14 @@ func TestRedissonWakeLatency(t *testing.T) {
 // 3 s, renewed every second) keeps the lock across renewals while Go waits;
 // when its JVM is SIGKILLed the lock frees after the lease and the Go waiter
 // takes it. The same with a Go holder (its own process, WithWatchdog, ttl
-// 3 s) and a Java waiter. Redisson's renewal runs the Go package's renewal
-// script, byte for byte.
+// 3 s) and a Java waiter.
 func TestRedissonWatchdog(t *testing.T) {
 	const lease = 3 * time.Second
-	v := loadRedissonVectors(t)
 	w := redissonWorkers[0]
 	t.Run(w.name()+"/java-holds", func(t *testing.T) {
 		t.Parallel()
 		r := newRdsEnv(t, false)
 		ctx := context.Background()
-		r.flushScripts(t)
 		j, _ := startRedisson(t, w, r, javaFlags{"name": lockName, "watchdog-ms": strconv.FormatInt(lease.Milliseconds(), 10)})
 		j.send("lock")
 		_, field, _ := javaLocked(t, j, 30*time.Second)
@@ -305,7 +298,6 @@ func TestRedissonWatchdog(t *testing.T) {
 		h, err := locker.Holders(ctx, lockName)
 		require.NoError(t, err)
 		assert.Equal(t, map[string]int64{field: 1}, h)
-		assert.Equal(t, []bool{true}, r.scriptsExist(t, v.sha1("renew")), "Redisson's watchdog ran the Go package's renewal script")
 
 		j.kill()
 		killed := time.Now()
@@ -433,8 +425,6 @@ func TestRedissonFairFIFO(t *testing.T) {
 			wg.Wait()
 			assert.Empty(t, queued())
 			t.Logf("%s fair lock: served %v, the arrival order", w.name(), order)
-			assert.Equal(t, []bool{true, true}, r.scriptsExist(t, v.sha1("fair_acquire"), v.sha1("fair_release")),
-				"Redisson ran the Go package's fair scripts, byte for byte")
 		})
 	}
 }
@@ -442,8 +432,9 @@ func TestRedissonFairFIFO(t *testing.T) {
 // TestRedissonFencedTokens: Java's fenced lock (getFencedLock,
 // lockAndGetToken) and Go's WithFencing share one token counter: taking
 // turns, each holder's token is above every earlier one, Java's and Go's,
-// and a Go re-entry takes one too. Redisson runs the Go package's fenced
-// acquire, byte for byte.
+// and a Go re-entry takes one too. Go's tokens are floored at the server's
+// clock in µs, so they jump ahead of Java's first ones; Java's INCR follows
+// on from there.
 func TestRedissonFencedTokens(t *testing.T) {
 	for _, w := range redissonWorkers {
 		w := w
@@ -451,8 +442,6 @@ func TestRedissonFencedTokens(t *testing.T) {
 			t.Parallel()
 			r := newRdsEnv(t, false)
 			ctx := context.Background()
-			v := loadRedissonVectors(t)
-			r.flushScripts(t)
 			j, _ := startRedisson(t, w, r, javaFlags{"name": lockName, "fenced": "true"})
 			o := redisson.New(r.lock, redisson.WithFencing()).NewOwner()
 			var tokens []string
@@ -481,7 +470,6 @@ func TestRedissonFencedTokens(t *testing.T) {
 				tokens = append(tokens, f[3], strconv.FormatInt(fa, 10)+"/"+strconv.FormatInt(fb, 10))
 			}
 			t.Logf("%s fenced lock, tokens java, go/go-reentry, …: %v", w.name(), tokens)
-			assert.Equal(t, []bool{true}, r.scriptsExist(t, v.sha1("fenced_acquire")), "Redisson ran the Go package's fenced acquire")
 		})
 	}
 }

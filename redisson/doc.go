@@ -1,7 +1,11 @@
 // Package redisson takes the same locks as Java's Redisson (RLock, 3.24 and
-// later, 4.x), byte for byte, so Go services and Redisson services can
-// share them: the same hash, fields and counts, the same scripts, the same
-// unlock messages on the same channels, the same watchdog renewal.
+// later, 4.x), so Go services and Redisson services can share them: the
+// same hash, fields and counts, the same leases, the same unlock messages on
+// the same channels, the same watchdog renewal. Its scripts are its own
+// (lockbridge's Lua, with its argument checks); what they read and write is
+// Redisson's, which the interop tests check by running one sequence with
+// Java Redisson and with this package and comparing the stored state and
+// the messages.
 // *Locker and *Owner implement lockbridge.Locker, *Lock implements
 // lockbridge.Lock (assert lk.(*redisson.Lock) for Owner and HoldCount).
 //
@@ -18,19 +22,20 @@
 // A lock named K is the HASH K. Each holder has one field, "<client
 // id>:<owner id>" — in Java the RedissonClient's UUID and the thread id, in
 // Go the Locker's client id (a random UUID by default) and the Owner's id —
-// whose value counts its reentrant holds. Four scripts, Redisson's own text
-// (see scripts.go; the fenced lock has one more, the fair lock five), do
-// everything:
+// whose value counts its reentrant holds. Four scripts (see scripts.go; the
+// fenced lock has one more, the fair lock five) do everything, each with the
+// effect of Redisson's script for the same step:
 //
 //   - acquire: when K is absent or has our field, HINCRBY field 1 and
 //     PEXPIRE ttl (for the whole lock: a Go owner never sends less than its
 //     other holds of K have left); otherwise reply K's PTTL;
 //   - release: HINCRBY field −1; above 0 PEXPIRE ttl, at 0 DEL K and
 //     publish "0" on "redisson_lock__channel:{K}" (a K holding '{' is not
-//     wrapped again: "redisson_lock__channel:K"); the reply (0, 1, or nil
-//     when the field is absent) is also kept for a while in the unlock latch
-//     "redisson_unlock_latch:{K}:<request id>", and a second run of the same
-//     request returns it instead of acting again;
+//     wrapped again: "redisson_lock__channel:K"); the reply (0 or 1; nil
+//     when the field is absent, not kept) is also kept for a while in the
+//     unlock latch "redisson_unlock_latch:{K}:<request id>", and a second
+//     run of the same request returns it instead of acting again — or,
+//     when the latch is gone, answers "unknown" and does nothing;
 //   - renew (the watchdog): PEXPIRE ttl if our field is in K;
 //   - force unlock: DEL K and publish "0".
 //
@@ -57,9 +62,13 @@
 // # Fenced locks
 //
 // With WithFencing a Locker takes Redisson's fenced lock
-// (RedissonFencedLock): every acquire, re-entries too, INCRs
+// (RedissonFencedLock): every acquire, re-entries too, advances
 // "redisson_lock_token:{K}" in the acquire script, and Lock.Fence returns the
 // value it got, above every token handed out before on K by Java or Go.
+// Java INCRs the counter; Go writes max(counter + 1, the server's time in
+// µs), so Go's tokens keep increasing across a restart without persistence
+// or a failover to a lagging replica, where the counter goes back (Java's
+// tokens can then repeat).
 //
 // # Owners and reentrancy
 //
@@ -102,10 +111,12 @@
 //
 // # Unlock and lost replies
 //
-// An Unlock sends Redisson's unlock once, with a fresh request id. When its
-// reply is lost the error wraps lockbridge.ErrUnknownOutcome; calling Unlock
+// An Unlock sends the unlock once, with a fresh request id. When its reply
+// is lost the error wraps lockbridge.ErrUnknownOutcome; calling Unlock
 // again resends nothing by itself but lets the caller ask again with the
-// same request id, and the latch returns the first run's result: a hold is
+// same request id, marked as asked again, and the latch returns the first
+// run's result. When the latch is gone (expired, or evicted under memory
+// pressure) the script does nothing and the answer stays unknown: a hold is
 // never released twice. The second call is refused after half the latch's
 // life (WithUnlockLatch, default 20 s), the margin for the first command's
 // way to the server.

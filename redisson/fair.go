@@ -142,26 +142,32 @@ func (l *Locker) leave(ctx context.Context, n *names, field string, wait time.Du
 	_, _ = l.c.Eval(uctx, fairDequeueScript, []string{n.queue, n.timeouts}, field, wait.Milliseconds())
 }
 
-// release runs Redisson's unlock for field with unlock request id reqID:
-// nil (field absent), 0 (a hold left) or 1 (released; with WithFair also
-// when the key was gone).
-func (l *Locker) release(ctx context.Context, n *names, field string, ttl time.Duration, reqID string) (any, error) {
+// release runs the unlock for field with unlock request id reqID (again:
+// the request was sent before and its reply never came): nil (field
+// absent), 0 (a hold left), 1 (released; with WithFair also when the key
+// was gone), or -1 (sent again, and the first run's answer, its latch, is
+// gone: unknown, nothing done).
+func (l *Locker) release(ctx context.Context, n *names, field string, ttl time.Duration, reqID string, again bool) (any, error) {
 	latch := n.latch + ":" + reqID
+	flag := "0"
+	if again {
+		flag = "1"
+	}
 	if l.cfg.fair {
 		return l.c.Eval(ctx, fairReleaseScript, []string{n.key, n.queue, n.timeouts, n.channel, latch},
-			UnlockMessage, ttl.Milliseconds(), field, time.Now().UnixMilli(), l.publishCommand(), l.cfg.latch.Milliseconds())
+			field, ttl.Milliseconds(), time.Now().UnixMilli(), l.publishCommand(), l.cfg.latch.Milliseconds(), flag)
 	}
 	return l.c.Eval(ctx, releaseScript, []string{n.key, n.channel, latch},
-		UnlockMessage, ttl.Milliseconds(), field, l.publishCommand(), l.cfg.latch.Milliseconds())
+		field, ttl.Milliseconds(), l.publishCommand(), l.cfg.latch.Milliseconds(), flag)
 }
 
 // forceUnlock deletes the lock and wakes a waiter.
 func (l *Locker) forceUnlock(ctx context.Context, n *names) (any, error) {
 	if l.cfg.fair {
 		return l.c.Eval(ctx, fairForceUnlockScript, []string{n.key, n.queue, n.timeouts, n.channel},
-			UnlockMessage, time.Now().UnixMilli(), l.publishCommand())
+			time.Now().UnixMilli(), l.publishCommand())
 	}
-	return l.c.Eval(ctx, forceUnlockScript, []string{n.key, n.channel}, UnlockMessage, l.publishCommand())
+	return l.c.Eval(ctx, forceUnlockScript, []string{n.key, n.channel}, l.publishCommand())
 }
 
 // wakeChannel is the channel a waiter of field listens on: the lock's, or

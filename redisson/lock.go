@@ -29,6 +29,7 @@ type Lock struct {
 	released bool      // Unlock ran its script to an answer
 	reqID    string    // the unlock request id, once an Unlock was sent
 	reqSent  time.Time // when the first Unlock with reqID was sent
+	unknown  error     // the answer to every later Unlock once the latch was found gone
 }
 
 // Key returns the lock's name.
@@ -109,11 +110,15 @@ func (lk *Lock) valid(ctx context.Context) error {
 // Each Unlock call sends the unlock once. When its reply is lost, the
 // error wraps lockbridge.ErrUnknownOutcome and the hold ends locally (Done
 // closes, Err wraps ErrLost). Calling Unlock again sends the same unlock
-// request: Redisson's unlock latch makes the server answer with the first
-// run's result if it ran, so a hold is never released twice. That second
-// call must come within half the latch's life (WithUnlockLatch) of the
-// first; later, it refuses with an error wrapping ErrUnknownOutcome, and an
-// unreleased hold ends with its lease.
+// request, marked as sent again: the unlock latch the first run left makes
+// the server answer with that run's result, so a hold is never released
+// twice. When the latch is gone (it expired, or was evicted under memory
+// pressure) the server changes nothing and the answer stays unknown: an
+// error wrapping ErrUnknownOutcome, to this call and every later one, and a
+// count the first run may have left ends with the lease (after the owner's
+// last known hold is unlocked). The second call must come within half the
+// latch's life (WithUnlockLatch) of the first; later, it refuses at once
+// with an error wrapping ErrUnknownOutcome.
 func (lk *Lock) Unlock(ctx context.Context) error {
 	if err := lk.valid(ctx); err != nil {
 		if lk == nil {
@@ -128,6 +133,9 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 
 // unlock is Unlock, under mu.
 func (lk *Lock) unlock(ctx context.Context) error {
+	if lk.unknown != nil {
+		return lk.unknown
+	}
 	if lk.released {
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
 	}
@@ -174,11 +182,12 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		h, err := l.c.Do(ctx, "HEXISTS", lk.names.key, lk.owner.field)
 		gone = err == nil && h == int64(0)
 	}
+	again := lk.reqID != ""
 	if err := lk.request(window); err != nil {
 		return err
 	}
 	rest := max(lk.lease.TTL(), lk.owner.keep(lk.names.key, lk)) // a partial unlock sets the lock's lease to this
-	r, err := l.release(ctx, &lk.names, lk.owner.field, rest, lk.reqID)
+	r, err := l.release(ctx, &lk.names, lk.owner.field, rest, lk.reqID, again)
 	if err != nil {
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 			lk.owner.unsure(lk.names.key, rest)
@@ -188,6 +197,15 @@ func (lk *Lock) unlock(ctx context.Context) error {
 			return fmt.Errorf("redisson: unlock of %q (call Unlock again within %v to learn the outcome): %w", lk.names.key, window, err)
 		}
 		return fmt.Errorf("redisson: unlock of %q: %w", lk.names.key, err)
+	}
+	if again && r == int64(-1) {
+		// The latch is gone: the first run may or may not have happened,
+		// and the script did nothing now. Never ask again.
+		lk.released = true
+		lk.owner.remove(lk)
+		lk.unknown = fmt.Errorf("redisson: unlock of %q: %w: the first unlock's answer (its latch) is gone, so whether it ran is not known; nothing was released by asking again, and a hold it left ends with the lease",
+			lk.names.key, lockbridge.ErrUnknownOutcome)
+		return lk.unknown
 	}
 	if r != nil && r != int64(0) && r != int64(1) {
 		err := unexpected("release", r)
@@ -212,8 +230,8 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		return nh
 	}
 	lk.lease.End(nil)
-	// Redisson deletes the latch once it has the reply; so do we (best
-	// effort: it expires by itself).
+	// Redisson 4.x deletes the latch once it has the reply (3.x leaves it
+	// to expire); so do we (best effort: it expires by itself).
 	_, _ = l.c.Do(ctx, "DEL", lk.names.latch+":"+lk.reqID)
 	return nil
 }
@@ -223,7 +241,7 @@ func (lk *Lock) unlock(ctx context.Context) error {
 func (lk *Lock) request(window time.Duration) error {
 	if lk.reqID != "" {
 		if since := time.Since(lk.reqSent); since > window {
-			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): asking again could release a second hold",
+			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): the latch that holds its answer may be gone",
 				lk.names.key, lockbridge.ErrUnknownOutcome, since.Round(time.Millisecond), window)
 		}
 		return nil
@@ -293,11 +311,10 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 		}
 		return fmt.Errorf("redisson: renewal of %q: %w", key, err)
 	}
-	res, ok := r.([]any)
-	if !ok || len(res) != 1 {
+	if r != int64(0) && r != int64(1) {
 		return unexpected("renew", r)
 	}
-	if res[0] == int64(1) {
+	if r == int64(1) {
 		return lk.lease.Extend(start.Add(ttl), ttl)
 	}
 	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}

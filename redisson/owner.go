@@ -455,7 +455,7 @@ func (o *Owner) undo(ctx context.Context, n *names, ttl time.Duration) {
 		if err != nil {
 			return
 		}
-		if r, err := o.l.release(uctx, n, o.field, ttl, id); err != nil || r != nil {
+		if r, err := o.l.release(uctx, n, o.field, ttl, id, false); err != nil || r != nil {
 			return
 		}
 	}

@@ -1,1 +1,49 @@
-while true do local firstThreadId2 = redis.call('lindex', KEYS[2], 0);if firstThreadId2 == false then break;end;local timeout = redis.call('zscore', KEYS[3], firstThreadId2);if timeout ~= false and tonumber(timeout) <= tonumber(ARGV[3]) then redis.call('zrem', KEYS[3], firstThreadId2);redis.call('lpop', KEYS[2]);else break;end;end;if (redis.call('exists', KEYS[1]) == 0) and ((redis.call('exists', KEYS[2]) == 0) or (redis.call('lindex', KEYS[2], 0) == ARGV[2])) then redis.call('lpop', KEYS[2]);redis.call('zrem', KEYS[3], ARGV[2]);local keys = redis.call('zrange', KEYS[3], 0, -1);for i = 1, #keys, 1 do redis.call('zincrby', KEYS[3], -tonumber(ARGV[4]), keys[i]);end;redis.call('hset', KEYS[1], ARGV[2], 1);redis.call('pexpire', KEYS[1], ARGV[1]);return nil;end;if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then redis.call('hincrby', KEYS[1], ARGV[2], 1);redis.call('pexpire', KEYS[1], ARGV[1]);return nil;end;return 1;
+-- redisson/scripts/fair_try.lua: one attempt on a Redisson-compatible fair
+-- lock (RedissonFairLock) that never joins the line: tryLock() without a
+-- wait. Assembled after the fragments args.lua and redisson_queue.lua.
+--
+-- KEYS[1]  the lock name: a HASH, owner field -> hold count
+-- KEYS[2]  the waiters' line "redisson_lock_queue:{name}" (a LIST)
+-- KEYS[3]  their timeouts "redisson_lock_timeout:{name}" (a ZSET)
+-- ARGV[1]  the lease in ms (1 to 2^53)
+-- ARGV[2]  the owner's field (not empty)
+-- ARGV[3]  now, in ms of this client's clock (0 to 2^53)
+-- ARGV[4]  the lock's fair wait in ms (0 to 2^53): what the waiters left
+--          behind move up by when the head of the line takes the lock
+--
+-- First drops the waiters whose timeout is at or below now from the head
+-- of the line (queue_prune). Then:
+--   - the key is absent and the line empty or headed by this owner: the
+--     owner leaves the line, the other timeouts move up by ARGV[4], the
+--     hash is made with the owner's count 1 and the lease; reply nil;
+--   - the hash has the owner's field: its count goes up by one, the lease
+--     is set; reply nil;
+--   - otherwise reply 1: held by another owner, or others wait first.
+-- The clocks order the line; they never admit anyone (only an absent key
+-- does).
+arg_count(4)
+local lease = arg_int(1, 1, 9007199254740992)
+local field = arg_nonempty(2)
+local now = arg_int(3, 0, 9007199254740992)
+local wait = arg_int(4, 0, 9007199254740992)
+local lock, queue, timeouts = KEYS[1], KEYS[2], KEYS[3]
+
+queue_prune(queue, timeouts, now)
+if redis.call('EXISTS', lock) == 0 then
+  local head = redis.call('LINDEX', queue, 0)
+  if head and head ~= field then
+    return 1
+  end
+  redis.call('LPOP', queue)
+  redis.call('ZREM', timeouts, field)
+  queue_shift(timeouts, wait)
+  redis.call('HSET', lock, field, 1)
+  redis.call('PEXPIRE', lock, lease)
+  return false
+end
+if redis.call('HEXISTS', lock, field) == 0 then
+  return 1
+end
+redis.call('HINCRBY', lock, field, 1)
+redis.call('PEXPIRE', lock, lease)
+return false

@@ -59,6 +59,7 @@ import org.redisson.config.Config;
  *       or {@code timeout};
  *   <li>{@code unlock} — reads the time, unlocks, prints
  *       {@code unlocked <epoch µs before unlock()>};
+ *   <li>{@code force} — {@code forceUnlock()}; prints {@code forced <true|false>};
  *   <li>{@code exit}.
  * </ul>
  * It prints {@code ready <client id>} first. The field is the hash field this
@@ -151,6 +152,7 @@ public final class RedissonWorker {
                     lock.unlock();
                     say("unlocked " + at);
                 }
+                case "force" -> say("forced " + lock.forceUnlock());
                 case "exit" -> {
                     return;
                 }

@@ -3,11 +3,8 @@ package io.lockbridge.interop.redisson;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -22,10 +19,10 @@ import org.redisson.pubsub.LockPubSub;
 /**
  * The golden vectors of testdata/vectors/redisson.json, checked against
  * Redisson itself (the version this module is built with): the names it
- * derives from a lock name, its unlock message, its watchdog default; and the
- * script files of lockbridge's redisson package against the SHA1s the
- * vectors pin (the Go interop tests check on a live server that Redisson runs
- * scripts of those SHA1s).
+ * derives from a lock name, its unlock message, its watchdog and fair-wait
+ * defaults. (lockbridge's scripts are its own text: the Go interop tests show
+ * by behaviour, on live servers, that they act on the same data as
+ * Redisson's.)
  */
 class RedissonVectorsTest {
     static final Path REPO = Path.of(System.getProperty("lockbridge.repo", "../../.."));
@@ -67,21 +64,5 @@ class RedissonVectorsTest {
         Pattern p = Pattern.compile(vectors().get("field_pattern").getAsString());
         String field = UUID.randomUUID() + ":" + Thread.currentThread().getId();
         assertTrue(p.matcher(field).matches(), field);
-    }
-
-    @Test
-    void scriptFilesHaveThePinnedSHA1() throws Exception {
-        int n = 0;
-        for (JsonElement e : vectors().getAsJsonArray("scripts")) {
-            JsonObject s = e.getAsJsonObject();
-            String src = Files.readString(REPO.resolve(s.get("file").getAsString()), StandardCharsets.UTF_8);
-            if (src.endsWith("\n")) {
-                src = src.substring(0, src.length() - 1);
-            }
-            byte[] sum = MessageDigest.getInstance("SHA-1").digest(src.getBytes(StandardCharsets.UTF_8));
-            assertEquals(s.get("sha1").getAsString(), HexFormat.of().formatHex(sum), s.get("file").getAsString());
-            n++;
-        }
-        assertEquals(10, n);
     }
 }
