@@ -30,11 +30,7 @@ queue_prune(queue, timeouts, now)
 if redis.call('EXISTS', lock) == 0 then
   local head = redis.call('LINDEX', queue, 0)
   if not head or head == field then
-    redis.call('LPOP', queue)
-    redis.call('ZREM', timeouts, field)
-    queue_shift(timeouts, wait)
-    redis.call('HSET', lock, field, 1)
-    redis.call('PEXPIRE', lock, lease)
+    queue_take(lock, queue, timeouts, field, wait, lease)
     return false
   end
 elseif redis.call('HEXISTS', lock, field) == 1 then

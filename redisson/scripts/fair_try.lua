@@ -34,11 +34,7 @@ if redis.call('EXISTS', lock) == 0 then
   if head and head ~= field then
     return 1
   end
-  redis.call('LPOP', queue)
-  redis.call('ZREM', timeouts, field)
-  queue_shift(timeouts, wait)
-  redis.call('HSET', lock, field, 1)
-  redis.call('PEXPIRE', lock, lease)
+  queue_take(lock, queue, timeouts, field, wait, lease)
   return false
 end
 if redis.call('HEXISTS', lock, field) == 0 then

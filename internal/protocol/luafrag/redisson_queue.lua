@@ -16,6 +16,10 @@
 --     'SPUBLISH'); nothing when the line is empty.
 --   queue_shift(timeouts, by) -> takes by ms off every timeout in the ZSET:
 --     a waiter left the head of the line, and those behind move up.
+--   queue_take(lock, queue, timeouts, field, wait, lease) -> field, at the
+--     head of the line or with nobody waiting, takes the free lock: it
+--     leaves the line, those behind move up by wait, and the hash is made
+--     with its count 1 and the lease in ms.
 
 local function queue_prune(queue, timeouts, now)
   while true do
@@ -44,4 +48,12 @@ local function queue_shift(timeouts, by)
   for i = 1, #waiting do
     redis.call('ZINCRBY', timeouts, -by, waiting[i])
   end
+end
+
+local function queue_take(lock, queue, timeouts, field, wait, lease)
+  redis.call('LPOP', queue)
+  redis.call('ZREM', timeouts, field)
+  queue_shift(timeouts, wait)
+  redis.call('HSET', lock, field, 1)
+  redis.call('PEXPIRE', lock, lease)
 end
