@@ -237,7 +237,9 @@ func TestFaultNamespaceHashLostBlocksTheStep(t *testing.T) {
 	assert.Contains(t, kinds(ue.Blockers), BlockPhaseUnknown)
 	_, err = ctl.Repair(ctx, PhaseLegacy, false)
 	require.NoError(t, err)
-	time.Sleep(10 * time.Millisecond) // after a restore, the init silence (1 ms here)
+	// A restore brings back the phase, not the evidence: an unforced step
+	// waits the init silence (1 ms here) after it.
+	time.Sleep(10 * time.Millisecond)
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
 }

@@ -42,9 +42,12 @@ func PublishCommand(c driver.Client) string {
 // ErrClosed is returned by Wait after Close.
 var ErrClosed = errors.New("notify: hub closed")
 
-// Defaults of the Hub options.
 const (
-	DefaultRetryAfter       = time.Second
+	// DefaultRetryAfter is RetryAfter's default.
+	DefaultRetryAfter = time.Second
+	// DefaultSubscribeTimeout bounds how long Wait waits for the server to
+	// confirm a subscription (it never waits past its own context either);
+	// past it the waiter polls.
 	DefaultSubscribeTimeout = 2 * time.Second
 )
 
@@ -58,18 +61,6 @@ func RetryAfter(d time.Duration) Option {
 	return func(h *Hub) {
 		if d > 0 {
 			h.retryAfter = d
-		}
-	}
-}
-
-// SubscribeTimeout bounds how long Wait waits for the server to confirm a
-// subscription (it never waits past its own context either); past it the
-// waiter polls. Default DefaultSubscribeTimeout (2 s). A value <= 0 keeps the
-// default.
-func SubscribeTimeout(d time.Duration) Option {
-	return func(h *Hub) {
-		if d > 0 {
-			h.timeout = d
 		}
 	}
 }

@@ -1,4 +1,4 @@
-// Package seed replays, command for command, the Java lock that the legacy
+// Package javareplay replays, command for command, the Java lock that the legacy
 // package must interoperate with: the "seed" SETNX + GET + GETSET timestamp
 // lock (SETNX, then GET and GETSET once the stored expiry is below the
 // caller's clock; DEL on release while its own clock is below its expiry), as the Spring RedisCallback copies write it. Tests,

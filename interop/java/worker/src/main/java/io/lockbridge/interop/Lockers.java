@@ -119,134 +119,166 @@ final class Lockers {
     }
 
     /**
-     * The lock of the Java services, as widely copied: a RedisCallback that
-     * sends SETNX, GET and GETSET with the raw bytes of String.getBytes()
-     * (bypassing the template's serializers) and a value of
-     * System.currentTimeMillis() + lease + 1; the release checks its own
-     * expiry and then calls redisTemplate.delete(key), which goes through the
-     * template's key serializer.
+     * The timestamp lock of the Java services, on the wire: a value is the
+     * holder's deadline, System.currentTimeMillis() + lease + 1, as decimal
+     * ASCII. A round sends SETNX key deadline; when the key exists, GET it,
+     * and when the deadline read has passed, GETSET key deadline: the lock is
+     * ours only if GETSET handed back the very value GET read (else another
+     * contender's GETSET came first; ours still overwrote theirs, as the
+     * scheme does). That takeover test is jedis-lock's (JedisLock.acquire),
+     * which the Spring copies of the scheme follow; the seed lock that
+     * internal/testing/javareplay replays tests the old value's deadline
+     * instead. No TTL is ever set. Release: DEL, and only while our
+     * deadline has not passed by the local clock. A value that is not a
+     * number throws NumberFormatException, as the scheme's parse does.
+     *
+     * The subclasses say how the four commands reach Redis.
      */
-    static final class CallbackLock implements JavaLock {
-        private final RedisTemplate<Object, Object> redisTemplate;
-        private final String lockKey;
-        private final long expireMsecs;
-        private final long pollMsecs;
+    abstract static class TimestampLock implements JavaLock {
+        private final long leaseMs;
+        private final long pollMs;
         private final RedisConnectionFactory factory;
-        private long lockExpireAt;
+        private long heldUntil;
 
-        CallbackLock(RedisTemplate<Object, Object> t, String key, long lease, long poll, RedisConnectionFactory f) {
-            this.redisTemplate = t;
-            this.lockKey = key;
-            this.expireMsecs = lease;
-            this.pollMsecs = poll;
-            this.factory = f;
+        TimestampLock(long leaseMs, long pollMs, RedisConnectionFactory factory) {
+            this.leaseMs = leaseMs;
+            this.pollMs = pollMs;
+            this.factory = factory;
         }
 
+        /** SETNX: true when the key was absent and now holds value. */
+        abstract boolean setIfAbsent(String value);
+
+        /** GET: the stored value, null when there is none. */
+        abstract String read();
+
+        /** GETSET: stores value, returns the one it replaced (null when none). */
+        abstract String swap(String value);
+
+        /** DEL. */
+        abstract void remove();
+
         @Override
-        public boolean acquire(long waitMs) throws InterruptedException {
-            long deadline = System.currentTimeMillis() + waitMs;
-            while (true) {
-                long now = System.currentTimeMillis();
-                long expires = now + expireMsecs + 1;
-                String expiresStr = String.valueOf(expires);
-                Boolean set = redisTemplate.execute((RedisCallback<Boolean>) connection ->
-                        connection.setNX(lockKey.getBytes(), expiresStr.getBytes()));
-                if (Boolean.TRUE.equals(set)) {
-                    lockExpireAt = expires;
-                    return true;
-                }
-                String currentValueStr = redisTemplate.execute((RedisCallback<String>) connection -> {
-                    byte[] v = connection.get(lockKey.getBytes());
-                    return v == null ? null : new String(v);
-                });
-                if (currentValueStr != null && Long.parseLong(currentValueStr) < now) {
-                    String oldValueStr = redisTemplate.execute((RedisCallback<String>) connection -> {
-                        byte[] v = connection.getSet(lockKey.getBytes(), expiresStr.getBytes());
-                        return v == null ? null : new String(v);
-                    });
-                    if (oldValueStr != null && oldValueStr.equals(currentValueStr)) {
-                        lockExpireAt = expires;
-                        return true;
-                    }
-                }
-                if (System.currentTimeMillis() + pollMsecs > deadline) {
+        public final boolean acquire(long waitMs) throws InterruptedException {
+            long giveUpAt = System.currentTimeMillis() + waitMs;
+            while (!tryOnce()) {
+                if (System.currentTimeMillis() + pollMs > giveUpAt) {
                     return false;
                 }
-                Thread.sleep(pollMsecs);
+                Thread.sleep(pollMs);
+            }
+            return true;
+        }
+
+        /** One round of SETNX, then GET and GETSET on an expired deadline. */
+        private boolean tryOnce() {
+            long roundStart = System.currentTimeMillis();
+            long deadline = roundStart + leaseMs + 1;
+            String ours = Long.toString(deadline);
+            boolean won = setIfAbsent(ours);
+            if (!won) {
+                String seen = read();
+                boolean expired = seen != null && Long.parseLong(seen) < roundStart;
+                won = expired && seen.equals(swap(ours));
+            }
+            if (won) {
+                heldUntil = deadline;
+            }
+            return won;
+        }
+
+        @Override
+        public final void release() {
+            if (heldUntil > System.currentTimeMillis()) {
+                remove();
             }
         }
 
         @Override
-        public void release() {
-            if (System.currentTimeMillis() < lockExpireAt) {
-                redisTemplate.delete(lockKey);
-            }
-        }
-
-        @Override
-        public void close() {
+        public final void close() {
             destroy(factory);
         }
     }
 
     /**
-     * The same scheme written with the template's operations:
-     * opsForValue().setIfAbsent / get / getAndSet and delete(key), so that
-     * keys and values go through the template's serializers (UTF-8 on a
-     * StringRedisTemplate, JDK serialization on a default RedisTemplate).
+     * The scheme as most copies of it send it: through a RedisCallback with
+     * the raw bytes of String.getBytes() for key and value (past the
+     * template's serializers), while the release calls
+     * redisTemplate.delete(key), which does go through the template's key
+     * serializer. On a default (JDK-serializing) RedisTemplate that DEL names
+     * another key: this lock never releases, it only expires.
      */
-    static final class OpsLock implements JavaLock {
-        private final RedisTemplate<Object, Object> redisTemplate;
-        private final String lockKey;
-        private final long expireMsecs;
-        private final long pollMsecs;
-        private final RedisConnectionFactory factory;
-        private long lockExpireAt;
+    static final class CallbackLock extends TimestampLock {
+        private final RedisTemplate<Object, Object> template;
+        private final byte[] key;
+        private final String name;
 
-        OpsLock(RedisTemplate<Object, Object> t, String key, long lease, long poll, RedisConnectionFactory f) {
-            this.redisTemplate = t;
-            this.lockKey = key;
-            this.expireMsecs = lease;
-            this.pollMsecs = poll;
-            this.factory = f;
+        CallbackLock(RedisTemplate<Object, Object> t, String name, long lease, long poll, RedisConnectionFactory f) {
+            super(lease, poll, f);
+            this.template = t;
+            this.name = name;
+            this.key = name.getBytes();
+        }
+
+        private static String text(byte[] b) {
+            return b == null ? null : new String(b);
         }
 
         @Override
-        public boolean acquire(long waitMs) throws InterruptedException {
-            long deadline = System.currentTimeMillis() + waitMs;
-            while (true) {
-                long now = System.currentTimeMillis();
-                long expires = now + expireMsecs + 1;
-                String expiresStr = String.valueOf(expires);
-                if (Boolean.TRUE.equals(redisTemplate.opsForValue().setIfAbsent(lockKey, expiresStr))) {
-                    lockExpireAt = expires;
-                    return true;
-                }
-                String currentValueStr = (String) redisTemplate.opsForValue().get(lockKey);
-                if (currentValueStr != null && Long.parseLong(currentValueStr) < now) {
-                    String oldValueStr = (String) redisTemplate.opsForValue().getAndSet(lockKey, expiresStr);
-                    if (oldValueStr != null && oldValueStr.equals(currentValueStr)) {
-                        lockExpireAt = expires;
-                        return true;
-                    }
-                }
-                if (System.currentTimeMillis() + pollMsecs > deadline) {
-                    return false;
-                }
-                Thread.sleep(pollMsecs);
-            }
+        boolean setIfAbsent(String value) {
+            return Boolean.TRUE.equals(template.execute((RedisCallback<Boolean>) c -> c.setNX(key, value.getBytes())));
         }
 
         @Override
-        public void release() {
-            if (System.currentTimeMillis() < lockExpireAt) {
-                redisTemplate.delete(lockKey);
-            }
+        String read() {
+            return template.execute((RedisCallback<String>) c -> text(c.get(key)));
         }
 
         @Override
-        public void close() {
-            destroy(factory);
+        String swap(String value) {
+            return template.execute((RedisCallback<String>) c -> text(c.getSet(key, value.getBytes())));
+        }
+
+        @Override
+        void remove() {
+            template.delete(name);
+        }
+    }
+
+    /**
+     * The scheme through the template's value operations (setIfAbsent, get,
+     * getAndSet) and delete(key): key and value both go through the
+     * template's serializers, UTF-8 on a StringRedisTemplate, JDK
+     * serialization on a default RedisTemplate.
+     */
+    static final class OpsLock extends TimestampLock {
+        private final RedisTemplate<Object, Object> template;
+        private final String name;
+
+        OpsLock(RedisTemplate<Object, Object> t, String name, long lease, long poll, RedisConnectionFactory f) {
+            super(lease, poll, f);
+            this.template = t;
+            this.name = name;
+        }
+
+        @Override
+        boolean setIfAbsent(String value) {
+            return Boolean.TRUE.equals(template.opsForValue().setIfAbsent(name, value));
+        }
+
+        @Override
+        String read() {
+            return (String) template.opsForValue().get(name);
+        }
+
+        @Override
+        String swap(String value) {
+            return (String) template.opsForValue().getAndSet(name, value);
+        }
+
+        @Override
+        void remove() {
+            template.delete(name);
         }
     }
 
