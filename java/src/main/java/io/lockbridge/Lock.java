@@ -19,7 +19,7 @@ public interface Lock extends AutoCloseable {
     /** The phase the lock was taken in (LEGACY for a {@link LegacyLocker}'s). */
     Phase phase();
 
-    /** The fence of the acquisition; 0 (lockbridge-java does not fence yet). */
+    /** The fence of the acquisition: a {@link ModernLocker}'s with fencing on; 0 for every other lock. */
     long fence();
 
     /** When the lease ends by this process's clock (without further refreshes). */

@@ -180,6 +180,18 @@ class LossSignalFaultTest extends ServerTest {
                 }
             };
         }));
+        s.add(Arguments.of("ModernLocker", (Function<Redis, Locker>) r -> {
+            ModernLocker m = ModernLocker.builder(r).fencing(true).autoRefresh(auto).build();
+            return new Locker() {
+                public Lock tryLock(String n, Duration t) {
+                    return m.tryLock(n, t);
+                }
+
+                public void close() {
+                    m.close();
+                }
+            };
+        }));
         for (Phase p : Phase.values()) {
             s.add(Arguments.of("MigrateLocker " + p, (Function<Redis, Locker>) r -> {
                 MigrateLocker m = MigrateLocker.builder(r).phase(p).autoRefresh(auto).build();

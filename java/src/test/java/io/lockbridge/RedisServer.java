@@ -19,19 +19,19 @@ import io.lettuce.core.codec.ByteArrayCodec;
 final class RedisServer implements AutoCloseable {
     static final String INSTALL = "redis-server not found on PATH: install it (sudo apt-get install -y redis-server, or run ./scripts/setup.sh)";
 
-    private final Process proc;
+    private Process proc;
+    private final String bin;
     final int port;
     private final RedisClient client;
     private final StatefulRedisConnection<byte[], byte[]> conn;
     final RedisCommands<byte[], byte[]> raw;
 
     RedisServer() throws Exception {
-        String bin = find();
+        bin = find();
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        proc = new ProcessBuilder(bin, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        proc = spawn();
         client = RedisClient.create();
         long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         StatefulRedisConnection<byte[], byte[]> c = null;
@@ -48,6 +48,33 @@ final class RedisServer implements AutoCloseable {
         }
         conn = c;
         raw = c.sync();
+    }
+
+    private Process spawn() throws java.io.IOException {
+        return new ProcessBuilder(bin, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+    }
+
+    /**
+     * Restarts the server on the same port: no persistence, so it comes
+     * back empty (a lost fence counter, say). {@link #raw} reconnects.
+     */
+    void restart() throws Exception {
+        proc.destroy();
+        proc.waitFor();
+        proc = spawn();
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (true) {
+            try {
+                raw.ping();
+                return;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > end || !proc.isAlive()) {
+                    throw new IllegalStateException("redis-server on port " + port + " did not restart", e);
+                }
+                Thread.sleep(20);
+            }
+        }
     }
 
     private static String find() {

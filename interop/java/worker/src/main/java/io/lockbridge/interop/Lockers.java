@@ -28,7 +28,7 @@ final class Lockers {
 
     /** The --locker kinds. */
     static final List<String> KINDS = List.of("spring-callback", "spring-ops", "jedis-lock", "spring-integration", "shedlock",
-            "lockbridge-migrate", "lockbridge-legacy");
+            "lockbridge-migrate", "lockbridge-legacy", "lockbridge-modern");
 
     /** One lock, as the worker drives it. */
     interface JavaLock extends AutoCloseable {
@@ -37,6 +37,11 @@ final class Lockers {
 
         /** Releases the lock, as the library's users do. */
         void release() throws Exception;
+
+        /** The fence of the lock held (0: the locker hands out none). */
+        default long fence() {
+            return 0;
+        }
 
         @Override
         default void close() {}
@@ -58,6 +63,9 @@ final class Lockers {
         }
         if (kind.equals("lockbridge-migrate")) {
             return new LockbridgeMigrateLock(f, host, port, name, lease);
+        }
+        if (kind.equals("lockbridge-modern")) {
+            return new LockbridgeModernLock(f, host, port, name, lease);
         }
         if (kind.equals("lockbridge-legacy")) {
             return new LockbridgeLegacyLock(f, host, port, name, lease);
@@ -530,6 +538,81 @@ final class Lockers {
             locker.close();
             redis.close();
             factory.destroy();
+        }
+    }
+
+    /**
+     * lockbridge-java's ModernLocker: Go's modern.Locker. Flags
+     * {@code --fencing=true}, {@code --auto-refresh=true},
+     * {@code --derived=true} (the name is a legacy name: the lock is on its
+     * derived modern key, {@code --profile=raw|jdk}), {@code --backoff-ms=}
+     * a constant backoff (default Go's 8 ms doubling to 512 ms).
+     */
+    static final class LockbridgeModernLock implements JavaLock {
+        private final io.lockbridge.Redis redis;
+        private final io.lockbridge.ModernLocker locker;
+        private final String name;
+        private final Duration lease;
+        private final boolean contending;
+        private io.lockbridge.Lock held;
+
+        LockbridgeModernLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
+            redis = io.lockbridge.Redis.of(io.lettuce.core.RedisURI.create(host, port));
+            io.lockbridge.ModernLocker.Builder b = io.lockbridge.ModernLocker.builder(redis)
+                    .fencing(Boolean.parseBoolean(f.getOrDefault("fencing", "false")))
+                    .autoRefresh(Boolean.parseBoolean(f.getOrDefault("auto-refresh", "false")));
+            if (Boolean.parseBoolean(f.getOrDefault("derived", "false"))) {
+                b.derivedFrom(profile(f));
+            }
+            if (f.containsKey("backoff-ms")) {
+                Duration d = Duration.ofMillis(Harness.num(f, "backoff-ms", 0));
+                b.backoff(io.lockbridge.Backoff.exponential(d, d));
+            }
+            locker = b.build();
+            this.name = name;
+            this.lease = Duration.ofMillis(leaseMs);
+            this.contending = "contend".equals(f.getOrDefault("mode", "contend"));
+        }
+
+        @Override
+        public boolean acquire(long waitMs) {
+            try {
+                held = locker.lock(name, lease, Duration.ofMillis(waitMs));
+                return true;
+            } catch (io.lockbridge.NotObtainedException e) {
+                return false;
+            } catch (io.lockbridge.LockbridgeException e) {
+                System.err.println("acquire: " + e);
+                return false;
+            }
+        }
+
+        @Override
+        public long fence() {
+            io.lockbridge.Lock l = held;
+            return l == null ? 0 : l.fence();
+        }
+
+        @Override
+        public void release() {
+            io.lockbridge.Lock l = held;
+            held = null;
+            try {
+                l.unlock();
+            } catch (io.lockbridge.NotHeldException e) {
+                // expired: as Go's workers, go on
+            } catch (io.lockbridge.RedisUnavailableException | io.lockbridge.UnknownOutcomeException e) {
+                if (!contending) {
+                    throw e;
+                }
+                System.err.println("release: " + e);
+            }
+        }
+
+        @Override
+        public void close() {
+            locker.close();
+            redis.close();
         }
     }
 }

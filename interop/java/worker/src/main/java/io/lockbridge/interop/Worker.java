@@ -24,7 +24,8 @@ import io.lockbridge.interop.common.Harness;
  *   <li>{@code --redis=host:port} the lock's redis-server;
  *   <li>{@code --guard=host:port} a second redis-server holding the guard
  *       counters (contend mode): the exclusion check is not the lock;
- *   <li>{@code --locker=} one of {@link Lockers#KINDS};
+ *   <li>{@code --locker=} one of {@link Lockers#KINDS} (lockbridge-modern: its flags in
+ *       {@link Lockers.LockbridgeModernLock});
  *   <li>{@code --client=lettuce|jedis}, {@code --template=string|jdk} for the
  *       Spring Data Redis lockers;
  *   <li>{@code --name=} the lock name; {@code --lease-ms=}, {@code --wait-ms=},
@@ -43,7 +44,8 @@ import io.lockbridge.interop.common.Harness;
  * <p>Mode contend: until the total or the duration is reached, acquire (waiting
  * up to wait-ms), enter the critical section (guard: INCR cs:in, an overlap
  * when it is not 1: INCR cs:overlaps; INCR acq:&lt;id&gt; and total; sleep
- * hold-ms; DECR cs:in), release. Prints {@code ready}, then
+ * hold-ms; DECR cs:in), release. A fenced lock's fence is checked in the
+ * guard too ({@link #FENCE_CHECK}). Prints {@code ready}, then
  * {@code done <acquisitions> <failed attempts>}.
  *
  * <p>Mode once: acquire (waiting up to wait-ms), print
@@ -55,6 +57,14 @@ import io.lockbridge.interop.common.Harness;
  */
 public final class Worker {
     private Worker() {}
+
+    /**
+     * The guard's fence check, the Go tests' too: a fence not above the last
+     * one seen counts in fence:regress; fence:last keeps the last.
+     */
+    static final String FENCE_CHECK = "local l = tonumber(redis.call('GET', 'fence:last') or '0') "
+            + "if tonumber(ARGV[1]) <= l then redis.call('INCR', 'fence:regress') end "
+            + "redis.call('SET', 'fence:last', ARGV[1]) redis.call('INCR', 'fence:checked') return 1";
 
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
@@ -127,6 +137,11 @@ public final class Worker {
                 if (g.incr("cs:in") != 1) {
                     g.incr("cs:overlaps");
                 }
+                long fence = lock.fence();
+                if (fence > 0) {
+                    // Inside the critical section: each fence must exceed the one before, whoever handed it out.
+                    g.eval(FENCE_CHECK, 0, Long.toString(fence));
+                }
                 g.incr("acq:" + id);
                 g.incr("total");
                 if (hold > 0) {
@@ -178,7 +193,7 @@ public final class Worker {
             say("timeout");
             return;
         }
-        say("acquired " + System.currentTimeMillis());
+        say("acquired " + System.currentTimeMillis() + (lock.fence() > 0 ? " fence " + lock.fence() : ""));
         String line;
         while ((line = stdin.readLine()) != null) {
             if (line.trim().equals("release")) {

@@ -1,0 +1,318 @@
+package io.lockbridge;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * The modern lock outside a migration: exactly the lock Go's
+ * {@code modern.Locker} takes, so Go and Java services share it key for key.
+ * The acquire is {@code SET key token NX PX ttl} (modern/acquire.lua: the
+ * token is 16 random bytes in unpadded base64url, as Go's
+ * {@code modern.NewToken}); a failed attempt learns the holder's PTTL in the
+ * same round trip; release and refresh are Go's owner-checked scripts
+ * (modern/release.lua, modern/refresh.lua), and the release publishes
+ * {@code "released"} on the key's channel ({@code {key}:released}, or
+ * key + ":released" for a key with a hash tag) when anyone listens, which
+ * wakes Go's and Java's waiters alike.
+ *
+ * <p>Keys: by default the lock name is the Redis key (its UTF-8 bytes), as
+ * Go's {@code modern.Locker.Lock(ctx, key, ttl)} takes it. With
+ * {@link Builder#derivedFrom(LegacyProfile)} the name is a legacy lock name,
+ * and the lock is taken on the modern key a migration derives from its
+ * legacy key (Go's {@code migrate.DeriveModernKey}): the key a fleet that
+ * finished its migration keeps using.
+ *
+ * <p>With {@link Builder#fencing(boolean)} the acquire also hands out a
+ * fence, Go's {@code WithFencing}: the counter {@code {key}:fence} (key +
+ * ":fence" for a tagged key) is set to max(counter + 1, the server's TIME in
+ * µs), so fences increase strictly across holders of the key, Go's and
+ * Java's, and across a restart that lost the counter; {@link Lock#fence()}
+ * returns it.
+ *
+ * <pre>{@code
+ * ModernLocker locker = ModernLocker.builder(redis).autoRefresh(true).fencing(true).build();
+ * try (Lock lock = locker.lock("orders", Duration.ofSeconds(30), Duration.ofSeconds(5))) {
+ *     write(lock.fence()); // critical section
+ * }
+ * }</pre>
+ */
+public final class ModernLocker implements AutoCloseable {
+    /** The longest lease: Go's check.MaxTTL, 2^40 ms (about 34.8 years). */
+    static final Duration MAX_TTL = Duration.ofMillis(1L << 40);
+    /** The longest key: Go's check.MaxKeyLen, 64 KiB. */
+    static final int MAX_KEY_LEN = 64 << 10;
+    static final byte[] FENCE_SUFFIX = Keys.ascii(":fence");
+
+    private final Redis redis;
+    private final LegacyProfile derive; // null: the name is the key
+    private final Backoff backoff;
+    private final boolean fencing;
+    private final boolean notifications;
+    private final ScheduledExecutorService watchdog; // null without auto-refresh
+    private volatile boolean closed;
+
+    private ModernLocker(Builder b) {
+        this.redis = b.redis;
+        this.derive = b.derive;
+        this.backoff = b.backoff;
+        this.fencing = b.fencing;
+        this.notifications = b.notifications;
+        this.watchdog = b.autoRefresh ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-modern-watchdog")) : null;
+    }
+
+    public static Builder builder(Redis redis) {
+        return new Builder(redis);
+    }
+
+    /** Options of a ModernLocker; defaults in each setter's documentation. */
+    public static final class Builder {
+        private final Redis redis;
+        private LegacyProfile derive;
+        private Backoff backoff = Backoff.modernDefault();
+        private boolean fencing;
+        private boolean notifications = true;
+        private boolean autoRefresh;
+
+        private Builder(Redis redis) {
+            if (redis == null) {
+                throw new InvalidException("lockbridge: ModernLocker needs a Redis");
+            }
+            this.redis = redis;
+        }
+
+        /**
+         * Lock names are legacy lock names: the lock is taken on the modern
+         * key derived from the legacy key p encodes (Go's
+         * migrate.DeriveModernKey; the key of a MigrateLocker in MODERN).
+         * Default: none, the name is the key.
+         */
+        public Builder derivedFrom(LegacyProfile p) {
+            this.derive = Objects.requireNonNull(p);
+            return this;
+        }
+
+        /** The waiting backoff of lock(); default 8 ms doubling to 512 ms (Go's). */
+        public Builder backoff(Backoff b) {
+            this.backoff = Objects.requireNonNull(b);
+            return this;
+        }
+
+        /** Hand out a fence with every acquire (Go: WithFencing); default off. */
+        public Builder fencing(boolean on) {
+            this.fencing = on;
+            return this;
+        }
+
+        /** Wake lock()'s waits on the key's release notices (Go: on by default; WithNotifications(false)); default on. */
+        public Builder notifications(boolean on) {
+            this.notifications = on;
+            return this;
+        }
+
+        /** Refresh held locks every ttl/3, as Go's WithAutoRefresh; default off. */
+        public Builder autoRefresh(boolean on) {
+            this.autoRefresh = on;
+            return this;
+        }
+
+        public ModernLocker build() {
+            return new ModernLocker(this);
+        }
+    }
+
+    /** The Redis names of one lock: its key, release channel (null: none in its slot) and fence counter (null without fencing). */
+    record Names(String name, byte[] key, byte[] channel, byte[] fence) {}
+
+    /** The Redis key the lock called name is taken on. */
+    public byte[] key(String name) {
+        return names(name).key.clone();
+    }
+
+    Names names(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new InvalidException("lockbridge: empty lock name");
+        }
+        byte[] key = derive != null ? Keys.modernKey(derive.encodeKey(name)) : name.getBytes(StandardCharsets.UTF_8);
+        if (key.length > MAX_KEY_LEN) {
+            throw new InvalidException("lockbridge: key of " + key.length + " bytes is longer than " + MAX_KEY_LEN);
+        }
+        byte[] fence = null;
+        if (fencing) {
+            fence = Keys.companion(key, FENCE_SUFFIX);
+            if (fence == null) {
+                throw new InvalidException("lockbridge: key " + Keys.show(key) + " cannot have a fence counter in its hash slot");
+            }
+        }
+        return new Names(name, key, Keys.companion(key, Keys.RELEASED_SUFFIX), fence);
+    }
+
+    /** Throws InvalidException unless 1 ms &lt;= ttl &lt;= 2^40 ms; the lease in whole milliseconds (PX takes no less). */
+    static Duration checkTtl(Duration ttl) {
+        AbstractLock.checkTtl(ttl);
+        if (ttl.compareTo(MAX_TTL) > 0) {
+            throw new InvalidException("lockbridge: ttl " + ttl + " is above " + MAX_TTL + " (2^40 ms)");
+        }
+        return Duration.ofMillis(ttl.toMillis());
+    }
+
+    /**
+     * One attempt. NotObtainedException when another holder has the lock
+     * (with its remaining lease; zero when it has no expiry);
+     * UnknownOutcomeException when the acquire got no reply and reading the
+     * key back could not settle it (the acquire is never sent again).
+     */
+    public Lock tryLock(String name, Duration ttl) {
+        checkOpen();
+        Duration t = checkTtl(ttl);
+        return attempt(names(name), t);
+    }
+
+    /**
+     * Waits up to wait for the lock: between attempts it sleeps the backoff,
+     * never past the holder's remaining lease, and wakes at once on the
+     * key's release notice (from a Go or a Java holder).
+     */
+    public Lock lock(String name, Duration ttl, Duration wait) {
+        checkOpen();
+        Duration t = checkTtl(ttl);
+        if (wait == null || wait.isNegative()) {
+            throw new InvalidException("lockbridge: wait " + wait + " is negative");
+        }
+        Names n = names(name);
+        Wait.Notices notices = notifications && n.channel != null ? wake -> redis.subscribe(n.channel, wake) : null;
+        return Wait.loop(name, wait, backoff, () -> attempt(n, t), notices);
+    }
+
+    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed and end at their lease's give-up point, as every lock nothing extends. */
+    @Override
+    public void close() {
+        closed = true;
+        if (watchdog != null) {
+            watchdog.shutdownNow();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new InvalidException("lockbridge: ModernLocker closed");
+        }
+    }
+
+    private Lock attempt(Names n, Duration ttl) {
+        checkOpen();
+        ModernLock lk = acquire(n, ttl);
+        if (watchdog != null) {
+            lk.autoRefresh(watchdog);
+        }
+        return lk;
+    }
+
+    private ModernLock acquire(Names n, Duration ttl) {
+        String token = MigrateLocker.token();
+        byte[][] keys = n.fence == null ? new byte[][] {n.key} : new byte[][] {n.key, n.fence};
+        Script s = Scripts.MODERN_ACQUIRE;
+        long start = System.nanoTime();
+        List<?> r;
+        try {
+            r = redis.evalList(s, keys, Redis.arg(token), Redis.arg(ttl.toMillis()));
+        } catch (UnknownOutcomeException e) {
+            long fence = readBack(n, token, e);
+            return new ModernLock(n, token, fence, start, ttl);
+        }
+        List<?> l = Replies.list(s, r, 2);
+        long code = Replies.num(s, l.get(0));
+        long v = Replies.num(s, l.get(1));
+        if (code == 1) {
+            return new ModernLock(n, token, v, start, ttl);
+        }
+        if (code != 0) {
+            throw Replies.unexpected(s, r);
+        }
+        // Go's notObtained: no expiry leaves the wait to the backoff; 0 ms left is 1 ms.
+        Duration left = v < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, v));
+        throw new NotObtainedException("lockbridge: lock " + Keys.show(n.name) + " is held" + (v < 0 ? " (no expiry)" : " (" + left + " left)"), left);
+    }
+
+    /**
+     * Settles an acquire whose reply was lost by reading (a read changes
+     * nothing; the acquire is never sent again): the fence counter, the key,
+     * and the counter again. The key holding our token means our SET ran and
+     * no one has acquired since; the counter unchanged around that read means
+     * it holds the fence our acquire handed out. Returns the fence (0
+     * without fencing); NotObtainedException when the key does not hold our
+     * token; cause (an unknown outcome) when the reads cannot settle it.
+     */
+    private long readBack(Names n, String token, UnknownOutcomeException cause) {
+        try {
+            byte[] f1 = n.fence == null ? null : redis.get(n.fence);
+            byte[] v = redis.get(n.key);
+            if (v == null || !Keys.same(v, Redis.arg(token))) {
+                throw new NotObtainedException("lockbridge: acquire " + Keys.show(n.name)
+                        + ": the reply was lost and the key does not hold our token", Duration.ZERO, cause);
+            }
+            if (n.fence == null) {
+                return 0;
+            }
+            byte[] f2 = redis.get(n.fence);
+            if (f1 != null && Keys.same(f1, f2)) {
+                return Long.parseLong(new String(f1, StandardCharsets.US_ASCII));
+            }
+            cause.addSuppressed(new IllegalStateException("the fence counter changed while it was read back"));
+        } catch (NotObtainedException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+        throw cause;
+    }
+
+    /** A modern lock: our token on the key, with its fence. */
+    private final class ModernLock extends AbstractLock {
+        private final Names n;
+        private final byte[] token;
+        private final long fence;
+
+        ModernLock(Names n, String token, long fence, long start, Duration ttl) {
+            super(n.name, Phase.MODERN, start, ttl, ttl, ttl);
+            this.n = n;
+            this.token = Redis.arg(token);
+            this.fence = fence;
+        }
+
+        @Override
+        public long fence() {
+            return fence;
+        }
+
+        @Override
+        void release() {
+            byte[][] keys = n.channel == null ? new byte[][] {n.key} : new byte[][] {n.key, n.channel};
+            code(redis.evalLong(Scripts.MODERN_RELEASE, keys, token, Redis.arg(redis.publishCommand())));
+        }
+
+        @Override
+        void refreshOnce(Duration ttl) {
+            Duration t = ModernLocker.checkTtl(ttl);
+            long start = System.nanoTime();
+            sending(start, t, t, t);
+            code(redis.evalLong(Scripts.MODERN_REFRESH, new byte[][] {n.key}, token, Redis.arg(t.toMillis())));
+            extend(start, t, t);
+        }
+
+        private void code(long c) {
+            if (c == 0) {
+                throw new NotHeldException(n.name, NotHeldException.Reason.TAKEN, "the key holds another token");
+            }
+            if (c == -1) {
+                throw new NotHeldException(n.name, NotHeldException.Reason.GONE, "the key has expired");
+            }
+            if (c != 1) {
+                throw new LockbridgeException("lockbridge: lock " + Keys.show(n.name) + ": unexpected reply " + c);
+            }
+        }
+    }
+}
