@@ -83,9 +83,21 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("Init", func(t *testing.T) {
-			step, err := ctl.Init(ctx, false)
+			force := false
+			if tg.Cluster {
+				// In a cluster a namespace without a mark proves nothing:
+				// refused unless forced (the test's cluster is new).
+				_, err := ctl.Init(ctx, false)
+				var ue *UnsafeStepError
+				require.ErrorAs(t, err, &ue)
+				assert.Equal(t, BlockNoMark, ue.Blockers[0].Kind)
+				force = true
+			}
+			step, err := ctl.Init(ctx, force)
 			require.NoError(t, err)
-			assert.Equal(t, Step{To: PhaseLegacy}, step)
+			if !force {
+				assert.Equal(t, Step{To: PhaseLegacy}, step)
+			}
 			_, err = ctl.Init(ctx, false)
 			assert.ErrorIs(t, err, ErrAlreadyInitialized)
 			st, err := ctl.Status(ctx)
