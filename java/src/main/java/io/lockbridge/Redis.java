@@ -21,8 +21,6 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.models.slots.ClusterSlotRange;
-import io.lettuce.core.cluster.models.slots.ClusterSlotsParser;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -168,7 +166,7 @@ public final class Redis implements AutoCloseable {
     }
 
     static Redis cluster(List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
-        checkTimeout(seeds != null && !seeds.isEmpty() && !seeds.contains(null), timeout, "the cluster's seed RedisURIs");
+        checkTimeout(seeds != null && !seeds.isEmpty() && seeds.stream().allMatch(java.util.Objects::nonNull), timeout, "the cluster's seed RedisURIs");
         for (RedisURI s : seeds) {
             if (s.getSentinels() != null && !s.getSentinels().isEmpty()) {
                 throw new InvalidException("lockbridge: a cluster seed cannot be a Sentinel URI");
@@ -343,11 +341,15 @@ public final class Redis implements AutoCloseable {
                     List<Object> r = c.sync().clusterSlots();
                     p.giveBack(c);
                     String[] owner = new String[Keys.SLOTS];
-                    for (ClusterSlotRange range : ClusterSlotsParser.parse(r)) {
-                        RedisURI u = range.getUpstream().getUri();
-                        String o = addr(u.getHost(), u.getPort());
+                    // CLUSTER SLOTS: [from, to, [host, port, id, …] of the master, replicas…] per range.
+                    for (Object e : r) {
+                        List<?> range = (List<?>) e;
+                        List<?> master = (List<?>) range.get(2);
+                        Object h = master.get(0);
+                        String host = h instanceof byte[] bs ? new String(bs, StandardCharsets.UTF_8) : String.valueOf(h);
+                        String o = addr(host.isEmpty() ? a.substring(0, a.lastIndexOf(':')) : host, ((Long) master.get(1)).intValue());
                         nodeUri(o);
-                        for (int s = range.getFrom(); s <= range.getTo(); s++) {
+                        for (int s = ((Long) range.get(0)).intValue(); s <= ((Long) range.get(1)).intValue(); s++) {
                             owner[s] = o;
                         }
                     }
