@@ -80,13 +80,31 @@ final class Keys {
         if (c != null) {
             return c;
         }
-        int want = slot(legacyKey);
-        for (int i = 0;; i++) {
-            byte[] t = ascii(Integer.toString(i));
-            if (slot(t) == want) {
-                return concat(ascii("{"), t, ascii("}"), legacyKey, MODERN_SUFFIX);
+        return concat(ascii("{"), ascii(slotTag(slot(legacyKey))), ascii("}"), legacyKey, MODERN_SUFFIX);
+    }
+
+    /** SLOT_TAGS[s]: the first decimal number 0, 1, 2, … whose slot is s (Go's migrate.slotTag); built once, on first use. */
+    private static final class SlotTags {
+        static final String[] SLOT_TAGS = build();
+
+        private static String[] build() {
+            String[] t = new String[SLOTS];
+            int left = SLOTS;
+            for (int i = 0; left > 0; i++) {
+                String n = Integer.toString(i);
+                int s = slot(ascii(n));
+                if (t[s] == null) {
+                    t[s] = n;
+                    left--;
+                }
             }
+            return t;
         }
+    }
+
+    /** The first decimal number whose slot is slot, as Go's slotTag. */
+    static String slotTag(int slot) {
+        return SlotTags.SLOT_TAGS[slot];
     }
 
     /** A name for messages: the text when printable, else its hex. */

@@ -1,9 +1,15 @@
 package io.lockbridge;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.lettuce.core.RedisURI;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisNode;
+import org.springframework.data.redis.connection.RedisPassword;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -15,9 +21,9 @@ import org.springframework.data.redis.core.RedisTemplate;
  * through the factory's own connections — their client options are the
  * application's, and Lettuce replays unanswered commands after a reconnect
  * unless told not to — but opens its own Lettuce connections to the same
- * server (host, port, database, user, password, TLS, and the factory's
- * ClientResources), with replay off. A factory whose server it cannot read
- * (Jedis, Sentinel, Cluster, a socket) is refused with an
+ * Redis (standalone server, Sentinel master, or Cluster; user, password,
+ * database, TLS, and the factory's ClientResources), with replay off. A
+ * Jedis factory or a socket factory is refused with an
  * {@link InvalidException}: better no lock than a lock that may be written
  * twice.
  */
@@ -32,27 +38,64 @@ public final class SpringRedis {
         return of(template.getConnectionFactory());
     }
 
-    /** Redis for the server of factory, a LettuceConnectionFactory on a standalone server. */
+    /** Redis for the Redis of factory, a LettuceConnectionFactory on a standalone server, a Sentinel master or a Cluster. */
     public static Redis of(RedisConnectionFactory factory) {
+        if (factory != null && factory.getClass().getName().contains("Jedis")) {
+            throw new InvalidException("lockbridge: a Jedis connection factory cannot be used (" + factory.getClass().getName()
+                    + "): lockbridge opens its own Lettuce connections, built never to send a lock write twice, and takes their"
+                    + " settings from a LettuceConnectionFactory only (Jedis's cluster client retries a command after a connection"
+                    + " error, which may run a lock write twice); use a LettuceConnectionFactory, or io.lockbridge.Redis.of(RedisURI)"
+                    + " / Redis.cluster(seeds)");
+        }
         if (!(factory instanceof LettuceConnectionFactory lf)) {
             throw new InvalidException("lockbridge: only a LettuceConnectionFactory can be used (got "
                     + (factory == null ? "null" : factory.getClass().getName())
                     + "); lockbridge needs connections it can keep from resending lock writes: build io.lockbridge.Redis.of(RedisURI) instead");
         }
-        if (lf.getClusterConfiguration() != null || lf.getSentinelConfiguration() != null || lf.getSocketConfiguration() != null) {
-            throw new InvalidException("lockbridge: Redis Cluster, Sentinel and socket factories are not supported by lockbridge-java yet");
+        LettuceClientConfiguration cc = lf.getClientConfiguration();
+        Duration timeout = cc.getCommandTimeout() == null ? Redis.DEFAULT_TIMEOUT : cc.getCommandTimeout();
+        if (lf.getSocketConfiguration() != null) {
+            throw new InvalidException("lockbridge: a Unix socket factory is not supported by lockbridge-java; give Redis.of a RedisURI");
+        }
+        if (lf.getClusterConfiguration() != null) {
+            RedisClusterConfiguration conf = lf.getClusterConfiguration();
+            List<RedisURI> seeds = new ArrayList<>();
+            for (RedisNode n : conf.getClusterNodes()) {
+                RedisURI.Builder b = RedisURI.builder().withHost(n.getHost()).withPort(n.getPort()).withSsl(cc.isUseSsl());
+                auth(b, conf.getUsername(), conf.getPassword());
+                seeds.add(b.build());
+            }
+            return Redis.cluster(seeds, cc.getClientResources().orElse(null), timeout, false);
+        }
+        if (lf.getSentinelConfiguration() != null) {
+            RedisSentinelConfiguration conf = lf.getSentinelConfiguration();
+            if (conf.getSentinels().isEmpty()) {
+                throw new InvalidException("lockbridge: the Sentinel configuration names no sentinel");
+            }
+            RedisURI.Builder b = RedisURI.builder().withSentinelMasterId(conf.getRequiredMaster().getName());
+            for (RedisNode n : conf.getSentinels()) {
+                RedisURI.Builder sb = RedisURI.builder().withHost(n.getHost()).withPort(n.getPort()).withSsl(cc.isUseSsl());
+                auth(sb, conf.getSentinelUsername(), conf.getSentinelPassword());
+                b.withSentinel(sb.build());
+            }
+            b.withDatabase(conf.getDatabase()).withSsl(cc.isUseSsl());
+            auth(b, conf.getUsername(), conf.getPassword());
+            RedisURI u = b.build();
+            return Redis.of(u, cc.getClientResources().orElse(null), timeout);
         }
         RedisStandaloneConfiguration conf = lf.getStandaloneConfiguration();
-        LettuceClientConfiguration cc = lf.getClientConfiguration();
         RedisURI.Builder b = RedisURI.builder().withHost(conf.getHostName()).withPort(conf.getPort()).withDatabase(conf.getDatabase())
                 .withSsl(cc.isUseSsl());
-        char[] password = conf.getPassword().isPresent() ? conf.getPassword().get() : null;
-        if (password != null && conf.getUsername() != null) {
-            b.withAuthentication(conf.getUsername(), password);
+        auth(b, conf.getUsername(), conf.getPassword());
+        return Redis.of(b.build(), cc.getClientResources().orElse(null), timeout);
+    }
+
+    private static void auth(RedisURI.Builder b, String username, RedisPassword pw) {
+        char[] password = pw.isPresent() ? pw.get() : null;
+        if (password != null && username != null) {
+            b.withAuthentication(username, password);
         } else if (password != null) {
             b.withPassword(password);
         }
-        Duration timeout = cc.getCommandTimeout() == null ? Redis.DEFAULT_TIMEOUT : cc.getCommandTimeout();
-        return Redis.of(b.build(), cc.getClientResources().orElse(null), timeout);
     }
 }

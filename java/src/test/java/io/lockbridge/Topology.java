@@ -1,0 +1,371 @@
+package io.lockbridge;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+
+/**
+ * Redis topologies for the tests, on redis-server processes on loopback
+ * ports (as Go's internal/testing/redistest): a 3-master cluster, and a
+ * master with a replica watched by one Sentinel. Plus a proxy that can cut a
+ * connection right after a command went through, its reply thrown away.
+ */
+final class Topology {
+    private Topology() {}
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    static String bin() {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            File f = new File(dir, "redis-server");
+            if (f.canExecute()) {
+                return f.getPath();
+            }
+        }
+        throw new AssertionError(RedisServer.INSTALL);
+    }
+
+    static void eventually(String what, BooleanSupplier ok) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!ok.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("timed out waiting for: " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** One redis-server (or sentinel) process with a plain String client on it. */
+    static final class Node implements AutoCloseable {
+        final int port;
+        final Path dir;
+        private final Process proc;
+        private final RedisClient client = RedisClient.create();
+        private StatefulRedisConnection<String, String> conn;
+        RedisCommands<String, String> cmd;
+
+        Node(boolean sentinel, String sentinelConf, String... extra) throws Exception {
+            port = freePort();
+            dir = Files.createTempDirectory("lockbridge-redis");
+            List<String> args = new ArrayList<>();
+            args.add(bin());
+            if (sentinel) {
+                Path conf = dir.resolve("sentinel.conf");
+                Files.writeString(conf, sentinelConf);
+                args.add(conf.toString());
+                args.add("--sentinel");
+            }
+            args.addAll(List.of("--port", Integer.toString(port), "--bind", "127.0.0.1", "--dir", dir.toString()));
+            if (!sentinel) {
+                args.addAll(List.of("--save", "", "--appendonly", "no"));
+            }
+            args.addAll(List.of(extra));
+            proc = new ProcessBuilder(args).redirectErrorStream(true).redirectOutput(dir.resolve("log").toFile()).start();
+            long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (conn == null) {
+                try {
+                    conn = client.connect(StringCodec.UTF8, uri());
+                } catch (RuntimeException e) {
+                    if (System.nanoTime() > end || !proc.isAlive()) {
+                        proc.destroyForcibly();
+                        throw new IllegalStateException("redis-server on port " + port + " did not start: " + Files.readString(dir.resolve("log")), e);
+                    }
+                    Thread.sleep(20);
+                }
+            }
+            cmd = conn.sync();
+        }
+
+        RedisURI uri() {
+            return RedisURI.create("127.0.0.1", port);
+        }
+
+        /** A new plain connection (after CLIENT KILL took the old one). */
+        RedisCommands<String, String> fresh() {
+            conn.closeAsync();
+            conn = client.connect(StringCodec.UTF8, uri());
+            cmd = conn.sync();
+            return cmd;
+        }
+
+        /** Calls of EVAL and EVALSHA this server ran, by INFO commandstats. */
+        long evals() {
+            long n = 0;
+            for (String line : cmd.info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
+                    n += Long.parseLong(line.replaceAll("^[^:]*:calls=(\\d+),.*$", "$1"));
+                }
+            }
+            return n;
+        }
+
+        /** Loads every lockbridge script, so that EVALSHA runs at once. */
+        void loadScripts() {
+            for (Script s : Scripts.all().values()) {
+                conn.sync().scriptLoad(new String(s.source(), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                conn.close();
+            } catch (RuntimeException ignored) {
+                // killed
+            }
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            proc.destroy();
+            try {
+                proc.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Three masters, slots split as redis-cli --cluster create does. */
+    static final class Cluster implements AutoCloseable {
+        final List<Node> nodes = new ArrayList<>();
+        final List<String> ids = new ArrayList<>();
+
+        Cluster() throws Exception {
+            int[][] ranges = {{0, 5460}, {5461, 10922}, {10923, 16383}};
+            try {
+                for (int i = 0; i < 3; i++) {
+                    Node n = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000");
+                    nodes.add(n);
+                    n.cmd.clusterAddSlotsRange(io.lettuce.core.Range.create(ranges[i][0], ranges[i][1]));
+                    n.cmd.clusterSetConfigEpoch(i + 1);
+                    ids.add(n.cmd.clusterMyId());
+                }
+                for (int i = 0; i < 3; i++) {
+                    for (int j = i + 1; j < 3; j++) {
+                        nodes.get(i).cmd.clusterMeet("127.0.0.1", nodes.get(j).port);
+                    }
+                }
+                eventually("cluster ok", () -> nodes.stream().allMatch(n -> {
+                    String info = n.cmd.clusterInfo();
+                    return info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3") && info.contains("cluster_slots_ok:16384");
+                }));
+                eventually("every node sees the whole map", () -> nodes.stream().allMatch(n -> n.cmd.clusterSlots().size() == 3));
+            } catch (Exception | Error e) {
+                close();
+                throw e;
+            }
+        }
+
+        List<RedisURI> seeds() {
+            return List.of(nodes.get(0).uri());
+        }
+
+        int ownerOf(int slot) {
+            return slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2;
+        }
+
+        /** Moves an empty slot from node from to node to (IMPORTING, MIGRATING, then NODE on every node). */
+        void moveSlot(int slot, int from, int to) throws InterruptedException {
+            nodes.get(to).cmd.clusterSetSlotImporting(slot, ids.get(from));
+            nodes.get(from).cmd.clusterSetSlotMigrating(slot, ids.get(to));
+            nodes.get(to).cmd.clusterSetSlotNode(slot, ids.get(to));
+            nodes.get(from).cmd.clusterSetSlotNode(slot, ids.get(to));
+            for (int i = 0; i < 3; i++) {
+                if (i != from && i != to) {
+                    nodes.get(i).cmd.clusterSetSlotNode(slot, ids.get(to));
+                }
+            }
+            eventually("slot " + slot + " moved", () -> nodes.stream().allMatch(n -> n.cmd.clusterKeyslot("x") >= 0
+                    && n.cmd.clusterSlots().toString().contains(Integer.toString(nodes.get(to).port))));
+        }
+
+        @Override
+        public void close() {
+            nodes.forEach(Node::close);
+        }
+    }
+
+    /** A master, its replica, and one Sentinel (quorum 1) watching them as "mymaster". */
+    static final class Sentinel implements AutoCloseable {
+        Node master;
+        Node replica;
+        Node sentinel;
+        private RedisClient sc;
+        io.lettuce.core.sentinel.api.sync.RedisSentinelCommands<String, String> scmd;
+
+        Sentinel() throws Exception {
+            try {
+                master = new Node(false, null);
+                replica = new Node(false, null, "--replicaof", "127.0.0.1", Integer.toString(master.port));
+                eventually("replica in sync", () -> replica.cmd.info("replication").contains("master_link_status:up"));
+                sentinel = new Node(true, "sentinel monitor mymaster 127.0.0.1 " + master.port + " 1\n"
+                        + "sentinel down-after-milliseconds mymaster 2000\nsentinel failover-timeout mymaster 10000\n");
+                sc = RedisClient.create();
+                scmd = sc.connectSentinel(StringCodec.UTF8, sentinel.uri()).sync();
+                eventually("the sentinel knows the replica", () -> {
+                    List<Map<String, String>> r = scmd.replicas("mymaster");
+                    return r.size() == 1 && "slave".equals(r.get(0).get("flags"));
+                });
+            } catch (Exception | Error e) {
+                close();
+                throw e;
+            }
+        }
+
+        RedisURI uri() {
+            return RedisURI.Builder.sentinel("127.0.0.1", sentinel.port, "mymaster").build();
+        }
+
+        /** SENTINEL FAILOVER, until the sentinel names the replica as master. */
+        void failover() throws InterruptedException {
+            scmd.failover("mymaster");
+            eventually("the replica is master", () -> {
+                var a = scmd.getMasterAddrByName("mymaster");
+                return a != null && ((java.net.InetSocketAddress) a).getPort() == replica.port;
+            });
+        }
+
+        @Override
+        public void close() {
+            if (sc != null) {
+                sc.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            }
+            for (Node n : new Node[] {sentinel, replica, master}) {
+                if (n != null) {
+                    n.close();
+                }
+            }
+        }
+    }
+
+    /**
+     * A TCP proxy in front of a port that, once {@link #cutNext()} is armed,
+     * lets the next command through to the server, throws its reply away and
+     * closes the connection: a node connection dropped with a command in
+     * flight that ran. Then it is a plain proxy again (a reconnect works).
+     */
+    static final class CutProxy implements AutoCloseable {
+        final ServerSocket listener;
+        private final int upstream;
+        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+        private volatile boolean armed;
+        private volatile boolean closed;
+
+        CutProxy(int upstreamPort) throws IOException {
+            upstream = upstreamPort;
+            listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread t = new Thread(this::accept, "cut-proxy");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        int port() {
+            return listener.getLocalPort();
+        }
+
+        void cutNext() {
+            armed = true;
+        }
+
+        private void accept() {
+            while (!closed) {
+                try {
+                    Socket c = listener.accept();
+                    Socket s = new Socket(InetAddress.getLoopbackAddress(), upstream);
+                    sockets.add(c);
+                    sockets.add(s);
+                    java.util.concurrent.atomic.AtomicBoolean cut = new java.util.concurrent.atomic.AtomicBoolean();
+                    pump(c, s, false, cut);
+                    pump(s, c, true, cut);
+                } catch (IOException e) {
+                    if (closed) {
+                        return;
+                    }
+                }
+            }
+        }
+
+        private void pump(Socket from, Socket to, boolean replies, java.util.concurrent.atomic.AtomicBoolean cut) {
+            Thread t = new Thread(() -> {
+                byte[] buf = new byte[16 * 1024];
+                try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                    int n;
+                    while ((n = in.read(buf)) >= 0) {
+                        if (replies && cut.get()) {
+                            continue;
+                        }
+                        if (!replies && armed) {
+                            armed = false;
+                            if (System.getenv("CUT_DEBUG") != null) System.err.println("CUT: " + new String(buf, 0, Math.min(n, 80)).replace("\r\n", " "));
+                            cut.set(true);
+                            Thread closer = new Thread(() -> {
+                                try {
+                                    Thread.sleep(300); // the rest of the command goes through, the server runs it; its reply is thrown away
+                                } catch (InterruptedException ignored) {
+                                    // closing now
+                                }
+                                quiet(from);
+                                quiet(to);
+                            });
+                            closer.setDaemon(true);
+                            closer.start();
+                        }
+                        out.write(buf, 0, n);
+                        out.flush();
+                    }
+                } catch (IOException ignored) {
+                    // a side closed
+                } finally {
+                    quiet(from);
+                    quiet(to);
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+        }
+
+        private static void quiet(Socket s) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            quiet(listener);
+            sockets.forEach(CutProxy::quiet);
+        }
+
+        private static void quiet(ServerSocket s) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+        }
+    }
+}
