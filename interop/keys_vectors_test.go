@@ -15,7 +15,7 @@ import (
 // untagged keys with a '}' whose modern key takes the "{T}" fallback. The
 // Java tests (java/ VectorsTest) check Keys.slot and Keys.modernKey on it.
 type slotKeyVectors struct {
-	About string      `json:"about"`
+	About string          `json:"about"`
 	Keys  []slotKeyVector `json:"keys"`
 }
 
