@@ -57,7 +57,8 @@ java:
 	cd java && mvn -q -B test
 
 # The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
-# contention per pair for the fairness figures.
+# contention per pair for the fairness figures; the Go/Java fleets on
+# Sentinel and on Cluster with a failover (TestInteropJavaMigratesTopologies).
 interop-long:
 	./scripts/setup.sh
 	LOCKBRIDGE_INTEROP_LONG=1 go test -race -count=1 -timeout 60m -v ./interop

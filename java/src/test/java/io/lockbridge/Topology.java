@@ -122,6 +122,21 @@ final class Topology {
             return n;
         }
 
+        /**
+         * EVAL and EVALSHA calls this server refused before running them (a
+         * MOVED or ASK reply, say), by INFO commandstats' rejected_calls:
+         * Redis counts those apart from the calls it ran.
+         */
+        long rejectedEvals() {
+            long n = 0;
+            for (String line : cmd.info("commandstats").split("\r?\n")) {
+                if ((line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) && line.contains("rejected_calls=")) {
+                    n += Long.parseLong(line.replaceAll("^.*rejected_calls=(\\d+).*$", "$1"));
+                }
+            }
+            return n;
+        }
+
         /** Loads every lockbridge script, so that EVALSHA runs at once. */
         void loadScripts() {
             for (Script s : Scripts.all().values()) {
@@ -286,6 +301,11 @@ final class Topology {
 
         void cutNext() {
             armed = true;
+        }
+
+        /** 1 while a cut is armed and no command came through yet, else 0. */
+        int armedLeft() {
+            return armed ? 1 : 0;
         }
 
         private void accept() {

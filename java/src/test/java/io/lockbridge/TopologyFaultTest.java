@@ -1,6 +1,8 @@
 package io.lockbridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.charset.StandardCharsets;
@@ -49,8 +51,17 @@ class TopologyFaultTest {
 
     /**
      * The slot of a lock moves from node 0 to node 1 behind the client's
-     * back; the acquire gets MOVED from node 0 (it did not run there), goes
-     * to node 1, runs, and its reply is lost with the connection.
+     * back; the acquire gets MOVED from node 0 (it did not run there: Redis
+     * counts it as a rejected call, not a call), goes to node 1, runs, and
+     * its reply is lost with the connection. It is not sent again, to either
+     * node; the caller does not see an unknown outcome here only because
+     * MigrateLocker settles a lost acquire reply by reading its own token
+     * back (a GET, which changes nothing): the lock is handed back held.
+     * (The earlier version of this test expected an UnknownOutcomeException
+     * from tryLock, and so took the settled acquire for a cut that had
+     * missed.) The lower-level outcome, a typed UnknownOutcomeException
+     * from a redirected script whose reply is lost, is checked on a second
+     * moved slot.
      */
     static void replyLostDuringRedirect(boolean replay) throws Exception {
         try (Topology.Cluster c = new Topology.Cluster(); Topology.CutProxy px = new Topology.CutProxy(c.nodes.get(1).port)) {
@@ -60,14 +71,46 @@ class TopologyFaultTest {
                     MigrateLocker m = MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build()) {
                 String name = nameOn(c, 0, "orders-");
                 c.moveSlot(Keys.slot(b(name)), 0, 1);
-                long before0 = c.nodes.get(0).evals();
-                long before1 = c.nodes.get(1).evals();
+                long ran0 = c.nodes.get(0).evals();
+                long moved0 = c.nodes.get(0).rejectedEvals();
+                long ran1 = c.nodes.get(1).evals();
                 px.cutNext();
-                assertThrows(UnknownOutcomeException.class, () -> m.tryLock(name, Duration.ofSeconds(30)));
+                Lock got = null;
+                RuntimeException err = null;
+                try {
+                    got = m.tryLock(name, Duration.ofSeconds(30));
+                } catch (LockbridgeException e) {
+                    err = e;
+                }
                 Thread.sleep(500);
-                assertEquals(1, c.nodes.get(0).evals() - before0, "node 0 answered MOVED once");
-                assertEquals(1, c.nodes.get(1).evals() - before1, "the redirected acquire ran once on node 1 and was not sent again");
-                assertEquals(1L, c.nodes.get(1).cmd.exists(name), "it ran: the lock is there, held by nobody who knows it");
+                assertEquals(1, c.nodes.get(0).rejectedEvals() - moved0, "node 0 answered MOVED once");
+                assertEquals(0, c.nodes.get(0).evals() - ran0, "node 0 ran nothing");
+                assertEquals(1, c.nodes.get(1).evals() - ran1, "the redirected acquire ran once on node 1 and was not sent again");
+                assertEquals(0, px.armedLeft(), "the cut landed");
+                RuntimeException settled = err;
+                assertNull(settled, () -> "the lost reply is settled by reading the token back: " + settled);
+                assertTrue(got.isHeld());
+                assertEquals(2L, c.nodes.get(1).cmd.exists(name, "{" + name + "}:modern"), "it ran: both keys are on node 1");
+                got.unlock();
+                assertEquals(0L, c.nodes.get(1).cmd.exists(name, "{" + name + "}:modern"));
+
+                // The same on a second moved slot, one level down: the
+                // redirected script's lost reply is a typed unknown outcome.
+                String raw = nameOn(c, 2, "raw-");
+                byte[] legacy = b(raw);
+                byte[] modern = Keys.modernKey(legacy);
+                c.moveSlot(Keys.slot(legacy), 2, 1);
+                long ran1b = c.nodes.get(1).evals();
+                long moved2 = c.nodes.get(2).rejectedEvals();
+                px.cutNext();
+                UnknownOutcomeException u = assertThrows(UnknownOutcomeException.class, () -> r.evalList(Scripts.MODERN_ACQUIRE,
+                        new byte[][] {modern}, b("tok"), b("30000")));
+                assertTrue(u.getMessage().contains("not sent again"), u.getMessage());
+                Thread.sleep(500);
+                assertEquals(1, c.nodes.get(2).rejectedEvals() - moved2, "node 2 answered MOVED once");
+                assertEquals(1, c.nodes.get(1).evals() - ran1b, "ran once on node 1, not sent again");
+                assertEquals("tok", c.nodes.get(1).cmd.get(new String(modern, StandardCharsets.UTF_8)));
+
                 // A new node connection and the new slot map: the next lock on node 1 works.
                 m.tryLock(nameOn(c, 1, "after-"), Duration.ofSeconds(10)).unlock();
             } finally {
@@ -143,7 +186,6 @@ class TopologyFaultTest {
         }
     }
 
-    @org.junit.jupiter.api.Disabled("not yet passing: the cut does not land on the redirected acquire (left for the next session)")
     @Test
     void faultClusterReplyLostDuringRedirectIsUnknownAndNotResent() throws Exception {
         replyLostDuringRedirect(false);
@@ -161,7 +203,15 @@ class TopologyFaultTest {
 
     @Test
     void faultTestsFailWithReconnectAndReplayOn() {
-        assertThrows(AssertionFailedError.class, () -> nodeDroppedMidRelease(true), "node drop");
-        assertThrows(AssertionFailedError.class, () -> sentinelFailoverDuringHold(true), "sentinel failover");
+        AssertionFailedError redirect = assertThrows(AssertionFailedError.class, () -> replyLostDuringRedirect(true), "reply lost during a redirect");
+        AssertionFailedError drop = assertThrows(AssertionFailedError.class, () -> nodeDroppedMidRelease(true), "node drop");
+        AssertionFailedError failover = assertThrows(AssertionFailedError.class, () -> sentinelFailoverDuringHold(true), "sentinel failover");
+        // Each fails by the resend itself, not by the way: the redirected
+        // acquire runs twice on node 1; the replayed release finds its lock
+        // gone (NotHeldException instead of an unknown outcome); the release
+        // held back on the old master is replayed on the new one and succeeds.
+        assertTrue(redirect.getMessage().contains("not sent again") && redirect.getMessage().contains("but was: <2>"), redirect.getMessage());
+        assertTrue(drop.getMessage().contains("NotHeldException"), drop.getMessage());
+        assertTrue(failover.getMessage().contains("nothing was thrown"), failover.getMessage());
     }
 }

@@ -428,7 +428,7 @@ final class Lockers {
         private io.lockbridge.Lock held;
 
         LockbridgeMigrateLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
-            factory = new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
+            factory = lettuceFactory(f, host, port);
             factory.afterPropertiesSet();
             factory.start();
             redis = io.lockbridge.SpringRedis.of(factory);
@@ -467,11 +467,13 @@ final class Lockers {
                 l.unlock();
             } catch (io.lockbridge.NotHeldException e) {
                 // ended (a phase move, an expiry): as Go's workers, go on
-            } catch (io.lockbridge.RedisUnavailableException | io.lockbridge.UnknownOutcomeException e) {
+            } catch (io.lockbridge.LockbridgeException e) {
                 if (!contending) {
                     throw e; // mode once reports it
                 }
-                // contending, cut off from Redis: the lock ends by its lease; go on
+                // contending, cut off from Redis or in a failover (an error
+                // reply such as READONLY: the release did not run): the lock
+                // ends by its lease; go on
                 System.err.println("release: " + e);
             }
         }
@@ -482,6 +484,25 @@ final class Lockers {
             redis.close();
             factory.destroy();
         }
+    }
+
+    /**
+     * The service's LettuceConnectionFactory for the lockbridge-migrate
+     * locker: {@code --cluster=host:port,…} a Redis Cluster's seed nodes,
+     * {@code --sentinels=host:port,…} with {@code --master=} (default
+     * mymaster) a Sentinel-watched master, else the standalone server at
+     * --redis.
+     */
+    static LettuceConnectionFactory lettuceFactory(Map<String, String> f, String host, int port) {
+        if (f.containsKey("cluster")) {
+            return new LettuceConnectionFactory(new org.springframework.data.redis.connection.RedisClusterConfiguration(
+                    List.of(f.get("cluster").split(","))));
+        }
+        if (f.containsKey("sentinels")) {
+            return new LettuceConnectionFactory(new org.springframework.data.redis.connection.RedisSentinelConfiguration(
+                    f.getOrDefault("master", "mymaster"), new java.util.HashSet<>(List.of(f.get("sentinels").split(",")))));
+        }
+        return new LettuceConnectionFactory(new RedisStandaloneConfiguration(host, port));
     }
 
     /** The --profile of a lockbridge-java locker: raw (the default) or jdk (a default RedisTemplate's). */
