@@ -188,6 +188,25 @@ public final class MigrateLocker implements AutoCloseable {
         return fixed == null ? Phase.LEGACY : fixed;
     }
 
+    /**
+     * What this locker knows of its phase without asking Redis, for health
+     * checks: its namespace and registry id, the phase it last read (null
+     * before its first reading; the fixed phase of a heartbeat-only locker)
+     * and how long its phase lease still runs (zero once it has lapsed: a
+     * lock call then reads the phase first, and refuses with
+     * {@link PhaseUnknownException} if it cannot). Null without a namespace.
+     */
+    public PhaseLease phaseLease() {
+        if (follow == null) {
+            return null;
+        }
+        Phase p = follow.current();
+        return new PhaseLease(ns.ns, follow.id, p == null && fixed != null ? fixed : p, follow.leaseLeft());
+    }
+
+    /** See {@link MigrateLocker#phaseLease()}. */
+    public record PhaseLease(String namespace, String clientId, Phase phase, Duration left) {}
+
     /** The registry id of this locker; null without a namespace. */
     public String clientId() {
         return follow == null ? null : follow.id;
