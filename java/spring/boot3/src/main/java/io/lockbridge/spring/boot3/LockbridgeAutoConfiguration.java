@@ -1,0 +1,92 @@
+package io.lockbridge.spring.boot3;
+
+import io.lockbridge.Redis;
+import io.lockbridge.SpringRedis;
+import io.lockbridge.spring.LockObserver;
+import io.lockbridge.spring.LockbridgeMeters;
+import io.lockbridge.spring.LockbridgeProperties;
+import io.lockbridge.spring.Locks;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthIndicator;
+import org.springframework.boot.actuate.info.InfoContributor;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * lockbridge on Spring Boot 3.5: a {@link Redis} from the application's
+ * Lettuce connection factory ({@code spring.data.redis.*}), the
+ * {@link Locks} {@code lockbridge.*} describes, and — when the application
+ * has them — the Micrometer instruments (named as Go's OpenTelemetry ones),
+ * the {@code lockbridge} health indicator (the phase followed, the phase
+ * lease, the locks held) and the {@code lockbridge} info entry.
+ */
+@AutoConfiguration(after = RedisAutoConfiguration.class)
+@ConditionalOnClass({Redis.class, RedisConnectionFactory.class})
+@ConditionalOnBean(RedisConnectionFactory.class)
+@ConditionalOnProperty(prefix = "lockbridge", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(LockbridgeProperties.class)
+public class LockbridgeAutoConfiguration {
+    /** lockbridge's own connections to the Redis of the application's connection factory (a Jedis factory is refused). */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public Redis lockbridgeRedis(RedisConnectionFactory factory) {
+        return SpringRedis.of(factory);
+    }
+
+    /** The locker of lockbridge.mode; a following locker reads its phase and starts heartbeating at once. */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public Locks lockbridgeLocks(Redis redis, LockbridgeProperties properties, ObjectProvider<LockObserver> observer) {
+        LockObserver o = observer.getIfAvailable(() -> LockObserver.NONE);
+        Locks locks = Locks.create(redis, properties, o);
+        if (o instanceof LockbridgeMeters m && locks.migrateLocker() != null) {
+            m.bindPhase(locks.migrateLocker());
+        }
+        locks.start();
+        return locks;
+    }
+
+    /** The instruments, on the application's MeterRegistry. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    static class Metrics {
+        @Bean
+        @ConditionalOnMissingBean(LockObserver.class)
+        @ConditionalOnBean(MeterRegistry.class)
+        LockbridgeMeters lockbridgeMeters(MeterRegistry registry) {
+            return new LockbridgeMeters(registry);
+        }
+    }
+
+    /** The lockbridge health indicator and info entry. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(HealthIndicator.class)
+    static class Actuator {
+        @Bean
+        @ConditionalOnEnabledHealthIndicator("lockbridge")
+        @ConditionalOnMissingBean(name = "lockbridgeHealthIndicator")
+        HealthIndicator lockbridgeHealthIndicator(Locks locks) {
+            return () -> {
+                Locks.Status s = locks.status();
+                return (s.up() ? Health.up() : Health.down()).withDetails(s.details()).build();
+            };
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "lockbridgeInfoContributor")
+        InfoContributor lockbridgeInfoContributor(Locks locks) {
+            return b -> b.withDetail("lockbridge", locks.info());
+        }
+    }
+}
