@@ -72,7 +72,11 @@ public final class SpringRedis {
             if (conf.getSentinels().isEmpty()) {
                 throw new InvalidException("lockbridge: the Sentinel configuration names no sentinel");
             }
-            RedisURI.Builder b = RedisURI.builder().withSentinelMasterId(conf.getRequiredMaster().getName());
+            // getMaster(), not getRequiredMaster(): the latter is Spring Data Redis 4's only, and Boot 3.5 runs 3.5.
+            if (conf.getMaster() == null || conf.getMaster().getName() == null) {
+                throw new InvalidException("lockbridge: the Sentinel configuration names no master");
+            }
+            RedisURI.Builder b = RedisURI.builder().withSentinelMasterId(conf.getMaster().getName());
             for (RedisNode n : conf.getSentinels()) {
                 RedisURI.Builder sb = RedisURI.builder().withHost(n.getHost()).withPort(n.getPort()).withSsl(cc.isUseSsl());
                 auth(sb, conf.getSentinelUsername(), conf.getSentinelPassword());
