@@ -87,6 +87,27 @@ public final class StarterScenarios {
         }
     }
 
+    /**
+     * The application's Locks (mode modern, fencing on) on a Sentinel
+     * master or a cluster: a lock's token is on the server read reads from
+     * (the master, the key's slot owner), fences grow, and a second
+     * holder is refused.
+     */
+    public static void locksOnTopology(Locks locks, java.util.function.Function<String, String> read) {
+        assertEquals("modern", locks.system());
+        long first;
+        try (Lock l = locks.lock("topo:1")) {
+            first = l.fence();
+            assertTrue(first > 0);
+            assertNotNull(read.apply("{topo:1}:modern"), "the modern key on the server that holds it");
+            assertThrows(NotObtainedException.class, () -> locks.tryLock("topo:1", Duration.ofSeconds(5)));
+        }
+        try (Lock l = locks.lock("topo:1")) {
+            assertTrue(l.fence() > first);
+        }
+        assertEquals(null, read.apply("{topo:1}:modern"));
+    }
+
     public static void eventually(String what, BooleanSupplier ok) throws InterruptedException {
         long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (!ok.getAsBoolean()) {
