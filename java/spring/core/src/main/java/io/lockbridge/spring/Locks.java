@@ -95,6 +95,19 @@ public final class Locks implements AutoCloseable {
         }
     }
 
+    /**
+     * The starters' bean (both Boot lines): {@link #create}, the phase gauge
+     * bound when observer is the Micrometer one, and {@link #start()}.
+     */
+    public static Locks bean(Redis redis, LockbridgeProperties p, LockObserver observer) {
+        Locks locks = create(redis, p, observer);
+        if (observer instanceof LockbridgeMeters m && locks.migrate != null) {
+            m.bindPhase(locks.migrate);
+        }
+        locks.start();
+        return locks;
+    }
+
     private static MigrateLocker migrateLocker(Redis redis, LockbridgeProperties p, LegacyProfile profile) {
         MigrateLocker.Builder b = MigrateLocker.builder(redis).legacy(profile).autoRefresh(p.isAutoRefresh());
         if (p.getPhaseInterval() != null) {

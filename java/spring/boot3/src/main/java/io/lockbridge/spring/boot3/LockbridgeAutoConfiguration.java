@@ -48,24 +48,22 @@ public class LockbridgeAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public Locks lockbridgeLocks(Redis redis, LockbridgeProperties properties, ObjectProvider<LockObserver> observer) {
-        LockObserver o = observer.getIfAvailable(() -> LockObserver.NONE);
-        Locks locks = Locks.create(redis, properties, o);
-        if (o instanceof LockbridgeMeters m && locks.migrateLocker() != null) {
-            m.bindPhase(locks.migrateLocker());
-        }
-        locks.start();
-        return locks;
+        return Locks.bean(redis, properties, observer.getIfAvailable(() -> LockObserver.NONE));
     }
 
-    /** The instruments, on the application's MeterRegistry. */
+    /**
+     * The instruments, on the application's MeterRegistry when it has one
+     * (looked up when the bean is made, not by a condition: the metrics
+     * auto-configuration may be processed after this one).
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(MeterRegistry.class)
     static class Metrics {
         @Bean
         @ConditionalOnMissingBean(LockObserver.class)
-        @ConditionalOnBean(MeterRegistry.class)
-        LockbridgeMeters lockbridgeMeters(MeterRegistry registry) {
-            return new LockbridgeMeters(registry);
+        LockObserver lockbridgeMeters(ObjectProvider<MeterRegistry> registry) {
+            MeterRegistry r = registry.getIfAvailable();
+            return r == null ? LockObserver.NONE : new LockbridgeMeters(r);
         }
     }
 
