@@ -17,7 +17,7 @@ ADAPTER_MODULES := driver/rueidisadapter driver/valkeyadapter
 # tested and linted beside the main one.
 EXAMPLE_MODULES := examples/otel
 
-.PHONY: check test lint bench soak model model-long interop interop-long java
+.PHONY: check test lint bench soak model model-long interop interop-long java java-spring java-bench
 
 # The packages of the main module that make check tests: all but the JVM
 # interop, the soak, the spin models and the examples.
@@ -38,6 +38,7 @@ test:
 	go vet ./...
 	go test -race -count=1 -timeout 15m ./...
 	for m in $(ADAPTER_MODULES) $(EXAMPLE_MODULES); do (cd $$m && go vet ./... && go test -race -count=1 -timeout 5m ./...) || exit 1; done
+	$(MAKE) --no-print-directory java-spring-test
 	./model/run.sh
 
 # Interop with the real Java lock libraries (interop/, docs/java.md): builds
@@ -55,6 +56,29 @@ interop:
 java:
 	./scripts/setup.sh
 	cd java && mvn -q -B test
+
+# The Spring modules (java/spring: the Boot 3.5 and 4.0 starters, the
+# LockRegistry beans, the ShedLock provider) and their @SpringBootTest and
+# rolling-deploy tests on real redis-servers. lockbridge-java is installed
+# first (its tests skipped: make java and the interop tests run them), with
+# its test-jar, whose redis-server fixtures the Spring tests start.
+java-spring:
+	./scripts/setup.sh
+	$(MAKE) --no-print-directory java-spring-test
+
+java-spring-test:
+	cd java && mvn -q -B -DskipTests install
+	cd java/spring && mvn -q -B install
+
+# The JMH benchmarks of lockbridge-java beside Redisson, RedisLockRegistry
+# and a raw Lettuce floor (java/jmh; not in make test): rewrites the Java
+# section of docs/performance.md. JMH_ARGS passes JMH options (the default
+# is the run the figures in the docs come from).
+JMH_ARGS ?=
+java-bench:
+	./scripts/setup.sh
+	cd java && mvn -q -B -DskipTests install
+	cd java/jmh && mvn -q -B package && java -jar target/lockbridge-jmh.jar-run.jar $(JMH_ARGS)
 
 # The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
 # contention per pair for the fairness figures; the Go/Java fleets on
