@@ -72,13 +72,15 @@ java-spring-test:
 
 # The JMH benchmarks of lockbridge-java beside Redisson, RedisLockRegistry
 # and a raw Lettuce floor (java/jmh; not in make test): rewrites the Java
-# section of docs/performance.md. JMH_ARGS passes JMH options (the default
-# is the run the figures in the docs come from).
+# section of docs/performance.md (the Go report, make bench, keeps it).
+# JMH_ARGS passes io.lockbridge.jmh.Report's options: --rounds N (default 5),
+# --iteration-ms N (default 1000), --only a,b. About 10 minutes on two cores.
 JMH_ARGS ?=
 java-bench:
 	./scripts/setup.sh
 	cd java && mvn -q -B -DskipTests install
-	cd java/jmh && mvn -q -B package && java -jar target/lockbridge-jmh.jar-run.jar $(JMH_ARGS)
+	cd java/spring && mvn -q -B -DskipTests -pl testing -am install
+	cd java/jmh && mvn -q -B package && java -jar target/lockbridge-jmh.jar $(JMH_ARGS)
 
 # The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
 # contention per pair for the fairness figures; the Go/Java fleets on

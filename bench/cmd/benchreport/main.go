@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
@@ -118,7 +119,28 @@ func write(res *Results, out, chart, raw string, quick bool) error {
 			return err
 		}
 	}
-	return writeFile(out, []byte(markdown(res, chartRef, quick)))
+	md := markdown(res, chartRef, quick)
+	if prev, err := os.ReadFile(out); err == nil {
+		md = keepJavaSection(md, string(prev))
+	}
+	return writeFile(out, []byte(md))
+}
+
+// The Java section of the report (make java-bench, java/jmh) lies between
+// these markers; this report keeps it as it was.
+const (
+	javaBegin = "<!-- java-bench: begin -->"
+	javaEnd   = "<!-- java-bench: end -->"
+)
+
+// keepJavaSection appends to md the Java section of prev, when prev has one.
+func keepJavaSection(md, prev string) string {
+	i := strings.Index(prev, javaBegin)
+	j := strings.Index(prev, javaEnd)
+	if i < 0 || j < i {
+		return md
+	}
+	return strings.TrimRight(md, "\n") + "\n\n" + prev[i:j+len(javaEnd)] + "\n"
 }
 
 func writeFile(path string, data []byte) error {
