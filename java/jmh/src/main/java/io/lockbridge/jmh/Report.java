@@ -97,6 +97,10 @@ public final class Report {
                 + "%d rounds, each subject once per round in a rotated order, each run one fork: 1 warm-up and 3 measured iterations of %d ms. "
                 + "Each subject has its own connections. Figures in µs; medians over the rounds.%n%n", LocalDate.now(), System.getProperty("os.name"),
                 System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(), redisVersion(), rounds, iterMs));
+        if (rounds < 5 || iterMs < 1000) {
+            b.append("**Provisional**: a shorter run than `make java-bench`'s default (5 rounds, 1000 ms iterations), on a machine "
+                    + "shared with other work; its figures are not the ones to hold the goals against.\n\n");
+        }
         b.append("### Uncontended cycle: acquire + release, one thread\n\n");
         b.append("The floor is raw Lettuce: `SET key token NX PX` and a compare-and-delete script, one connection. "
                 + "× floor is the subject's p50 over the floor's p50 of the same round: median (min–max).\n\n");
@@ -129,7 +133,41 @@ public final class Report {
             b.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %d |%n", s, median(runs.stream().mapToDouble(Run::p50).toArray()),
                     median(runs.stream().mapToDouble(Run::p99).toArray()), runs.stream().mapToLong(Run::samples).sum()));
         }
+        b.append(goals(cycle, handoff));
         b.append("\n").append(END).append("\n");
+        return b.toString();
+    }
+
+    /** The goals (issue 30) held against this run: met or not, with the figure. */
+    static String goals(Map<String, List<Run>> cycle, Map<String, List<Run>> handoff) {
+        List<Run> floor = cycle.get("lettuce-floor");
+        List<Run> modern = cycle.get("modern");
+        if (floor == null || modern == null) {
+            return "";
+        }
+        double[] rs = new double[modern.size()];
+        for (int i = 0; i < rs.length; i++) {
+            rs[i] = modern.get(i).p50() / floor.get(i).p50();
+        }
+        double ratio = median(rs);
+        double m = median(modern.stream().mapToDouble(Run::p50).toArray());
+        StringBuilder b = new StringBuilder("\n### Goals\n\n");
+        b.append(String.format(Locale.ROOT, "- modern within 1.10× the floor, uncontended: %.2f× — %s%n", ratio, ratio <= 1.10 ? "met" : "not met"));
+        for (String other : new String[] {"redisson", "redis-lock-registry"}) {
+            List<Run> o = cycle.get(other);
+            if (o != null) {
+                double p = median(o.stream().mapToDouble(Run::p50).toArray());
+                b.append(String.format(Locale.ROOT, "- modern ahead of %s, uncontended p50: %.1f µs against %.1f µs — %s%n", other, m, p,
+                        m < p ? "met" : "not met"));
+            }
+        }
+        for (String s : new String[] {"legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read", "migrate-modern", "modern"}) {
+            List<Run> h = handoff.get(s);
+            if (h != null) {
+                double p99 = median(h.stream().mapToDouble(Run::p99).toArray());
+                b.append(String.format(Locale.ROOT, "- %s hand-off p99 at 8 threads ≤ 10 ms: %.1f ms — %s%n", s, p99 / 1000, p99 <= 10_000 ? "met" : "not met"));
+            }
+        }
         return b.toString();
     }
 
