@@ -199,14 +199,14 @@ public final class Locks implements AutoCloseable {
     public Lock lock(String name, Duration ttl, Duration wait) {
         long start = System.nanoTime();
         try {
+            if (wait == null || wait.isNegative()) {
+                throw new InvalidException("lockbridge: wait " + wait + " is negative");
+            }
             Lock l;
             try {
                 l = locker.tryLock(name, ttl);
             } catch (NotObtainedException first) {
                 observer.contended(system);
-                if (wait == null || wait.isNegative()) {
-                    throw new InvalidException("lockbridge: wait " + wait + " is negative");
-                }
                 Duration left = wait.minusNanos(System.nanoTime() - start);
                 long waitStart = System.nanoTime();
                 try {
