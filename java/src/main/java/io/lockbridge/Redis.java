@@ -422,7 +422,11 @@ public final class Redis implements AutoCloseable {
                     c.sync().asking();
                 }
                 Object r = op.run(c.sync(), asking);
-                p.giveBack(c);
+                if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
+                    p.drop(c); // WAIT got no reply: a late one must not be read as the next command's
+                } else {
+                    p.giveBack(c);
+                }
                 return r;
             } catch (RedisCommandExecutionException e) {
                 p.giveBack(c); // an error reply: the connection is in step
@@ -499,20 +503,62 @@ public final class Redis implements AutoCloseable {
      * {@link UnknownOutcomeException}, an error reply a {@link RedisErrorException}.
      */
     private Object eval(Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        return call(s.name(), evalSlot(keys), (c, asking) -> evalOn(c, asking, s, type, keys, args));
+    }
+
+    private int evalSlot(byte[][] keys) {
         if (staleAfterMove) {
             staleAfterMove = false;
             slotOwner = null;
         }
-        return call(s.name(), keys.length == 0 ? -1 : Keys.slot(keys[0]), (c, asking) -> {
+        return keys.length == 0 ? -1 : Keys.slot(keys[0]);
+    }
+
+    private static Object evalOn(RedisCommands<byte[], byte[]> c, boolean asking, Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        try {
+            return c.evalsha(s.sha1(), type, keys, args);
+        } catch (RedisNoScriptException e) {
+            if (asking) {
+                c.asking();
+            }
+            return c.eval(s.source(), type, keys, args);
+        }
+    }
+
+    /**
+     * A script's reply, and what WAIT said after it on the same connection:
+     * how many replicas acknowledged, or the error of a WAIT that failed
+     * (then acked is 0).
+     */
+    record Waited(Object reply, long acked, RuntimeException waitError) {}
+
+    /**
+     * {@link #eval} of s (an array reply), then, on the same connection,
+     * WAIT replicas timeout: how many replicas acknowledged the script's
+     * writes. The script is sent once, as by eval; a WAIT that fails does
+     * not make the script's reply unknown (it is returned with the error).
+     */
+    Waited evalListWait(Script s, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
+        Object r = call(s.name(), evalSlot(keys), (c, asking) -> {
+            Object reply = evalOn(c, asking, s, ScriptOutputType.MULTI, keys, args);
+            io.lettuce.core.api.StatefulConnection<byte[], byte[]> conn = c.getStatefulConnection();
+            conn.setTimeout(timeout.plus(waitTimeout));
             try {
-                return c.evalsha(s.sha1(), type, keys, args);
-            } catch (RedisNoScriptException e) {
-                if (asking) {
-                    c.asking();
+                return new Waited(reply, c.waitForReplication(replicas, waitTimeout.toMillis()), null);
+            } catch (RuntimeException e) {
+                if (e instanceof RedisCommandInterruptedException) {
+                    Thread.currentThread().interrupt();
                 }
-                return c.eval(s.source(), type, keys, args);
+                return new Waited(reply, 0, e);
+            } finally {
+                conn.setTimeout(timeout);
             }
         });
+        Waited w = (Waited) r;
+        if (!(w.reply() instanceof List<?>)) {
+            throw Replies.unexpected(s, w.reply());
+        }
+        return w;
     }
 
     /** GET key (a read: changes nothing). */
