@@ -153,9 +153,18 @@ abstract class AbstractLock implements Lock {
         }
     }
 
-    Duration ttl() {
+    /** The lease last asked for. */
+    Duration leaseTtl() {
         synchronized (mu) {
             return ttl;
+        }
+    }
+
+    @Override
+    public Duration remaining() {
+        synchronized (mu) {
+            long left = endNanos - System.nanoTime();
+            return ended || left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
         }
     }
 
@@ -501,7 +510,7 @@ abstract class AbstractLock implements Lock {
     }
 
     private void tick() {
-        Duration t = ttl();
+        Duration t = leaseTtl();
         synchronized (op) {
             if (ended()) {
                 return;

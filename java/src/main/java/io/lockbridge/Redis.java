@@ -10,6 +10,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -20,7 +22,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -68,8 +69,16 @@ import io.lettuce.core.resource.DefaultClientResources;
  * next command and a new node connection is opened. Release notices use
  * sharded pub/sub (SPUBLISH / SSUBSCRIBE), as Go's lockers do in a cluster.
  *
- * <p>Pub/sub (release and phase notices) uses a separate connection that may
- * reconnect: SUBSCRIBE changes no lock.
+ * <p>Pub/sub (release and phase notices) uses separate connections that may
+ * reconnect: SUBSCRIBE changes no lock. In a cluster each channel is
+ * subscribed on the master of its slot, by lockbridge's own slot map, over a
+ * pub/sub connection to that node: a release script publishes only when the
+ * master counts a subscriber (SHARDNUMSUB counts that node's own), so a
+ * subscription left on a master demoted by a failover would hear nothing.
+ * When the map shows a channel's slot served by another node (a MOVED
+ * reply, a re-read map), the channel is subscribed there again and its
+ * listeners are woken once, so a waiter attempts again at once, as after
+ * its first subscription.
  *
  * <p>Share one Redis between lockers; close it when done.
  */
@@ -91,8 +100,7 @@ public final class Redis implements AutoCloseable {
     private final Duration timeout;
     private final ClientResources ownResources;
     private final RedisClient client;
-    private final RedisClient pubsubClient; // standalone, sentinel
-    private final RedisClusterClient pubsubCluster; // cluster
+    private final RedisClient pubsubClient;
 
     private final Map<String, Pool> pools = new ConcurrentHashMap<>();
     private final Object slotMu = new Object();
@@ -100,8 +108,13 @@ public final class Redis implements AutoCloseable {
     private final Map<String, RedisURI> nodes = new ConcurrentHashMap<>();
 
     private final Object connMu = new Object();
-    private StatefulRedisPubSubConnection<byte[], byte[]> pubsub;
+    /** Pub/sub connections: in a cluster one per node ("host:port"), else one under "". Guarded by connMu. */
+    private final Map<String, StatefulRedisPubSubConnection<byte[], byte[]>> pubsubs = new java.util.HashMap<>();
     private final Map<ByteBuffer, Set<Runnable>> listeners = new ConcurrentHashMap<>();
+    /** Cluster: the node each subscribed channel is subscribed on. Guarded by listeners. */
+    private final Map<ByteBuffer, String> homes = new java.util.HashMap<>();
+    /** Cluster: subscribes channels again on their slot's new master, off the callers' threads. */
+    private final ExecutorService rehomer;
     private volatile boolean closed;
 
     private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
@@ -115,15 +128,14 @@ public final class Redis implements AutoCloseable {
         // replay: only for the tests that show what a resend does.
         this.client.setOptions(replay ? ClientOptions.builder().autoReconnect(true).build()
                 : ClientOptions.builder().autoReconnect(false).disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+        this.pubsubClient = RedisClient.create(res);
         if (kind == Kind.CLUSTER) {
-            this.pubsubClient = null;
-            this.pubsubCluster = RedisClusterClient.create(res, seeds);
             for (RedisURI s : seeds) {
                 nodes.put(addr(s.getHost(), s.getPort()), s);
             }
+            this.rehomer = Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
         } else {
-            this.pubsubClient = RedisClient.create(res);
-            this.pubsubCluster = null;
+            this.rehomer = null;
         }
     }
 
@@ -354,6 +366,7 @@ public final class Redis implements AutoCloseable {
                         }
                     }
                     slotOwner = owner;
+                    rehome(owner);
                     return owner;
                 } catch (RuntimeException e) {
                     p.drop(c);
@@ -409,7 +422,11 @@ public final class Redis implements AutoCloseable {
                     c.sync().asking();
                 }
                 Object r = op.run(c.sync(), asking);
-                p.giveBack(c);
+                if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
+                    p.drop(c); // WAIT got no reply: a late one must not be read as the next command's
+                } else {
+                    p.giveBack(c);
+                }
                 return r;
             } catch (RedisCommandExecutionException e) {
                 p.giveBack(c); // an error reply: the connection is in step
@@ -455,6 +472,7 @@ public final class Redis implements AutoCloseable {
             // no map: the retry goes by a full read
             return;
         }
+        rehome(n);
         // Others of the node's slots may have moved too: read the whole map once more, lazily.
         staleAfterMove = true;
     }
@@ -485,20 +503,62 @@ public final class Redis implements AutoCloseable {
      * {@link UnknownOutcomeException}, an error reply a {@link RedisErrorException}.
      */
     private Object eval(Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        return call(s.name(), evalSlot(keys), (c, asking) -> evalOn(c, asking, s, type, keys, args));
+    }
+
+    private int evalSlot(byte[][] keys) {
         if (staleAfterMove) {
             staleAfterMove = false;
             slotOwner = null;
         }
-        return call(s.name(), keys.length == 0 ? -1 : Keys.slot(keys[0]), (c, asking) -> {
+        return keys.length == 0 ? -1 : Keys.slot(keys[0]);
+    }
+
+    private static Object evalOn(RedisCommands<byte[], byte[]> c, boolean asking, Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        try {
+            return c.evalsha(s.sha1(), type, keys, args);
+        } catch (RedisNoScriptException e) {
+            if (asking) {
+                c.asking();
+            }
+            return c.eval(s.source(), type, keys, args);
+        }
+    }
+
+    /**
+     * A script's reply, and what WAIT said after it on the same connection:
+     * how many replicas acknowledged, or the error of a WAIT that failed
+     * (then acked is 0).
+     */
+    record Waited(Object reply, long acked, RuntimeException waitError) {}
+
+    /**
+     * {@link #eval} of s (an array reply), then, on the same connection,
+     * WAIT replicas timeout: how many replicas acknowledged the script's
+     * writes. The script is sent once, as by eval; a WAIT that fails does
+     * not make the script's reply unknown (it is returned with the error).
+     */
+    Waited evalListWait(Script s, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
+        Object r = call(s.name(), evalSlot(keys), (c, asking) -> {
+            Object reply = evalOn(c, asking, s, ScriptOutputType.MULTI, keys, args);
+            io.lettuce.core.api.StatefulConnection<byte[], byte[]> conn = c.getStatefulConnection();
+            conn.setTimeout(timeout.plus(waitTimeout));
             try {
-                return c.evalsha(s.sha1(), type, keys, args);
-            } catch (RedisNoScriptException e) {
-                if (asking) {
-                    c.asking();
+                return new Waited(reply, c.waitForReplication(replicas, waitTimeout.toMillis()), null);
+            } catch (RuntimeException e) {
+                if (e instanceof RedisCommandInterruptedException) {
+                    Thread.currentThread().interrupt();
                 }
-                return c.eval(s.source(), type, keys, args);
+                return new Waited(reply, 0, e);
+            } finally {
+                conn.setTimeout(timeout);
             }
         });
+        Waited w = (Waited) r;
+        if (!(w.reply() instanceof List<?>)) {
+            throw Replies.unexpected(s, w.reply());
+        }
+        return w;
     }
 
     /** GET key (a read: changes nothing). */
@@ -511,43 +571,196 @@ public final class Redis implements AutoCloseable {
      * is closed. Returns once Redis confirmed the subscription; throws
      * {@link RedisUnavailableException} when it cannot subscribe (callers
      * then poll). In a cluster, a sharded subscription (SSUBSCRIBE) on the
-     * channel's slot.
+     * master of the channel's slot, moved to the slot's new master when the
+     * slot map changes (onMessage is then called once).
      */
     AutoCloseable subscribe(byte[] channel, Runnable onMessage) {
         ByteBuffer k = ByteBuffer.wrap(channel.clone());
-        StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubConnection();
         synchronized (listeners) {
             listeners.computeIfAbsent(k, x -> new CopyOnWriteArraySet<>()).add(onMessage);
         }
         try {
-            if (kind == Kind.CLUSTER) {
-                ps.sync().ssubscribe(channel);
-            } else {
-                ps.sync().subscribe(channel);
-            }
+            subscribeAt(k, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
         } catch (RuntimeException e) {
-            unsubscribe(ps, k, onMessage);
+            unsubscribe(k, onMessage);
             throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
         }
-        return () -> unsubscribe(ps, k, onMessage);
+        return () -> unsubscribe(k, onMessage);
+    }
+
+    /**
+     * Subscribes k on node at (cluster: SSUBSCRIBE, following MOVED; else
+     * SUBSCRIBE on the one pub/sub connection) and, in a cluster, records
+     * where, unsubscribing it from the node it was on before. Idempotent: a
+     * second SSUBSCRIBE of a channel is confirmed again by Redis.
+     */
+    private void subscribeAt(ByteBuffer k, String at) {
+        byte[] ch = bytes(k);
+        if (kind != Kind.CLUSTER) {
+            pubsubConnection("").sync().subscribe(ch);
+            return;
+        }
+        for (int hop = 0;; hop++) {
+            if (at == null) {
+                slotOwner = null;
+                throw new RedisUnavailableException("lockbridge: no cluster node serves slot " + Keys.slot(ch), null);
+            }
+            try {
+                pubsubConnection(at).sync().ssubscribe(ch);
+            } catch (RedisCommandExecutionException e) {
+                String[] f = String.valueOf(e.getMessage()).split(" ");
+                if (hop < MAX_REDIRECTS && f.length >= 3 && f[0].equals("MOVED")) {
+                    moved(Integer.parseInt(f[1]), f[2]);
+                    at = f[2];
+                    continue;
+                }
+                throw e;
+            }
+            String old;
+            synchronized (listeners) {
+                if (!listeners.containsKey(k)) {
+                    // the last listener left meanwhile
+                    pubsubConnection(at).async().sunsubscribe(ch);
+                    return;
+                }
+                old = homes.put(k, at);
+            }
+            if (old != null && !old.equals(at)) {
+                leave(old, ch, true);
+            }
+            return;
+        }
+    }
+
+    /**
+     * SUNSUBSCRIBE ch on node a; with close, a's pub/sub connection is closed
+     * instead once no channel is subscribed there (a node that lost its
+     * slots, perhaps gone: its connection would reconnect for ever).
+     */
+    private void leave(String a, byte[] ch, boolean close) {
+        boolean idle;
+        synchronized (listeners) {
+            idle = close && !homes.containsValue(a);
+        }
+        synchronized (connMu) {
+            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(a);
+            if (ps == null) {
+                return;
+            }
+            if (idle) {
+                pubsubs.remove(a);
+                ps.closeAsync();
+            } else if (ps.isOpen()) {
+                ps.async().sunsubscribe(ch);
+            }
+        }
+    }
+
+    /**
+     * The slot map changed: every channel subscribed on a node that no
+     * longer serves its slot is subscribed again on the one that does, in
+     * the background; its listeners are then woken once (a waiter attempts
+     * again, as after its first subscription: a release meanwhile may have
+     * published where nobody of ours listened).
+     */
+    private void rehome(String[] owner) {
+        List<ByteBuffer> moved = new ArrayList<>();
+        synchronized (listeners) {
+            homes.forEach((k, at) -> {
+                String want = owner[Keys.slot(bytes(k))];
+                if (want != null && !want.equals(at)) {
+                    moved.add(k);
+                }
+            });
+        }
+        for (ByteBuffer k : moved) {
+            try {
+                rehomer.execute(() -> {
+                    String[] m = slotOwner;
+                    String want = m == null ? null : m[Keys.slot(bytes(k))];
+                    try {
+                        if (want != null && !closed) {
+                            subscribeAt(k, want);
+                        }
+                    } catch (RuntimeException e) {
+                        // unreachable for now: the waiters poll; the next map change tries again
+                    }
+                    deliver(bytes(k));
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                return; // closed
+            }
+        }
+    }
+
+    /**
+     * Node a unsubscribed channel: ours (a listener left, a re-home), or
+     * the server's own when its slot left the node (Redis does so on the
+     * master a failover demotes). The server's: the slot map is read again
+     * and the channel subscribed on the slot's master, in the background,
+     * then its listeners are woken once.
+     */
+    private void dropped(String a, byte[] channel) {
+        ByteBuffer k = ByteBuffer.wrap(channel.clone());
+        synchronized (listeners) {
+            if (!listeners.containsKey(k) || !a.equals(homes.get(k))) {
+                return; // ours
+            }
+        }
+        try {
+            rehomer.execute(() -> {
+                try {
+                    // The nodes learn of the failover one by one: read the map
+                    // until it names another master for the slot (10 s at most).
+                    for (int i = 0; i < 100 && !closed; i++) {
+                        slotOwner = null;
+                        String want = slots()[Keys.slot(channel)];
+                        if (want != null && !want.equals(a)) {
+                            subscribeAt(k, want);
+                            break;
+                        }
+                        Thread.sleep(100);
+                    }
+                } catch (RuntimeException e) {
+                    // unreachable for now: the waiters poll; the next map change tries again
+                } catch (InterruptedException e) {
+                    return; // closed
+                }
+                deliver(channel);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed
+        }
+    }
+
+    private static byte[] bytes(ByteBuffer k) {
+        byte[] b = new byte[k.remaining()];
+        k.duplicate().get(b);
+        return b;
     }
 
     /** Removes a listener; the last one of a channel unsubscribes it (a service's many lock names do not pile up). */
-    private void unsubscribe(StatefulRedisPubSubConnection<byte[], byte[]> ps, ByteBuffer k, Runnable onMessage) {
+    private void unsubscribe(ByteBuffer k, Runnable onMessage) {
+        String at;
         synchronized (listeners) {
             Set<Runnable> s = listeners.get(k);
             if (s == null || !s.remove(onMessage) || !s.isEmpty()) {
                 return;
             }
             listeners.remove(k);
-            if (ps.isOpen()) {
-                byte[] ch = new byte[k.remaining()];
-                k.duplicate().get(ch);
-                if (kind == Kind.CLUSTER) {
-                    ps.async().sunsubscribe(ch);
-                } else {
-                    ps.async().unsubscribe(ch);
-                }
+            at = kind == Kind.CLUSTER ? homes.remove(k) : "";
+        }
+        if (at == null) {
+            return;
+        }
+        if (kind == Kind.CLUSTER) {
+            leave(at, bytes(k), false);
+            return;
+        }
+        synchronized (connMu) {
+            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(at);
+            if (ps != null && ps.isOpen()) {
+                ps.async().unsubscribe(bytes(k));
             }
         }
     }
@@ -559,19 +772,20 @@ public final class Redis implements AutoCloseable {
         }
     }
 
-    private StatefulRedisPubSubConnection<byte[], byte[]> pubsubConnection() {
+    /** The pub/sub connection to node a (a cluster node "host:port"; "" the standalone server or Sentinel master). */
+    private StatefulRedisPubSubConnection<byte[], byte[]> pubsubConnection(String a) {
         synchronized (connMu) {
             if (closed) {
                 throw new RedisUnavailableException("lockbridge: Redis connections closed", null);
             }
-            if (pubsub != null) {
-                return pubsub;
+            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(a);
+            if (ps != null) {
+                return ps;
             }
             try {
-                pubsub = kind == Kind.CLUSTER ? pubsubCluster.connectPubSub(ByteArrayCodec.INSTANCE)
-                        : pubsubClient.connectPubSub(ByteArrayCodec.INSTANCE, uri);
-                pubsub.setTimeout(timeout);
-                pubsub.addListener(new RedisPubSubAdapter<>() {
+                ps = pubsubClient.connectPubSub(ByteArrayCodec.INSTANCE, a.isEmpty() ? uri : nodeUri(a));
+                ps.setTimeout(timeout);
+                ps.addListener(new RedisPubSubAdapter<>() {
                     @Override
                     public void message(byte[] channel, byte[] message) {
                         deliver(channel);
@@ -581,8 +795,16 @@ public final class Redis implements AutoCloseable {
                     public void smessage(byte[] channel, byte[] message) {
                         deliver(channel);
                     }
+
+                    @Override
+                    public void sunsubscribed(byte[] channel, long count) {
+                        if (!a.isEmpty()) {
+                            dropped(a, channel);
+                        }
+                    }
                 });
-                return pubsub;
+                pubsubs.put(a, ps);
+                return ps;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect for pub/sub: " + e.getMessage(), e);
             }
@@ -594,18 +816,15 @@ public final class Redis implements AutoCloseable {
     public void close() {
         synchronized (connMu) {
             closed = true;
-            if (pubsub != null) {
-                pubsub.close();
-            }
+            pubsubs.values().forEach(StatefulRedisPubSubConnection::close);
+            pubsubs.clear();
+        }
+        if (rehomer != null) {
+            rehomer.shutdownNow();
         }
         pools.values().forEach(Pool::clear);
         client.shutdown();
-        if (pubsubClient != null) {
-            pubsubClient.shutdown();
-        }
-        if (pubsubCluster != null) {
-            pubsubCluster.shutdown();
-        }
+        pubsubClient.shutdown();
         if (ownResources != null) {
             ownResources.shutdown();
         }

@@ -186,6 +186,48 @@ class TopologyFaultTest {
         }
     }
 
+    /**
+     * A fenced ModernLocker acquire runs on node 1 and its reply is lost with
+     * the connection: it is not sent again; reading the key and the counter
+     * back settles it — held, with the fence the acquire handed out (the
+     * counter's value) — and the next acquire's fence is above it.
+     */
+    static void modernFencedAcquireReplyLost(boolean replay) throws Exception {
+        try (Topology.Cluster c = new Topology.Cluster(); Topology.CutProxy px = new Topology.CutProxy(c.nodes.get(1).port)) {
+            c.nodes.forEach(Topology.Node::loadScripts);
+            ClientResources res = via(c, px);
+            try (Redis r = Redis.cluster(c.seeds(), res, Duration.ofSeconds(2), replay);
+                    ModernLocker m = ModernLocker.builder(r).fencing(true).build()) {
+                String name = nameOn(c, 1, "orders-");
+                Lock first = m.tryLock(name, Duration.ofSeconds(30));
+                first.unlock();
+                long ran = c.nodes.get(1).evals();
+                px.cutNext();
+                Lock got = null;
+                RuntimeException err = null;
+                try {
+                    got = m.tryLock(name, Duration.ofSeconds(30));
+                } catch (LockbridgeException e) {
+                    err = e; // with replay on: the replayed acquire's reply, "held" (by our own first run)
+                }
+                Thread.sleep(500);
+                assertEquals(0, px.armedLeft(), "the cut landed");
+                assertEquals(1, c.nodes.get(1).evals() - ran, "the fenced acquire ran once on node 1 and was not sent again");
+                RuntimeException settled = err;
+                assertNull(settled, () -> "settled by reading the token back: " + settled);
+                assertTrue(got.isHeld(), "settled by reading the token back");
+                assertEquals(Long.toString(got.fence()), c.nodes.get(1).cmd.get("{" + name + "}:fence"), "the fence its one run handed out");
+                assertTrue(got.fence() > first.fence());
+                got.unlock();
+                Lock next = m.tryLock(name, Duration.ofSeconds(30));
+                assertTrue(next.fence() > got.fence());
+                next.unlock();
+            } finally {
+                res.shutdown(0, 2, TimeUnit.SECONDS);
+            }
+        }
+    }
+
     @Test
     void faultClusterReplyLostDuringRedirectIsUnknownAndNotResent() throws Exception {
         replyLostDuringRedirect(false);
@@ -202,6 +244,11 @@ class TopologyFaultTest {
     }
 
     @Test
+    void faultClusterModernFencedAcquireReplyLostIsReadBackNotResent() throws Exception {
+        modernFencedAcquireReplyLost(false);
+    }
+
+    @Test
     void faultTestsFailWithReconnectAndReplayOn() {
         AssertionFailedError redirect = assertThrows(AssertionFailedError.class, () -> replyLostDuringRedirect(true), "reply lost during a redirect");
         AssertionFailedError drop = assertThrows(AssertionFailedError.class, () -> nodeDroppedMidRelease(true), "node drop");
@@ -213,5 +260,8 @@ class TopologyFaultTest {
         assertTrue(redirect.getMessage().contains("not sent again") && redirect.getMessage().contains("but was: <2>"), redirect.getMessage());
         assertTrue(drop.getMessage().contains("NotHeldException"), drop.getMessage());
         assertTrue(failover.getMessage().contains("nothing was thrown"), failover.getMessage());
+        // The fenced acquire is replayed on node 1 after the drop: it ran twice.
+        AssertionFailedError fenced = assertThrows(AssertionFailedError.class, () -> modernFencedAcquireReplyLost(true), "fenced acquire");
+        assertTrue(fenced.getMessage().contains("not sent again") && fenced.getMessage().contains("but was: <2>"), fenced.getMessage());
     }
 }
