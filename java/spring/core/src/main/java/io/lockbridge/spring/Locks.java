@@ -280,6 +280,16 @@ public final class Locks implements AutoCloseable {
         }
 
         @Override
+        public Duration remaining() {
+            return l.remaining();
+        }
+
+        @Override
+        public Duration ttl() {
+            return l.ttl();
+        }
+
+        @Override
         public boolean isHeld() {
             return l.isHeld();
         }
