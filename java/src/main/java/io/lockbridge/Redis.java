@@ -53,10 +53,14 @@ import io.lettuce.core.resource.DefaultClientResources;
  * ({@link #of}, {@link #cluster}), before any lease clock starts.
  *
  * <p><b>Sentinel</b> ({@link #of} with a RedisURI naming sentinels and a
- * master id): each new connection asks the sentinels for the master. After
- * a failover the old master's connections are closed (Sentinel kills its
- * clients; a READONLY reply also empties the pool), calls in flight on them
- * fail with an unknown outcome, and the next call connects to the new master.
+ * master id): each new connection asks the sentinels for the master, and
+ * lockbridge listens to the sentinels' failover events (+promoted-slave,
+ * +switch-master). When they name a new master the old master's connections
+ * are closed, a reply that comes on one of them after that is an unknown
+ * outcome (the old master may be one that was paused or cut off and still
+ * takes writes), and the next call connects to the new master; so does a
+ * READONLY reply. While no sentinel's events can be heard, calls refuse
+ * before sending ({@link RedisUnavailableException}).
  *
  * <p><b>Cluster</b> ({@link #cluster}): lock commands do not go through
  * Lettuce's cluster connection (whose channel writer re-dispatches
@@ -113,8 +117,10 @@ public final class Redis implements AutoCloseable {
     private final Map<ByteBuffer, Set<Runnable>> listeners = new ConcurrentHashMap<>();
     /** Cluster: the node each subscribed channel is subscribed on. Guarded by listeners. */
     private final Map<ByteBuffer, String> homes = new java.util.HashMap<>();
-    /** Cluster: subscribes channels again on their slot's new master, off the callers' threads. */
+    /** Cluster, Sentinel: subscribes channels again on their slot's (the) new master, off the callers' threads. */
     private final ExecutorService rehomer;
+    /** Sentinel: what the sentinels say of a failover; null otherwise. */
+    private final SentinelWatch watch;
     private volatile boolean closed;
 
     private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
@@ -133,10 +139,9 @@ public final class Redis implements AutoCloseable {
             for (RedisURI s : seeds) {
                 nodes.put(addr(s.getHost(), s.getPort()), s);
             }
-            this.rehomer = Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
-        } else {
-            this.rehomer = null;
         }
+        this.rehomer = kind == Kind.STANDALONE ? null : Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
+        this.watch = kind == Kind.SENTINEL ? new SentinelWatch(res) : null;
     }
 
     /**
@@ -207,6 +212,9 @@ public final class Redis implements AutoCloseable {
                     p.giveBack(p.borrow());
                 }
             } else {
+                if (watch != null) {
+                    watch.check();
+                }
                 Pool p = pool(null);
                 p.giveBack(p.borrow());
             }
@@ -262,6 +270,8 @@ public final class Redis implements AutoCloseable {
     private final class Pool {
         final RedisURI target;
         final ConcurrentLinkedDeque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
+        /** Sentinel: the sentinels named a new master since this pool's connections asked them; no reply on them is trusted. */
+        volatile boolean retired;
 
         Pool(RedisURI target) {
             this.target = target;
@@ -287,9 +297,9 @@ public final class Redis implements AutoCloseable {
         }
 
         void giveBack(StatefulRedisConnection<byte[], byte[]> c) {
-            if (!closed && c.isOpen() && idle.size() < MAX_IDLE) {
+            if (!closed && !retired && c.isOpen() && idle.size() < MAX_IDLE) {
                 idle.offerFirst(c);
-                if (closed) {
+                if (closed || retired) {
                     clear();
                 }
             } else {
@@ -414,6 +424,9 @@ public final class Redis implements AutoCloseable {
     private Object call(String what, int slot, Op op) {
         String askAt = null;
         for (int hop = 0;; hop++) {
+            if (watch != null) {
+                watch.check();
+            }
             Pool p = askAt != null ? pool(askAt) : poolFor(slot);
             boolean asking = askAt != null;
             StatefulRedisConnection<byte[], byte[]> c = p.borrow();
@@ -422,6 +435,14 @@ public final class Redis implements AutoCloseable {
                     c.sync().asking();
                 }
                 Object r = op.run(c.sync(), asking);
+                if (p.retired) {
+                    // The sentinels named a new master while the command was in
+                    // flight: it ran on a master they had replaced (one that was
+                    // paused or cut off, say), which others no longer lock on.
+                    p.drop(c);
+                    throw new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
+                            + " its reply, from the old one, is not trusted; it is not sent again", null);
+                }
                 if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
                     p.drop(c); // WAIT got no reply: a late one must not be read as the next command's
                 } else {
@@ -811,6 +832,158 @@ public final class Redis implements AutoCloseable {
         }
     }
 
+    /**
+     * Sentinel: a subscription on each sentinel to the events that say it
+     * names a new master: "+promoted-slave" (the sentinel that runs the
+     * failover names the replica it promoted from then on) and
+     * "+switch-master" (every sentinel, once it has the new configuration).
+     * Connections to the master are pooled, and a pooled connection goes on
+     * reaching the master it was made to: one the sentinels replaced while
+     * it was paused or cut off from them still takes writes as a master
+     * until they reach it again and demote it (seconds later, or never while
+     * the cut lasts), so a lock taken there is a second holder beside the
+     * one on the new master. On such an event the pool is retired — its idle
+     * connections closed, a reply that comes on one of its connections
+     * afterwards distrusted ({@link UnknownOutcomeException}) — and the next
+     * call asks the sentinels again. While no subscription is confirmed, a
+     * switch may go unheard: calls refuse before sending
+     * ({@link RedisUnavailableException}); a subscription confirmed again
+     * after a disconnect retires the pool too. Go's lockers get the same from
+     * go-redis's failover client (+switch-master).
+     */
+    private final class SentinelWatch implements io.lettuce.core.RedisConnectionStateListener {
+        static final String SWITCH = "+switch-master";
+        static final String PROMOTED = "+promoted-slave";
+        private final RedisClient watchClient;
+        private final String master = uri.getSentinelMasterId();
+        private volatile String named; // the master a sentinel event named last
+        /** The connection of each sentinel ("host:port"). Guarded by this. */
+        private final Map<String, StatefulRedisPubSubConnection<String, String>> conns = new java.util.HashMap<>();
+        private final Set<Object> up = ConcurrentHashMap.newKeySet(); // confirmed and connected since
+        private final Set<Object> seen = ConcurrentHashMap.newKeySet(); // confirmed at least once
+
+        SentinelWatch(ClientResources res) {
+            watchClient = RedisClient.create(res);
+            watchClient.addListener(this);
+        }
+
+        /** Subscribes on the sentinels not yet connected when none is confirmed; refuses (nothing sent) when none can be. */
+        void check() {
+            if (!up.isEmpty()) {
+                return;
+            }
+            synchronized (this) {
+                for (RedisURI s : uri.getSentinels()) {
+                    String k = addr(s.getHost(), s.getPort());
+                    if (closed || conns.containsKey(k)) {
+                        continue; // a connection that lost its sentinel subscribes again when it reconnects
+                    }
+                    StatefulRedisPubSubConnection<String, String> c = null;
+                    try {
+                        // Our timeout, not the URI's (60 s by default), for the handshake of a hung sentinel.
+                        c = watchClient.connectPubSub(io.lettuce.core.codec.StringCodec.UTF8, RedisURI.builder(s).withTimeout(timeout).build());
+                        c.setTimeout(timeout);
+                        c.addListener(listener(c));
+                        conns.put(k, c);
+                        c.sync().subscribe(SWITCH, PROMOTED);
+                        confirmed(c);
+                    } catch (RuntimeException e) {
+                        // this sentinel is not reachable now: tried again by the next call that finds none confirmed
+                        if (c != null) {
+                            conns.remove(k);
+                            c.closeAsync();
+                        }
+                    }
+                }
+            }
+            if (up.isEmpty()) {
+                throw new RedisUnavailableException("lockbridge: cannot watch the sentinels " + uri.getSentinels()
+                        + " for a failover (SUBSCRIBE " + SWITCH + " " + PROMOTED + "): nothing sent", null);
+            }
+        }
+
+        private RedisPubSubAdapter<String, String> listener(Object conn) {
+            return new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                    String[] f = message == null ? new String[0] : message.split(" ");
+                    String now = null;
+                    if (SWITCH.equals(channel) && f.length >= 5 && f[0].equals(master)) {
+                        now = f[3] + ":" + f[4]; // <master> <old ip> <old port> <new ip> <new port>
+                    } else if (PROMOTED.equals(channel) && f.length >= 6 && f[4].equals("@") && f[5].equals(master)) {
+                        now = f[2] + ":" + f[3]; // slave <ip:port> <ip> <port> @ <master> <ip> <port>
+                    }
+                    if (now != null && !now.equals(named)) {
+                        named = now;
+                        switched();
+                    }
+                }
+
+                @Override
+                public void subscribed(String channel, long count) {
+                    confirmed(conn);
+                }
+            };
+        }
+
+        /** conn's subscription is confirmed; again after a disconnect, a switch meanwhile may have gone unheard. */
+        private void confirmed(Object conn) {
+            if (up.add(conn) && !seen.add(conn)) {
+                switched();
+            }
+        }
+
+        @Override
+        public void onRedisDisconnected(io.lettuce.core.RedisChannelHandler<?, ?> connection) {
+            if (up.remove(connection) && up.isEmpty()) {
+                switched();
+            }
+        }
+
+        void close() {
+            watchClient.shutdown();
+        }
+    }
+
+    /**
+     * Sentinel: the master may have changed. The pool is retired (its idle
+     * connections closed; a reply on one in use is not trusted), so that the
+     * next call asks the sentinels; the release-notice subscriptions are made
+     * again on the master they name, and their listeners woken once.
+     */
+    private void switched() {
+        Pool old = pools.get("");
+        if (old != null) {
+            old.retired = true;
+            pools.remove("", old);
+            old.clear();
+        }
+        try {
+            rehomer.execute(() -> {
+                StatefulRedisPubSubConnection<byte[], byte[]> ps;
+                synchronized (connMu) {
+                    ps = pubsubs.remove("");
+                }
+                if (ps == null) {
+                    return;
+                }
+                ps.closeAsync();
+                for (ByteBuffer k : new ArrayList<>(listeners.keySet())) {
+                    try {
+                        if (!closed && listeners.containsKey(k)) {
+                            subscribeAt(k, "");
+                        }
+                    } catch (RuntimeException e) {
+                        // unreachable for now: the waiters poll
+                    }
+                    deliver(bytes(k));
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed
+        }
+    }
+
     /** Closes the connections and the clients. */
     @Override
     public void close() {
@@ -821,6 +994,9 @@ public final class Redis implements AutoCloseable {
         }
         if (rehomer != null) {
             rehomer.shutdownNow();
+        }
+        if (watch != null) {
+            watch.close();
         }
         pools.values().forEach(Pool::clear);
         client.shutdown();
