@@ -271,6 +271,7 @@ public final class MigrateLocker implements AutoCloseable {
         if (closed) {
             throw new InvalidException("migrate: locker closed");
         }
+        Wait.notInterrupted(a.name);
         if (follow == null) {
             AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a);
             started(lk);

@@ -286,6 +286,7 @@ public final class ModernLocker implements AutoCloseable {
 
     private Lock attempt(Names n, Duration ttl) {
         checkOpen();
+        Wait.notInterrupted(n.name);
         ModernLock lk = acquire(n, ttl);
         if (watchdog != null) {
             lk.autoRefresh(watchdog);
