@@ -38,7 +38,11 @@ public final class SpringRedis {
         return of(template.getConnectionFactory());
     }
 
-    /** Redis for the Redis of factory, a LettuceConnectionFactory on a standalone server, a Sentinel master or a Cluster. */
+    /**
+     * Redis for the Redis of factory, a LettuceConnectionFactory on a
+     * standalone server, a Sentinel master or a Cluster; a static
+     * master/replica factory is refused ({@link InvalidException}).
+     */
     public static Redis of(RedisConnectionFactory factory) {
         if (factory != null && factory.getClass().getName().contains("Jedis")) {
             throw new InvalidException("lockbridge: a Jedis connection factory cannot be used (" + factory.getClass().getName()
@@ -87,11 +91,38 @@ public final class SpringRedis {
             RedisURI u = b.build();
             return Redis.of(u, cc.getClientResources().orElse(null), timeout);
         }
-        RedisStandaloneConfiguration conf = lf.getStandaloneConfiguration();
+        // The configuration the factory connects with, not
+        // getStandaloneConfiguration(): a factory made with the
+        // RedisConfiguration constructor (a static master/replica
+        // configuration, or createRedisConfiguration(uri)'s standalone one)
+        // keeps there an unused default, localhost:6379, and locking on it
+        // would lock on another server than the application's.
+        Object used = configuration(lf);
+        if (!(used instanceof RedisStandaloneConfiguration conf)) {
+            throw new InvalidException("lockbridge: this LettuceConnectionFactory is not on a standalone server, a Sentinel master or a Cluster ("
+                    + (used == null ? "its configuration cannot be read" : used.getClass().getSimpleName() + ": a static master/replica configuration is not supported")
+                    + "): give io.lockbridge.Redis.of the master's RedisURI");
+        }
         RedisURI.Builder b = RedisURI.builder().withHost(conf.getHostName()).withPort(conf.getPort()).withDatabase(conf.getDatabase())
                 .withSsl(cc.isUseSsl());
         auth(b, conf.getUsername(), conf.getPassword());
         return Redis.of(b.build(), cc.getClientResources().orElse(null), timeout);
+    }
+
+    /**
+     * The configuration lf connects with: the object behind its standalone,
+     * Sentinel, Cluster or socket getters — or a static master/replica
+     * configuration, which has no getter. Spring Data Redis keeps it in a
+     * private field (3.5 to 4.1); null when it cannot be read.
+     */
+    private static Object configuration(LettuceConnectionFactory lf) {
+        try {
+            java.lang.reflect.Field f = LettuceConnectionFactory.class.getDeclaredField("configuration");
+            f.setAccessible(true);
+            return f.get(lf);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static void auth(RedisURI.Builder b, String username, RedisPassword pw) {
