@@ -151,8 +151,8 @@ public final class ModernLocker implements AutoCloseable {
          * Default zero: off. A negative d is invalid.
          */
         public Builder pollers(Duration d) {
-            if (d == null || d.isNegative()) {
-                throw new InvalidException("lockbridge: pollers " + d + ": want zero (off) or a positive interval");
+            if (d == null || d.isNegative() || d.compareTo(AbstractLock.MAX_TTL) > 0) {
+                throw new InvalidException("lockbridge: pollers " + d + ": want zero (off) or a positive interval up to 2^63-1 ns");
             }
             this.poll = d;
             return this;
