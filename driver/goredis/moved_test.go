@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
@@ -42,4 +44,15 @@ func TestFaultClusterFollowsMovedWithoutResends(t *testing.T) {
 	assert.True(t, ok, "the lock is on the slot's new owner")
 	assert.Equal(t, lk.Token(), v)
 	require.NoError(t, lk.Unlock(ctx))
+}
+
+// Slots moving with their keys while locks are in use: the adapter follows
+// MOVED, ASK (with ASKING) and TRYAGAIN, a waiting Lock keeps waiting, and
+// release notices follow the slot (adaptertest.Reshard).
+func TestFaultReshard(t *testing.T) {
+	adaptertest.Reshard(t, func(t *testing.T, addrs []string) driver.Client {
+		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1})
+		t.Cleanup(func() { _ = c.Close() })
+		return goredis.New(c)
+	})
 }

@@ -84,3 +84,12 @@ func TestRefusals(t *testing.T) {
 }
 
 type wrapper struct{ valkey.Client }
+
+// Slots moving with their keys while locks are in use: valkey-go follows
+// MOVED and ASK, the adapter TRYAGAIN, a waiting Lock keeps waiting, and
+// release notices follow the slot (adaptertest.Reshard).
+func TestFaultReshard(t *testing.T) {
+	adaptertest.Reshard(t, func(t *testing.T, addrs []string) driver.Client {
+		return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs}))
+	})
+}
