@@ -98,21 +98,31 @@ func (c conn) Do(ctx context.Context, args ...any) (any, error) {
 	if c.refused != nil {
 		return nil, adapter.NotSent(c.refused)
 	}
+	if c.onCaller(ctx) {
+		return reply(c.c.Do(ctx, args...).Result())
+	}
 	return c.watch(ctx, func(ctx context.Context) (any, error) {
 		return reply(c.c.Do(ctx, args...).Result())
 	})
 }
 
-// watch runs send under ctx: go-redis applies a context's deadline only
-// with ContextTimeoutEnabled and never interrupts a read on cancellation, so
-// a cancellable context is watched from here, the command running on
-// another goroutine.
-func (c conn) watch(ctx context.Context, send func(context.Context) (any, error)) (any, error) {
-	if ctx.Done() == nil { // never cancelled: no need to watch it
-		return send(ctx)
+// onCaller reports whether a command under ctx may run on the caller's
+// goroutine: ctx is never cancelled, or go-redis applies its deadline
+// itself (ContextTimeoutEnabled). Otherwise watch runs it.
+func (c conn) onCaller(ctx context.Context) bool {
+	if ctx.Done() == nil {
+		return true
 	}
-	if _, ok := ctx.Deadline(); ok && c.deadlines {
-		return send(ctx) // go-redis ends the call by the deadline itself
+	_, ok := ctx.Deadline()
+	return ok && c.deadlines
+}
+
+// watch runs send under a cancellable ctx: go-redis never interrupts a read
+// on cancellation, so the command runs on another goroutine and watch
+// returns ctx.Err() as soon as ctx ends.
+func (c conn) watch(ctx context.Context, send func(context.Context) (any, error)) (any, error) {
+	if c.onCaller(ctx) {
+		return send(ctx)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
