@@ -2,6 +2,7 @@ package goredis_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -50,9 +51,20 @@ func TestFaultClusterFollowsMovedWithoutResends(t *testing.T) {
 // MOVED, ASK (with ASKING) and TRYAGAIN, a waiting Lock keeps waiting, and
 // release notices follow the slot (adaptertest.Reshard).
 func TestFaultReshard(t *testing.T) {
-	adaptertest.Reshard(t, func(t *testing.T, addrs []string) driver.Client {
-		c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1})
-		t.Cleanup(func() { _ = c.Close() })
-		return goredis.New(c)
+	adaptertest.Reshard(t, adaptertest.ClusterFactory{
+		New: func(t *testing.T, addrs []string) driver.Client {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+		NewVia: func(t *testing.T, addrs []string, via func(string) string) driver.Client {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1,
+				Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					var d net.Dialer
+					return d.DialContext(ctx, network, via(addr))
+				}})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
 	})
 }

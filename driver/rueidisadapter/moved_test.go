@@ -2,6 +2,8 @@ package rueidisadapter_test
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"testing"
 	"time"
 
@@ -46,7 +48,15 @@ func TestFaultClusterFollowsMovedWithoutResends(t *testing.T) {
 // MOVED and ASK, the adapter TRYAGAIN, a waiting Lock keeps waiting, and
 // release notices follow the slot (adaptertest.Reshard).
 func TestFaultReshard(t *testing.T) {
-	adaptertest.Reshard(t, func(t *testing.T, addrs []string) driver.Client {
-		return rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: addrs}))
+	adaptertest.Reshard(t, adaptertest.ClusterFactory{
+		New: func(t *testing.T, addrs []string) driver.Client {
+			return rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: addrs}))
+		},
+		NewVia: func(t *testing.T, addrs []string, via func(string) string) driver.Client {
+			return rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: addrs,
+				DialCtxFn: func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", via(addr))
+				}}))
+		},
 	})
 }

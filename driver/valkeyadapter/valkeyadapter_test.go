@@ -2,6 +2,8 @@ package valkeyadapter_test
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"testing"
 	"time"
 
@@ -89,7 +91,15 @@ type wrapper struct{ valkey.Client }
 // MOVED and ASK, the adapter TRYAGAIN, a waiting Lock keeps waiting, and
 // release notices follow the slot (adaptertest.Reshard).
 func TestFaultReshard(t *testing.T) {
-	adaptertest.Reshard(t, func(t *testing.T, addrs []string) driver.Client {
-		return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs}))
+	adaptertest.Reshard(t, adaptertest.ClusterFactory{
+		New: func(t *testing.T, addrs []string) driver.Client {
+			return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs}))
+		},
+		NewVia: func(t *testing.T, addrs []string, via func(string) string) driver.Client {
+			return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs,
+				DialCtxFn: func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", via(addr))
+				}}))
+		},
 	})
 }

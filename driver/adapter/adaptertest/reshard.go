@@ -19,6 +19,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver/adapter"
 	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/lockbridge/lockbridge/internal/protocol/resp"
+	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
@@ -45,15 +46,31 @@ import (
 //     (adapter.ClusterRetryFor) goes on waiting, and gets the lock.
 //   - EvalWaitFollowsMove: driver.Waiter's EvalWait, whose connection is
 //     pinned to a node, pins again where the slot moved.
-func Reshard(t *testing.T, newCluster func(t *testing.T, addrs []string) driver.Client) {
+//   - LostReplyAfterRedirect: a command sent on after MOVED, and after ASK,
+//     whose reply the new owner's fault proxy drops, reaches that node once,
+//     runs once, and comes back as an unknown outcome: a redirect is never
+//     taken for a lost reply, nor a lost reply for a redirect.
+func Reshard(t *testing.T, f ClusterFactory) {
 	cl := redistest.StartCluster(t)
-	c := newCluster(t, cl.Addrs())
+	c := f.New(t, cl.Addrs())
 	require.True(t, c.Cluster())
 	t.Run("Lockers", func(t *testing.T) { reshardLockers(t, cl, c) })
 	t.Run("WaitersFollowTheSlot", func(t *testing.T) { reshardWaiters(t, cl, c, false) })
 	t.Run("ReleaseDuringMove", func(t *testing.T) { reshardWaiters(t, cl, c, true) })
 	t.Run("WaitOutlastsRefusals", func(t *testing.T) { reshardRefusals(t, cl, c) })
 	t.Run("EvalWaitFollowsMove", func(t *testing.T) { reshardEvalWait(t, cl, c) })
+	t.Run("LostReplyAfterRedirect", func(t *testing.T) { reshardLostReply(t, cl, f) })
+}
+
+// ClusterFactory makes the cluster clients Reshard runs.
+type ClusterFactory struct {
+	// New returns a client for the Redis Cluster whose nodes are at addrs.
+	// It should close the client in t.Cleanup.
+	New func(t *testing.T, addrs []string) driver.Client
+	// NewVia is New for a client that connects to each node at the address
+	// via returns for the node's own (a fault proxy in front of it), while
+	// it knows the nodes by their own addresses, as the cluster names them.
+	NewVia func(t *testing.T, addrs []string, via func(addr string) string) driver.Client
 }
 
 // guard counts the holders of each key, apart from the lock.
@@ -367,4 +384,49 @@ func reshardEvalWait(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	r, _, err = w.EvalWait(ctx, evalWaitScript, []string{key}, 0, 100*time.Millisecond)
 	require.NoError(t, err, "EvalWait pinned again where the slot went")
 	assert.Equal(t, "v", r)
+}
+
+func reshardLostReply(t *testing.T, cl *redistest.Cluster, f ClusterFactory) {
+	ctx := ctx(t)
+	proxies := map[string]*faultproxy.Proxy{}
+	for _, n := range cl.Nodes() {
+		proxies[n.Addr()] = faultproxy.Start(t, n.Addr())
+	}
+	c := f.NewVia(t, cl.Addrs(), func(addr string) string {
+		if p, ok := proxies[addr]; ok {
+			return p.Addr()
+		}
+		return addr
+	})
+	key := "{reshard-lost}:k"
+	slot := keyslot.Of(key)
+	_, _, err := c.Get(ctx, key) // the client reads the slot map
+	require.NoError(t, err)
+	setTo := func(n *redistest.Server) func() int { return proxies[n.Addr()].Count(faultproxy.Command("SET")) }
+
+	for _, step := range []string{"MOVED", "ASK"} {
+		t.Run(step, func(t *testing.T) {
+			m := cl.BeginSlotMove(t, slot)
+			if step == "MOVED" {
+				m.Finish(t) // the client's slot map is old now
+			}
+			atOld, atNew := setTo(m.From()), setTo(m.To())
+			proxies[m.To().Addr()].DropReply(faultproxy.Command("SET"), 1, faultproxy.Close)
+			_, err := c.SetNXPX(ctx, key+step, "token", time.Minute)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, lockbridge.ErrUnknownOutcome, "the reply lost after following %s", step)
+			time.Sleep(100 * time.Millisecond) // a resend would have gone out by now
+			assert.Equal(t, 1, atOld(), "the old owner answered %s", step)
+			assert.Equal(t, 1, atNew(), "sent to the new owner once, never again")
+			conn, err := resp.Dial(m.To().Addr(), 2*time.Second)
+			require.NoError(t, err)
+			defer conn.Close()
+			_, err = conn.Do("ASKING") // the slot may still be importing
+			require.NoError(t, err)
+			v, err := conn.Do("GET", key+step)
+			require.NoError(t, err)
+			assert.Equal(t, "token", v, "it ran, on the new owner")
+			m.Finish(t)
+		})
+	}
 }
