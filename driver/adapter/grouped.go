@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -177,7 +178,7 @@ func (g *grouped) subscribePart(ctx context.Context, name string, chs []string) 
 	if k, _ := redirectOf(err); k == notRedirect {
 		return err
 	}
-	return g.move(ctx, name, p, err)
+	return g.move(ctx, name, p, err, chs)
 }
 
 // forget unmarks channels whose Subscribe failed.
@@ -217,7 +218,7 @@ func (g *grouped) dropped(name string) func(*subscription, string) {
 			g.mu.Lock()
 			delete(g.moving, name)
 			g.mu.Unlock()
-			_ = g.move(ctx, name, p, nil) // a failure ends the subscription
+			_ = g.move(ctx, name, p, nil, nil) // a failure ends the subscription
 		}()
 	}
 }
@@ -225,8 +226,9 @@ func (g *grouped) dropped(name string) func(*subscription, string) {
 // move opens group name's connection anew — at the node that cause, a
 // refusal, names, or else where the client's slot map says — and puts it in
 // place of old, with all the group's channels subscribed, then wakes each
-// channel old had with a Moved message. The caller holds g.opened.
-func (g *grouped) move(ctx context.Context, name string, old *subscription, cause error) error {
+// channel old had (all but fresh, being subscribed by the caller) with a
+// Moved message. The caller holds g.opened.
+func (g *grouped) move(ctx context.Context, name string, old *subscription, cause error, fresh []string) error {
 	g.mu.Lock()
 	if g.ended || g.parts[name] != old {
 		g.mu.Unlock()
@@ -262,6 +264,9 @@ func (g *grouped) move(ctx context.Context, name string, old *subscription, caus
 	defer g.mu.Unlock()
 	if !g.ended { // under g.mu: end closes msgs only after it set ended
 		for _, ch := range chs {
+			if slices.Contains(fresh, ch) {
+				continue
+			}
 			select {
 			case g.msgs <- driver.Message{Channel: ch, Moved: true}:
 			default:

@@ -44,6 +44,9 @@ import (
 //   - WaitOutlastsRefusals: a waiting Lock whose attempts are refused
 //     (TRYAGAIN) for longer than the adapter follows them
 //     (adapter.ClusterRetryFor) goes on waiting, and gets the lock.
+//   - SubscribeAfterMove: a subscription opened by a slot map from before
+//     a move (its SSUBSCRIBE refused with MOVED) opens on the new owner and
+//     receives what is published there.
 //   - EvalWaitFollowsMove: driver.Waiter's EvalWait, whose connection is
 //     pinned to a node, pins again where the slot moved.
 //   - LostReplyAfterRedirect: a command sent on after MOVED, and after ASK,
@@ -58,6 +61,7 @@ func Reshard(t *testing.T, f ClusterFactory) {
 	t.Run("WaitersFollowTheSlot", func(t *testing.T) { reshardWaiters(t, cl, c, false) })
 	t.Run("ReleaseDuringMove", func(t *testing.T) { reshardWaiters(t, cl, c, true) })
 	t.Run("WaitOutlastsRefusals", func(t *testing.T) { reshardRefusals(t, cl, c) })
+	t.Run("SubscribeAfterMove", func(t *testing.T) { reshardSubscribe(t, cl, c) })
 	t.Run("EvalWaitFollowsMove", func(t *testing.T) { reshardEvalWait(t, cl, c) })
 	t.Run("LostReplyAfterRedirect", func(t *testing.T) { reshardLostReply(t, cl, f) })
 }
@@ -428,5 +432,27 @@ func reshardLostReply(t *testing.T, cl *redistest.Cluster, f ClusterFactory) {
 			assert.Equal(t, "token", v, "it ran, on the new owner")
 			m.Finish(t)
 		})
+	}
+}
+
+func reshardSubscribe(t *testing.T, cl *redistest.Cluster, c driver.Client) {
+	ctx := ctx(t)
+	ch := "{reshard-subscribe}:released"
+	_, err := c.Eval(ctx, publishScript, []string{ch}, "SPUBLISH", "before") // the client reads the slot map
+	require.NoError(t, err)
+	to := cl.MoveEmptySlot(t, keyslot.Of(ch))
+
+	sub, err := c.Subscribe(ctx, ch)
+	require.NoError(t, err, "subscribed where the slot went")
+	defer sub.Close()
+	assert.Equal(t, int64(1), shardSubscribers(t, to, ch))
+	n, err := c.Eval(ctx, publishScript, []string{ch}, "SPUBLISH", "after")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	select {
+	case m := <-sub.Messages():
+		assert.Equal(t, driver.Message{Channel: ch, Payload: "after"}, m)
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no message: %v", sub.Err())
 	}
 }
