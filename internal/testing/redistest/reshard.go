@@ -158,7 +158,10 @@ func (m *SlotMove) MigrateKeys(tb testing.TB, keys ...string) {
 }
 
 // Finish ends the move: every node learns that the new owner serves the
-// slot (CLUSTER SETSLOT … NODE, the new owner first, then the old one). It
+// slot (CLUSTER SETSLOT … NODE, the new owner first, then the old one). The
+// old owner must hold none of the slot's keys any more (MoveKeys first):
+// it refuses to hand over a slot it has keys in — unless the new owner's
+// gossip reached it first, when it drops them. It
 // reports failure with tb.Errorf, so it may be called from any goroutine (not
 // from two at once), and does nothing the second time.
 func (m *SlotMove) Finish(tb testing.TB) {
