@@ -32,7 +32,7 @@ class StarterConfigFaultTest {
     void testFaultMigrateWithoutNamespaceOrPhaseIsRefused() throws Exception {
         try (Fixtures.Standalone srv = new Fixtures.Standalone()) {
             srv.initPhase("orders", Phase.MODERN);
-            runner.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + srv.port(), "lockbridge.name-space=orders")
+            runner.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + srv.port(), "lockbridge.namespcae=orders")
                     .run(ctx -> {
                         Throwable failure = ctx.getStartupFailure();
                         assertNotNull(failure, "started a migrating locker that follows no namespace and names no phase");
