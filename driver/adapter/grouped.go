@@ -42,7 +42,7 @@ func NewGroupedSubscription(group func(channel string) string, open func(ctx con
 		open:   open,
 		parts:  map[string]*subscription{},
 		chans:  map[string]map[string]bool{},
-		moving: map[string]bool{},
+		moving: map[string]*subscription{},
 		msgs:   make(chan driver.Message, MessageBuffer),
 		stop:   make(chan struct{}),
 	}
@@ -58,7 +58,7 @@ type grouped struct {
 	mu     sync.Mutex
 	parts  map[string]*subscription
 	chans  map[string]map[string]bool // part → its channels (subscribed or being subscribed)
-	moving map[string]bool            // part → a move is on its way
+	moving map[string]*subscription   // part → the connection a move is on its way for
 	ended  bool
 	err    error
 	// opened serialises opening, subscribing, moving and closing parts.
@@ -112,6 +112,11 @@ func (g *grouped) install(name string, old, p *subscription) bool {
 	g.parts[name] = p
 	if g.chans[name] == nil {
 		g.chans[name] = map[string]bool{}
+	}
+	if p.gone {
+		// Its node dropped a channel before p was the group's connection
+		// (the slot moved on while p was being opened): follow it again.
+		g.follow(name, p)
 	}
 	g.wg.Add(1)
 	g.mu.Unlock()
@@ -193,34 +198,50 @@ func (g *grouped) forget(channels []string) {
 // dropped returns the hook of group name's connections: a channel the
 // server says is no longer subscribed, which the subscription still wants,
 // was dropped by the server — its slot moved — and the group follows it.
+// A connection not yet the group's (a move still installing it) is marked,
+// and followed once installed.
 func (g *grouped) dropped(name string) func(*subscription, string) {
 	return func(p *subscription, ch string) {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		if g.ended || g.parts[name] != p || !g.chans[name][ch] || g.moving[name] {
-			return // an unsubscribe of ours, or a move already on its way
+		if g.ended || !g.chans[name][ch] {
+			return // an unsubscribe of ours
 		}
-		g.moving[name] = true
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), MoveTimeout)
-			defer cancel()
-			go func() {
-				select {
-				case <-g.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			g.opened.Lock()
-			defer g.opened.Unlock()
-			g.mu.Lock()
-			delete(g.moving, name)
-			g.mu.Unlock()
-			_ = g.move(ctx, name, p, nil, nil) // a failure ends the subscription
-		}()
+		p.gone = true
+		if g.parts[name] == p {
+			g.follow(name, p)
+		}
 	}
+}
+
+// follow moves group name, whose connection p lost its channels, unless a
+// move for p is on its way already. The caller holds g.mu.
+func (g *grouped) follow(name string, p *subscription) {
+	if g.moving[name] == p {
+		return
+	}
+	g.moving[name] = p // a move for an older connection finds it replaced, and does nothing
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), MoveTimeout)
+		defer cancel()
+		go func() {
+			select {
+			case <-g.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		g.opened.Lock()
+		defer g.opened.Unlock()
+		g.mu.Lock()
+		if g.moving[name] == p {
+			delete(g.moving, name)
+		}
+		g.mu.Unlock()
+		_ = g.move(ctx, name, p, nil, nil) // a failure ends the subscription
+	}()
 }
 
 // move opens group name's connection anew — at the node that cause, a

@@ -76,6 +76,10 @@ type subscription struct {
 	pending map[string][]*pendingSub // channel → Subscribe calls waiting for its confirmation
 	closed  bool
 	err     error
+
+	// gone: the server dropped a channel that the grouped subscription
+	// owning this connection wants (guarded by that grouped's mu).
+	gone bool
 }
 
 // pendingSub is a Subscribe call waiting for a channel's confirmation: done
