@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
+	"github.com/lockbridge/lockbridge/bench/internal/machine"
 )
 
 // analysis is the hand-written part of the report: the profile findings and
@@ -63,8 +64,8 @@ func floorIDOf(id string) string {
 func floorOf(res *Results, id string) CycleRow { return cycleRow(res, floorIDOf(id)) }
 
 func leadTable(b *strings.Builder, res *Results) {
-	fmt.Fprintf(b, "| uncontended acquire + release | client | µs / cycle | ÷ floor of its client | Redis commands / cycle | server CPU µs / cycle |\n")
-	fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| uncontended acquire + release | client | µs / cycle | its floor beside it, µs | ÷ floor of its client | + µs over the floor | Redis commands / cycle | server CPU µs / cycle |\n")
+	fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, id := range leadIDs {
 		r := cycleRow(res, id)
 		if len(r.Ns) == 0 {
@@ -74,8 +75,8 @@ func leadTable(b *strings.Builder, res *Results) {
 		if strings.HasPrefix(id, "modern") || id == idAtomic {
 			name = "**" + name + "**"
 		}
-		fmt.Fprintf(b, "| %s | %s | %.1f | %s | %s | %.1f |\n", name, clientOf(id), median(r.Ns)/1e3,
-			fspread(res, r, false), num(math.Round(r.CallsTotal*100)/100), r.ServerCPUUs)
+		fmt.Fprintf(b, "| %s | %s | %.1f | %.1f | %s | %s | %s | %.1f |\n", name, clientOf(id), median(r.Ns)/1e3, median(r.FloorNs)/1e3,
+			fspread(res, r, false), extraCell(r.Ns, r.FloorNs), num(math.Round(r.CallsTotal*100)/100), r.ServerCPUUs)
 	}
 	fmt.Fprintf(b, "\n")
 }
@@ -126,7 +127,7 @@ func floorRatios(res *Results, r CycleRow, deadline bool) []float64 {
 	if deadline {
 		ns, fns = r.NsDeadline, r.FloorNsDeadline
 	}
-	if r.ID == floorIDOf(r.ID) {
+	if len(fns) == 0 && r.ID == floorIDOf(r.ID) {
 		return pairedRatios(ns, ns)
 	}
 	if len(fns) == 0 {
@@ -137,6 +138,19 @@ func floorRatios(res *Results, r CycleRow, deadline bool) []float64 {
 		}
 	}
 	return pairedRatios(ns, fns)
+}
+
+// extraCell formats the median over rounds of ns[i] − floor[i] in µs, with
+// its min–max: the time an implementation adds to its floor's cycle.
+func extraCell(ns, floor []float64) string {
+	if len(ns) != len(floor) || len(ns) == 0 {
+		return "–"
+	}
+	d := make([]float64, len(ns))
+	for i := range ns {
+		d[i] = (ns[i] - floor[i]) / 1e3
+	}
+	return fmt.Sprintf("%+.1f <sub>%+.1f…%+.1f</sub>", median(d), slices.Min(d), slices.Max(d))
 }
 
 // fspread formats floorRatios: median and min–max.
@@ -190,8 +204,9 @@ func markdown(res *Results, chartRef string, quick bool) string {
 	}
 	p("An uncontended lock cycle (acquire + release, one goroutine), every implementation on its own client, against one local redis-server, measured %s:\n\n", e.Date)
 	leadTable(&b, res)
-	p("\"÷ floor\": time per cycle ÷ the raw floor **of the same client** (that client sending `SET NX PX` and an `EVALSHA` compare-and-delete, nothing else), ")
-	p("the median of %d paired rounds, min–max in small print; below 1 is faster. ", len(cycleRow(res, idFloor).Ns))
+	p("\"÷ floor\": time per cycle ÷ the raw floor **of the same client**: the minimal correct token lock written by hand on that client (a random 16-byte token per acquire, `SET NX PX`, an `EVALSHA` compare-and-delete, nothing else), ")
+	p("its cycles run in turn with the implementation's; the median of %d paired blocks, min–max in small print; below 1 is faster. ", len(cycleRow(res, idFloor).Ns))
+	p("\"+ µs\": the same pairs' difference. The floor's own row pairs it with a twin on a client of its own: the method's noise. ")
 	p("\"Redis commands\" are counted by the server (INFO commandstats; commands inside scripts included), \"server CPU\" is the redis-server process's CPU time (INFO cpu) per cycle. ")
 	p("Targets and whether this run met them: [Targets](#targets); contended and many-lock figures: sections 3 and 4.\n\n")
 	if chartRef != "" {
@@ -204,14 +219,19 @@ func markdown(res *Results, chartRef string, quick bool) string {
 	p("| date | %s |\n", e.Date)
 	shared := "a VM, **shared with other work** while this ran"
 	if e.OtherCPU < 0.05 {
-		shared = "a VM, otherwise idle while this ran: its cores sleep between requests, and waking them costs more than a round trip, so times per cycle are long and vary"
+		shared = "a VM, otherwise idle while this ran"
+	}
+	if e.Awake {
+		shared += "; its cores kept from halting while idle (a 0 µs CPU latency request, bench/internal/awake): a halted core of this VM takes longer to wake than a loopback round trip"
+	} else {
+		shared += "; its cores **free to halt while idle** (" + e.AwakeNote + "): a halted core of this VM takes longer to wake than a loopback round trip, so times per cycle are long and vary"
 	}
 	p("| machine | %s, %d cores (GOMAXPROCS %d), %s; %s |\n", e.CPU, e.Cores, e.GOMAXPROCS, e.Kernel, shared)
 	p("| other load | load average %s before the run, %s after; other processes used %.0f%% of the machine's CPU time during the run |\n", e.LoadBefore, e.LoadAfter, 100*e.OtherCPU)
 	p("| Go | %s |\n", e.Go)
 	p("| Redis | redis-server %s on loopback, started by the bench (persistence off), sharing the machine's cores with the client |\n", e.Redis)
 	var mods []string
-	for _, m := range reportedModules {
+	for _, m := range machine.ReportedModules {
 		if v, ok := e.Modules[m]; ok {
 			mods = append(mods, fmt.Sprintf("%s %s", strings.TrimPrefix(m, "github.com/"), v))
 		}
@@ -223,10 +243,11 @@ func markdown(res *Results, chartRef string, quick bool) string {
 
 	p("- **Interleaved blocks.** Every scenario runs in rounds; in each round every implementation runs one block (here %d cycles), ", res.Opts.CycleOps)
 	p("the order rotating from round to round, so that drift of the machine hits every implementation alike.\n")
-	p("- **Paired ratios.** In the uncontended cycle every block of an implementation runs back to back with a block of its client's floor (the floor first in even rounds, second in odd ones); ")
-	p("its ratio to the floor is computed from that pair, and the median, min and max over the rounds are shown, so that the machine's changes of pace cancel out ")
-	p("(on this kind of VM a round trip takes ~17 µs while the cores are busy and up to ~50 µs while they idle between requests; other work on a shared machine comes in bursts). ")
-	p("A ratio between two libraries on one client is the ratio of their floor ratios in the same round. Times per cycle are the median of the rounds. ")
+	p("- **Paired ratios.** In the uncontended cycle every block of an implementation is run together with its client's floor, one cycle of each in turn (the floor first in even rounds, second in odd ones); ")
+	p("its ratio to the floor and its extra µs are computed from that pair, and the median, min and max over the rounds are shown: a core waking from a halt, a burst of other work or a garbage collection lands on both alike. ")
+	p("Blocks of 100 run one after the other do not promise that: on this VM a cycle takes ~40 µs while the cores are awake and ~125 µs when they halt between requests, and two blocks a few milliseconds apart often fell on different sides of that. ")
+	p("A ratio between two libraries on one client is the ratio of their floor ratios in the same round. Times per cycle are the median of the rounds, each beside the median of its own floor's blocks. ")
+	p("A ratio to the floor shrinks as the round trip grows, while the µs an implementation adds stay: docs/performance.md's scale sections show both at 0.5 and 2 ms of added round trip. ")
 	p("Other scenarios pair the blocks of one round.\n")
 	p("- **Commands and server time** come from a separate pass of %d cycles per implementation with nothing else running: INFO commandstats and INFO cpu before and after. ", res.Opts.ServerOps)
 	p("Server CPU includes reading and writing the sockets and redis-server's own housekeeping (a timer 10 times a second), so it is above the commands' execution time (\"exec µs\").\n")
@@ -245,8 +266,10 @@ func markdown(res *Results, chartRef string, quick bool) string {
 	p("- Uncontended and many-keys cycles use `TryLock` (one attempt); the hand-off uses each library's waiting acquire.\n\n")
 	p("**What the numbers do not show.** One machine, one run, loopback: a network round trip of 0.2–1 ms between client and server would make every implementation's cycle ")
 	p("about that much longer and shrink every ratio towards 1. Client and server share two cores, so client CPU slows the server and the other way round. ")
-	if e.OtherCPU < 0.05 {
-		p("The VM's cores were idle between requests, and a core's wake-up takes longer than a round trip; the paired ratios are meant to absorb how that varies, and their min–max shows how far they did not. ")
+	if !e.Awake {
+		p("The VM's cores halted between requests, and a core's wake-up takes longer than a round trip: it adds the same to the floor and to the implementation, so every ratio is closer to 1 than with the cores awake. ")
+	} else if e.OtherCPU < 0.05 {
+		p("The cores were kept awake: on a machine whose cores halt when idle, the wake-ups add the same to every implementation and bring every ratio closer to 1. ")
 	} else {
 		p("The machine was shared with other work; the paired ratios are meant to absorb that, and their min–max shows how far they did not. ")
 	}
