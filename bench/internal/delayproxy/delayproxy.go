@@ -27,14 +27,19 @@ type Proxy struct {
 
 // pair is a client connection and its connection to the server.
 type pair struct {
+	proxy          *Proxy
 	client, server net.Conn
 	once           sync.Once
 }
 
-func (p *pair) close() {
-	p.once.Do(func() {
-		_ = p.client.Close()
-		_ = p.server.Close()
+// close closes both connections and forgets the pair.
+func (c *pair) close() {
+	c.once.Do(func() {
+		_ = c.client.Close()
+		_ = c.server.Close()
+		c.proxy.mu.Lock()
+		delete(c.proxy.conns, c)
+		c.proxy.mu.Unlock()
 	})
 }
 
@@ -83,10 +88,14 @@ func (p *Proxy) Close() {
 		return
 	}
 	p.closed = true
+	open := make([]*pair, 0, len(p.conns))
 	for c := range p.conns {
-		c.close()
+		open = append(open, c)
 	}
 	p.mu.Unlock()
+	for _, c := range open {
+		c.close()
+	}
 	_ = p.ln.Close()
 	close(p.done)
 	p.wg.Wait()
@@ -104,7 +113,7 @@ func (p *Proxy) accept() {
 			_ = cc.Close()
 			continue
 		}
-		c := &pair{client: cc, server: sc}
+		c := &pair{proxy: p, client: cc, server: sc}
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
@@ -141,8 +150,8 @@ func (p *Proxy) read(c *pair, src, dst net.Conn, q chan<- chunk) {
 			if n > 0 {
 				p.send(q, ch)
 			}
+			// The pair closes when this is due, or when the proxy closes.
 			p.send(q, chunk{due: due, to: dst, p: c, fin: true})
-			p.forget(c)
 			return
 		}
 		if !p.send(q, ch) {
@@ -158,12 +167,6 @@ func (p *Proxy) send(q chan<- chunk, ch chunk) bool {
 	case <-p.done:
 		return false
 	}
-}
-
-func (p *Proxy) forget(c *pair) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
 }
 
 // deliver writes each chunk of q when it is due, in order: every chunk is

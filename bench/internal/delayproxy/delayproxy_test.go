@@ -2,6 +2,8 @@ package delayproxy_test
 
 import (
 	"bufio"
+	"errors"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -67,4 +69,41 @@ func TestDelay(t *testing.T) {
 func TestNegativeDelay(t *testing.T) {
 	_, err := delayproxy.Start("127.0.0.1:1", -time.Millisecond)
 	require.ErrorContains(t, err, "negative")
+}
+
+// TestCloseEndsEveryConnection: connections whose server side has ended,
+// their end still on its way to the client, are closed by Close too (they
+// were forgotten, and their client side left open).
+func TestCloseEndsEveryConnection(t *testing.T) {
+	srv, err := redisserver.Start()
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	p, err := delayproxy.Start(srv.Addr(), 200*time.Millisecond)
+	require.NoError(t, err)
+	var cs []net.Conn
+	for i := 0; i < 8; i++ {
+		c, err := net.Dial("tcp", p.Addr())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		_, err = c.Write([]byte("QUIT\r\n"))
+		require.NoError(t, err)
+		cs = append(cs, c)
+	}
+	// The servers end their sides 100 ms from now (the QUITs' way there);
+	// the proxy closes before those ends reach the clients.
+	time.Sleep(150 * time.Millisecond)
+	closed := make(chan struct{})
+	go func() { p.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	for i, c := range cs {
+		// Whatever came before, the client's connection ends: no timeout.
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
+		_, err = io.ReadAll(c)
+		var ne net.Error
+		require.False(t, errors.As(err, &ne) && ne.Timeout(), "connection %d must be closed, got %v", i, err)
+	}
 }

@@ -12,4 +12,10 @@
 // millisecond when idle): each chunk leaves 10–30 µs after its due time on
 // an idle machine. Measure the round trip through the proxy rather than
 // assume it.
+//
+// A sleeping deliverer holds one of the Go scheduler's Ps until the runtime
+// takes it back, which can take up to 10 ms: run the proxy in a process of
+// its own with GOMAXPROCS two above the cores it may use, or the goroutines
+// reading the sockets wait for a P (a proxy sharing GOMAXPROCS 2 with 20 busy
+// connections made 2 ms round trips take 13).
 package delayproxy
