@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lockbridge/lockbridge/bench/internal/impls"
 )
 
 // many writes §S2: many locks on one server and on clusters.
@@ -112,11 +114,15 @@ func (r *report) spreadTable() {
 		for _, c := range cols {
 			row := m.row(id, c.keys, c.di)
 			calls = row.nodeCalls()
-			r.p(" %s · %s |", pct(maxDev(calls)), pct(maxDev(row.nodeCPU(m.Deployments[c.di]))))
+			r.p(" %s · %s", pct(maxDev(calls)), pct(maxDev(row.nodeCPU(m.Deployments[c.di]))))
+			if row.ID == impls.RueidisLock.ID {
+				r.p(" <sub>its keys %s</sub>", pct(maxDev(row.keyShare(m.Deployments[c.di]))))
+			}
+			r.p(" |")
 		}
 		r.p(" %s |\n", nsExcess(calls, m.Deployments[cols[len(cols)-1].di].NamespaceNode))
 	}
-	r.p("\nrueidislock's keys are its own names (`rueidislock:0:` + name) and spread as those do.\n\n")
+	r.p("\nrueidislock's keys are its own names (`rueidislock:0:` + name); how those spread is in small print.\n\n")
 }
 
 // nsExcess is node ns's commands over the mean of the other nodes', as a

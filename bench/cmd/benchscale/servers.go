@@ -26,9 +26,8 @@ type deployment struct {
 // node is one redis-server and a connection to it for INFO (its own INFO
 // commands are left out of the counts).
 type node struct {
-	addr  string
-	conn  *monitor.Conn
-	first int // the first slot it serves (cluster), for ordering
+	addr string
+	conn *monitor.Conn
 }
 
 func startSingle() (*deployment, error) {
