@@ -32,10 +32,24 @@ type bars struct {
 func (c *bars) svg() []byte {
 	const (
 		labelW, plotW, rightW = 300.0, 420.0, 70.0
-		top, barH, gap        = 78.0, 10.0, 10.0
+		barH, gap             = 10.0, 10.0
 	)
+	width := labelW + plotW + rightW
+	// The legend flows over as many lines as it needs.
+	type item struct{ x, y float64 }
+	items := make([]item, len(c.series))
+	lx, ly := 10.0, 48.0
+	for i, s := range c.series {
+		w := 25 + 6.2*float64(len([]rune(s)))
+		if lx > 10 && lx+w > width-10 {
+			lx, ly = 10, ly+15
+		}
+		items[i] = item{lx, ly}
+		lx += w
+	}
+	top := ly + 30
 	groupH := barH*float64(len(c.series)) + gap
-	width, axisY := labelW+plotW+rightW, top+groupH*float64(len(c.groups))
+	axisY := top + groupH*float64(len(c.groups))
 	lo, hi := c.domain()
 	x := func(v float64) float64 {
 		f := (v - lo) / (hi - lo)
@@ -49,10 +63,9 @@ func (c *bars) svg() []byte {
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="#ffffff"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="10" y="20" font-size="14" font-weight="bold">%s</text>`+"\n", html.EscapeString(c.title))
 	fmt.Fprintf(&b, `<text x="10" y="37" fill="#555">%s</text>`+"\n", html.EscapeString(c.subtitle))
-	lx := 10.0
 	for i, s := range c.series {
-		fmt.Fprintf(&b, `<rect x="%.0f" y="48" width="11" height="10" fill="%s"/><text x="%.0f" y="57">%s</text>`+"\n", lx, palette[i%len(palette)], lx+15, html.EscapeString(s))
-		lx += 25 + 6.2*float64(len([]rune(s)))
+		it := items[i]
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="11" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", it.x, it.y, palette[i%len(palette)], it.x+15, it.y+9, html.EscapeString(s))
 	}
 	for _, t := range c.ticks(lo, hi) {
 		gx := x(t)

@@ -31,10 +31,14 @@ func cycleChart(res *Results) *bars {
 		tick:  func(v float64) string { return fmt.Sprintf("%.2f", v) }}
 	var sets [][]PairRow
 	if res.Cycle != nil {
-		for i := len(res.Cycle.Regimes) - 1; i >= 0; i-- { // halting first
-			rg := res.Cycle.Regimes[i]
-			c.series = append(c.series, "loopback, "+rg.Name)
-			sets = append(sets, rg.Rows)
+		// Halting first, then awake (blocks, then cycles in turn).
+		for _, want := range []struct{ awake, blocks bool }{{false, false}, {true, true}, {true, false}} {
+			for _, rg := range res.Cycle.Regimes {
+				if rg.Awake == want.awake && rg.Blocks == want.blocks {
+					c.series = append(c.series, "loopback, "+rg.Name)
+					sets = append(sets, rg.Rows)
+				}
+			}
 		}
 	}
 	if res.Latency != nil {

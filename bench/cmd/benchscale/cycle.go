@@ -50,7 +50,11 @@ func newPairRows(ids []string) []PairRow {
 // of rows (in an order rotated by round) in a block of n cycles, one cycle
 // of its client's floor and one of its own in turn (the floor first in even
 // rounds); a floor is paired with its twin.
-func pairRound(ctx context.Context, set *lockers, rows []PairRow, n, round int) error {
+func pairRound(ctx context.Context, set *lockers, rows []PairRow, n, round int, blocks bool) error {
+	pair := scenario.Paired
+	if blocks {
+		pair = scenario.Blocks
+	}
 	for _, i := range rotate(indices(len(rows)), round) {
 		row := &rows[i]
 		im, _ := impls.ByID(row.ID)
@@ -58,7 +62,7 @@ func pairRound(ctx context.Context, set *lockers, rows []PairRow, n, round int) 
 		if row.ID == floorOf(im) {
 			floor = set.twin[im.ClientName()]
 		}
-		fns, ns, err := scenario.Paired(ctx, floor, set.l[row.ID], cycleKey("floor-beside-"+row.ID), cycleKey(row.ID), n, round%2 == 0)
+		fns, ns, err := pair(ctx, floor, set.l[row.ID], cycleKey("floor-beside-"+row.ID), cycleKey(row.ID), n, round%2 == 0)
 		if err != nil {
 			return fmt.Errorf("%s: %w", row.Name, err)
 		}
@@ -110,9 +114,10 @@ func measureCycle(ctx context.Context, e *env, res *Results) error {
 	cr := &CycleResult{Regimes: []Regime{
 		{Name: "cores kept awake", Awake: true, Rows: newPairRows(cycleIDs)},
 		{Name: "cores free to halt when idle", Rows: newPairRows(cycleIDs)},
+		{Name: "cores kept awake, pairs of blocks one after the other", Awake: true, Blocks: true, Rows: newPairRows(cycleIDs)},
 	}}
 	for round := 0; round < e.opts.CycleRounds; round++ {
-		for _, ri := range rotate([]int{0, 1}, round) {
+		for _, ri := range rotate(indices(len(cr.Regimes)), round) {
 			rg := &cr.Regimes[ri]
 			if rg.Awake {
 				e.cores.wake()
@@ -124,7 +129,7 @@ func measureCycle(ctx context.Context, e *env, res *Results) error {
 				return err
 			}
 			rg.PingNs = append(rg.PingNs, p)
-			if err := pairRound(ctx, set, rg.Rows, e.opts.CycleOps, round); err != nil {
+			if err := pairRound(ctx, set, rg.Rows, e.opts.CycleOps, round, rg.Blocks); err != nil {
 				return err
 			}
 		}

@@ -57,7 +57,7 @@ func measureLevel(ctx context.Context, o Options, d *deployment, rtt time.Durati
 	}
 	lv.Cycle = newPairRows(cycleIDs)
 	for round := 0; round < o.LatCycleRounds; round++ {
-		if err := pairRound(ctx, set, lv.Cycle, o.LatCycleOps, round); err != nil {
+		if err := pairRound(ctx, set, lv.Cycle, o.LatCycleOps, round, false); err != nil {
 			return lv, err
 		}
 	}

@@ -14,7 +14,8 @@ func (r *report) cycle() {
 	r.p("One goroutine, acquire + release, against one local redis-server. Every implementation's block of %d cycles runs **one cycle of its client's floor and one of its own in turn** (`scenario.Paired`; the floor first in even rounds), ", o.CycleOps)
 	r.p("and the floor is **the minimal correct token lock** on that client: a fresh random 16-byte token per acquire (crypto/rand, as lockbridge and bsm/redislock draw theirs), `SET key token NX PX ttl`, then `EVALSHA` of a compare-and-delete, on the same client. ")
 	r.p("The floor's own row pairs it with a twin on a client of its own: its ratio shows the method's noise. ")
-	r.p("%d rounds in each of two states of the machine, interleaved round by round: the cores kept awake (a 0 µs CPU latency request) and free to halt when idle (the VM's default).", o.CycleRounds)
+	r.p("%d rounds in each of two states of the machine, interleaved round by round: the cores kept awake (a 0 µs CPU latency request) and free to halt when idle (the VM's default); ", o.CycleRounds)
+	r.p("and, with the cores awake, pairs formed the earlier way, two blocks of %d one after the other, for comparison.", o.CycleOps)
 	if c.AwakeNote != "" {
 		r.p(" **The cores could not be kept awake in this run** (%s): both regimes are the same.", c.AwakeNote)
 	}
@@ -51,7 +52,7 @@ func (r *report) costs() {
 	o := r.res.Opts
 	var awake []PairRow
 	for _, rg := range c.Regimes {
-		if rg.Awake {
+		if rg.Awake && !rg.Blocks {
 			awake = rg.Rows
 		}
 	}

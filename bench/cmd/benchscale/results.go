@@ -37,10 +37,14 @@ type CycleResult struct {
 	AwakeNote string
 }
 
-// Regime is the cycle measured in one state of the machine's idle cores.
+// Regime is the cycle measured in one state of the machine's idle cores,
+// paired one way.
 type Regime struct {
-	Name   string
-	Awake  bool
+	Name  string
+	Awake bool
+	// Blocks: each pair is two blocks one after the other (scenario.Blocks),
+	// not cycles in turn.
+	Blocks bool
 	PingNs []float64 // per round: ns per PING (go-redis)
 	Rows   []PairRow
 }

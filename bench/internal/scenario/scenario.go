@@ -85,6 +85,30 @@ func Paired(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aF
 	return float64(ta.Nanoseconds()) / float64(n), float64(tb.Nanoseconds()) / float64(n), nil
 }
 
+// Blocks is Paired's counterpart with two blocks one after the other: n
+// cycles of a, then n of b (b first unless aFirst). Pairs so formed see the
+// machine's state change between their halves; it is how the earlier reports
+// and an independent harness formed them.
+func Blocks(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aFirst bool) (aNs, bNs float64, err error) {
+	block := func(l impls.Locker, key string) (float64, error) {
+		start := time.Now()
+		if err := Cycles(ctx, l, key, n); err != nil {
+			return 0, err
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	}
+	if aFirst {
+		if aNs, err = block(a, keyA); err == nil {
+			bNs, err = block(b, keyB)
+		}
+		return aNs, bNs, err
+	}
+	if bNs, err = block(b, keyB); err == nil {
+		aNs, err = block(a, keyA)
+	}
+	return aNs, bNs, err
+}
+
 // Pings sends n PINGs, one after the other.
 func Pings(ctx context.Context, c redis.UniversalClient, n int) error {
 	for i := 0; i < n; i++ {
