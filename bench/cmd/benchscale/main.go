@@ -122,20 +122,10 @@ func run() error {
 	return nil
 }
 
-// write writes the charts, the raw results (raw non-empty) and the section.
+// write writes the raw results (raw non-empty; first, so that a failure
+// after the measuring loses nothing -render cannot redo), the charts and the
+// section.
 func write(res *Results, out, charts, raw string) error {
-	refs := map[string]string{}
-	for name, svg := range renderCharts(res) {
-		path := filepath.Join(charts, name)
-		if err := writeFile(path, svg); err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(filepath.Dir(out), path)
-		if err != nil {
-			return err
-		}
-		refs[name] = filepath.ToSlash(rel)
-	}
 	if raw != "" {
 		b, err := json.MarshalIndent(res, "", "  ")
 		if err != nil {
@@ -144,6 +134,26 @@ func write(res *Results, out, charts, raw string) error {
 		if err := writeFile(raw, append(b, '\n')); err != nil {
 			return err
 		}
+	}
+	outDir, err := filepath.Abs(filepath.Dir(out))
+	if err != nil {
+		return err
+	}
+	refs := map[string]string{}
+	for name, svg := range renderCharts(res) {
+		path := filepath.Join(charts, name)
+		if err := writeFile(path, svg); err != nil {
+			return err
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(outDir, abs)
+		if err != nil {
+			return err
+		}
+		refs[name] = filepath.ToSlash(rel)
 	}
 	return docsection.WriteFile(out, Section, markdown(res, refs))
 }
