@@ -105,8 +105,25 @@ func handoffChart(res *Results) *bars {
 		label: func(v float64) string { return dur(v) },
 		tick:  func(v float64) string { return dur(v) }}
 	for _, row := range res.Handoff.Rows {
-		c.groups = append(c.groups, fmt.Sprintf("%s — %s, %d waiters", row.Name, row.Deployment, row.Waiters))
+		dep := "one server"
+		if row.Primaries > 0 {
+			dep = fmt.Sprintf("%d primaries", row.Primaries)
+		}
+		c.groups = append(c.groups, fmt.Sprintf("%s · %s · %d waiters", shortName(row.ID, row.Name), dep, row.Waiters))
 		c.values = append(c.values, []float64{row.WaitP50, row.WaitP99})
 	}
 	return c
+}
+
+// shortName is a chart label for an implementation.
+func shortName(id, name string) string {
+	switch id {
+	case impls.Modern.ID:
+		return "modern (go-redis)"
+	case impls.ModernRueidis.ID:
+		return "modern (rueidis)"
+	case impls.RueidisLock.ID:
+		return "rueidislock"
+	}
+	return name
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
+	"github.com/lockbridge/lockbridge/bench/internal/monitor"
 	"github.com/lockbridge/lockbridge/bench/internal/scenario"
 )
 
@@ -25,6 +27,7 @@ type handoffConfig struct {
 	cmds    int64
 	client  float64 // this process's CPU s
 	server  float64 // the servers' CPU s
+	byName  map[string]int64
 }
 
 // measureHandoff: 8 and 64 waiters on one key, each with a locker and a
@@ -93,9 +96,20 @@ func handoffRun(ctx context.Context, o Options, c *handoffConfig, key string, du
 	if err != nil {
 		return err
 	}
+	if c.byName == nil {
+		c.byName = map[string]int64{}
+	}
 	for i := range a {
 		c.cmds += b[i].calls - a[i].calls
 		c.server += b[i].cpu - a[i].cpu
+		for cmd, st := range b[i].stats {
+			setup := strings.HasPrefix(cmd, "HELLO") || strings.HasPrefix(cmd, "CLIENT")
+			if d := st.Calls - a[i].stats[cmd].Calls; d > 0 && (setup || !ignored(cmd)) {
+				// A subcommand ("pubsub|numsub") in a Markdown table: a
+				// space, not a column break.
+				c.byName[strings.ReplaceAll(cmd, "|", " ")] += d
+			}
+		}
 	}
 	c.cycles += int64(out.Total)
 	c.row.CyclesPerSec = append(c.row.CyclesPerSec, out.CyclesPerSec())
@@ -134,5 +148,6 @@ func (c *handoffConfig) finish() {
 		r.CmdsPerCycle = float64(c.cmds) / float64(c.cycles)
 		r.ClientCPUUs = c.client * 1e6 / float64(c.cycles)
 		r.ServerCPUUs = c.server * 1e6 / float64(c.cycles)
+		r.ByName = monitor.Breakdown(c.byName, int(c.cycles))
 	}
 }

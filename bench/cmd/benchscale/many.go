@@ -35,13 +35,7 @@ func measureMany(ctx context.Context, e *env, res *Results) error {
 	for i, d := range deps {
 		sets[i] = newLockers(d)
 		defer sets[i].close()
-		if err := sets[i].add(ids...); err != nil {
-			return err
-		}
-		if err := warmUp(ctx, sets[i], ids); err != nil {
-			return err
-		}
-		if err := warmPools(ctx, sets[i], ids, e.opts.ManyWorkers); err != nil {
+		if err := prepare(ctx, sets[i], ids, e.opts.ManyWorkers); err != nil {
 			return err
 		}
 		info, err := describe(d, e.opts)
@@ -79,6 +73,18 @@ func measureMany(ctx context.Context, e *env, res *Results) error {
 	}
 	res.Many = mr
 	return nil
+}
+
+// prepare opens the lockers of ids on set and warms them up: connected,
+// scripts loaded, pools as large as workers goroutines make them.
+func prepare(ctx context.Context, set *lockers, ids []string, workers int) error {
+	if err := set.add(ids...); err != nil {
+		return err
+	}
+	if err := warmUp(ctx, set, ids); err != nil {
+		return err
+	}
+	return warmPools(ctx, set, ids, workers)
 }
 
 // warmPools runs a short many-locks pass on each locker of ids, so that

@@ -12,7 +12,7 @@ func (r *report) handoff() {
 	r.p("%s waiters on one key, **each with a locker and a client of its own**, as so many processes: a release reaches the other waiters only through Redis — ", joinInts(o.Waiters, " and "))
 	r.p("lockbridge modern's release notice (`PUBLISH`, on a cluster `SPUBLISH` to the key's shard, subscribers on `SSUBSCRIBE`), rueidislock's client-side-caching invalidation. ")
 	r.p("A holder stays inside working for %v; a goroutine that released calls `Lock` again only once another has the lock, so every hand-off goes to a waiter. %d round(s) of %v per row, the first calls spread over %v. ", o.Hold, o.HandoffRounds, o.HandoffDur, o.Stagger)
-	r.p("**Wait**: a `Lock` call's time from call to return; **hand-off**: from one holder's `Unlock` returning to the next holder's `Lock` returning. \"commands / cycle\": commands the servers ran per lock cycle (commandstats, scripts' inner commands included).\n\n")
+	r.p("**Wait**: a `Lock` call's time from call to return; **hand-off**: from one holder's `Unlock` returning to the next holder's `Lock` returning. \"commands / cycle\": commands the servers ran per lock cycle (commandstats, scripts' inner commands included), by name in small print, connection set-up (HELLO, CLIENT) too.\n\n")
 	if ref, ok := r.refs[chartHandoff]; ok {
 		r.p("![wait by waiters and deployment](%s)\n\n", ref)
 	}
@@ -25,14 +25,14 @@ func handoffTable(r *report, rows []HandoffRow, withDeployment bool) {
 		head = "| implementation | deployment | waiters |"
 	}
 	r.p("%s cycles/s | wait p50 | wait p99 | wait max | hand-off p50 | hand-off p99 | commands / cycle | client CPU µs / cycle | server CPU µs / cycle | gave up | overlaps |\n", head)
-	r.p("|---|%s---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", map[bool]string{true: "---|", false: ""}[withDeployment])
+	r.p("|---|%s---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n", map[bool]string{true: "---|", false: ""}[withDeployment])
 	for _, row := range rows {
 		r.p("| %s |", row.Name)
 		if withDeployment {
 			r.p(" %s |", row.Deployment)
 		}
-		r.p(" %d | %.0f | %s | %s | %s | %s | %s | %.1f | %.0f | %.0f | %d | %d |\n", row.Waiters, median(row.CyclesPerSec), dur(row.WaitP50), dur(row.WaitP99), dur(row.WaitMax),
-			dur(row.P50), dur(row.P99), row.CmdsPerCycle, row.ClientCPUUs, row.ServerCPUUs, row.GaveUp, row.Violations)
+		r.p(" %d | %.0f | %s | %s | %s | %s | %s | %.1f <sub>%s</sub> | %.0f | %.0f | %d | %d |\n", row.Waiters, median(row.CyclesPerSec), dur(row.WaitP50), dur(row.WaitP99), dur(row.WaitMax),
+			dur(row.P50), dur(row.P99), row.CmdsPerCycle, row.ByName, row.ClientCPUUs, row.ServerCPUUs, row.GaveUp, row.Violations)
 	}
 	r.p("\n\"overlaps\": two holders inside at once (an in-process guard that is not the lock); must be 0.\n\n")
 }

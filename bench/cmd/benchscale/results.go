@@ -123,6 +123,9 @@ type HandoffRow struct {
 	// ClientCPUUs and ServerCPUUs are this process's and the servers' CPU
 	// time per lock cycle (the hold's busy work included in the former).
 	ClientCPUUs, ServerCPUUs float64
+	// ByName breaks CmdsPerCycle down by command ("SET 5.4 + …"); the
+	// connection set-up commands (HELLO, CLIENT) are counted here too.
+	ByName string
 }
 
 // LatencyResult is the scenarios through a proxy adding round-trip time.
