@@ -110,7 +110,7 @@ bench:
 # client of its own, and 0.5 and 2 ms of added round trip through a proxy that
 # delays every frame without serializing them. It rewrites only its own
 # section of docs/performance.md (make bench keeps it), its charts and raw
-# results under bench/results/. Not part of make test; about 12 minutes on two
+# results under bench/results/. Not part of make test; about 6 minutes on two
 # cores. It starts its own redis-servers, and as root it keeps the cores from
 # halting while it measures (a CPU latency request).
 bench-scale:

@@ -18,7 +18,7 @@
 //     (bench/internal/delayproxy): the cycle, the hand-off and many locks.
 //
 // It starts its own redis-servers. Run it with make bench-scale from the
-// repository root (about 10 minutes on two cores), or from bench/:
+// repository root (about 6 minutes on two cores), or from bench/:
 //
 //	go run ./cmd/benchscale -out ../docs/performance.md
 //

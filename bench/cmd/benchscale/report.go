@@ -88,7 +88,7 @@ func (r *report) goals() {
 	for _, g := range gs {
 		r.p("| %s | %s | %s |\n", g.what, g.measured, g.status)
 	}
-	r.p("\n")
+	r.p("\nWhy a goal is missed, and what the stated figures mean: [What the scale figures say](#what-the-scale-figures-say), below.\n\n")
 }
 
 func (r *report) goalList() []goal {
