@@ -46,8 +46,14 @@ test:
 # tests: the golden vectors, lockbridge-java on a real redis-server), then
 # runs Go lockers beside Spring Data Redis, jedis-lock, Spring Integration,
 # ShedLock, Redisson (4.x and 3.x) and lockbridge-java (the mixed Go/Java
-# migrating fleet) on real redis-servers. Part of `go test ./...` (so of make
-# test); this target runs it alone.
+# migrating fleet) on real redis-servers. It also builds the Spring test
+# applications' executable jars (java/spring boot3-app and boot4-app, with
+# the modules they are made of, tests skipped: java-spring runs them; the
+# lockbridge-java they need is installed by the first build) and runs them as
+# processes: both Boot lines migrating beside Go followers, and the Boot 3.5
+# application's rolling deploy from RedisLockRegistry and RedisLockProvider
+# to lockbridge's beans (interop/spring_test.go). Part of `go test ./...`
+# (so of make test); this target runs it alone.
 interop:
 	./scripts/setup.sh
 	go test -race -count=1 -timeout 10m -v ./interop
@@ -84,7 +90,9 @@ java-bench:
 
 # The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
 # contention per pair for the fairness figures; the Go/Java fleets on
-# Sentinel and on Cluster with a failover (TestInteropJavaMigratesTopologies).
+# Sentinel and on Cluster with a failover (TestInteropJavaMigratesTopologies);
+# the Boot 4.0 application's rolling deploy (TestInteropSpringRollingDeploy/
+# boot4: three more JVMs, about 20 s, over make test's budget).
 interop-long:
 	./scripts/setup.sh
 	LOCKBRIDGE_INTEROP_LONG=1 go test -race -count=1 -timeout 60m -v ./interop
