@@ -50,10 +50,10 @@ test:
 # applications' executable jars (java/spring boot3-app and boot4-app, with
 # the modules they are made of, tests skipped: java-spring runs them; the
 # lockbridge-java they need is installed by the first build) and runs them as
-# processes: both Boot lines migrating beside Go followers, and the Boot 3.5
-# application's rolling deploy from RedisLockRegistry and RedisLockProvider
-# to lockbridge's beans (interop/spring_test.go). Part of `go test ./...`
-# (so of make test); this target runs it alone.
+# processes: both Boot lines migrating beside Go followers, and each line's
+# rolling deploy from RedisLockRegistry and RedisLockProvider to lockbridge's
+# beans (interop/spring_test.go; about a minute with the build). Part of
+# `go test ./...` (so of make test); this target runs it alone.
 interop:
 	./scripts/setup.sh
 	go test -race -count=1 -timeout 10m -v ./interop
@@ -90,9 +90,7 @@ java-bench:
 
 # The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
 # contention per pair for the fairness figures; the Go/Java fleets on
-# Sentinel and on Cluster with a failover (TestInteropJavaMigratesTopologies);
-# the Boot 4.0 application's rolling deploy (TestInteropSpringRollingDeploy/
-# boot4: three more JVMs, about 20 s, over make test's budget).
+# Sentinel and on Cluster with a failover (TestInteropJavaMigratesTopologies).
 interop-long:
 	./scripts/setup.sh
 	LOCKBRIDGE_INTEROP_LONG=1 go test -race -count=1 -timeout 60m -v ./interop
