@@ -46,8 +46,14 @@ test:
 # tests: the golden vectors, lockbridge-java on a real redis-server), then
 # runs Go lockers beside Spring Data Redis, jedis-lock, Spring Integration,
 # ShedLock, Redisson (4.x and 3.x) and lockbridge-java (the mixed Go/Java
-# migrating fleet) on real redis-servers. Part of `go test ./...` (so of make
-# test); this target runs it alone.
+# migrating fleet) on real redis-servers. It also builds the Spring test
+# applications' executable jars (java/spring boot3-app and boot4-app, with
+# the modules they are made of, tests skipped: java-spring runs them; the
+# lockbridge-java they need is installed by the first build) and runs them as
+# processes: both Boot lines migrating beside Go followers, and each line's
+# rolling deploy from RedisLockRegistry and RedisLockProvider to lockbridge's
+# beans (interop/spring_test.go; about a minute with the build). Part of
+# `go test ./...` (so of make test); this target runs it alone.
 interop:
 	./scripts/setup.sh
 	go test -race -count=1 -timeout 10m -v ./interop
