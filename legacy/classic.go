@@ -94,6 +94,8 @@ func (l *Lock) releaseClassic(ctx context.Context) (int64, error) {
 	if !(p.Time(p.Now()) < w) {
 		return ownerExpired, nil
 	}
+	ctx, cancel := l.lk.beforeW(ctx, w)
+	defer cancel()
 	deleted, err := l.lk.c.Del(ctx, l.ekey)
 	if err != nil {
 		return 0, redisErr("unlock", l.key, err)
@@ -112,9 +114,12 @@ func (l *Lock) releaseClassic(ctx context.Context) (int64, error) {
 // else's lock, a cost in liveness only.
 func (l *Lock) refreshClassic(ctx context.Context, nvalue string) (int64, error) {
 	p := l.lk.profile
-	if !(p.Time(p.Now()) < l.expiry()) {
+	w := l.expiry()
+	if !(p.Time(p.Now()) < w) {
 		return ownerExpired, nil
 	}
+	ctx, cancel := l.lk.beforeW(ctx, w)
+	defer cancel()
 	stored, ok, err := l.lk.c.Get(ctx, l.ekey)
 	if err != nil {
 		return 0, redisErr("refresh", l.key, err)
@@ -136,6 +141,19 @@ func (l *Lock) refreshClassic(ctx context.Context, nvalue string) (int64, error)
 		return 0, err
 	}
 	return ownerOurs, nil
+}
+
+// beforeW bounds ctx by W, our lease's end by the profile's clock, for the
+// commands of a classic release or refresh, which that clock allowed
+// before W: none of them may be sent after it, when a Java client may
+// have taken the lock over. In a cluster the adapter sends a command the
+// cluster refused (CLUSTERDOWN) again after pauses (adapter.ClusterRetryFor):
+// past W, a late DEL would delete the new holder's lock, and a late GETSET
+// would put our earlier expiry in its place. A command still unanswered at
+// W is an unknown outcome, and the lock ends.
+func (lk *Locker) beforeW(ctx context.Context, w int64) (context.Context, context.CancelFunc) {
+	p := lk.profile
+	return context.WithDeadline(ctx, time.Now().Add(p.TimeOf(w).Sub(p.Now())))
 }
 
 // inWindow is the owner-window test on stored: it decodes to T with

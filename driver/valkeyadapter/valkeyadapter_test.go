@@ -2,6 +2,8 @@ package valkeyadapter_test
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"testing"
 	"time"
 
@@ -84,3 +86,20 @@ func TestRefusals(t *testing.T) {
 }
 
 type wrapper struct{ valkey.Client }
+
+// Slots moving with their keys while locks are in use: valkey-go follows
+// MOVED and ASK, the adapter TRYAGAIN, a waiting Lock keeps waiting, and
+// release notices follow the slot (adaptertest.Reshard).
+func TestFaultReshard(t *testing.T) {
+	adaptertest.Reshard(t, adaptertest.ClusterFactory{
+		New: func(t *testing.T, addrs []string) driver.Client {
+			return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs}))
+		},
+		NewVia: func(t *testing.T, addrs []string, via func(string) string) driver.Client {
+			return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs,
+				DialCtxFn: func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", via(addr))
+				}}))
+		},
+	})
+}

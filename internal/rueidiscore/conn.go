@@ -19,10 +19,16 @@ type Backend interface {
 	// Do sends cmd once, built as a command the library never retries
 	// (Arbitrary(…).Build(): not ReadOnly), routed by its key. The reply
 	// comes normalised (Normalise); an error reply as a driver.ReplyError.
+	// In a cluster the library follows MOVED and ASK itself; TRYAGAIN and
+	// CLUSTERDOWN come back as replies, which the driver.Client of Wrap
+	// follows (adapter.ClusterRetryFor).
 	Do(ctx context.Context, cmd Command) (any, error)
 	// Dedicate takes a connection of its own from the client (Dedicate);
 	// release gives it back.
 	Dedicate() (d Dedicated, release func())
+	// DedicateAt is Dedicate on the cluster node at addr (the client of
+	// Nodes()[addr]); ok is false when the client has none for addr.
+	DedicateAt(addr string) (d Dedicated, release func(), ok bool)
 }
 
 // Dedicated is one connection taken from the client.
@@ -34,7 +40,8 @@ type Dedicated interface {
 	// gets at most one error and is closed when they will not be called
 	// any more.
 	Hooks(onMessage func(channel, payload string), onSubscription func(kind, channel string)) <-chan error
-	// Subscribe sends SUBSCRIBE, or SSUBSCRIBE when sharded.
+	// Subscribe sends SUBSCRIBE, or SSUBSCRIBE when sharded. An error reply
+	// (MOVED: the slot is elsewhere) comes as a driver.ReplyError.
 	Subscribe(ctx context.Context, sharded bool, channels []string) error
 	// Unsubscribe sends UNSUBSCRIBE, or SUNSUBSCRIBE when sharded.
 	Unsubscribe(ctx context.Context, sharded bool, channels []string) error
@@ -134,13 +141,25 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 	if c.b.Cluster() {
 		s = adapter.NewGroupedSubscription(
 			func(ch string) string { return strconv.Itoa(keyslot.Of(ch)) },
-			func(context.Context, string) (adapter.PubSubConn, error) {
-				// The connection goes to the slot's node with its first
-				// SSUBSCRIBE.
-				return newPubSub(c.b, true), nil
+			func(_ context.Context, _, addr string) (adapter.PubSubConn, error) {
+				if addr == "" {
+					// The connection goes to the slot's node, by the
+					// client's slot map, with its first SSUBSCRIBE.
+					d, _ := c.b.Dedicate() // Close gives it back
+					return newPubSub(d, true), nil
+				}
+				// A MOVED reply named the node: the client's slot map may
+				// not know it yet (it is read again after a random delay
+				// of up to a second).
+				d, _, ok := c.b.DedicateAt(addr)
+				if !ok {
+					return nil, fmt.Errorf("no connection to %s: %w", addr, adapter.ErrNoRoute)
+				}
+				return newPubSub(d, true), nil
 			})
 	} else {
-		s = adapter.NewSubscription(newPubSub(c.b, false))
+		d, _ := c.b.Dedicate() // Close gives it back
+		s = adapter.NewSubscription(newPubSub(d, false))
 	}
 	if err := s.Subscribe(ctx, channels...); err != nil {
 		_ = s.Close()
@@ -195,8 +214,9 @@ type pubsub struct {
 	close   sync.Once
 }
 
-func newPubSub(b Backend, sharded bool) *pubsub {
-	d, _ := b.Dedicate() // Close gives it back
+// newPubSub is a pub/sub connection on d, which its Close closes (and so
+// gives back).
+func newPubSub(d Dedicated, sharded bool) *pubsub {
 	p := &pubsub{d: d, sharded: sharded, events: make(chan adapter.Event), closed: make(chan struct{})}
 	p.lost = d.Hooks(
 		func(ch, payload string) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/runtime/queue"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
@@ -16,8 +17,12 @@ import (
 // long the holder has left (0 when unknown).
 type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration, err error)
 
-// Loop calls try until it succeeds, fails with anything but ErrNotObtained,
-// the backoff gives up, or ctx ends. A receive on wake (which may be nil)
+// Loop calls try until it succeeds, fails with anything but ErrNotObtained
+// or a cluster refusal (see Refused), the backoff gives up, or ctx ends. A
+// refusal — the slot moving, or the cluster briefly unable to serve it —
+// is waited after like a failed attempt (the backoff counts it; it is not
+// counted as contended): the command did not run, and the lock's key is
+// served again once the move ends. A receive on wake (which may be nil)
 // cuts the current wait short, unless the backoff is a Courtesy's that is
 // Quiet then. When ctx ends, the error wraps both
 // lockbridge.ErrNotObtained and ctx.Err() — unless the last attempt's
@@ -54,10 +59,11 @@ func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wa
 			// The driver saw the deadline pass a moment before ctx did.
 			return zero, ended(err, context.DeadlineExceeded)
 		}
-		if !errors.Is(err, lockbridge.ErrNotObtained) {
+		refused := Refused(err)
+		if !refused && !errors.Is(err, lockbridge.ErrNotObtained) {
 			return zero, err
 		}
-		if !errors.Is(err, queue.ErrBehind) {
+		if !refused && !errors.Is(err, queue.ErrBehind) {
 			tel.Contended(ctx) // waiting behind a waiter of our own is no attempt
 		}
 		d, ok := b.Delay(n)
@@ -89,6 +95,16 @@ func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wa
 		}
 		waited += time.Since(sleep)
 	}
+}
+
+// Refused reports whether err carries a Redis Cluster refusal — MOVED, ASK,
+// TRYAGAIN, CLUSTERDOWN (driver.ErrMoved, driver.ErrClusterDown) — that
+// the adapter did not get past within its bounds, and nothing says the
+// attempt may have changed anything (lockbridge.ErrUnknownOutcome). Redis
+// sends a refusal instead of running the command.
+func Refused(err error) bool {
+	return (errors.Is(err, driver.ErrMoved) || errors.Is(err, driver.ErrClusterDown)) &&
+		!errors.Is(err, lockbridge.ErrUnknownOutcome)
 }
 
 // ended is the error of a wait cut short by its context: it wraps

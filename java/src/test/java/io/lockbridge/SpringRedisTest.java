@@ -13,9 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.RedisStaticMasterReplicaConfiguration;
 import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -88,47 +86,6 @@ class SpringRedisTest {
                     l.unlock();
                     assertEquals(0L, c.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"));
                 }
-            } finally {
-                f.destroy();
-            }
-        }
-    }
-
-    /**
-     * A factory on a static master/replica configuration (Spring connects to
-     * the master among its nodes) keeps an unused standalone default,
-     * localhost:6379, which getStandaloneConfiguration() returns. Before,
-     * SpringRedis.of took it for a standalone factory and locked there: on
-     * another server than the application's (or on none). It is refused.
-     */
-    @Test
-    void faultStaticMasterReplicaFactoryIsRefusedNotLockedOnLocalhost() throws Exception {
-        try (RedisServer s = new RedisServer()) {
-            LettuceConnectionFactory f = started(new LettuceConnectionFactory(new RedisStaticMasterReplicaConfiguration("127.0.0.1", s.port),
-                    LettuceClientConfiguration.defaultConfiguration()));
-            try {
-                InvalidException e = assertThrows(InvalidException.class, () -> SpringRedis.of(f).close());
-                assertTrue(e.getMessage().contains("static master/replica"), e.getMessage());
-            } finally {
-                f.destroy();
-            }
-        }
-    }
-
-    /**
-     * The same default behind a standalone factory made with the
-     * RedisConfiguration constructor (createRedisConfiguration(uri) returns a
-     * standalone configuration): the lock must land on the factory's server.
-     */
-    @Test
-    void faultStandaloneFactoryFromARedisConfigurationLocksOnItsServer() throws Exception {
-        try (RedisServer s = new RedisServer()) {
-            org.springframework.data.redis.connection.RedisConfiguration conf = LettuceConnectionFactory.createRedisConfiguration("redis://127.0.0.1:" + s.port);
-            LettuceConnectionFactory f = started(new LettuceConnectionFactory(conf, LettuceClientConfiguration.defaultConfiguration()));
-            try (Redis r = SpringRedis.of(f); ModernLocker m = ModernLocker.builder(r).build()) {
-                Lock l = m.tryLock("rev28-spring-conf", Duration.ofSeconds(1));
-                assertEquals(1L, s.raw.exists("rev28-spring-conf".getBytes(StandardCharsets.UTF_8)), "on the factory's server");
-                l.unlock();
             } finally {
                 f.destroy();
             }

@@ -34,8 +34,8 @@ import org.openjdk.jmh.util.Statistics;
  * {@code --only a,b} (subjects; default all).
  */
 public final class Report {
-    static final String BEGIN = "<!-- java-bench: begin -->";
-    static final String END = "<!-- java-bench: end -->";
+    static final String BEGIN = "<!-- begin java-bench -->";
+    static final String END = "<!-- end java-bench -->";
 
     private Report() {}
 

@@ -1,4 +1,4 @@
-package main
+package machine
 
 import (
 	"math"
@@ -26,17 +26,23 @@ type Env struct {
 	// OtherCPU is the share of the machine's CPU time that processes other
 	// than the benchmark and its redis-server used during the run.
 	OtherCPU float64
+	// Awake is set when the cores were kept from halting (package awake);
+	// AwakeNote says why not otherwise.
+	Awake     bool
+	AwakeNote string
 }
 
-// cpuSample is the machine's and two processes' CPU time so far, in clock
+// CPUSample is the machine's and two processes' CPU time so far, in clock
 // ticks, from /proc.
-type cpuSample struct {
+type CPUSample struct {
 	busy, total int64 // all CPUs
 	self, redis int64 // this process, redis-server
 }
 
-func sampleCPU(redisPID string) (cpuSample, bool) {
-	var s cpuSample
+// SampleCPU reads the machine's, this process's and the redis-server at
+// redisPID's CPU time so far.
+func SampleCPU(redisPID string) (CPUSample, bool) {
+	var s CPUSample
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return s, false
@@ -83,9 +89,9 @@ func procTicks(pid string) (int64, bool) {
 	return u + st, true
 }
 
-// otherShare is the share of all CPU time between a and b used by processes
+// OtherShare is the share of all CPU time between a and b used by processes
 // other than this one and redis-server.
-func otherShare(a, b cpuSample) float64 {
+func OtherShare(a, b CPUSample) float64 {
 	total := b.total - a.total
 	if total <= 0 {
 		return 0
@@ -94,7 +100,8 @@ func otherShare(a, b cpuSample) float64 {
 	return math.Max(0, float64(other)/float64(total))
 }
 
-func loadavg() string {
+// Loadavg is /proc/loadavg's three load averages.
+func Loadavg() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return ""
@@ -106,8 +113,8 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// modules whose versions the report states.
-var reportedModules = []string{
+// ReportedModules are the modules whose versions the reports state.
+var ReportedModules = []string{
 	"github.com/redis/go-redis/v9",
 	"github.com/bsm/redislock",
 	"github.com/go-redsync/redsync/v4",
@@ -115,7 +122,9 @@ var reportedModules = []string{
 	"github.com/redis/rueidis",
 }
 
-func environment(redisVersion string) Env {
+// Environment describes this machine, this Go and its modules, and the
+// redis-server version given.
+func Environment(redisVersion string) Env {
 	e := Env{
 		Date:       time.Now().UTC().Format("2006-01-02 15:04 UTC"),
 		CPU:        cpuModel(),
