@@ -3,7 +3,7 @@ package redisson
 import (
 	"strings"
 
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 )
 
 // The prefixes of the names Redisson derives from a lock name.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"

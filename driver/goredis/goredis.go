@@ -12,7 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/adapter"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 )
 
 // New returns the driver.Client for c.

@@ -6,7 +6,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/rueidiscore"
+	"github.com/lockbridge/lockbridge/driver/internal/rueidiscore"
 )
 
 // New returns the driver.Client for c, a client rueidis.NewClient returned:

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"

@@ -12,8 +12,8 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/valkeyadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )

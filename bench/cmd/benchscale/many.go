@@ -7,7 +7,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
 	"github.com/lockbridge/lockbridge/bench/internal/scenario"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 )
 
 // manyKeys are the lock names of the many-locks scenario: the same for
