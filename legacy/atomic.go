@@ -25,13 +25,7 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 	w := p.Expiry(now, ttl)
 	value := p.EncodeValue(w)
 	if lk.scripted.Load() {
-		var set bool
-		var err error
-		if lk.safety > 0 {
-			set, err = lk.c.SetNXPX(ctx, ekey, value, lk.safety)
-		} else {
-			set, err = lk.c.SetNX(ctx, ekey, value)
-		}
+		set, err := lk.setNX(ctx, ekey, value)
 		if err != nil {
 			// Not undone, as below.
 			return nil, 0, redisErr("lock", key, err)
@@ -53,42 +47,73 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 		// could free its lock. The value expires with the lease (see TryLock).
 		return nil, 0, redisErr("lock", key, err)
 	}
-	arr, ok := r.([]any)
-	if !ok || len(arr) == 0 {
-		return nil, 0, unexpected("lock", key, r)
-	}
-	state, ok := arr[0].(int64)
+	a, ok := parseAcquire(r)
 	if !ok {
 		return nil, 0, unexpected("lock", key, r)
 	}
-	var stored string
-	if len(arr) > 1 {
-		if stored, ok = arr[1].(string); !ok {
-			return nil, 0, unexpected("lock", key, r)
-		}
-	}
-	switch state {
+	switch a.state {
 	case stateFree, stateExpired:
 		return lk.newLock(key, ekey, w, value, ttl, start, now), 0, nil
 	case stateLive:
-		t, derr := p.DecodeValue(stored)
+		t, derr := p.DecodeValue(a.stored)
 		if derr != nil {
-			return nil, 0, fmt.Errorf("%w: live %q: %v", errInconsistent, stored, derr)
+			return nil, 0, fmt.Errorf("%w: live %q: %v", errInconsistent, a.stored, derr)
 		}
 		left, err := lk.held(key, t, now)
 		return nil, left, err
 	case stateForeign:
-		size := int64(len(stored))
-		if len(arr) > 2 { // cut by the script: no prefix that long decodes
-			if size, ok = arr[2].(int64); !ok {
-				return nil, 0, unexpected("lock", key, r)
-			}
-		} else if _, derr := p.DecodeValue(stored); derr == nil {
-			return nil, 0, fmt.Errorf("%w: foreign %q", errInconsistent, stored)
+		size := int64(len(a.stored))
+		if a.cut {
+			size = a.size
+		} else if _, derr := p.DecodeValue(a.stored); derr == nil {
+			return nil, 0, fmt.Errorf("%w: foreign %q", errInconsistent, a.stored)
 		}
-		return nil, 0, foreign(key, legacyproto.Foreign(stored, int(size), p.ValueCodec()))
+		return nil, 0, foreign(key, legacyproto.Foreign(a.stored, int(size), p.ValueCodec()))
 	}
 	return nil, 0, unexpected("lock", key, r)
+}
+
+// setNX is the plain first step of acquireAtomic: SETNX key value, or SET
+// key value NX PX with the safety TTL when there is one.
+func (lk *Locker) setNX(ctx context.Context, ekey, value string) (bool, error) {
+	if lk.safety > 0 {
+		return lk.c.SetNXPX(ctx, ekey, value, lk.safety)
+	}
+	return lk.c.SetNX(ctx, ekey, value)
+}
+
+// acquireReply is acquire.lua's reply: {state, the stored value (when the
+// key held one), its size (when the script cut it: no prefix that long
+// decodes)}.
+type acquireReply struct {
+	state  int64
+	stored string
+	size   int64
+	cut    bool
+}
+
+// parseAcquire reads acquire.lua's reply r; ok is false when r is not of
+// its shape.
+func parseAcquire(r any) (a acquireReply, ok bool) {
+	arr, ok := r.([]any)
+	if !ok || len(arr) == 0 {
+		return a, false
+	}
+	if a.state, ok = arr[0].(int64); !ok {
+		return a, false
+	}
+	if len(arr) > 1 {
+		if a.stored, ok = arr[1].(string); !ok {
+			return a, false
+		}
+	}
+	if len(arr) > 2 && a.state == stateForeign {
+		if a.size, ok = arr[2].(int64); !ok {
+			return a, false
+		}
+		a.cut = true
+	}
+	return a, true
 }
 
 // ownerArgs returns the owner-window arguments of our expiry

@@ -83,55 +83,13 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	if c.timeout <= 0 {
 		return nil, "", usageErrorf("--timeout %v: want a positive duration", c.timeout)
 	}
-	raw := c.target(e, demo)
 	c.handshakes = &tlsWatch{}
-	var opts *redis.Options
-	if raw != "" {
-		if err := checkScheme(raw, c.url == ""); err != nil {
-			return nil, "", err
-		}
-		o, err := redis.ParseURL(raw)
-		if err != nil {
-			var ue *url.Error // its message repeats the URL, password and all
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, "", usageErrorf("bad Redis URL %s: %v", redact(raw), strings.TrimPrefix(err.Error(), "redis: "))
-		}
-		if err := checkPort(o.Addr); err != nil {
-			return nil, "", usageErrorf("bad Redis URL %s: %v", redact(raw), err)
-		}
-		opts = o
+	opts, err := c.urlOptions(c.target(e, demo))
+	if err != nil {
+		return nil, "", err
 	}
 	if c.cluster != "" {
-		var addrs []string
-		for _, a := range strings.Split(c.cluster, ",") {
-			a = strings.TrimSpace(a)
-			if a == "" || !strings.Contains(a, ":") {
-				return nil, "", usageErrorf("bad --cluster address %q: want host:port[,host:port…]", a)
-			}
-			if err := checkPort(a); err != nil {
-				return nil, "", usageErrorf("bad --cluster address %q: %v", a, err)
-			}
-			addrs = append(addrs, a)
-		}
-		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true,
-			ReadTimeout: c.timeout, WriteTimeout: c.timeout, // not go-redis' 3 s: --timeout, however long
-			MaxRetries: -1, MaxRedirects: -1} // lockbridge never resends (goredis.New)
-		if opts != nil {
-			if opts.DB != 0 {
-				return nil, "", usageErrorf("a Redis Cluster has only database 0: drop the /%d from --redis", opts.DB)
-			}
-			co.Username, co.Password = opts.Username, opts.Password
-			if opts.TLSConfig != nil {
-				// Each node's certificate is checked against that node's
-				// own host, not the --redis URL's.
-				co.TLSConfig = opts.TLSConfig.Clone()
-				co.TLSConfig.ServerName = ""
-			}
-		}
-		co.Dialer = dialer(c.timeout, co.TLSConfig, c.handshakes)
-		return redis.NewClusterClient(co), "Redis Cluster " + strings.Join(addrs, ","), nil
+		return c.clusterClient(opts)
 	}
 	if opts == nil {
 		return nil, "", usageErrorf("no Redis to talk to: give --redis URL, set REDIS_URL, or give --cluster addresses")
@@ -145,6 +103,61 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	opts.DialerRetries = 1 // one clear error at once, not five
 	opts.Dialer = dialer(c.timeout, opts.TLSConfig, c.handshakes)
 	return redis.NewClient(opts), "Redis " + opts.Addr, nil
+}
+
+// urlOptions parses the Redis URL raw; nil options when raw is empty.
+func (c *connFlags) urlOptions(raw string) (*redis.Options, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	if err := checkScheme(raw, c.url == ""); err != nil {
+		return nil, err
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		var ue *url.Error // its message repeats the URL, password and all
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, usageErrorf("bad Redis URL %s: %v", redact(raw), strings.TrimPrefix(err.Error(), "redis: "))
+	}
+	if err := checkPort(o.Addr); err != nil {
+		return nil, usageErrorf("bad Redis URL %s: %v", redact(raw), err)
+	}
+	return o, nil
+}
+
+// clusterClient is client's Redis Cluster client for --cluster, with the
+// user, password and TLS of the Redis URL's options when there is one.
+func (c *connFlags) clusterClient(opts *redis.Options) (redis.UniversalClient, string, error) {
+	var addrs []string
+	for _, a := range strings.Split(c.cluster, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" || !strings.Contains(a, ":") {
+			return nil, "", usageErrorf("bad --cluster address %q: want host:port[,host:port…]", a)
+		}
+		if err := checkPort(a); err != nil {
+			return nil, "", usageErrorf("bad --cluster address %q: %v", a, err)
+		}
+		addrs = append(addrs, a)
+	}
+	co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true,
+		ReadTimeout: c.timeout, WriteTimeout: c.timeout, // not go-redis' 3 s: --timeout, however long
+		MaxRetries: -1, MaxRedirects: -1} // lockbridge never resends (goredis.New)
+	if opts != nil {
+		if opts.DB != 0 {
+			return nil, "", usageErrorf("a Redis Cluster has only database 0: drop the /%d from --redis", opts.DB)
+		}
+		co.Username, co.Password = opts.Username, opts.Password
+		if opts.TLSConfig != nil {
+			// Each node's certificate is checked against that node's
+			// own host, not the --redis URL's.
+			co.TLSConfig = opts.TLSConfig.Clone()
+			co.TLSConfig.ServerName = ""
+		}
+	}
+	co.Dialer = dialer(c.timeout, co.TLSConfig, c.handshakes)
+	return redis.NewClusterClient(co), "Redis Cluster " + strings.Join(addrs, ","), nil
 }
 
 // dial returns a client for the flags once Redis has answered a PING, and a
