@@ -17,9 +17,6 @@ type Class struct {
 
 func (c *Class) Error() string { return "redis: " + c.name }
 
-// Name returns the class's name, e.g. "NOPERM".
-func (c *Class) Name() string { return c.name }
-
 func code(prefix string) func(string) bool {
 	return func(reply string) bool {
 		return reply == prefix || strings.HasPrefix(reply, prefix+" ")

@@ -32,7 +32,7 @@ func TestRedissonSameLock(t *testing.T) {
 				r := newRdsEnv(t, cluster)
 				ctx := context.Background()
 				j, clientID := startRedisson(t, w, r, javaFlags{"name": lockName})
-				sub, err := r.lock.Subscribe(ctx, redisson.ChannelName(lockName))
+				sub, err := r.lock.Subscribe(ctx, redissonChannel(lockName))
 				require.NoError(t, err)
 				defer sub.Close()
 				locker := redisson.New(r.lock)
@@ -226,7 +226,7 @@ func TestRedissonWakeLatency(t *testing.T) {
 		t.Run(w.name()+"/"+map[bool]string{false: "single", true: "cluster"}[cluster], func(t *testing.T) {
 			t.Parallel()
 			r := newRdsEnv(t, cluster)
-			ch := redisson.ChannelName(lockName)
+			ch := redissonChannel(lockName)
 			j, _ := startRedisson(t, w, r, javaFlags{"name": lockName})
 			slow := lockbridge.LinearBackoff(20*time.Second, 20*time.Second)
 			locker := redisson.New(r.lock, redisson.WithBackoff(slow))

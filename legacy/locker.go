@@ -76,9 +76,6 @@ func New(c driver.Client, opts ...Option) *Locker {
 	return lk
 }
 
-// Mode returns the locker's mode.
-func (lk *Locker) Mode() Mode { return lk.mode }
-
 // TryLock makes one attempt to take the lock named key for ttl. When
 // another holder has it the error wraps lockbridge.ErrNotObtained; when the
 // stored value does not decode, it also wraps a *ForeignValueError. An

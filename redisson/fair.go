@@ -174,7 +174,7 @@ func (l *Locker) forceUnlock(ctx context.Context, n *names) (any, error) {
 // with WithFair the waiter's own.
 func (l *Locker) wakeChannel(n *names, field string) string {
 	if l.cfg.fair {
-		return WaiterChannel(n.key, field)
+		return waiterChannel(n.key, field)
 	}
 	return n.channel
 }

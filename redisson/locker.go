@@ -57,14 +57,6 @@ func New(c driver.Client, opts ...Option) *Locker {
 	return l
 }
 
-// ClientID returns the Locker's client id, the first half of its fields.
-func (l *Locker) ClientID() string {
-	if l == nil {
-		return ""
-	}
-	return l.clientID
-}
-
 // NewOwner returns a new owner: what a Java thread is to Redisson. Its
 // holds are reentrant — it may take a lock it holds again, and must unlock
 // as many times — and its field in the hash is "<client id>:<id>", id a

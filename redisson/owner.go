@@ -47,14 +47,6 @@ type Owner struct {
 	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
 }
 
-// ID returns the owner's id, the second half of its field.
-func (o *Owner) ID() int64 {
-	if o == nil {
-		return 0
-	}
-	return o.id
-}
-
 // Field returns the owner's field in a lock's hash: "<client id>:<id>".
 func (o *Owner) Field() string {
 	if o == nil {
