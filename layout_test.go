@@ -113,7 +113,8 @@ func layerViolations(code map[string]map[string]bool) []string {
 	for dir, imports := range code {
 		li, lp := layerOf(dir)
 		if li < 0 {
-			out = append(out, fmt.Sprintf("%s belongs to no layer: add it to layers (layout_test.go) and docs/architecture.md", dir))
+			out = append(out, fmt.Sprintf("%s belongs to no layer: add it to layers (layout_test.go) "+
+				"and docs/architecture.md", dir))
 			continue
 		}
 		for im := range imports {
@@ -122,9 +123,11 @@ func layerViolations(code map[string]map[string]bool) []string {
 			case mi < 0:
 				out = append(out, fmt.Sprintf("%s imports %s, which belongs to no layer", dir, im))
 			case mi > li:
-				out = append(out, fmt.Sprintf("%s (layer %s) imports %s (layer %s, above it)", dir, layers[li].name, im, layers[mi].name))
+				out = append(out, fmt.Sprintf("%s (layer %s) imports %s (layer %s, above it)", dir, layers[li].name, im,
+					layers[mi].name))
 			case mi == li && layers[li].apart && mp != lp:
-				out = append(out, fmt.Sprintf("%s imports %s: the %s layer's packages do not import one another", dir, im, layers[li].name))
+				out = append(out, fmt.Sprintf("%s imports %s: the %s layer's packages do not import one another", dir, im,
+					layers[li].name))
 			}
 		}
 	}

@@ -357,7 +357,8 @@ func reshardRefusals(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	before := errorStats(t, cl, "TRYAGAIN")
 
 	// The waiter's fenced acquire names the lock and its fence counter.
-	waiter := modern.New(c, modern.WithFencing(), modern.WithBackoff(lockbridge.LinearBackoff(50*time.Millisecond, 50*time.Millisecond)))
+	waiter := modern.New(c, modern.WithFencing(),
+		modern.WithBackoff(lockbridge.LinearBackoff(50*time.Millisecond, 50*time.Millisecond)))
 	done := make(chan error, 1)
 	go func() {
 		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -390,11 +391,13 @@ func reshardRefusals(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiting Lock did not return")
 	}
-	t.Logf("the old owner refused %d attempts with TRYAGAIN for %v; the waiter went on waiting", refused, adapter.ClusterRetryFor+500*time.Millisecond)
+	t.Logf("the old owner refused %d attempts with TRYAGAIN for %v; the waiter went on waiting", refused,
+		adapter.ClusterRetryFor+500*time.Millisecond)
 	assert.Positive(t, refused)
 }
 
-var evalWaitScript = driver.NewScript("adaptertest/evalwait.lua", "-- returns GET KEYS[1]\nreturn redis.call('GET', KEYS[1])")
+var evalWaitScript = driver.NewScript("adaptertest/evalwait.lua",
+	"-- returns GET KEYS[1]\nreturn redis.call('GET', KEYS[1])")
 
 func reshardEvalWait(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	ctx := ctx(t)

@@ -58,7 +58,8 @@ var (
 	ErrBusy = &Class{"BUSY", code("BUSY")}
 )
 
-var classes = []*Class{ErrNoPerm, ErrWrongType, ErrLoading, ErrReadOnly, ErrMoved, ErrClusterDown, ErrOOM, ErrNoScripting, ErrBusy}
+var classes = []*Class{ErrNoPerm, ErrWrongType, ErrLoading, ErrReadOnly, ErrMoved, ErrClusterDown, ErrOOM,
+	ErrNoScripting, ErrBusy}
 
 // Is reports whether the reply belongs to target, a *Class such as
 // ErrNoPerm. It lets errors.Is(err, driver.ErrNoPerm) see through wrapping.

@@ -321,7 +321,8 @@ func TestRedissonSameState(t *testing.T) {
 				rdb := r.nodes[0]
 				lease := strconv.FormatInt(diffLease.Milliseconds(), 10)
 
-				jr := &diffRun{t: t, rdb: rdb, name: "diff-java-" + kind, roles: map[string]string{}, kept: strings.HasPrefix(w.version, "3.")}
+				jr := &diffRun{t: t, rdb: rdb, name: "diff-java-" + kind, roles: map[string]string{},
+					kept: strings.HasPrefix(w.version, "3.")}
 				flags := func() javaFlags {
 					return javaFlags{"name": jr.name, "lease-ms": lease, "fair": strconv.FormatBool(fair)}
 				}

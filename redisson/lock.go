@@ -268,7 +268,8 @@ func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error
 func (lk *Lock) request(window time.Duration) error {
 	if lk.reqID != "" {
 		if since := time.Since(lk.reqSent); since > window {
-			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): the latch that holds its answer may be gone",
+			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life "+
+				"(%v): the latch that holds its answer may be gone",
 				lk.names.key, lockbridge.ErrUnknownOutcome, since.Round(time.Millisecond), window)
 		}
 		return nil
@@ -344,7 +345,8 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 	if r == int64(1) {
 		return lk.lease.Extend(start.Add(ttl), ttl)
 	}
-	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone,
+		Detail: "the owner's field is not in the hash"}
 	lk.lease.Lose(nh)
 	return nh
 }

@@ -57,9 +57,12 @@ func TestRedissonVectors(t *testing.T) {
 		assert.Equal(t, n.WaiterChan+"f:1", redisson.WaiterChannel(n.Name, "f:1"))
 		assert.Equal(t, redisson.QueuePrefix, strings.SplitN(n.Queue, ":", 2)[0])
 		assert.Equal(t, redisson.TimeoutPrefix, strings.SplitN(n.Timeouts, ":", 2)[0])
-		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Queue, redisson.QueuePrefix), "the same name part")
-		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Timeouts, redisson.TimeoutPrefix))
-		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix), strings.TrimPrefix(n.Token, redisson.TokenPrefix))
+		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix),
+			strings.TrimPrefix(n.Queue, redisson.QueuePrefix), "the same name part")
+		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix),
+			strings.TrimPrefix(n.Timeouts, redisson.TimeoutPrefix))
+		assert.Equal(t, strings.TrimPrefix(n.Channel, redisson.ChannelPrefix),
+			strings.TrimPrefix(n.Token, redisson.TokenPrefix))
 	}
 	assert.Equal(t, time.Duration(v.FairWaitMS)*time.Millisecond, redisson.DefaultFairWait)
 	assert.Equal(t, v.UnlockMessage, redisson.UnlockMessage)

@@ -30,9 +30,12 @@ type connFlags struct {
 // register adds the flags, shared by every command (demo and doctor read
 // them their own way: see their --help).
 func (c *connFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL; demo: the embedded Redis)")
-	fs.StringVar(&c.namespace, "namespace", "", "migration namespace (default $LOCKBRIDGE_NAMESPACE; phase changes refuse without one)")
-	fs.StringVar(&c.cluster, "cluster", "", "comma-separated host:port addresses of a Redis Cluster (user, password and TLS from --redis if given)")
+	fs.StringVar(&c.url, "redis", "",
+		"Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL; demo: the embedded Redis)")
+	fs.StringVar(&c.namespace, "namespace", "",
+		"migration namespace (default $LOCKBRIDGE_NAMESPACE; phase changes refuse without one)")
+	fs.StringVar(&c.cluster, "cluster", "",
+		"comma-separated host:port addresses of a Redis Cluster (user, password and TLS from --redis if given)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout for connecting and for each Redis call, however long")
 }
 
@@ -202,19 +205,24 @@ func (c *connFlags) ping(ctx context.Context, uc redis.UniversalClient, where st
 	case te != nil:
 		// Before the timeout's test: a handshake that got no answer is a
 		// TLS problem first (a plain-text server waits for a line).
-		return fmt.Errorf("%s: the TLS handshake failed: %s (the server may not speak TLS: redis:// for plain text, rediss:// only for a TLS port)", where, te.why(timeout))
+		return fmt.Errorf("%s: the TLS handshake failed: %s (the server may not speak TLS: redis:// for plain text, "+
+			"rediss:// only for a TLS port)", where, te.why(timeout))
 	case errors.Is(err, context.DeadlineExceeded) || pctx.Err() != nil || isTimeout(err):
-		return fmt.Errorf("cannot reach %s: no answer within %v (a longer --timeout, or check the host and port)", where, timeout)
+		return fmt.Errorf("cannot reach %s: no answer within %v (a longer --timeout, or check the host and port)", where,
+			timeout)
 	}
 	msg := oneLine(err.Error())
 	code := replyCode(err)
 	switch {
 	case code == "NOAUTH":
 		return fmt.Errorf("%s wants a password: %s (give user and password: redis://user:password@host:port)", where, msg)
-	case code == "WRONGPASS" || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
-		return fmt.Errorf("%s refused the credentials: %s (check user and password: redis://user:password@host:port)", where, msg)
+	case code == "WRONGPASS" || strings.Contains(msg, "invalid password") ||
+		strings.Contains(msg, "invalid username-password"):
+		return fmt.Errorf("%s refused the credentials: %s (check user and password: redis://user:password@host:port)",
+			where, msg)
 	case strings.Contains(msg, "DB index is out of range") || strings.Contains(msg, "invalid DB index"):
-		return fmt.Errorf("%s has no such database: %s (the /db of the URL must be below the server's 'databases', 16 by default; a cluster has only 0)", where, msg)
+		return fmt.Errorf("%s has no such database: %s (the /db of the URL must be below the server's 'databases', 16 "+
+			"by default; a cluster has only 0)", where, msg)
 	case code == "NOPERM":
 		return fmt.Errorf("%s: the user may not run this: %s", where, msg)
 	case strings.Contains(msg, "cluster support disabled"):
@@ -306,7 +314,8 @@ func (e *tlsError) why(timeout time.Duration) string {
 // dialer connects over TCP and, with cfg, does the TLS handshake itself,
 // bounded by timeout, so that a failed handshake is told apart from a
 // server that does not answer (go-redis reports both as a dial error).
-func dialer(timeout time.Duration, cfg *tls.Config, w *tlsWatch) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func dialer(timeout time.Duration, cfg *tls.Config, w *tlsWatch) func(ctx context.Context, network,
+	addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
 		conn, err := d.DialContext(ctx, network, addr)

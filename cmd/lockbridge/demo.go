@@ -67,16 +67,21 @@ func newDemoCmd(e *env, g *globalFlags) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.DurationVar(&o.duration, "duration", fleetsim.DefaultDuration, "about how long the rollout takes; it sets the pace of the redeploys")
+	fs.DurationVar(&o.duration, "duration", fleetsim.DefaultDuration,
+		"about how long the rollout takes; it sets the pace of the redeploys")
 	fs.IntVar(&o.java, "java", fleetsim.DefaultJavaWorkers, "Java-algorithm workers (0 for none)")
 	fs.IntVar(&o.gos, "go", fleetsim.DefaultGoWorkers, "Go workers")
 	fs.IntVar(&o.locks, "locks", fleetsim.DefaultLocks, "lock names the workers contend for")
 	fs.DurationVar(&o.lease, "lease", fleetsim.DefaultLease, "lease of every lock")
 	fs.DurationVar(&o.quiet, "quiet", fleetsim.DefaultQuiet, "the controller's quiet period before dual-read")
 	fs.BoolVar(&o.rollback, "rollback", true, "end with a rollback of one step, modern -> dual-read")
-	fs.BoolVar(&o.keepJava, "keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
+	fs.BoolVar(&o.keepJava, "keep-java", false,
+		"UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write "+
+			"(overlaps, exit 3)")
 	fs.BoolVar(&o.plain, "plain", false, "print plain periodic lines even on a terminal")
-	fs.BoolVar(&o.javaMigrates, "java-migrates", false, "the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
+	fs.BoolVar(&o.javaMigrates, "java-migrates", false,
+		"the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java "+
+			"and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
 	fs.StringVar(&o.javaJar, "java-jar", defaultJavaJar, "the interop Java worker jar, for --java-migrates")
 	return cmd
 }
@@ -114,7 +119,8 @@ func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(st
 	r.header = fmt.Sprintf("lockbridge demo on %s, namespace %s, locks %s…", where, ns,
 		strings.TrimSuffix(sim.Names()[0], "0"))
 	if o.keepJava {
-		r.header += "\nUNSAFE RUN (--keep-java): the Java workers are never retired and the controller is forced past dual-write"
+		r.header += "\nUNSAFE RUN (--keep-java): the Java workers are never retired and the controller is forced past " +
+			"dual-write"
 	}
 	r.start(sim.Snapshot)
 	sum, runErr := sim.Run(ctx)
@@ -185,7 +191,8 @@ func (o *demoOpts) check(cf connFlags) error {
 // demoClient returns the demo's client: on an embedded Redis unless
 // --redis or --cluster names a server (embedded then reports true), where
 // it is, and what closes it.
-func demoClient(e *env, cf connFlags) (uc redis.UniversalClient, where string, embedded bool, closeAll func(), err error) {
+func demoClient(e *env, cf connFlags) (uc redis.UniversalClient, where string, embedded bool, closeAll func(),
+	err error) {
 	if cf.url != "" || cf.cluster != "" {
 		if uc, where, err = cf.client(e, true); err != nil {
 			return nil, "", false, nil, err
@@ -508,7 +515,8 @@ func statusLine(s fleetsim.Snapshot) string {
 		}
 		gos = append(gos, fmt.Sprintf("%s=%s", w.Name, w.Phase))
 	}
-	return fmt.Sprintf("%6.2fs  STATUS   phase %s | %s | java %d/%d running | acquired java %d, go %d | contended java %d, go %d | overlaps %d",
+	return fmt.Sprintf("%6.2fs  STATUS   phase %s | %s | java %d/%d running | acquired java %d, go %d | contended "+
+		"java %d, go %d | overlaps %d",
 		s.Elapsed.Seconds(), s.Phase, strings.Join(gos, " "), javaRunning, javaTotal,
 		s.ByKind[fleetsim.Java].Acquired, s.ByKind[fleetsim.Go].Acquired,
 		s.ByKind[fleetsim.Java].Contended, s.ByKind[fleetsim.Go].Contended, s.Overlaps)
@@ -546,7 +554,8 @@ func printSummary(w io.Writer, sum fleetsim.Summary, keepJava bool) {
 		}
 	}
 	if sum.FailedClosed > 0 {
-		fmt.Fprintf(w, "lock calls that failed closed (a stalled worker: a phase lease lapsed, a reply that never came, a lease over before its release): %d\n", sum.FailedClosed)
+		fmt.Fprintf(w, "lock calls that failed closed (a stalled worker: a phase lease lapsed, a reply that never "+
+			"came, a lease over before its release): %d\n", sum.FailedClosed)
 	}
 	if sum.Errors > 0 {
 		fmt.Fprintf(w, "Redis errors in the workers: %d\n", sum.Errors)

@@ -134,7 +134,8 @@ func newForgetCmd(e *env, g *globalFlags) *cobra.Command {
 	return forget
 }
 
-func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Duration) (*migrate.Controller, func(), error) {
+func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Duration) (*migrate.Controller, func(),
+	error) {
 	c, closeFn, err := cf.dial(ctx, e)
 	if err != nil {
 		return nil, nil, err
@@ -158,13 +159,17 @@ func atModern(st migrate.Status) bool {
 func fleetOutcome(st migrate.Status) error {
 	switch {
 	case st.PhaseProblem != nil:
-		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: phase unknown (%s): no step is safe", printable(st.Namespace), st.PhaseProblem.Reason)}
+		return &exitErr{exitUnsafe,
+			fmt.Errorf("namespace %s: phase unknown (%s): no step is safe", printable(st.Namespace), st.PhaseProblem.Reason)}
 	case atModern(st) || st.Safe():
 		return nil
 	case st.HasNext:
-		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: the next step %v → %v is not safe (%d blockers)", printable(st.Namespace), st.Phase, st.Next, len(st.Blockers))}
+		return &exitErr{exitUnsafe,
+			fmt.Errorf("namespace %s: the next step %v → %v is not safe (%d blockers)", printable(st.Namespace), st.Phase,
+				st.Next, len(st.Blockers))}
 	}
-	return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: at modern with %d blockers", printable(st.Namespace), len(st.Blockers))}
+	return &exitErr{exitUnsafe,
+		fmt.Errorf("namespace %s: at modern with %d blockers", printable(st.Namespace), len(st.Blockers))}
 }
 
 // agoServer is how long before the server's now t was, for display.

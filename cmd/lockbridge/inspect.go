@@ -46,8 +46,10 @@ func newInspectCmd(e *env, g *globalFlags) *cobra.Command {
 			return runInspect(cmd.Context(), e, &g.conn, args[0], kc, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&kc, "key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: try both and show which exists")
-	_ = cmd.RegisterFlagCompletionFunc("key-codec", cobra.FixedCompletions([]string{"auto", "raw", "jdk-string"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVar(&kc, "key-codec", "auto",
+		"how the Java services encode KEY: raw, jdk-string (or java-string), or auto: try both and show which exists")
+	_ = cmd.RegisterFlagCompletionFunc("key-codec",
+		cobra.FixedCompletions([]string{"auto", "raw", "jdk-string"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -203,7 +205,8 @@ func encodeKeys(name string, codecs []legacy.KeyCodec, strict bool) ([]codecKey,
 		k, err := p.EncodeKey(name)
 		if err != nil {
 			if strict || len(codecs) == 1 {
-				return nil, usageErrorf("KEY %s cannot be encoded with the %s key codec: %s", quote(name), kc, strings.TrimPrefix(err.Error(), "legacy: "))
+				return nil, usageErrorf("KEY %s cannot be encoded with the %s key codec: %s", quote(name), kc,
+					strings.TrimPrefix(err.Error(), "legacy: "))
 			}
 			continue
 		}
@@ -286,7 +289,8 @@ func describeValue(ctx context.Context, w io.Writer, c driver.Client, key string
 	}
 	if parsed == 0 {
 		if k.pttl > 0 {
-			fmt.Fprintf(w, "  no legacy codec parses it; with its TTL it is a modern lock: token %s, PTTL %v\n", quoteBytes(k.value), time.Duration(k.pttl)*time.Millisecond)
+			fmt.Fprintf(w, "  no legacy codec parses it; with its TTL it is a modern lock: token %s, PTTL %v\n",
+				quoteBytes(k.value), time.Duration(k.pttl)*time.Millisecond)
 		} else {
 			fmt.Fprintln(w, "  FOREIGN: no legacy codec parses it; legacy lockers treat it as held and never take it over")
 		}

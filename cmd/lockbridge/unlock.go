@@ -44,14 +44,16 @@ func newUnlockCmd(e *env, g *globalFlags) *cobra.Command {
 				return usageErrorf("unlock takes one non-empty KEY (see 'lockbridge unlock --help')")
 			}
 			if !force {
-				return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before deleting, unless --yes)")
+				return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before " +
+					"deleting, unless --yes)")
 			}
 			return runUnlock(cmd.Context(), e, &g.conn, args[0], kc, yes)
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "required: deleting a lock may let a second holder in")
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	cmd.Flags().StringVar(&kc, "key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: both")
+	cmd.Flags().StringVar(&kc, "key-codec", "auto",
+		"how the Java services encode KEY: raw, jdk-string (or java-string), or auto: both")
 	return cmd
 }
 

@@ -57,22 +57,27 @@ func Check(c redis.UniversalClient) error {
 		why = "nil client"
 	case *redis.Client:
 		if n := x.Options().MaxRetries; n > 0 {
-			why = fmt.Sprintf("the client resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1", n)
+			why = fmt.Sprintf("the client resends a command whose reply was lost (MaxRetries %d): create it with "+
+				"MaxRetries: -1", n)
 		}
 	case *redis.ClusterClient:
 		o := x.Options()
 		switch {
 		case o.MaxRetries > 0:
-			why = fmt.Sprintf("the cluster client resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1 and MaxRedirects: -1", o.MaxRetries)
+			why = fmt.Sprintf("the cluster client resends a command whose reply was lost (MaxRetries %d): create it with "+
+				"MaxRetries: -1 and MaxRedirects: -1", o.MaxRetries)
 		case o.MaxRedirects > 0:
-			why = fmt.Sprintf("the cluster client's redirect loop resends a command after a broken connection or a timeout (MaxRedirects %d): create it with MaxRedirects: -1 (the adapter follows MOVED itself)", o.MaxRedirects)
+			why = fmt.Sprintf("the cluster client's redirect loop resends a command after a broken connection or a "+
+				"timeout (MaxRedirects %d): create it with MaxRedirects: -1 (the adapter follows MOVED itself)", o.MaxRedirects)
 		}
 	case *redis.Ring:
 		if n := x.Options().MaxRetries; n > 0 {
-			why = fmt.Sprintf("the ring resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1", n)
+			why = fmt.Sprintf("the ring resends a command whose reply was lost (MaxRetries %d): "+
+				"create it with MaxRetries: -1", n)
 		}
 	default:
-		why = fmt.Sprintf("a %T: the adapter cannot tell whether it resends commands; pass a *redis.Client, *redis.ClusterClient or *redis.Ring", c)
+		why = fmt.Sprintf("a %T: the adapter cannot tell whether it resends commands; pass a *redis.Client, "+
+			"*redis.ClusterClient or *redis.Ring", c)
 	}
 	if why == "" {
 		return nil

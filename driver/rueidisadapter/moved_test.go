@@ -36,7 +36,8 @@ func TestFaultClusterFollowsMovedWithoutResends(t *testing.T) {
 
 	lk, err = l.TryLock(ctx, key, time.Second)
 	require.NoError(t, err, "MOVED was followed")
-	direct := rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: []string{target.Addr()}, ForceSingleClient: true}))
+	direct := rueidisadapter.New(client(t,
+		rueidis.ClientOption{InitAddress: []string{target.Addr()}, ForceSingleClient: true}))
 	v, ok, err := direct.Get(ctx, key)
 	require.NoError(t, err)
 	assert.True(t, ok, "the lock is on the slot's new owner")

@@ -47,7 +47,8 @@ func TestConformanceSentinel(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			s := redistest.StartSentinel(t, addr, "mymaster")
-			c := client(t, rueidis.ClientOption{InitAddress: []string{s.Addr()}, Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}})
+			c := client(t, rueidis.ClientOption{InitAddress: []string{s.Addr()},
+				Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}})
 			require.Equal(t, rueidis.ClientModeSentinel, c.Mode())
 			return rueidisadapter.New(c)
 		},
@@ -78,8 +79,11 @@ func TestRefusesConnLifetime(t *testing.T) {
 		"forced":   {InitAddress: []string{srv.Addr()}, ForceSingleClient: true},
 		"cluster":  {InitAddress: cl.Addrs()},
 		"sentinel": {InitAddress: []string{sentinel.Addr()}, Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}},
-		"replicas": {InitAddress: []string{srv.Addr()}, Standalone: rueidis.StandaloneOption{ReplicaAddress: []string{srv.Addr()}},
-			SendToReplicas: func(rueidis.Completed) bool { return false }},
+		"replicas": {
+			InitAddress:    []string{srv.Addr()},
+			Standalone:     rueidis.StandaloneOption{ReplicaAddress: []string{srv.Addr()}},
+			SendToReplicas: func(rueidis.Completed) bool { return false },
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, rueidisadapter.Check(client(t, opt)))

@@ -100,7 +100,8 @@ func (d dedicated) Do(ctx context.Context, cmd rueidiscore.Command) (any, error)
 	return result(d.d.Do(ctx, build(d.d.B(), cmd)))
 }
 
-func (d dedicated) Hooks(onMessage func(channel, payload string), onSubscription func(kind, channel string)) <-chan error {
+func (d dedicated) Hooks(onMessage func(channel, payload string),
+	onSubscription func(kind, channel string)) <-chan error {
 	return d.d.SetPubSubHooks(valkey.PubSubHooks{
 		OnMessage:      func(m valkey.PubSubMessage) { onMessage(m.Channel, m.Message) },
 		OnSubscription: func(s valkey.PubSubSubscription) { onSubscription(s.Kind, s.Channel) },

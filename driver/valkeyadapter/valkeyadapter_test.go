@@ -47,7 +47,8 @@ func TestConformanceSentinel(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			s := redistest.StartSentinel(t, addr, "mymaster")
-			c := client(t, valkey.ClientOption{InitAddress: []string{s.Addr()}, Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}})
+			c := client(t, valkey.ClientOption{InitAddress: []string{s.Addr()},
+				Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}})
 			require.Equal(t, valkey.ClientModeSentinel, c.Mode())
 			return valkeyadapter.New(c)
 		},

@@ -110,7 +110,8 @@ func describe(d *deployment, o Options) (DeploymentInfo, error) {
 	if err := d.measureIdle(window); err != nil {
 		return DeploymentInfo{}, err
 	}
-	info := DeploymentInfo{Name: d.name, Primaries: d.primaries, IdleCPU: d.idle, KeyShare: map[int][]float64{}, RueidisKeys: map[int][]float64{}}
+	info := DeploymentInfo{Name: d.name, Primaries: d.primaries, IdleCPU: d.idle, KeyShare: map[int][]float64{},
+		RueidisKeys: map[int][]float64{}}
 	owners, err := d.slotOwners()
 	if err != nil {
 		return DeploymentInfo{}, err
@@ -138,7 +139,8 @@ func describe(d *deployment, o Options) (DeploymentInfo, error) {
 
 // manyRun is one run of the many-locks scenario on d, with the server and
 // client CPU it took.
-func manyRun(ctx context.Context, d *deployment, l impls.Locker, keys []string, workers int, dur time.Duration) (ManyRound, error) {
+func manyRun(ctx context.Context, d *deployment, l impls.Locker, keys []string, workers int,
+	dur time.Duration) (ManyRound, error) {
 	a, err := d.snaps()
 	if err != nil {
 		return ManyRound{}, err

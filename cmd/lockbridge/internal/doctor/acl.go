@@ -50,7 +50,8 @@ type probeKeys struct {
 func (r *run) probeKeys(tag string) probeKeys {
 	return probeKeys{
 		str: r.key(tag, "s"), nx: r.key(tag, "nx"), hash: r.key(tag, "h"),
-		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"), zset2: r.key(tag, "z2"), list2: r.key(tag, "l2"),
+		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"),
+		zset2: r.key(tag, "z2"), list2: r.key(tag, "l2"),
 		counter: r.key(tag, "fence"), ch: channel(tag),
 	}
 }
@@ -176,7 +177,9 @@ func (r *run) aclCheck(ctx context.Context) aclResult {
 	if err != nil {
 		// Without the slot map, probe through the cluster client with one
 		// tag per node; the keyed probes land wherever that tag lives.
-		res.notes = append(res.notes, fmt.Sprintf("the slot map is unknown (%s): the probes by use ran on the nodes serving their scratch keys, not on every master", errText(err)))
+		res.notes = append(res.notes,
+			fmt.Sprintf("the slot map is unknown (%s): the probes by use ran on the nodes serving their scratch keys, not "+
+				"on every master", errText(err)))
 		shards = nil
 		for _, n := range r.t.Nodes {
 			shards = append(shards, shard{addr: n.Addr, tag: newTag()})
@@ -194,7 +197,8 @@ func (r *run) aclCheck(ctx context.Context) aclResult {
 			continue
 		}
 		r.probeByUse(ctx, sh.addr, k, cluster, &res)
-		res.methods = append(res.methods, fmt.Sprintf("%s: by use, on scratch keys %s{%s}:…", sh.addr, ScratchPrefix, sh.tag))
+		res.methods = append(res.methods,
+			fmt.Sprintf("%s: by use, on scratch keys %s{%s}:…", sh.addr, ScratchPrefix, sh.tag))
 	}
 	r.acl = res
 	return res
@@ -377,7 +381,8 @@ func (r *run) probeScripts(ctx context.Context, where string, k probeKeys, clust
 			if c, ok := commandNamed(call[0]); ok && c.Scope == InScript {
 				// Only the script-only commands are left unchecked: the
 				// others were also sent directly.
-				res.results[call[0]] = append(res.results[call[0]], cmdResult{where: where, how: viaScript, access: notSent, msg: why})
+				res.results[call[0]] = append(res.results[call[0]],
+					cmdResult{where: where, how: viaScript, access: notSent, msg: why})
 			}
 		}
 		return
@@ -548,9 +553,10 @@ func aclFinding(res aclResult, cluster bool) Finding {
 		c, _ := commandNamed(t.refused[0])
 		return Finding{
 			Severity: Danger,
-			Summary:  fmt.Sprintf("%s may not run %s: %s", user, strings.Join(append(t.refused, t.tolerated...), ", "), c.UsedBy),
-			Detail:   detail,
-			Fix:      strings.Join(fix, "; "),
+			Summary: fmt.Sprintf("%s may not run %s: %s", user, strings.Join(append(t.refused, t.tolerated...), ", "),
+				c.UsedBy),
+			Detail: detail,
+			Fix:    strings.Join(fix, "; "),
 		}
 	case len(t.unchecked) > 0:
 		fix = append(fix, "grant the user the scratch keys and channels "+ScratchPrefix+"* (~"+ScratchPrefix+"* &"+
@@ -627,6 +633,7 @@ func scriptingFinding(v any, err error) Finding {
 		Severity: Danger,
 		Summary:  "Lua scripts do not run here: atomic legacy, modern, migrate and redlock locks all fail",
 		Detail:   "EVAL " + strconv.Quote(trivialScript) + " answered: " + errText(err),
-		Fix:      "enable scripting (remove any rename-command of EVAL/EVALSHA, or pick a service that allows Lua), or use only the classic legacy locker",
+		Fix: "enable scripting (remove any rename-command of EVAL/EVALSHA, or pick a service that allows Lua), or " +
+			"use only the classic legacy locker",
 	}
 }

@@ -38,7 +38,8 @@ func checkShardedPubSub(ctx context.Context, r *run) (Finding, bool) {
 		addrs = append(addrs, sh.addr)
 	}
 	if len(fs) == 0 {
-		return Finding{ID: IDShardedPubSub, Severity: Unknown, Summary: "no master serves any slot: sharded pub/sub not checked"}, true
+		return Finding{ID: IDShardedPubSub, Severity: Unknown,
+			Summary: "no master serves any slot: sharded pub/sub not checked"}, true
 	}
 	return merge(IDShardedPubSub, addrs, fs), true
 }

@@ -156,7 +156,8 @@ func (s *Sim) tryEarly(ctx context.Context, why string) {
 }
 
 func (s *Sim) refusal(ue *migrate.UnsafeStepError, why string) {
-	msg := fmt.Sprintf("%v → %v (%s): %s", ue.Step.From, ue.Step.To, why, strings.Join(foldBlockers(ue.Blockers, ue.Step.From), "; "))
+	msg := fmt.Sprintf("%v → %v (%s): %s", ue.Step.From, ue.Step.To, why,
+		strings.Join(foldBlockers(ue.Blockers, ue.Step.From), "; "))
 	s.mu.Lock()
 	s.refused = append(s.refused, msg)
 	s.mu.Unlock()
@@ -198,7 +199,8 @@ func (s *Sim) advanceWhenSafe(ctx context.Context, to migrate.Phase) error {
 			return fmt.Errorf("fleetsim: the fleet is at %v, not %v: someone else moved it", st.Phase, to-1)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fleetsim: the controller never allowed the step to %v: %s", to, strings.Join(foldBlockers(st.Blockers, st.Phase), "; "))
+			return fmt.Errorf("fleetsim: the controller never allowed the step to %v: %s", to,
+				strings.Join(foldBlockers(st.Blockers, st.Phase), "; "))
 		}
 		if err := sleep(ctx, poll); err != nil {
 			return err
