@@ -47,14 +47,6 @@ type Owner struct {
 	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
 }
 
-// ID returns the owner's id, the second half of its field.
-func (o *Owner) ID() int64 {
-	if o == nil {
-		return 0
-	}
-	return o.id
-}
-
 // Field returns the owner's field in a lock's hash: "<client id>:<id>".
 func (o *Owner) Field() string {
 	if o == nil {
@@ -374,7 +366,8 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 		return nil, max(holder, 0), &NotObtainedError{Key: n.key, HolderTTL: holder}
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if !alone {
-			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key, lockbridge.ErrUnknownOutcome, err)
+			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key,
+				lockbridge.ErrUnknownOutcome, err)
 		}
 		o.undo(ctx, n, ttl)
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)

@@ -16,9 +16,9 @@
 // context. Sharded subscriptions (NewGroupedSubscription) follow their slot
 // when it moves to another node.
 //
-// The conformance suite in adaptertest checks an adapter against real
-// redis-servers, and adaptertest.Reshard checks a cluster adapter while
-// slots move with their keys. Users of the locks never need this
+// The conformance suite, package adaptertest at the module root, checks an
+// adapter against real redis-servers, and adaptertest.Reshard checks a
+// cluster adapter while slots move with their keys. Users of the locks never need this
 // package: they take a ready adapter (driver/goredis, driver/redigoadapter,
 // driver/rueidisadapter, driver/valkeyadapter).
 package adapter

@@ -12,7 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/adapter"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 )
 
 // New returns the driver.Client for c.
@@ -57,22 +57,27 @@ func Check(c redis.UniversalClient) error {
 		why = "nil client"
 	case *redis.Client:
 		if n := x.Options().MaxRetries; n > 0 {
-			why = fmt.Sprintf("the client resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1", n)
+			why = fmt.Sprintf("the client resends a command whose reply was lost (MaxRetries %d): create it with "+
+				"MaxRetries: -1", n)
 		}
 	case *redis.ClusterClient:
 		o := x.Options()
 		switch {
 		case o.MaxRetries > 0:
-			why = fmt.Sprintf("the cluster client resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1 and MaxRedirects: -1", o.MaxRetries)
+			why = fmt.Sprintf("the cluster client resends a command whose reply was lost (MaxRetries %d): create it with "+
+				"MaxRetries: -1 and MaxRedirects: -1", o.MaxRetries)
 		case o.MaxRedirects > 0:
-			why = fmt.Sprintf("the cluster client's redirect loop resends a command after a broken connection or a timeout (MaxRedirects %d): create it with MaxRedirects: -1 (the adapter follows MOVED itself)", o.MaxRedirects)
+			why = fmt.Sprintf("the cluster client's redirect loop resends a command after a broken connection or a "+
+				"timeout (MaxRedirects %d): create it with MaxRedirects: -1 (the adapter follows MOVED itself)", o.MaxRedirects)
 		}
 	case *redis.Ring:
 		if n := x.Options().MaxRetries; n > 0 {
-			why = fmt.Sprintf("the ring resends a command whose reply was lost (MaxRetries %d): create it with MaxRetries: -1", n)
+			why = fmt.Sprintf("the ring resends a command whose reply was lost (MaxRetries %d): "+
+				"create it with MaxRetries: -1", n)
 		}
 	default:
-		why = fmt.Sprintf("a %T: the adapter cannot tell whether it resends commands; pass a *redis.Client, *redis.ClusterClient or *redis.Ring", c)
+		why = fmt.Sprintf("a %T: the adapter cannot tell whether it resends commands; pass a *redis.Client, "+
+			"*redis.ClusterClient or *redis.Ring", c)
 	}
 	if why == "" {
 		return nil
@@ -255,46 +260,7 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 	var s driver.Subscription
 	switch {
 	case c.cluster != nil:
-		cc := c.cluster
-		s = adapter.NewGroupedSubscription(
-			func(ch string) string { return fmt.Sprint(keyslot.Of(ch)) },
-			func(ctx context.Context, ch, addr string) (adapter.PubSubConn, error) {
-				if addr != "" {
-					// A MOVED reply named the slot's node: go there,
-					// whatever the client's slot map still says.
-					m, err := c.node(ctx, addr)
-					if err != nil {
-						return nil, err
-					}
-					ps := m.SSubscribe(ctx)
-					if err := ps.SSubscribe(ctx, ch); err != nil {
-						_ = ps.Close()
-						return nil, err
-					}
-					return pubsub{ps: ps, sharded: true}, nil
-				}
-				// Subscribe before the receive loop starts: the connection
-				// then goes to the node serving ch, not to a random one.
-				ps := cc.SSubscribe(ctx)
-				if cc.Options().ReadOnly {
-					// A ReadOnly client (RouteByLatency and RouteRandomly
-					// set it too) subscribes on a replica, whose
-					// subscribers the release script, run on the primary,
-					// does not count: it would publish nothing to them.
-					// Subscribe on the slot's primary instead.
-					_ = ps.Close()
-					m, err := cc.MasterForKey(ctx, ch)
-					if err != nil {
-						return nil, err
-					}
-					ps = m.SSubscribe(ctx)
-				}
-				if err := ps.SSubscribe(ctx, ch); err != nil {
-					_ = ps.Close()
-					return nil, err
-				}
-				return pubsub{ps: ps, sharded: true}, nil
-			})
+		s = adapter.NewGroupedSubscription(func(ch string) string { return fmt.Sprint(keyslot.Of(ch)) }, c.openSharded)
 	case c.ring:
 		r := c.c.(*redis.Ring)
 		s = adapter.NewGroupedSubscription(
@@ -312,6 +278,46 @@ func (c conn) Subscribe(ctx context.Context, channels ...string) (driver.Subscri
 		return nil, err
 	}
 	return s, nil
+}
+
+// openSharded opens a cluster client's sharded subscription to ch on the
+// slot's primary, or on the node at addr when a MOVED reply named it.
+func (c conn) openSharded(ctx context.Context, ch, addr string) (adapter.PubSubConn, error) {
+	cc := c.cluster
+	if addr != "" {
+		// A MOVED reply named the slot's node: go there, whatever the
+		// client's slot map still says.
+		m, err := c.node(ctx, addr)
+		if err != nil {
+			return nil, err
+		}
+		ps := m.SSubscribe(ctx)
+		if err := ps.SSubscribe(ctx, ch); err != nil {
+			_ = ps.Close()
+			return nil, err
+		}
+		return pubsub{ps: ps, sharded: true}, nil
+	}
+	// Subscribe before the receive loop starts: the connection then goes
+	// to the node serving ch, not to a random one.
+	ps := cc.SSubscribe(ctx)
+	if cc.Options().ReadOnly {
+		// A ReadOnly client (RouteByLatency and RouteRandomly set it too)
+		// subscribes on a replica, whose subscribers the release script,
+		// run on the primary, does not count: it would publish nothing to
+		// them. Subscribe on the slot's primary instead.
+		_ = ps.Close()
+		m, err := cc.MasterForKey(ctx, ch)
+		if err != nil {
+			return nil, err
+		}
+		ps = m.SSubscribe(ctx)
+	}
+	if err := ps.SSubscribe(ctx, ch); err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	return pubsub{ps: ps, sharded: true}, nil
 }
 
 // pubsub is a go-redis PubSub as a adapter.PubSubConn.

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -36,7 +36,8 @@ func TestFaultClusterFollowsMovedWithoutResends(t *testing.T) {
 
 	lk, err = l.TryLock(ctx, key, time.Second)
 	require.NoError(t, err, "MOVED was followed")
-	direct := rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: []string{target.Addr()}, ForceSingleClient: true}))
+	direct := rueidisadapter.New(client(t,
+		rueidis.ClientOption{InitAddress: []string{target.Addr()}, ForceSingleClient: true}))
 	v, ok, err := direct.Get(ctx, key)
 	require.NoError(t, err)
 	assert.True(t, ok, "the lock is on the slot's new owner")

@@ -6,7 +6,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/rueidiscore"
+	"github.com/lockbridge/lockbridge/driver/internal/rueidiscore"
 )
 
 // New returns the driver.Client for c, a client rueidis.NewClient returned:
@@ -98,7 +98,8 @@ func (d dedicated) Do(ctx context.Context, cmd rueidiscore.Command) (any, error)
 	return result(d.d.Do(ctx, build(d.d.B(), cmd)))
 }
 
-func (d dedicated) Hooks(onMessage func(channel, payload string), onSubscription func(kind, channel string)) <-chan error {
+func (d dedicated) Hooks(onMessage func(channel, payload string),
+	onSubscription func(kind, channel string)) <-chan error {
 	return d.d.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage:      func(m rueidis.PubSubMessage) { onMessage(m.Channel, m.Message) },
 		OnSubscription: func(s rueidis.PubSubSubscription) { onSubscription(s.Kind, s.Channel) },

@@ -12,8 +12,8 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/valkeyadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
@@ -47,7 +47,8 @@ func TestConformanceSentinel(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			s := redistest.StartSentinel(t, addr, "mymaster")
-			c := client(t, valkey.ClientOption{InitAddress: []string{s.Addr()}, Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}})
+			c := client(t, valkey.ClientOption{InitAddress: []string{s.Addr()},
+				Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}})
 			require.Equal(t, valkey.ClientModeSentinel, c.Mode())
 			return valkeyadapter.New(c)
 		},

@@ -7,7 +7,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
 	"github.com/lockbridge/lockbridge/bench/internal/scenario"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 )
 
 // manyKeys are the lock names of the many-locks scenario: the same for
@@ -110,7 +110,8 @@ func describe(d *deployment, o Options) (DeploymentInfo, error) {
 	if err := d.measureIdle(window); err != nil {
 		return DeploymentInfo{}, err
 	}
-	info := DeploymentInfo{Name: d.name, Primaries: d.primaries, IdleCPU: d.idle, KeyShare: map[int][]float64{}, RueidisKeys: map[int][]float64{}}
+	info := DeploymentInfo{Name: d.name, Primaries: d.primaries, IdleCPU: d.idle, KeyShare: map[int][]float64{},
+		RueidisKeys: map[int][]float64{}}
 	owners, err := d.slotOwners()
 	if err != nil {
 		return DeploymentInfo{}, err
@@ -138,7 +139,8 @@ func describe(d *deployment, o Options) (DeploymentInfo, error) {
 
 // manyRun is one run of the many-locks scenario on d, with the server and
 // client CPU it took.
-func manyRun(ctx context.Context, d *deployment, l impls.Locker, keys []string, workers int, dur time.Duration) (ManyRound, error) {
+func manyRun(ctx context.Context, d *deployment, l impls.Locker, keys []string, workers int,
+	dur time.Duration) (ManyRound, error) {
 	a, err := d.snaps()
 	if err != nil {
 		return ManyRound{}, err

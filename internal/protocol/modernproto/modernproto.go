@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/protocol/luafrag"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 )
@@ -53,7 +53,8 @@ var (
 	//go:embed ttl.lua
 	ttlBody string
 
-	AcquireScript = luafrag.Script("modern/acquire.lua", acquireBody, "args.lua", "modern_token.lua", "modern_fence.lua", "modern_acquire.lua")
+	AcquireScript = luafrag.Script("modern/acquire.lua", acquireBody, "args.lua", "modern_token.lua",
+		"modern_fence.lua", "modern_acquire.lua")
 	ReleaseScript = luafrag.Script("modern/release.lua", releaseBody, "args.lua", "modern_token.lua", "modern_release.lua")
 	RefreshScript = luafrag.Script("modern/refresh.lua", refreshBody, "args.lua", "modern_token.lua", "modern_refresh.lua")
 	TTLScript     = luafrag.Script("modern/ttl.lua", ttlBody, "args.lua", "modern_token.lua", "modern_pttl.lua")
@@ -169,7 +170,8 @@ func (nd *Node) Client() driver.Client { return nd.c }
 // finds the key taken does a second round trip run the read-only ttl script,
 // for the holder's PTTL and to tell a key of another type (which SET NX
 // leaves alone without an error) from a holder's token.
-func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
+func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64,
+	err error) {
 	if n.Fence != "" || !nd.scripted.Load() {
 		r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
 		if driver.Permitted(err) {
@@ -212,7 +214,8 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 // (only meaningful when acquired). The client must implement driver.Waiter
 // with a connection it can pin; else the error wraps driver.ErrNoPin and
 // nothing was sent.
-func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int, timeout time.Duration) (acquired bool, v, acked int64, err error) {
+func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int,
+	timeout time.Duration) (acquired bool, v, acked int64, err error) {
 	w, ok := nd.c.(driver.Waiter)
 	if !ok {
 		return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, driver.ErrNoPin)

@@ -156,7 +156,8 @@ func keyIndex(name string, parts []string) int {
 	switch {
 	case keyless[name]:
 		return 0
-	case name == "EVAL" || name == "EVALSHA" || name == "EVAL_RO" || name == "EVALSHA_RO" || name == "FCALL" || name == "FCALL_RO":
+	case name == "EVAL" || name == "EVALSHA" || name == "EVAL_RO" || name == "EVALSHA_RO" || name == "FCALL" ||
+		name == "FCALL_RO":
 		// EVALSHA sha numkeys key …
 		if len(parts) > 3 {
 			if n, err := strconv.Atoi(parts[2]); err == nil && n > 0 {

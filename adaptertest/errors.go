@@ -41,7 +41,8 @@ func errorClasses(t *testing.T, c driver.Client) {
 	require.NoError(t, err)
 }
 
-var incrScript = driver.NewScript("adaptertest/incr.lua", "-- INCRs KEYS[1], returns the count\nreturn redis.call('INCR', KEYS[1])")
+var incrScript = driver.NewScript("adaptertest/incr.lua",
+	"-- INCRs KEYS[1], returns the count\nreturn redis.call('INCR', KEYS[1])")
 
 // noResend checks that a command whose reply is lost — the connection
 // closes, or stays silent until a deadline — is sent once, ran once, and

@@ -26,9 +26,11 @@ func Check(c any, lib string) error {
 	case c == nil:
 		why = "nil client"
 	case !known:
-		why = fmt.Sprintf("a %T: the adapter cannot tell whether it was built with ConnLifetime, which resends commands; pass the client %s.NewClient returns", c, lib)
+		why = fmt.Sprintf("a %T: the adapter cannot tell whether it was built with ConnLifetime, which resends "+
+			"commands; pass the client %s.NewClient returns", c, lib)
 	case set:
-		why = "the client was built with ConnLifetime: when a connection's lifetime ends under a command whose reply has not come, the client sends the command again on a new connection; build it without ConnLifetime"
+		why = "the client was built with ConnLifetime: when a connection's lifetime ends under a command whose reply " +
+			"has not come, the client sends the command again on a new connection; build it without ConnLifetime"
 	}
 	if why == "" {
 		return nil
@@ -48,7 +50,8 @@ func connLifetime(c any) (set, known bool) {
 	if f := s.FieldByName("hasLftm"); f.IsValid() && f.Kind() == reflect.Bool {
 		return f.Bool(), true
 	}
-	if o := s.FieldByName("opt"); o.IsValid() && o.Kind() == reflect.Pointer && !o.IsNil() && o.Elem().Kind() == reflect.Struct {
+	if o := s.FieldByName("opt"); o.IsValid() && o.Kind() == reflect.Pointer && !o.IsNil() &&
+		o.Elem().Kind() == reflect.Struct {
 		if f := o.Elem().FieldByName("ConnLifetime"); f.IsValid() && f.Kind() == reflect.Int64 {
 			return f.Int() > 0, true
 		}

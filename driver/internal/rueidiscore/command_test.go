@@ -21,7 +21,8 @@ func TestNewCommand(t *testing.T) {
 		{"keyless", []any{"CLIENT", "LIST"}, []string{"CLIENT", "LIST"}, 0},
 		{"WAIT", []any{"WAIT", 1, int64(100)}, []string{"WAIT", "1", "100"}, 0},
 		{"subcommand key", []any{"OBJECT", "ENCODING", "k"}, []string{"OBJECT", "ENCODING", "k"}, 2},
-		{"numbers and bytes", []any{"SET", []byte("k\x00"), 1.5, true, uint8(7)}, []string{"SET", "k\x00", "1.5", "1", "7"}, 1},
+		{"numbers and bytes", []any{"SET", []byte("k\x00"), 1.5, true, uint8(7)},
+			[]string{"SET", "k\x00", "1.5", "1", "7"}, 1},
 		{"name only", []any{"PING"}, []string{"PING"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

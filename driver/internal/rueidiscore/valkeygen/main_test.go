@@ -21,7 +21,8 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		require.NoError(t, err)
 		got, err := os.ReadFile(filepath.Join(root, p[1]))
 		require.NoError(t, err)
-		assert.Equal(t, string(Translate(src)), string(got), "%s is out of date: run go generate ./internal/rueidiscore", p[1])
+		assert.Equal(t, string(Translate(src)), string(got),
+			"%s is out of date: run go generate ./driver/internal/rueidiscore", p[1])
 	}
 }
 

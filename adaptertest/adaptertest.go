@@ -36,7 +36,8 @@ var (
 	nilScript = driver.NewScript("adaptertest/nil.lua", "-- returns nil\nreturn false")
 	getScript = driver.NewScript("adaptertest/get.lua", "-- returns GET KEYS[1]\nreturn redis.call('GET', KEYS[1])")
 	twoKeys   = driver.NewScript("adaptertest/twokeys.lua",
-		"-- sets both keys, returns the number set\nredis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], ARGV[1]) return 2")
+		"-- sets both keys, returns the number set\nredis.call('SET', KEYS[1], ARGV[1]) redis.call('SET', KEYS[2], "+
+			"ARGV[1]) return 2")
 	publishScript = driver.NewScript("adaptertest/publish.lua",
 		"-- publishes ARGV[2] on KEYS[1] with the command ARGV[1]; returns the receivers\n"+
 			"return redis.call(ARGV[1], KEYS[1], ARGV[2])")

@@ -17,7 +17,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/adapter"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/protocol/resp"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
@@ -126,6 +126,9 @@ func errorStats(t *testing.T, cl *redistest.Cluster, codes ...string) map[string
 	return sum
 }
 
+// reshardLockers: lockers of every kind contend on keys of one slot while
+// it moves six times; no refusal reaches a caller and the guard sees no
+// overlap.
 func reshardLockers(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -136,49 +139,11 @@ func reshardLockers(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 		"modern": modern.New(c),
 		"legacy": legacy.New(c),
 	}
-	var (
-		g      guard
-		grants atomic.Int64
-		mu     sync.Mutex
-		errs   []error
-		wg     sync.WaitGroup
-		stop   = make(chan struct{})
-	)
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
+	ct := &contention{stop: make(chan struct{})}
 	for name, l := range lockers {
 		for i := 0; i < 3; i++ {
-			wg.Add(1)
-			go func(name string, l lockbridge.Locker, i int) {
-				defer wg.Done()
-				for n := 0; ; n++ {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					key := fmt.Sprintf("%s:%s:%d", tag, name, (i+n)%2)
-					lk, err := l.TryLock(ctx, key, 10*time.Second)
-					if errors.Is(err, lockbridge.ErrNotObtained) {
-						time.Sleep(time.Millisecond)
-						continue
-					}
-					if err != nil {
-						fail(fmt.Errorf("%s TryLock: %w", name, err))
-						continue
-					}
-					g.enter(key)
-					grants.Add(1)
-					time.Sleep(time.Millisecond)
-					g.leave(key)
-					if err := lk.Unlock(ctx); err != nil {
-						fail(fmt.Errorf("%s Unlock: %w", name, err))
-					}
-				}
-			}(name, l, i)
+			ct.wg.Add(1)
+			go ct.run(ctx, tag, name, l, i)
 		}
 	}
 	slot := keyslot.Of(tag)
@@ -191,26 +156,74 @@ func reshardLockers(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 		m.Finish(t)
 		time.Sleep(40 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	close(ct.stop)
+	ct.wg.Wait()
 
 	after := errorStats(t, cl, "ASK", "TRYAGAIN", "MOVED")
 	refusals := map[string]int{}
 	for code, n := range after {
 		refusals[code] = n - before[code]
 	}
-	t.Logf("%d moves of slot %d: %d locks granted; the nodes refused %v (all followed)", moves, slot, grants.Load(), refusals)
+	t.Logf("%d moves of slot %d: %d locks granted; the nodes refused %v (all followed)", moves, slot,
+		ct.grants.Load(), refusals)
 	surfaced := 0
-	for _, err := range errs {
+	for _, err := range ct.errs {
 		if errors.Is(err, driver.ErrMoved) || errors.Is(err, driver.ErrClusterDown) {
 			surfaced++
 		}
 	}
 	assert.Zero(t, surfaced, "cluster refusals returned to callers")
-	assert.Zero(t, len(errs), "errors returned to callers; the first: %v", errs[:min(len(errs), 3)])
-	assert.Zero(t, g.overlaps.Load(), "overlaps seen by the guard")
-	assert.Positive(t, grants.Load())
+	assert.Zero(t, len(ct.errs), "errors returned to callers; the first: %v", ct.errs[:min(len(ct.errs), 3)])
+	assert.Zero(t, ct.g.overlaps.Load(), "overlaps seen by the guard")
+	assert.Positive(t, ct.grants.Load())
 	assert.Positive(t, refusals["ASK"]+refusals["TRYAGAIN"], "the nodes answered ASK or TRYAGAIN during the moves")
+}
+
+// contention is reshardLockers' lockers at work: what they were granted,
+// what the guard saw, and the errors returned to them.
+type contention struct {
+	g      guard
+	grants atomic.Int64
+	mu     sync.Mutex
+	errs   []error
+	wg     sync.WaitGroup
+	stop   chan struct{}
+}
+
+// run is one locker's loop until stop: try one of two keys under tag, hold
+// it a millisecond under the guard, unlock.
+func (ct *contention) run(ctx context.Context, tag, name string, l lockbridge.Locker, i int) {
+	defer ct.wg.Done()
+	for n := 0; ; n++ {
+		select {
+		case <-ct.stop:
+			return
+		default:
+		}
+		key := fmt.Sprintf("%s:%s:%d", tag, name, (i+n)%2)
+		lk, err := l.TryLock(ctx, key, 10*time.Second)
+		if errors.Is(err, lockbridge.ErrNotObtained) {
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if err != nil {
+			ct.fail(fmt.Errorf("%s TryLock: %w", name, err))
+			continue
+		}
+		ct.g.enter(key)
+		ct.grants.Add(1)
+		time.Sleep(time.Millisecond)
+		ct.g.leave(key)
+		if err := lk.Unlock(ctx); err != nil {
+			ct.fail(fmt.Errorf("%s Unlock: %w", name, err))
+		}
+	}
+}
+
+func (ct *contention) fail(err error) {
+	ct.mu.Lock()
+	ct.errs = append(ct.errs, err)
+	ct.mu.Unlock()
 }
 
 // shardSubscribers is PUBSUB SHARDNUMSUB ch on node.
@@ -239,6 +252,9 @@ type handOff struct {
 	err           error
 }
 
+// reshardWaiters: waiters on a held lock subscribe to its release notices;
+// the lock's slot moves (and, with duringMove, the holder releases while it
+// moves); every waiter is woken by a notice, in turn, with no overlap.
 func reshardWaiters(t *testing.T, cl *redistest.Cluster, c driver.Client, duringMove bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -258,25 +274,53 @@ func reshardWaiters(t *testing.T, cl *redistest.Cluster, c driver.Client, during
 	turns := make(chan handOff, waiters)
 	for i := 0; i < waiters; i++ {
 		l := modern.New(c, modern.WithBackoff(lockbridge.LinearBackoff(time.Minute, time.Minute)))
-		go func() {
-			lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-			defer cancel()
-			lk, err := l.Lock(lctx, key, 20*time.Second)
-			h := handOff{got: time.Now(), err: err}
-			if err == nil {
-				g.enter(key)
-				time.Sleep(20 * time.Millisecond)
-				g.leave(key)
-				h.released = time.Now()
-				h.err = lk.Unlock(ctx)
-			}
-			turns <- h
-		}()
+		go func() { turns <- waitTurn(ctx, l, key, &g) }()
 	}
 	waitSubscribers(t, cl.Owner(t, slot), ch, waiters, "before the move")
 
 	m := cl.BeginSlotMove(t, slot)
 	m.MoveKeys(t)
+	prev := releaseAcrossMove(t, ctx, m, hl, ch, waiters, duringMove)
+	var got []handOff
+	for i := 0; i < waiters; i++ {
+		h := <-turns
+		require.NoError(t, h.err, "waiter %d", i)
+		got = append(got, h)
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i].got.Before(got[j].got) })
+	var waits []time.Duration
+	for _, h := range got {
+		waits = append(waits, h.got.Sub(prev).Round(100*time.Microsecond))
+		prev = h.released
+	}
+	t.Logf("slot %d moved to %s; each waiter got the lock this long after the release before it: %v", slot,
+		m.To().Addr(), waits)
+	assert.Zero(t, g.overlaps.Load(), "overlaps seen by the guard")
+}
+
+// waitTurn is one waiter of reshardWaiters: it waits up to 15 s for key,
+// holds it 20 ms under the guard g, and unlocks.
+func waitTurn(ctx context.Context, l lockbridge.Locker, key string, g *guard) handOff {
+	lctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	lk, err := l.Lock(lctx, key, 20*time.Second)
+	h := handOff{got: time.Now(), err: err}
+	if err == nil {
+		g.enter(key)
+		time.Sleep(20 * time.Millisecond)
+		g.leave(key)
+		h.released = time.Now()
+		h.err = lk.Unlock(ctx)
+	}
+	return h
+}
+
+// releaseAcrossMove ends the slot move m and releases the holder's lock hl:
+// with duringMove the release is sent while the slot migrates (and must
+// wait for the move's end), otherwise after the subscriptions have followed
+// the slot. It returns when the release returned.
+func releaseAcrossMove(t *testing.T, ctx context.Context, m *redistest.SlotMove, hl lockbridge.Lock, ch string,
+	waiters int64, duringMove bool) time.Time {
 	released := make(chan time.Time, 1)
 	unlock := func() {
 		err := hl.Unlock(ctx)
@@ -296,25 +340,11 @@ func reshardWaiters(t *testing.T, cl *redistest.Cluster, c driver.Client, during
 		m.Finish(t)
 	} else {
 		m.Finish(t)
-		assert.Eventually(t, func() bool { return shardSubscribers(t, m.To(), ch) == waiters }, 5*time.Second, 5*time.Millisecond,
-			"the subscriptions follow the slot to its new owner, %s", m.To().Addr())
+		assert.Eventually(t, func() bool { return shardSubscribers(t, m.To(), ch) == waiters }, 5*time.Second,
+			5*time.Millisecond, "the subscriptions follow the slot to its new owner, %s", m.To().Addr())
 		unlock()
 	}
-	prev := <-released
-	var got []handOff
-	for i := 0; i < waiters; i++ {
-		h := <-turns
-		require.NoError(t, h.err, "waiter %d", i)
-		got = append(got, h)
-	}
-	sort.Slice(got, func(i, j int) bool { return got[i].got.Before(got[j].got) })
-	var waits []time.Duration
-	for _, h := range got {
-		waits = append(waits, h.got.Sub(prev).Round(100*time.Microsecond))
-		prev = h.released
-	}
-	t.Logf("slot %d moved to %s; each waiter got the lock this long after the release before it: %v", slot, m.To().Addr(), waits)
-	assert.Zero(t, g.overlaps.Load(), "overlaps seen by the guard")
+	return <-released
 }
 
 func reshardRefusals(t *testing.T, cl *redistest.Cluster, c driver.Client) {
@@ -327,7 +357,8 @@ func reshardRefusals(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	before := errorStats(t, cl, "TRYAGAIN")
 
 	// The waiter's fenced acquire names the lock and its fence counter.
-	waiter := modern.New(c, modern.WithFencing(), modern.WithBackoff(lockbridge.LinearBackoff(50*time.Millisecond, 50*time.Millisecond)))
+	waiter := modern.New(c, modern.WithFencing(),
+		modern.WithBackoff(lockbridge.LinearBackoff(50*time.Millisecond, 50*time.Millisecond)))
 	done := make(chan error, 1)
 	go func() {
 		lctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -360,11 +391,13 @@ func reshardRefusals(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiting Lock did not return")
 	}
-	t.Logf("the old owner refused %d attempts with TRYAGAIN for %v; the waiter went on waiting", refused, adapter.ClusterRetryFor+500*time.Millisecond)
+	t.Logf("the old owner refused %d attempts with TRYAGAIN for %v; the waiter went on waiting", refused,
+		adapter.ClusterRetryFor+500*time.Millisecond)
 	assert.Positive(t, refused)
 }
 
-var evalWaitScript = driver.NewScript("adaptertest/evalwait.lua", "-- returns GET KEYS[1]\nreturn redis.call('GET', KEYS[1])")
+var evalWaitScript = driver.NewScript("adaptertest/evalwait.lua",
+	"-- returns GET KEYS[1]\nreturn redis.call('GET', KEYS[1])")
 
 func reshardEvalWait(t *testing.T, cl *redistest.Cluster, c driver.Client) {
 	ctx := ctx(t)
