@@ -270,6 +270,8 @@ public final class Redis implements AutoCloseable {
     private final class Pool {
         final RedisURI target;
         final ConcurrentLinkedDeque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
+        /** Each open connection's CLIENT ID, read when it connected (absent: refused, e.g. by an ACL). */
+        final Map<StatefulRedisConnection<byte[], byte[]>, Long> ids = new ConcurrentHashMap<>();
         /** Sentinel: the sentinels named a new master since this pool's connections asked them; no reply on them is trusted. */
         volatile boolean retired;
 
@@ -290,6 +292,7 @@ public final class Redis implements AutoCloseable {
             try {
                 StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE, target);
                 c.setTimeout(timeout);
+                clientId(c);
                 return c;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": " + e.getMessage(), e);
@@ -309,11 +312,56 @@ public final class Redis implements AutoCloseable {
 
         /** Closes c, whose command got no reply: a late reply must not be taken for the next command's. */
         void drop(StatefulRedisConnection<byte[], byte[]> c) {
+            ids.remove(c);
             quietClose(c);
+        }
+
+        /** Records c's CLIENT ID; a refusal (NOPERM) leaves it unknown, no reply closes c. */
+        private void clientId(StatefulRedisConnection<byte[], byte[]> c) {
+            try {
+                ids.put(c, c.sync().clientId());
+            } catch (RedisCommandExecutionException e) {
+                // unknown: a request lost on c is never settled by a kill
+            } catch (RuntimeException e) {
+                quietClose(c);
+                throw e;
+            }
+        }
+
+        /**
+         * Ends c, dropped after its command got no reply, on the server too
+         * (CLIENT KILL ID on another connection to the same node): the
+         * server discards what it has not read of c, and bytes of c still
+         * on their way reach a closed socket, so c's command can no longer
+         * run. True only when the server confirms it killed c — never for
+         * a Sentinel master, whose address is not one server.
+         */
+        boolean kill(Long id) {
+            if (id == null || kind == Kind.SENTINEL || closed) {
+                return false;
+            }
+            StatefulRedisConnection<byte[], byte[]> k;
+            try {
+                k = borrow();
+            } catch (RuntimeException e) {
+                return false;
+            }
+            try {
+                Long n = k.sync().clientKill(io.lettuce.core.KillArgs.Builder.id(id));
+                giveBack(k);
+                return n != null && n == 1;
+            } catch (RedisCommandExecutionException e) {
+                giveBack(k); // NOPERM (an ACL without CLIENT KILL): not stopped
+                return false;
+            } catch (RuntimeException e) {
+                drop(k);
+                return false;
+            }
         }
 
         void clear() {
             for (StatefulRedisConnection<byte[], byte[]> c; (c = idle.pollFirst()) != null;) {
+                ids.remove(c);
                 quietClose(c);
             }
         }
@@ -469,6 +517,7 @@ public final class Redis implements AutoCloseable {
                 }
                 throw new RedisErrorException("lockbridge: " + what + ": " + m, e);
             } catch (RuntimeException e) {
+                Long id = p.ids.get(c);
                 p.drop(c);
                 if (kind == Kind.CLUSTER) {
                     slotOwner = null; // read the topology again before the next command
@@ -476,8 +525,10 @@ public final class Redis implements AutoCloseable {
                 if (e instanceof RedisCommandInterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                throw new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": " + e.getMessage()
-                        + "): it may or may not have run, and is not sent again", e);
+                UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": "
+                        + e.getMessage() + "): it may or may not have run, and is not sent again", e);
+                u.stopper = () -> p.kill(id);
+                throw u;
             }
         }
     }
