@@ -333,8 +333,9 @@ public final class Redis implements AutoCloseable {
          * (CLIENT KILL ID on another connection to the same node): the
          * server discards what it has not read of c, and bytes of c still
          * on their way reach a closed socket, so c's command can no longer
-         * run. True only when the server confirms it killed c — never for
-         * a Sentinel master, whose address is not one server.
+         * run. True only when the server confirms it killed c. Never
+         * behind Sentinel: the master a pool connects to is not one server,
+         * so the kill might not reach the server c went to.
          */
         boolean kill(Long id) {
             if (id == null || kind == Kind.SENTINEL || closed) {
@@ -488,8 +489,10 @@ public final class Redis implements AutoCloseable {
                     // flight: it ran on a master they had replaced (one that was
                     // paused or cut off, say), which others no longer lock on.
                     p.drop(c);
-                    throw new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
+                    UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
                             + " its reply, from the old one, is not trusted; it is not sent again", null);
+                    u.stopper = () -> true; // its reply came: it ran, on the old master, and cannot run again
+                    throw u;
                 }
                 if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
                     p.drop(c); // WAIT got no reply: a late one must not be read as the next command's

@@ -19,10 +19,12 @@ public class UnknownOutcomeException extends LockbridgeException {
     /**
      * Makes sure the request can no longer run: true only when its
      * connection was killed on the server that it was sent to, and the
-     * server confirmed it (CLIENT KILL ID replied 1). Then a read that
-     * finds no trace of the request settles it: it did not run. False
-     * (cannot tell: no CLIENT rights, no reply, a Sentinel master) leaves
-     * the outcome unknown.
+     * server confirmed it (CLIENT KILL ID replied 1), or when its reply
+     * came and only the server that ran it is not trusted (a master the
+     * sentinels replaced). Then a read, on the server that counts, that
+     * finds no trace of the request settles it. False (cannot tell: no
+     * CLIENT rights, no reply to the kill, a Sentinel master) leaves the
+     * outcome unknown.
      */
     boolean stopRequest() {
         java.util.function.BooleanSupplier s = stopper;
