@@ -274,15 +274,20 @@ func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration) (*Lock, 
 			return nil, 0, err
 		}
 		// The acquire may have run and its reply been lost. The token is
-		// ours alone, so reading it back settles the outcome (a read is not a
-		// resend: it changes nothing).
+		// ours alone, so finding it settles the outcome: held (a read is not
+		// a resend: it changes nothing). Not finding it settles nothing: the
+		// acquire may still be on its way (in the network, or on a
+		// connection the client gave up) and run after the read. No adapter
+		// can end the connection that carried it for sure, so that stays an
+		// unknown outcome; the undo takes back an acquire that has landed.
 		held, f, rerr := l.readBack(ctx, n, token)
 		switch {
 		case rerr != nil:
 			l.undo(ctx, n, arg) // best effort: the key may hold our token
 			return nil, 0, fmt.Errorf("modern: lock %q: %w (reading the token back: %v)", n.Key, err, rerr)
 		case !held:
-			return nil, 0, &NotObtainedError{Key: n.Key}
+			l.undo(ctx, n, arg) // best effort: by our token only
+			return nil, 0, fmt.Errorf("modern: lock %q: the key does not hold our token %q yet, and the acquire may still run: %w", n.Key, token, err)
 		}
 		fence = f
 	}

@@ -270,6 +270,8 @@ public final class Redis implements AutoCloseable {
     private final class Pool {
         final RedisURI target;
         final ConcurrentLinkedDeque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
+        /** Each open connection's CLIENT ID, read when it connected (absent: refused, e.g. by an ACL). */
+        final Map<StatefulRedisConnection<byte[], byte[]>, Long> ids = new ConcurrentHashMap<>();
         /** Sentinel: the sentinels named a new master since this pool's connections asked them; no reply on them is trusted. */
         volatile boolean retired;
 
@@ -290,6 +292,7 @@ public final class Redis implements AutoCloseable {
             try {
                 StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE, target);
                 c.setTimeout(timeout);
+                clientId(c);
                 return c;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": " + e.getMessage(), e);
@@ -309,11 +312,57 @@ public final class Redis implements AutoCloseable {
 
         /** Closes c, whose command got no reply: a late reply must not be taken for the next command's. */
         void drop(StatefulRedisConnection<byte[], byte[]> c) {
+            ids.remove(c);
             quietClose(c);
+        }
+
+        /** Records c's CLIENT ID; a refusal (NOPERM) leaves it unknown, no reply closes c. */
+        private void clientId(StatefulRedisConnection<byte[], byte[]> c) {
+            try {
+                ids.put(c, c.sync().clientId());
+            } catch (RedisCommandExecutionException e) {
+                // unknown: a request lost on c is never settled by a kill
+            } catch (RuntimeException e) {
+                quietClose(c);
+                throw e;
+            }
+        }
+
+        /**
+         * Ends c, dropped after its command got no reply, on the server too
+         * (CLIENT KILL ID on another connection to the same node): the
+         * server discards what it has not read of c, and bytes of c still
+         * on their way reach a closed socket, so c's command can no longer
+         * run. True only when the server confirms it killed c. Never
+         * behind Sentinel: the master a pool connects to is not one server,
+         * so the kill might not reach the server c went to.
+         */
+        boolean kill(Long id) {
+            if (id == null || kind == Kind.SENTINEL || closed) {
+                return false;
+            }
+            StatefulRedisConnection<byte[], byte[]> k;
+            try {
+                k = borrow();
+            } catch (RuntimeException e) {
+                return false;
+            }
+            try {
+                Long n = k.sync().clientKill(io.lettuce.core.KillArgs.Builder.id(id));
+                giveBack(k);
+                return n != null && n == 1;
+            } catch (RedisCommandExecutionException e) {
+                giveBack(k); // NOPERM (an ACL without CLIENT KILL): not stopped
+                return false;
+            } catch (RuntimeException e) {
+                drop(k);
+                return false;
+            }
         }
 
         void clear() {
             for (StatefulRedisConnection<byte[], byte[]> c; (c = idle.pollFirst()) != null;) {
+                ids.remove(c);
                 quietClose(c);
             }
         }
@@ -440,8 +489,10 @@ public final class Redis implements AutoCloseable {
                     // flight: it ran on a master they had replaced (one that was
                     // paused or cut off, say), which others no longer lock on.
                     p.drop(c);
-                    throw new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
+                    UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
                             + " its reply, from the old one, is not trusted; it is not sent again", null);
+                    u.stopper = () -> true; // its reply came: it ran, on the old master, and cannot run again
+                    throw u;
                 }
                 if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
                     p.drop(c); // WAIT got no reply: a late one must not be read as the next command's
@@ -469,6 +520,7 @@ public final class Redis implements AutoCloseable {
                 }
                 throw new RedisErrorException("lockbridge: " + what + ": " + m, e);
             } catch (RuntimeException e) {
+                Long id = p.ids.get(c);
                 p.drop(c);
                 if (kind == Kind.CLUSTER) {
                     slotOwner = null; // read the topology again before the next command
@@ -476,8 +528,10 @@ public final class Redis implements AutoCloseable {
                 if (e instanceof RedisCommandInterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                throw new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": " + e.getMessage()
-                        + "): it may or may not have run, and is not sent again", e);
+                UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": "
+                        + e.getMessage() + "): it may or may not have run, and is not sent again", e);
+                u.stopper = () -> p.kill(id);
+                throw u;
             }
         }
     }

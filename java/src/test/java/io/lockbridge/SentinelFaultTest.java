@@ -83,7 +83,8 @@ class SentinelFaultTest {
      * comes back, after the failover, and its reply arrives in time. Before:
      * the caller was handed a lock held on the old master only, beside
      * another client's on the new one. Now the reply is not trusted and the
-     * acquire is settled by reading the key on the master the sentinel names.
+     * acquire is settled by reading the key on the master the sentinel names:
+     * never held there.
      */
     @Test
     void faultReplyFromAReplacedMasterIsNotTrusted() throws Exception {
@@ -104,7 +105,11 @@ class SentinelFaultTest {
                 Lock theirs = other.tryLock("orders", Duration.ofSeconds(60));
                 ExecutionException e = assertThrows(ExecutionException.class, () -> ours.get(30, TimeUnit.SECONDS),
                         "held on the old master only: a second holder");
-                assertTrue(e.getCause() instanceof NotObtainedException, e.getCause().toString());
+                // Not obtained when the reply came (from the replaced master);
+                // unknown when the retired connection closed before it: its
+                // acquire may still run there (a negative read-back settles
+                // nothing without a kill, which Sentinel cannot aim).
+                assertTrue(e.getCause() instanceof NotObtainedException || e.getCause() instanceof UnknownOutcomeException, e.getCause().toString());
                 theirs.unlock();
             }
         }
