@@ -130,6 +130,9 @@ type channel struct {
 	// seen counts the events that may mean a release: notices, and a lost
 	// subscription. A Mark holds its value.
 	seen uint64
+	// line: see SetLine; lostAt: see Lost.
+	line   int
+	lostAt time.Time
 }
 
 type waiter struct{ wake chan<- struct{} }
@@ -532,6 +535,80 @@ func (h *Hub) Subscribed(ch string) bool {
 	defer h.mu.Unlock()
 	c := h.chans[ch]
 	return h.sub != nil && c != nil && c.confirmed
+}
+
+// Heard reports whether a notice came on m's channel since m was taken,
+// or its subscription lapsed; false for a Mark that covers nothing.
+func (h *Hub) Heard(m Mark) bool {
+	if m.c == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return m.c.seen != m.seen
+}
+
+// Notices returns how many notices (and lapses of the subscription) ch
+// has heard since m was taken on it; -1 when m covers nothing, or ch's entry
+// is not m's any more (the linger ended in between).
+func (h *Hub) Notices(ch string, m Mark) int {
+	if m.c == nil {
+		return -1
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.chans[ch] != m.c {
+		return -1
+	}
+	return int(m.c.seen - m.seen)
+}
+
+// SetLine records, for ch, that a waiter of this hub heard n notices
+// before it got the lock: the line it waited in, across processes. The
+// line recorded grows to n at once; it shrinks, by one a call, only when
+// short says the waiter found nobody ahead of it (a waiter served early by
+// chance must not make the next one jump the line). It is kept while ch has
+// waiters or lingers.
+func (h *Hub) SetLine(ch string, n int, short bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.chans[ch]; c != nil {
+		if short {
+			c.line = max(n, c.line-1)
+		} else {
+			c.line = max(n, c.line)
+		}
+	}
+}
+
+// Lost records that a waiter on ch, woken by a notice, found the lock taken
+// again: waiters elsewhere compete for it. It is remembered while ch has
+// waiters or lingers.
+func (h *Hub) Lost(ch string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.chans[ch]; c != nil {
+		c.lostAt = time.Now()
+	}
+}
+
+// Contended reports whether a waiter on ch lost a race (Lost) within the
+// last d.
+func (h *Hub) Contended(ch string, d time.Duration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.chans[ch]
+	return c != nil && !c.lostAt.IsZero() && time.Since(c.lostAt) < d
+}
+
+// Line returns what SetLine recorded for ch; 0 if nothing.
+func (h *Hub) Line(ch string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.chans[ch]; c != nil {
+		return c.line
+	}
+	return 0
 }
 
 // Waiters returns how many waiters ch has. For tests and diagnostics.
