@@ -123,8 +123,10 @@ bool exists[NH];             /* Hub.chans[ch] != nil */
 bool conf[NH];               /* its channel.confirmed */
 bool pend[NH];               /* a Subscribe waiting for its confirmation */
 bool lingers[NH];            /* the channel has no waiter and lingers (Hub.idle) */
-byte gen[NH];                /* the channel's entry: a new one for each Hub.chans[ch] created */
-byte seen[NH];               /* channel.seen: notices heard on the entry */
+/* a Go waiter's mark (Hub.Since): mk, taken on a confirmed channel whose
+ * entry still stands (deleting the entry clears it); hrd, a notice heard on
+ * the entry since (channel.seen moved) */
+bool mk[NW], hrd[NW];
 byte jsent[NH], jack[NH];    /* Java process: SUBSCRIBEs sent, and answered */
 byte msgs[NH];               /* messages in the driver's buffer, not yet read */
 #ifdef MUT_UNSUB_CONFIRMED
@@ -244,7 +246,7 @@ end:	do
 			/* the channel unconfirmed only now */
 			if
 			:: unsubbing[h] -> unsubbing[h] = false; conf[h] = false;
-				if :: !inch[2 * h] && !inch[2 * h + 1] -> exists[h] = false :: else -> skip fi
+				if :: !inch[2 * h] && !inch[2 * h + 1] -> exists[h] = false; mk[2 * h] = false; mk[2 * h + 1] = false :: else -> skip fi
 			:: else -> skip
 			fi
 #else
@@ -257,7 +259,7 @@ end:	do
 		:: ISJAVA(h) ->
 			if :: inch[2 * h] -> wake[2 * h] = true :: else -> skip fi;
 			if :: inch[2 * h + 1] -> wake[2 * h + 1] = true :: else -> skip fi
-		:: else -> if :: exists[h] -> seen[h]++; wakeOne(h, nobody) :: else -> skip fi
+		:: else -> if :: exists[h] -> hrd[2 * h] = true; hrd[2 * h + 1] = true; wakeOne(h, nobody) :: else -> skip fi
 		fi }
 	od
 }
@@ -347,6 +349,7 @@ inline hubLeave(w, h) {
 		:: else ->
 #ifndef MUT_UNSUB_CONFIRMED
 			exists[h] = false; conf[h] = false; /* the channel deleted */
+			mk[2 * h] = false; mk[2 * h + 1] = false;
 #endif
 			n = 1
 		fi }
@@ -363,46 +366,47 @@ proctype sweeper(byte h) {
 end:	do
 	:: d_step { lingers[h] && !inch[2 * h] && !inch[2 * h + 1] ->
 		lingers[h] = false; exists[h] = false; conf[h] = false; n = 1;
+		mk[2 * h] = false; mk[2 * h + 1] = false;
 		printf("EV hub %d: the linger ends\n", h) }
 		hubDrop(HOLDER + 1 + h, h)
 	od
 }
 
-/* Hub.WaitFrom for waiter w with its mark (mc, mg, ms): covered when the
+/* Hub.WaitFrom for waiter w with its mark (mk, hrd): covered when the
  * mark was taken on the same entry, confirmed then and now; a notice heard
  * since wakes w */
 inline hubJoin(w, h) {
 	d_step {
 		inch[w] = true;
 		if
-		:: !exists[h] -> exists[h] = true; conf[h] = false; gen[h]++
+		:: !exists[h] -> exists[h] = true; conf[h] = false
 		:: else -> lingers[h] = false
 		fi;
 		ready = conf[h] && sub[h] != NONE;
-		covered = ready && mc && mg == gen[h];
-		if :: covered && seen[h] != ms -> wake[w] = true :: else -> skip fi;
-		mc = false; mg = 0; ms = 0;
+		covered = ready && mk[w];
+		if :: covered && hrd[w] -> wake[w] = true :: else -> skip fi;
+		mk[w] = false; hrd[w] = false;
 		printf("EV %d joins the hub (confirmed already: %d, covered by its mark: %d)\n", w, ready, covered) }
 }
 
 /* Locker.lock (retry.Loop) with the hub */
 proctype gowaiter(byte w) {
-	byte h = HUB(w), s, k, n, mg, ms;
-	bool got, ready, mc, covered, early;
+	byte h = HUB(w), s, k, n;
+	bool got, ready, covered, early;
 	mtype m;
 	do
 	:: done[w] < TRIES ->
 		d_step { wake[w] = false; /* a Lock call: a new wake channel */
 #ifndef MUT_MARK_AFTER
 			/* Hub.Since: the mark, before the attempt */
-			mc = exists[h] && conf[h] && sub[h] != NONE; mg = gen[h]; ms = seen[h]
+			mk[w] = exists[h] && conf[h] && sub[h] != NONE; hrd[w] = false
 #endif
 		}
 		/* A Locker that orders its attempts with other Lockers' waiters
 		 * joins before its first attempt when the channel is confirmed
 		 * (its mark covers); in the model any waiter may. */
 		if
-		:: LINGER && mc -> early = true; hubJoin(w, h);
+		:: LINGER && mk[w] -> early = true; hubJoin(w, h);
 			if
 			:: !ready -> hubSubscribe(w, h) /* the linger ended meanwhile */
 			:: else -> skip
@@ -418,7 +422,7 @@ proctype gowaiter(byte w) {
 		fi;
 #ifdef MUT_MARK_AFTER
 		/* the mark taken only after the attempt */
-		d_step { mc = exists[h] && conf[h] && sub[h] != NONE; mg = gen[h]; ms = seen[h] }
+		d_step { mk[w] = exists[h] && conf[h] && sub[h] != NONE; hrd[w] = false }
 #endif
 		hubJoin(w, h);
 		if
