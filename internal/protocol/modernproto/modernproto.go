@@ -169,22 +169,12 @@ func (nd *Node) Client() driver.Client { return nd.c }
 // release what it takes). Only when it
 // finds the key taken does a second round trip run the read-only ttl script,
 // for the holder's PTTL and to tell a key of another type (which SET NX
-// leaves alone without an error) from a holder's token.
+// leaves alone without an error) from a holder's token. An attempt that
+// expects the key held uses AcquireScripted: one round trip either way.
 func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64,
 	err error) {
 	if n.Fence != "" || !nd.scripted.Load() {
-		r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
-		if driver.Permitted(err) {
-			nd.scripted.Store(true)
-		}
-		if err != nil {
-			return false, 0, nd.wrap("acquire", n, err)
-		}
-		code, v, ok := pair(r)
-		if !ok || (code != Ours && code != Taken) {
-			return false, 0, nd.unexpected("acquire", r)
-		}
-		return code == Ours, v, nil
+		return nd.AcquireScripted(ctx, n, token, ttl)
 	}
 	tok, _ := token.(string)
 	set, err := nd.c.SetNXPX(ctx, n.Key, tok, ttl)
@@ -207,6 +197,26 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 	}
 	// Ours cannot be: the token is fresh and its SET was refused.
 	return false, 0, nd.unexpected("acquire", r)
+}
+
+// AcquireScripted is Acquire through the acquire script, with or without
+// fencing: one round trip whether the key is free or held, where Acquire's
+// plain SET NX needs a second one, the ttl script, when the key is held. It
+// is for an attempt that expects to find the key held (a waiter's, on a key
+// it has waited for); its results are Acquire's.
+func (nd *Node) AcquireScripted(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
+	r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
+	if driver.Permitted(err) {
+		nd.scripted.Store(true)
+	}
+	if err != nil {
+		return false, 0, nd.wrap("acquire", n, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || (code != Ours && code != Taken) {
+		return false, 0, nd.unexpected("acquire", r)
+	}
+	return code == Ours, v, nil
 }
 
 // AcquireWait is Acquire followed, on the same connection, by WAIT replicas
