@@ -214,12 +214,15 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 //
 // A call that hears another notice meanwhile counts again; one that hears
 // none attempts at the end of its delay (those ahead may have left). The
-// delays only order the attempts: each still runs, no notice is ignored,
-// and the backoff and the holder's lease bound the wait as before.
+// delays only order the attempts: each still runs, no notice is ignored, and
+// no attempt is put off by more than MaxPutOff in all (a slow round trip
+// must not turn a long line into a sleep past the backoff with the key
+// free); the backoff and the holder's lease bound the wait as before.
 const (
 	ElderFirst  = 2 * time.Millisecond
 	LineSpacing = 500 * time.Microsecond
 	MaxLine     = 64
+	MaxPutOff   = MaxLine * LineSpacing
 )
 
 // contendedFor is how long a lost race keeps a Locker's calls on a key
@@ -388,6 +391,7 @@ func (w *waiting) inLine(ctx context.Context) (time.Duration, bool) {
 func (w *waiting) inTurn(ctx context.Context) {
 	hub, ch := w.l.hub, w.n.Channel
 	spacing := max(LineSpacing, 2*w.rtt)
+	until := time.Now().Add(MaxPutOff)
 	var t *time.Timer
 	defer func() {
 		if t != nil {
@@ -407,7 +411,7 @@ func (w *waiting) inTurn(ctx context.Context) {
 		if w.contended {
 			d = max(d, ElderFirst-time.Since(w.start))
 		}
-		if d <= 0 {
+		if d = min(d, time.Until(until)); d <= 0 {
 			return
 		}
 		if t == nil {
