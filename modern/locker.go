@@ -183,7 +183,7 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		w.line = min(l.hub.Line(n.Channel), MaxLine)
 		w.contended = l.hub.Contended(n.Channel, contendedFor)
 	}
-	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), w.wake, w.attempt)
+	lk, err := retry.LoopDelayed(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), w.wake, w.attempt, &w.delayed)
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +262,8 @@ type waiting struct {
 	registered bool
 	base       notify.Mark
 	rtt        time.Duration
-	last       notify.Mark // the channel's, before the last attempt
+	last       notify.Mark   // the channel's, before the last attempt
+	delayed    time.Duration // spent in inTurn
 }
 
 // ordered reports whether the call orders its attempts with other
@@ -402,6 +403,7 @@ func (w *waiting) inTurn(ctx context.Context) {
 		}
 	}()
 	w.short = false
+	defer func(start time.Time) { w.delayed += time.Since(start) }(time.Now())
 	for {
 		k := hub.Notices(ch, w.base)
 		if k < 0 {
