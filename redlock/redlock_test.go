@@ -21,8 +21,8 @@ var _ lockbridge.Locker = (*redlock.Locker)(nil)
 // The modern scripts' SHA1s (pinned in internal/protocol/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
-	acquireSHA = "3cfbd6293aff5bfaf997aa94fa6bed6015c6d9be"
-	releaseSHA = "79f880cfc9da678362ea6676d81fd20a8c6f571d"
+	acquireSHA = "c88d5b8233eabe847508bfc22760d7415e18d8f1"
+	releaseSHA = "befd0567ebab81ec7383e9b1e06800d9b55c193c"
 )
 
 // TestCycle: one token on every node, with the ttl; a second locker is

@@ -24,10 +24,10 @@ func TestScriptsPinned(t *testing.T) {
 		name, sha string
 		got       interface{ Hash() string }
 	}{
-		{"modern/acquire.lua", "3cfbd6293aff5bfaf997aa94fa6bed6015c6d9be", AcquireScript},
-		{"modern/release.lua", "79f880cfc9da678362ea6676d81fd20a8c6f571d", ReleaseScript},
-		{"modern/refresh.lua", "7a187a2aea455c9acb8b41c617597fb18658ed03", RefreshScript},
-		{"modern/ttl.lua", "a173f95d799ee7c717612568b8eb93e8a06efa6f", TTLScript},
+		{"modern/acquire.lua", "c88d5b8233eabe847508bfc22760d7415e18d8f1", AcquireScript},
+		{"modern/release.lua", "befd0567ebab81ec7383e9b1e06800d9b55c193c", ReleaseScript},
+		{"modern/refresh.lua", "732260163c59ef0525fb0680c1838370e57a94fa", RefreshScript},
+		{"modern/ttl.lua", "fc78ab49abe7386596e2fd7b82f3d8aa7fd7fa09", TTLScript},
 	} {
 		assert.Equal(t, c.sha, c.got.Hash(), c.name)
 	}
