@@ -205,7 +205,8 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 // plain SET NX needs a second one, the ttl script, when the key is held. It
 // is for an attempt that expects to find the key held (a waiter's, on a key
 // it has waited for); its results are Acquire's.
-func (nd *Node) AcquireScripted(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
+func (nd *Node) AcquireScripted(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64,
+	err error) {
 	a := acquireArgs{names: n, token: token, ttl: ttl}
 	r, err := nd.c.Eval(ctx, AcquireScript, a.keys(), a.argv()...)
 	if driver.Permitted(err) {

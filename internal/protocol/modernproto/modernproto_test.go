@@ -50,7 +50,8 @@ func TestNewToken(t *testing.T) {
 func TestNewNames(t *testing.T) {
 	n, ok := NewNames("order:42", false)
 	require.True(t, ok)
-	assert.Equal(t, Names{Key: "order:42", Channel: "{order:42}:released"}, Names{Key: n.Key, Fence: n.Fence, Channel: n.Channel})
+	assert.Equal(t, Names{Key: "order:42", Channel: "{order:42}:released"}, Names{Key: n.Key, Fence: n.Fence,
+		Channel: n.Channel})
 	assert.Equal(t, []string{"order:42"}, n.acquire)
 	assert.Equal(t, []string{"order:42", "{order:42}:released"}, n.release)
 
@@ -81,7 +82,8 @@ func TestNode(t *testing.T) {
 	ok, fence, err := nd.Acquire(ctx, &n, "tok", time.Minute)
 	require.NoError(t, err)
 	assert.True(t, ok)
-	assert.InDelta(t, time.Now().UnixMicro(), fence, float64(time.Hour.Microseconds()), "the first fence is the server's TIME in µs")
+	assert.InDelta(t, time.Now().UnixMicro(), fence, float64(time.Hour.Microseconds()),
+		"the first fence is the server's TIME in µs")
 
 	ok, left, err := nd.Acquire(ctx, &n, "other", time.Minute)
 	require.NoError(t, err)
@@ -153,7 +155,8 @@ func TestScriptArgumentsStrict(t *testing.T) {
 			[][]any{{"", "1000"}, {long, "1000"}, {"tok"}},
 			badAt(1, []any{"tok", "1000"}, ttls)...)},
 		{"release", ReleaseScript, []string{"held", "{held}:released"}, [][]any{
-			{"", "PUBLISH"}, {long, "PUBLISH"}, {"tok"}, {"tok", "publish"}, {"tok", "PUBLISH "}, {"tok", `"PUBLISH"`}, {"tok", "1"},
+			{"", "PUBLISH"}, {long, "PUBLISH"}, {"tok"}, {"tok", "publish"}, {"tok", "PUBLISH "}, {"tok", `"PUBLISH"`}, {"tok",
+				"1"},
 		}},
 		{"ttl", TTLScript, []string{"held"}, [][]any{{""}, {long}, {}}},
 	} {
