@@ -167,7 +167,8 @@ func TestEmbeddedScriptsAfterFlush(t *testing.T) {
 		assert.Nil(t, r)
 		assert.True(t, driver.HasPrefix(err, "NOSCRIPT"), "%v", err)
 		// TIME inside a script, after redis.replicate_commands.
-		r, err = c.Do(ctx, "EVAL", "redis.replicate_commands() local t = redis.call('TIME') redis.call('SET', KEYS[1], t[1]) return t", 1, "time:a")
+		r, err = c.Do(ctx, "EVAL",
+			"redis.replicate_commands() local t = redis.call('TIME') redis.call('SET', KEYS[1], t[1]) return t", 1, "time:a")
 		require.NoError(t, err)
 		ts := r.([]any)
 		require.Len(t, ts, 2)
@@ -194,12 +195,14 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		const ns = "emb"
 		// The embedded server cannot report its eviction policy; it never
 		// evicts.
-		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond), migrate.WithInitSilence(time.Millisecond),
+		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond),
+			migrate.WithInitSilence(time.Millisecond),
 			migrate.WithMaxmemoryPolicy("noeviction"))
 		require.NoError(t, err)
 		_, err = ctl.Init(ctx, false)
 		require.NoError(t, err)
-		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+			migrate.PhaseModern} {
 			l := migrate.New(c, migrate.WithPhase(p), migrate.WithNamespace(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 			name := "mig:" + p.String()
 			lk, err := l.TryLock(ctx, name, time.Second)
