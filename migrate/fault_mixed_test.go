@@ -151,3 +151,35 @@ func TestHeartbeatTouchAndSeq(t *testing.T) {
 	b, _ := strconv.ParseFloat(later, 64)
 	assert.GreaterOrEqual(t, b-a, float64(time.Minute/time.Millisecond), "the touch renews the expiry with its hold")
 }
+
+// The controller reads the registry in SCAN chunks: a registry larger than
+// many chunks is read whole (every member, the one lagging behind among
+// them), and an expiry whose entry was deleted by hand — the two sets'
+// sizes then differ — is found and blocks, as one read whole would.
+func TestStatusReadsTheRegistryInChunks(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ctl := initNS(t, tg.Client, t.Name())
+	n := 3*scanCount + 50
+	for i := 0; i < n; i++ {
+		beat(t, ctl.s, fmt.Sprintf("m-%04d", i), PhaseLegacy, time.Minute)
+	}
+	beat(t, ctl.s, "m-0007", PhaseDualWrite, time.Minute)
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	assert.Len(t, st.Members, n)
+	assert.Equal(t, n-1, st.Live[PhaseLegacy])
+	require.Len(t, st.Blockers, 1)
+	assert.Equal(t, BlockClientPhase, st.Blockers[0].Kind)
+	assert.Equal(t, "m-0007", st.Blockers[0].Member)
+
+	beat(t, ctl.s, "m-0007", PhaseLegacy, time.Minute)
+	locktest.Do(t, tg.Client, "HDEL", ctl.s.k.clients, "m-0100")
+	st, err = ctl.Status(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Blockers, 1, "%v", st.Blockers)
+	assert.Equal(t, BlockInvalidEntry, st.Blockers[0].Kind)
+	assert.Equal(t, "m-0100", st.Blockers[0].Member)
+	_, err = ctl.Advance(ctx, false)
+	require.ErrorIs(t, err, ErrUnsafeStep)
+}

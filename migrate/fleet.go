@@ -548,8 +548,10 @@ type snapshot struct {
 	mark         map[string]string
 	pending      string // the init-pending stamp ("" when absent)
 	// fleet1 and sightingRaw are the protocol-1 registry and the sighting
-	// hash as read, for judgeRegistry.
+	// hash as read, for judgeRegistry; sizes the registry hash's and its
+	// expiry set's.
 	fleet1, sightingRaw map[string]string
+	sizes               [2]int64
 	// policy is the server's maxmemory-policy, or policyErr why it could
 	// not be read; expiring the keys read that carry a TTL.
 	policy, policyErr string
@@ -573,7 +575,7 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 		if err != nil {
 			return snapshot{}, err
 		}
-		reg, err := s.registry(ctx)
+		reg, err := s.registry(ctx, sn.sizes)
 		if err != nil {
 			return snapshot{}, err
 		}
@@ -584,6 +586,11 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 		if again.phase != sn.phase || again.hasPhase != sn.hasPhase || again.since != sn.since || again.meta["gen"] != sn.meta["gen"] || again.meta["init"] != sn.meta["init"] {
 			continue
 		}
+		if again.sizes[0] != again.sizes[1] && !reg.orphansRead {
+			if reg.orphans, err = s.orphans(ctx); err != nil {
+				return snapshot{}, err
+			}
+		}
 		sn.judgeRegistry(reg, margin, s.k.expiry)
 		return sn, nil
 	}
@@ -593,52 +600,81 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 // registryRead is the protocol-3 registry as read in chunks.
 type registryRead struct {
 	entries, expiry, seen, orphans map[string]string
+	orphansRead                    bool
 }
 
-// registry reads the registry hash (with each entry's scores), then the
-// expiries without an entry, a SCAN chunk per call.
-func (s store) registry(ctx context.Context) (registryRead, error) {
-	reg := registryRead{entries: map[string]string{}, expiry: map[string]string{}, seen: map[string]string{}, orphans: map[string]string{}}
-	keys := []string{s.k.clients, s.k.expiry, s.k.seen}
-	for _, mode := range []string{"entries", "orphans"} {
-		cursor := "0"
-		for {
-			r, err := s.c.Eval(ctx, registryReadScript, keys, mode, cursor, strconv.Itoa(scanCount))
-			if err != nil {
-				return reg, fmt.Errorf("migrate: read namespace %q: registry: %w", s.k.ns, err)
-			}
-			a, _ := r.([]any)
-			if len(a) < 2 || (mode == "entries" && len(a) != 4) {
-				return reg, fmt.Errorf("migrate: read namespace %q: registry: unexpected reply %#v", s.k.ns, r)
-			}
-			cursor, _ = a[0].(string)
-			flat, _ := a[1].([]any)
-			if mode == "orphans" {
-				for id, v := range pairs(flat) {
-					reg.orphans[id] = v
+// registry reads the registry hash (with each entry's scores), a SCAN
+// chunk per call; then, when the sizes status.lua read differ (every
+// script changes the hash and the expiry set together: a difference is an
+// entry or an expiry written or deleted by hand) or an entry had no expiry,
+// the expiries without an entry.
+func (s store) registry(ctx context.Context, sizes [2]int64) (registryRead, error) {
+	reg := registryRead{entries: map[string]string{}, expiry: map[string]string{}, seen: map[string]string{}}
+	err := s.scan(ctx, "entries", func(a []any) error {
+		if len(a) != 4 {
+			return fmt.Errorf("unexpected reply %#v", a)
+		}
+		flat, _ := a[1].([]any)
+		exp, _ := a[2].([]any)
+		seen, _ := a[3].([]any)
+		for i := 0; i+1 < len(flat); i += 2 {
+			id, _ := flat[i].(string)
+			reg.entries[id], _ = flat[i+1].(string)
+			if j := i / 2; j < len(exp) && j < len(seen) {
+				if v, ok := exp[j].(string); ok {
+					reg.expiry[id] = v
 				}
-			} else {
-				exp, _ := a[2].([]any)
-				seen, _ := a[3].([]any)
-				for i := 0; i+1 < len(flat); i += 2 {
-					id, _ := flat[i].(string)
-					reg.entries[id], _ = flat[i+1].(string)
-					if j := i / 2; j < len(exp) && j < len(seen) {
-						if v, ok := exp[j].(string); ok {
-							reg.expiry[id] = v
-						}
-						if v, ok := seen[j].(string); ok {
-							reg.seen[id] = v
-						}
-					}
+				if v, ok := seen[j].(string); ok {
+					reg.seen[id] = v
 				}
-			}
-			if cursor == "0" || cursor == "" {
-				break
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return reg, err
 	}
-	return reg, nil
+	if sizes[0] != sizes[1] || len(reg.expiry) != len(reg.entries) {
+		reg.orphansRead = true
+		reg.orphans, err = s.orphans(ctx)
+	}
+	return reg, err
+}
+
+// orphans reads the expiries without an entry, a SCAN chunk per call.
+func (s store) orphans(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	err := s.scan(ctx, "orphans", func(a []any) error {
+		for id, v := range pairs(a[1]) {
+			out[id] = v
+		}
+		return nil
+	})
+	return out, err
+}
+
+// scan runs registry_read.lua in mode from cursor 0 to 0, handing each
+// reply (at least {cursor, flat}) to f.
+func (s store) scan(ctx context.Context, mode string, f func([]any) error) error {
+	keys := []string{s.k.clients, s.k.expiry, s.k.seen}
+	cursor := "0"
+	for {
+		r, err := s.c.Eval(ctx, registryReadScript, keys, mode, cursor, strconv.Itoa(scanCount))
+		if err != nil {
+			return fmt.Errorf("migrate: read namespace %q: registry: %w", s.k.ns, err)
+		}
+		a, _ := r.([]any)
+		if len(a) < 2 {
+			return fmt.Errorf("migrate: read namespace %q: registry: unexpected reply %#v", s.k.ns, r)
+		}
+		if err := f(a); err != nil {
+			return fmt.Errorf("migrate: read namespace %q: registry: %w", s.k.ns, err)
+		}
+		cursor, _ = a[0].(string)
+		if cursor == "0" || cursor == "" {
+			return nil
+		}
+	}
 }
 
 // head runs status.lua: everything but the protocol-3 registry.
@@ -673,6 +709,10 @@ func (s store) head(ctx context.Context) (snapshot, error) {
 		if s, ok := k.(string); ok {
 			sn.expiring = append(sn.expiring, s)
 		}
+	}
+	if sz, ok := a[10].([]any); ok && len(sz) == 2 {
+		sn.sizes[0], _ = sz[0].(int64)
+		sn.sizes[1], _ = sz[1].(int64)
 	}
 	return sn, nil
 }

@@ -19,7 +19,9 @@
 -- init-pending stamp (false when absent); {maxmemory_policy, ''} from INFO
 -- memory, or {'', why} when it cannot be read; the names of the keys among
 -- KEYS that carry a TTL (evidence that can expire, or be evicted under a
--- volatile-* policy); and the number of entries in the registry hash.
+-- volatile-* policy); and the sizes of the registry hash and of its
+-- expiry set {HLEN, ZCARD} (every script of the registry changes both
+-- together: sizes that differ are an entry or an expiry written by hand).
 
 local now = server_time()
 local policy = {'', ''}
@@ -43,4 +45,4 @@ end
 return {now, redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]),
   redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[7]),
   redis.call('HGETALL', KEYS[8]), redis.call('HGETALL', KEYS[9]),
-  redis.call('GET', KEYS[10]), policy, expiring, redis.call('HLEN', KEYS[4])}
+  redis.call('GET', KEYS[10]), policy, expiring, {redis.call('HLEN', KEYS[4]), redis.call('ZCARD', KEYS[5])}}
