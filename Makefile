@@ -103,3 +103,13 @@ lint:
 # under bench/results/. A few minutes on two cores.
 bench:
 	cd bench && go run ./cmd/benchreport -out ../docs/performance.md -chart results/handoff.svg -json results/results.json
+
+# Fleet size (issue 29): simulated fleets of 100, 1,000 and 10,000 migrate
+# lockers on one server and a 3-primary cluster; rewrites the "Fleet size"
+# section of docs/performance.md (its <!-- keep:fleet --> block, which
+# `make bench` carries over) and bench/results/fleet.svg. About 8 minutes on
+# two cores; part of `make bench-scale`, not of `make test`.
+.PHONY: bench-fleet
+bench-fleet:
+	cd bench && go run ./cmd/fleetbench -doc ../docs/performance.md -chart results/fleet.svg
+bench-scale: bench-fleet

@@ -42,8 +42,8 @@ const DefaultLivenessMargin = 5 * time.Second
 
 // DefaultInitSilence is how long Init waits, by default, for a namespace
 // without a trace to stay so: a fleet on the default phase interval (a
-// phase lease of 6 s) with the default liveness margin (5 s) and leases up
-// to 1m49s. See WithInitSilence.
+// phase lease of 24 s) with the default liveness margin (5 s) and leases up
+// to 1m31s. See WithInitSilence.
 const DefaultInitSilence = 2 * time.Minute
 
 // Controller moves a namespace's fleet through the phases one step at a

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
@@ -473,17 +474,23 @@ func (s store) prune(ctx context.Context, grace time.Duration) error {
 // notify publishes phase on every sharded notice channel (a follower of
 // protocol 3 listens on one of them), each its own call: one PUBLISH to
 // every follower at once would hold the server for as long as it takes to
-// write to all of them. Best effort: a follower that misses the notice
-// reads the phase at its next heartbeat.
+// write to all of them. The calls go out together (a fleet busy reading
+// after the first notices would keep a call waiting behind the next), and
+// all have returned when it does. Best effort: a follower that misses the
+// notice reads the phase at its next heartbeat.
 func (s store) notify(ctx context.Context, phase Phase) error {
 	cmd := publishCommand(s.c)
-	var first error
+	errs := make([]error, noticeShards)
+	var wg sync.WaitGroup
 	for i := 0; i < noticeShards; i++ {
-		if _, err := s.c.Do(ctx, cmd, s.k.shard(i), phase.String()); err != nil && first == nil {
-			first = err
-		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, errs[i] = s.c.Do(ctx, cmd, s.k.shard(i), phase.String())
+		}(i)
 	}
-	return first
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (s store) recordSighting(ctx context.Context, legacyKey string) error {

@@ -19,7 +19,7 @@ import (
 // while it does not hear the phase notices (or its last reading failed).
 // While it hears them — a notice makes it read at once — it reads only as
 // often as its phase lease needs: two intervals before the lease would
-// lapse (every 5 intervals, 10 s, by default).
+// lapse (every 10 intervals, 20 s, by default).
 const DefaultPhaseInterval = 2 * time.Second
 
 // maxHold is the longest hold a heartbeat registers (heartbeat.lua takes
@@ -27,11 +27,11 @@ const DefaultPhaseInterval = 2 * time.Second
 const maxHold = (1 << 40) * time.Millisecond
 
 // DefaultPhaseLeaseIntervals is the default phase lease in phase intervals:
-// a Locker that has not read its phase for seven intervals (14 s by
+// a Locker that has not read its phase for twelve intervals (24 s by
 // default) stops locking until it reads it again. A Locker that hears the
 // phase notices reads every lease minus two intervals; one that misses a
 // reading tries again every interval.
-const DefaultPhaseLeaseIntervals = 7
+const DefaultPhaseLeaseIntervals = 12
 
 // heldReport is what a Locker holds, for its heartbeat.
 type heldReport struct {

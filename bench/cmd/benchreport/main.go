@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
@@ -118,7 +119,34 @@ func write(res *Results, out, chart, raw string, quick bool) error {
 			return err
 		}
 	}
-	return writeFile(out, []byte(markdown(res, chartRef, quick)))
+	return writeFile(out, []byte(markdown(res, chartRef, quick)+kept(out)))
+}
+
+// kept returns the blocks of the report at path that other commands write
+// (between <!-- keep:NAME --> and <!-- /keep:NAME -->, e.g. fleetbench's),
+// to carry them over when the report is rewritten.
+func kept(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var out strings.Builder
+	s := string(b)
+	for {
+		i := strings.Index(s, "<!-- keep:")
+		if i < 0 {
+			break
+		}
+		name, _, _ := strings.Cut(s[i+len("<!-- keep:"):], " ")
+		end := "<!-- /keep:" + name + " -->"
+		j := strings.Index(s[i:], end)
+		if j < 0 {
+			break
+		}
+		out.WriteString("\n" + s[i:i+j+len(end)] + "\n")
+		s = s[i+j+len(end):]
+	}
+	return out.String()
 }
 
 func writeFile(path string, data []byte) error {

@@ -33,7 +33,7 @@ func run() error {
 		chart  = flag.String("chart", "results/fleet.svg", "the chart (SVG) to write; empty: none")
 		sizes  = flag.String("sizes", "100,1000,10000", "fleet sizes")
 		topos  = flag.String("topologies", "single,cluster", "single, cluster or both")
-		window = flag.Duration("window", 10*time.Second, "the steady-state window")
+		window = flag.Duration("window", 20*time.Second, "the steady-state window")
 		root   = flag.String("root", "..", "the repository's root")
 	)
 	flag.Parse()
@@ -46,6 +46,7 @@ func run() error {
 		ns = append(ns, n)
 	}
 	start := time.Now()
+	load0 := loadavg()
 	var results []fleet.Result
 	for _, t := range strings.Split(*topos, ",") {
 		for _, n := range ns {
@@ -72,12 +73,26 @@ func run() error {
 			}
 		}
 	}
-	md := section(results, chartRef, took)
+	md := section(results, chartRef, took, load0, loadavg())
 	if *doc == "" {
 		fmt.Print(md)
 		return nil
 	}
 	return splice(*doc, "fleet", md)
+}
+
+// loadavg is the machine's 1-minute load average, "" when unknown: other
+// work on the machine shares its cores with the server and the fleet.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 func rel(dir, target string) (string, error) {
@@ -125,7 +140,7 @@ func pct(f float64) string      { return strconv.FormatFloat(f*100, 'f', 2, 64) 
 
 // row is one line of the progress log.
 func row(r fleet.Result) string {
-	return fmt.Sprintf("%s %d: %.0f round trips/s %v, CPU %s (others %v), %s µs/rt (floor %s), Status %s ms (server %s), Advance %s ms (server %s), memory %d B, seen 99%% %s ms all %s ms, commands %v, after step %v",
-		topo(r), r.Lockers, r.RoundTrips, r.Sent, pct(r.CPU), r.CPUOthers, us(r.PerRoundTrip), us(r.Floor), ms(r.Status), ms(r.StatusServer),
+	return fmt.Sprintf("%s %d: %.0f round trips/s %v, CPU %s (others %v, upkeep %s, commands %s), %s µs/rt (floor %s), Status %s ms (server %s), Advance %s ms (server %s), memory %d B, seen 99%% %s ms all %s ms, commands %v, after step %v",
+		topo(r), r.Lockers, r.RoundTrips, r.Sent, pct(r.CPU), r.CPUOthers, pct(r.Upkeep), pct(r.Heartbeats), us(r.PerRoundTrip), us(r.Floor), ms(r.Status), ms(r.StatusServer),
 		ms(r.Advance), ms(r.AdvanceServer), r.Memory, ms(r.Seen99), ms(r.SeenAll), r.Commands, r.AfterStep)
 }

@@ -43,19 +43,6 @@ func (n *node) cpu() (time.Duration, error) {
 	return time.Duration((sys + user) * float64(time.Second)), nil
 }
 
-// calls is the total of INFO commandstats calls of the named commands.
-func (n *node) calls(names ...string) (int64, error) {
-	st, err := n.c.CommandStats()
-	if err != nil {
-		return 0, err
-	}
-	var sum int64
-	for _, k := range names {
-		sum += st[k].Calls
-	}
-	return sum, nil
-}
-
 func (n *node) do(args ...string) (any, error) { return n.c.Do(args...) }
 
 // slow is one SLOWLOG entry: the command's server time and its arguments.

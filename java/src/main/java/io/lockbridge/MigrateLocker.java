@@ -41,7 +41,7 @@ public final class MigrateLocker implements AutoCloseable {
      */
     public static final Duration DEFAULT_PHASE_INTERVAL = Duration.ofSeconds(2);
     /** The phase lease, in phase intervals (Go: DefaultPhaseLeaseIntervals). */
-    public static final int DEFAULT_PHASE_LEASE_INTERVALS = 7;
+    public static final int DEFAULT_PHASE_LEASE_INTERVALS = 12;
 
     /** The phase lease is below this: half the longest hold a heartbeat registers (Go: maxHold/2). */
     static final Duration MAX_LEASE = Follower.MAX_HOLD.dividedBy(2);
