@@ -49,7 +49,7 @@ func section(rs []fleet.Result, chartRef string, took time.Duration, load0, load
 		}
 		p("| %d | %s | %.0f | %s | %s%s | %s | **%s** | %s µs | %s µs | %s µs (%s µs) | %s ms (%s ms) | %s ms (%s ms) | %.1f KB | %s ms (%s ms) |\n",
 			r.Lockers, topo(r), r.RoundTrips, strings.Join(sent, ", "), pct(r.CPU), others, pct(r.Upkeep), pct(r.Heartbeats), us(r.PerRoundTrip), us(r.Floor),
-			us(longest), us(after), ms(r.Status), ms(r.StatusServer), ms(r.Advance), ms(r.AdvanceServer), float64(r.Memory)/1024, ms(r.Seen99), ms(r.SeenAll))
+			us(longest), us(after), ms(r.Status), ms(r.StatusServer), ms(r.Advance), ms(r.AdvanceServer), float64(r.Memory)/1024, ms(r.Seen99), seenAll(r))
 	}
 	p("\n")
 	if chartRef != "" {
@@ -127,4 +127,12 @@ func svg(rs []fleet.Result) string {
 		ml, h-10, colors[false], ml+110, h-10, colors[true])
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// seenAll is when all ran the step, or how many had not by the limit.
+func seenAll(r fleet.Result) string {
+	if r.Missed > 0 {
+		return fmt.Sprintf("%d not by %s ms; %d notices failed", r.Missed, ms(r.SeenAll), r.NoticeErrors)
+	}
+	return ms(r.SeenAll)
 }

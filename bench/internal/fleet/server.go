@@ -57,7 +57,7 @@ func (n *node) slowlog(all bool) error {
 	if all {
 		th = "0"
 	}
-	for _, a := range [][]string{{"CONFIG", "SET", "slowlog-max-len", "200000"}, {"CONFIG", "SET", "slowlog-log-slower-than", th}, {"SLOWLOG", "RESET"}} {
+	for _, a := range [][]string{{"CONFIG", "SET", "slowlog-max-len", "1000000"}, {"CONFIG", "SET", "slowlog-log-slower-than", th}, {"SLOWLOG", "RESET"}} {
 		if _, err := n.do(a...); err != nil {
 			return err
 		}
