@@ -47,7 +47,7 @@ func section(rs []fleet.Result, chartRef string, took time.Duration, load0, load
 			}
 			others = " (others " + strings.Join(o, ", ") + ")"
 		}
-		p("| %d | %s | %.0f | %s | %s%s | %s | **%s** | %s µs | %s µs | %s µs (%s µs) | %s ms (%s ms) | %s ms (%s ms) | %.1f KB | %s ms (%s ms) |\n",
+		p("| %d | %s | %.0f | %s | %s%s | %s | **%s** | %s µs | %s µs | %s µs (%s µs) | %s ms (%s ms) | %s ms (%s ms) | %.1f KB | %s ms (%s) |\n",
 			r.Lockers, topo(r), r.RoundTrips, strings.Join(sent, ", "), pct(r.CPU), others, pct(r.Upkeep), pct(r.Heartbeats), us(r.PerRoundTrip), us(r.Floor),
 			us(longest), us(after), ms(r.Status), ms(r.StatusServer), ms(r.Advance), ms(r.AdvanceServer), float64(r.Memory)/1024, ms(r.Seen99), seenAll(r))
 	}
@@ -132,7 +132,7 @@ func svg(rs []fleet.Result) string {
 // seenAll is when all ran the step, or how many had not by the limit.
 func seenAll(r fleet.Result) string {
 	if r.Missed > 0 {
-		return fmt.Sprintf("%d not by %s ms; %d notices failed", r.Missed, ms(r.SeenAll), r.NoticeErrors)
+		return fmt.Sprintf("%d not by %s ms; %d notice warnings", r.Missed, ms(r.SeenAll), r.NoticeErrors)
 	}
-	return ms(r.SeenAll)
+	return ms(r.SeenAll) + " ms"
 }
