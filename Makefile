@@ -1,5 +1,5 @@
 # Entry points: `make check` (the fast loop), `make test` (also what .ci/run
-# runs), `make lint`, `make bench`, `make soak`.
+# runs), `make lint`, `make bench`, `make bench-scale`, `make soak`.
 
 # staticcheck 2025.1.1; the module proxy knows the release by its semver tag.
 # Every check is on, the style checks too (package and exported-name
@@ -17,7 +17,7 @@ ADAPTER_MODULES := driver/rueidisadapter driver/valkeyadapter
 # tested and linted beside the main one.
 EXAMPLE_MODULES := examples/otel
 
-.PHONY: check test lint bench soak model model-long interop interop-long java
+.PHONY: check test lint bench bench-scale soak model model-long interop interop-long java java-spring java-bench
 
 # The packages of the main module that make check tests: all but the JVM
 # interop, the soak, the spin models and the examples.
@@ -38,6 +38,7 @@ test:
 	go vet ./...
 	go test -race -count=1 -timeout 15m ./...
 	for m in $(ADAPTER_MODULES) $(EXAMPLE_MODULES); do (cd $$m && go vet ./... && go test -race -count=1 -timeout 5m ./...) || exit 1; done
+	$(MAKE) --no-print-directory java-spring-test
 	./model/run.sh
 
 # Interop with the real Java lock libraries (interop/, docs/java.md): builds
@@ -45,8 +46,14 @@ test:
 # tests: the golden vectors, lockbridge-java on a real redis-server), then
 # runs Go lockers beside Spring Data Redis, jedis-lock, Spring Integration,
 # ShedLock, Redisson (4.x and 3.x) and lockbridge-java (the mixed Go/Java
-# migrating fleet) on real redis-servers. Part of `go test ./...` (so of make
-# test); this target runs it alone.
+# migrating fleet) on real redis-servers. It also builds the Spring test
+# applications' executable jars (java/spring boot3-app and boot4-app, with
+# the modules they are made of, tests skipped: java-spring runs them; the
+# lockbridge-java they need is installed by the first build) and runs them as
+# processes: both Boot lines migrating beside Go followers, and each line's
+# rolling deploy from RedisLockRegistry and RedisLockProvider to lockbridge's
+# beans (interop/spring_test.go; about a minute with the build). Part of
+# `go test ./...` (so of make test); this target runs it alone.
 interop:
 	./scripts/setup.sh
 	go test -race -count=1 -timeout 10m -v ./interop
@@ -55,6 +62,31 @@ interop:
 java:
 	./scripts/setup.sh
 	cd java && mvn -q -B test
+
+# The Spring modules (java/spring: the Boot 3.5 and 4.0 starters, the
+# LockRegistry beans, the ShedLock provider) and their @SpringBootTest and
+# rolling-deploy tests on real redis-servers. lockbridge-java is installed
+# first (its tests skipped: make java and the interop tests run them), with
+# its test-jar, whose redis-server fixtures the Spring tests start.
+java-spring:
+	./scripts/setup.sh
+	$(MAKE) --no-print-directory java-spring-test
+
+java-spring-test:
+	cd java && mvn -q -B -DskipTests install
+	cd java/spring && mvn -q -B install
+
+# The JMH benchmarks of lockbridge-java beside Redisson, RedisLockRegistry
+# and a raw Lettuce floor (java/jmh; not in make test): rewrites the Java
+# section of docs/performance.md (the Go report, make bench, keeps it).
+# JMH_ARGS passes io.lockbridge.jmh.Report's options: --rounds N (default 5),
+# --iteration-ms N (default 1000), --only a,b. About 10 minutes on two cores.
+JMH_ARGS ?=
+java-bench:
+	./scripts/setup.sh
+	cd java && mvn -q -B -DskipTests install
+	cd java/spring && mvn -q -B -DskipTests -pl testing -am install
+	cd java/jmh && mvn -q -B package && java -jar target/lockbridge-jmh.jar $(JMH_ARGS)
 
 # The long interop runs: 20,000 acquisitions per pair and 60 s of saturated
 # contention per pair for the fairness figures; the Go/Java fleets on
@@ -104,10 +136,22 @@ lint:
 bench:
 	cd bench && go run ./cmd/benchreport -out ../docs/performance.md -chart results/handoff.svg -json results/results.json
 
+# The scale benchmarks (bench/cmd/benchscale): the uncontended cycle against
+# the minimal correct lock with the cores awake and halting, many locks on one
+# server and on clusters of 1, 3 and 6 primaries, 8 and 64 waiters each on a
+# client of its own, and 0.5 and 2 ms of added round trip through a proxy that
+# delays every frame without serializing them. It rewrites only its own
+# section of docs/performance.md (make bench keeps it), its charts and raw
+# results under bench/results/. Not part of make test; about 6 minutes on two
+# cores. It starts its own redis-servers, and as root it keeps the cores from
+# halting while it measures (a CPU latency request).
+bench-scale:
+	cd bench && go run ./cmd/benchscale -out ../docs/performance.md -charts results -json results/scale.json
+
 # Fleet size (issue 29): simulated fleets of 100, 1,000 and 10,000 migrate
-# lockers on one server and a 3-primary cluster; rewrites the "Fleet size"
-# section of docs/performance.md (its <!-- keep:fleet --> block, which
-# `make bench` carries over) and bench/results/fleet.svg. About 8 minutes on
+# lockers on one server and a 3-primary cluster; rewrites the "fleet"
+# section of docs/performance.md (which `make bench` carries over) and
+# bench/results/fleet.svg. About 8 minutes on
 # two cores; part of `make bench-scale`, not of `make test`.
 .PHONY: bench-fleet
 bench-fleet:

@@ -167,4 +167,36 @@ func TestInteropJavaModern(t *testing.T) {
 		assert.Greater(t, goFence, javaFence, "fences increase from Java to Go")
 		require.NoError(t, r.l.Unlock(ctx))
 	})
+
+	// The server restarts without persistence and loses the fence counter:
+	// the clock term still puts each fence above the last, Go to Java to Go.
+	t.Run("fences-across-restart", func(t *testing.T) {
+		lk := modern.New(e.lock, modern.WithFencing())
+		l, err := lk.TryLock(ctx, key, 10*time.Second)
+		require.NoError(t, err)
+		goFence := l.(*modern.Lock).Fence()
+		require.NoError(t, l.Unlock(ctx))
+		e.srv.Restart()
+		n, err := e.raw.Exists(ctx, "{"+key+"}:fence").Result()
+		require.NoError(t, err, "the restarted server answers")
+		require.Zero(t, n, "the counter is gone with the restart")
+		j := startJava(t, e, javaFlags{"mode": "once", "locker": "lockbridge-modern", "fencing": "true", "name": key,
+			"lease-ms": "10000", "wait-ms": "10000"})
+		javaFence := acquiredFence(t, j.expect("acquired", 30*time.Second))
+		j.send("release")
+		j.expect("released", 30*time.Second)
+		var after int64
+		for i := 0; ; i++ { // the Go client's pooled connections died with the server: the first calls may fail before sending
+			l, err = lk.TryLock(ctx, key, 10*time.Second)
+			if err == nil || i == 5 {
+				break
+			}
+		}
+		require.NoError(t, err)
+		after = l.(*modern.Lock).Fence()
+		require.NoError(t, l.Unlock(ctx))
+		t.Logf("fences across the restart: go %d, java %d, go %d", goFence, javaFence, after)
+		assert.Greater(t, javaFence, goFence, "Java's fence after the restart exceeds Go's before it")
+		assert.Greater(t, after, javaFence, "and Go's next one exceeds Java's")
+	})
 }

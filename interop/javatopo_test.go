@@ -39,6 +39,8 @@ type topoFleet struct {
 	java     javaFlags     // the worker's topology flags
 	force    bool          // Init with force (a new namespace in a cluster: no mark)
 	failover func(t *testing.T)
+	promoted string   // the address of the lock's master after the failover
+	addrs    []string // every server of the topology (not the sentinel)
 }
 
 func TestInteropJavaMigratesTopologies(t *testing.T) {
@@ -87,6 +89,8 @@ func sentinelFleet(t *testing.T) topoFleet {
 		lock:     goredis.New(c),
 		javaAddr: rp.Primary.Addr(),
 		java:     javaFlags{"sentinels": s.Addr(), "master": "mymaster"},
+		promoted: rp.Replica.Addr(),
+		addrs:    []string{rp.Primary.Addr(), rp.Replica.Addr()},
 		failover: func(t *testing.T) {
 			old := rp.Primary.Addr()
 			_, err := topoDo(ctx, old, "CLIENT", "PAUSE", "60000", "WRITE")
@@ -141,6 +145,8 @@ func clusterFleet(t *testing.T) topoFleet {
 		javaAddr: addrs[0],
 		java:     javaFlags{"cluster": strings.Join(addrs, ",")},
 		force:    true,
+		promoted: replica.Addr(),
+		addrs:    append(append([]string(nil), addrs...), replica.Addr()),
 		failover: func(t *testing.T) {
 			_, err := topoDo(ctx, replica.Addr(), "CLUSTER", "FAILOVER")
 			require.NoError(t, err)

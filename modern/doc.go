@@ -27,9 +27,12 @@
 //
 //   - acquire: the plain command SET K token NX PX ttl. Only when it finds
 //     the key taken does a second round trip (a read-only script) learn the
-//     holder's PTTL — and tell a key of another type from a holder. With
-//     fencing the acquire is one script instead: SET K token NX PX ttl and
-//     the next fence in {K}:fence, together;
+//     holder's PTTL — and tell a key of another type from a holder. A
+//     waiting Lock's later attempts (and its first, on a key it waited for
+//     a moment ago) are one script instead, which answers with the holder's
+//     PTTL in the same round trip. With fencing the acquire is always that
+//     script: SET K token NX PX ttl and the next fence in {K}:fence,
+//     together;
 //   - release: a script: if GET K == token then DEL K and, if anyone is
 //     subscribed to {K}:released (PUBSUB NUMSUB; SHARDNUMSUB in Redis
 //     Cluster), publish on it (SPUBLISH in Redis Cluster, PUBLISH
@@ -67,9 +70,15 @@
 // confirmation and tries again, so no release is missed. All waiters of a
 // Locker share one subscription (one connection; in Redis Cluster, one
 // sharded-pub/sub connection per slot in use), opened when the first has to
-// wait and closed when the last returns — a Locker runs no goroutine while
-// nobody waits and needs no Close. A release wakes one waiter per Locker,
-// the head of the key's line (see Order below): only one can get the lock. When subscribing fails — an ACL user without
+// wait. A key's channel stays subscribed for WithNotifyLinger (1 s by
+// default) after its last waiter returned, and the subscription open while
+// a channel does: a process that takes a contended key again and again
+// waits on it again without a new connection, a subscription or a second
+// attempt (the channel, confirmed before its attempt, heard any release
+// since). After the linger the Locker runs no goroutine while nobody waits;
+// it needs no Close (Close ends a linger at once). A release wakes one
+// waiter per Locker, the head of the key's line (see Order below): only one
+// can get the lock. When subscribing fails — an ACL user without
 // pub/sub rights (Redis 7 gives new users none by default), sharded pub/sub
 // unavailable, the server slow to confirm — Lock silently polls with its
 // backoff instead, and subscribing is retried a second later. Lock never
@@ -98,6 +107,25 @@
 // the head still waits as a poller does, and a call behind it notices its
 // turn at its next pause. A line holds no goroutine and ends with its last
 // caller.
+//
+// Across processes. Every Locker's head hears each release notice. Were
+// they all to attempt at once, the one whose notice came first — or whose
+// caller had just called Lock — would win, often the same one again and
+// again, and the others would wait many holds. Once a Locker's waiter has
+// lost such a race (woken by a release, it found the lock taken again), or
+// has waited through a line of notices, its heads put off each attempt
+// after a wake, so that the one waiting longest attempts first: a call
+// younger than ElderFirst (2 ms) by the difference, and a call that has
+// heard fewer notices than its Locker's last call needed by LineSpacing
+// (0.5 ms, or twice its last round trip) per notice missing; they join the
+// channel's waiters before their first attempt. A notice meanwhile counts
+// again; a delay that passes without one ends in an attempt (those ahead
+// may have gone). Nothing is skipped: each wake still leads to an attempt,
+// the backoff and the holder's lease still bound the sleep, and a lone
+// waiter, or two Lockers taking turns, never lose a race and attempt at
+// once. The order is by each process's own clock and counts; it is a
+// courtesy between lockbridge Go waiters, not a lock: TryLock, pollers and
+// other libraries do not take part.
 //
 // A context that ends while Lock waits returns an error wrapping both
 // lockbridge.ErrNotObtained and ctx.Err(). One that ends while an acquire

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/lockbridge/lockbridge/bench/internal/awake"
+	"github.com/lockbridge/lockbridge/bench/internal/docsection"
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
+	"github.com/lockbridge/lockbridge/bench/internal/machine"
 	"github.com/lockbridge/lockbridge/bench/internal/redisserver"
 )
 
@@ -29,6 +31,7 @@ func run() error {
 		quick = flag.Bool("quick", false, "a short run, to check that everything works (numbers are rough)")
 		from  = flag.String("render", "", "measure nothing: write the report and chart from this raw results file (as -json writes), e.g. after editing analysis.md")
 		only  = flag.String("redis", "", "use this redis-server (host:port) instead of starting one; it must be dedicated to the run, as MONITOR counts every client's commands")
+		wake  = flag.Bool("awake", true, "keep the cores from halting while measuring (a 0 µs CPU latency request on /dev/cpu_dma_latency; needs root): round trips then cost the same from one to the next")
 	)
 	opts := Options{
 		Rounds: 41, CycleOps: 100, TakeoverOps: 100, CountOps: 200, ServerOps: 2000, AllocOps: 1000,
@@ -66,7 +69,7 @@ func run() error {
 		addr = srv.Addr()
 	}
 	start := time.Now()
-	loadBefore := loadavg()
+	loadBefore := machine.Loadavg()
 	r, err := newRunner(addr, opts, impls.All())
 	if err != nil {
 		return err
@@ -76,16 +79,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	cpu0, cpuOK := sampleCPU(info["process_id"])
+	awakeNote := "not asked for (-awake=false)"
+	if *wake {
+		release, err := awake.Hold()
+		if err != nil {
+			awakeNote = err.Error()
+			logf("cores may halt when idle: %v", err)
+		} else {
+			awakeNote = ""
+			defer release()
+		}
+	}
+	cpu0, cpuOK := machine.SampleCPU(info["process_id"])
 	res, err := r.measure(context.Background())
 	if err != nil {
 		return err
 	}
-	cpu1, cpuOK1 := sampleCPU(info["process_id"])
-	res.Env = environment(info["redis_version"])
-	res.Env.LoadBefore, res.Env.LoadAfter = loadBefore, loadavg()
+	cpu1, cpuOK1 := machine.SampleCPU(info["process_id"])
+	res.Env = machine.Environment(info["redis_version"])
+	res.Env.LoadBefore, res.Env.LoadAfter = loadBefore, machine.Loadavg()
+	res.Env.Awake, res.Env.AwakeNote = awakeNote == "", awakeNote
 	if cpuOK && cpuOK1 && *only == "" {
-		res.Env.OtherCPU = otherShare(cpu0, cpu1)
+		res.Env.OtherCPU = machine.OtherShare(cpu0, cpu1)
 	}
 
 	res.Quick = *quick
@@ -119,34 +134,15 @@ func write(res *Results, out, chart, raw string, quick bool) error {
 			return err
 		}
 	}
-	return writeFile(out, []byte(markdown(res, chartRef, quick)+kept(out)))
-}
-
-// kept returns the blocks of the report at path that other commands write
-// (between <!-- keep:NAME --> and <!-- /keep:NAME -->, e.g. fleetbench's),
-// to carry them over when the report is rewritten.
-func kept(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	var out strings.Builder
-	s := string(b)
-	for {
-		i := strings.Index(s, "<!-- keep:")
-		if i < 0 {
-			break
+	doc := markdown(res, chartRef, quick)
+	// The sections other generators keep in the same file (make
+	// bench-scale's) are carried over.
+	if old, err := os.ReadFile(out); err == nil {
+		if doc, err = docsection.Carry(string(old), doc); err != nil {
+			return fmt.Errorf("%s: %w", out, err)
 		}
-		name, _, _ := strings.Cut(s[i+len("<!-- keep:"):], " ")
-		end := "<!-- /keep:" + name + " -->"
-		j := strings.Index(s[i:], end)
-		if j < 0 {
-			break
-		}
-		out.WriteString("\n" + s[i:i+j+len(end)] + "\n")
-		s = s[i+j+len(end):]
 	}
-	return out.String()
+	return writeFile(out, []byte(doc))
 }
 
 func writeFile(path string, data []byte) error {

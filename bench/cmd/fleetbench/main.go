@@ -2,7 +2,7 @@
 // simulated fleets of real migrate.Lockers (each its own registry member,
 // many per process) at the default intervals, on one server and on a
 // 3-primary cluster. It writes a Markdown section (between the markers
-// <!-- keep:fleet --> and <!-- /keep:fleet --> of -doc) and an SVG chart.
+// <!-- begin fleet --> and <!-- end fleet --> of -doc) and an SVG chart.
 //
 //	cd bench && go run ./cmd/fleetbench -doc ../docs/performance.md -chart results/fleet.svg
 package main
@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockbridge/lockbridge/bench/internal/docsection"
 	"github.com/lockbridge/lockbridge/bench/internal/fleet"
 )
 
@@ -29,7 +30,7 @@ func main() {
 
 func run() error {
 	var (
-		doc    = flag.String("doc", "../docs/performance.md", "the Markdown file whose fleet section (between <!-- keep:fleet --> and <!-- /keep:fleet -->) is rewritten; empty: print it")
+		doc    = flag.String("doc", "../docs/performance.md", "the Markdown file whose fleet section (between <!-- begin fleet --> and <!-- end fleet -->) is rewritten; empty: print it")
 		chart  = flag.String("chart", "results/fleet.svg", "the chart (SVG) to write; empty: none")
 		sizes  = flag.String("sizes", "100,1000,10000", "fleet sizes")
 		topos  = flag.String("topologies", "single,cluster", "single, cluster or both")
@@ -78,7 +79,7 @@ func run() error {
 		fmt.Print(md)
 		return nil
 	}
-	return splice(*doc, "fleet", md)
+	return docsection.WriteFile(*doc, "fleet", md)
 }
 
 // loadavg is the machine's 1-minute load average, "" when unknown: other
@@ -106,25 +107,6 @@ func rel(dir, target string) (string, error) {
 	}
 	r, err := filepath.Rel(ad, at)
 	return filepath.ToSlash(r), err
-}
-
-// splice replaces the block between <!-- keep:name --> and <!-- /keep:name
-// --> of path with md, or appends the block when there is none.
-func splice(path, name, md string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	open, end := "<!-- keep:"+name+" -->", "<!-- /keep:"+name+" -->"
-	block := open + "\n" + md + end
-	s := string(b)
-	i, j := strings.Index(s, open), strings.Index(s, end)
-	if i >= 0 && j > i {
-		s = s[:i] + block + s[j+len(end):]
-	} else {
-		s = strings.TrimRight(s, "\n") + "\n\n" + block + "\n"
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
 }
 
 func topo(r fleet.Result) string {

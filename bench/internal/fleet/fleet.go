@@ -15,7 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge/bench/internal/redisserver"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/migrate"
 )
@@ -206,7 +206,7 @@ func (r *run) servers() (func(), error) {
 	var addrs []string
 	var stop func()
 	if r.cfg.Cluster {
-		c, s, err := redistest.StandaloneCluster()
+		c, s, err := redistest.StandaloneCluster(3)
 		if err != nil {
 			return nil, err
 		}

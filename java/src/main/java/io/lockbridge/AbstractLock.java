@@ -82,6 +82,15 @@ abstract class AbstractLock implements Lock {
     private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
             Threads.daemon("lockbridge-done"));
 
+    /**
+     * Where auto-refreshes run: a locker's watchdog only times them. One
+     * refresh stalled on its node (up to the command timeout) then holds
+     * back no other lock's, as Go refreshes each lock on a goroutine of its
+     * own; a lock's refreshes and its unlock stay serialised by its op.
+     */
+    private static final ExecutorService REFRESH = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+            Threads.daemon("lockbridge-refresh"));
+
     private static ScheduledThreadPoolExecutor timer() {
         ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, Threads.daemon("lockbridge-lease-timer"));
         t.setRemoveOnCancelPolicy(true);
@@ -153,9 +162,18 @@ abstract class AbstractLock implements Lock {
         }
     }
 
-    Duration ttl() {
+    /** The lease last asked for. */
+    Duration leaseTtl() {
         synchronized (mu) {
             return ttl;
+        }
+    }
+
+    @Override
+    public Duration remaining() {
+        synchronized (mu) {
+            long left = endNanos - System.nanoTime();
+            return ended || left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
         }
     }
 
@@ -491,7 +509,7 @@ abstract class AbstractLock implements Lock {
             return;
         }
         try {
-            next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+            next = watchdog.schedule(this::handOff, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // The locker was closed meanwhile: no more refreshes; the
             // lease timer still signals the loss.
@@ -500,8 +518,23 @@ abstract class AbstractLock implements Lock {
         }
     }
 
+    /** On the watchdog: runs the tick on a refresh thread of its own. */
+    private void handOff() {
+        try {
+            REFRESH.execute(this::tick);
+        } catch (RejectedExecutionException | OutOfMemoryError e) {
+            tick(); // no thread to be had: here
+        }
+    }
+
     private void tick() {
-        Duration t = ttl();
+        synchronized (mu) {
+            if (watchdog == null || watchdog.isShutdown()) {
+                watchdog = null;
+                return; // stopped (an unlock, the locker closed) since the tick was timed
+            }
+        }
+        Duration t = leaseTtl();
         synchronized (op) {
             if (ended()) {
                 return;

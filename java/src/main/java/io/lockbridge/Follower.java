@@ -198,6 +198,16 @@ final class Follower {
         }
     }
 
+    /** How long the phase lease still runs by the monotonic clock, without reading: zero once it has lapsed, before the first reading, or while a refusal stands. */
+    Duration leaseLeft() {
+        synchronized (mu) {
+            if (current == null || !hasUntil || refusal != null) {
+                return Duration.ZERO;
+            }
+            return Duration.ofNanos(Math.max(0, untilNanos - System.nanoTime()));
+        }
+    }
+
     /** A reading; then, when it wants a move, the announcing reading, the move, and the reporting reading. */
     void sync(Duration ttl) {
         syncMu.lock();

@@ -85,7 +85,7 @@ final class HeldSet {
                 }
                 p = lk.phase;
                 l = r;
-                t = lk.ttl();
+                t = lk.leaseTtl();
             }
             if (oldest == null || p.ordinal() < oldest.ordinal()) {
                 oldest = p;

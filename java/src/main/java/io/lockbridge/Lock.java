@@ -25,6 +25,29 @@ public interface Lock extends AutoCloseable {
     /** When the lease ends by this process's clock (without further refreshes). */
     Instant expiresAt();
 
+    /**
+     * How long the local lease has left, by this process's monotonic clock:
+     * the send time of the last confirmed grant plus its ttl, minus now;
+     * zero once the lock has ended (released or lost) or that time passed.
+     * Nothing is sent. {@link #done()} signals the loss ttl/12 earlier.
+     */
+    Duration remaining();
+
+    /**
+     * The lock's remaining lease as the server counts it (Go's
+     * {@code modern.Lock.TTL}), if the lock is still ours: one read
+     * (modern/ttl.lua, PTTL if the key holds our token); negative when
+     * someone removed the key's expiry. When the key is gone or holds
+     * another token: {@link NotHeldException}, and the lock counts as lost
+     * ({@link #done()} completes with a {@link LostException}). A read
+     * without a reply: {@link UnknownOutcomeException} (it changed nothing;
+     * the lock stays as it was). Only a {@link ModernLocker}'s locks read it;
+     * the others throw {@link InvalidException}.
+     */
+    default Duration ttl() {
+        throw new InvalidException("lockbridge: ttl() reads a ModernLocker's lock; this lock is a " + phase() + " lock");
+    }
+
     /** Whether the lock is still held as far as this process knows. */
     boolean isHeld();
 

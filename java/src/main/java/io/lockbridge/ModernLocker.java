@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
 
 /**
  * The modern lock outside a migration: exactly the lock Go's
@@ -33,6 +34,13 @@ import java.util.concurrent.ScheduledExecutorService;
  * Java's, and across a restart that lost the counter; {@link Lock#fence()}
  * returns it.
  *
+ * <p>The other options of Go's {@code modern.Locker}:
+ * {@link Builder#waitForReplicas} (Go's {@code WithWait}),
+ * {@link Builder#pollers} ({@code WithPollers}), {@link Builder#tokens}
+ * ({@code WithTokenFunc}); and on the lock, {@link Lock#ttl()} (Go's
+ * {@code Lock.TTL}). Go's per-key line of one Locker's waiters is not
+ * built: each lock() call contends on its own.
+ *
  * <pre>{@code
  * ModernLocker locker = ModernLocker.builder(redis).autoRefresh(true).fencing(true).build();
  * try (Lock lock = locker.lock("orders", Duration.ofSeconds(30), Duration.ofSeconds(5))) {
@@ -46,12 +54,18 @@ public final class ModernLocker implements AutoCloseable {
     /** The longest key: Go's check.MaxKeyLen, 64 KiB. */
     static final int MAX_KEY_LEN = 64 << 10;
     static final byte[] FENCE_SUFFIX = Keys.ascii(":fence");
+    /** The longest token: Go's modern.MaxTokenLen. */
+    static final int MAX_TOKEN_LEN = 1024;
 
     private final Redis redis;
     private final LegacyProfile derive; // null: the name is the key
     private final Backoff backoff;
     private final boolean fencing;
     private final boolean notifications;
+    private final Duration poll; // ZERO: off
+    private final int waitReplicas; // 0: off
+    private final Duration waitTimeout;
+    private final Supplier<String> tokens;
     private final ScheduledExecutorService watchdog; // null without auto-refresh
     private volatile boolean closed;
 
@@ -61,6 +75,10 @@ public final class ModernLocker implements AutoCloseable {
         this.backoff = b.backoff;
         this.fencing = b.fencing;
         this.notifications = b.notifications;
+        this.poll = b.poll;
+        this.waitReplicas = b.waitReplicas;
+        this.waitTimeout = b.waitTimeout;
+        this.tokens = b.tokens;
         this.watchdog = b.autoRefresh ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-modern-watchdog")) : null;
     }
 
@@ -76,6 +94,10 @@ public final class ModernLocker implements AutoCloseable {
         private boolean fencing;
         private boolean notifications = true;
         private boolean autoRefresh;
+        private Duration poll = Duration.ZERO;
+        private int waitReplicas;
+        private Duration waitTimeout;
+        private Supplier<String> tokens = MigrateLocker::token;
 
         private Builder(Redis redis) {
             if (redis == null) {
@@ -116,6 +138,62 @@ public final class ModernLocker implements AutoCloseable {
         /** Refresh held locks every ttl/3, as Go's WithAutoRefresh; default off. */
         public Builder autoRefresh(boolean on) {
             this.autoRefresh = on;
+            return this;
+        }
+
+        /**
+         * The lock's other contenders poll every d and publish nothing when
+         * they release (Spring Integration's RedisLockRegistry, ShedLock:
+         * 100 ms by default): lock() then waits as they do, pausing d/2 to d
+         * between attempts instead of the backoff, never past the holder's
+         * remaining lease, and release notices do not cut that pause short
+         * (it does not subscribe). Go: WithPollers(d). tryLock is unchanged.
+         * Default zero: off. A negative d is invalid.
+         */
+        public Builder pollers(Duration d) {
+            if (d == null || d.isNegative() || d.compareTo(AbstractLock.MAX_TTL) > 0) {
+                throw new InvalidException("lockbridge: pollers " + d + ": want zero (off) or a positive interval up to 2^63-1 ns");
+            }
+            this.poll = d;
+            return this;
+        }
+
+        /**
+         * Every acquire waits, on the connection that sent it, until at
+         * least replicas replicas acknowledged it (Redis' WAIT replicas
+         * timeout), so that a failover to any of them keeps the lock key
+         * and, with fencing, the fence counter. When fewer acknowledge in
+         * time, or WAIT gets no reply, the lock is not reported held: it is
+         * released at once (owner-checked) and the attempt throws
+         * {@link ReplicationException} (lock() too, without another
+         * attempt). An acquire whose reply was lost is released the same
+         * way and its {@link UnknownOutcomeException} thrown. WAIT makes the
+         * loss of an acknowledged write unlikely, not impossible (a replica
+         * acknowledges what it received, and a failover may pick one that
+         * did not): pair it with fencing. Go: WithWait(replicas, timeout).
+         * replicas at least 1, timeout at least 1 ms (whole milliseconds;
+         * WAIT's 0, "for ever", is not offered). Default: off.
+         */
+        public Builder waitForReplicas(int replicas, Duration timeout) {
+            if (replicas < 1 || timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0) {
+                throw new InvalidException("lockbridge: waitForReplicas(" + replicas + ", " + timeout + "): want at least 1 replica and a timeout of at least 1ms");
+            }
+            this.waitReplicas = replicas;
+            this.waitTimeout = Duration.ofMillis(timeout.toMillis());
+            return this;
+        }
+
+        /**
+         * How each acquire makes its token, the value that proves ownership
+         * on release and refresh: it must be unique to the acquisition (a
+         * token reused by two holders lets one release the other's lock),
+         * 1 to 1024 bytes in UTF-8; a token outside that fails the acquire
+         * with {@link InvalidException}. For tokens that name the holder
+         * ("host/pid/random"). Go: WithTokenFunc. Default: 16 random bytes,
+         * unpadded base64url (Go's NewToken).
+         */
+        public Builder tokens(Supplier<String> f) {
+            this.tokens = Objects.requireNonNull(f);
             return this;
         }
 
@@ -183,6 +261,10 @@ public final class ModernLocker implements AutoCloseable {
             throw new InvalidException("lockbridge: wait " + wait + " is negative");
         }
         Names n = names(name);
+        if (!poll.isZero()) {
+            // As a poller: d/2 to d between attempts, no notice cuts it short.
+            return Wait.loop(name, wait, Backoff.exponential(poll, poll), () -> attempt(n, t), null);
+        }
         Wait.Notices notices = notifications && n.channel != null ? wake -> redis.subscribe(n.channel, wake) : null;
         return Wait.loop(name, wait, backoff, () -> attempt(n, t), notices);
     }
@@ -204,6 +286,7 @@ public final class ModernLocker implements AutoCloseable {
 
     private Lock attempt(Names n, Duration ttl) {
         checkOpen();
+        Wait.notInterrupted(n.name);
         ModernLock lk = acquire(n, ttl);
         if (watchdog != null) {
             lk.autoRefresh(watchdog);
@@ -211,11 +294,23 @@ public final class ModernLocker implements AutoCloseable {
         return lk;
     }
 
+    private String token() {
+        String t = tokens.get();
+        int len = t == null ? 0 : t.getBytes(StandardCharsets.UTF_8).length;
+        if (len < 1 || len > MAX_TOKEN_LEN) {
+            throw new InvalidException("lockbridge: token of " + len + " bytes (want 1 to " + MAX_TOKEN_LEN + ")");
+        }
+        return t;
+    }
+
     private ModernLock acquire(Names n, Duration ttl) {
-        String token = MigrateLocker.token();
+        String token = token();
         byte[][] keys = n.fence == null ? new byte[][] {n.key} : new byte[][] {n.key, n.fence};
         Script s = Scripts.MODERN_ACQUIRE;
         long start = System.nanoTime();
+        if (waitReplicas > 0) {
+            return acquireWait(n, keys, token, start, ttl);
+        }
         List<?> r;
         try {
             r = redis.evalList(s, keys, Redis.arg(token), Redis.arg(ttl.toMillis()));
@@ -232,9 +327,57 @@ public final class ModernLocker implements AutoCloseable {
         if (code != 0) {
             throw Replies.unexpected(s, r);
         }
-        // Go's notObtained: no expiry leaves the wait to the backoff; 0 ms left is 1 ms.
+        throw notObtained(n, v);
+    }
+
+    /** Go's notObtained: the holder has v ms left; no expiry leaves the wait to the backoff; 0 ms left is 1 ms. */
+    private static NotObtainedException notObtained(Names n, long v) {
         Duration left = v < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, v));
-        throw new NotObtainedException("lockbridge: lock " + Keys.show(n.name) + " is held" + (v < 0 ? " (no expiry)" : " (" + left + " left)"), left);
+        return new NotObtainedException("lockbridge: lock " + Keys.show(n.name) + " is held" + (v < 0 ? " (no expiry)" : " (" + left + " left)"), left);
+    }
+
+    /**
+     * The acquire followed by WAIT on its connection: held only when enough
+     * replicas acknowledged; else released at once and a
+     * ReplicationException. An acquire without a reply is released the same
+     * way (never read back as held: nothing says the replicas have it).
+     */
+    private ModernLock acquireWait(Names n, byte[][] keys, String token, long start, Duration ttl) {
+        Script s = Scripts.MODERN_ACQUIRE;
+        Redis.Waited w;
+        try {
+            w = redis.evalListWait(s, keys, waitReplicas, waitTimeout, Redis.arg(token), Redis.arg(ttl.toMillis()));
+        } catch (UnknownOutcomeException e) {
+            undo(n, token, e);
+            throw e;
+        }
+        List<?> l = Replies.list(s, (List<?>) w.reply(), 2);
+        long code = Replies.num(s, l.get(0));
+        long v = Replies.num(s, l.get(1));
+        if (code == 0) {
+            throw notObtained(n, v);
+        }
+        if (code != 1) {
+            throw Replies.unexpected(s, w.reply());
+        }
+        if (w.waitError() == null && w.acked() >= waitReplicas) {
+            return new ModernLock(n, token, v, start, ttl);
+        }
+        boolean released = undo(n, token, w.waitError());
+        throw new ReplicationException(n.name, waitReplicas, w.acked(), released, w.waitError());
+    }
+
+    /** Releases an acquire not reported held (owner-checked, sent once); whether it was confirmed released. */
+    private boolean undo(Names n, String token, Throwable cause) {
+        byte[][] keys = n.channel == null ? new byte[][] {n.key} : new byte[][] {n.key, n.channel};
+        try {
+            return redis.evalLong(Scripts.MODERN_RELEASE, keys, Redis.arg(token), Redis.arg(redis.publishCommand())) == 1;
+        } catch (RuntimeException e) {
+            if (cause != null) {
+                cause.addSuppressed(e);
+            }
+            return false;
+        }
     }
 
     /**
@@ -243,16 +386,26 @@ public final class ModernLocker implements AutoCloseable {
      * and the counter again. The key holding our token means our SET ran and
      * no one has acquired since; the counter unchanged around that read means
      * it holds the fence our acquire handed out. Returns the fence (0
-     * without fencing); NotObtainedException when the key does not hold our
-     * token; cause (an unknown outcome) when the reads cannot settle it.
+     * without fencing). A key without our token settles nothing unless the
+     * acquire can no longer run — its connection killed on the server,
+     * confirmed, before the reads — then NotObtainedException; otherwise
+     * it may still be on its way and run after the reads: an unknown
+     * outcome naming the token (after a best-effort release by it). cause
+     * (an unknown outcome) when the reads cannot settle it.
      */
     private long readBack(Names n, String token, UnknownOutcomeException cause) {
+        boolean stopped = cause.stopRequest();
         try {
             byte[] f1 = n.fence == null ? null : redis.get(n.fence);
             byte[] v = redis.get(n.key);
             if (v == null || !Keys.same(v, Redis.arg(token))) {
-                throw new NotObtainedException("lockbridge: acquire " + Keys.show(n.name)
-                        + ": the reply was lost and the key does not hold our token", Duration.ZERO, cause);
+                if (stopped) {
+                    throw new NotObtainedException("lockbridge: acquire " + Keys.show(n.name)
+                            + ": the reply was lost, its connection was killed, and the key does not hold our token", Duration.ZERO, cause);
+                }
+                undo(n, token, cause);
+                throw new UnknownOutcomeException("lockbridge: acquire " + Keys.show(n.name) + ": the reply was lost and the key does not hold our token "
+                        + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
             }
             if (n.fence == null) {
                 return 0;
@@ -262,7 +415,7 @@ public final class ModernLocker implements AutoCloseable {
                 return Long.parseLong(new String(f1, StandardCharsets.US_ASCII));
             }
             cause.addSuppressed(new IllegalStateException("the fence counter changed while it was read back"));
-        } catch (NotObtainedException e) {
+        } catch (NotObtainedException | UnknownOutcomeException e) {
             throw e;
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
@@ -286,6 +439,25 @@ public final class ModernLocker implements AutoCloseable {
         @Override
         public long fence() {
             return fence;
+        }
+
+        @Override
+        public Duration ttl() {
+            checkNotEnded("ttl");
+            Script s = Scripts.MODERN_TTL;
+            List<?> r = redis.evalList(s, new byte[][] {n.key}, token);
+            List<?> l = Replies.list(s, r, 2);
+            long c = Replies.num(s, l.get(0));
+            if (c == 1) {
+                return Duration.ofMillis(Replies.num(s, l.get(1)));
+            }
+            try {
+                code(c);
+            } catch (NotHeldException e) {
+                lose("ttl found it " + e.reason().name().toLowerCase(), e);
+                throw e;
+            }
+            throw Replies.unexpected(s, r);
         }
 
         @Override

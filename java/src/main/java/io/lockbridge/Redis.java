@@ -10,6 +10,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -20,7 +22,6 @@ import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -52,10 +53,14 @@ import io.lettuce.core.resource.DefaultClientResources;
  * ({@link #of}, {@link #cluster}), before any lease clock starts.
  *
  * <p><b>Sentinel</b> ({@link #of} with a RedisURI naming sentinels and a
- * master id): each new connection asks the sentinels for the master. After
- * a failover the old master's connections are closed (Sentinel kills its
- * clients; a READONLY reply also empties the pool), calls in flight on them
- * fail with an unknown outcome, and the next call connects to the new master.
+ * master id): each new connection asks the sentinels for the master, and
+ * lockbridge listens to the sentinels' failover events (+promoted-slave,
+ * +switch-master). When they name a new master the old master's connections
+ * are closed, a reply that comes on one of them after that is an unknown
+ * outcome (the old master may be one that was paused or cut off and still
+ * takes writes), and the next call connects to the new master; so does a
+ * READONLY reply. While no sentinel's events can be heard, calls refuse
+ * before sending ({@link RedisUnavailableException}).
  *
  * <p><b>Cluster</b> ({@link #cluster}): lock commands do not go through
  * Lettuce's cluster connection (whose channel writer re-dispatches
@@ -68,8 +73,16 @@ import io.lettuce.core.resource.DefaultClientResources;
  * next command and a new node connection is opened. Release notices use
  * sharded pub/sub (SPUBLISH / SSUBSCRIBE), as Go's lockers do in a cluster.
  *
- * <p>Pub/sub (release and phase notices) uses a separate connection that may
- * reconnect: SUBSCRIBE changes no lock.
+ * <p>Pub/sub (release and phase notices) uses separate connections that may
+ * reconnect: SUBSCRIBE changes no lock. In a cluster each channel is
+ * subscribed on the master of its slot, by lockbridge's own slot map, over a
+ * pub/sub connection to that node: a release script publishes only when the
+ * master counts a subscriber (SHARDNUMSUB counts that node's own), so a
+ * subscription left on a master demoted by a failover would hear nothing.
+ * When the map shows a channel's slot served by another node (a MOVED
+ * reply, a re-read map), the channel is subscribed there again and its
+ * listeners are woken once, so a waiter attempts again at once, as after
+ * its first subscription.
  *
  * <p>Share one Redis between lockers; close it when done.
  */
@@ -91,8 +104,7 @@ public final class Redis implements AutoCloseable {
     private final Duration timeout;
     private final ClientResources ownResources;
     private final RedisClient client;
-    private final RedisClient pubsubClient; // standalone, sentinel
-    private final RedisClusterClient pubsubCluster; // cluster
+    private final RedisClient pubsubClient;
 
     private final Map<String, Pool> pools = new ConcurrentHashMap<>();
     private final Object slotMu = new Object();
@@ -100,8 +112,15 @@ public final class Redis implements AutoCloseable {
     private final Map<String, RedisURI> nodes = new ConcurrentHashMap<>();
 
     private final Object connMu = new Object();
-    private StatefulRedisPubSubConnection<byte[], byte[]> pubsub;
+    /** Pub/sub connections: in a cluster one per node ("host:port"), else one under "". Guarded by connMu. */
+    private final Map<String, StatefulRedisPubSubConnection<byte[], byte[]>> pubsubs = new java.util.HashMap<>();
     private final Map<ByteBuffer, Set<Runnable>> listeners = new ConcurrentHashMap<>();
+    /** Cluster: the node each subscribed channel is subscribed on. Guarded by listeners. */
+    private final Map<ByteBuffer, String> homes = new java.util.HashMap<>();
+    /** Cluster, Sentinel: subscribes channels again on their slot's (the) new master, off the callers' threads. */
+    private final ExecutorService rehomer;
+    /** Sentinel: what the sentinels say of a failover; null otherwise. */
+    private final SentinelWatch watch;
     private volatile boolean closed;
 
     private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
@@ -115,16 +134,14 @@ public final class Redis implements AutoCloseable {
         // replay: only for the tests that show what a resend does.
         this.client.setOptions(replay ? ClientOptions.builder().autoReconnect(true).build()
                 : ClientOptions.builder().autoReconnect(false).disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+        this.pubsubClient = RedisClient.create(res);
         if (kind == Kind.CLUSTER) {
-            this.pubsubClient = null;
-            this.pubsubCluster = RedisClusterClient.create(res, seeds);
             for (RedisURI s : seeds) {
                 nodes.put(addr(s.getHost(), s.getPort()), s);
             }
-        } else {
-            this.pubsubClient = RedisClient.create(res);
-            this.pubsubCluster = null;
         }
+        this.rehomer = kind == Kind.STANDALONE ? null : Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
+        this.watch = kind == Kind.SENTINEL ? new SentinelWatch(res) : null;
     }
 
     /**
@@ -195,6 +212,9 @@ public final class Redis implements AutoCloseable {
                     p.giveBack(p.borrow());
                 }
             } else {
+                if (watch != null) {
+                    watch.check();
+                }
                 Pool p = pool(null);
                 p.giveBack(p.borrow());
             }
@@ -250,6 +270,10 @@ public final class Redis implements AutoCloseable {
     private final class Pool {
         final RedisURI target;
         final ConcurrentLinkedDeque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
+        /** Each open connection's CLIENT ID, read when it connected (absent: refused, e.g. by an ACL). */
+        final Map<StatefulRedisConnection<byte[], byte[]>, Long> ids = new ConcurrentHashMap<>();
+        /** Sentinel: the sentinels named a new master since this pool's connections asked them; no reply on them is trusted. */
+        volatile boolean retired;
 
         Pool(RedisURI target) {
             this.target = target;
@@ -268,6 +292,7 @@ public final class Redis implements AutoCloseable {
             try {
                 StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE, target);
                 c.setTimeout(timeout);
+                clientId(c);
                 return c;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": " + e.getMessage(), e);
@@ -275,9 +300,9 @@ public final class Redis implements AutoCloseable {
         }
 
         void giveBack(StatefulRedisConnection<byte[], byte[]> c) {
-            if (!closed && c.isOpen() && idle.size() < MAX_IDLE) {
+            if (!closed && !retired && c.isOpen() && idle.size() < MAX_IDLE) {
                 idle.offerFirst(c);
-                if (closed) {
+                if (closed || retired) {
                     clear();
                 }
             } else {
@@ -287,11 +312,57 @@ public final class Redis implements AutoCloseable {
 
         /** Closes c, whose command got no reply: a late reply must not be taken for the next command's. */
         void drop(StatefulRedisConnection<byte[], byte[]> c) {
+            ids.remove(c);
             quietClose(c);
+        }
+
+        /** Records c's CLIENT ID; a refusal (NOPERM) leaves it unknown, no reply closes c. */
+        private void clientId(StatefulRedisConnection<byte[], byte[]> c) {
+            try {
+                ids.put(c, c.sync().clientId());
+            } catch (RedisCommandExecutionException e) {
+                // unknown: a request lost on c is never settled by a kill
+            } catch (RuntimeException e) {
+                quietClose(c);
+                throw e;
+            }
+        }
+
+        /**
+         * Ends c, dropped after its command got no reply, on the server too
+         * (CLIENT KILL ID on another connection to the same node): the
+         * server discards what it has not read of c, and bytes of c still
+         * on their way reach a closed socket, so c's command can no longer
+         * run. True only when the server confirms it killed c. Never
+         * behind Sentinel: the master a pool connects to is not one server,
+         * so the kill might not reach the server c went to.
+         */
+        boolean kill(Long id) {
+            if (id == null || kind == Kind.SENTINEL || closed) {
+                return false;
+            }
+            StatefulRedisConnection<byte[], byte[]> k;
+            try {
+                k = borrow();
+            } catch (RuntimeException e) {
+                return false;
+            }
+            try {
+                Long n = k.sync().clientKill(io.lettuce.core.KillArgs.Builder.id(id));
+                giveBack(k);
+                return n != null && n == 1;
+            } catch (RedisCommandExecutionException e) {
+                giveBack(k); // NOPERM (an ACL without CLIENT KILL): not stopped
+                return false;
+            } catch (RuntimeException e) {
+                drop(k);
+                return false;
+            }
         }
 
         void clear() {
             for (StatefulRedisConnection<byte[], byte[]> c; (c = idle.pollFirst()) != null;) {
+                ids.remove(c);
                 quietClose(c);
             }
         }
@@ -354,6 +425,7 @@ public final class Redis implements AutoCloseable {
                         }
                     }
                     slotOwner = owner;
+                    rehome(owner);
                     return owner;
                 } catch (RuntimeException e) {
                     p.drop(c);
@@ -401,6 +473,9 @@ public final class Redis implements AutoCloseable {
     private Object call(String what, int slot, Op op) {
         String askAt = null;
         for (int hop = 0;; hop++) {
+            if (watch != null) {
+                watch.check();
+            }
             Pool p = askAt != null ? pool(askAt) : poolFor(slot);
             boolean asking = askAt != null;
             StatefulRedisConnection<byte[], byte[]> c = p.borrow();
@@ -409,7 +484,21 @@ public final class Redis implements AutoCloseable {
                     c.sync().asking();
                 }
                 Object r = op.run(c.sync(), asking);
-                p.giveBack(c);
+                if (p.retired) {
+                    // The sentinels named a new master while the command was in
+                    // flight: it ran on a master they had replaced (one that was
+                    // paused or cut off, say), which others no longer lock on.
+                    p.drop(c);
+                    UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
+                            + " its reply, from the old one, is not trusted; it is not sent again", null);
+                    u.stopper = () -> true; // its reply came: it ran, on the old master, and cannot run again
+                    throw u;
+                }
+                if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
+                    p.drop(c); // WAIT got no reply: a late one must not be read as the next command's
+                } else {
+                    p.giveBack(c);
+                }
                 return r;
             } catch (RedisCommandExecutionException e) {
                 p.giveBack(c); // an error reply: the connection is in step
@@ -431,6 +520,7 @@ public final class Redis implements AutoCloseable {
                 }
                 throw new RedisErrorException("lockbridge: " + what + ": " + m, e);
             } catch (RuntimeException e) {
+                Long id = p.ids.get(c);
                 p.drop(c);
                 if (kind == Kind.CLUSTER) {
                     slotOwner = null; // read the topology again before the next command
@@ -438,8 +528,10 @@ public final class Redis implements AutoCloseable {
                 if (e instanceof RedisCommandInterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                throw new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": " + e.getMessage()
-                        + "): it may or may not have run, and is not sent again", e);
+                UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": "
+                        + e.getMessage() + "): it may or may not have run, and is not sent again", e);
+                u.stopper = () -> p.kill(id);
+                throw u;
             }
         }
     }
@@ -455,6 +547,7 @@ public final class Redis implements AutoCloseable {
             // no map: the retry goes by a full read
             return;
         }
+        rehome(n);
         // Others of the node's slots may have moved too: read the whole map once more, lazily.
         staleAfterMove = true;
     }
@@ -485,20 +578,62 @@ public final class Redis implements AutoCloseable {
      * {@link UnknownOutcomeException}, an error reply a {@link RedisErrorException}.
      */
     private Object eval(Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        return call(s.name(), evalSlot(keys), (c, asking) -> evalOn(c, asking, s, type, keys, args));
+    }
+
+    private int evalSlot(byte[][] keys) {
         if (staleAfterMove) {
             staleAfterMove = false;
             slotOwner = null;
         }
-        return call(s.name(), keys.length == 0 ? -1 : Keys.slot(keys[0]), (c, asking) -> {
+        return keys.length == 0 ? -1 : Keys.slot(keys[0]);
+    }
+
+    private static Object evalOn(RedisCommands<byte[], byte[]> c, boolean asking, Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        try {
+            return c.evalsha(s.sha1(), type, keys, args);
+        } catch (RedisNoScriptException e) {
+            if (asking) {
+                c.asking();
+            }
+            return c.eval(s.source(), type, keys, args);
+        }
+    }
+
+    /**
+     * A script's reply, and what WAIT said after it on the same connection:
+     * how many replicas acknowledged, or the error of a WAIT that failed
+     * (then acked is 0).
+     */
+    record Waited(Object reply, long acked, RuntimeException waitError) {}
+
+    /**
+     * {@link #eval} of s (an array reply), then, on the same connection,
+     * WAIT replicas timeout: how many replicas acknowledged the script's
+     * writes. The script is sent once, as by eval; a WAIT that fails does
+     * not make the script's reply unknown (it is returned with the error).
+     */
+    Waited evalListWait(Script s, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
+        Object r = call(s.name(), evalSlot(keys), (c, asking) -> {
+            Object reply = evalOn(c, asking, s, ScriptOutputType.MULTI, keys, args);
+            io.lettuce.core.api.StatefulConnection<byte[], byte[]> conn = c.getStatefulConnection();
+            conn.setTimeout(timeout.plus(waitTimeout));
             try {
-                return c.evalsha(s.sha1(), type, keys, args);
-            } catch (RedisNoScriptException e) {
-                if (asking) {
-                    c.asking();
+                return new Waited(reply, c.waitForReplication(replicas, waitTimeout.toMillis()), null);
+            } catch (RuntimeException e) {
+                if (e instanceof RedisCommandInterruptedException) {
+                    Thread.currentThread().interrupt();
                 }
-                return c.eval(s.source(), type, keys, args);
+                return new Waited(reply, 0, e);
+            } finally {
+                conn.setTimeout(timeout);
             }
         });
+        Waited w = (Waited) r;
+        if (!(w.reply() instanceof List<?>)) {
+            throw Replies.unexpected(s, w.reply());
+        }
+        return w;
     }
 
     /** GET key (a read: changes nothing). */
@@ -511,43 +646,196 @@ public final class Redis implements AutoCloseable {
      * is closed. Returns once Redis confirmed the subscription; throws
      * {@link RedisUnavailableException} when it cannot subscribe (callers
      * then poll). In a cluster, a sharded subscription (SSUBSCRIBE) on the
-     * channel's slot.
+     * master of the channel's slot, moved to the slot's new master when the
+     * slot map changes (onMessage is then called once).
      */
     AutoCloseable subscribe(byte[] channel, Runnable onMessage) {
         ByteBuffer k = ByteBuffer.wrap(channel.clone());
-        StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubConnection();
         synchronized (listeners) {
             listeners.computeIfAbsent(k, x -> new CopyOnWriteArraySet<>()).add(onMessage);
         }
         try {
-            if (kind == Kind.CLUSTER) {
-                ps.sync().ssubscribe(channel);
-            } else {
-                ps.sync().subscribe(channel);
-            }
+            subscribeAt(k, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
         } catch (RuntimeException e) {
-            unsubscribe(ps, k, onMessage);
+            unsubscribe(k, onMessage);
             throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
         }
-        return () -> unsubscribe(ps, k, onMessage);
+        return () -> unsubscribe(k, onMessage);
+    }
+
+    /**
+     * Subscribes k on node at (cluster: SSUBSCRIBE, following MOVED; else
+     * SUBSCRIBE on the one pub/sub connection) and, in a cluster, records
+     * where, unsubscribing it from the node it was on before. Idempotent: a
+     * second SSUBSCRIBE of a channel is confirmed again by Redis.
+     */
+    private void subscribeAt(ByteBuffer k, String at) {
+        byte[] ch = bytes(k);
+        if (kind != Kind.CLUSTER) {
+            pubsubConnection("").sync().subscribe(ch);
+            return;
+        }
+        for (int hop = 0;; hop++) {
+            if (at == null) {
+                slotOwner = null;
+                throw new RedisUnavailableException("lockbridge: no cluster node serves slot " + Keys.slot(ch), null);
+            }
+            try {
+                pubsubConnection(at).sync().ssubscribe(ch);
+            } catch (RedisCommandExecutionException e) {
+                String[] f = String.valueOf(e.getMessage()).split(" ");
+                if (hop < MAX_REDIRECTS && f.length >= 3 && f[0].equals("MOVED")) {
+                    moved(Integer.parseInt(f[1]), f[2]);
+                    at = f[2];
+                    continue;
+                }
+                throw e;
+            }
+            String old;
+            synchronized (listeners) {
+                if (!listeners.containsKey(k)) {
+                    // the last listener left meanwhile
+                    pubsubConnection(at).async().sunsubscribe(ch);
+                    return;
+                }
+                old = homes.put(k, at);
+            }
+            if (old != null && !old.equals(at)) {
+                leave(old, ch, true);
+            }
+            return;
+        }
+    }
+
+    /**
+     * SUNSUBSCRIBE ch on node a; with close, a's pub/sub connection is closed
+     * instead once no channel is subscribed there (a node that lost its
+     * slots, perhaps gone: its connection would reconnect for ever).
+     */
+    private void leave(String a, byte[] ch, boolean close) {
+        boolean idle;
+        synchronized (listeners) {
+            idle = close && !homes.containsValue(a);
+        }
+        synchronized (connMu) {
+            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(a);
+            if (ps == null) {
+                return;
+            }
+            if (idle) {
+                pubsubs.remove(a);
+                ps.closeAsync();
+            } else if (ps.isOpen()) {
+                ps.async().sunsubscribe(ch);
+            }
+        }
+    }
+
+    /**
+     * The slot map changed: every channel subscribed on a node that no
+     * longer serves its slot is subscribed again on the one that does, in
+     * the background; its listeners are then woken once (a waiter attempts
+     * again, as after its first subscription: a release meanwhile may have
+     * published where nobody of ours listened).
+     */
+    private void rehome(String[] owner) {
+        List<ByteBuffer> moved = new ArrayList<>();
+        synchronized (listeners) {
+            homes.forEach((k, at) -> {
+                String want = owner[Keys.slot(bytes(k))];
+                if (want != null && !want.equals(at)) {
+                    moved.add(k);
+                }
+            });
+        }
+        for (ByteBuffer k : moved) {
+            try {
+                rehomer.execute(() -> {
+                    String[] m = slotOwner;
+                    String want = m == null ? null : m[Keys.slot(bytes(k))];
+                    try {
+                        if (want != null && !closed) {
+                            subscribeAt(k, want);
+                        }
+                    } catch (RuntimeException e) {
+                        // unreachable for now: the waiters poll; the next map change tries again
+                    }
+                    deliver(bytes(k));
+                });
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                return; // closed
+            }
+        }
+    }
+
+    /**
+     * Node a unsubscribed channel: ours (a listener left, a re-home), or
+     * the server's own when its slot left the node (Redis does so on the
+     * master a failover demotes). The server's: the slot map is read again
+     * and the channel subscribed on the slot's master, in the background,
+     * then its listeners are woken once.
+     */
+    private void dropped(String a, byte[] channel) {
+        ByteBuffer k = ByteBuffer.wrap(channel.clone());
+        synchronized (listeners) {
+            if (!listeners.containsKey(k) || !a.equals(homes.get(k))) {
+                return; // ours
+            }
+        }
+        try {
+            rehomer.execute(() -> {
+                try {
+                    // The nodes learn of the failover one by one: read the map
+                    // until it names another master for the slot (10 s at most).
+                    for (int i = 0; i < 100 && !closed; i++) {
+                        slotOwner = null;
+                        String want = slots()[Keys.slot(channel)];
+                        if (want != null && !want.equals(a)) {
+                            subscribeAt(k, want);
+                            break;
+                        }
+                        Thread.sleep(100);
+                    }
+                } catch (RuntimeException e) {
+                    // unreachable for now: the waiters poll; the next map change tries again
+                } catch (InterruptedException e) {
+                    return; // closed
+                }
+                deliver(channel);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed
+        }
+    }
+
+    private static byte[] bytes(ByteBuffer k) {
+        byte[] b = new byte[k.remaining()];
+        k.duplicate().get(b);
+        return b;
     }
 
     /** Removes a listener; the last one of a channel unsubscribes it (a service's many lock names do not pile up). */
-    private void unsubscribe(StatefulRedisPubSubConnection<byte[], byte[]> ps, ByteBuffer k, Runnable onMessage) {
+    private void unsubscribe(ByteBuffer k, Runnable onMessage) {
+        String at;
         synchronized (listeners) {
             Set<Runnable> s = listeners.get(k);
             if (s == null || !s.remove(onMessage) || !s.isEmpty()) {
                 return;
             }
             listeners.remove(k);
-            if (ps.isOpen()) {
-                byte[] ch = new byte[k.remaining()];
-                k.duplicate().get(ch);
-                if (kind == Kind.CLUSTER) {
-                    ps.async().sunsubscribe(ch);
-                } else {
-                    ps.async().unsubscribe(ch);
-                }
+            at = kind == Kind.CLUSTER ? homes.remove(k) : "";
+        }
+        if (at == null) {
+            return;
+        }
+        if (kind == Kind.CLUSTER) {
+            leave(at, bytes(k), false);
+            return;
+        }
+        synchronized (connMu) {
+            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(at);
+            if (ps != null && ps.isOpen()) {
+                ps.async().unsubscribe(bytes(k));
             }
         }
     }
@@ -559,19 +847,20 @@ public final class Redis implements AutoCloseable {
         }
     }
 
-    private StatefulRedisPubSubConnection<byte[], byte[]> pubsubConnection() {
+    /** The pub/sub connection to node a (a cluster node "host:port"; "" the standalone server or Sentinel master). */
+    private StatefulRedisPubSubConnection<byte[], byte[]> pubsubConnection(String a) {
         synchronized (connMu) {
             if (closed) {
                 throw new RedisUnavailableException("lockbridge: Redis connections closed", null);
             }
-            if (pubsub != null) {
-                return pubsub;
+            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(a);
+            if (ps != null) {
+                return ps;
             }
             try {
-                pubsub = kind == Kind.CLUSTER ? pubsubCluster.connectPubSub(ByteArrayCodec.INSTANCE)
-                        : pubsubClient.connectPubSub(ByteArrayCodec.INSTANCE, uri);
-                pubsub.setTimeout(timeout);
-                pubsub.addListener(new RedisPubSubAdapter<>() {
+                ps = pubsubClient.connectPubSub(ByteArrayCodec.INSTANCE, a.isEmpty() ? uri : nodeUri(a));
+                ps.setTimeout(timeout);
+                ps.addListener(new RedisPubSubAdapter<>() {
                     @Override
                     public void message(byte[] channel, byte[] message) {
                         deliver(channel);
@@ -581,11 +870,171 @@ public final class Redis implements AutoCloseable {
                     public void smessage(byte[] channel, byte[] message) {
                         deliver(channel);
                     }
+
+                    @Override
+                    public void sunsubscribed(byte[] channel, long count) {
+                        if (!a.isEmpty()) {
+                            dropped(a, channel);
+                        }
+                    }
                 });
-                return pubsub;
+                pubsubs.put(a, ps);
+                return ps;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect for pub/sub: " + e.getMessage(), e);
             }
+        }
+    }
+
+    /**
+     * Sentinel: a subscription on each sentinel to the events that say it
+     * names a new master: "+promoted-slave" (the sentinel that runs the
+     * failover names the replica it promoted from then on) and
+     * "+switch-master" (every sentinel, once it has the new configuration).
+     * Connections to the master are pooled, and a pooled connection goes on
+     * reaching the master it was made to: one the sentinels replaced while
+     * it was paused or cut off from them still takes writes as a master
+     * until they reach it again and demote it (seconds later, or never while
+     * the cut lasts), so a lock taken there is a second holder beside the
+     * one on the new master. On such an event the pool is retired — its idle
+     * connections closed, a reply that comes on one of its connections
+     * afterwards distrusted ({@link UnknownOutcomeException}) — and the next
+     * call asks the sentinels again. While no subscription is confirmed, a
+     * switch may go unheard: calls refuse before sending
+     * ({@link RedisUnavailableException}); a subscription confirmed again
+     * after a disconnect retires the pool too. Go's lockers get the same from
+     * go-redis's failover client (+switch-master).
+     */
+    private final class SentinelWatch implements io.lettuce.core.RedisConnectionStateListener {
+        static final String SWITCH = "+switch-master";
+        static final String PROMOTED = "+promoted-slave";
+        private final RedisClient watchClient;
+        private final String master = uri.getSentinelMasterId();
+        private volatile String named; // the master a sentinel event named last
+        /** The connection of each sentinel ("host:port"). Guarded by this. */
+        private final Map<String, StatefulRedisPubSubConnection<String, String>> conns = new java.util.HashMap<>();
+        private final Set<Object> up = ConcurrentHashMap.newKeySet(); // confirmed and connected since
+        private final Set<Object> seen = ConcurrentHashMap.newKeySet(); // confirmed at least once
+
+        SentinelWatch(ClientResources res) {
+            watchClient = RedisClient.create(res);
+            watchClient.addListener(this);
+        }
+
+        /** Subscribes on the sentinels not yet connected when none is confirmed; refuses (nothing sent) when none can be. */
+        void check() {
+            if (!up.isEmpty()) {
+                return;
+            }
+            synchronized (this) {
+                for (RedisURI s : uri.getSentinels()) {
+                    String k = addr(s.getHost(), s.getPort());
+                    if (closed || conns.containsKey(k)) {
+                        continue; // a connection that lost its sentinel subscribes again when it reconnects
+                    }
+                    StatefulRedisPubSubConnection<String, String> c = null;
+                    try {
+                        // Our timeout, not the URI's (60 s by default), for the handshake of a hung sentinel.
+                        c = watchClient.connectPubSub(io.lettuce.core.codec.StringCodec.UTF8, RedisURI.builder(s).withTimeout(timeout).build());
+                        c.setTimeout(timeout);
+                        c.addListener(listener(c));
+                        conns.put(k, c);
+                        c.sync().subscribe(SWITCH, PROMOTED);
+                        confirmed(c);
+                    } catch (RuntimeException e) {
+                        // this sentinel is not reachable now: tried again by the next call that finds none confirmed
+                        if (c != null) {
+                            conns.remove(k);
+                            c.closeAsync();
+                        }
+                    }
+                }
+            }
+            if (up.isEmpty()) {
+                throw new RedisUnavailableException("lockbridge: cannot watch the sentinels " + uri.getSentinels()
+                        + " for a failover (SUBSCRIBE " + SWITCH + " " + PROMOTED + "): nothing sent", null);
+            }
+        }
+
+        private RedisPubSubAdapter<String, String> listener(Object conn) {
+            return new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                    String[] f = message == null ? new String[0] : message.split(" ");
+                    String now = null;
+                    if (SWITCH.equals(channel) && f.length >= 5 && f[0].equals(master)) {
+                        now = f[3] + ":" + f[4]; // <master> <old ip> <old port> <new ip> <new port>
+                    } else if (PROMOTED.equals(channel) && f.length >= 6 && f[4].equals("@") && f[5].equals(master)) {
+                        now = f[2] + ":" + f[3]; // slave <ip:port> <ip> <port> @ <master> <ip> <port>
+                    }
+                    if (now != null && !now.equals(named)) {
+                        named = now;
+                        switched();
+                    }
+                }
+
+                @Override
+                public void subscribed(String channel, long count) {
+                    confirmed(conn);
+                }
+            };
+        }
+
+        /** conn's subscription is confirmed; again after a disconnect, a switch meanwhile may have gone unheard. */
+        private void confirmed(Object conn) {
+            if (up.add(conn) && !seen.add(conn)) {
+                switched();
+            }
+        }
+
+        @Override
+        public void onRedisDisconnected(io.lettuce.core.RedisChannelHandler<?, ?> connection) {
+            if (up.remove(connection) && up.isEmpty()) {
+                switched();
+            }
+        }
+
+        void close() {
+            watchClient.shutdown();
+        }
+    }
+
+    /**
+     * Sentinel: the master may have changed. The pool is retired (its idle
+     * connections closed; a reply on one in use is not trusted), so that the
+     * next call asks the sentinels; the release-notice subscriptions are made
+     * again on the master they name, and their listeners woken once.
+     */
+    private void switched() {
+        Pool old = pools.get("");
+        if (old != null) {
+            old.retired = true;
+            pools.remove("", old);
+            old.clear();
+        }
+        try {
+            rehomer.execute(() -> {
+                StatefulRedisPubSubConnection<byte[], byte[]> ps;
+                synchronized (connMu) {
+                    ps = pubsubs.remove("");
+                }
+                if (ps == null) {
+                    return;
+                }
+                ps.closeAsync();
+                for (ByteBuffer k : new ArrayList<>(listeners.keySet())) {
+                    try {
+                        if (!closed && listeners.containsKey(k)) {
+                            subscribeAt(k, "");
+                        }
+                    } catch (RuntimeException e) {
+                        // unreachable for now: the waiters poll
+                    }
+                    deliver(bytes(k));
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed
         }
     }
 
@@ -594,18 +1043,18 @@ public final class Redis implements AutoCloseable {
     public void close() {
         synchronized (connMu) {
             closed = true;
-            if (pubsub != null) {
-                pubsub.close();
-            }
+            pubsubs.values().forEach(StatefulRedisPubSubConnection::close);
+            pubsubs.clear();
+        }
+        if (rehomer != null) {
+            rehomer.shutdownNow();
+        }
+        if (watch != null) {
+            watch.close();
         }
         pools.values().forEach(Pool::clear);
         client.shutdown();
-        if (pubsubClient != null) {
-            pubsubClient.shutdown();
-        }
-        if (pubsubCluster != null) {
-            pubsubCluster.shutdown();
-        }
+        pubsubClient.shutdown();
         if (ownResources != null) {
             ownResources.shutdown();
         }

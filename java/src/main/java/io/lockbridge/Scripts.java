@@ -39,6 +39,7 @@ public final class Scripts {
     static final Script MODERN_ACQUIRE = get("modern/acquire.lua");
     static final Script MODERN_RELEASE = get("modern/release.lua");
     static final Script MODERN_REFRESH = get("modern/refresh.lua");
+    static final Script MODERN_TTL = get("modern/ttl.lua");
 
     private Scripts() {}
 

@@ -165,6 +165,7 @@ final class Topology {
     static final class Cluster implements AutoCloseable {
         final List<Node> nodes = new ArrayList<>();
         final List<String> ids = new ArrayList<>();
+        final List<Node> replicas = new ArrayList<>();
 
         Cluster() throws Exception {
             int[][] ranges = {{0, 5460}, {5461, 10922}, {10923, 16383}};
@@ -215,9 +216,70 @@ final class Topology {
                     && n.cmd.clusterSlots().toString().contains(Integer.toString(nodes.get(to).port))));
         }
 
+        /**
+         * Starts one more cluster node, makes it a replica of node i, and
+         * returns once its link is up and every node lists it (it is closed
+         * with the cluster).
+         */
+        Node addReplica(int i) throws Exception {
+            Node r = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000");
+            replicas.add(r);
+            r.cmd.clusterMeet("127.0.0.1", nodes.get(i).port);
+            eventually("the new node joined", () -> {
+                try {
+                    return "OK".equals(r.cmd.clusterReplicate(ids.get(i)));
+                } catch (RuntimeException e) {
+                    return false;
+                }
+            });
+            eventually("the replica is in sync and known to every node", () -> r.cmd.info("replication").contains("master_link_status:up")
+                    && nodes.stream().allMatch(n -> n.cmd.clusterNodes().contains(r.cmd.clusterMyId())));
+            return r;
+        }
+
+        /**
+         * CLUSTER FAILOVER on replica r (coordinated: its master pauses its
+         * clients until r has caught up); returns once every node, r too,
+         * names r as the master of slot.
+         */
+        void failover(Node r, int slot) throws InterruptedException {
+            List<Node> all = new ArrayList<>(nodes);
+            all.addAll(replicas);
+            String id = r.cmd.clusterMyId();
+            // A master heeds a manual failover only from a node it knows as
+            // its replica, with its link up (a node that was just demoted
+            // takes a moment).
+            eventually("port " + r.port + " replicates its master, which knows it", () -> r.cmd.info("replication").contains("master_link_status:up")
+                    && all.stream().filter(n -> masterOf(n, slot) == n.port).allMatch(n -> n.cmd.clusterNodes().lines()
+                            .anyMatch(l -> l.startsWith(id) && l.contains("slave"))));
+            for (int attempt = 0;; attempt++) {
+                r.cmd.clusterFailover(false);
+                try {
+                    eventually("the replica serves slot " + slot + " on every node", () -> all.stream().allMatch(n -> masterOf(n, slot) == r.port));
+                    return;
+                } catch (AssertionError e) {
+                    if (attempt == 2) {
+                        throw e;
+                    }
+                }
+            }
+        }
+
+        /** The port of the master of slot in n's CLUSTER SLOTS. */
+        static int masterOf(Node n, int slot) {
+            for (Object o : n.cmd.clusterSlots()) {
+                List<?> range = (List<?>) o;
+                if ((Long) range.get(0) <= slot && slot <= (Long) range.get(1)) {
+                    return ((Long) ((List<?>) range.get(2)).get(1)).intValue();
+                }
+            }
+            return -1;
+        }
+
         @Override
         public void close() {
             nodes.forEach(Node::close);
+            replicas.forEach(Node::close);
         }
     }
 

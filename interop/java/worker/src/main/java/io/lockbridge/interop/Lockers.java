@@ -567,9 +567,13 @@ final class Lockers {
      * {@code --fencing=true}, {@code --auto-refresh=true},
      * {@code --derived=true} (the name is a legacy name: the lock is on its
      * derived modern key, {@code --profile=raw|jdk}), {@code --backoff-ms=}
-     * a constant backoff (default Go's 8 ms doubling to 512 ms).
+     * a constant backoff (default Go's 8 ms doubling to 512 ms),
+     * {@code --pollers-ms=} wait as a poller; {@code --cluster=} or
+     * {@code --sentinels=} / {@code --master=} as lockbridge-migrate's
+     * (through a Lettuce Cluster / Sentinel connection factory).
      */
     static final class LockbridgeModernLock implements JavaLock {
+        private final LettuceConnectionFactory factory; // null: standalone, by RedisURI
         private final io.lockbridge.Redis redis;
         private final io.lockbridge.ModernLocker locker;
         private final String name;
@@ -578,7 +582,15 @@ final class Lockers {
         private io.lockbridge.Lock held;
 
         LockbridgeModernLock(Map<String, String> f, String host, int port, String name, long leaseMs) {
-            redis = io.lockbridge.Redis.of(io.lettuce.core.RedisURI.create(host, port));
+            if (f.containsKey("cluster") || f.containsKey("sentinels")) {
+                factory = lettuceFactory(f, host, port);
+                factory.afterPropertiesSet();
+                factory.start();
+                redis = io.lockbridge.SpringRedis.of(factory);
+            } else {
+                factory = null;
+                redis = io.lockbridge.Redis.of(io.lettuce.core.RedisURI.create(host, port));
+            }
             io.lockbridge.ModernLocker.Builder b = io.lockbridge.ModernLocker.builder(redis)
                     .fencing(Boolean.parseBoolean(f.getOrDefault("fencing", "false")))
                     .autoRefresh(Boolean.parseBoolean(f.getOrDefault("auto-refresh", "false")));
@@ -588,6 +600,9 @@ final class Lockers {
             if (f.containsKey("backoff-ms")) {
                 Duration d = Duration.ofMillis(Harness.num(f, "backoff-ms", 0));
                 b.backoff(io.lockbridge.Backoff.exponential(d, d));
+            }
+            if (f.containsKey("pollers-ms")) {
+                b.pollers(Duration.ofMillis(Harness.num(f, "pollers-ms", 0)));
             }
             locker = b.build();
             this.name = name;
@@ -622,10 +637,13 @@ final class Lockers {
                 l.unlock();
             } catch (io.lockbridge.NotHeldException e) {
                 // expired: as Go's workers, go on
-            } catch (io.lockbridge.RedisUnavailableException | io.lockbridge.UnknownOutcomeException e) {
+            } catch (io.lockbridge.LockbridgeException e) {
                 if (!contending) {
                     throw e;
                 }
+                // contending, cut off from Redis or in a failover (an error
+                // reply such as READONLY: the release did not run): the lock
+                // ends by its lease; go on
                 System.err.println("release: " + e);
             }
         }
@@ -634,6 +652,9 @@ final class Lockers {
         public void close() {
             locker.close();
             redis.close();
+            if (factory != null) {
+                factory.destroy();
+            }
         }
     }
 }

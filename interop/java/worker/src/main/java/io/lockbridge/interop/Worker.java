@@ -26,7 +26,7 @@ import io.lockbridge.interop.common.Harness;
  *       counters (contend mode): the exclusion check is not the lock;
  *   <li>{@code --locker=} one of {@link Lockers#KINDS} (lockbridge-modern: its flags in
  *       {@link Lockers.LockbridgeModernLock});
- *   <li>lockbridge-migrate only: {@code --cluster=host:port,…} (a Redis
+ *   <li>lockbridge-migrate and lockbridge-modern: {@code --cluster=host:port,…} (a Redis
  *       Cluster's seeds) or {@code --sentinels=host:port,…} and
  *       {@code --master=} (a Sentinel master) instead of --redis's server,
  *       through a Lettuce Cluster / Sentinel connection factory;

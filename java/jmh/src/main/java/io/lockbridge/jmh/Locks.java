@@ -1,0 +1,73 @@
+package io.lockbridge.jmh;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+
+/**
+ * The two measurements, per subject (the redis-server's port in the system
+ * property lockbridge.jmh.port). Each thread of the hand-off has its own
+ * subject — its own connections, as the instances of a fleet — and all
+ * eight take one key.
+ */
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class Locks {
+    /** The subject: one of {@link Subject#NAMES}. */
+    @State(Scope.Benchmark)
+    public static class Shared {
+        @Param({"lettuce-floor"})
+        public String subject;
+        Subject s;
+
+        @Setup(Level.Trial)
+        public void up() {
+            s = Subject.of(subject, Integer.getInteger("lockbridge.jmh.port"));
+        }
+
+        @TearDown(Level.Trial)
+        public void down() {
+            s.close();
+        }
+    }
+
+    /** A subject per thread, of the shared state's kind. */
+    @State(Scope.Thread)
+    public static class Own {
+        Subject s;
+
+        @Setup(Level.Trial)
+        public void up(Shared shared) {
+            s = Subject.of(shared.subject, Integer.getInteger("lockbridge.jmh.port"));
+        }
+
+        @TearDown(Level.Trial)
+        public void down() {
+            s.close();
+        }
+    }
+
+    /** Acquire and release a free lock, one thread. */
+    @Benchmark
+    @Threads(1)
+    public void uncontended(Shared b) throws Exception {
+        b.s.cycle("jmh:uncontended");
+    }
+
+    /** Wait for, acquire and release one lock that eight threads (eight clients) take in turn. */
+    @Benchmark
+    @Threads(8)
+    public void handoff(Own o) throws Exception {
+        o.s.handoff("jmh:handoff");
+    }
+}
