@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -255,9 +256,18 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, migrate.PhaseLegacy, p)
 		require.Eventually(t, func() bool {
-			r, err := c.Do(ctx, "PUBSUB", "NUMSUB", "lockbridge:{"+ns+"}:phase-changed")
+			args := []any{"PUBSUB", "NUMSUB"}
+			for i := 0; i < 64; i++ { // the sharded notice channels of protocol 3
+				args = append(args, fmt.Sprintf("lockbridge:{%s}:phase-changed:%d", ns, i))
+			}
+			r, err := c.Do(ctx, args...)
 			a, _ := r.([]any)
-			return err == nil && len(a) == 2 && a[1] == int64(1)
+			var n int64
+			for i := 1; i < len(a); i += 2 {
+				v, _ := a[i].(int64)
+				n += v
+			}
+			return err == nil && n == 1
 		}, 5*time.Second, 5*time.Millisecond, "the follower subscribes to the phase notices")
 		_, err = ctl.Advance(ctx, true)
 		require.NoError(t, err)

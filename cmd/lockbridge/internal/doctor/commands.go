@@ -76,6 +76,10 @@ var commands = []Command{
 	{Name: "HGETALL", Scope: Direct | InScript,
 		UsedBy: "migrate: the controller and lockbridge fleet reading the namespace, registry and sightings; redisson: " +
 			"Holders"},
+	{Name: "HSCAN", Scope: InScript, UsedBy: "migrate: the controller reading the fleet registry in chunks"},
+	{Name: "ZSCAN", Scope: InScript, UsedBy: "migrate: the controller reading registry liveness in chunks"},
+	{Name: "HLEN", Scope: InScript, UsedBy: "migrate: the controller's status script (the registry's size)"},
+	{Name: "ZCARD", Scope: InScript, UsedBy: "migrate: the controller's status script (the liveness set's size)"},
 	{Name: "ZADD", Scope: InScript, UsedBy: "migrate: registry liveness, scored by the server's clock"},
 	{Name: "ZSCORE", Scope: Direct | InScript,
 		UsedBy: "migrate: lockbridge fleet forget; redisson fair locks: the queue head's timeout, read to explain a refusal"},

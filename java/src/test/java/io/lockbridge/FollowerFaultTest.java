@@ -74,27 +74,36 @@ class FollowerFaultTest extends ServerTest {
     /**
      * Every heartbeat carries a seq one above the last, so heartbeat.lua
      * writes nothing over a newer entry: a heartbeat held up in the network
-     * cannot put back an older phase or hold. Here a newer entry (seq
-     * 2^53-1) stands; the locker's heartbeats leave it as it is.
+     * cannot put back an older phase or hold. A heartbeat whose entry is the
+     * one its last confirmed write stored only touches it (renews its
+     * expiry). Here a newer entry (seq 2^53-1) stands; the locker's touches
+     * renew it, and its writes (a held lock changes the entry) leave it as
+     * it is.
      */
     @Test
     void faultLateHeartbeatDoesNotOverwriteANewerOne() throws Exception {
         srv.setPhase("seq1", "", Phase.LEGACY, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50)).build()) {
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50))
+                .phaseLease(Duration.ofMillis(150)).build()) {
             assertEquals(Phase.LEGACY, m.phase());
-            assertNotNull(entry("seq1", m.clientId()).get("seq"), "heartbeats carry a seq");
-            long first = (Long) entry("seq1", m.clientId()).get("seq");
-            assertTrue(first >= 1, "seq from 1");
-            MigrateLockerTest.eventually("a later heartbeat has a higher seq", () -> (Long) entry("seq1", m.clientId()).get("seq") > first);
+            Map<String, Object> first = entry("seq1", m.clientId());
+            assertTrue((Long) first.get("seq") >= 1, "seq from 1");
+            double exp = srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(m.clientId()));
+            MigrateLockerTest.eventually("a touch renews the expiry",
+                    () -> srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(m.clientId())) > exp);
+            assertEquals(first, entry("seq1", m.clientId()), "and leaves the entry");
 
-            String newer = "{\"v\":2,\"id\":\"" + m.clientId() + "\",\"phase\":\"modern\",\"host\":\"h\",\"pid\":1,\"ns_init\":0,\"gen\":0,"
-                    + "\"seq\":9007199254740991}";
+            String newer = "{\"v\":3,\"seq\":9007199254740991,\"id\":\"" + m.clientId()
+                    + "\",\"phase\":\"modern\",\"host\":\"h\",\"pid\":1,\"ns_init\":0,\"gen\":0}";
             srv.raw.hset(b("lockbridge:{seq1}:clients"), b(m.clientId()), b(newer));
+            Lock lk = m.tryLock("seq-orders", Duration.ofSeconds(5)); // the entry changes: written, not touched
+            Thread.sleep(100);
             long seen = srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue();
             Thread.sleep(300); // several heartbeats
             assertEquals(newer, new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(m.clientId())), StandardCharsets.UTF_8),
                     "a heartbeat with a lower seq changes nothing");
             assertEquals(seen, srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue());
+            lk.unlock();
         }
     }
 
