@@ -46,15 +46,19 @@ func TestFaultLateTouchKeepsTheLongerHold(t *testing.T) {
 		defer cancel()
 		_ = l.Close(cctx)
 	}()
+	beats := p.Count(faultproxy.Script(heartbeatScript))
 	ph, err := l.Phase(ctx)
 	require.NoError(t, err)
 	require.Equal(t, PhaseDualRead, ph)
+	// Its loop listens to the notices and has read once more (three
+	// heartbeats to start, one after subscribing).
+	require.Eventually(t, func() bool { return listeners(t, direct, ctl.s.k) == 1 && beats() >= 4 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
 
 	// The loop's next reading is a touch (nothing changed) with the short
 	// hold of a follower that has taken no lock yet; the network holds it
 	// up for a second, past the reading's deadline (one interval).
 	const delay = time.Second
-	beats := p.Count(faultproxy.Script(heartbeatScript))
 	before := beats()
 	p.Delay(delay)
 	require.Eventually(t, func() bool { return beats() > before }, 2*lease, time.Millisecond)
