@@ -335,11 +335,16 @@ final class Follower {
 
     /**
      * Whether a tick may pass without a reading (Go: follower.quiet): it
-     * hears the notices (or has a fixed phase, which reads none), its last
-     * reading was good, and the next tick still comes at least two
-     * intervals before its phase lease lapses.
+     * hears the notices — subscribed, its pub/sub connection up (or a fixed
+     * phase, which reads none) —, its last reading was good, and the next
+     * tick still comes at least two intervals before its phase lease lapses.
+     * A resubscription after a reconnect wakes it as a notice does
+     * (Redis.subscribe), as Go's loop reads after subscribing again.
      */
     private boolean quiet() {
+        if (fixed == null && !redis.pubsubOpen()) {
+            return false;
+        }
         synchronized (mu) {
             if ((fixed == null && subscription == null) || lastErr != null || refusal != null || !hasLastGood) {
                 return false;

@@ -508,7 +508,9 @@ public final class Redis implements AutoCloseable {
 
     /**
      * Calls onMessage on every message on channel until the returned handle
-     * is closed. Returns once Redis confirmed the subscription; throws
+     * is closed, and on every confirmation of the subscription (the first,
+     * and each one Lettuce makes after a reconnect: notices sent meanwhile
+     * were lost). Returns once Redis confirmed the subscription; throws
      * {@link RedisUnavailableException} when it cannot subscribe (callers
      * then poll). In a cluster, a sharded subscription (SSUBSCRIBE) on the
      * channel's slot.
@@ -581,11 +583,35 @@ public final class Redis implements AutoCloseable {
                     public void smessage(byte[] channel, byte[] message) {
                         deliver(channel);
                     }
+
+                    // A (re)subscription confirmed — Lettuce resubscribes
+                    // by itself after a reconnect — ends a gap in which
+                    // notices may have been lost: every listener checks
+                    // again, as after its first subscription.
+                    @Override
+                    public void subscribed(byte[] channel, long count) {
+                        deliver(channel);
+                    }
+
+                    @Override
+                    public void ssubscribed(byte[] channel, long count) {
+                        deliver(channel);
+                    }
                 });
                 return pubsub;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect for pub/sub: " + e.getMessage(), e);
             }
+        }
+    }
+
+    /**
+     * Whether the pub/sub connection is up: while it is down (Lettuce
+     * reconnecting) no notice reaches a subscriber.
+     */
+    boolean pubsubOpen() {
+        synchronized (connMu) {
+            return pubsub != null && pubsub.isOpen();
         }
     }
 
