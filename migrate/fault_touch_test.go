@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -97,4 +98,49 @@ func TestFaultLateTouchKeepsTheLongerHold(t *testing.T) {
 	var ue *UnsafeStepError
 	require.ErrorAs(t, back, &ue, "the follower's dual-read lock blocks the rollback to legacy")
 	assert.Equal(t, []BlockerKind{BlockIncompatible}, kinds(ue.Blockers))
+}
+
+// A heartbeat that did not land renews no phase lease. An entry under the
+// locker's id with a seq above its own — not its write: its readings are
+// one at a time, so a newer one of its own cannot have landed first — makes
+// every heartbeat of the locker write nothing (a touch as an entry), so the
+// registry no longer counts it once that entry's expiry passes. Before, the
+// reading counted as good and renewed the lease: the locker went on locking
+// in its phase unseen by the controller. Now it refuses, with a typed
+// error, until the entry is gone (`lockbridge fleet forget`).
+func TestFaultHeartbeatThatDidNotLandRenewsNoLease(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
+	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(30*time.Second))
+	defer l.Close(ctx)
+	lk, err := l.TryLock(ctx, locktest.Key(t, "warm"), time.Second)
+	require.NoError(t, err)
+	require.NoError(t, lk.Unlock(ctx))
+
+	id := l.follow.id
+	k := ctl.s.k
+	foreign := `{"v":3,"seq":9007199254740991,"id":"` + id + `","phase":"legacy","host":"h","pid":1,"ns_init":0,"gen":0}`
+	locktest.Do(t, tg.Client, "HSET", k.clients, id, foreign)
+	exp := fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.expiry, id))
+
+	// A longer ttl than any before: the lock call reads first.
+	name := locktest.Key(t, "orders")
+	_, err = l.TryLock(ctx, name, time.Minute)
+	phaseErr(t, err, ReasonLeaseLapsed)
+	assert.Equal(t, foreign, locktest.Do(t, tg.Client, "HGET", k.clients, id), "its heartbeats wrote nothing")
+	assert.Equal(t, exp, fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.expiry, id)), "and renewed nothing")
+
+	ok, err := ctl.Forget(ctx, id, true)
+	require.NoError(t, err)
+	require.True(t, ok)
+	lk, err = l.TryLock(ctx, name, time.Minute)
+	require.NoError(t, err, "it locks again once its entry is its own")
+	defer lk.Unlock(ctx)
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Members, 1)
+	assert.True(t, st.Members[0].Live)
+	assert.True(t, st.Members[0].Expires.After(lk.ExpiresAt()), "counted beyond its lock's end")
 }

@@ -76,9 +76,12 @@ class FollowerFaultTest extends ServerTest {
      * writes nothing over a newer entry: a heartbeat held up in the network
      * cannot put back an older phase or hold. A heartbeat whose entry is the
      * one its last confirmed write stored only touches it (renews its
-     * expiry). Here a newer entry (seq 2^53-1) stands; the locker's
-     * heartbeats, touches (sent before it, by their seq) and writes (a held
-     * lock changes the entry) alike, leave it as it is.
+     * expiry). Here a newer entry (seq 2^53-1) that is not the locker's
+     * stands; the locker's heartbeats, touches (sent before it, by their
+     * seq) and writes alike, leave it as it is — and, since the registry
+     * then no longer counts the locker, renew no phase lease: it refuses
+     * (Go: TestFaultHeartbeatThatDidNotLandRenewsNoLease) until the entry is
+     * gone.
      */
     @Test
     void faultLateHeartbeatDoesNotOverwriteANewerOne() throws Exception {
@@ -96,14 +99,25 @@ class FollowerFaultTest extends ServerTest {
             String newer = "{\"v\":3,\"seq\":9007199254740991,\"id\":\"" + m.clientId()
                     + "\",\"phase\":\"modern\",\"host\":\"h\",\"pid\":1,\"ns_init\":0,\"gen\":0}";
             srv.raw.hset(b("lockbridge:{seq1}:clients"), b(m.clientId()), b(newer));
-            Lock lk = m.tryLock("seq-orders", Duration.ofSeconds(5)); // the entry changes: written, not touched
-            Thread.sleep(100);
+            Thread.sleep(100); // a heartbeat in flight has landed
             long seen = srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue();
             Thread.sleep(300); // several heartbeats
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class, () -> m.tryLock("seq-orders", Duration.ofSeconds(5)),
+                    "a reading whose heartbeat wrote nothing renews no lease");
+            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
             assertEquals(newer, new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(m.clientId())), StandardCharsets.UTF_8),
                     "a heartbeat with a lower seq changes nothing");
             assertEquals(seen, srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue());
-            lk.unlock();
+
+            srv.raw.hdel(b("lockbridge:{seq1}:clients"), b(m.clientId())); // forgotten: its next heartbeat writes its own
+            MigrateLockerTest.eventually("it locks again once its entry is its own", () -> {
+                try {
+                    m.tryLock("seq-orders", Duration.ofSeconds(5)).unlock();
+                    return true;
+                } catch (PhaseUnknownException e) {
+                    return false;
+                }
+            });
         }
     }
 
