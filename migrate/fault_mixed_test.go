@@ -150,6 +150,18 @@ func TestHeartbeatTouchAndSeq(t *testing.T) {
 	a, _ := strconv.ParseFloat(exp, 64)
 	b, _ := strconv.ParseFloat(later, 64)
 	assert.GreaterOrEqual(t, b-a, float64(time.Minute/time.Millisecond), "the touch renews the expiry with its hold")
+
+	// A late touch: one sent before the stored entry (a lower seq) writes
+	// nothing; one with a shorter hold than the stored expiry's leaves it.
+	touch.Seq = 4
+	r, err = s.heartbeat(ctx, touch, time.Second, true)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), r.written, "a touch sent before the stored entry")
+	touch.Seq = 7
+	r, err = s.heartbeat(ctx, touch, time.Second, true)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), r.written)
+	assert.Equal(t, later, fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.expiry, "a")), "a touch never shortens the stored expiry")
 }
 
 // The controller reads the registry in SCAN chunks: a registry larger than

@@ -274,6 +274,10 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 // beat sends one heartbeat: a touch when e says what the last confirmed
 // write stored, else the entry; and the entry at once when a touch found
 // none (forgotten or pruned meanwhile). It keeps what the registry holds.
+// A heartbeat that wrote nothing because an entry with a seq at or above
+// its own stands is an error: readings go one at a time, so that entry is
+// not this locker's newer one, and the registry does not count the locker
+// on it — the reading must renew no phase lease.
 func (f *follower) beat(ctx context.Context, e entry, hold time.Duration) (syncReply, error) {
 	f.mu.Lock()
 	touch := f.confirmed && e.same(f.stored)
@@ -286,6 +290,9 @@ func (f *follower) beat(ctx context.Context, e entry, hold time.Duration) (syncR
 		f.mu.Unlock()
 		touch = false
 		rep, err = f.s.heartbeat(ctx, e, hold, false)
+	}
+	if err == nil && rep.written == 0 {
+		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace %s --force %s`", e.ID, e.Seq, f.s.k.ns, e.ID)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -28,9 +28,13 @@
 -- held up in the network and a newer one landed first: nothing is written,
 -- since an older entry would hide what the client does now); -1 for a touch
 -- that found no entry (forgotten or pruned meanwhile: nothing is written, and
--- the client sends its entry again). The entry is written whatever the
--- phase: a client that cannot trust the phase still says where it was. A
--- touch that lands late only keeps the stored entry counted longer.
+-- the client sends its entry again). A touch is judged by its seq as an
+-- entry is (0 when the stored entry's is at or above it: it was sent before
+-- that entry), and never shortens the stored expiry: a touch held up in the
+-- network may land after a newer heartbeat that registered a longer hold
+-- (a longer lock), and must not cut that hold short. The entry is written
+-- whatever the phase: a client that cannot trust the phase still says where
+-- it was.
 
 redis.replicate_commands()
 local id = arg_nonempty(1)
@@ -46,24 +50,32 @@ if entry ~= '' then
   if string.sub(entry, 1, #head) ~= head or string.sub(entry, -1) ~= '}' then
     arg_bad(4, 'a registry entry of protocol 3 (JSON beginning {"v":3,"seq":ARGV[2],)')
   end
-  local old = redis.call('HGET', KEYS[3], id)
-  if old then
-    local s = string.match(old, '^{"v":3,"seq":(%d+),')
-    if s and tonumber(s) >= seq then
-      written = 0
-    end
+end
+local old = redis.call('HGET', KEYS[3], id)
+if old then
+  local s = string.match(old, '^{"v":3,"seq":(%d+),')
+  if s and tonumber(s) >= seq then
+    written = 0
   end
-elseif redis.call('HEXISTS', KEYS[3], id) == 0 then
+elseif entry == '' then
   written = -1
 end
 local now = server_time()
+local expiry = now + hold
+if entry == '' then
+  local stored = tonumber(redis.call('ZSCORE', KEYS[4], id))
+  if stored and stored > expiry then
+    expiry = stored
+  end
+end
 -- @entry: the entry (or, for a touch, the one stored) and its expiry by the
--- server's clock, unless stale or gone
+-- server's clock — a touch's never earlier than the stored one — unless
+-- stale or gone
 if written == 1 then
   if entry ~= '' then
     redis.call('HSET', KEYS[3], id, entry)
   end
-  redis.call('ZADD', KEYS[4], now + hold, id)
+  redis.call('ZADD', KEYS[4], expiry, id)
   redis.call('ZADD', KEYS[5], now, id)
 end
 -- @read: the phase key, as it is ('' when missing)

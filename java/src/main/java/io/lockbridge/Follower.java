@@ -303,6 +303,10 @@ final class Follower {
      * One heartbeat (Go: follower.beat): a touch when e says what the last
      * confirmed write stored, else the entry; the entry at once when a touch
      * found none (forgotten or pruned meanwhile). Keeps what the registry holds.
+     * A heartbeat that wrote nothing because an entry with a seq at or above
+     * its own stands throws: readings go one at a time, so that entry is not
+     * this locker's newer one, the registry does not count the locker on it,
+     * and the reading must renew no phase lease.
      */
     private Reply beat(Entry e, long holdMs) {
         boolean touch;
@@ -318,6 +322,11 @@ final class Follower {
                 }
                 touch = false;
                 rep = send(e, holdMs, false);
+            }
+            if (rep.written == 0) {
+                throw new IllegalStateException("lockbridge: heartbeat: the registry holds an entry for " + id + " with a seq at or above " + e.seq
+                        + " that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace "
+                        + k.ns + " --force " + id + "`");
             }
             return rep;
         } finally {
@@ -345,11 +354,16 @@ final class Follower {
 
     /**
      * Whether a tick may pass without a reading (Go: follower.quiet): it
-     * hears the notices (or has a fixed phase, which reads none), its last
-     * reading was good, and the next tick still comes at least two
-     * intervals before its phase lease lapses.
+     * hears the notices — subscribed, its pub/sub connection up (or a fixed
+     * phase, which reads none) —, its last reading was good, and the next
+     * tick still comes at least two intervals before its phase lease lapses.
+     * A resubscription after a reconnect wakes it as a notice does
+     * (Redis.subscribe), as Go's loop reads after subscribing again.
      */
     private boolean quiet() {
+        if (fixed == null && !redis.pubsubOpen()) {
+            return false;
+        }
         synchronized (mu) {
             if ((fixed == null && subscription == null) || lastErr != null || refusal != null || !hasLastGood) {
                 return false;
