@@ -20,6 +20,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/lockbridge/lockbridge/redisson"
 	"github.com/lockbridge/lockbridge/redlock"
@@ -105,7 +106,7 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	}
 	t.Run("controller", func(t *testing.T) {
 		var meters atomic.Int64
-		_, err := migrate.NewController(miniClient(t), "telemetry", migrate.WithControllerMeterProvider(countingMeters{n: &meters}))
+		_, err := control.New(miniClient(t), "telemetry", control.WithMeterProvider(countingMeters{n: &meters}))
 		require.NoError(t, err)
 		assert.Positive(t, meters.Load(), "no meter asked for")
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/modern"
@@ -121,13 +122,13 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, pub}, d.l.profile.OwnerArgs(d.w, d.lease)...)
 	keys := []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)}
 	sent := time.Now()
-	r, err := d.l.c.Eval(ctx, releaseScript, keys, args...)
+	r, err := d.l.c.Eval(ctx, migrateproto.ReleaseScript, keys, args...)
 	resent := false
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
 		// The release may have run. It acts only when the modern key holds
 		// our token (no one else writes it), and touches the legacy key
 		// only then: asking again cannot touch another holder's keys.
-		r, err = d.l.c.Eval(ctx, releaseScript, keys, args...)
+		r, err = d.l.c.Eval(ctx, migrateproto.ReleaseScript, keys, args...)
 		resent = true
 	}
 	if err != nil {
@@ -204,7 +205,7 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, strconv.FormatInt(px.Milliseconds(), 10), value},
 		d.l.profile.OwnerArgs(d.w, d.lease)...)
 	d.sent.send()
-	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
 	defer d.sent.back(ttl)
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 		d.life.Unsure(px) // it may run later, after a grant confirmed meanwhile
@@ -216,7 +217,7 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 		// expiry the owner window of a second run would not match: the
 		// lock ends as lost instead.)
 		start = time.Now()
-		r, err = d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+		r, err = d.l.c.Eval(ctx, migrateproto.RefreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
 	}
 	if err != nil {
 		err = fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)

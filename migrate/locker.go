@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
@@ -117,7 +118,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		ns = l.cfg.ns
 	}
 	if ns != "" {
-		k, _ := newNSKeys(ns) // checked by the option
+		k, _ := migrateproto.NewKeys(ns) // checked by the option
 		l.store = &store{c: c, k: k}
 		l.follow = newFollower(c, k, l.cfg.interval, l.cfg.phaseLease())
 		l.follow.fixed = l.cfg.phase
@@ -416,7 +417,7 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 	if p == PhaseDualWrite {
 		px = l.modernPX(now, a.ttl, w)
 	}
-	r, err := l.c.Eval(ctx, acquireScript, []string{a.legacyKey, a.modernKey, fenceKey},
+	r, err := l.c.Eval(ctx, migrateproto.AcquireScript, []string{a.legacyKey, a.modernKey, fenceKey},
 		flag(p == PhaseDualWrite), value, l.profile.CodecID(), strconv.FormatInt(l.profile.Cutoff(now), 10),
 		token, strconv.FormatInt(px.Milliseconds(), 10), "0", flag(l.mset.Fencing))
 	if err != nil {
@@ -505,10 +506,10 @@ func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 	}
 	// Stamped with the server's clock.
 	if err := l.store.recordSighting(ctx, legacyKey); err != nil {
-		l.tel.Log().WarnContext(ctx, "lockbridge: recording a legacy sighting failed", "lockbridge.migrate.namespace", l.store.k.ns, "lockbridge.lock.key", legacyKey, "error", err)
+		l.tel.Log().WarnContext(ctx, "lockbridge: recording a legacy sighting failed", "lockbridge.migrate.namespace", l.store.k.NS, "lockbridge.lock.key", legacyKey, "error", err)
 		return
 	}
-	l.tel.Sighted(ctx, l.store.k.ns)
+	l.tel.Sighted(ctx, l.store.k.NS)
 }
 
 // legacyEnd is when legacy lockers may take over a legacy value w: once

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
+	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
 )
 
@@ -47,8 +48,8 @@ func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *tes
 		}
 	}
 	ctl := initNS(t, c, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
-	_, modernKey, err := New(c, WithPhase(PhaseModern)).Keys(name)
+	walk(t, ctl, migrate.PhaseModern)
+	_, modernKey, err := migrate.New(c, migrate.WithPhase(migrate.PhaseModern)).Keys(name)
 	require.NoError(t, err)
 
 	// The end state: a plain modern holder on the derived key, auto-refreshed.
@@ -66,8 +67,8 @@ func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *tes
 		return err == nil
 	}, 20*time.Second, 50*time.Millisecond)
 
-	silence := DefaultPhaseLeaseIntervals*DefaultPhaseInterval + ttl + DefaultLivenessMargin
-	waiter, err := NewController(c, ns, WithInitSilence(silence))
+	silence := migrate.DefaultPhaseLeaseIntervals*migrate.DefaultPhaseInterval + ttl + DefaultLivenessMargin
+	waiter, err := New(c, ns, WithInitSilence(silence))
 	require.NoError(t, err)
 	ictx, cancel := context.WithTimeout(ctx, silence+10*time.Second)
 	defer cancel()
@@ -88,7 +89,7 @@ func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *tes
 	t.Logf("init succeeded after %v of silence: the namespace is at %v", silence, p)
 
 	// An older build rolled back (a migrate locker following the namespace).
-	old := New(c, WithPhaseFrom(ns))
+	old := migrate.New(c, migrate.WithPhaseFrom(ns))
 	defer func() { _ = old.Close(ctx) }()
 	lk, err := old.TryLock(ctx, name, time.Second)
 	if err == nil {
@@ -97,7 +98,7 @@ func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *tes
 		case <-holder.Done():
 		default:
 			t.Fatalf("two holders: a locker started after init took %q in %v while the end-state modern holder still holds %q (its Done open, PTTL %d ms)",
-				name, lk.(interface{ Phase() Phase }).Phase(), modernKey, locktest.PTTL(t, c, modernKey))
+				name, lk.(interface{ Phase() migrate.Phase }).Phase(), modernKey, locktest.PTTL(t, c, modernKey))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -15,10 +15,12 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // A locker cut off while the fleet rolled back from modern to legacy, its
@@ -32,29 +34,29 @@ func TestFaultReturningLockerStartsAtTheStoredPhase(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, direct, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 
 	p := faultproxy.Start(t, srv.Addr())
 	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rc.Close()
-	l := New(goredis.New(rc), WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond), WithPhaseLease(200*time.Millisecond))
+	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
 	defer l.Close(ctx)
 	ph, err := l.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseModern, ph)
+	require.Equal(t, migrate.PhaseModern, ph)
 
 	p.Down(true) // cut off: its lease lapses, its entry expires
 	require.Eventually(t, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		_, err := l.Phase(cctx)
-		return errors.Is(err, ErrPhaseUnknown)
+		return errors.Is(err, migrate.ErrPhaseUnknown)
 	}, 10*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
 		return err == nil && len(st.Members) == 1 && !st.Members[0].Live
 	}, 10*time.Second, 20*time.Millisecond, "the cut-off locker's entry expires")
-	walk(t, ctl, PhaseLegacy) // the fleet rolls back without it
+	walk(t, ctl, migrate.PhaseLegacy) // the fleet rolls back without it
 
 	p.Down(false)
 	name := locktest.Key(t, "orders")
@@ -64,7 +66,7 @@ func TestFaultReturningLockerStartsAtTheStoredPhase(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond, "it locks again once it reads the phase")
 	defer lk.Unlock(ctx)
-	assert.Equal(t, PhaseLegacy, heldPhase(lk), "it took the lock in the fleet's phase, not one step from its old one")
+	assert.Equal(t, migrate.PhaseLegacy, heldPhase(lk), "it took the lock in the fleet's phase, not one step from its old one")
 
 	java := legacy.New(direct)
 	_, err = java.TryLock(ctx, name, time.Minute)
@@ -114,9 +116,9 @@ func (p *pauseOnce) waitHeld(t *testing.T, what string) {
 
 // reportOf matches the heartbeat that reports phase p with no next: a
 // follower's report after it moved to p.
-func reportOf(p Phase) func(s *driver.Script, args []any) bool {
+func reportOf(p migrate.Phase) func(s *driver.Script, args []any) bool {
 	return func(s *driver.Script, args []any) bool {
-		if s != heartbeatScript || len(args) < 4 {
+		if s != migrateproto.HeartbeatScript || len(args) < 4 {
 			return false
 		}
 		e, _ := args[3].(string)
@@ -135,46 +137,46 @@ func TestFaultMoveShownBeforeItRuns(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 
-	pr := newPauseOnce(tg.Client, reportOf(PhaseDualRead))
+	pr := newPauseOnce(tg.Client, reportOf(migrate.PhaseDualRead))
 	var release sync.Once
 	defer release.Do(func() { close(pr.release) })
 	// A long interval: it moves on the phase-change notice, and the held
 	// report does not time out during the test.
-	l := New(pr, WithPhaseFrom(ns), WithPhaseInterval(30*time.Second))
+	l := migrate.New(pr, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(30*time.Second))
 	defer l.Close(ctx)
 	ph, err := l.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualWrite, ph)
+	require.Equal(t, migrate.PhaseDualWrite, ph)
 	// A first lock registers the lease it takes (the hold it heartbeats).
 	warm, err := l.TryLock(ctx, locktest.Key(t, "warm"), time.Minute)
 	require.NoError(t, err)
 	require.NoError(t, warm.Unlock(ctx))
 
 	backdate(t, ctl.s, time.Hour)
-	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseDualRead, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseDualRead, false)
 	require.NoError(t, err)
 	pr.waitHeld(t, "the follower did not move to dual-read")
 	name := locktest.Key(t, "orders")
 	lk, err := l.TryLock(ctx, name, time.Minute)
 	require.NoError(t, err)
 	defer lk.Unlock(ctx)
-	require.Equal(t, PhaseDualRead, heldPhase(lk))
+	require.Equal(t, migrate.PhaseDualRead, heldPhase(lk))
 
-	_, err = ctl.Step(ctx, PhaseDualRead, PhaseDualWrite, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualRead, migrate.PhaseDualWrite, false)
 	require.NoError(t, err, "dual-write excludes dual-read: one rollback is safe")
-	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseLegacy, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "a client that may run dual-read blocks the rollback to legacy")
 	require.Len(t, ue.Blockers, 1)
 	assert.Equal(t, BlockIncompatible, ue.Blockers[0].Kind)
-	assert.Equal(t, PhaseDualRead, ue.Blockers[0].Phase)
+	assert.Equal(t, migrate.PhaseDualRead, ue.Blockers[0].Phase)
 
 	release.Do(func() { close(pr.release) })
 
 	// Another locker of the fleet, in the phase the controller left it at.
-	other := New(tg.Client, WithPhaseFrom(ns))
+	other := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer other.Close(ctx)
 	_, err = other.TryLock(ctx, name, time.Minute)
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder")
@@ -192,16 +194,16 @@ func TestFaultAcquireInFlightIsReported(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseDualRead)
+	walk(t, ctl, migrate.PhaseDualRead)
 
-	pa := newPauseOnce(tg.Client, func(s *driver.Script, _ []any) bool { return s == acquireScript })
+	pa := newPauseOnce(tg.Client, func(s *driver.Script, _ []any) bool { return s == migrateproto.AcquireScript })
 	var release sync.Once
 	defer release.Do(func() { close(pa.release) })
-	l := New(pa, WithPhaseFrom(ns), WithPhaseInterval(30*time.Second))
+	l := migrate.New(pa, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(30*time.Second))
 	defer l.Close(ctx)
 	ph, err := l.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualRead, ph)
+	require.Equal(t, migrate.PhaseDualRead, ph)
 
 	name := locktest.Key(t, "orders")
 	type result struct {
@@ -215,17 +217,17 @@ func TestFaultAcquireInFlightIsReported(t *testing.T) {
 	}()
 	pa.waitHeld(t, "the dual-read acquire was not sent")
 
-	_, err = ctl.Step(ctx, PhaseDualRead, PhaseDualWrite, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualRead, migrate.PhaseDualWrite, false)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite && st.Members[0].Next == 0
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == migrate.PhaseDualWrite && st.Members[0].Next == 0
 	}, 10*time.Second, 5*time.Millisecond, "the follower moves to dual-write and reports it")
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseDualRead, st.Members[0].HeldOldest, "the acquire in flight is reported in its phase")
+	assert.Equal(t, migrate.PhaseDualRead, st.Members[0].HeldOldest, "the acquire in flight is reported in its phase")
 
-	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseLegacy, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "the dual-read acquire in flight blocks the rollback to legacy")
 
@@ -233,9 +235,9 @@ func TestFaultAcquireInFlightIsReported(t *testing.T) {
 	r := <-got
 	require.NoError(t, r.err)
 	defer r.lk.Unlock(ctx)
-	assert.Equal(t, PhaseDualRead, heldPhase(r.lk))
+	assert.Equal(t, migrate.PhaseDualRead, heldPhase(r.lk))
 
-	other := New(tg.Client, WithPhaseFrom(ns))
+	other := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer other.Close(ctx)
 	_, err = other.TryLock(ctx, name, time.Minute)
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder")
@@ -250,33 +252,33 @@ func TestFaultUnknownAcquireStaysReported(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, direct, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseDualRead)
+	walk(t, ctl, migrate.PhaseDualRead)
 
 	p := faultproxy.Start(t, srv.Addr())
 	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rc.Close()
-	l := New(goredis.New(rc), WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer l.Close(ctx)
 	_, err := l.Phase(ctx)
 	require.NoError(t, err)
 	name := locktest.Key(t, "orders")
 	// The dual-read acquire's reply is lost, and so is the token read-back
 	// that would settle it: the outcome stays unknown.
-	p.DropReply(faultproxy.Script(acquireScript), 1, faultproxy.Close)
+	p.DropReply(faultproxy.Script(migrateproto.AcquireScript), 1, faultproxy.Close)
 	p.DropReply(faultproxy.Command("MGET"), 1, faultproxy.Close)
 	_, err = l.TryLock(ctx, name, 3*time.Second)
 	require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome)
 
-	_, err = ctl.Step(ctx, PhaseDualRead, PhaseDualWrite, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualRead, migrate.PhaseDualWrite, false)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite && st.Members[0].Next == 0
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == migrate.PhaseDualWrite && st.Members[0].Next == 0
 	}, 5*time.Second, 5*time.Millisecond)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseDualRead, st.Members[0].HeldOldest, "the acquire of unknown outcome is reported as held in dual-read")
-	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
+	assert.Equal(t, migrate.PhaseDualRead, st.Members[0].HeldOldest, "the acquire of unknown outcome is reported as held in dual-read")
+	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseLegacy, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
 	assert.Equal(t, []BlockerKind{BlockIncompatible}, kinds(ue.Blockers))
@@ -285,7 +287,7 @@ func TestFaultUnknownAcquireStaysReported(t *testing.T) {
 		st, err := ctl.Status(ctx)
 		return err == nil && len(st.Members) == 1 && st.Members[0].HeldOldest == 0
 	}, 10*time.Second, 20*time.Millisecond, "and no longer once its ttl has passed")
-	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseLegacy, false)
 	require.NoError(t, err)
 }
 
@@ -300,16 +302,16 @@ func TestFaultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase(t *testing.
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, direct, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 
 	p := faultproxy.Start(t, srv.Addr())
 	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rc.Close()
-	l := New(goredis.New(rc), WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond), WithPhaseLease(200*time.Millisecond))
+	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
 	defer l.Close(ctx)
 	old, err := l.TryLock(ctx, locktest.Key(t, "forgotten"), 300*time.Millisecond) // never unlocked
 	require.NoError(t, err)
-	require.Equal(t, PhaseModern, heldPhase(old))
+	require.Equal(t, migrate.PhaseModern, heldPhase(old))
 
 	p.Down(true) // cut off: its lease lapses, its lock's lease runs out, its entry expires
 	require.Eventually(t, func() bool {
@@ -317,7 +319,7 @@ func TestFaultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase(t *testing.
 		return err == nil && len(st.Members) == 1 && !st.Members[0].Live
 	}, 10*time.Second, 20*time.Millisecond, "the cut-off locker's entry expires")
 	require.True(t, time.Now().After(old.ExpiresAt()))
-	walk(t, ctl, PhaseLegacy) // the fleet rolls back without it
+	walk(t, ctl, migrate.PhaseLegacy) // the fleet rolls back without it
 
 	p.Down(false)
 	name := locktest.Key(t, "orders")
@@ -327,7 +329,7 @@ func TestFaultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase(t *testing.
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond, "it locks again once it reads the phase")
 	defer lk.Unlock(ctx)
-	assert.Equal(t, PhaseLegacy, heldPhase(lk), "it took the lock in the fleet's phase, not one step from its old one")
+	assert.Equal(t, migrate.PhaseLegacy, heldPhase(lk), "it took the lock in the fleet's phase, not one step from its old one")
 
 	java := legacy.New(direct)
 	_, err = java.TryLock(ctx, name, time.Minute)

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
 )
 
@@ -33,15 +34,15 @@ func flushNamespace(t *testing.T, c driver.Client, ns string) {
 func noSecondHolder(t *testing.T, c driver.Client, ns, name string) {
 	t.Helper()
 	ctx := context.Background()
-	fresh := New(c, WithPhaseFrom(ns))
+	fresh := migrate.New(c, migrate.WithPhaseFrom(ns))
 	defer func() { _ = fresh.Close(ctx) }()
 	lk, err := fresh.TryLock(ctx, name, time.Second)
 	if err == nil {
-		p := lk.(interface{ Phase() Phase }).Phase()
+		p := lk.(interface{ Phase() migrate.Phase }).Phase()
 		_ = lk.Unlock(ctx)
 		t.Fatalf("two holders: a locker started after init took %q in %v while the first holder still holds it", name, p)
 	}
-	assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, ErrPhaseUnknown), "refused, typed: %v", err)
+	assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, migrate.ErrPhaseUnknown), "refused, typed: %v", err)
 }
 
 // initAfterLoss runs init on a namespace that lost its keys: it may refuse,
@@ -52,7 +53,7 @@ func initAfterLoss(t *testing.T, ctl *Controller) error {
 	if err == nil {
 		p, perr := ctl.Phase(context.Background())
 		require.NoError(t, perr)
-		assert.Equal(t, PhaseModern, p, "init restores only the phase the namespace had")
+		assert.Equal(t, migrate.PhaseModern, p, "init restores only the phase the namespace had")
 	}
 	return err
 }
@@ -67,16 +68,16 @@ func TestFaultInitAfterLostNamespaceBesideModernHolder(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 	// A slow heartbeat: the window between the flush and its re-registering
 	// is the one the review found (init within 1.2 s of the flush).
-	holder := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(time.Minute))
+	holder := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(time.Minute))
 	defer func() { _ = holder.Close(ctx) }()
 	name := locktest.Key(t, "k")
 	lk, err := holder.TryLock(ctx, name, 20*time.Second)
 	require.NoError(t, err)
 	defer func() { _ = lk.Unlock(ctx) }()
-	require.Equal(t, PhaseModern, lk.(interface{ Phase() Phase }).Phase())
+	require.Equal(t, migrate.PhaseModern, lk.(interface{ Phase() migrate.Phase }).Phase())
 
 	flushNamespace(t, tg.Client, ns)
 	_ = initAfterLoss(t, ctl)
@@ -93,9 +94,9 @@ func TestFaultInitAfterLostNamespaceAtTheEndState(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 	name := locktest.Key(t, "k")
-	_, key, err := New(tg.Client, WithPhase(PhaseModern)).Keys(name)
+	_, key, err := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseModern)).Keys(name)
 	require.NoError(t, err)
 	lk, err := modern.New(tg.Client).TryLock(ctx, key, 20*time.Second)
 	require.NoError(t, err)
@@ -117,8 +118,8 @@ func TestFaultInitWaitsForTheSilence(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
-	holder := New(tg.Client, WithPhaseFrom(ns))
+	walk(t, ctl, migrate.PhaseModern)
+	holder := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	name := locktest.Key(t, "k")
 	const ttl = 1500 * time.Millisecond
 	lk, err := holder.TryLock(ctx, name, ttl)
@@ -133,7 +134,7 @@ func TestFaultInitWaitsForTheSilence(t *testing.T) {
 	require.NoError(t, err)
 
 	const silence = 2 * time.Second
-	waiter, err := NewController(tg.Client, ns, WithInitSilence(silence))
+	waiter, err := New(tg.Client, ns, WithInitSilence(silence))
 	require.NoError(t, err)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
@@ -146,7 +147,7 @@ func TestFaultInitWaitsForTheSilence(t *testing.T) {
 
 	step, err := waiter.Init(ctx, false)
 	require.NoError(t, err)
-	assert.Equal(t, Step{To: PhaseLegacy}, step)
+	assert.Equal(t, Step{To: migrate.PhaseLegacy}, step)
 	assert.Equal(t, int64(-2), locktest.PTTL(t, tg.Client, modernKey), "the lock nobody could see ran out before legacy began")
 	_ = lk
 }
@@ -159,20 +160,20 @@ func TestFaultInitRefusedWhenATraceAppearsWhileItWaits(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseModern)
-	follower := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(300*time.Millisecond))
+	walk(t, ctl, migrate.PhaseModern)
+	follower := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(300*time.Millisecond))
 	defer func() { _ = follower.Close(ctx) }()
 	_, err := follower.Phase(ctx)
 	require.NoError(t, err)
 	_, err = tg.Client.Do(ctx, "FLUSHDB")
 	require.NoError(t, err)
 
-	waiter, err := NewController(tg.Client, ns, WithInitSilence(2*time.Second))
+	waiter, err := New(tg.Client, ns, WithInitSilence(2*time.Second))
 	require.NoError(t, err)
 	_, err = waiter.Init(ctx, false)
-	phaseErr(t, err, ReasonLost)
+	phaseErr(t, err, migrate.ReasonLost)
 	_, err = waiter.Phase(ctx)
-	require.ErrorIs(t, err, ErrPhaseUnknown, "nothing was set")
+	require.ErrorIs(t, err, migrate.ErrPhaseUnknown, "nothing was set")
 }
 
 // A namespace whose keys were deleted is restored by init at the phase its
@@ -185,15 +186,15 @@ func TestInitRestoresTheMarkAndFollowersResume(t *testing.T) {
 	ls, ctl := modernFleet(t, tg.Client, ns, 2)
 	name := locktest.Key(t, "k")
 	flushNamespace(t, tg.Client, ns)
-	refusesWith(t, ls, name, ReasonLost)
+	refusesWith(t, ls, name, migrate.ReasonLost)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseModern, st.Mark.Phase)
+	assert.Equal(t, migrate.PhaseModern, st.Mark.Phase)
 	assert.Contains(t, st.PhaseProblem.Error(), "lockbridge phase init --namespace "+ns+"` restores modern")
 
 	step, err := ctl.Init(ctx, false)
 	require.NoError(t, err)
-	assert.Equal(t, Step{To: PhaseModern}, step)
+	assert.Equal(t, Step{To: migrate.PhaseModern}, step)
 	for _, l := range ls {
 		require.Eventually(t, func() bool {
 			lk, err := l.TryLock(ctx, name, time.Second)
@@ -201,7 +202,7 @@ func TestInitRestoresTheMarkAndFollowersResume(t *testing.T) {
 				return false
 			}
 			defer func() { _ = lk.Unlock(ctx) }()
-			return lk.(interface{ Phase() Phase }).Phase() == PhaseModern
+			return lk.(interface{ Phase() migrate.Phase }).Phase() == migrate.PhaseModern
 		}, 10*time.Second, 5*time.Millisecond, "the instance kept: no restart needed")
 	}
 }
@@ -213,14 +214,14 @@ func TestInitForcedOverridesTheMark(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 	flushNamespace(t, tg.Client, ns)
 	step, err := ctl.Init(ctx, true)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseLegacy, step.To)
+	assert.Equal(t, migrate.PhaseLegacy, step.To)
 	require.NotEmpty(t, step.Overridden)
 	assert.Equal(t, BlockRan, step.Overridden[0].Kind)
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseLegacy, p)
+	assert.Equal(t, migrate.PhaseLegacy, p)
 }

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -12,14 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // v2Heartbeat is the registry heartbeat of protocol 2, frozen
 // (testdata/v2): what a follower of the previous release sends.
 func v2Heartbeat(t *testing.T) *driver.Script {
 	t.Helper()
-	src, err := os.ReadFile("../testdata/v2/migrate_heartbeat.lua")
+	src, err := os.ReadFile("../../testdata/v2/migrate_heartbeat.lua")
 	require.NoError(t, err)
 	s := driver.NewScript("v2/migrate_heartbeat.lua", string(src))
 	require.Equal(t, "757cc275f505bbbb3bc6fc39e5947b69c27db12e", s.Hash(), "the frozen script is the one protocol 2 sent")
@@ -28,10 +30,10 @@ func v2Heartbeat(t *testing.T) *driver.Script {
 
 // v2Beat replays one heartbeat of a protocol-2 follower: its entry and its
 // hold, as that release sent them; it returns the phase it read.
-func v2Beat(t *testing.T, c driver.Client, k nsKeys, s *driver.Script, id string, p Phase, seq int64, hold time.Duration) string {
+func v2Beat(t *testing.T, c driver.Client, k migrateproto.Keys, s *driver.Script, id string, p migrate.Phase, seq int64, hold time.Duration) string {
 	t.Helper()
 	e := `{"v":2,"id":"` + id + `","phase":"` + p.String() + `","host":"old","pid":2,"ns_init":0,"gen":0,"seq":` + strconv.FormatInt(seq, 10) + `}`
-	r, err := c.Eval(context.Background(), s, []string{k.phase, k.meta, k.clients, k.expiry, k.seen}, id, e, strconv.FormatInt(hold.Milliseconds(), 10))
+	r, err := c.Eval(context.Background(), s, []string{k.Phase, k.Meta, k.Clients, k.Expiry, k.Seen}, id, e, strconv.FormatInt(hold.Milliseconds(), 10))
 	require.NoError(t, err)
 	a := r.([]any)
 	require.Len(t, a, 4, "protocol 2's reply")
@@ -54,14 +56,14 @@ func TestFaultMixedVersionFleetRefused(t *testing.T) {
 	v2 := v2Heartbeat(t)
 
 	// A protocol-3 locker beside it.
-	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond))
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond))
 	defer l.Close(ctx)
 	p, err := l.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseLegacy, p)
+	require.Equal(t, migrate.PhaseLegacy, p)
 
 	// The protocol-2 follower reads the phase and heartbeats as it did.
-	require.Equal(t, "legacy", v2Beat(t, tg.Client, k, v2, "old-1", PhaseLegacy, 1, 700*time.Millisecond))
+	require.Equal(t, "legacy", v2Beat(t, tg.Client, k, v2, "old-1", migrate.PhaseLegacy, 1, 700*time.Millisecond))
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	var old *Member
@@ -78,8 +80,8 @@ func TestFaultMixedVersionFleetRefused(t *testing.T) {
 	assert.False(t, st.Safe())
 	_, err = ctl.Advance(ctx, false)
 	require.ErrorIs(t, err, ErrUnsafeStep, "no step beside a live protocol-2 follower")
-	walk(t, ctl, PhaseDualWrite) // forced: the rollback is refused too
-	require.Equal(t, "dual-write", v2Beat(t, tg.Client, k, v2, "old-1", PhaseDualWrite, 2, 700*time.Millisecond))
+	walk(t, ctl, migrate.PhaseDualWrite) // forced: the rollback is refused too
+	require.Equal(t, "dual-write", v2Beat(t, tg.Client, k, v2, "old-1", migrate.PhaseDualWrite, 2, 700*time.Millisecond))
 	_, err = ctl.Rollback(ctx, false)
 	require.ErrorIs(t, err, ErrUnsafeStep)
 
@@ -88,7 +90,7 @@ func TestFaultMixedVersionFleetRefused(t *testing.T) {
 	// steps.
 	require.Eventually(t, func() bool {
 		p, err := l.Phase(ctx)
-		return err == nil && p == PhaseDualWrite
+		return err == nil && p == migrate.PhaseDualWrite
 	}, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
@@ -113,40 +115,40 @@ func containsKind(bs []Blocker, k BlockerKind) bool {
 func TestHeartbeatTouchAndSeq(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
-	k, err := newNSKeys(t.Name())
+	k, err := migrateproto.NewKeys(t.Name())
 	require.NoError(t, err)
 	s := store{c: tg.Client, k: k}
-	e := entry{V: ProtocolVersion, Seq: 5, ID: "a", Phase: "legacy", Host: "h", PID: 1}
+	e := migrateproto.Entry{V: migrateproto.Version, Seq: 5, ID: "a", Phase: "legacy", Host: "h", PID: 1}
 
 	r, err := s.heartbeat(ctx, e, time.Minute, true)
 	require.NoError(t, err)
-	assert.Equal(t, int64(-1), r.written, "a touch without an entry")
-	n, err := tg.Client.Do(ctx, "EXISTS", k.clients, k.expiry, k.seen)
+	assert.Equal(t, int64(-1), r.Written, "a touch without an entry")
+	n, err := tg.Client.Do(ctx, "EXISTS", k.Clients, k.Expiry, k.Seen)
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), n, "writes nothing")
 
 	r, err = s.heartbeat(ctx, e, time.Minute, false)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), r.written)
-	stored := locktest.Do(t, tg.Client, "HGET", k.clients, "a")
+	assert.Equal(t, int64(1), r.Written)
+	stored := locktest.Do(t, tg.Client, "HGET", k.Clients, "a")
 	assert.Equal(t, `{"v":3,"seq":5,"id":"a","phase":"legacy","host":"h","pid":1,"ns_init":0,"gen":0}`, stored)
 
 	older := e
 	older.Seq, older.Phase = 4, "dual-write"
 	r, err = s.heartbeat(ctx, older, time.Minute, false)
 	require.NoError(t, err)
-	assert.Equal(t, int64(0), r.written, "a late, older entry")
-	assert.Equal(t, stored, locktest.Do(t, tg.Client, "HGET", k.clients, "a"), "the newer entry stands")
+	assert.Equal(t, int64(0), r.Written, "a late, older entry")
+	assert.Equal(t, stored, locktest.Do(t, tg.Client, "HGET", k.Clients, "a"), "the newer entry stands")
 
-	exp := fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.expiry, "a"))
+	exp := fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Expiry, "a"))
 	time.Sleep(5 * time.Millisecond)
 	touch := e
 	touch.Seq = 6
 	r, err = s.heartbeat(ctx, touch, 2*time.Minute, true)
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), r.written)
-	assert.Equal(t, stored, locktest.Do(t, tg.Client, "HGET", k.clients, "a"), "a touch leaves the entry")
-	later := fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.expiry, "a"))
+	assert.Equal(t, int64(1), r.Written)
+	assert.Equal(t, stored, locktest.Do(t, tg.Client, "HGET", k.Clients, "a"), "a touch leaves the entry")
+	later := fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Expiry, "a"))
 	a, _ := strconv.ParseFloat(exp, 64)
 	b, _ := strconv.ParseFloat(later, 64)
 	assert.GreaterOrEqual(t, b-a, float64(time.Minute/time.Millisecond), "the touch renews the expiry with its hold")
@@ -162,19 +164,19 @@ func TestStatusReadsTheRegistryInChunks(t *testing.T) {
 	ctl := initNS(t, tg.Client, t.Name())
 	n := 3*scanCount + 50
 	for i := 0; i < n; i++ {
-		beat(t, ctl.s, fmt.Sprintf("m-%04d", i), PhaseLegacy, time.Minute)
+		beat(t, ctl.s, fmt.Sprintf("m-%04d", i), migrate.PhaseLegacy, time.Minute)
 	}
-	beat(t, ctl.s, "m-0007", PhaseDualWrite, time.Minute)
+	beat(t, ctl.s, "m-0007", migrate.PhaseDualWrite, time.Minute)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	assert.Len(t, st.Members, n)
-	assert.Equal(t, n-1, st.Live[PhaseLegacy])
+	assert.Equal(t, n-1, st.Live[migrate.PhaseLegacy])
 	require.Len(t, st.Blockers, 1)
 	assert.Equal(t, BlockClientPhase, st.Blockers[0].Kind)
 	assert.Equal(t, "m-0007", st.Blockers[0].Member)
 
-	beat(t, ctl.s, "m-0007", PhaseLegacy, time.Minute)
-	locktest.Do(t, tg.Client, "HDEL", ctl.s.k.clients, "m-0100")
+	beat(t, ctl.s, "m-0007", migrate.PhaseLegacy, time.Minute)
+	locktest.Do(t, tg.Client, "HDEL", ctl.s.k.Clients, "m-0100")
 	st, err = ctl.Status(ctx)
 	require.NoError(t, err)
 	require.Len(t, st.Blockers, 1, "%v", st.Blockers)

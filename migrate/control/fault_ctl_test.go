@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // A step whose reply is lost is an unknown outcome, never sent again: the
@@ -29,25 +31,25 @@ func TestFaultStepReplyLost(t *testing.T) {
 	p := faultproxy.Start(t, srv.Addr())
 	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rc.Close()
-	ctl, err := NewController(goredis.New(rc), ns)
+	ctl, err := New(goredis.New(rc), ns)
 	require.NoError(t, err)
 	_, err = ctl.Status(ctx) // the scripts are loaded: a dropped EVALSHA reply is a script that ran
 	require.NoError(t, err)
-	sets := p.Count(faultproxy.Script(phaseSetScript))
+	sets := p.Count(faultproxy.Script(migrateproto.PhaseSetScript))
 
-	p.DropReply(faultproxy.Script(phaseSetScript), 1, faultproxy.Close)
-	_, err = ctl.Step(ctx, PhaseLegacy, PhaseDualWrite, false)
+	p.DropReply(faultproxy.Script(migrateproto.PhaseSetScript), 1, faultproxy.Close)
+	_, err = ctl.Step(ctx, migrate.PhaseLegacy, migrate.PhaseDualWrite, false)
 	require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome)
 	assert.Equal(t, 1, sets(), "sent once, never again")
 	got, err := ctl.Phase(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseDualWrite, got, "the step ran; the reading says so")
+	assert.Equal(t, migrate.PhaseDualWrite, got, "the step ran; the reading says so")
 
-	_, err = ctl.Step(ctx, PhaseLegacy, PhaseDualWrite, false)
+	_, err = ctl.Step(ctx, migrate.PhaseLegacy, migrate.PhaseDualWrite, false)
 	require.ErrorIs(t, err, ErrPhaseChanged, "asking for the same step again takes no second one")
 	got, err = ctl.Phase(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseDualWrite, got)
+	assert.Equal(t, migrate.PhaseDualWrite, got)
 }
 
 // A restart with persistence keeps the namespace as it keeps the locks:
@@ -59,8 +61,8 @@ func TestFaultControllerRestartWithPersistence(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, c, ns)
-	walk(t, ctl, PhaseDualWrite)
-	f := New(c, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	walk(t, ctl, migrate.PhaseDualWrite)
+	f := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer func() { _ = f.Close(ctx) }()
 	_, err := f.Phase(ctx)
 	require.NoError(t, err)
@@ -70,7 +72,7 @@ func TestFaultControllerRestartWithPersistence(t *testing.T) {
 	srv.Restart()
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && st.Phase == PhaseDualWrite && len(st.Members) == 1
+		return err == nil && st.Phase == migrate.PhaseDualWrite && len(st.Members) == 1
 	}, 10*time.Second, 20*time.Millisecond, "the namespace came back with the restart")
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
@@ -78,6 +80,6 @@ func TestFaultControllerRestartWithPersistence(t *testing.T) {
 	assert.Equal(t, before.Since, st.Since)
 	lk, err := f.TryLock(ctx, locktest.Key(t, "k"), time.Second)
 	require.NoError(t, err, "the follower goes on in its phase")
-	assert.Equal(t, PhaseDualWrite, lk.(interface{ Phase() Phase }).Phase())
+	assert.Equal(t, migrate.PhaseDualWrite, lk.(interface{ Phase() migrate.Phase }).Phase())
 	require.NoError(t, lk.Unlock(ctx))
 }

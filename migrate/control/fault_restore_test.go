@@ -1,13 +1,15 @@
-package migrate
+package control
 
 import (
 	"errors"
 	"sync/atomic"
 
 	"context"
-	"github.com/lockbridge/lockbridge/driver"
 	"testing"
 	"time"
+
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/migrate"
 
 	"github.com/stretchr/testify/require"
 
@@ -29,7 +31,7 @@ func TestFaultInitRestoresDualReadAndTheLostSightingPermitsModern(t *testing.T) 
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns) // default quiet period (15 min)
-	walk(t, ctl, PhaseDualRead)
+	walk(t, ctl, migrate.PhaseDualRead)
 
 	name := locktest.Key(t, "orders")
 	java := legacy.New(tg.Client) // a forgotten legacy-only locker
@@ -37,7 +39,7 @@ func TestFaultInitRestoresDualReadAndTheLostSightingPermitsModern(t *testing.T) 
 	require.NoError(t, err)
 	defer func() { _ = jl.Unlock(ctx) }()
 
-	f := New(tg.Client, WithPhaseFrom(ns))
+	f := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer func() { _ = f.Close(ctx) }()
 	_, err = f.TryLock(ctx, name, time.Second)
 	require.Error(t, err, "dual-read reads the legacy key: refused")
@@ -50,11 +52,11 @@ func TestFaultInitRestoresDualReadAndTheLostSightingPermitsModern(t *testing.T) 
 	flushNamespace(t, tg.Client, ns)
 	step, err := ctl.Init(ctx, false)
 	require.NoError(t, err, "init restores the mark's phase")
-	require.Equal(t, PhaseDualRead, step.To)
+	require.Equal(t, migrate.PhaseDualRead, step.To)
 
 	_, err = ctl.Advance(ctx, false)
 	if err == nil {
-		fresh := New(tg.Client, WithPhaseFrom(ns))
+		fresh := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 		defer func() { _ = fresh.Close(ctx) }()
 		lk, err := fresh.TryLock(ctx, name, time.Second)
 		if err == nil {
@@ -108,17 +110,17 @@ func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 
 	cc := &cutClient{Client: tg.Client}
-	f := New(cc, WithPhaseFrom(ns), WithPhaseInterval(100*time.Millisecond))
+	f := migrate.New(cc, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(100*time.Millisecond))
 	defer func() { _ = f.Close(ctx) }()
 	p, err := f.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseModern, p)
+	require.Equal(t, migrate.PhaseModern, p)
 
 	cc.cut.Store(true) // partitioned: it reads no rollback
-	for _, to := range []Phase{PhaseDualRead, PhaseDualWrite} {
+	for _, to := range []migrate.Phase{migrate.PhaseDualRead, migrate.PhaseDualWrite} {
 		_, err := ctl.Step(ctx, to+1, to, false)
 		require.NoError(t, err, "rollback to %v", to)
 	}
@@ -137,7 +139,7 @@ func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualWrite, st.Mark.Phase, "the mark recorded the rollback")
+	require.Equal(t, migrate.PhaseDualWrite, st.Mark.Phase, "the mark recorded the rollback")
 	_, ierr := ctl.Init(ctx, false)
 	// The operator follows what the controller says: init restores the
 	// mark, or, refused, repair to the evidence.
@@ -153,7 +155,7 @@ func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 	}
 	p, err = ctl.Phase(ctx)
 	require.NoError(t, err)
-	fresh := New(tg.Client, WithPhaseFrom(ns))
+	fresh := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer func() { _ = fresh.Close(ctx) }()
 	lk, err := fresh.TryLock(ctx, name, time.Second)
 	if err == nil {
@@ -161,7 +163,7 @@ func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 		_ = lk.Unlock(ctx)
 		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.Mark.Phase, name, hp)
 	}
-	require.Equal(t, PhaseDualWrite, p, "only the phase the mark recorded")
+	require.Equal(t, migrate.PhaseDualWrite, p, "only the phase the mark recorded")
 }
 
 // Review (issue 25): a follower holds a dual-read lock (the modern key
@@ -179,15 +181,15 @@ func TestFaultRollbackRightAfterInitRestoreIgnoresTheLostRegistry(t *testing.T) 
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseDualRead)
+	walk(t, ctl, migrate.PhaseDualRead)
 
 	cc := &cutClient{Client: tg.Client}
-	f := New(cc, WithPhaseFrom(ns))
+	f := migrate.New(cc, migrate.WithPhaseFrom(ns))
 	defer func() { _ = f.Close(ctx) }()
 	name := locktest.Key(t, "orders")
 	lk, err := f.TryLock(ctx, name, 30*time.Second)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualRead, heldPhase(lk))
+	require.Equal(t, migrate.PhaseDualRead, heldPhase(lk))
 	cc.cut.Store(true)
 
 	_, err = ctl.Rollback(ctx, false)
@@ -198,17 +200,17 @@ func TestFaultRollbackRightAfterInitRestoreIgnoresTheLostRegistry(t *testing.T) 
 	flushNamespace(t, tg.Client, ns)
 	// The operator's silence covers the fleet (phase lease + longest
 	// lease + margin), as WithInitSilence asks; initNS's is 1 ms.
-	ctl, err = NewController(tg.Client, ns, WithInitSilence(time.Minute))
+	ctl, err = New(tg.Client, ns, WithInitSilence(time.Minute))
 	require.NoError(t, err)
 	step, err := ctl.Init(ctx, false)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualWrite, step.To)
+	require.Equal(t, migrate.PhaseDualWrite, step.To)
 	_, err = ctl.Rollback(ctx, false)
 	if err != nil {
 		require.ErrorIs(t, err, ErrUnsafeStep)
 		return
 	}
-	fresh := New(tg.Client, WithPhaseFrom(ns))
+	fresh := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer func() { _ = fresh.Close(ctx) }()
 	other, err := fresh.TryLock(ctx, name, time.Second)
 	if err == nil {

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // Review (issue 25, round 2): the fleet at modern; follower F holds a lock
@@ -30,20 +31,20 @@ func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 
-	f := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond))
+	f := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond))
 	defer func() { _ = f.Close(ctx) }()
 	held, err := f.TryLock(ctx, locktest.Key(t, "batch"), time.Minute)
 	require.NoError(t, err)
 	defer func() { _ = held.Unlock(ctx) }()
-	require.Equal(t, PhaseModern, heldPhase(held))
+	require.Equal(t, migrate.PhaseModern, heldPhase(held))
 
 	_, err = ctl.Rollback(ctx, false)
 	require.NoError(t, err, "modern → dual-read: F's modern lock excludes dual-read")
 	require.Eventually(t, func() bool {
 		p, err := f.Phase(ctx)
-		return err == nil && p == PhaseDualRead
+		return err == nil && p == migrate.PhaseDualRead
 	}, 5*time.Second, 10*time.Millisecond)
 
 	name := locktest.Key(t, "orders")
@@ -57,15 +58,15 @@ func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 	flushNamespace(t, tg.Client, ns)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Members) == 1 && st.Members[0].Live && st.Members[0].Phase == PhaseDualRead
+		return err == nil && len(st.Members) == 1 && st.Members[0].Live && st.Members[0].Phase == migrate.PhaseDualRead
 	}, 5*time.Second, 10*time.Millisecond, "F heartbeats its entry again")
 
 	// The operator's controller (a minute's silence), following what it says.
-	ctl, err = NewController(tg.Client, ns, WithInitSilence(time.Minute))
+	ctl, err = New(tg.Client, ns, WithInitSilence(time.Minute))
 	require.NoError(t, err)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualRead, st.Mark.Phase, "the mark recorded the rollback")
+	require.Equal(t, migrate.PhaseDualRead, st.Mark.Phase, "the mark recorded the rollback")
 	if _, ierr := ctl.Init(ctx, false); ierr != nil {
 		t.Logf("init refused: %v", ierr)
 		st, err = ctl.Status(ctx)
@@ -78,7 +79,7 @@ func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 	}
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)
-	fresh := New(tg.Client, WithPhaseFrom(ns))
+	fresh := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer func() { _ = fresh.Close(ctx) }()
 	lk, err := fresh.TryLock(ctx, name, time.Second)
 	if err == nil {
@@ -86,5 +87,5 @@ func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 		_ = lk.Unlock(ctx)
 		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.Mark.Phase, name, hp)
 	}
-	require.Equal(t, PhaseDualRead, p, "only the phase the mark recorded")
+	require.Equal(t, migrate.PhaseDualRead, p, "only the phase the mark recorded")
 }

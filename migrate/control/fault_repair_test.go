@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // A phase lost after a rollback is repaired, unforced, to the phase the
@@ -26,22 +28,22 @@ func TestFaultRepairIgnoresDeadEntries(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
-	beat(t, ctl.s, "crashed-at-modern", PhaseModern, time.Millisecond) // its last heartbeat
+	walk(t, ctl, migrate.PhaseModern)
+	beat(t, ctl.s, "crashed-at-modern", migrate.PhaseModern, time.Millisecond) // its last heartbeat
 	time.Sleep(10 * time.Millisecond)
-	for p := PhaseModern; p > PhaseLegacy; p-- { // the rollback, unforced
+	for p := migrate.PhaseModern; p > migrate.PhaseLegacy; p-- { // the rollback, unforced
 		_, err := ctl.Rollback(ctx, false)
 		require.NoError(t, err)
 	}
 
-	b := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	b := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer b.Close(ctx)
 	ph, err := b.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseLegacy, ph)
+	require.Equal(t, migrate.PhaseLegacy, ph)
 
 	// The phase key evicted, or lost in a failover.
-	repairLost(t, ctl, PhaseModern, "the live fleet and the namespace hash say legacy", ctl.s.k.phase)
+	repairLost(t, ctl, migrate.PhaseModern, "the live fleet and the namespace hash say legacy", ctl.s.k.Phase)
 	javaExcluded(t, tg.Client, b) // the Java fleet, still at legacy
 }
 
@@ -49,7 +51,7 @@ func TestFaultRepairIgnoresDeadEntries(t *testing.T) {
 // and repairs as an operator does: an unforced repair to refused is refused
 // (why), one to the evidence `lockbridge fleet` shows goes through; then
 // the followers have a moment to follow, a step per reading.
-func repairLost(t *testing.T, ctl *Controller, refused Phase, why string, keys ...string) {
+func repairLost(t *testing.T, ctl *Controller, refused migrate.Phase, why string, keys ...string) {
 	t.Helper()
 	ctx := context.Background()
 	locktest.Do(t, ctl.s.c, append([]any{"DEL"}, anys(keys)...)...)
@@ -65,7 +67,7 @@ func repairLost(t *testing.T, ctl *Controller, refused Phase, why string, keys .
 
 // javaExcluded checks that once b, following the repaired phase, holds a
 // lock, a Java service locking at legacy does not get it.
-func javaExcluded(t *testing.T, c driver.Client, b *Locker) {
+func javaExcluded(t *testing.T, c driver.Client, b *migrate.Locker) {
 	t.Helper()
 	ctx := context.Background()
 	name := locktest.Key(t, "orders")
@@ -98,7 +100,7 @@ func TestFaultForgetHonoursTheLivenessMargin(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ctl := initNS(t, tg.Client, t.Name(), WithLivenessMargin(time.Minute))
-	beat(t, ctl.s, "paused", PhaseLegacy, time.Millisecond)
+	beat(t, ctl.s, "paused", migrate.PhaseLegacy, time.Millisecond)
 	time.Sleep(10 * time.Millisecond)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
@@ -129,24 +131,24 @@ func TestFaultRepairDoesNotOutrunTheNamespaceHash(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseDualRead)
-	b := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	walk(t, ctl, migrate.PhaseDualRead)
+	b := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer b.Close(ctx)
 	_, err := b.Phase(ctx)
 	require.NoError(t, err)
 	// Its last heartbeat, of a namespace generation before the rollback;
 	// its hold runs on.
-	beat(t, ctl.s, "cut-off-at-dual-read", PhaseDualRead, time.Minute)
+	beat(t, ctl.s, "cut-off-at-dual-read", migrate.PhaseDualRead, time.Minute)
 
 	_, err = ctl.Rollback(ctx, false)
 	require.NoError(t, err, "dual-read excludes dual-write: the rollback is safe")
 	require.Eventually(t, func() bool {
 		p, err := b.Phase(ctx)
-		return err == nil && p == PhaseDualWrite
+		return err == nil && p == migrate.PhaseDualWrite
 	}, 5*time.Second, 10*time.Millisecond)
 
 	// The phase key evicted, or lost in a failover.
-	repairLost(t, ctl, PhaseDualRead, "the namespace hash says dual-write", ctl.s.k.phase)
+	repairLost(t, ctl, migrate.PhaseDualRead, "the namespace hash says dual-write", ctl.s.k.Phase)
 	javaExcluded(t, tg.Client, b) // a Java service, back since the rollback
 }
 
@@ -159,17 +161,17 @@ func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseDualRead)
-	b := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	walk(t, ctl, migrate.PhaseDualRead)
+	b := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer b.Close(ctx)
 	_, err := b.Phase(ctx)
 	require.NoError(t, err)
 	// A client cut off at dual-read: its last heartbeat read the current
 	// instance and generation; its hold runs on.
-	inst := locktest.Do(t, tg.Client, "HGET", ctl.s.k.meta, "init").(string)
-	gen := locktest.Do(t, tg.Client, "HGET", ctl.s.k.meta, "gen").(string)
-	e := entry{V: ProtocolVersion, Seq: 1, ID: "cut-off-at-dual-read", Phase: PhaseDualRead.String(), Host: "h", PID: 7,
-		Instance: decimal(inst), Gen: decimal(gen)}
+	inst := locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "init").(string)
+	gen := locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "gen").(string)
+	e := migrateproto.Entry{V: migrateproto.Version, Seq: 1, ID: "cut-off-at-dual-read", Phase: migrate.PhaseDualRead.String(), Host: "h", PID: 7,
+		Instance: migrateproto.Decimal(inst), Gen: migrateproto.Decimal(gen)}
 	_, err = ctl.s.heartbeat(ctx, e, time.Minute, false)
 	require.NoError(t, err)
 
@@ -177,11 +179,11 @@ func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		p, err := b.Phase(ctx)
-		return err == nil && p == PhaseDualWrite
+		return err == nil && p == migrate.PhaseDualWrite
 	}, 5*time.Second, 10*time.Millisecond)
 	time.Sleep(100 * time.Millisecond) // b heartbeats the new generation
 
 	// The namespace flushed; the registry survived.
-	repairLost(t, ctl, PhaseDualRead, "the clients that read the newest generation run dual-write", ctl.s.k.phase, ctl.s.k.meta)
+	repairLost(t, ctl, migrate.PhaseDualRead, "the clients that read the newest generation run dual-write", ctl.s.k.Phase, ctl.s.k.Meta)
 	javaExcluded(t, tg.Client, b)
 }

@@ -1,10 +1,13 @@
-package migrate
+package control
 
 import (
 	"context"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // Cleanup is what Controller.Cleanup removed from the namespace — or, for
@@ -75,7 +78,7 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 	}
 	at := ""
 	if s := st.Sighting; s.At.IsZero() && (s.Count != 0 || s.Key != "") {
-		out.SightingKept = "its time (field at) is missing or unreadable: read it with HGETALL " + c.s.k.sighting
+		out.SightingKept = "its time (field at) is missing or unreadable: read it with HGETALL " + c.s.k.Sighting
 	} else if !s.At.IsZero() {
 		if age := st.Now.Sub(s.At); age < c.quiet {
 			out.SightingKept = fmt.Sprintf("recorded %v ago, less than the quiet period %v", max(age, 0).Round(time.Second), c.quiet)
@@ -93,7 +96,7 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 		return out, nil
 	}
 	k := c.s.k
-	r, err := c.s.c.Eval(ctx, cleanupScript, []string{k.phase, k.since, k.clients, k.expiry, k.seen, k.sighting, k.meta, k.mark},
+	r, err := c.s.c.Eval(ctx, migrateproto.CleanupScript, []string{k.Phase, k.Since, k.Clients, k.Expiry, k.Seen, k.Sighting, k.Meta, k.Mark},
 		strconv.FormatInt(st.Since.UnixMilli(), 10), ms(c.quiet), ms(c.margin), at)
 	if err != nil {
 		return out, fmt.Errorf("migrate: clean up namespace %s: %w", st.Namespace, err)
@@ -132,7 +135,7 @@ func (c *Controller) cleanupRefusals(st Status) []string {
 	switch {
 	case st.PhaseProblem != nil:
 		r = append(r, "the phase is unknown: "+st.PhaseProblem.Error())
-	case st.Phase != PhaseModern:
+	case st.Phase != migrate.PhaseModern:
 		r = append(r, fmt.Sprintf("the namespace is at %v, not modern: the evidence is still needed to judge the steps", st.Phase))
 	}
 	for _, b := range st.Blockers {
@@ -140,7 +143,7 @@ func (c *Controller) cleanupRefusals(st Status) []string {
 			r = append(r, "a step is still rolling out: "+b.Text)
 		}
 	}
-	if st.PhaseProblem == nil && st.Phase == PhaseModern {
+	if st.PhaseProblem == nil && st.Phase == migrate.PhaseModern {
 		switch ran := st.Now.Sub(st.Since); {
 		case st.Since.IsZero():
 			r = append(r, "when the fleet reached modern is unknown (no phase-since)")

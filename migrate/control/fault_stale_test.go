@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // A heartbeat the network held up lands after newer ones of the same
@@ -26,18 +28,18 @@ func TestFaultLateHeartbeatDoesNotOverwriteANewerOne(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, direct, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 
 	p := faultproxy.Start(t, srv.Addr())
 	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rc.Close()
 	// A long interval: it moves on phase-change notices, and heartbeats
 	// only when a lock call or a notice asks for a reading.
-	c := New(goredis.New(rc), WithPhaseFrom(ns), WithPhaseInterval(30*time.Second))
+	c := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(30*time.Second))
 	defer c.Close(ctx)
 	ph, err := c.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualWrite, ph)
+	require.Equal(t, migrate.PhaseDualWrite, ph)
 	require.Eventually(t, func() bool { // its follower listens for phase changes
 		return listeners(t, direct, ctl.s.k) == 1
 	}, 5*time.Second, 5*time.Millisecond)
@@ -45,7 +47,7 @@ func TestFaultLateHeartbeatDoesNotOverwriteANewerOne(t *testing.T) {
 
 	// One reading's heartbeat is held up 2 s in the network; the lock call
 	// that sent it gives up after 200 ms.
-	sent := p.Count(faultproxy.Script(heartbeatScript))
+	sent := p.Count(faultproxy.Script(migrateproto.HeartbeatScript))
 	p.Delay(2 * time.Second)
 	held := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -59,19 +61,19 @@ func TestFaultLateHeartbeatDoesNotOverwriteANewerOne(t *testing.T) {
 	// the fleet steps back to dual-write, the client follows, holding the
 	// dual-read lock, and says so.
 	backdate(t, ctl.s, time.Hour)
-	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseDualRead, false)
+	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseDualRead, false)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { p, err := c.Phase(ctx); return err == nil && p == PhaseDualRead }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { p, err := c.Phase(ctx); return err == nil && p == migrate.PhaseDualRead }, 5*time.Second, 5*time.Millisecond)
 	lk, err := c.TryLock(ctx, locktest.Key(t, "orders"), time.Minute)
 	require.NoError(t, err)
 	defer lk.Unlock(ctx)
-	require.Equal(t, PhaseDualRead, heldPhase(lk))
-	_, err = ctl.Step(ctx, PhaseDualRead, PhaseDualWrite, false)
+	require.Equal(t, migrate.PhaseDualRead, heldPhase(lk))
+	_, err = ctl.Step(ctx, migrate.PhaseDualRead, migrate.PhaseDualWrite, false)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite && st.Members[0].Next == 0 &&
-			st.Members[0].HeldOldest == PhaseDualRead
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == migrate.PhaseDualWrite && st.Members[0].Next == 0 &&
+			st.Members[0].HeldOldest == migrate.PhaseDualRead
 	}, 5*time.Second, 5*time.Millisecond)
 	require.Less(t, time.Since(held), 2*time.Second, "the held-up heartbeat has not landed yet")
 
@@ -79,7 +81,7 @@ func TestFaultLateHeartbeatDoesNotOverwriteANewerOne(t *testing.T) {
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	require.Len(t, st.Members, 1)
-	assert.Equal(t, PhaseDualRead, st.Members[0].HeldOldest, "the newer entry stands")
-	_, err = ctl.Step(ctx, PhaseDualWrite, PhaseLegacy, false)
+	assert.Equal(t, migrate.PhaseDualRead, st.Members[0].HeldOldest, "the newer entry stands")
+	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseLegacy, false)
 	require.ErrorIs(t, err, ErrUnsafeStep, "the dual-read lock blocks the rollback to legacy")
 }

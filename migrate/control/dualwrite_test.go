@@ -1,4 +1,4 @@
-package migrate
+package control
 
 // Dual-write releases and leases: each case was a way to let two holders in,
 // or to block the controller for nothing.
@@ -16,6 +16,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // A dual-write acquire cancelled before (or while) it is sent is undone by
@@ -29,7 +30,7 @@ func TestCancelledDualWriteAcquireLeavesJavaHolderAlone(t *testing.T) {
 		require.True(t, ok)
 		javaValue, _ := locktest.Get(t, tg.Client, name)
 
-		l := New(tg.Client, WithPhase(PhaseDualWrite))
+		l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite))
 		for i := 0; i < 20; i++ {
 			cctx, cancel := context.WithCancel(ctx)
 			cancel()
@@ -50,7 +51,7 @@ func TestSecondUnlockLeavesSuccessorAlone(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	name := locktest.Key(t, "k")
-	l := New(tg.Client, WithPhase(PhaseDualWrite))
+	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite))
 	lk, err := l.TryLock(ctx, name, 5*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, lk.Unlock(ctx))
@@ -77,8 +78,8 @@ func TestDualWriteSecondsLease(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	name := locktest.Key(t, "k")
-	l := New(tg.Client, WithPhase(PhaseDualWrite), WithNamespace(ns),
-		WithLegacy(legacy.WithUnit(time.Second), legacy.WithPlusOne(false)))
+	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace(ns),
+		migrate.WithLegacy(legacy.WithUnit(time.Second), legacy.WithPlusOne(false)))
 	defer l.Close(ctx)
 	lk, err := l.TryLock(ctx, name, 1900*time.Millisecond)
 	require.NoError(t, err)
@@ -93,16 +94,16 @@ func TestDualWriteSecondsLease(t *testing.T) {
 
 	// The holder crashes. A contender waits it out and never reports a
 	// legacy sighting: the modern key was there as long as the legacy value.
-	other := New(tg.Client, WithPhase(PhaseDualWrite), WithNamespace(ns),
-		WithLegacy(legacy.WithUnit(time.Second), legacy.WithPlusOne(false)),
-		WithBackoff(lockbridge.LinearBackoff(5*time.Millisecond, 5*time.Millisecond)))
+	other := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace(ns),
+		migrate.WithLegacy(legacy.WithUnit(time.Second), legacy.WithPlusOne(false)),
+		migrate.WithBackoff(lockbridge.LinearBackoff(5*time.Millisecond, 5*time.Millisecond)))
 	defer other.Close(ctx)
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	olk, err := other.Lock(wctx, name, time.Second)
 	require.NoError(t, err)
 	require.NoError(t, olk.Unlock(ctx))
-	ctl, err := NewController(tg.Client, ns)
+	ctl, err := New(tg.Client, ns)
 	require.NoError(t, err)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // serverNow is the server's clock, in ms.
@@ -29,15 +31,15 @@ func serverNow(t *testing.T, c driver.Client) int64 {
 // backdate makes the phase appear set d ago by the server's clock.
 func backdate(t *testing.T, s store, d time.Duration) {
 	t.Helper()
-	_, err := s.c.Do(context.Background(), "SET", s.k.since, strconv.FormatInt(serverNow(t, s.c)-d.Milliseconds(), 10))
+	_, err := s.c.Do(context.Background(), "SET", s.k.Since, strconv.FormatInt(serverNow(t, s.c)-d.Milliseconds(), 10))
 	require.NoError(t, err)
 }
 
 // beat writes a registry entry of protocol 3 for id, with hold (its seq
 // the time in µs: growing).
-func beat(t *testing.T, s store, id string, p Phase, hold time.Duration, held ...Phase) {
+func beat(t *testing.T, s store, id string, p migrate.Phase, hold time.Duration, held ...migrate.Phase) {
 	t.Helper()
-	e := entry{V: ProtocolVersion, Seq: time.Now().UnixMicro(), ID: id, Phase: p.String(), Host: "h", PID: 7, Instance: 1, Gen: 1}
+	e := migrateproto.Entry{V: migrateproto.Version, Seq: time.Now().UnixMicro(), ID: id, Phase: p.String(), Host: "h", PID: 7, Instance: 1, Gen: 1}
 	if len(held) == 2 {
 		ms := int64(1000)
 		e.HeldOldest, e.HeldNewest, e.HeldMS = held[0].String(), held[1].String(), &ms
@@ -49,7 +51,7 @@ func beat(t *testing.T, s store, id string, p Phase, hold time.Duration, held ..
 // kill makes id's entry expired long ago by the server's clock.
 func kill(t *testing.T, s store, id string, ago time.Duration) {
 	t.Helper()
-	_, err := s.c.Do(context.Background(), "ZADD", s.k.expiry, strconv.FormatInt(serverNow(t, s.c)-ago.Milliseconds(), 10), id)
+	_, err := s.c.Do(context.Background(), "ZADD", s.k.Expiry, strconv.FormatInt(serverNow(t, s.c)-ago.Milliseconds(), 10), id)
 	require.NoError(t, err)
 }
 
@@ -66,7 +68,7 @@ func TestController(t *testing.T) {
 		ctx := context.Background()
 		quiet := time.Minute
 		ns := t.Name()
-		ctl, err := NewController(tg.Client, ns, WithQuietPeriod(quiet), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
+		ctl, err := New(tg.Client, ns, WithQuietPeriod(quiet), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		s := ctl.s
 
@@ -74,13 +76,13 @@ func TestController(t *testing.T) {
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
 			require.NotNil(t, st.PhaseProblem)
-			assert.Equal(t, ReasonUninitialized, st.PhaseProblem.Reason)
+			assert.Equal(t, migrate.ReasonUninitialized, st.PhaseProblem.Reason)
 			assert.False(t, st.Safe())
 			_, err = ctl.Phase(ctx)
-			assert.ErrorIs(t, err, ErrPhaseUnknown)
+			assert.ErrorIs(t, err, migrate.ErrPhaseUnknown)
 			assert.ErrorContains(t, err, "lockbridge phase init")
 			_, err = ctl.Advance(ctx, true)
-			assert.ErrorIs(t, err, ErrPhaseUnknown, "an unknown phase is never stepped from, even forced")
+			assert.ErrorIs(t, err, migrate.ErrPhaseUnknown, "an unknown phase is never stepped from, even forced")
 		})
 
 		t.Run("Init", func(t *testing.T) {
@@ -97,29 +99,29 @@ func TestController(t *testing.T) {
 			step, err := ctl.Init(ctx, force)
 			require.NoError(t, err)
 			if !force {
-				assert.Equal(t, Step{To: PhaseLegacy}, step)
+				assert.Equal(t, Step{To: migrate.PhaseLegacy}, step)
 			}
 			_, err = ctl.Init(ctx, false)
 			assert.ErrorIs(t, err, ErrAlreadyInitialized)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, PhaseLegacy, st.Phase)
-			assert.Equal(t, ProtocolVersion, st.Protocol)
-			assert.Equal(t, PhaseDualWrite, st.Next)
+			assert.Equal(t, migrate.PhaseLegacy, st.Phase)
+			assert.Equal(t, migrateproto.Version, st.Protocol)
+			assert.Equal(t, migrate.PhaseDualWrite, st.Next)
 			assert.True(t, st.Safe(), "blockers: %v", st.Blockers)
 		})
 
 		t.Run("AdvanceToDualWriteNotifies", func(t *testing.T) {
-			sub, err := tg.Client.Subscribe(ctx, s.k.channel)
+			sub, err := tg.Client.Subscribe(ctx, s.k.Channel)
 			require.NoError(t, err)
 			defer sub.Close()
 			step, err := ctl.Advance(ctx, false)
 			require.NoError(t, err)
-			assert.Equal(t, Step{From: PhaseLegacy, To: PhaseDualWrite}, step)
+			assert.Equal(t, Step{From: migrate.PhaseLegacy, To: migrate.PhaseDualWrite}, step)
 			p, err := ctl.Phase(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, PhaseDualWrite, p)
-			stored, _, err := tg.Client.Get(ctx, s.k.phase)
+			assert.Equal(t, migrate.PhaseDualWrite, p)
+			stored, _, err := tg.Client.Get(ctx, s.k.Phase)
 			require.NoError(t, err)
 			assert.Equal(t, "dual-write", stored)
 			select {
@@ -144,15 +146,15 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("LaggingClientBlocks", func(t *testing.T) {
-			beat(t, s, "a", PhaseDualWrite, time.Minute)
-			beat(t, s, "b", PhaseLegacy, time.Minute)
-			beat(t, s, "dead", PhaseLegacy, time.Minute)
+			beat(t, s, "a", migrate.PhaseDualWrite, time.Minute)
+			beat(t, s, "b", migrate.PhaseLegacy, time.Minute)
+			beat(t, s, "dead", migrate.PhaseLegacy, time.Minute)
 			kill(t, s, "dead", time.Hour)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, map[Phase]int{PhaseDualWrite: 1, PhaseLegacy: 1}, st.Live)
+			assert.Equal(t, map[migrate.Phase]int{migrate.PhaseDualWrite: 1, migrate.PhaseLegacy: 1}, st.Live)
 			require.Len(t, st.Blockers, 1, "%v", st.Blockers)
-			assert.Equal(t, Blocker{Kind: BlockClientPhase, Member: "b", Phase: PhaseLegacy,
+			assert.Equal(t, Blocker{Kind: BlockClientPhase, Member: "b", Phase: migrate.PhaseLegacy,
 				Text: `client "b" ("h" pid 7) runs legacy, the fleet is at dual-write`}, st.Blockers[0])
 			var ids []string
 			for _, c := range st.Members {
@@ -169,17 +171,17 @@ func TestController(t *testing.T) {
 			require.NoError(t, err)
 			assert.Len(t, st.Members, 2, "a step drops a client dead for longer than the quiet period")
 			p, _ := ctl.Phase(ctx)
-			assert.Equal(t, PhaseDualWrite, p, "a refused step changes nothing")
+			assert.Equal(t, migrate.PhaseDualWrite, p, "a refused step changes nothing")
 
-			beat(t, s, "b", PhaseDualWrite, time.Minute)
+			beat(t, s, "b", migrate.PhaseDualWrite, time.Minute)
 			step, err := ctl.Advance(ctx, false)
 			require.NoError(t, err)
-			assert.Equal(t, PhaseDualRead, step.To)
+			assert.Equal(t, migrate.PhaseDualRead, step.To)
 		})
 
 		t.Run("SightingBlocksBeyondDualWrite", func(t *testing.T) {
 			for _, id := range []string{"a", "b"} {
-				beat(t, s, id, PhaseDualRead, time.Hour)
+				beat(t, s, id, migrate.PhaseDualRead, time.Hour)
 			}
 			require.NoError(t, s.recordSighting(ctx, "lock:older"))
 			require.NoError(t, s.recordSighting(ctx, "lock:old"))
@@ -195,7 +197,7 @@ func TestController(t *testing.T) {
 			require.ErrorIs(t, err, ErrUnsafeStep)
 			step, err := ctl.Advance(ctx, true)
 			require.NoError(t, err)
-			assert.Equal(t, Step{From: PhaseDualRead, To: PhaseModern, Overridden: st.Blockers}, step)
+			assert.Equal(t, Step{From: migrate.PhaseDualRead, To: migrate.PhaseModern, Overridden: st.Blockers}, step)
 
 			_, err = ctl.Advance(ctx, true)
 			assert.ErrorIs(t, err, ErrUnsafeStep, "nothing beyond modern, even forced")
@@ -203,15 +205,15 @@ func TestController(t *testing.T) {
 
 		t.Run("RollbackOneStepFromASettledFleet", func(t *testing.T) {
 			for _, id := range []string{"a", "b"} {
-				beat(t, s, id, PhaseModern, time.Hour)
+				beat(t, s, id, migrate.PhaseModern, time.Hour)
 			}
 			step, err := ctl.Rollback(ctx, false)
 			require.NoError(t, err, "one step back from a settled fleet")
-			assert.Equal(t, PhaseDualRead, step.To)
+			assert.Equal(t, migrate.PhaseDualRead, step.To)
 
 			step, err = ctl.Rollback(ctx, false)
 			require.NoError(t, err, "modern beside dual-write is safe")
-			assert.Equal(t, PhaseDualWrite, step.To)
+			assert.Equal(t, migrate.PhaseDualWrite, step.To)
 			_, err = ctl.Rollback(ctx, false)
 			var unsafe *UnsafeStepError
 			require.ErrorAs(t, err, &unsafe, "clients at modern beside legacy: refused")
@@ -219,7 +221,7 @@ func TestController(t *testing.T) {
 			assert.Equal(t, "a", unsafe.Blockers[0].Member)
 			step, err = ctl.Rollback(ctx, true)
 			require.NoError(t, err)
-			assert.Equal(t, PhaseLegacy, step.To)
+			assert.Equal(t, migrate.PhaseLegacy, step.To)
 			assert.Len(t, step.Overridden, 2)
 			_, err = ctl.Rollback(ctx, true)
 			assert.ErrorIs(t, err, ErrUnsafeStep)
@@ -231,9 +233,9 @@ func TestController(t *testing.T) {
 		t.Run("StepFromAPhaseTheFleetLeft", func(t *testing.T) {
 			cur, err := ctl.Phase(ctx)
 			require.NoError(t, err)
-			from := PhaseDualWrite
+			from := migrate.PhaseDualWrite
 			if cur == from {
-				from = PhaseDualRead
+				from = migrate.PhaseDualRead
 			}
 			to, _ := from.Next()
 			_, err = ctl.Step(ctx, from, to, true)
@@ -245,21 +247,21 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("ConcurrentControllersDoNotSkipAPhase", func(t *testing.T) {
-			err1 := s.setPhase(ctx, "legacy", PhaseDualWrite, "step", 0, 0)
-			err2 := s.setPhase(ctx, "legacy", PhaseDualWrite, "step", 0, 0)
+			err1 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0)
+			err2 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0)
 			require.NoError(t, err1)
 			assert.ErrorIs(t, err2, ErrPhaseChanged)
 		})
 
 		t.Run("BadStoredPhase", func(t *testing.T) {
-			_, err := tg.Client.Do(ctx, "SET", s.k.phase, "sideways")
+			_, err := tg.Client.Do(ctx, "SET", s.k.Phase, "sideways")
 			require.NoError(t, err)
 			_, err = ctl.Phase(ctx)
-			var pe *PhaseUnknownError
+			var pe *migrate.PhaseUnknownError
 			require.ErrorAs(t, err, &pe)
-			assert.Equal(t, ReasonUnreadable, pe.Reason)
+			assert.Equal(t, migrate.ReasonUnreadable, pe.Reason)
 			_, err = ctl.Advance(ctx, true)
-			assert.ErrorIs(t, err, ErrPhaseUnknown)
+			assert.ErrorIs(t, err, migrate.ErrPhaseUnknown)
 		})
 	})
 }
@@ -267,14 +269,14 @@ func TestController(t *testing.T) {
 func TestNewControllerRejectsBadArguments(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	for name, f := range map[string]func() error{
-		"nil client":      func() error { _, err := NewController(nil, "n"); return err },
-		"empty namespace": func() error { _, err := NewController(tg.Client, ""); return err },
-		"brace":           func() error { _, err := NewController(tg.Client, "a}"); return err },
-		"zero quiet":      func() error { _, err := NewController(tg.Client, "n", WithQuietPeriod(0)); return err },
-		"negative margin": func() error { _, err := NewController(tg.Client, "n", WithLivenessMargin(-1)); return err },
-		"zero silence":    func() error { _, err := NewController(tg.Client, "n", WithInitSilence(0)); return err },
-		"unknown policy":  func() error { _, err := NewController(tg.Client, "n", WithMaxmemoryPolicy("allkeys")); return err },
-		"nil option":      func() error { _, err := NewController(tg.Client, "n", nil); return err },
+		"nil client":      func() error { _, err := New(nil, "n"); return err },
+		"empty namespace": func() error { _, err := New(tg.Client, ""); return err },
+		"brace":           func() error { _, err := New(tg.Client, "a}"); return err },
+		"zero quiet":      func() error { _, err := New(tg.Client, "n", WithQuietPeriod(0)); return err },
+		"negative margin": func() error { _, err := New(tg.Client, "n", WithLivenessMargin(-1)); return err },
+		"zero silence":    func() error { _, err := New(tg.Client, "n", WithInitSilence(0)); return err },
+		"unknown policy":  func() error { _, err := New(tg.Client, "n", WithMaxmemoryPolicy("allkeys")); return err },
+		"nil option":      func() error { _, err := New(tg.Client, "n", nil); return err },
 	} {
 		err := f()
 		assert.True(t, errors.Is(err, lockbridge.ErrInvalid), "%s: %v", name, err)

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // A Locker closed while it still holds a lock must stay counted by the
@@ -23,17 +24,17 @@ func TestFaultCloseWhileHoldingStaysCounted(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
+	walk(t, ctl, migrate.PhaseModern)
 
-	a := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	a := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	name := locktest.Key(t, "orders")
 	lk, err := a.TryLock(ctx, name, time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, PhaseModern, heldPhase(lk))
+	require.Equal(t, migrate.PhaseModern, heldPhase(lk))
 	defer lk.Unlock(ctx)
 	require.NoError(t, a.Close(ctx)) // the lock stays valid to the end of its lease
 
-	b := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	b := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer b.Close(ctx)
 	_, err = b.Phase(ctx)
 	require.NoError(t, err)
@@ -44,7 +45,7 @@ func TestFaultCloseWhileHoldingStaysCounted(t *testing.T) {
 	for time.Now().Before(deadline) {
 		cur, err := ctl.Phase(ctx)
 		require.NoError(t, err)
-		if cur == PhaseLegacy {
+		if cur == migrate.PhaseLegacy {
 			break
 		}
 		_, err = ctl.Rollback(ctx, false)
@@ -59,7 +60,7 @@ func TestFaultCloseWhileHoldingStaysCounted(t *testing.T) {
 			return false
 		}
 		for _, m := range st.Members {
-			if m.ID == b.follow.id {
+			if m.HeldNewest == 0 { // b: a's entry reports the lock it holds
 				return m.Phase == st.Phase && m.Next == 0
 			}
 		}

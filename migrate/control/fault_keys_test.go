@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
 )
 
@@ -35,11 +36,11 @@ func TestFaultJavaStringNameWithBraceLengthByte(t *testing.T) {
 			lkey, err := p.EncodeKey(name)
 			require.NoError(t, err)
 			require.Equal(t, byte('}'), lkey[6], "the length byte is '}'")
-			mkey, err := DeriveModernKey(lkey)
+			mkey, err := migrate.DeriveModernKey(lkey)
 			require.NoError(t, err)
 			require.Equal(t, keyslot.Of(lkey), keyslot.Of(mkey))
-			for _, ph := range []Phase{PhaseLegacy, PhaseDualWrite, PhaseDualRead, PhaseModern} {
-				l := New(tg.Client, WithPhase(ph), WithLegacy(legacy.WithKeyCodec(legacy.KeyJavaString)), WithModern(modern.WithFencing()))
+			for _, ph := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+				l := migrate.New(tg.Client, migrate.WithPhase(ph), migrate.WithLegacy(legacy.WithKeyCodec(legacy.KeyJavaString)), migrate.WithModern(modern.WithFencing()))
 				lk, err := l.TryLock(ctx, name, time.Minute)
 				require.NoError(t, err, "%d bytes, %v", n, ph)
 				_, lok := locktest.Get(t, tg.Client, lkey)
@@ -62,18 +63,18 @@ func TestFaultJavaStringNameWithBraceLengthByte(t *testing.T) {
 func TestFaultLegacyMaxInt64Sighting(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
-	for _, p := range []Phase{PhaseDualWrite, PhaseDualRead} {
+	for _, p := range []migrate.Phase{migrate.PhaseDualWrite, migrate.PhaseDualRead} {
 		t.Run(p.String(), func(t *testing.T) {
 			ns := t.Name()
 			name := locktest.Key(t, "k")
 			_, err := tg.Client.Do(ctx, "SET", name, strconv.FormatInt(math.MaxInt64, 10))
 			require.NoError(t, err)
-			l := New(tg.Client, WithPhase(p), WithNamespace(ns))
+			l := migrate.New(tg.Client, migrate.WithPhase(p), migrate.WithNamespace(ns))
 			defer l.Close(ctx)
 			_, err = l.TryLock(ctx, name, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.NotContains(t, err.Error(), "-9223372036854775808")
-			ctl, err := NewController(tg.Client, ns)
+			ctl, err := New(tg.Client, ns)
 			require.NoError(t, err)
 			st, err := ctl.Status(ctx)
 			require.NoError(t, err)

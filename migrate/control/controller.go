@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"log/slog"
@@ -14,8 +14,10 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 var (
@@ -64,11 +66,11 @@ type Controller struct {
 }
 
 // ControllerOption configures a Controller.
-type ControllerOption func(*Controller)
+type Option func(*Controller)
 
 // WithQuietPeriod sets the quiet period. Default DefaultQuietPeriod (15
 // minutes); it must be positive.
-func WithQuietPeriod(d time.Duration) ControllerOption {
+func WithQuietPeriod(d time.Duration) Option {
 	return func(c *Controller) {
 		if d <= 0 {
 			c.err = fmt.Errorf("migrate: %w: quiet period %v must be positive", lockbridge.ErrInvalid, d)
@@ -81,7 +83,7 @@ func WithQuietPeriod(d time.Duration) ControllerOption {
 // WithLivenessMargin sets how long after its expiry (both by the server's
 // clock) a registry entry still counts as live. Default
 // DefaultLivenessMargin (5 s); it must not be negative.
-func WithLivenessMargin(d time.Duration) ControllerOption {
+func WithLivenessMargin(d time.Duration) Option {
 	return func(c *Controller) {
 		if d < 0 {
 			c.err = fmt.Errorf("migrate: %w: liveness margin %v must not be negative", lockbridge.ErrInvalid, d)
@@ -99,7 +101,7 @@ func WithLivenessMargin(d time.Duration) ControllerOption {
 // lock it took lasts its ttl beyond that. Set it to at least the fleet's
 // phase lease + its longest lease + the liveness margin. Default
 // DefaultInitSilence (2 minutes); it must be positive.
-func WithInitSilence(d time.Duration) ControllerOption {
+func WithInitSilence(d time.Duration) Option {
 	return func(c *Controller) {
 		if d <= 0 {
 			c.err = fmt.Errorf("migrate: %w: init silence %v must be positive", lockbridge.ErrInvalid, d)
@@ -115,7 +117,7 @@ func WithInitSilence(d time.Duration) ControllerOption {
 // cannot tell whether the evidence it judges by was evicted. What the
 // server reports, when it can, always overrides the declaration. Default:
 // none.
-func WithMaxmemoryPolicy(policy string) ControllerOption {
+func WithMaxmemoryPolicy(policy string) Option {
 	return func(c *Controller) {
 		for _, p := range maxmemoryPolicies {
 			if p == policy {
@@ -130,24 +132,24 @@ func WithMaxmemoryPolicy(policy string) ControllerOption {
 // WithControllerLogger sets where the controller logs the steps it takes
 // (info; warn when forced past blockers) and refuses (warn). Default: nil,
 // which discards.
-func WithControllerLogger(l *slog.Logger) ControllerOption {
+func WithLogger(l *slog.Logger) Option {
 	return func(c *Controller) { c.tset.Logger = l }
 }
 
 // WithControllerMeterProvider sets where the controller counts its steps
 // and refusals (lockbridge.migrate.controller.steps and .refusals, in
 // docs/observability.md). Default: nil, no metrics.
-func WithControllerMeterProvider(p metric.MeterProvider) ControllerOption {
+func WithMeterProvider(p metric.MeterProvider) Option {
 	return func(c *Controller) { c.tset.Meter = p }
 }
 
 // NewController returns the controller of namespace ns (the namespace the
 // fleet's lockers name in WithPhaseFrom).
-func NewController(c driver.Client, ns string, opts ...ControllerOption) (*Controller, error) {
+func New(c driver.Client, ns string, opts ...Option) (*Controller, error) {
 	if c == nil {
 		return nil, fmt.Errorf("migrate: %w: nil driver.Client", lockbridge.ErrInvalid)
 	}
-	k, err := newNSKeys(ns)
+	k, err := migrateproto.NewKeys(ns)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +231,7 @@ type Blocker struct {
 	// Phase is the client's phase (BlockClientPhase, BlockOldProtocol) or
 	// the held lock's (BlockHeldLock) or the one that does not exclude the
 	// target (BlockIncompatible).
-	Phase Phase
+	Phase migrate.Phase
 	// Field is the entry's field that does not parse (BlockInvalidEntry).
 	Field string
 	// Text says it in words.
@@ -246,14 +248,14 @@ type Status struct {
 	Now time.Time
 	// Phase is the namespace's phase; 0 when it is unknown, and
 	// PhaseProblem then says why and what to do.
-	Phase        Phase
-	PhaseProblem *PhaseUnknownError
+	Phase        migrate.Phase
+	PhaseProblem *migrate.PhaseUnknownError
 	// Protocol is the namespace's format: 3 (or 2 when last set by the
 	// previous release), 1 for a namespace with a phase but without the
 	// namespace hash (set by the first release), 0 when neither exists.
 	Protocol int
 	// Highest is the highest phase the namespace ever reached (0 unknown).
-	Highest Phase
+	Highest migrate.Phase
 	// Evidence is the highest phase anything shows the fleet is at (what
 	// Repair may restore): the phase, the namespace hash's phase, and the
 	// phases of live registry entries of clients that ran this namespace —
@@ -262,10 +264,10 @@ type Status struct {
 	// of those that read the newest generation, since an entry above it
 	// may not have read a rollback yet; of dead entries only when nothing
 	// else shows a phase, since they may date from before a rollback.
-	Evidence Phase
+	Evidence migrate.Phase
 	Since    time.Time // when Phase was set; zero if unknown
 	Members  []Member  // the registry, live and recently dead, both formats
-	Live     map[Phase]int
+	Live     map[migrate.Phase]int
 	Sighting Sighting
 	// Mark is the namespace's mark (MarkKey): where the controller last set
 	// the phase. Zero when there is none (a namespace never initialised, or
@@ -273,7 +275,7 @@ type Status struct {
 	Mark Mark
 	// Next is the phase Advance would move to; HasNext is false at Modern
 	// or when the phase is unknown.
-	Next    Phase
+	Next    migrate.Phase
 	HasNext bool
 	// Blockers say why Advance would refuse now; empty when the step is safe.
 	Blockers []Blocker
@@ -284,14 +286,14 @@ func (s Status) Safe() bool { return s.HasNext && len(s.Blockers) == 0 }
 
 // Step is a phase change made by Advance, Rollback or Repair.
 type Step struct {
-	From, To Phase
+	From, To migrate.Phase
 	// Overridden lists the blockers that force overrode; empty otherwise.
 	Overridden []Blocker
 }
 
 // Phase returns the namespace's current phase; a *PhaseUnknownError when
 // it has none (never initialised, lost) or it is unreadable.
-func (c *Controller) Phase(ctx context.Context) (Phase, error) {
+func (c *Controller) Phase(ctx context.Context) (migrate.Phase, error) {
 	st, err := c.Status(ctx)
 	if err != nil {
 		return 0, err
@@ -317,31 +319,31 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 }
 
 func (c *Controller) judge(sn snapshot) Status {
-	ns := c.s.k.ns
-	st := Status{Namespace: ns, Now: sn.now, Members: sn.clients, Live: map[Phase]int{}, Sighting: sn.sighting}
+	ns := c.s.k.NS
+	st := Status{Namespace: ns, Now: sn.now, Members: sn.clients, Live: map[migrate.Phase]int{}, Sighting: sn.sighting}
 	block := func(b Blocker) { st.Blockers = append(st.Blockers, b) }
-	evidence := func(p Phase) {
+	evidence := func(p migrate.Phase) {
 		if p > st.Evidence {
 			st.Evidence = p
 		}
 	}
 	metaPhase := false // the namespace hash has a readable phase
 	if len(sn.meta) > 0 {
-		st.Protocol = ProtocolVersion
+		st.Protocol = migrateproto.Version
 		if v, err := strconv.Atoi(sn.meta["protocol"]); err == nil {
 			st.Protocol = v
 		}
-		if p, err := phaseName(sn.meta["highest"]); err == nil {
+		if p, err := phaseOf(sn.meta["highest"]); err == nil {
 			st.Highest = p
 		}
-		if p, err := phaseName(sn.meta["phase"]); err == nil {
+		if p, err := phaseOf(sn.meta["phase"]); err == nil {
 			evidence(p)
 			metaPhase = true
 		}
 	} else if sn.hasPhase {
 		st.Protocol = 1
 	}
-	metaGen := decimal(sn.meta["gen"])
+	metaGen := migrateproto.Decimal(sn.meta["gen"])
 	ran := false // a registry entry shows the namespace ran (Member.trace)
 	// The namespace hash holds the last phase set (with the phase key, in
 	// one script): a live entry outruns it only when it read a newer
@@ -355,7 +357,7 @@ func (c *Controller) judge(sn snapshot) Status {
 	// between its announce and its move), one below has not read it (a
 	// rollback, say). Without either, the live entries that read the newest
 	// generation speak for the fleet.
-	var dead Phase
+	var dead migrate.Phase
 	st.Mark = parseMark(sn.mark)
 	base := int64(-1) // entries above it count; -1: none, use newest
 	switch {
@@ -395,16 +397,16 @@ func (c *Controller) judge(sn snapshot) Status {
 	case !sn.hasPhase:
 		switch {
 		case st.Mark.Phase != 0:
-			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonLost, Remedy: remedyRestore(ns, st.Mark)}
+			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost, Remedy: remedyRestore(ns, st.Mark)}
 		case len(sn.meta) == 0 && !ran && !sn.sighted():
-			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonUninitialized, Remedy: remedyInit(ns)}
+			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonUninitialized, Remedy: migrateproto.RemedyInit(ns)}
 		default:
-			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonLost, Remedy: remedyRepair(ns)}
+			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost, Remedy: migrateproto.RemedyRepair(ns)}
 		}
 	default:
-		p, err := phaseName(sn.phase)
+		p, err := phaseOf(sn.phase)
 		if err != nil {
-			st.PhaseProblem = &PhaseUnknownError{Namespace: ns, Reason: ReasonUnreadable, Remedy: remedyRepair(ns), Cause: fmt.Errorf("the phase key holds %q", sn.phase)}
+			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonUnreadable, Remedy: migrateproto.RemedyRepair(ns), Cause: fmt.Errorf("the phase key holds %q", sn.phase)}
 		} else {
 			st.Phase = p
 			evidence(p)
@@ -422,7 +424,7 @@ func (c *Controller) judge(sn snapshot) Status {
 		block(b)
 	}
 	restored := time.Duration(-1) // how long ago the namespace was restored; -1: never
-	if ms := decimal(sn.meta["restored"]); ms > 0 {
+	if ms := migrateproto.Decimal(sn.meta["restored"]); ms > 0 {
 		restored = max(sn.now.Sub(time.UnixMilli(ms)), 0)
 	}
 	if restored >= 0 && restored < c.silence {
@@ -447,7 +449,7 @@ func (c *Controller) judge(sn snapshot) Status {
 			block(Blocker{Kind: BlockAtModern, Text: "already at modern: nothing to advance to"})
 		}
 	}
-	if st.HasNext && st.Next > PhaseDualWrite {
+	if st.HasNext && st.Next > migrate.PhaseDualWrite {
 		for _, e := range sn.sightingErrs {
 			block(Blocker{Kind: BlockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
 		}
@@ -459,7 +461,7 @@ func (c *Controller) judge(sn snapshot) Status {
 				block(Blocker{Kind: BlockSighting, Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
 			}
 		}
-		if st.Next == PhaseDualRead {
+		if st.Next == migrate.PhaseDualRead {
 			switch ran := sn.now.Sub(st.Since); {
 			case st.Since.IsZero():
 				block(Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("when the fleet started dual-write is unknown (no phase-since): it must run dual-write for the quiet period %v; `lockbridge phase repair --to dual-write` restarts the count", c.quiet)})
@@ -473,13 +475,13 @@ func (c *Controller) judge(sn snapshot) Status {
 
 // clientBlockers are the blockers one registry entry raises for a step to
 // rollback (0 for an advance, judged against the fleet's phase cur).
-func (c *Controller) clientBlockers(cl Member, cur, rollback Phase) []Blocker {
+func (c *Controller) clientBlockers(cl Member, cur, rollback migrate.Phase) []Blocker {
 	who := fmt.Sprintf("client %q%s", cl.ID, hostOf(cl))
 	if cl.Invalid != nil {
 		if !cl.Live {
 			return nil
 		}
-		var ee *EntryError
+		var ee *migrateproto.EntryError
 		field := ""
 		if errors.As(cl.Invalid, &ee) {
 			field = ee.Field
@@ -491,7 +493,7 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback Phase) []Blocker {
 		return []Blocker{{Kind: BlockOldProtocol, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}}
 	}
-	if cl.Protocol != ProtocolVersion {
+	if cl.Protocol != migrateproto.Version {
 		if !cl.Live {
 			return nil
 		}
@@ -504,7 +506,7 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback Phase) []Blocker {
 	var out []Blocker
 	if rollback != 0 {
 		for _, p := range cl.Phases() {
-			if !Compatible(p, rollback) {
+			if !migrate.Compatible(p, rollback) {
 				what := "runs"
 				if p == cl.Next && p != cl.Phase {
 					what = "is moving to"
@@ -528,7 +530,7 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback Phase) []Blocker {
 		out = append(out, Blocker{Kind: BlockClientPhase, Member: cl.ID, Phase: cl.Next,
 			Text: fmt.Sprintf("%s is moving to %v, the fleet is at %v", who, cl.Next, cur)})
 	}
-	for _, p := range []Phase{cl.HeldOldest, cl.HeldNewest} {
+	for _, p := range []migrate.Phase{cl.HeldOldest, cl.HeldNewest} {
 		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 && out[len(out)-1].Kind == BlockHeldLock) {
 			continue
 		}
@@ -583,7 +585,7 @@ func (c *Controller) Rollback(ctx context.Context, force bool) (Step, error) {
 // previous). It fails with an error wrapping ErrPhaseChanged when the fleet
 // is not at from — say, another operator took the step meanwhile — so a
 // command never takes a step other than the one asked for.
-func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step, error) {
+func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force bool) (Step, error) {
 	next, _ := from.Next()
 	prev, _ := from.Prev()
 	if !from.Valid() || !to.Valid() || (to != next && to != prev) || to == from {
@@ -623,7 +625,7 @@ func (c *Controller) Step(ctx context.Context, from, to Phase, force bool) (Step
 // blockers stand and force is not set: then it refuses with an
 // *UnsafeStepError. It logs and counts what it did.
 func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, force bool, seen, how string, minGen, keep int64) (Step, error) {
-	ns, from, to := c.s.k.ns, phaseOrNone(step.From), step.To.String()
+	ns, from, to := c.s.k.NS, phaseOrNone(step.From), step.To.String()
 	log := c.tel.Log()
 	if len(blockers) > 0 {
 		if !force {
@@ -659,7 +661,7 @@ func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, f
 // and the registry's clients must agree on the instance; otherwise the
 // error wraps ErrUnsafeStep. It may also be run on a readable phase (after
 // a restore from an old backup, say).
-func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, error) {
+func (c *Controller) Repair(ctx context.Context, to migrate.Phase, force bool) (Step, error) {
 	if !to.Valid() {
 		return Step{}, fmt.Errorf("migrate: %w: repair to %v", lockbridge.ErrInvalid, to)
 	}
@@ -681,7 +683,7 @@ func (c *Controller) Repair(ctx context.Context, to Phase, force bool) (Step, er
 
 // repairPlan is what setting the phase to on reading sn (judged st) would
 // override — the blockers — and the generation and instance to write.
-func (c *Controller) repairPlan(sn snapshot, st Status, to Phase) (blockers []Blocker, minGen, keep int64) {
+func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (blockers []Blocker, minGen, keep int64) {
 	if st.Evidence == 0 {
 		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: "nothing shows which phase the fleet reached (no namespace hash, no mark, no registry entry of a client that ran it): if the namespace is new, use `lockbridge phase init`"})
 	} else if to != st.Evidence {
@@ -736,7 +738,7 @@ func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, e
 	if id == "" {
 		return false, fmt.Errorf("migrate: %w: empty client id", lockbridge.ErrInvalid)
 	}
-	n, err := c.s.forget(ctx, id, force, c.margin)
+	n, err := migrateproto.Forget(ctx, c.s.c, c.s.k, migrateproto.ForgetArgs{ID: id, Force: force, Margin: c.margin})
 	if err != nil {
 		return false, err
 	}

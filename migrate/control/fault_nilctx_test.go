@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // A lock of every phase, with and without a namespace, refuses a nil
@@ -24,16 +25,16 @@ func TestFaultLockNilContext(t *testing.T) {
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
 	var nilCtx context.Context
-	for _, p := range []Phase{PhaseLegacy, PhaseDualWrite, PhaseDualRead, PhaseModern} {
+	for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
 		for _, follow := range []bool{false, true} {
-			opts := []Option{WithPhase(p)}
+			opts := []migrate.Option{migrate.WithPhase(p)}
 			name := p.String()
 			if follow {
 				walk(t, ctl, p)
-				opts = []Option{WithPhaseFrom(ns)}
+				opts = []migrate.Option{migrate.WithPhaseFrom(ns)}
 				name += " following"
 			}
-			l := New(tg.Client, opts...)
+			l := migrate.New(tg.Client, opts...)
 			lk, err := l.TryLock(ctx, locktest.Key(t, name), time.Minute)
 			require.NoError(t, err, name)
 			require.Equal(t, p, heldPhase(lk), name)
@@ -58,8 +59,8 @@ func TestFaultHugeTTLWithNamespace(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseDualRead)
-	l := New(tg.Client, WithPhaseFrom(ns))
+	walk(t, ctl, migrate.PhaseDualRead)
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer l.Close(ctx)
 	for _, ttl := range []time.Duration{time.Duration(math.MaxInt64), 200 * 365 * 24 * time.Hour} {
 		lk, err := l.TryLock(ctx, locktest.Key(t, ttl.String()), ttl)
@@ -79,11 +80,11 @@ func TestFaultHugeTTLWithNamespace(t *testing.T) {
 	require.NoError(t, lk.Unlock(ctx))
 
 	// Nor may the phase lease (or the interval it defaults from) overflow it.
-	for name, opt := range map[string]Option{
-		"lease":    WithPhaseLease(time.Duration(math.MaxInt64)),
-		"interval": WithPhaseInterval(time.Duration(math.MaxInt64 / 2)),
+	for name, opt := range map[string]migrate.Option{
+		"lease":    migrate.WithPhaseLease(time.Duration(math.MaxInt64)),
+		"interval": migrate.WithPhaseInterval(time.Duration(math.MaxInt64 / 2)),
 	} {
-		_, err := New(tg.Client, WithPhaseFrom(ns), opt).TryLock(ctx, locktest.Key(t, name), time.Minute)
+		_, err := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), opt).TryLock(ctx, locktest.Key(t, name), time.Minute)
 		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
 	}
 }

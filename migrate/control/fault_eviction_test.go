@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // evictionBlocked asserts err is a refusal whose blockers include one of
@@ -46,7 +47,7 @@ func TestFaultStepRefusedWhileEvidenceMayBeEvicted(t *testing.T) {
 			locktest.Do(t, tg.Client, "CONFIG", "SET", "maxmemory-policy", "noeviction")
 			ns := t.Name()
 			ctl := initNS(t, tg.Client, ns, WithQuietPeriod(time.Millisecond))
-			walk(t, ctl, PhaseDualWrite)
+			walk(t, ctl, migrate.PhaseDualWrite)
 			backdate(t, ctl.s, time.Hour)
 			locktest.Do(t, tg.Client, "CONFIG", "SET", "maxmemory-policy", policy)
 			defer locktest.Do(t, tg.Client, "CONFIG", "SET", "maxmemory-policy", "noeviction")
@@ -65,14 +66,14 @@ func TestFaultStepRefusedWhileEvidenceMayBeEvicted(t *testing.T) {
 			assert.Contains(t, evictionBlocked(t, err), "maxmemory-policy "+policy)
 			_, err = ctl.Rollback(ctx, false)
 			evictionBlocked(t, err)
-			_, err = ctl.Repair(ctx, PhaseDualWrite, false)
+			_, err = ctl.Repair(ctx, migrate.PhaseDualWrite, false)
 			evictionBlocked(t, err)
 			p, err := ctl.Phase(ctx)
 			require.NoError(t, err)
-			assert.Equal(t, PhaseDualWrite, p, "nothing changed")
+			assert.Equal(t, migrate.PhaseDualWrite, p, "nothing changed")
 
 			other := t.Name() + "-new"
-			ctl2, err := NewController(tg.Client, other, WithInitSilence(time.Millisecond))
+			ctl2, err := New(tg.Client, other, WithInitSilence(time.Millisecond))
 			require.NoError(t, err)
 			_, err = ctl2.Init(ctx, false)
 			evictionBlocked(t, err)
@@ -97,19 +98,19 @@ func TestFaultStepRefusedWhenThePolicyCannotBeRead(t *testing.T) {
 	t.Cleanup(func() { _ = rc.Close() })
 	c := goredis.New(rc)
 
-	blind, err := NewController(c, ns)
+	blind, err := New(c, ns)
 	require.NoError(t, err)
 	_, err = blind.Advance(ctx, false)
 	assert.Contains(t, evictionBlocked(t, err), "cannot tell whether the server evicts keys")
 
-	declared, err := NewController(c, ns, WithMaxmemoryPolicy("noeviction"))
+	declared, err := New(c, ns, WithMaxmemoryPolicy("noeviction"))
 	require.NoError(t, err)
 	_, err = declared.Advance(ctx, false)
 	require.NoError(t, err, "the operator declared the policy the server cannot report")
 
 	locktest.Do(t, tg.Client, "CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
 	defer locktest.Do(t, tg.Client, "CONFIG", "SET", "maxmemory-policy", "noeviction")
-	wrong, err := NewController(tg.Client, ns, WithMaxmemoryPolicy("noeviction"))
+	wrong, err := New(tg.Client, ns, WithMaxmemoryPolicy("noeviction"))
 	require.NoError(t, err)
 	_, err = wrong.Rollback(ctx, false)
 	assert.Contains(t, evictionBlocked(t, err), "the server reports maxmemory-policy allkeys-lru")
@@ -123,15 +124,15 @@ func TestFaultStepRefusedWhileEvidenceHasATTL(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithQuietPeriod(time.Millisecond))
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour)
 	require.NoError(t, ctl.s.recordSighting(ctx, "someone's:legacy:key"))
-	locktest.Do(t, tg.Client, "HSET", ctl.s.k.sighting, "at", "1") // seen long ago: not itself a blocker
-	locktest.Do(t, tg.Client, "HSET", ctl.s.k.meta, "sighting-at", "1")
-	locktest.Do(t, tg.Client, "PEXPIRE", ctl.s.k.sighting, "600000")
+	locktest.Do(t, tg.Client, "HSET", ctl.s.k.Sighting, "at", "1") // seen long ago: not itself a blocker
+	locktest.Do(t, tg.Client, "HSET", ctl.s.k.Meta, "sighting-at", "1")
+	locktest.Do(t, tg.Client, "PEXPIRE", ctl.s.k.Sighting, "600000")
 	_, err := ctl.Advance(ctx, false)
-	assert.Contains(t, evictionBlocked(t, err), ctl.s.k.sighting)
-	locktest.Do(t, tg.Client, "PERSIST", ctl.s.k.sighting)
+	assert.Contains(t, evictionBlocked(t, err), ctl.s.k.Sighting)
+	locktest.Do(t, tg.Client, "PERSIST", ctl.s.k.Sighting)
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
 }
@@ -147,9 +148,9 @@ func TestFaultEvictedSightingDoesNotLetTheControllerStep(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithQuietPeriod(time.Minute))
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour)
-	follower := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(10*time.Millisecond))
+	follower := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(10*time.Millisecond))
 	defer func() { _ = follower.Close(ctx) }()
 	_, err := follower.Phase(ctx)
 	require.NoError(t, err)
@@ -172,23 +173,23 @@ func TestFaultEvictedSightingDoesNotLetTheControllerStep(t *testing.T) {
 	for i := 0; i < 20000 && !evicted; i++ {
 		// What the heartbeats keep hot, kept hot here too: on a loaded
 		// machine the follower's reads may lag the fill.
-		locktest.Do(t, tg.Client, "GET", ctl.s.k.phase)
-		locktest.Do(t, tg.Client, "HGETALL", ctl.s.k.meta)
+		locktest.Do(t, tg.Client, "GET", ctl.s.k.Phase)
+		locktest.Do(t, tg.Client, "HGETALL", ctl.s.k.Meta)
 		locktest.Do(t, tg.Client, "SET", fmt.Sprintf("filler:%d", i), filler)
-		n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.sighting).(int64)
+		n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.Sighting).(int64)
 		evicted = n == 0
 	}
 	require.True(t, evicted, "eviction took the sighting (else this test shows nothing)")
-	n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.phase).(int64)
+	n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.Phase).(int64)
 	require.Equal(t, int64(1), n, "the phase key survived: the controller can read a phase")
 
 	_, err = ctl.Advance(ctx, false)
 	evictionBlocked(t, err)
 	p, err := ctl.Phase(ctx)
 	if err == nil {
-		assert.Equal(t, PhaseDualWrite, p, "never stepped past the Java locker")
+		assert.Equal(t, migrate.PhaseDualWrite, p, "never stepped past the Java locker")
 	} else {
-		assert.True(t, errors.Is(err, ErrPhaseUnknown), "%v", err)
+		assert.True(t, errors.Is(err, migrate.ErrPhaseUnknown), "%v", err)
 	}
 }
 
@@ -215,10 +216,10 @@ func TestFaultSightingHashLostAloneStillBlocks(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithQuietPeriod(time.Minute))
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour)
 	require.NoError(t, ctl.s.recordSighting(ctx, "orders:7"))
-	_, err := tg.Client.Del(ctx, ctl.s.k.sighting)
+	_, err := tg.Client.Del(ctx, ctl.s.k.Sighting)
 	require.NoError(t, err)
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
@@ -233,13 +234,13 @@ func TestFaultNamespaceHashLostBlocksTheStep(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	_, err := tg.Client.Del(ctx, ctl.s.k.meta)
+	_, err := tg.Client.Del(ctx, ctl.s.k.Meta)
 	require.NoError(t, err)
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, kinds(ue.Blockers), BlockPhaseUnknown)
-	_, err = ctl.Repair(ctx, PhaseLegacy, false)
+	_, err = ctl.Repair(ctx, migrate.PhaseLegacy, false)
 	require.NoError(t, err)
 	// A restore brings back the phase, not the evidence: an unforced step
 	// waits the init silence (1 ms here) after it.

@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // freezer stops a whole client process, as SIGSTOP does, the moment it is
@@ -43,7 +45,7 @@ func (f *freezer) wait(ctx context.Context) error {
 }
 
 func (f *freezer) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
-	if s == acquireScript {
+	if s == migrateproto.AcquireScript {
 		f.once.Do(func() { close(f.frozen) })
 	}
 	if err := f.wait(ctx); err != nil {
@@ -71,16 +73,16 @@ func TestFaultAcquireOutlivingThePhaseLease(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseDualRead)
+	walk(t, ctl, migrate.PhaseDualRead)
 
 	fz := newFreezer(tg.Client)
 	var thaw sync.Once
 	defer thaw.Do(func() { close(fz.thawed) })
-	c := New(fz, WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond), WithPhaseLease(200*time.Millisecond))
+	c := migrate.New(fz, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
 	defer c.Close(ctx)
 	ph, err := c.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseDualRead, ph)
+	require.Equal(t, migrate.PhaseDualRead, ph)
 
 	name := locktest.Key(t, "orders")
 	type result struct {
@@ -101,7 +103,7 @@ func TestFaultAcquireOutlivingThePhaseLease(t *testing.T) {
 		st, err := ctl.Status(ctx)
 		return err == nil && len(st.Members) == 1 && !st.Members[0].Live
 	}, 10*time.Second, 10*time.Millisecond, "the stopped client's entry expires")
-	for _, to := range []Phase{PhaseDualWrite, PhaseLegacy} {
+	for _, to := range []migrate.Phase{migrate.PhaseDualWrite, migrate.PhaseLegacy} {
 		_, err := ctl.Step(ctx, to+1, to, false)
 		require.NoError(t, err, "nothing live blocks the rollback to %v", to)
 	}
@@ -109,7 +111,7 @@ func TestFaultAcquireOutlivingThePhaseLease(t *testing.T) {
 	thaw.Do(func() { close(fz.thawed) })
 	r := <-got
 	if r.err != nil {
-		require.ErrorIs(t, r.err, ErrPhaseUnknown)
+		require.ErrorIs(t, r.err, migrate.ErrPhaseUnknown)
 		return
 	}
 	defer r.lk.Unlock(ctx)

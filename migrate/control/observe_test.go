@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/logtest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // The follower logs its phase moves, and a failed heartbeat (the server
@@ -24,10 +25,10 @@ func TestLogsPhaseMoveAndHeartbeatFailure(t *testing.T) {
 	ns := t.Name()
 	initNS(t, c, ns)
 	rec, log := logtest.New()
-	l := New(c, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond), WithLogger(log))
+	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond), migrate.WithLogger(log))
 	p, err := l.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseLegacy, p)
+	require.Equal(t, migrate.PhaseLegacy, p)
 
 	moved := rec.Records("phase moved")
 	require.Len(t, moved, 1)
@@ -60,7 +61,7 @@ func TestControllerLogsStepsAndRefusals(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	rec, log := logtest.New()
-	ctl := initNS(t, tg.Client, ns, WithControllerLogger(log))
+	ctl := initNS(t, tg.Client, ns, WithLogger(log))
 	_, err := ctl.Advance(ctx, false)
 	require.NoError(t, err)
 	_, err = ctl.Advance(ctx, false) // the quiet period holds dual-read back
@@ -87,13 +88,13 @@ func TestPhaseEndedLockLogged(t *testing.T) {
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
 	rec, log := logtest.New()
-	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond), WithLogger(log))
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond), migrate.WithLogger(log))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "orders")
 	lk, err := l.TryLock(ctx, name, time.Minute)
 	require.NoError(t, err)
 	defer lk.Unlock(ctx)
-	walk(t, ctl, PhaseDualRead) // forced past the held lock
+	walk(t, ctl, migrate.PhaseDualRead) // forced past the held lock
 	require.True(t, locktest.WaitDone(lk, 10*time.Second), "the legacy lock ends at dual-read")
 	lost := rec.Records("lock lost")
 	require.Len(t, lost, 1)

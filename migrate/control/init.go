@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // Mark is a namespace's mark (MarkKey): the phase the controller last set
@@ -15,7 +18,7 @@ import (
 // writes it at the end state; it is kept apart from the namespace's keys,
 // so it outlives a flush of them.
 type Mark struct {
-	Phase, Highest Phase
+	Phase, Highest migrate.Phase
 	// At is when the phase was set (the server's clock).
 	At time.Time
 
@@ -24,12 +27,12 @@ type Mark struct {
 
 func parseMark(m map[string]string) Mark {
 	var k Mark
-	k.Phase, _ = phaseName(m["phase"])
-	k.Highest, _ = phaseName(m["highest"])
+	k.Phase, _ = phaseOf(m["phase"])
+	k.Highest, _ = phaseOf(m["highest"])
 	if ms, err := strconv.ParseInt(m["at"], 10, 64); err == nil && ms > 0 {
 		k.At = time.UnixMilli(ms)
 	}
-	k.instance, k.gen = max(decimal(m["init"]), 0), max(decimal(m["gen"]), 0)
+	k.instance, k.gen = max(migrateproto.Decimal(m["init"]), 0), max(migrateproto.Decimal(m["gen"]), 0)
 	return k
 }
 
@@ -44,7 +47,7 @@ func (sn snapshot) sighted() bool {
 // nothing held) — an entry the controller cannot read included.
 func (c Member) trace() bool {
 	return c.Protocol < 2 || c.Invalid != nil || c.Instance != 0 ||
-		c.Phase != PhaseLegacy || (c.Next != 0 && c.Next != PhaseLegacy) || c.HeldNewest != 0
+		c.Phase != migrate.PhaseLegacy || (c.Next != 0 && c.Next != migrate.PhaseLegacy) || c.HeldNewest != 0
 }
 
 func noMark(ns string) Blocker {
@@ -99,7 +102,7 @@ func (c *Controller) Init(ctx context.Context, force bool) (Step, error) {
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < left {
 			return step, wait
 		}
-		c.tel.Log().InfoContext(ctx, "lockbridge: migrate: init waits for the namespace's silence", "lockbridge.migrate.namespace", c.s.k.ns, "left", left)
+		c.tel.Log().InfoContext(ctx, "lockbridge: migrate: init waits for the namespace's silence", "lockbridge.migrate.namespace", c.s.k.NS, "left", left)
 		t := time.NewTimer(left)
 		select {
 		case <-ctx.Done():
@@ -131,7 +134,7 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 			evicted = append(evicted, b)
 		}
 	}
-	ran := st.PhaseProblem.Reason != ReasonUninitialized || st.Evidence != 0
+	ran := st.PhaseProblem.Reason != migrate.ReasonUninitialized || st.Evidence != 0
 	switch {
 	case st.Mark.Phase != 0 && !force:
 		blockers, minGen, keep := c.repairPlan(sn, st, st.Mark.Phase)
@@ -139,22 +142,22 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 		return step, 0, err
 	case ran && !force:
 		p := *st.PhaseProblem
-		p.Reason, p.Remedy = ReasonLost, remedyRepair(st.Namespace)
+		p.Reason, p.Remedy = migrate.ReasonLost, migrateproto.RemedyRepair(st.Namespace)
 		if st.Evidence != 0 {
 			p.Cause = fmt.Errorf("the evidence shows the fleet reached %v", st.Evidence)
 		}
 		return Step{}, 0, &p
 	case ran: // forced
 		ranB := Blocker{Kind: BlockRan, Phase: st.Evidence, Text: fmt.Sprintf("the namespace ran before (evidence: %v): lockers that still run a later phase lock beside those that read legacy", phaseOrNone(st.Evidence))}
-		blockers, minGen, keep := c.repairPlan(sn, st, PhaseLegacy)
-		step, err := c.apply(ctx, Step{To: PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen, "repair", minGen, keep)
+		blockers, minGen, keep := c.repairPlan(sn, st, migrate.PhaseLegacy)
+		step, err := c.apply(ctx, Step{To: migrate.PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen, "repair", minGen, keep)
 		return step, 0, err
 	case len(evicted) > 0 && !force:
-		c.tel.Refused(ctx, st.Namespace, PhaseLegacy.String(), string(BlockEviction))
-		return Step{}, 0, &UnsafeStepError{Step: Step{To: PhaseLegacy}, Blockers: evicted}
+		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(BlockEviction))
+		return Step{}, 0, &UnsafeStepError{Step: Step{To: migrate.PhaseLegacy}, Blockers: evicted}
 	case c.s.c.Cluster() && !force:
-		c.tel.Refused(ctx, st.Namespace, PhaseLegacy.String(), string(BlockNoMark))
-		return Step{}, 0, &UnsafeStepError{Step: Step{To: PhaseLegacy}, Blockers: []Blocker{noMark(st.Namespace)}}
+		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(BlockNoMark))
+		return Step{}, 0, &UnsafeStepError{Step: Step{To: migrate.PhaseLegacy}, Blockers: []Blocker{noMark(st.Namespace)}}
 	}
 	return c.initEmpty(ctx, sn, evicted, force)
 }
@@ -162,7 +165,7 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 // initEmpty starts a namespace that shows no trace at legacy, once the
 // silence has passed (or at once, forced).
 func (c *Controller) initEmpty(ctx context.Context, sn snapshot, evicted []Blocker, force bool) (Step, time.Duration, error) {
-	step, silence := Step{To: PhaseLegacy}, c.silence
+	step, silence := Step{To: migrate.PhaseLegacy}, c.silence
 	if force {
 		silence = 0
 		step.Overridden = evicted
@@ -171,21 +174,21 @@ func (c *Controller) initEmpty(ctx context.Context, sn snapshot, evicted []Block
 			step.Overridden = append(step.Overridden, Blocker{Kind: BlockSilence, Text: fmt.Sprintf("init forced before the namespace stayed without a trace for %v: a locker whose registry entry was lost may still lock in a later phase", c.silence)})
 		}
 	}
-	left, err := c.s.initPhase(ctx, PhaseLegacy, silence)
+	left, err := c.s.initPhase(ctx, migrate.PhaseLegacy, silence)
 	switch {
 	case errors.Is(err, errNotEmpty):
-		return step, 0, &PhaseUnknownError{Namespace: c.s.k.ns, Reason: ReasonLost, Remedy: remedyRepair(c.s.k.ns),
+		return step, 0, &migrate.PhaseUnknownError{Namespace: c.s.k.NS, Reason: migrate.ReasonLost, Remedy: migrateproto.RemedyRepair(c.s.k.NS),
 			Cause: errors.New("a trace of the namespace (its hash, mark, a registry entry or a sighting) appeared while init waited")}
 	case err != nil || left > 0:
 		return step, left, err
 	}
-	_ = c.s.notify(ctx, PhaseLegacy) // best effort: waiting lockers read at every interval anyway
+	_ = c.s.notify(ctx, migrate.PhaseLegacy) // best effort: waiting lockers read at every interval anyway
 	lvl := slog.LevelInfo
 	if len(step.Overridden) > 0 {
 		lvl = slog.LevelWarn
 	}
-	c.tel.Stepped(ctx, c.s.k.ns, "none", PhaseLegacy.String())
-	c.tel.Log().Log(ctx, lvl, "lockbridge: migrate: controller initialised the namespace", "lockbridge.migrate.namespace", c.s.k.ns,
-		"lockbridge.migrate.phase", PhaseLegacy.String(), "overridden", len(step.Overridden))
+	c.tel.Stepped(ctx, c.s.k.NS, "none", migrate.PhaseLegacy.String())
+	c.tel.Log().Log(ctx, lvl, "lockbridge: migrate: controller initialised the namespace", "lockbridge.migrate.namespace", c.s.k.NS,
+		"lockbridge.migrate.phase", migrate.PhaseLegacy.String(), "overridden", len(step.Overridden))
 	return step, 0, nil
 }

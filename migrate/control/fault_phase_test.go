@@ -1,4 +1,4 @@
-package migrate
+package control
 
 import (
 	"context"
@@ -13,28 +13,30 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
 )
 
 // phaseErr asserts err is a *PhaseUnknownError of reason why (never
 // ErrNotObtained) and returns it.
-func phaseErr(t *testing.T, err error, why PhaseReason) *PhaseUnknownError {
+func phaseErr(t *testing.T, err error, why migrate.PhaseReason) *migrate.PhaseUnknownError {
 	t.Helper()
-	var pe *PhaseUnknownError
+	var pe *migrate.PhaseUnknownError
 	require.ErrorAs(t, err, &pe)
-	require.ErrorIs(t, err, ErrPhaseUnknown)
+	require.ErrorIs(t, err, migrate.ErrPhaseUnknown)
 	require.NotErrorIs(t, err, lockbridge.ErrNotObtained)
 	require.Equal(t, why, pe.Reason, "%v", err)
 	return pe
 }
 
 // initNS initialises ns and returns its controller.
-func initNS(t *testing.T, c driver.Client, ns string, opts ...ControllerOption) *Controller {
+func initNS(t *testing.T, c driver.Client, ns string, opts ...Option) *Controller {
 	t.Helper()
-	ctl, err := NewController(c, ns, append([]ControllerOption{WithInitSilence(time.Millisecond)}, opts...)...)
+	ctl, err := New(c, ns, append([]Option{WithInitSilence(time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
 	// A test's cluster is new: nothing can have run there. (In a cluster
 	// init refuses a namespace without a mark unless forced.)
@@ -45,7 +47,7 @@ func initNS(t *testing.T, c driver.Client, ns string, opts ...ControllerOption) 
 
 // walk moves the namespace to p with forced steps, the phase-since
 // backdated so no quiet period holds it up.
-func walk(t *testing.T, ctl *Controller, p Phase) {
+func walk(t *testing.T, ctl *Controller, p migrate.Phase) {
 	t.Helper()
 	ctx := context.Background()
 	for {
@@ -82,11 +84,11 @@ func TestFaultPhaseLeaseCutOffFromNamespace(t *testing.T) {
 	}
 	name, other := names[0], names[1]
 	initNS(t, c, ns)
-	l := New(c, WithPhaseFrom(ns), WithPhaseInterval(50*time.Millisecond), WithPhaseLease(200*time.Millisecond))
+	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
 	defer l.Close(ctx)
 	p, err := l.Phase(ctx)
 	require.NoError(t, err)
-	require.Equal(t, PhaseLegacy, p)
+	require.Equal(t, migrate.PhaseLegacy, p)
 	held, err := l.TryLock(ctx, name, time.Minute)
 	require.NoError(t, err)
 
@@ -106,18 +108,18 @@ func TestFaultPhaseLeaseCutOffFromNamespace(t *testing.T) {
 			_ = lk.Unlock(ctx)
 			return false
 		}
-		return errors.Is(err, ErrPhaseUnknown)
+		return errors.Is(err, migrate.ErrPhaseUnknown)
 	}, 20*time.Second, 20*time.Millisecond, "a locker cut off from the namespace stops locking")
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	_, err = l.TryLock(cctx, other, time.Second)
 	cancel()
-	pe := phaseErr(t, err, ReasonLeaseLapsed)
-	assert.Equal(t, PhaseLegacy, pe.Last)
+	pe := phaseErr(t, err, migrate.ReasonLeaseLapsed)
+	assert.Equal(t, migrate.PhaseLegacy, pe.Last)
 	assert.Error(t, pe.Cause, "the follower's error is kept and reported")
 	cctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond)
 	err = held.Refresh(cctx, time.Minute)
 	cancel()
-	phaseErr(t, err, ReasonLeaseLapsed)
+	phaseErr(t, err, migrate.ReasonLeaseLapsed)
 
 	node.Resume() // within the cluster's node timeout: only this locker noticed
 	resumed = true
@@ -141,8 +143,8 @@ func TestFaultRegistryJudgedByServerClock(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseDualWrite)
-	l := New(tg.Client, WithPhase(PhaseLegacy), WithNamespace(ns), WithPhaseInterval(time.Second))
+	walk(t, ctl, migrate.PhaseDualWrite)
+	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace(ns), migrate.WithPhaseInterval(time.Second))
 	defer l.Close(ctx)
 	_, err := l.Phase(ctx)
 	require.NoError(t, err)
@@ -155,13 +157,13 @@ func TestFaultRegistryJudgedByServerClock(t *testing.T) {
 	assert.True(t, cl.Live)
 	server := time.UnixMilli(serverNow(t, tg.Client))
 	assert.WithinDuration(t, server, st.Now, 2*time.Second, "Status is read at the server's time")
-	hold := DefaultPhaseLeaseIntervals * time.Second
+	hold := migrate.DefaultPhaseLeaseIntervals * time.Second
 	assert.WithinDuration(t, cl.Seen.Add(hold), cl.Expires, 10*time.Millisecond, "expiry = the server's heartbeat time + the hold")
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
 	require.Equal(t, []BlockerKind{BlockClientPhase}, kinds(ue.Blockers))
-	assert.Equal(t, PhaseLegacy, ue.Blockers[0].Phase)
+	assert.Equal(t, migrate.PhaseLegacy, ue.Blockers[0].Phase)
 }
 
 // A legacy sighting is stamped by the server's clock: a sighting client
@@ -172,9 +174,9 @@ func TestFaultSightingStampedByServerClock(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 	slow := func() time.Time { return time.Now().Add(-20 * time.Minute) }
-	l := New(tg.Client, WithPhase(PhaseDualWrite), WithNamespace(ns), WithLegacy(legacy.WithClock(slow)))
+	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace(ns), migrate.WithLegacy(legacy.WithClock(slow)))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "k")
 	exp, ok, err := javareplay.Lock(ctx, tg.Client, name, 30*time.Second, nil)
@@ -213,17 +215,17 @@ func TestFaultPhaseSinceStampedByServerClock(t *testing.T) {
 }
 
 // modernFleet starts n lockers following ns, at modern.
-func modernFleet(t *testing.T, c driver.Client, ns string, n int) ([]*Locker, *Controller) {
+func modernFleet(t *testing.T, c driver.Client, ns string, n int) ([]*migrate.Locker, *Controller) {
 	t.Helper()
 	ctl := initNS(t, c, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
-	var ls []*Locker
+	walk(t, ctl, migrate.PhaseModern)
+	var ls []*migrate.Locker
 	for i := 0; i < n; i++ {
-		l := New(c, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+		l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 		t.Cleanup(func() { _ = l.Close(context.Background()) })
 		p, err := l.Phase(context.Background())
 		require.NoError(t, err)
-		require.Equal(t, PhaseModern, p)
+		require.Equal(t, migrate.PhaseModern, p)
 		ls = append(ls, l)
 	}
 	return ls, ctl
@@ -231,18 +233,18 @@ func modernFleet(t *testing.T, c driver.Client, ns string, n int) ([]*Locker, *C
 
 // refusesWith waits until every locker's TryLock refuses with why, and
 // checks none ever took a lock in a phase below modern meanwhile.
-func refusesWith(t *testing.T, ls []*Locker, name string, why PhaseReason) {
+func refusesWith(t *testing.T, ls []*migrate.Locker, name string, why migrate.PhaseReason) {
 	t.Helper()
 	ctx := context.Background()
 	for _, l := range ls {
 		require.Eventually(t, func() bool {
 			lk, err := l.TryLock(ctx, name, time.Second)
 			if err == nil {
-				require.Equal(t, PhaseModern, lk.(interface{ Phase() Phase }).Phase(), "never a lower phase")
+				require.Equal(t, migrate.PhaseModern, lk.(interface{ Phase() migrate.Phase }).Phase(), "never a lower phase")
 				require.NoError(t, lk.Unlock(ctx))
 				return false
 			}
-			return errors.Is(err, ErrPhaseUnknown)
+			return errors.Is(err, migrate.ErrPhaseUnknown)
 		}, 10*time.Second, 5*time.Millisecond)
 		_, err := l.TryLock(ctx, name, time.Second)
 		pe := phaseErr(t, err, why)
@@ -262,20 +264,20 @@ func TestFaultPhaseKeyDeleted(t *testing.T) {
 	ns := t.Name()
 	ls, ctl := modernFleet(t, tg.Client, ns, 2)
 	name := locktest.Key(t, "k")
-	_, err := tg.Client.Del(ctx, ctl.s.k.phase)
+	_, err := tg.Client.Del(ctx, ctl.s.k.Phase)
 	require.NoError(t, err)
-	refusesWith(t, ls, name, ReasonLost)
-	fresh := New(tg.Client, WithPhaseFrom(ns))
+	refusesWith(t, ls, name, migrate.ReasonLost)
+	fresh := migrate.New(tg.Client, migrate.WithPhaseFrom(ns))
 	defer fresh.Close(ctx)
 	_, err = fresh.TryLock(ctx, name, time.Second)
-	phaseErr(t, err, ReasonLost) // the namespace hash remembers
+	phaseErr(t, err, migrate.ReasonLost) // the namespace hash remembers
 
-	_, err = ctl.Repair(ctx, PhaseLegacy, false)
+	_, err = ctl.Repair(ctx, migrate.PhaseLegacy, false)
 	require.ErrorIs(t, err, ErrUnsafeStep, "not below what the evidence shows")
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseModern, st.Evidence)
-	_, err = ctl.Repair(ctx, PhaseModern, false)
+	assert.Equal(t, migrate.PhaseModern, st.Evidence)
+	_, err = ctl.Repair(ctx, migrate.PhaseModern, false)
 	require.NoError(t, err)
 	for _, l := range append(ls, fresh) {
 		require.Eventually(t, func() bool {
@@ -284,7 +286,7 @@ func TestFaultPhaseKeyDeleted(t *testing.T) {
 				return false
 			}
 			defer func() { _ = lk.Unlock(ctx) }()
-			return lk.(interface{ Phase() Phase }).Phase() == PhaseModern
+			return lk.(interface{ Phase() migrate.Phase }).Phase() == migrate.PhaseModern
 		}, 10*time.Second, 5*time.Millisecond, "the repair lets them lock again, in modern")
 	}
 	st, err = ctl.Status(ctx)
@@ -303,17 +305,17 @@ func TestFaultNamespaceFlushed(t *testing.T) {
 	name := locktest.Key(t, "k")
 	_, err := tg.Client.Do(ctx, "FLUSHDB")
 	require.NoError(t, err)
-	refusesWith(t, ls, name, ReasonLost)
+	refusesWith(t, ls, name, migrate.ReasonLost)
 
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && st.Evidence == PhaseModern && len(st.Members) == 2
+		return err == nil && st.Evidence == migrate.PhaseModern && len(st.Members) == 2
 	}, 10*time.Second, 5*time.Millisecond, "the lockers' heartbeats say where they were")
 	_, err = ctl.Init(ctx, false)
-	phaseErr(t, err, ReasonLost)
-	_, err = ctl.Repair(ctx, PhaseDualRead, false)
+	phaseErr(t, err, migrate.ReasonLost)
+	_, err = ctl.Repair(ctx, migrate.PhaseDualRead, false)
 	require.ErrorIs(t, err, ErrUnsafeStep)
-	_, err = ctl.Repair(ctx, PhaseModern, false)
+	_, err = ctl.Repair(ctx, migrate.PhaseModern, false)
 	require.NoError(t, err)
 	for _, l := range ls {
 		require.Eventually(t, func() bool {
@@ -322,7 +324,7 @@ func TestFaultNamespaceFlushed(t *testing.T) {
 				return false
 			}
 			defer func() { _ = lk.Unlock(ctx) }()
-			return lk.(interface{ Phase() Phase }).Phase() == PhaseModern
+			return lk.(interface{ Phase() migrate.Phase }).Phase() == migrate.PhaseModern
 		}, 10*time.Second, 5*time.Millisecond)
 	}
 }
@@ -334,11 +336,11 @@ func TestFaultNamespaceNeverInitialised(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ns := t.Name()
-	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "k")
 	_, err := l.TryLock(ctx, name, time.Second)
-	pe := phaseErr(t, err, ReasonUninitialized)
+	pe := phaseErr(t, err, migrate.ReasonUninitialized)
 	assert.Contains(t, pe.Error(), "lockbridge phase init --namespace "+ns)
 	_, ok := locktest.Get(t, tg.Client, name)
 	assert.False(t, ok, "nothing was written")
@@ -346,7 +348,7 @@ func TestFaultNamespaceNeverInitialised(t *testing.T) {
 	initNS(t, tg.Client, ns)
 	lk, err := l.TryLock(ctx, name, time.Second)
 	require.NoError(t, err)
-	assert.Equal(t, PhaseLegacy, lk.(interface{ Phase() Phase }).Phase())
+	assert.Equal(t, migrate.PhaseLegacy, lk.(interface{ Phase() migrate.Phase }).Phase())
 	require.NoError(t, lk.Unlock(ctx))
 }
 
@@ -357,14 +359,14 @@ func TestFaultNamespaceStateWentBack(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ls, ctl := modernFleet(t, tg.Client, ns, 1)
-	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.meta, "gen", "1")
+	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Meta, "gen", "1")
 	require.NoError(t, err)
-	_, err = tg.Client.Do(ctx, "SET", ctl.s.k.phase, "dual-read")
+	_, err = tg.Client.Do(ctx, "SET", ctl.s.k.Phase, "dual-read")
 	require.NoError(t, err)
-	refusesWith(t, ls, locktest.Key(t, "k"), ReasonWentBack)
-	_, err = ctl.Repair(ctx, PhaseModern, false)
+	refusesWith(t, ls, locktest.Key(t, "k"), migrate.ReasonWentBack)
+	_, err = ctl.Repair(ctx, migrate.PhaseModern, false)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { p, err := ls[0].Phase(ctx); return err == nil && p == PhaseModern }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { p, err := ls[0].Phase(ctx); return err == nil && p == migrate.PhaseModern }, 10*time.Second, 5*time.Millisecond)
 }
 
 // Registry entries written the way common Java serializers write them
@@ -375,7 +377,7 @@ func TestFaultUnparseableRegistryEntriesBlock(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour)
 	now := time.Now()
 	bad := map[string]string{
@@ -384,10 +386,10 @@ func TestFaultUnparseableRegistryEntriesBlock(t *testing.T) {
 		"zoneless": `{"id":"zoneless","phase":"legacy","host":"h","pid":1,"seen":"` + now.Format("2006-01-02T15:04:05") + `","expires":"` + now.Add(time.Hour).Format("2006-01-02T15:04:05") + `"}`,
 	}
 	for id, v := range bad {
-		_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.fleet, id, v)
+		_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Fleet, id, v)
 		require.NoError(t, err)
 	}
-	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.clients, "v2bad", `{"v":2,"id":"v2bad","phase":"legacy","host":"h","pid":"7","ns_init":1,"gen":1}`)
+	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Clients, "v2bad", `{"v":2,"id":"v2bad","phase":"legacy","host":"h","pid":"7","ns_init":1,"gen":1}`)
 	require.NoError(t, err)
 
 	st, err := ctl.Status(ctx)
@@ -411,10 +413,10 @@ func TestFaultOldFormatEntryBlocks(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
 	ctl := initNS(t, tg.Client, t.Name())
-	walk(t, ctl, PhaseDualWrite)
+	walk(t, ctl, migrate.PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour)
 	now := time.Now()
-	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.fleet, "old",
+	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Fleet, "old",
 		`{"id":"old","phase":"dual-write","host":"h","pid":3,"seen":"`+now.Format(time.RFC3339Nano)+`","expires":"`+now.Add(6*time.Second).Format(time.RFC3339Nano)+`"}`)
 	require.NoError(t, err)
 	st, err := ctl.Status(ctx)
@@ -431,7 +433,9 @@ func TestFaultOldFormatEntryBlocks(t *testing.T) {
 }
 
 // held returns a lock's phase.
-func heldPhase(lk lockbridge.Lock) Phase { return lk.(interface{ Phase() Phase }).Phase() }
+func heldPhase(lk lockbridge.Lock) migrate.Phase {
+	return lk.(interface{ Phase() migrate.Phase }).Phase()
+}
 
 // A lock held across phase steps: the registry reports its phase, the
 // controller refuses the step that would put a locker beside it that does
@@ -442,25 +446,25 @@ func TestFaultLockHeldAcrossAdvance(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "k")
 	lk, err := l.TryLock(ctx, name, time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, PhaseLegacy, heldPhase(lk))
+	require.Equal(t, migrate.PhaseLegacy, heldPhase(lk))
 
 	_, err = ctl.Advance(ctx, false)
 	require.NoError(t, err)
 	backdate(t, ctl.s, time.Hour)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == migrate.PhaseDualWrite
 	}, 10*time.Second, 5*time.Millisecond)
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "a legacy lock still held blocks dual-read")
 	require.Equal(t, []BlockerKind{BlockHeldLock}, kinds(ue.Blockers))
-	assert.Equal(t, PhaseLegacy, ue.Blockers[0].Phase)
+	assert.Equal(t, migrate.PhaseLegacy, ue.Blockers[0].Phase)
 	select {
 	case <-lk.Done():
 		t.Fatal("a lock one step behind its locker stays held")
@@ -475,10 +479,10 @@ func TestFaultLockHeldAcrossAdvance(t *testing.T) {
 		t.Fatal("the legacy lock did not end when its locker reached dual-read")
 	}
 	require.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
-	var pe *PhaseEndedError
+	var pe *migrate.PhaseEndedError
 	require.ErrorAs(t, lk.Err(), &pe)
-	assert.Equal(t, PhaseLegacy, pe.Taken)
-	assert.Equal(t, PhaseDualRead, pe.LockerAt)
+	assert.Equal(t, migrate.PhaseLegacy, pe.Taken)
+	assert.Equal(t, migrate.PhaseDualRead, pe.LockerAt)
 	require.ErrorIs(t, lk.Refresh(ctx, time.Minute), lockbridge.ErrNotHeld)
 	require.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
 	_, ok := locktest.Get(t, tg.Client, name)
@@ -490,21 +494,21 @@ func TestFaultLockHeldAcrossRollback(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
-	walk(t, ctl, PhaseModern)
-	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(20*time.Millisecond))
+	walk(t, ctl, migrate.PhaseModern)
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 	defer l.Close(ctx)
 	lk, err := l.TryLock(ctx, locktest.Key(t, "k"), time.Minute)
 	require.NoError(t, err)
-	require.Equal(t, PhaseModern, heldPhase(lk))
+	require.Equal(t, migrate.PhaseModern, heldPhase(lk))
 
-	at := func(p Phase) {
+	at := func(p migrate.Phase) {
 		t.Helper()
 		require.Eventually(t, func() bool {
 			st, err := ctl.Status(ctx)
 			return err == nil && len(st.Members) == 1 && st.Members[0].Phase == p
 		}, 10*time.Second, 5*time.Millisecond)
 	}
-	for _, p := range []Phase{PhaseDualRead, PhaseDualWrite} {
+	for _, p := range []migrate.Phase{migrate.PhaseDualRead, migrate.PhaseDualWrite} {
 		_, err = ctl.Rollback(ctx, false)
 		require.NoError(t, err, "a modern lock beside %v is seen", p)
 		at(p)
@@ -513,7 +517,7 @@ func TestFaultLockHeldAcrossRollback(t *testing.T) {
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "a modern lock still held blocks legacy")
 	require.Equal(t, []BlockerKind{BlockIncompatible}, kinds(ue.Blockers))
-	assert.Equal(t, PhaseModern, ue.Blockers[0].Phase)
+	assert.Equal(t, migrate.PhaseModern, ue.Blockers[0].Phase)
 	select {
 	case <-lk.Done():
 		t.Fatal("the modern lock stays held beside dual-write")
@@ -534,9 +538,9 @@ func TestFaultLockHeldAcrossRollback(t *testing.T) {
 func TestFaultNilInputs(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	var nilCtx context.Context
-	var nilLocker *Locker
+	var nilLocker *migrate.Locker
 	assert.ErrorIs(t, nilLocker.Close(context.Background()), lockbridge.ErrInvalid)
-	_, err := NewController(nil, "ns")
+	_, err := New(nil, "ns")
 	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 	var nilCtl *Controller
 	_, err = nilCtl.Status(context.Background())
@@ -545,8 +549,8 @@ func TestFaultNilInputs(t *testing.T) {
 	_, err = zeroCtl.Status(context.Background())
 	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 
-	l := New(tg.Client, WithPhaseFrom(t.Name()))
-	ctl, err := NewController(tg.Client, t.Name())
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(t.Name()))
+	ctl, err := New(tg.Client, t.Name())
 	require.NoError(t, err)
 	for name, f := range map[string]func() error{
 		"TryLock":  func() error { _, err := l.TryLock(nilCtx, "k", time.Second); return err },
@@ -557,9 +561,12 @@ func TestFaultNilInputs(t *testing.T) {
 		"Advance":  func() error { _, err := ctl.Advance(nilCtx, false); return err },
 		"Rollback": func() error { _, err := ctl.Rollback(nilCtx, false); return err },
 		"Init":     func() error { _, err := ctl.Init(nilCtx, false); return err },
-		"Repair":   func() error { _, err := ctl.Repair(nilCtx, PhaseLegacy, false); return err },
+		"Repair":   func() error { _, err := ctl.Repair(nilCtx, migrate.PhaseLegacy, false); return err },
 		"Forget":   func() error { _, err := ctl.Forget(nilCtx, "x", false); return err },
-		"Step":     func() error { _, err := ctl.Step(nilCtx, PhaseLegacy, PhaseDualWrite, false); return err },
+		"Step": func() error {
+			_, err := ctl.Step(nilCtx, migrate.PhaseLegacy, migrate.PhaseDualWrite, false)
+			return err
+		},
 	} {
 		assert.NotPanics(t, func() { err = f() }, name)
 		assert.ErrorIs(t, err, lockbridge.ErrInvalid, name)
@@ -572,44 +579,44 @@ func TestFaultNilInputs(t *testing.T) {
 func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
-	k, err := newNSKeys(t.Name())
+	k, err := migrateproto.NewKeys(t.Name())
 	require.NoError(t, err)
 	good := `{"v":3,"seq":1,"id":"a","phase":"legacy","host":"h","pid":1,"ns_init":0,"gen":0}`
-	hb := []string{k.phase, k.meta, k.clients, k.expiry, k.seen}
-	ps := []string{k.phase, k.channel, k.since, k.meta, k.mark, k.pending, k.clients, k.sighting, k.fleet}
+	hb := []string{k.Phase, k.Meta, k.Clients, k.Expiry, k.Seen}
+	ps := []string{k.Phase, k.Channel, k.Since, k.Meta, k.Mark, k.Pending, k.Clients, k.Sighting, k.Fleet}
 	for name, tc := range map[string]struct {
 		s    *driver.Script
 		keys []string
 		args []any
 	}{
-		"heartbeat hold with a space":   {heartbeatScript, hb, []any{"a", "1", "1000 ", good}},
-		"heartbeat hold quoted":         {heartbeatScript, hb, []any{"a", "1", `"1000"`, good}},
-		"heartbeat hold zero":           {heartbeatScript, hb, []any{"a", "1", "0", good}},
-		"heartbeat empty id":            {heartbeatScript, hb, []any{"", "1", "1000", good}},
-		"heartbeat seq zero":            {heartbeatScript, hb, []any{"a", "0", "1000", good}},
-		"heartbeat seq differs":         {heartbeatScript, hb, []any{"a", "2", "1000", good}},
-		"heartbeat protocol 2 entry":    {heartbeatScript, hb, []any{"a", "1", "1000", `{"v":2,"seq":1,"id":"a","phase":"legacy"}`}},
-		"heartbeat v as a string":       {heartbeatScript, hb, []any{"a", "1", "1000", `{"v":"3","seq":1,"id":"a","phase":"legacy"}`}},
-		"heartbeat not JSON":            {heartbeatScript, hb, []any{"a", "1", "1000", "v=3"}},
-		"heartbeat entry missing":       {heartbeatScript, hb, []any{"a", "1", "1000"}},
-		"phase_set unknown phase":       {phaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0", "0"}},
-		"phase_set bad mode":            {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0", "0"}},
-		"phase_set bad publish":         {phaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0", "0"}},
-		"phase_set step from absent":    {phaseSetScript, ps, []any{"", "dual-write", "PUBLISH", "0", "step", "0", "0"}},
-		"phase_set init from a phase":   {phaseSetScript, ps, []any{"legacy", "legacy", "PUBLISH", "0", "init", "0", "0"}},
-		"phase_set gen with a sign":     {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "+1", "init", "0", "0"}},
-		"phase_set silence negative":    {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0", "-1"}},
-		"phase_set silence missing":     {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0"}},
-		"forget flag true":              {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", "true", "0"}},
-		"forget flag quoted":            {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", `"1"`, "0"}},
-		"forget margin negative":        {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", "0", "-1"}},
-		"prune grace negative":          {pruneScript, []string{k.clients, k.expiry, k.seen}, []any{"-1", "10"}},
-		"prune limit zero":              {pruneScript, []string{k.clients, k.expiry, k.seen}, []any{"0", "0"}},
-		"registry_read bad mode":        {registryReadScript, []string{k.clients, k.expiry, k.seen}, []any{"all", "0", "10"}},
-		"registry_read bad cursor":      {registryReadScript, []string{k.clients, k.expiry, k.seen}, []any{"entries", "-1", "10"}},
-		"sighting empty key":            {sightingScript, []string{k.sighting}, []any{""}},
-		"phase_set missing arguments":   {phaseSetScript, ps, []any{"", "legacy"}},
-		"heartbeat hold beyond 2^40 ms": {heartbeatScript, hb, []any{"a", "1", "1099511627777", good}},
+		"heartbeat hold with a space":   {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000 ", good}},
+		"heartbeat hold quoted":         {migrateproto.HeartbeatScript, hb, []any{"a", "1", `"1000"`, good}},
+		"heartbeat hold zero":           {migrateproto.HeartbeatScript, hb, []any{"a", "1", "0", good}},
+		"heartbeat empty id":            {migrateproto.HeartbeatScript, hb, []any{"", "1", "1000", good}},
+		"heartbeat seq zero":            {migrateproto.HeartbeatScript, hb, []any{"a", "0", "1000", good}},
+		"heartbeat seq differs":         {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", good}},
+		"heartbeat protocol 2 entry":    {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":2,"seq":1,"id":"a","phase":"legacy"}`}},
+		"heartbeat v as a string":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":"3","seq":1,"id":"a","phase":"legacy"}`}},
+		"heartbeat not JSON":            {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", "v=3"}},
+		"heartbeat entry missing":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000"}},
+		"phase_set unknown phase":       {migrateproto.PhaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0", "0"}},
+		"phase_set bad mode":            {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0", "0"}},
+		"phase_set bad publish":         {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0", "0"}},
+		"phase_set step from absent":    {migrateproto.PhaseSetScript, ps, []any{"", "dual-write", "PUBLISH", "0", "step", "0", "0"}},
+		"phase_set init from a phase":   {migrateproto.PhaseSetScript, ps, []any{"legacy", "legacy", "PUBLISH", "0", "init", "0", "0"}},
+		"phase_set gen with a sign":     {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "+1", "init", "0", "0"}},
+		"phase_set silence negative":    {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0", "-1"}},
+		"phase_set silence missing":     {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0"}},
+		"forget flag true":              {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet}, []any{"a", "true", "0"}},
+		"forget flag quoted":            {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet}, []any{"a", `"1"`, "0"}},
+		"forget margin negative":        {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet}, []any{"a", "0", "-1"}},
+		"prune grace negative":          {migrateproto.PruneScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"-1", "10"}},
+		"prune limit zero":              {migrateproto.PruneScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"0", "0"}},
+		"registry_read bad mode":        {migrateproto.RegistryReadScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"all", "0", "10"}},
+		"registry_read bad cursor":      {migrateproto.RegistryReadScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"entries", "-1", "10"}},
+		"sighting empty key":            {migrateproto.SightingScript, []string{k.Sighting}, []any{""}},
+		"phase_set missing arguments":   {migrateproto.PhaseSetScript, ps, []any{"", "legacy"}},
+		"heartbeat hold beyond 2^40 ms": {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1099511627777", good}},
 	} {
 		_, err := tg.Client.Eval(ctx, tc.s, tc.keys, tc.args...)
 		assert.ErrorContains(t, err, "lockbridge: bad argument", name)
