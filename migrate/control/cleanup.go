@@ -30,14 +30,14 @@ type Cleanup struct {
 	Forgotten []string
 }
 
-// CleanupRefusedError is a refused Cleanup: the reasons. It wraps
+// cleanupRefusedError is a refused Cleanup: the reasons. It wraps
 // ErrUnsafeStep.
-type CleanupRefusedError struct {
+type cleanupRefusedError struct {
 	Namespace string
 	Reasons   []string
 }
 
-func (e *CleanupRefusedError) Error() string {
+func (e *cleanupRefusedError) Error() string {
 	msg := fmt.Sprintf("migrate: refusing to clean up namespace %s:", e.Namespace)
 	for _, r := range e.Reasons {
 		msg += "\n  - " + r
@@ -45,7 +45,7 @@ func (e *CleanupRefusedError) Error() string {
 	return msg
 }
 
-func (e *CleanupRefusedError) Unwrap() error { return ErrUnsafeStep }
+func (e *cleanupRefusedError) Unwrap() error { return ErrUnsafeStep }
 
 // Cleanup removes the controller's evidence once the migration has ended:
 // the legacy sighting and the registry entries of dead clients. It acts
@@ -54,7 +54,7 @@ func (e *CleanupRefusedError) Unwrap() error { return ErrUnsafeStep }
 // of an older phase, no entry the controller cannot read) and the fleet
 // has run modern for at least the quiet period by the server's clock —
 // before that, these are the evidence a rollback is judged by. Otherwise
-// it returns a *CleanupRefusedError (wrapping ErrUnsafeStep) and removes
+// it returns a *cleanupRefusedError (wrapping ErrUnsafeStep) and removes
 // nothing. The removal is one script that checks again that the phase is
 // modern and was not set since the reading, and removes the sighting only
 // if it is the one read and older than the quiet period.
@@ -74,7 +74,7 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 	}
 	out := Cleanup{Namespace: st.Namespace, Now: st.Now, Since: st.Since, DryRun: dryRun}
 	if reasons := c.cleanupRefusals(st); len(reasons) > 0 {
-		return out, &CleanupRefusedError{Namespace: st.Namespace, Reasons: reasons}
+		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: reasons}
 	}
 	at := ""
 	if s := st.Sighting; s.At.IsZero() && (s.Count != 0 || s.Key != "") {
@@ -109,11 +109,11 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 	switch code {
 	case 1:
 	case -1:
-		return out, &CleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase is no longer modern"}}
+		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase is no longer modern"}}
 	case -2:
-		return out, &CleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase was set meanwhile: read the fleet again"}}
+		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase was set meanwhile: read the fleet again"}}
 	case -3:
-		return out, &CleanupRefusedError{Namespace: st.Namespace, Reasons: []string{fmt.Sprintf("the quiet period %v has not passed since the fleet reached modern", c.quiet)}}
+		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{fmt.Sprintf("the quiet period %v has not passed since the fleet reached modern", c.quiet)}}
 	default:
 		return out, fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", st.Namespace, r)
 	}
@@ -139,7 +139,7 @@ func (c *Controller) cleanupRefusals(st Status) []string {
 		r = append(r, fmt.Sprintf("the namespace is at %v, not modern: the evidence is still needed to judge the steps", st.Phase))
 	}
 	for _, b := range st.Blockers {
-		if b.Kind != BlockAtModern && b.Kind != BlockPhaseUnknown {
+		if b.Kind != blockAtModern && b.Kind != blockPhaseUnknown {
 			r = append(r, "a step is still rolling out: "+b.Text)
 		}
 	}

@@ -76,7 +76,7 @@ func TestCleanupRefuses(t *testing.T) {
 			}
 			for _, dry := range []bool{true, false} {
 				_, err := ctl.Cleanup(ctx, dry)
-				var re *CleanupRefusedError
+				var re *cleanupRefusedError
 				require.ErrorAs(t, err, &re, "dry run %v", dry)
 				assert.ErrorIs(t, err, ErrUnsafeStep)
 				assert.ErrorContains(t, err, tc.want)

@@ -23,8 +23,8 @@ import (
 var (
 	// ErrUnsafeStep means Advance refused a step; Status().Blockers says why.
 	ErrUnsafeStep = errors.New("migrate: unsafe step")
-	// ErrPhaseChanged means another controller moved the phase meanwhile.
-	ErrPhaseChanged = errors.New("migrate: phase changed meanwhile")
+	// errPhaseChanged means another controller moved the phase meanwhile.
+	errPhaseChanged = errors.New("migrate: phase changed meanwhile")
 	// ErrAlreadyInitialized means Init found the namespace with a phase.
 	ErrAlreadyInitialized = errors.New("migrate: namespace already initialised")
 )
@@ -179,48 +179,48 @@ type BlockerKind string
 
 // The kinds of blocker.
 const (
-	// BlockPhaseUnknown: the namespace's phase is missing or unreadable.
-	BlockPhaseUnknown BlockerKind = "phase-unknown"
+	// blockPhaseUnknown: the namespace's phase is missing or unreadable.
+	blockPhaseUnknown BlockerKind = "phase-unknown"
 	// BlockClientPhase: a live client runs another phase than the fleet.
 	BlockClientPhase BlockerKind = "client-phase"
-	// BlockHeldLock: a live client holds a lock taken in another phase.
-	BlockHeldLock BlockerKind = "held-lock"
-	// BlockIncompatible: (rollback) a live client runs or holds a lock in
+	// blockHeldLock: a live client holds a lock taken in another phase.
+	blockHeldLock BlockerKind = "held-lock"
+	// blockIncompatible: (rollback) a live client runs or holds a lock in
 	// a phase that does not exclude the target phase.
-	BlockIncompatible BlockerKind = "incompatible"
-	// BlockInvalidEntry: a registry entry does not parse (Field names the
+	blockIncompatible BlockerKind = "incompatible"
+	// blockInvalidEntry: a registry entry does not parse (Field names the
 	// field); it may be a live client the controller cannot read.
-	BlockInvalidEntry BlockerKind = "invalid-entry"
-	// BlockOldProtocol: an entry of an older registry format (protocol 1),
+	blockInvalidEntry BlockerKind = "invalid-entry"
+	// blockOldProtocol: an entry of an older registry format (protocol 1),
 	// whose liveness no clock the controller trusts can judge.
-	BlockOldProtocol BlockerKind = "old-protocol"
-	// BlockSighting: a legacy sighting younger than the quiet period.
-	BlockSighting BlockerKind = "sighting"
+	blockOldProtocol BlockerKind = "old-protocol"
+	// blockSighting: a legacy sighting younger than the quiet period.
+	blockSighting BlockerKind = "sighting"
 	// BlockQuietPeriod: the fleet has run dual-write for less than the
 	// quiet period (or since when is unknown).
 	BlockQuietPeriod BlockerKind = "quiet-period"
-	// BlockAtModern: nothing to advance to.
-	BlockAtModern BlockerKind = "at-modern"
-	// BlockRestored: the namespace was restored (a repair, or Init from
+	// blockAtModern: nothing to advance to.
+	blockAtModern BlockerKind = "at-modern"
+	// blockRestored: the namespace was restored (a repair, or Init from
 	// its mark) less than the init silence ago — or, for a step beyond
 	// dual-write, the quiet period: the registry entries and sightings
 	// lost with it may not have come back yet.
-	BlockRestored BlockerKind = "restored"
-	// BlockEviction: the evidence may have been evicted or may expire (an
+	blockRestored BlockerKind = "restored"
+	// blockEviction: the evidence may have been evicted or may expire (an
 	// allkeys-* maxmemory-policy, a policy the controller cannot read, a
 	// key of the namespace with a TTL).
-	BlockEviction BlockerKind = "eviction"
-	// BlockRan: (init) the namespace ran before: its mark, namespace hash,
+	blockEviction BlockerKind = "eviction"
+	// blockRan: (init) the namespace ran before: its mark, namespace hash,
 	// registry entries or a sighting show it.
-	BlockRan BlockerKind = "ran"
-	// BlockSilence: (init) the namespace has not been without a trace for
+	blockRan BlockerKind = "ran"
+	// blockSilence: (init) the namespace has not been without a trace for
 	// the init silence yet.
-	BlockSilence BlockerKind = "silence"
-	// BlockNoMark: (init, Redis Cluster) a namespace without a mark: the
+	blockSilence BlockerKind = "silence"
+	// blockNoMark: (init, Redis Cluster) a namespace without a mark: the
 	// node that holds the namespace's slot may have lost the mark with
 	// its keys (a restart without persistence) while locks on other nodes
 	// live on, so no silence proves the namespace new. Only force starts it.
-	BlockNoMark BlockerKind = "no-mark"
+	blockNoMark BlockerKind = "no-mark"
 )
 
 // Blocker is one reason the controller refuses a step.
@@ -228,11 +228,11 @@ type Blocker struct {
 	Kind BlockerKind
 	// Member is the registry id, for the client kinds.
 	Member string
-	// Phase is the client's phase (BlockClientPhase, BlockOldProtocol) or
-	// the held lock's (BlockHeldLock) or the one that does not exclude the
-	// target (BlockIncompatible).
+	// Phase is the client's phase (BlockClientPhase, blockOldProtocol) or
+	// the held lock's (blockHeldLock) or the one that does not exclude the
+	// target (blockIncompatible).
 	Phase migrate.Phase
-	// Field is the entry's field that does not parse (BlockInvalidEntry).
+	// Field is the entry's field that does not parse (blockInvalidEntry).
 	Field string
 	// Text says it in words.
 	Text string
@@ -416,9 +416,9 @@ func (c *Controller) judge(sn snapshot) Status {
 		evidence(dead)
 	}
 	if st.PhaseProblem != nil {
-		block(Blocker{Kind: BlockPhaseUnknown, Text: st.PhaseProblem.Error()})
+		block(Blocker{Kind: blockPhaseUnknown, Text: st.PhaseProblem.Error()})
 	} else if len(sn.meta) == 0 && st.Mark.Phase != 0 {
-		block(Blocker{Kind: BlockPhaseUnknown, Phase: st.Mark.Phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.Mark.Phase, ns, st.Evidence)})
+		block(Blocker{Kind: blockPhaseUnknown, Phase: st.Mark.Phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.Mark.Phase, ns, st.Evidence)})
 	}
 	for _, b := range evictionBlockers(sn, c.policy) {
 		block(b)
@@ -428,7 +428,7 @@ func (c *Controller) judge(sn snapshot) Status {
 		restored = max(sn.now.Sub(time.UnixMilli(ms)), 0)
 	}
 	if restored >= 0 && restored < c.silence {
-		block(Blocker{Kind: BlockRestored, Text: fmt.Sprintf("the namespace was restored %v ago (a repair, or init from its mark): the registry entries lost with it come back only as their lockers heartbeat, and a locker cut off meanwhile may hold a lock for its lease; wait the init silence %v", restored.Round(time.Second), c.silence)})
+		block(Blocker{Kind: blockRestored, Text: fmt.Sprintf("the namespace was restored %v ago (a repair, or init from its mark): the registry entries lost with it come back only as their lockers heartbeat, and a locker cut off meanwhile may hold a lock for its lease; wait the init silence %v", restored.Round(time.Second), c.silence)})
 	}
 	if sn.hasSince {
 		if ms, err := strconv.ParseInt(sn.since, 10, 64); err == nil && ms > 0 {
@@ -446,19 +446,19 @@ func (c *Controller) judge(sn snapshot) Status {
 	if st.Phase != 0 {
 		st.Next, st.HasNext = st.Phase.Next()
 		if !st.HasNext {
-			block(Blocker{Kind: BlockAtModern, Text: "already at modern: nothing to advance to"})
+			block(Blocker{Kind: blockAtModern, Text: "already at modern: nothing to advance to"})
 		}
 	}
 	if st.HasNext && st.Next > migrate.PhaseDualWrite {
 		for _, e := range sn.sightingErrs {
-			block(Blocker{Kind: BlockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
+			block(Blocker{Kind: blockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
 		}
 		if restored >= 0 && restored < c.quiet {
-			block(Blocker{Kind: BlockSighting, Text: fmt.Sprintf("the namespace was restored %v ago: a legacy sighting lost with it is recorded again only when a locker meets the legacy holder; wait the quiet period %v", restored.Round(time.Second), c.quiet)})
+			block(Blocker{Kind: blockSighting, Text: fmt.Sprintf("the namespace was restored %v ago: a legacy sighting lost with it is recorded again only when a locker meets the legacy holder; wait the quiet period %v", restored.Round(time.Second), c.quiet)})
 		}
 		if at := st.Sighting.At; !at.IsZero() {
 			if age := sn.now.Sub(at); age < c.quiet {
-				block(Blocker{Kind: BlockSighting, Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
+				block(Blocker{Kind: blockSighting, Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
 			}
 		}
 		if st.Next == migrate.PhaseDualRead {
@@ -486,18 +486,18 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback migrate.Phase) []Bl
 		if errors.As(cl.Invalid, &ee) {
 			field = ee.Field
 		}
-		return []Blocker{{Kind: BlockInvalidEntry, Member: cl.ID, Field: field,
+		return []Blocker{{Kind: blockInvalidEntry, Member: cl.ID, Field: field,
 			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}}
 	}
 	if cl.Protocol == 1 {
-		return []Blocker{{Kind: BlockOldProtocol, Member: cl.ID, Phase: cl.Phase,
+		return []Blocker{{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}}
 	}
 	if cl.Protocol != migrateproto.Version {
 		if !cl.Live {
 			return nil
 		}
-		return []Blocker{{Kind: BlockOldProtocol, Member: cl.ID, Phase: cl.Phase,
+		return []Blocker{{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d (an older lockbridge), which this controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", who, cl.Phase, cl.Protocol)}}
 	}
 	if !cl.Live {
@@ -513,7 +513,7 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback migrate.Phase) []Bl
 				} else if p != cl.Phase {
 					what = "holds a lock taken in"
 				}
-				out = append(out, Blocker{Kind: BlockIncompatible, Member: cl.ID, Phase: p,
+				out = append(out, Blocker{Kind: blockIncompatible, Member: cl.ID, Phase: p,
 					Text: fmt.Sprintf("%s %s %v, which does not exclude %v", who, what, p, rollback)})
 			}
 		}
@@ -531,11 +531,11 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback migrate.Phase) []Bl
 			Text: fmt.Sprintf("%s is moving to %v, the fleet is at %v", who, cl.Next, cur)})
 	}
 	for _, p := range []migrate.Phase{cl.HeldOldest, cl.HeldNewest} {
-		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 && out[len(out)-1].Kind == BlockHeldLock) {
+		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 && out[len(out)-1].Kind == blockHeldLock) {
 			continue
 		}
-		out = append(out, Blocker{Kind: BlockHeldLock, Member: cl.ID, Phase: p,
-			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", who, p, cl.HeldLeft.Round(time.Millisecond), cur)})
+		out = append(out, Blocker{Kind: blockHeldLock, Member: cl.ID, Phase: p,
+			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", who, p, cl.heldLeft.Round(time.Millisecond), cur)})
 	}
 	return out
 }
@@ -582,7 +582,7 @@ func (c *Controller) Rollback(ctx context.Context, force bool) (Step, error) {
 
 // Step moves the fleet from phase from to the neighbouring phase to, under
 // the rules of Advance (to = from's next) or Rollback (to = from's
-// previous). It fails with an error wrapping ErrPhaseChanged when the fleet
+// previous). It fails with an error wrapping errPhaseChanged when the fleet
 // is not at from — say, another operator took the step meanwhile — so a
 // command never takes a step other than the one asked for.
 func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force bool) (Step, error) {
@@ -599,7 +599,7 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 		return Step{}, st.PhaseProblem
 	}
 	if st.Phase != from {
-		return Step{}, fmt.Errorf("migrate: %w: the fleet is at %v, not %v", ErrPhaseChanged, st.Phase, from)
+		return Step{}, fmt.Errorf("migrate: %w: the fleet is at %v, not %v", errPhaseChanged, st.Phase, from)
 	}
 	step := Step{From: from, To: to}
 	if err := c.s.prune(ctx, c.margin+c.quiet); err != nil {
@@ -613,7 +613,7 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 			blockers = append(blockers, c.clientBlockers(cl, from, to)...)
 		}
 		for _, b := range st.Blockers {
-			if b.Kind == BlockEviction || b.Kind == BlockRestored {
+			if b.Kind == blockEviction || b.Kind == blockRestored {
 				blockers = append(blockers, b)
 			}
 		}
@@ -685,12 +685,12 @@ func (c *Controller) Repair(ctx context.Context, to migrate.Phase, force bool) (
 // override — the blockers — and the generation and instance to write.
 func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (blockers []Blocker, minGen, keep int64) {
 	if st.Evidence == 0 {
-		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: "nothing shows which phase the fleet reached (no namespace hash, no mark, no registry entry of a client that ran it): if the namespace is new, use `lockbridge phase init`"})
+		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Text: "nothing shows which phase the fleet reached (no namespace hash, no mark, no registry entry of a client that ran it): if the namespace is new, use `lockbridge phase init`"})
 	} else if to != st.Evidence {
-		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Phase: st.Evidence, Text: fmt.Sprintf("the evidence shows the fleet reached %v, not %v", st.Evidence, to)})
+		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Phase: st.Evidence, Text: fmt.Sprintf("the evidence shows the fleet reached %v, not %v", st.Evidence, to)})
 	}
 	for _, b := range st.Blockers {
-		if b.Kind == BlockEviction {
+		if b.Kind == blockEviction {
 			blockers = append(blockers, b)
 		}
 	}
@@ -714,11 +714,11 @@ func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (block
 		keep = st.Mark.instance
 		for _, id := range ids {
 			if id != keep {
-				blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: fmt.Sprintf("registry clients read namespace instance %d, the mark's is %d: they go on refusing until restarted", id, keep)})
+				blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Text: fmt.Sprintf("registry clients read namespace instance %d, the mark's is %d: they go on refusing until restarted", id, keep)})
 			}
 		}
 	case len(ids) > 1:
-		blockers = append(blockers, Blocker{Kind: BlockPhaseUnknown, Text: fmt.Sprintf("the registry's clients read different namespace instances %v: the newest is kept, clients of the others go on refusing", ids)})
+		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Text: fmt.Sprintf("the registry's clients read different namespace instances %v: the newest is kept, clients of the others go on refusing", ids)})
 		fallthrough
 	case len(ids) == 1:
 		keep = ids[len(ids)-1]

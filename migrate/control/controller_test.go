@@ -93,7 +93,7 @@ func TestController(t *testing.T) {
 				_, err := ctl.Init(ctx, false)
 				var ue *UnsafeStepError
 				require.ErrorAs(t, err, &ue)
-				assert.Equal(t, BlockNoMark, ue.Blockers[0].Kind)
+				assert.Equal(t, blockNoMark, ue.Blockers[0].Kind)
 				force = true
 			}
 			step, err := ctl.Init(ctx, force)
@@ -190,7 +190,7 @@ func TestController(t *testing.T) {
 			assert.Equal(t, "lock:old", st.Sighting.Key, "the latest sighting is kept")
 			assert.Equal(t, int64(2), st.Sighting.Count)
 			assert.WithinDuration(t, st.Now, st.Sighting.At, 5*time.Second, "stamped by the server's clock")
-			require.Equal(t, []BlockerKind{BlockSighting}, kinds(st.Blockers))
+			require.Equal(t, []BlockerKind{blockSighting}, kinds(st.Blockers))
 			assert.Contains(t, st.Blockers[0].Text, "lock:old")
 
 			_, err = ctl.Advance(ctx, false)
@@ -217,7 +217,7 @@ func TestController(t *testing.T) {
 			_, err = ctl.Rollback(ctx, false)
 			var unsafe *UnsafeStepError
 			require.ErrorAs(t, err, &unsafe, "clients at modern beside legacy: refused")
-			assert.Equal(t, BlockIncompatible, unsafe.Blockers[0].Kind)
+			assert.Equal(t, blockIncompatible, unsafe.Blockers[0].Kind)
 			assert.Equal(t, "a", unsafe.Blockers[0].Member)
 			step, err = ctl.Rollback(ctx, true)
 			require.NoError(t, err)
@@ -239,7 +239,7 @@ func TestController(t *testing.T) {
 			}
 			to, _ := from.Next()
 			_, err = ctl.Step(ctx, from, to, true)
-			assert.ErrorIs(t, err, ErrPhaseChanged, "never a step other than the one asked for, even forced")
+			assert.ErrorIs(t, err, errPhaseChanged, "never a step other than the one asked for, even forced")
 			_, err = ctl.Step(ctx, cur, cur, true)
 			assert.ErrorIs(t, err, ErrUnsafeStep)
 			p, _ := ctl.Phase(ctx)
@@ -250,7 +250,7 @@ func TestController(t *testing.T) {
 			err1 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0)
 			err2 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0)
 			require.NoError(t, err1)
-			assert.ErrorIs(t, err2, ErrPhaseChanged)
+			assert.ErrorIs(t, err2, errPhaseChanged)
 		})
 
 		t.Run("BadStoredPhase", func(t *testing.T) {

@@ -81,7 +81,7 @@ func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *tes
 	if initErr != nil {
 		var ue *UnsafeStepError
 		require.ErrorAs(t, initErr, &ue)
-		assert.Equal(t, BlockNoMark, ue.Blockers[0].Kind, "%v", initErr)
+		assert.Equal(t, blockNoMark, ue.Blockers[0].Kind, "%v", initErr)
 		return
 	}
 	p, err := waiter.Phase(ctx)

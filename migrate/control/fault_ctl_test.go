@@ -46,7 +46,7 @@ func TestFaultStepReplyLost(t *testing.T) {
 	assert.Equal(t, migrate.PhaseDualWrite, got, "the step ran; the reading says so")
 
 	_, err = ctl.Step(ctx, migrate.PhaseLegacy, migrate.PhaseDualWrite, false)
-	require.ErrorIs(t, err, ErrPhaseChanged, "asking for the same step again takes no second one")
+	require.ErrorIs(t, err, errPhaseChanged, "asking for the same step again takes no second one")
 	got, err = ctl.Phase(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, migrate.PhaseDualWrite, got)

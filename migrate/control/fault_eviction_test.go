@@ -19,18 +19,18 @@ import (
 )
 
 // evictionBlocked asserts err is a refusal whose blockers include one of
-// kind BlockEviction, and returns its text.
+// kind blockEviction, and returns its text.
 func evictionBlocked(t *testing.T, err error) string {
 	t.Helper()
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "refused with the blockers: %v", err)
 	require.ErrorIs(t, err, ErrUnsafeStep)
 	for _, b := range ue.Blockers {
-		if b.Kind == BlockEviction {
+		if b.Kind == blockEviction {
 			return b.Text
 		}
 	}
-	t.Fatalf("no %q blocker in %v", BlockEviction, ue.Blockers)
+	t.Fatalf("no %q blocker in %v", blockEviction, ue.Blockers)
 	return ""
 }
 
@@ -80,7 +80,7 @@ func TestFaultStepRefusedWhileEvidenceMayBeEvicted(t *testing.T) {
 
 			step, err := ctl.Advance(ctx, true)
 			require.NoError(t, err, "force still overrides, and says what it overrode")
-			assert.Equal(t, BlockEviction, step.Overridden[0].Kind)
+			assert.Equal(t, blockEviction, step.Overridden[0].Kind)
 		})
 	}
 }
@@ -224,7 +224,7 @@ func TestFaultSightingHashLostAloneStillBlocks(t *testing.T) {
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
-	assert.Contains(t, kinds(ue.Blockers), BlockSighting)
+	assert.Contains(t, kinds(ue.Blockers), blockSighting)
 }
 
 // A namespace hash gone while the mark shows the controller set phases is
@@ -239,7 +239,7 @@ func TestFaultNamespaceHashLostBlocksTheStep(t *testing.T) {
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
-	assert.Contains(t, kinds(ue.Blockers), BlockPhaseUnknown)
+	assert.Contains(t, kinds(ue.Blockers), blockPhaseUnknown)
 	_, err = ctl.Repair(ctx, migrate.PhaseLegacy, false)
 	require.NoError(t, err)
 	// A restore brings back the phase, not the evidence: an unforced step

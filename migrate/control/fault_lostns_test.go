@@ -141,7 +141,7 @@ func TestFaultInitWaitsForTheSilence(t *testing.T) {
 	_, err = waiter.Init(short, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
-	require.Equal(t, BlockSilence, ue.Blockers[0].Kind)
+	require.Equal(t, blockSilence, ue.Blockers[0].Kind)
 	assert.Contains(t, ue.Blockers[0].Text, "left")
 	noSecondHolder(t, tg.Client, ns, name)
 
@@ -220,7 +220,7 @@ func TestInitForcedOverridesTheMark(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, migrate.PhaseLegacy, step.To)
 	require.NotEmpty(t, step.Overridden)
-	assert.Equal(t, BlockRan, step.Overridden[0].Kind)
+	assert.Equal(t, blockRan, step.Overridden[0].Kind)
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, migrate.PhaseLegacy, p)

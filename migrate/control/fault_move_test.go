@@ -170,7 +170,7 @@ func TestFaultMoveShownBeforeItRuns(t *testing.T) {
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "a client that may run dual-read blocks the rollback to legacy")
 	require.Len(t, ue.Blockers, 1)
-	assert.Equal(t, BlockIncompatible, ue.Blockers[0].Kind)
+	assert.Equal(t, blockIncompatible, ue.Blockers[0].Kind)
 	assert.Equal(t, migrate.PhaseDualRead, ue.Blockers[0].Phase)
 
 	release.Do(func() { close(pr.release) })
@@ -281,7 +281,7 @@ func TestFaultUnknownAcquireStaysReported(t *testing.T) {
 	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseLegacy, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
-	assert.Equal(t, []BlockerKind{BlockIncompatible}, kinds(ue.Blockers))
+	assert.Equal(t, []BlockerKind{blockIncompatible}, kinds(ue.Blockers))
 
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)

@@ -195,7 +195,7 @@ func TestFaultSightingStampedByServerClock(t *testing.T) {
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
-	assert.Equal(t, []BlockerKind{BlockSighting}, kinds(ue.Blockers))
+	assert.Equal(t, []BlockerKind{blockSighting}, kinds(ue.Blockers))
 }
 
 // phase-since is the server's time of the step, not the operator's.
@@ -397,7 +397,7 @@ func TestFaultUnparseableRegistryEntriesBlock(t *testing.T) {
 	assert.False(t, st.Safe())
 	fields := map[string]string{}
 	for _, b := range st.Blockers {
-		require.Equal(t, BlockInvalidEntry, b.Kind, "%v", b)
+		require.Equal(t, blockInvalidEntry, b.Kind, "%v", b)
 		fields[b.Member] = b.Field
 	}
 	assert.Equal(t, map[string]string{"millis": "expires", "pidstr": "pid", "zoneless": "expires", "v2bad": "pid"}, fields)
@@ -421,7 +421,7 @@ func TestFaultOldFormatEntryBlocks(t *testing.T) {
 	require.NoError(t, err)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []BlockerKind{BlockOldProtocol}, kinds(st.Blockers))
+	require.Equal(t, []BlockerKind{blockOldProtocol}, kinds(st.Blockers))
 	assert.Equal(t, 1, st.Members[0].Protocol)
 	_, err = ctl.Advance(ctx, false)
 	require.ErrorIs(t, err, ErrUnsafeStep)
@@ -463,7 +463,7 @@ func TestFaultLockHeldAcrossAdvance(t *testing.T) {
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "a legacy lock still held blocks dual-read")
-	require.Equal(t, []BlockerKind{BlockHeldLock}, kinds(ue.Blockers))
+	require.Equal(t, []BlockerKind{blockHeldLock}, kinds(ue.Blockers))
 	assert.Equal(t, migrate.PhaseLegacy, ue.Blockers[0].Phase)
 	select {
 	case <-lk.Done():
@@ -516,7 +516,7 @@ func TestFaultLockHeldAcrossRollback(t *testing.T) {
 	_, err = ctl.Rollback(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue, "a modern lock still held blocks legacy")
-	require.Equal(t, []BlockerKind{BlockIncompatible}, kinds(ue.Blockers))
+	require.Equal(t, []BlockerKind{blockIncompatible}, kinds(ue.Blockers))
 	assert.Equal(t, migrate.PhaseModern, ue.Blockers[0].Phase)
 	select {
 	case <-lk.Done():

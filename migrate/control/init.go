@@ -51,7 +51,7 @@ func (c Member) trace() bool {
 }
 
 func noMark(ns string) Blocker {
-	return Blocker{Kind: BlockNoMark, Text: fmt.Sprintf("namespace %q has no mark, and in Redis Cluster its absence proves nothing: a restart of the node that holds the namespace's slot, without persistence, takes the mark with the namespace's keys while locks on other nodes live on (a plain modern lock at the end state heartbeats nothing). If the namespace is new (no locker of it has ever run), start it with `lockbridge phase init --force --namespace %s`", ns, ns)}
+	return Blocker{Kind: blockNoMark, Text: fmt.Sprintf("namespace %q has no mark, and in Redis Cluster its absence proves nothing: a restart of the node that holds the namespace's slot, without persistence, takes the mark with the namespace's keys while locks on other nodes live on (a plain modern lock at the end state heartbeats nothing). If the namespace is new (no locker of it has ever run), start it with `lockbridge phase init --force --namespace %s`", ns, ns)}
 }
 
 func remedyRestore(ns string, m Mark) string {
@@ -70,7 +70,7 @@ func remedyRestore(ns string, m Mark) string {
 //     legacy sighting show that it ran, Init refuses with a
 //     *PhaseUnknownError naming Repair.
 //   - In Redis Cluster a namespace without a mark is refused
-//     (BlockNoMark): the node of its slot may have lost the mark with its
+//     (blockNoMark): the node of its slot may have lost the mark with its
 //     keys while locks on other nodes live on. Start a new one with force.
 //   - When nothing shows it, Init starts it at PhaseLegacy once it has
 //     stayed without a trace for the init silence (WithInitSilence) by the
@@ -81,7 +81,7 @@ func remedyRestore(ns string, m Mark) string {
 //     Init returns at once an *UnsafeStepError saying how long is left.
 //
 // Every path refuses while the evidence may have been evicted (an
-// allkeys-* policy, one it cannot read: BlockEviction). With force Init
+// allkeys-* policy, one it cannot read: blockEviction). With force Init
 // starts the namespace at legacy at once whatever it finds, and logs what
 // it overrode: a locker that still runs a later phase then locks beside
 // lockers that read legacy.
@@ -97,7 +97,7 @@ func (c *Controller) Init(ctx context.Context, force bool) (Step, error) {
 		if err != nil || left <= 0 {
 			return step, err
 		}
-		wait := &UnsafeStepError{Step: step, Blockers: []Blocker{{Kind: BlockSilence,
+		wait := &UnsafeStepError{Step: step, Blockers: []Blocker{{Kind: blockSilence,
 			Text: fmt.Sprintf("the namespace must stay without a trace for %v by the server's clock before init starts it at legacy: %v left (a locker whose registry entry was lost shows itself by heartbeating meanwhile)", c.silence, left.Round(time.Millisecond))}}}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < left {
 			return step, wait
@@ -130,7 +130,7 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 	}
 	var evicted []Blocker
 	for _, b := range st.Blockers {
-		if b.Kind == BlockEviction {
+		if b.Kind == blockEviction {
 			evicted = append(evicted, b)
 		}
 	}
@@ -148,15 +148,15 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 		}
 		return Step{}, 0, &p
 	case ran: // forced
-		ranB := Blocker{Kind: BlockRan, Phase: st.Evidence, Text: fmt.Sprintf("the namespace ran before (evidence: %v): lockers that still run a later phase lock beside those that read legacy", phaseOrNone(st.Evidence))}
+		ranB := Blocker{Kind: blockRan, Phase: st.Evidence, Text: fmt.Sprintf("the namespace ran before (evidence: %v): lockers that still run a later phase lock beside those that read legacy", phaseOrNone(st.Evidence))}
 		blockers, minGen, keep := c.repairPlan(sn, st, migrate.PhaseLegacy)
 		step, err := c.apply(ctx, Step{To: migrate.PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen, "repair", minGen, keep)
 		return step, 0, err
 	case len(evicted) > 0 && !force:
-		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(BlockEviction))
+		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(blockEviction))
 		return Step{}, 0, &UnsafeStepError{Step: Step{To: migrate.PhaseLegacy}, Blockers: evicted}
 	case c.s.c.Cluster() && !force:
-		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(BlockNoMark))
+		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(blockNoMark))
 		return Step{}, 0, &UnsafeStepError{Step: Step{To: migrate.PhaseLegacy}, Blockers: []Blocker{noMark(st.Namespace)}}
 	}
 	return c.initEmpty(ctx, sn, evicted, force)
@@ -171,7 +171,7 @@ func (c *Controller) initEmpty(ctx context.Context, sn snapshot, evicted []Block
 		step.Overridden = evicted
 		since, err := strconv.ParseInt(sn.pending, 10, 64)
 		if age := sn.now.Sub(time.UnixMilli(since)); err != nil || age < c.silence {
-			step.Overridden = append(step.Overridden, Blocker{Kind: BlockSilence, Text: fmt.Sprintf("init forced before the namespace stayed without a trace for %v: a locker whose registry entry was lost may still lock in a later phase", c.silence)})
+			step.Overridden = append(step.Overridden, Blocker{Kind: blockSilence, Text: fmt.Sprintf("init forced before the namespace stayed without a trace for %v: a locker whose registry entry was lost may still lock in a later phase", c.silence)})
 		}
 	}
 	left, err := c.s.initPhase(ctx, migrate.PhaseLegacy, silence)

@@ -35,7 +35,7 @@ type Member struct {
 	// locks the client held at its last heartbeat (0 when none), and
 	// HeldLeft how long the last of them still had to run then.
 	HeldOldest, HeldNewest migrate.Phase
-	HeldLeft               time.Duration
+	heldLeft               time.Duration
 	// Instance and Gen are the namespace instance and generation the client
 	// last read (0 when none).
 	Instance, Gen int64
@@ -157,7 +157,7 @@ func (s store) phaseSet(ctx context.Context, seen string, to migrate.Phase, mode
 	case mode == "init":
 		return 0, fmt.Errorf("%w: the phase key holds %q now", ErrAlreadyInitialized, fmt.Sprint(r))
 	}
-	return 0, fmt.Errorf("migrate: %w: the phase key holds %q now, not %q", ErrPhaseChanged, fmt.Sprint(r), seen)
+	return 0, fmt.Errorf("migrate: %w: the phase key holds %q now, not %q", errPhaseChanged, fmt.Sprint(r), seen)
 }
 
 // snapshot is everything status.lua read, at the server's time now.
@@ -220,7 +220,7 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 		sn.judgeRegistry(reg, margin, s.k.Expiry)
 		return sn, nil
 	}
-	return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w: the phase changed during each of 3 readings", s.k.NS, ErrPhaseChanged)
+	return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w: the phase changed during each of 3 readings", s.k.NS, errPhaseChanged)
 }
 
 // registryRead is the protocol-3 registry as read in chunks.
@@ -469,7 +469,7 @@ func memberOf(id, raw string) Member {
 	if e.HeldMS != nil {
 		m.HeldOldest, _ = phaseOf(e.HeldOldest)
 		m.HeldNewest, _ = phaseOf(e.HeldNewest)
-		m.HeldLeft = time.Duration(*e.HeldMS) * time.Millisecond
+		m.heldLeft = time.Duration(*e.HeldMS) * time.Millisecond
 	}
 	return m
 }
