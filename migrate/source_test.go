@@ -109,22 +109,3 @@ func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
 		"the follower follows")
 	require.Len(t, n.members(t), 1, "and heartbeats")
 }
-
-// listeners counts the subscribers of the namespace's phase notices: the
-// channel of protocol 2 and the sharded ones of protocol 3.
-func listeners(t *testing.T, c driver.Client, k migrateproto.Keys) int64 {
-	t.Helper()
-	args := []any{"PUBSUB", "NUMSUB", k.Channel}
-	for i := 0; i < migrateproto.NoticeShards; i++ {
-		args = append(args, k.Shard(i))
-	}
-	r, err := c.Do(context.Background(), args...)
-	require.NoError(t, err)
-	var n int64
-	a, _ := r.([]any)
-	for i := 1; i < len(a); i += 2 {
-		v, _ := a[i].(int64)
-		n += v
-	}
-	return n
-}

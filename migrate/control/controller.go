@@ -65,7 +65,7 @@ type Controller struct {
 	tel     *telemetry.T
 }
 
-// ControllerOption configures a Controller.
+// Option configures a Controller.
 type Option func(*Controller)
 
 // WithQuietPeriod sets the quiet period. Default DefaultQuietPeriod (15
@@ -129,21 +129,21 @@ func WithMaxmemoryPolicy(policy string) Option {
 	}
 }
 
-// WithControllerLogger sets where the controller logs the steps it takes
+// WithLogger sets where the controller logs the steps it takes
 // (info; warn when forced past blockers) and refuses (warn). Default: nil,
 // which discards.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *Controller) { c.tset.Logger = l }
 }
 
-// WithControllerMeterProvider sets where the controller counts its steps
+// WithMeterProvider sets where the controller counts its steps
 // and refusals (lockbridge.migrate.controller.steps and .refusals, in
 // docs/observability.md). Default: nil, no metrics.
 func WithMeterProvider(p metric.MeterProvider) Option {
 	return func(c *Controller) { c.tset.Meter = p }
 }
 
-// NewController returns the controller of namespace ns (the namespace the
+// New returns the controller of namespace ns (the namespace the
 // fleet's lockers name in WithPhaseFrom).
 func New(c driver.Client, ns string, opts ...Option) (*Controller, error) {
 	if c == nil {
