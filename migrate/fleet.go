@@ -20,15 +20,15 @@ type syncReply = migrateproto.HeartbeatReply
 // one's expiry only — with an expiry hold after the server's now, and reads
 // the phase.
 func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration, touch bool) (syncReply, error) {
-	return migrateproto.Heartbeat(ctx, s.c, s.k, migrateproto.HeartbeatArgs{Entry: e, Hold: hold, Touch: touch})
+	return migrateproto.Heartbeat(ctx, s.c, migrateproto.HeartbeatArgs{NS: s.k, Entry: e, Hold: hold, Touch: touch})
 }
 
 // leave removes the client's entry.
 func (s store) leave(ctx context.Context, id string) error {
-	_, err := migrateproto.Forget(ctx, s.c, s.k, migrateproto.ForgetArgs{ID: id, Force: true})
+	_, err := migrateproto.Forget(ctx, s.c, migrateproto.ForgetArgs{NS: s.k, ID: id, Force: true})
 	return err
 }
 
 func (s store) recordSighting(ctx context.Context, legacyKey string) error {
-	return migrateproto.RecordSighting(ctx, s.c, s.k, legacyKey)
+	return migrateproto.RecordSighting(ctx, s.c, migrateproto.SightingArgs{NS: s.k, LegacyKey: legacyKey})
 }

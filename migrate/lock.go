@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -115,12 +114,12 @@ func (d *dualLock) release(ctx context.Context) (bool, error) {
 }
 
 func (d *dualLock) releaseLocked(ctx context.Context) error {
-	pub := ""
+	call := migrateproto.ReleaseArgs{LegacyKey: d.a.legacyKey, ModernKey: d.a.modernKey, Channel: channelOr(d.a),
+		DualWrite: d.phase == PhaseDualWrite, Token: d.token, Owner: d.l.profile.OwnerArgs(d.w, d.lease)}
 	if d.a.channel != "" {
-		pub = d.l.pub
+		call.Publish = d.l.pub
 	}
-	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, pub}, d.l.profile.OwnerArgs(d.w, d.lease)...)
-	keys := []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)}
+	keys, args := call.Keys(), call.Argv()
 	sent := time.Now()
 	r, err := d.l.c.Eval(ctx, migrateproto.ReleaseScript, keys, args...)
 	resent := false
@@ -139,15 +138,15 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
 	switch {
-	case resent && m == -1 && sent.Before(d.life.ExpiresAt()):
+	case resent && m == migrateproto.ModernAbsent && sent.Before(d.life.ExpiresAt()):
 		// No modern key although our lease had time left when the first
 		// release was sent: that release did it (or the key was lost
 		// before it: nobody holds the lock either way).
-		m, l = 1, 1
-	case resent && m == 0:
+		m, l = migrateproto.ModernOurs, migrateproto.OwnerOurs
+	case resent && m == migrateproto.ModernTaken:
 		return lease.UnknownRelease(pkg, d.a.key)
 	}
-	if m != 1 || l != 1 {
+	if m != migrateproto.ModernOurs || l != migrateproto.OwnerOurs {
 		// l != 1 with m == 1: the modern key was ours and is released, but
 		// the legacy half was not (another value, or our expiry passed):
 		// legacy lockers may not have been kept out to the end.
@@ -202,10 +201,12 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	if d.phase == PhaseDualWrite {
 		px = d.l.modernPX(now, ttl, w)
 	}
-	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, strconv.FormatInt(px.Milliseconds(), 10), value},
-		d.l.profile.OwnerArgs(d.w, d.lease)...)
+	call := migrateproto.RefreshArgs{LegacyKey: d.a.legacyKey, ModernKey: d.a.modernKey,
+		DualWrite: d.phase == PhaseDualWrite, Token: d.token, PX: px, Value: value,
+		Owner: d.l.profile.OwnerArgs(d.w, d.lease)}
+	keys, args := call.Keys(), call.Argv()
 	d.sent.send()
-	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
 	defer d.sent.back(ttl)
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 		d.life.Unsure(px) // it may run later, after a grant confirmed meanwhile
@@ -217,7 +218,7 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 		// expiry the owner window of a second run would not match: the
 		// lock ends as lost instead.)
 		start = time.Now()
-		r, err = d.l.c.Eval(ctx, migrateproto.RefreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+		r, err = d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
 	}
 	if err != nil {
 		err = fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
@@ -230,7 +231,7 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	if err != nil {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 	}
-	if m != 1 || l != 1 {
+	if m != migrateproto.ModernOurs || l != migrateproto.OwnerOurs {
 		return notHeld(d.a.key, m, l)
 	}
 	if d.phase == PhaseDualWrite {
@@ -288,15 +289,15 @@ func codes(r any) (m, l int64, err error) {
 func notHeld(key string, m, l int64) *lockbridge.NotHeldError {
 	e := &lockbridge.NotHeldError{Pkg: pkg, Key: key}
 	switch {
-	case m == -1:
+	case m == migrateproto.ModernAbsent:
 		e.Reason, e.Detail = lockbridge.ReasonGone, "the modern key has expired"
-	case l == 0:
+	case l == migrateproto.OwnerTaken:
 		e.Reason, e.Detail = lockbridge.ReasonTaken, "the legacy key holds another value"
-	case l == -1:
+	case l == migrateproto.OwnerGone:
 		e.Reason, e.Detail = lockbridge.ReasonGone, "the legacy key is gone"
-	case l == -2:
+	case l == migrateproto.OwnerExpired:
 		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry has passed by our clock"
-	case l == -3:
+	case l == migrateproto.OwnerLate:
 		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry had passed by the server's clock, beyond the margin, when the command ran"
 	default:
 		e.Reason, e.Detail = lockbridge.ReasonTaken, "the modern key holds another token"

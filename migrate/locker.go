@@ -417,9 +417,10 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 	if p == PhaseDualWrite {
 		px = l.modernPX(now, a.ttl, w)
 	}
-	r, err := l.c.Eval(ctx, migrateproto.AcquireScript, []string{a.legacyKey, a.modernKey, fenceKey},
-		flag(p == PhaseDualWrite), value, l.profile.CodecID(), strconv.FormatInt(l.profile.Cutoff(now), 10),
-		token, strconv.FormatInt(px.Milliseconds(), 10), "0", flag(l.mset.Fencing))
+	call := migrateproto.AcquireArgs{LegacyKey: a.legacyKey, ModernKey: a.modernKey, FenceKey: fenceKey,
+		DualWrite: p == PhaseDualWrite, Value: value, Codec: l.profile.CodecID(), Cutoff: l.profile.Cutoff(now),
+		Token: token, PX: px, Fencing: l.mset.Fencing}
+	r, err := l.c.Eval(ctx, migrateproto.AcquireScript, call.Keys(), call.Argv()...)
 	if err != nil {
 		if ctx.Err() != nil {
 			if l.undo(a, p, token, w, value) {
@@ -454,22 +455,22 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 	}
 	code, _ := reply[0].(int64)
 	switch code {
-	case 1:
+	case migrateproto.AcquireOurs:
 		fence, _ := reply[1].(int64)
 		lk := newDualLock(l, p, a, token, fence, w, value, start, now)
 		return lk, 0, nil
-	case 0:
+	case migrateproto.AcquireModernHeld:
 		pttl, _ := reply[1].(int64)
 		return nil, time.Duration(pttl) * time.Millisecond,
 			fmt.Errorf("%s: lock %q is held on its modern key (%v left): %w", pkg, a.key, time.Duration(pttl)*time.Millisecond, lockbridge.ErrNotObtained)
-	case -1:
+	case migrateproto.AcquireLegacyHeld:
 		if len(reply) < 4 {
 			break
 		}
 		state, _ := reply[1].(int64)
 		t, _ := reply[2].(int64)
 		modernExists, _ := reply[3].(int64)
-		if state == -1 {
+		if state == migrateproto.LegacyForeign {
 			stored, _, _ := l.c.Get(ctx, a.legacyKey)
 			_, derr := l.profile.DecodeValue(stored)
 			return nil, 0, fmt.Errorf("%s: lock %q is held by a foreign legacy value: %w: %w", pkg, a.key, lockbridge.ErrNotObtained, derr)

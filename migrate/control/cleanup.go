@@ -95,33 +95,32 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 		}
 		return out, nil
 	}
-	k := c.s.k
-	r, err := c.s.c.Eval(ctx, migrateproto.CleanupScript, []string{k.Phase, k.Since, k.Clients, k.Expiry, k.Seen, k.Sighting, k.Meta, k.Mark},
-		strconv.FormatInt(st.Since.UnixMilli(), 10), ms(c.quiet), ms(c.margin), at)
+	a := migrateproto.CleanupArgs{NS: c.s.k, Since: st.Since, Quiet: c.quiet, Margin: c.margin, SightingAt: at}
+	r, err := c.s.c.Eval(ctx, migrateproto.CleanupScript, a.Keys(), a.Argv()...)
 	if err != nil {
 		return out, fmt.Errorf("migrate: clean up namespace %s: %w", st.Namespace, err)
 	}
-	a, ok := r.([]any)
-	if !ok || len(a) < 2 {
+	reply, ok := r.([]any)
+	if !ok || len(reply) < 2 {
 		return out, fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", st.Namespace, r)
 	}
-	code, _ := a[0].(int64)
+	code, _ := reply[0].(int64)
 	switch code {
-	case 1:
-	case -1:
+	case migrateproto.CleanupDone:
+	case migrateproto.CleanupNotModern:
 		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase is no longer modern"}}
-	case -2:
+	case migrateproto.CleanupPhaseMoved:
 		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase was set meanwhile: read the fleet again"}}
-	case -3:
+	case migrateproto.CleanupQuiet:
 		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{fmt.Sprintf("the quiet period %v has not passed since the fleet reached modern", c.quiet)}}
 	default:
 		return out, fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", st.Namespace, r)
 	}
-	if n, _ := a[1].(int64); n != 1 && at != "" {
+	if n, _ := reply[1].(int64); n != migrateproto.CleanupSightingDeleted && at != "" {
 		out.Sighting = Sighting{}
 		out.SightingKept = "a newer sighting was recorded meanwhile"
 	}
-	for _, id := range a[2:] {
+	for _, id := range reply[2:] {
 		if s, ok := id.(string); ok {
 			out.Forgotten = append(out.Forgotten, s)
 		}
@@ -153,5 +152,3 @@ func (c *Controller) cleanupRefusals(st Status) []string {
 	}
 	return r
 }
-
-func ms(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

@@ -618,7 +618,7 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 			}
 		}
 	}
-	return c.apply(ctx, step, blockers, force, from.String(), "step", 0, 0)
+	return c.apply(ctx, step, blockers, force, from.String(), migrateproto.PhaseSetStep, 0, 0)
 }
 
 // apply takes step — setPhase(seen, step.To, how, minGen, keep) — unless
@@ -678,7 +678,7 @@ func (c *Controller) Repair(ctx context.Context, to migrate.Phase, force bool) (
 	if sn.hasPhase {
 		seen = sn.phase
 	}
-	return c.apply(ctx, Step{From: st.Phase, To: to}, blockers, force, seen, "repair", minGen, keep)
+	return c.apply(ctx, Step{From: st.Phase, To: to}, blockers, force, seen, migrateproto.PhaseSetRepair, minGen, keep)
 }
 
 // repairPlan is what setting the phase to on reading sn (judged st) would
@@ -738,7 +738,7 @@ func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, e
 	if id == "" {
 		return false, fmt.Errorf("migrate: %w: empty client id", lockbridge.ErrInvalid)
 	}
-	n, err := migrateproto.Forget(ctx, c.s.c, c.s.k, migrateproto.ForgetArgs{ID: id, Force: force, Margin: c.margin})
+	n, err := migrateproto.Forget(ctx, c.s.c, migrateproto.ForgetArgs{NS: c.s.k, ID: id, Force: force, Margin: c.margin})
 	if err != nil {
 		return false, err
 	}

@@ -138,7 +138,7 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 	switch {
 	case st.Mark.Phase != 0 && !force:
 		blockers, minGen, keep := c.repairPlan(sn, st, st.Mark.Phase)
-		step, err := c.apply(ctx, Step{To: st.Mark.Phase}, blockers, false, seen, "repair", minGen, keep)
+		step, err := c.apply(ctx, Step{To: st.Mark.Phase}, blockers, false, seen, migrateproto.PhaseSetRepair, minGen, keep)
 		return step, 0, err
 	case ran && !force:
 		p := *st.PhaseProblem
@@ -150,7 +150,7 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 	case ran: // forced
 		ranB := Blocker{Kind: blockRan, Phase: st.Evidence, Text: fmt.Sprintf("the namespace ran before (evidence: %v): lockers that still run a later phase lock beside those that read legacy", phaseOrNone(st.Evidence))}
 		blockers, minGen, keep := c.repairPlan(sn, st, migrate.PhaseLegacy)
-		step, err := c.apply(ctx, Step{To: migrate.PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen, "repair", minGen, keep)
+		step, err := c.apply(ctx, Step{To: migrate.PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen, migrateproto.PhaseSetRepair, minGen, keep)
 		return step, 0, err
 	case len(evicted) > 0 && !force:
 		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(blockEviction))

@@ -86,7 +86,8 @@ const (
 // of at most pruneBatch.
 func (s store) prune(ctx context.Context, grace time.Duration) error {
 	for i := 0; i < 1000; i++ {
-		r, err := s.c.Eval(ctx, migrateproto.PruneScript, []string{s.k.Clients, s.k.Expiry, s.k.Seen}, strconv.FormatInt(grace.Milliseconds(), 10), strconv.Itoa(pruneBatch))
+		a := migrateproto.PruneArgs{NS: s.k, Grace: grace, Batch: pruneBatch}
+		r, err := s.c.Eval(ctx, migrateproto.PruneScript, a.Keys(), a.Argv()...)
 		if err != nil {
 			return fmt.Errorf("migrate: prune registry: %w", err)
 		}
@@ -120,7 +121,7 @@ func (s store) notify(ctx context.Context, phase migrate.Phase) error {
 }
 
 // setPhase runs phase_set.lua: seen is the phase key's value the caller
-// read ("" when absent), mode "step", "init" or "repair".
+// read ("" when absent), mode migrateproto.PhaseSetStep, PhaseSetInit or PhaseSetRepair.
 func (s store) setPhase(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64) error {
 	_, err := s.phaseSet(ctx, seen, to, mode, minGen, keepInit, 0)
 	return err
@@ -132,7 +133,7 @@ func (s store) setPhase(ctx context.Context, seen string, to migrate.Phase, mode
 // error wraps ErrAlreadyInitialized when a phase appeared meanwhile, and
 // errNotEmpty when another trace of the namespace did.
 func (s store) initPhase(ctx context.Context, to migrate.Phase, silence time.Duration) (left time.Duration, err error) {
-	return s.phaseSet(ctx, "", to, "init", 0, 0, silence)
+	return s.phaseSet(ctx, "", to, migrateproto.PhaseSetInit, 0, 0, silence)
 }
 
 // errNotEmpty: an init found a trace of the namespace (its hash, mark,
@@ -140,21 +141,20 @@ func (s store) initPhase(ctx context.Context, to migrate.Phase, silence time.Dur
 var errNotEmpty = errors.New("migrate: the namespace shows it ran")
 
 func (s store) phaseSet(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64, silence time.Duration) (time.Duration, error) {
-	k := s.k
-	r, err := s.c.Eval(ctx, migrateproto.PhaseSetScript, []string{k.Phase, k.Channel, k.Since, k.Meta, k.Mark, k.Pending, k.Clients, k.Sighting, k.Fleet},
-		seen, to.String(), notify.PublishCommand(s.c), strconv.FormatInt(minGen, 10), mode, strconv.FormatInt(keepInit, 10),
-		strconv.FormatInt(silence.Milliseconds(), 10))
+	a := migrateproto.PhaseSetArgs{NS: s.k, Seen: seen, To: to.String(), Publish: notify.PublishCommand(s.c),
+		MinGen: minGen, Mode: mode, KeepInit: keepInit, Silence: silence}
+	r, err := s.c.Eval(ctx, migrateproto.PhaseSetScript, a.Keys(), a.Argv()...)
 	if err != nil {
 		return 0, fmt.Errorf("migrate: set phase: %w", err)
 	}
 	switch n, ok := r.(int64); {
-	case ok && n == 1:
+	case ok && n == migrateproto.PhaseSetDone:
 		return 0, nil
-	case ok && n == 0:
+	case ok && n == migrateproto.PhaseSetTraced:
 		return 0, errNotEmpty
-	case ok && n < 0:
+	case ok && n < 0: // an init's silence left, in ms
 		return time.Duration(-n) * time.Millisecond, nil
-	case mode == "init":
+	case mode == migrateproto.PhaseSetInit:
 		return 0, fmt.Errorf("%w: the phase key holds %q now", ErrAlreadyInitialized, fmt.Sprint(r))
 	}
 	return 0, fmt.Errorf("migrate: %w: the phase key holds %q now, not %q", errPhaseChanged, fmt.Sprint(r), seen)
@@ -236,7 +236,7 @@ type registryRead struct {
 // the expiries without an entry.
 func (s store) registry(ctx context.Context, sizes [2]int64) (registryRead, error) {
 	reg := registryRead{entries: map[string]string{}, expiry: map[string]string{}, seen: map[string]string{}}
-	err := s.scan(ctx, "entries", func(a []any) error {
+	err := s.scan(ctx, migrateproto.RegistryEntries, func(a []any) error {
 		if len(a) != 4 {
 			return fmt.Errorf("unexpected reply %#v", a)
 		}
@@ -270,7 +270,7 @@ func (s store) registry(ctx context.Context, sizes [2]int64) (registryRead, erro
 // orphans reads the expiries without an entry, a SCAN chunk per call.
 func (s store) orphans(ctx context.Context) (map[string]string, error) {
 	out := map[string]string{}
-	err := s.scan(ctx, "orphans", func(a []any) error {
+	err := s.scan(ctx, migrateproto.RegistryOrphans, func(a []any) error {
 		for id, v := range pairs(a[1]) {
 			out[id] = v
 		}
@@ -282,22 +282,21 @@ func (s store) orphans(ctx context.Context) (map[string]string, error) {
 // scan runs registry_read.lua in mode from cursor 0 to 0, handing each
 // reply (at least {cursor, flat}) to f.
 func (s store) scan(ctx context.Context, mode string, f func([]any) error) error {
-	keys := []string{s.k.Clients, s.k.Expiry, s.k.Seen}
-	cursor := "0"
+	a := migrateproto.RegistryReadArgs{NS: s.k, Mode: mode, Cursor: "0", Count: scanCount}
 	for {
-		r, err := s.c.Eval(ctx, migrateproto.RegistryReadScript, keys, mode, cursor, strconv.Itoa(scanCount))
+		r, err := s.c.Eval(ctx, migrateproto.RegistryReadScript, a.Keys(), a.Argv()...)
 		if err != nil {
 			return fmt.Errorf("migrate: read namespace %q: registry: %w", s.k.NS, err)
 		}
-		a, _ := r.([]any)
-		if len(a) < 2 {
+		reply, _ := r.([]any)
+		if len(reply) < 2 {
 			return fmt.Errorf("migrate: read namespace %q: registry: unexpected reply %#v", s.k.NS, r)
 		}
-		if err := f(a); err != nil {
+		if err := f(reply); err != nil {
 			return fmt.Errorf("migrate: read namespace %q: registry: %w", s.k.NS, err)
 		}
-		cursor, _ = a[0].(string)
-		if cursor == "0" || cursor == "" {
+		a.Cursor, _ = reply[0].(string)
+		if a.Cursor == "0" || a.Cursor == "" {
 			return nil
 		}
 	}
@@ -305,8 +304,8 @@ func (s store) scan(ctx context.Context, mode string, f func([]any) error) error
 
 // head runs status.lua: everything but the protocol-3 registry.
 func (s store) head(ctx context.Context) (snapshot, error) {
-	k := s.k
-	r, err := s.c.Eval(ctx, migrateproto.StatusScript, []string{k.Phase, k.Since, k.Meta, k.Clients, k.Expiry, k.Seen, k.Fleet, k.Sighting, k.Mark, k.Pending})
+	args := migrateproto.StatusArgs{NS: s.k}
+	r, err := s.c.Eval(ctx, migrateproto.StatusScript, args.Keys(), args.Argv()...)
 	if err != nil {
 		return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w", s.k.NS, err)
 	}

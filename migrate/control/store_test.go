@@ -12,18 +12,18 @@ import (
 
 // heartbeat writes e as a client would (touch: renews its expiry only).
 func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration, touch bool) (migrateproto.HeartbeatReply, error) {
-	return migrateproto.Heartbeat(ctx, s.c, s.k, migrateproto.HeartbeatArgs{Entry: e, Hold: hold, Touch: touch})
+	return migrateproto.Heartbeat(ctx, s.c, migrateproto.HeartbeatArgs{NS: s.k, Entry: e, Hold: hold, Touch: touch})
 }
 
 // leave removes a client's entry as a closing Locker does.
 func (s store) leave(ctx context.Context, id string) error {
-	_, err := migrateproto.Forget(ctx, s.c, s.k, migrateproto.ForgetArgs{ID: id, Force: true})
+	_, err := migrateproto.Forget(ctx, s.c, migrateproto.ForgetArgs{NS: s.k, ID: id, Force: true})
 	return err
 }
 
 // recordSighting records a legacy sighting as a dual-phase Locker does.
 func (s store) recordSighting(ctx context.Context, legacyKey string) error {
-	return migrateproto.RecordSighting(ctx, s.c, s.k, legacyKey)
+	return migrateproto.RecordSighting(ctx, s.c, migrateproto.SightingArgs{NS: s.k, LegacyKey: legacyKey})
 }
 
 // listeners counts the subscribers of the namespace's phase notices: the

@@ -25,14 +25,17 @@
 -- read: a bad one — a flag sent as '"1"', 'true' or '1 ', a quoted number —
 -- is an error reply, and nothing is written.
 --
--- Returns
---   {1, fence}                acquired (fence 0 without fencing)
---   {0, pttl}                 the modern key is held; pttl its PTTL in ms
---   {-1, state, t, modern}    the legacy key is held: state 0 live (t its
---                             expiry in the unit) or -1 foreign (t 0);
---                             modern is 1 when the modern key exists too
---                             (a dual-write holder), 0 when it does not
---                             (a legacy-only holder: a legacy sighting)
+-- Replies, the codes named as in Go (migrateproto's calls.go):
+--   AcquireOurs       =  1  {1, fence}: acquired (fence 0 without fencing)
+--   AcquireModernHeld =  0  {0, pttl}: the modern key is held; pttl its
+--                           PTTL in ms
+--   AcquireLegacyHeld = -1  {-1, state, t, modern}: the legacy key is held;
+--                           modern is 1 when the modern key exists too
+--                           (a dual-write holder), 0 when it does not
+--                           (a legacy-only holder: a legacy sighting)
+--   LegacyLive        =  0  state: the legacy value is live, t its expiry
+--                           in the unit
+--   LegacyForeign     = -1  state: the legacy value does not decode, t 0
 
 arg_count(8)
 local dual_write = arg_flag(1)

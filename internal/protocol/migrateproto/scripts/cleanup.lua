@@ -21,11 +21,16 @@
 -- ARGV[4]  the sighting's "at" listed, or '' to keep the sighting hash
 --          whatever it holds
 --
--- Returns {code, sighting, id...}: code 1 done, -1 the phase is not modern,
--- -2 the phase was set since it was listed, -3 the quiet period is not
--- over (nothing removed for a code below 1); sighting 1 when the sighting
--- hash was deleted, 0 when kept (none listed, its "at" changed, or younger
--- than the quiet period); then the ids of the entries removed. When done it
+-- Replies {code, sighting, id...}, the codes named as in Go (migrateproto's
+-- calls.go); nothing is removed for a code below 1:
+--   CleanupDone            =  1  code: done
+--   CleanupNotModern       = -1  code: the phase is not modern
+--   CleanupPhaseMoved      = -2  code: the phase was set since it was listed
+--   CleanupQuiet           = -3  code: the quiet period is not over
+--   CleanupSightingDeleted =  1  sighting: the sighting hash was deleted
+--   CleanupSightingKept    =  0  sighting: kept (none listed, its "at"
+--                                changed, or younger than the quiet period)
+-- then the ids of the entries removed. When done it
 -- also writes the mark (phase and highest modern, the hash's instance and
 -- generation, the server's ms), so that a namespace migrated before the
 -- mark existed has one at its end state.

@@ -12,8 +12,9 @@
 -- ARGV[3]  the liveness margin in ms (0 to 2^40): an entry counts as live
 --          until its expiry plus the margin, as the controller counts it
 --
--- Returns the number of entries removed (0: none had that id), or -1 when
--- the entry is live and ARGV[2] is '0' (nothing removed).
+-- Returns the number of entries removed (0: none had that id), or:
+-- Replies, the codes named as in Go (migrateproto's registry.go):
+--   ForgetLive = -1  the entry is live and ARGV[2] is '0' (nothing removed)
 
 local id = arg_nonempty(1)
 local force = arg_flag(2)

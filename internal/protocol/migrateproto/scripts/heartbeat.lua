@@ -23,12 +23,19 @@
 --
 -- Returns {phase, init, gen, now, written}: the phase key's value ('' when
 -- absent), the namespace's instance id and generation ('' when absent), the
--- server's time in ms, and 1 when the entry (or the touch) landed; 0 when
--- the stored entry has a "seq" at or above this one's (this heartbeat was
--- held up in the network and a newer one landed first: nothing is written,
--- since an older entry would hide what the client does now); -1 for a touch
--- that found no entry (forgotten or pruned meanwhile: nothing is written, and
--- the client sends its entry again). The entry is written whatever the
+-- server's time in ms, and written:
+-- Replies (written), the codes named as in Go (migrateproto's registry.go):
+--   HeartbeatWritten =  1  the entry (or the touch) landed
+--   HeartbeatStale   =  0  the stored entry has a "seq" at or above this
+--                          one's (this heartbeat was held up in the network
+--                          and a newer one landed first: nothing is
+--                          written, since an older entry would hide what
+--                          the client does now)
+--   HeartbeatNoEntry = -1  a touch found no entry (forgotten or pruned
+--                          meanwhile: nothing is written, and the client
+--                          sends its entry again)
+--
+-- The entry is written whatever the
 -- phase: a client that cannot trust the phase still says where it was. A
 -- touch that lands late only keeps the stored entry counted longer.
 

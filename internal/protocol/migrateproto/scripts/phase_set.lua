@@ -49,7 +49,10 @@
 -- "restored" in the hash (the server's ms): registry entries and sightings
 -- lost with the namespace are missing until they had time to come back.
 -- Publishes the new phase.
--- Returns 1 when set; 0 or a negative number for an init (above);
+-- Replies, the codes named as in Go (migrateproto's calls.go):
+--   PhaseSetDone   = 1  the phase is set
+--   PhaseSetTraced = 0  an init met a trace of the namespace: nothing set
+-- and, for an init, a negative number: minus the ms of silence left;
 -- otherwise the phase key's value ('' when absent), nothing changed.
 
 redis.replicate_commands()

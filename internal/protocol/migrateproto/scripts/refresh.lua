@@ -17,13 +17,23 @@
 -- ARGV[7]  our current legacy expiry W, in the unit
 -- ARGV[8]  the lease W was written with, in the unit (at least 1)
 -- ARGV[9]  our own clock's now, in the unit, read just before sending
--- ARGV[10] the server-clock margin in milliseconds (at least 0)
+-- ARGV[10]  the server-clock margin in milliseconds (at least 0)
 -- Every argument is checked before any key is read: a bad one is an error
 -- reply, and nothing is written.
 --
--- Returns {modern, legacy}: modern_refresh's code (1 extended, 0 taken,
--- -1 expired; 0 also when not attempted) and, for dual-write,
--- legacy_owner's code (1 ours), 1 otherwise. It is all or nothing: the
+-- Replies {modern, legacy}, the codes named as in Go (migrateproto's
+-- calls.go): modern is modern_refresh's code, legacy for dual-write legacy_owner's,
+-- OwnerOurs otherwise.
+--   ModernOurs   =  1  the modern key held our token: extended
+--   ModernTaken  =  0  another token (also: not attempted)
+--   ModernAbsent = -1  no modern key (expired)
+--   OwnerOurs    =  1  the legacy key was ours: rewritten
+--   OwnerTaken   =  0  another value
+--   OwnerGone    = -1  no legacy key
+--   OwnerExpired = -2  our expiry W has passed by our own clock
+--   OwnerLate    = -3  the server's clock was past W + the margin
+--
+-- It is all or nothing: the
 -- modern key is extended only when the legacy key is still ours, and the
 -- legacy key rewritten only when the modern one was extended — a dual-write
 -- holder must stay visible to legacy lockers for as long as it holds.

@@ -22,10 +22,19 @@
 -- checked before any key is read: a bad one is an error reply, and nothing
 -- is deleted.
 --
--- Returns {modern, legacy}: modern_release's code (1 released, 0 taken,
--- -1 expired) and, for dual-write, legacy_owner's code (1 released, 0 taken,
--- -1 gone, -2 W passed by our own clock, -3 the server's clock past
--- W + margin), 1 otherwise. The legacy key is looked at only when the
+-- Replies {modern, legacy}, the codes named as in Go (migrateproto's
+-- calls.go): modern is modern_release's code, legacy for dual-write legacy_owner's,
+-- OwnerOurs otherwise.
+--   ModernOurs   =  1  the modern key held our token: released
+--   ModernTaken  =  0  another token
+--   ModernAbsent = -1  no modern key (expired)
+--   OwnerOurs    =  1  the legacy key was ours: deleted
+--   OwnerTaken   =  0  another value
+--   OwnerGone    = -1  no legacy key
+--   OwnerExpired = -2  our expiry W has passed by our own clock
+--   OwnerLate    = -3  the server's clock was past W + the margin
+--
+-- The legacy key is looked at only when the
 -- modern key held our token: the acquire wrote both in one script, so that
 -- proves the legacy value near W is ours — and a release of a lock that was
 -- never written (an acquire cancelled before it was sent), or was released

@@ -6,11 +6,16 @@
 -- server for tens of milliseconds. Changes nothing.
 -- Prepended fragments: server_time.lua.
 --
--- KEYS[1]  the phase key             KEYS[6]  the registry heartbeat set
--- KEYS[2]  the phase-since key       KEYS[7]  the registry of protocol 1
--- KEYS[3]  the namespace hash        KEYS[8]  the legacy-sighting hash
--- KEYS[4]  the registry hash         KEYS[9]  the namespace's mark
--- KEYS[5]  the registry expiry set   KEYS[10] the init-pending stamp
+-- KEYS[1]  the phase key
+-- KEYS[2]  the phase-since key
+-- KEYS[3]  the namespace hash
+-- KEYS[4]  the registry hash
+-- KEYS[5]  the registry expiry set
+-- KEYS[6]  the registry heartbeat set
+-- KEYS[7]  the registry of protocol 1
+-- KEYS[8]  the legacy-sighting hash
+-- KEYS[9]  the namespace's mark
+-- KEYS[10]  the init-pending stamp
 --
 -- Returns {now, phase, since, namespace, fleet1, sighting, mark, pending,
 -- policy, expiring, entries}: the server's time in ms; the phase and since
