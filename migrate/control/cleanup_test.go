@@ -132,9 +132,9 @@ func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
 		require.NoError(t, err)
 		st, err = ctl.Status(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, Mark{Phase: migrate.PhaseModern, Highest: migrate.PhaseModern, At: st.Mark.At, instance: st.Mark.instance, gen: st.Mark.gen}, st.Mark)
-		assert.WithinDuration(t, st.Now, st.Mark.At, time.Second)
-		assert.Positive(t, st.Mark.instance, "the namespace's instance, kept for a restore")
+		assert.Equal(t, mark{phase: migrate.PhaseModern, highest: migrate.PhaseModern, at: st.mark.at, instance: st.mark.instance, gen: st.mark.gen}, st.mark)
+		assert.WithinDuration(t, st.Now, st.mark.at, time.Second)
+		assert.Positive(t, st.mark.instance, "the namespace's instance, kept for a restore")
 
 		// A sighting whose time does not parse is kept.
 		_, err = tg.Client.Do(ctx, "HSET", s.k.Sighting, "at", "soon", "key", "orders-2", "count", "1")

@@ -254,8 +254,8 @@ type Status struct {
 	// previous release), 1 for a namespace with a phase but without the
 	// namespace hash (set by the first release), 0 when neither exists.
 	Protocol int
-	// Highest is the highest phase the namespace ever reached (0 unknown).
-	Highest migrate.Phase
+	// highest is the highest phase the namespace ever reached (0 unknown).
+	highest migrate.Phase
 	// Evidence is the highest phase anything shows the fleet is at (what
 	// Repair may restore): the phase, the namespace hash's phase, and the
 	// phases of live registry entries of clients that ran this namespace —
@@ -269,10 +269,10 @@ type Status struct {
 	Members  []Member  // the registry, live and recently dead, both formats
 	Live     map[migrate.Phase]int
 	Sighting Sighting
-	// Mark is the namespace's mark (MarkKey): where the controller last set
+	// mark is the namespace's mark (MarkKey): where the controller last set
 	// the phase. Zero when there is none (a namespace never initialised, or
 	// last changed by a release before the mark).
-	Mark Mark
+	mark mark
 	// Next is the phase Advance would move to; HasNext is false at Modern
 	// or when the phase is unknown.
 	Next    migrate.Phase
@@ -334,7 +334,7 @@ func (c *Controller) judge(sn snapshot) Status {
 			st.Protocol = v
 		}
 		if p, err := phaseOf(sn.meta["highest"]); err == nil {
-			st.Highest = p
+			st.highest = p
 		}
 		if p, err := phaseOf(sn.meta["phase"]); err == nil {
 			evidence(p)
@@ -358,29 +358,29 @@ func (c *Controller) judge(sn snapshot) Status {
 	// rollback, say). Without either, the live entries that read the newest
 	// generation speak for the fleet.
 	var dead migrate.Phase
-	st.Mark = parseMark(sn.mark)
+	st.mark = parseMark(sn.mark)
 	base := int64(-1) // entries above it count; -1: none, use newest
 	switch {
 	case metaPhase && metaGen >= 0:
 		base = metaGen
-	case st.Mark.gen > 0:
-		base = st.Mark.gen
+	case st.mark.gen > 0:
+		base = st.mark.gen
 	}
 	newest := int64(-1)
 	if base < 0 {
 		for _, cl := range sn.clients {
-			if cl.Protocol >= 2 && cl.Invalid == nil && cl.Instance != 0 && cl.Live {
-				newest = max(newest, cl.Gen)
+			if cl.Protocol >= 2 && cl.Invalid == nil && cl.instance != 0 && cl.Live {
+				newest = max(newest, cl.gen)
 			}
 		}
 	}
 	for _, cl := range sn.clients {
 		ran = ran || cl.trace()
-		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Instance != 0 {
+		if cl.Protocol >= 2 && cl.Invalid == nil && cl.instance != 0 {
 			switch {
 			case !cl.Live:
 				dead = max(dead, cl.Phase)
-			case base >= 0 && cl.Gen > base, base < 0 && cl.Gen == newest:
+			case base >= 0 && cl.gen > base, base < 0 && cl.gen == newest:
 				// Its phase, not its held locks': a lock taken before a
 				// rollback shows where the fleet was, not where it is (the
 				// held-lock blockers keep such a lock from being stepped
@@ -392,12 +392,12 @@ func (c *Controller) judge(sn snapshot) Status {
 			evidence(cl.Phase)
 		}
 	}
-	evidence(st.Mark.Phase)
+	evidence(st.mark.phase)
 	switch {
 	case !sn.hasPhase:
 		switch {
-		case st.Mark.Phase != 0:
-			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost, Remedy: remedyRestore(ns, st.Mark)}
+		case st.mark.phase != 0:
+			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost, Remedy: remedyRestore(ns, st.mark)}
 		case len(sn.meta) == 0 && !ran && !sn.sighted():
 			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonUninitialized, Remedy: migrateproto.RemedyInit(ns)}
 		default:
@@ -417,8 +417,8 @@ func (c *Controller) judge(sn snapshot) Status {
 	}
 	if st.PhaseProblem != nil {
 		block(Blocker{Kind: blockPhaseUnknown, Text: st.PhaseProblem.Error()})
-	} else if len(sn.meta) == 0 && st.Mark.Phase != 0 {
-		block(Blocker{Kind: blockPhaseUnknown, Phase: st.Mark.Phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.Mark.Phase, ns, st.Evidence)})
+	} else if len(sn.meta) == 0 && st.mark.phase != 0 {
+		block(Blocker{Kind: blockPhaseUnknown, Phase: st.mark.phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.mark.phase, ns, st.Evidence)})
 	}
 	for _, b := range evictionBlockers(sn, c.policy) {
 		block(b)
@@ -696,9 +696,9 @@ func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (block
 	}
 	instances := map[int64]bool{}
 	for _, cl := range sn.clients {
-		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Instance != 0 {
-			instances[cl.Instance] = true
-			minGen = max(minGen, cl.Gen+1)
+		if cl.Protocol >= 2 && cl.Invalid == nil && cl.instance != 0 {
+			instances[cl.instance] = true
+			minGen = max(minGen, cl.gen+1)
 		}
 	}
 	if len(sn.meta) > 0 {
@@ -710,8 +710,8 @@ func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (block
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	switch {
-	case st.Mark.instance > 0: // phase_set.lua keeps the mark's
-		keep = st.Mark.instance
+	case st.mark.instance > 0: // phase_set.lua keeps the mark's
+		keep = st.mark.instance
 		for _, id := range ids {
 			if id != keep {
 				blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Text: fmt.Sprintf("registry clients read namespace instance %d, the mark's is %d: they go on refusing until restarted", id, keep)})

@@ -76,7 +76,7 @@ func TestFaultControllerRestartWithPersistence(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "the namespace came back with the restart")
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, before.Mark, st.Mark, "the mark came back")
+	assert.Equal(t, before.mark, st.mark, "the mark came back")
 	assert.Equal(t, before.Since, st.Since)
 	lk, err := f.TryLock(ctx, locktest.Key(t, "k"), time.Second)
 	require.NoError(t, err, "the follower goes on in its phase")

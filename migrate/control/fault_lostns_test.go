@@ -189,7 +189,7 @@ func TestInitRestoresTheMarkAndFollowersResume(t *testing.T) {
 	refusesWith(t, ls, name, migrate.ReasonLost)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, migrate.PhaseModern, st.Mark.Phase)
+	assert.Equal(t, migrate.PhaseModern, st.mark.phase)
 	assert.Contains(t, st.PhaseProblem.Error(), "lockbridge phase init --namespace "+ns+"` restores modern")
 
 	step, err := ctl.Init(ctx, false)

@@ -66,7 +66,7 @@ func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 	require.NoError(t, err)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	require.Equal(t, migrate.PhaseDualRead, st.Mark.Phase, "the mark recorded the rollback")
+	require.Equal(t, migrate.PhaseDualRead, st.mark.phase, "the mark recorded the rollback")
 	if _, ierr := ctl.Init(ctx, false); ierr != nil {
 		t.Logf("init refused: %v", ierr)
 		st, err = ctl.Status(ctx)
@@ -85,7 +85,7 @@ func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 	if err == nil {
 		hp := heldPhase(lk)
 		_ = lk.Unlock(ctx)
-		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.Mark.Phase, name, hp)
+		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.mark.phase, name, hp)
 	}
 	require.Equal(t, migrate.PhaseDualRead, p, "only the phase the mark recorded")
 }

@@ -139,7 +139,7 @@ func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	require.Equal(t, migrate.PhaseDualWrite, st.Mark.Phase, "the mark recorded the rollback")
+	require.Equal(t, migrate.PhaseDualWrite, st.mark.phase, "the mark recorded the rollback")
 	_, ierr := ctl.Init(ctx, false)
 	// The operator follows what the controller says: init restores the
 	// mark, or, refused, repair to the evidence.
@@ -161,7 +161,7 @@ func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 	if err == nil {
 		hp := heldPhase(lk)
 		_ = lk.Unlock(ctx)
-		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.Mark.Phase, name, hp)
+		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.mark.phase, name, hp)
 	}
 	require.Equal(t, migrate.PhaseDualWrite, p, "only the phase the mark recorded")
 }

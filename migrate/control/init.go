@@ -12,25 +12,25 @@ import (
 	"github.com/lockbridge/lockbridge/migrate"
 )
 
-// Mark is a namespace's mark (MarkKey): the phase the controller last set
+// mark is a namespace's mark (MarkKey): the phase the controller last set
 // there and the highest it ever set, by the server's clock. Every init,
 // step and repair writes it with the phase, in one script, and Cleanup
 // writes it at the end state; it is kept apart from the namespace's keys,
 // so it outlives a flush of them.
-type Mark struct {
-	Phase, Highest migrate.Phase
-	// At is when the phase was set (the server's clock).
-	At time.Time
+type mark struct {
+	phase, highest migrate.Phase
+	// at is when the phase was set (the server's clock).
+	at time.Time
 
 	instance, gen int64
 }
 
-func parseMark(m map[string]string) Mark {
-	var k Mark
-	k.Phase, _ = phaseOf(m["phase"])
-	k.Highest, _ = phaseOf(m["highest"])
+func parseMark(m map[string]string) mark {
+	var k mark
+	k.phase, _ = phaseOf(m["phase"])
+	k.highest, _ = phaseOf(m["highest"])
 	if ms, err := strconv.ParseInt(m["at"], 10, 64); err == nil && ms > 0 {
-		k.At = time.UnixMilli(ms)
+		k.at = time.UnixMilli(ms)
 	}
 	k.instance, k.gen = max(migrateproto.Decimal(m["init"]), 0), max(migrateproto.Decimal(m["gen"]), 0)
 	return k
@@ -46,7 +46,7 @@ func (sn snapshot) sighted() bool {
 // but a locker's that waits for the first phase (no instance read, legacy,
 // nothing held) — an entry the controller cannot read included.
 func (c Member) trace() bool {
-	return c.Protocol < 2 || c.Invalid != nil || c.Instance != 0 ||
+	return c.Protocol < 2 || c.Invalid != nil || c.instance != 0 ||
 		c.Phase != migrate.PhaseLegacy || (c.Next != 0 && c.Next != migrate.PhaseLegacy) || c.HeldNewest != 0
 }
 
@@ -54,8 +54,8 @@ func noMark(ns string) Blocker {
 	return Blocker{Kind: blockNoMark, Text: fmt.Sprintf("namespace %q has no mark, and in Redis Cluster its absence proves nothing: a restart of the node that holds the namespace's slot, without persistence, takes the mark with the namespace's keys while locks on other nodes live on (a plain modern lock at the end state heartbeats nothing). If the namespace is new (no locker of it has ever run), start it with `lockbridge phase init --force --namespace %s`", ns, ns)}
 }
 
-func remedyRestore(ns string, m Mark) string {
-	return fmt.Sprintf("its mark shows the controller set %v last (at %s): `lockbridge phase init --namespace %s` restores %v", m.Phase, m.At.UTC().Format(time.RFC3339), ns, m.Phase)
+func remedyRestore(ns string, m mark) string {
+	return fmt.Sprintf("its mark shows the controller set %v last (at %s): `lockbridge phase init --namespace %s` restores %v", m.phase, m.at.UTC().Format(time.RFC3339), ns, m.phase)
 }
 
 // Init gives a namespace without a phase its phase. Nothing that lockbridge
@@ -136,9 +136,9 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 	}
 	ran := st.PhaseProblem.Reason != migrate.ReasonUninitialized || st.Evidence != 0
 	switch {
-	case st.Mark.Phase != 0 && !force:
-		blockers, minGen, keep := c.repairPlan(sn, st, st.Mark.Phase)
-		step, err := c.apply(ctx, Step{To: st.Mark.Phase}, blockers, false, seen, migrateproto.PhaseSetRepair, minGen, keep)
+	case st.mark.phase != 0 && !force:
+		blockers, minGen, keep := c.repairPlan(sn, st, st.mark.phase)
+		step, err := c.apply(ctx, Step{To: st.mark.phase}, blockers, false, seen, migrateproto.PhaseSetRepair, minGen, keep)
 		return step, 0, err
 	case ran && !force:
 		p := *st.PhaseProblem

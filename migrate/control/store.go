@@ -36,9 +36,9 @@ type Member struct {
 	// HeldLeft how long the last of them still had to run then.
 	HeldOldest, HeldNewest migrate.Phase
 	heldLeft               time.Duration
-	// Instance and Gen are the namespace instance and generation the client
+	// instance and gen are the namespace instance and generation the client
 	// last read (0 when none).
-	Instance, Gen int64
+	instance, gen int64
 	// Seen is its last heartbeat; Expires when it may last lock in Phase
 	// (its phase lease and longest lease after Seen). Zero when unknown.
 	Seen, Expires time.Time
@@ -464,7 +464,7 @@ func memberOf(id, raw string) Member {
 	}
 	m.Phase, _ = phaseOf(e.Phase)
 	m.Next, _ = phaseOf(e.Next)
-	m.Host, m.PID, m.Instance, m.Gen = e.Host, e.PID, e.Instance, e.Gen
+	m.Host, m.PID, m.instance, m.gen = e.Host, e.PID, e.Instance, e.Gen
 	if e.HeldMS != nil {
 		m.HeldOldest, _ = phaseOf(e.HeldOldest)
 		m.HeldNewest, _ = phaseOf(e.HeldNewest)
