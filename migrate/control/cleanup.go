@@ -76,17 +76,7 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 	if reasons := c.cleanupRefusals(st); len(reasons) > 0 {
 		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: reasons}
 	}
-	at := ""
-	if s := st.Sighting; s.At.IsZero() && (s.Count != 0 || s.Key != "") {
-		out.SightingKept = "its time (field at) is missing or unreadable: read it with HGETALL " + c.s.k.Sighting
-	} else if !s.At.IsZero() {
-		if age := st.Now.Sub(s.At); age < c.quiet {
-			out.SightingKept = fmt.Sprintf("recorded %v ago, less than the quiet period %v", max(age, 0).Round(time.Second), c.quiet)
-		} else {
-			at = strconv.FormatInt(s.At.UnixMilli(), 10)
-			out.Sighting = s
-		}
-	}
+	at := c.cleanupSighting(st, &out)
 	if dryRun {
 		for _, m := range st.Members {
 			if m.Protocol >= 2 && m.Invalid == nil && !m.Live {
@@ -100,23 +90,51 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 	if err != nil {
 		return out, fmt.Errorf("migrate: clean up namespace %s: %w", st.Namespace, err)
 	}
+	err = c.cleanupDone(&out, r, at != "")
+	return out, err
+}
+
+// cleanupSighting decides whether Cleanup removes the sighting of st: it
+// returns its "at" to send (Unix ms), or "" and why it is kept in out.
+func (c *Controller) cleanupSighting(st Status, out *Cleanup) (at string) {
+	s := st.Sighting
+	switch {
+	case s.At.IsZero() && (s.Count != 0 || s.Key != ""):
+		out.SightingKept = "its time (field at) is missing or unreadable: read it with HGETALL " + c.s.k.Sighting
+	case s.At.IsZero():
+	case st.Now.Sub(s.At) < c.quiet:
+		out.SightingKept = fmt.Sprintf("recorded %v ago, less than the quiet period %v",
+			max(st.Now.Sub(s.At), 0).Round(time.Second), c.quiet)
+	default:
+		out.Sighting = s
+		return strconv.FormatInt(s.At.UnixMilli(), 10)
+	}
+	return ""
+}
+
+// cleanupDone reads cleanup.lua's reply r into out; sent says the sighting
+// was to go.
+func (c *Controller) cleanupDone(out *Cleanup, r any, sent bool) error {
+	refused := func(why string) error {
+		return &cleanupRefusedError{Namespace: out.Namespace, Reasons: []string{why}}
+	}
 	reply, ok := r.([]any)
 	if !ok || len(reply) < 2 {
-		return out, fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", st.Namespace, r)
+		return fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", out.Namespace, r)
 	}
 	code, _ := reply[0].(int64)
 	switch code {
 	case migrateproto.CleanupDone:
 	case migrateproto.CleanupNotModern:
-		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase is no longer modern"}}
+		return refused("the phase is no longer modern")
 	case migrateproto.CleanupPhaseMoved:
-		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{"the phase was set meanwhile: read the fleet again"}}
+		return refused("the phase was set meanwhile: read the fleet again")
 	case migrateproto.CleanupQuiet:
-		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: []string{fmt.Sprintf("the quiet period %v has not passed since the fleet reached modern", c.quiet)}}
+		return refused(fmt.Sprintf("the quiet period %v has not passed since the fleet reached modern", c.quiet))
 	default:
-		return out, fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", st.Namespace, r)
+		return fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", out.Namespace, r)
 	}
-	if n, _ := reply[1].(int64); n != migrateproto.CleanupSightingDeleted && at != "" {
+	if n, _ := reply[1].(int64); n != migrateproto.CleanupSightingDeleted && sent {
 		out.Sighting = Sighting{}
 		out.SightingKept = "a newer sighting was recorded meanwhile"
 	}
@@ -125,7 +143,7 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 			out.Forgotten = append(out.Forgotten, s)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // cleanupRefusals are the reasons Cleanup refuses on status st.

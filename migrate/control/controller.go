@@ -318,49 +318,80 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 	return c.judge(sn), nil
 }
 
+// judge works out a Status from a reading, step by step: the namespace
+// hash, the phase evidence of the registry, the phase itself, then the
+// blockers of the next step.
 func (c *Controller) judge(sn snapshot) Status {
-	ns := c.s.k.NS
-	st := Status{Namespace: ns, Now: sn.now, Members: sn.clients, Live: map[migrate.Phase]int{}, Sighting: sn.sighting}
-	block := func(b Blocker) { st.Blockers = append(st.Blockers, b) }
-	evidence := func(p migrate.Phase) {
-		if p > st.Evidence {
-			st.Evidence = p
+	st := Status{Namespace: c.s.k.NS, Now: sn.now, Members: sn.clients, Live: map[migrate.Phase]int{},
+		Sighting: sn.sighting, mark: parseMark(sn.mark)}
+	metaPhase := st.readNamespace(sn)
+	ran, dead := st.fleetEvidence(sn, metaPhase)
+	st.readPhase(sn, ran)
+	if st.Evidence == 0 {
+		st.raise(dead)
+	}
+	if sn.hasSince {
+		if ms, err := strconv.ParseInt(sn.since, 10, 64); err == nil && ms > 0 {
+			st.Since = time.UnixMilli(ms)
 		}
 	}
-	metaPhase := false // the namespace hash has a readable phase
-	if len(sn.meta) > 0 {
-		st.Protocol = migrateproto.Version
-		if v, err := strconv.Atoi(sn.meta["protocol"]); err == nil {
-			st.Protocol = v
+	for _, cl := range sn.clients {
+		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Live {
+			st.Live[cl.Phase]++
 		}
-		if p, err := phaseOf(sn.meta["highest"]); err == nil {
-			st.highest = p
-		}
-		if p, err := phaseOf(sn.meta["phase"]); err == nil {
-			evidence(p)
-			metaPhase = true
-		}
-	} else if sn.hasPhase {
-		st.Protocol = 1
 	}
-	metaGen := migrateproto.Decimal(sn.meta["gen"])
-	ran := false // a registry entry shows the namespace ran (Member.trace)
-	// The namespace hash holds the last phase set (with the phase key, in
-	// one script): a live entry outruns it only when it read a newer
-	// generation (the hash went back: a restore). Otherwise an entry above
-	// it is a client that has not read a rollback yet. Dead entries (pruned
-	// only by a later step) may be from before a rollback: they are
-	// evidence only when nothing else shows a phase.
-	// Without the hash, the mark (written with every set) plays its part:
-	// only an entry above the mark's generation counts — one at it has read
-	// the last set but may not have moved to it yet (an acquire in flight,
-	// between its announce and its move), one below has not read it (a
-	// rollback, say). Without either, the live entries that read the newest
-	// generation speak for the fleet.
-	var dead migrate.Phase
-	st.mark = parseMark(sn.mark)
+	if st.Phase != 0 {
+		st.Next, st.HasNext = st.Phase.Next()
+	}
+	st.Blockers = c.blockers(sn, st)
+	return st
+}
+
+// raise raises the evidence to p.
+func (st *Status) raise(p migrate.Phase) { st.Evidence = max(st.Evidence, p) }
+
+// readNamespace takes the protocol, the highest phase and the phase
+// evidence from the namespace hash; it reports whether the hash has a
+// readable phase.
+func (st *Status) readNamespace(sn snapshot) (metaPhase bool) {
+	if len(sn.meta) == 0 {
+		if sn.hasPhase {
+			st.Protocol = 1
+		}
+		return false
+	}
+	st.Protocol = migrateproto.Version
+	if v, err := strconv.Atoi(sn.meta["protocol"]); err == nil {
+		st.Protocol = v
+	}
+	if p, err := phaseOf(sn.meta["highest"]); err == nil {
+		st.highest = p
+	}
+	if p, err := phaseOf(sn.meta["phase"]); err == nil {
+		st.raise(p)
+		return true
+	}
+	return false
+}
+
+// fleetEvidence raises the evidence to the phases of the registry entries
+// that speak for the fleet. It reports whether an entry shows the
+// namespace ran (Member.trace), and the highest phase of the dead entries.
+//
+// The namespace hash holds the last phase set (with the phase key, in one
+// script): a live entry outruns it only when it read a newer generation
+// (the hash went back: a restore). Otherwise an entry above it is a client
+// that has not read a rollback yet. Dead entries (pruned only by a later
+// step) may be from before a rollback: they are evidence only when nothing
+// else shows a phase (judge). Without the hash, the mark (written with
+// every set) plays its part: only an entry above the mark's generation
+// counts — one at it has read the last set but may not have moved to it
+// yet (an acquire in flight, between its announce and its move), one below
+// has not read it (a rollback, say). Without either, the live entries that
+// read the newest generation speak for the fleet.
+func (st *Status) fleetEvidence(sn snapshot, metaPhase bool) (ran bool, dead migrate.Phase) {
 	base := int64(-1) // entries above it count; -1: none, use newest
-	switch {
+	switch metaGen := migrateproto.Decimal(sn.meta["gen"]); {
 	case metaPhase && metaGen >= 0:
 		base = metaGen
 	case st.mark.gen > 0:
@@ -368,11 +399,7 @@ func (c *Controller) judge(sn snapshot) Status {
 	}
 	newest := int64(-1)
 	if base < 0 {
-		for _, cl := range sn.clients {
-			if cl.Protocol >= 2 && cl.Invalid == nil && cl.instance != 0 && cl.Live {
-				newest = max(newest, cl.gen)
-			}
-		}
+		newest = newestGen(sn.clients)
 	}
 	for _, cl := range sn.clients {
 		ran = ran || cl.trace()
@@ -385,143 +412,191 @@ func (c *Controller) judge(sn snapshot) Status {
 				// rollback shows where the fleet was, not where it is (the
 				// held-lock blockers keep such a lock from being stepped
 				// past).
-				evidence(cl.Phase)
+				st.raise(cl.Phase)
 			}
 		}
 		if cl.Protocol == 1 && cl.Invalid == nil && !metaPhase {
-			evidence(cl.Phase)
+			st.raise(cl.Phase)
 		}
 	}
-	evidence(st.mark.phase)
-	switch {
-	case !sn.hasPhase:
-		switch {
-		case st.mark.phase != 0:
-			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost, Remedy: remedyRestore(ns, st.mark)}
-		case len(sn.meta) == 0 && !ran && !sn.sighted():
-			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonUninitialized, Remedy: migrateproto.RemedyInit(ns)}
-		default:
-			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost, Remedy: migrateproto.RemedyRepair(ns)}
+	st.raise(st.mark.phase)
+	return ran, dead
+}
+
+// newestGen is the newest generation a live entry of protocol 2 or 3
+// read; -1 when none did.
+func newestGen(clients []Member) int64 {
+	newest := int64(-1)
+	for _, cl := range clients {
+		if cl.Protocol >= 2 && cl.Invalid == nil && cl.instance != 0 && cl.Live {
+			newest = max(newest, cl.gen)
 		}
-	default:
+	}
+	return newest
+}
+
+// readPhase sets the phase from the phase key, or PhaseProblem: ran says a
+// registry entry shows the namespace ran.
+func (st *Status) readPhase(sn snapshot, ran bool) {
+	ns := st.Namespace
+	if sn.hasPhase {
 		p, err := phaseOf(sn.phase)
 		if err != nil {
-			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonUnreadable, Remedy: migrateproto.RemedyRepair(ns), Cause: fmt.Errorf("the phase key holds %q", sn.phase)}
-		} else {
-			st.Phase = p
-			evidence(p)
+			st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonUnreadable,
+				Remedy: migrateproto.RemedyRepair(ns), Cause: fmt.Errorf("the phase key holds %q", sn.phase)}
+			return
 		}
+		st.Phase = p
+		st.raise(p)
+		return
 	}
-	if st.Evidence == 0 {
-		evidence(dead)
+	switch {
+	case st.mark.phase != 0:
+		st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost,
+			Remedy: remedyRestore(ns, st.mark)}
+	case len(sn.meta) == 0 && !ran && !sn.sighted():
+		st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonUninitialized,
+			Remedy: migrateproto.RemedyInit(ns)}
+	default:
+		st.PhaseProblem = &migrate.PhaseUnknownError{Namespace: ns, Reason: migrate.ReasonLost,
+			Remedy: migrateproto.RemedyRepair(ns)}
 	}
+}
+
+// blockers are the reasons Advance would refuse on st, in order: the
+// phase's, the eviction policy's, a recent restore's, each entry's, and
+// the next step's own.
+func (c *Controller) blockers(sn snapshot, st Status) []Blocker {
+	var bs []Blocker
 	if st.PhaseProblem != nil {
-		block(Blocker{Kind: blockPhaseUnknown, Text: st.PhaseProblem.Error()})
+		bs = append(bs, Blocker{Kind: blockPhaseUnknown, Text: st.PhaseProblem.Error()})
 	} else if len(sn.meta) == 0 && st.mark.phase != 0 {
-		block(Blocker{Kind: blockPhaseUnknown, Phase: st.mark.phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.mark.phase, ns, st.Evidence)})
+		bs = append(bs, Blocker{Kind: blockPhaseUnknown, Phase: st.mark.phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.mark.phase, st.Namespace, st.Evidence)})
 	}
-	for _, b := range evictionBlockers(sn, c.policy) {
-		block(b)
-	}
+	bs = append(bs, evictionBlockers(sn, c.policy)...)
 	restored := time.Duration(-1) // how long ago the namespace was restored; -1: never
 	if ms := migrateproto.Decimal(sn.meta["restored"]); ms > 0 {
 		restored = max(sn.now.Sub(time.UnixMilli(ms)), 0)
 	}
 	if restored >= 0 && restored < c.silence {
-		block(Blocker{Kind: blockRestored, Text: fmt.Sprintf("the namespace was restored %v ago (a repair, or init from its mark): the registry entries lost with it come back only as their lockers heartbeat, and a locker cut off meanwhile may hold a lock for its lease; wait the init silence %v", restored.Round(time.Second), c.silence)})
-	}
-	if sn.hasSince {
-		if ms, err := strconv.ParseInt(sn.since, 10, 64); err == nil && ms > 0 {
-			st.Since = time.UnixMilli(ms)
-		}
+		bs = append(bs, Blocker{Kind: blockRestored, Text: fmt.Sprintf("the namespace was restored %v ago (a repair, or init from its mark): the registry entries lost with it come back only as their lockers heartbeat, and a locker cut off meanwhile may hold a lock for its lease; wait the init silence %v", restored.Round(time.Second), c.silence)})
 	}
 	for _, cl := range sn.clients {
-		for _, b := range c.clientBlockers(cl, st.Phase, 0) {
-			block(b)
-		}
-		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Live {
-			st.Live[cl.Phase]++
-		}
+		bs = append(bs, c.clientBlockers(cl, st.Phase, 0)...)
 	}
-	if st.Phase != 0 {
-		st.Next, st.HasNext = st.Phase.Next()
-		if !st.HasNext {
-			block(Blocker{Kind: blockAtModern, Text: "already at modern: nothing to advance to"})
-		}
+	if st.Phase != 0 && !st.HasNext {
+		bs = append(bs, Blocker{Kind: blockAtModern, Text: "already at modern: nothing to advance to"})
 	}
 	if st.HasNext && st.Next > migrate.PhaseDualWrite {
-		for _, e := range sn.sightingErrs {
-			block(Blocker{Kind: blockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
-		}
-		if restored >= 0 && restored < c.quiet {
-			block(Blocker{Kind: blockSighting, Text: fmt.Sprintf("the namespace was restored %v ago: a legacy sighting lost with it is recorded again only when a locker meets the legacy holder; wait the quiet period %v", restored.Round(time.Second), c.quiet)})
-		}
-		if at := st.Sighting.At; !at.IsZero() {
-			if age := sn.now.Sub(at); age < c.quiet {
-				block(Blocker{Kind: blockSighting, Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
-			}
-		}
-		if st.Next == migrate.PhaseDualRead {
-			switch ran := sn.now.Sub(st.Since); {
-			case st.Since.IsZero():
-				block(Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("when the fleet started dual-write is unknown (no phase-since): it must run dual-write for the quiet period %v; `lockbridge phase repair --to dual-write` restarts the count", c.quiet)})
-			case ran < c.quiet:
-				block(Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("the fleet has run dual-write for %v, less than the quiet period %v", max(ran, 0).Round(time.Second), c.quiet)})
-			}
+		bs = append(bs, c.legacyBlockers(sn, st, restored)...)
+	}
+	return bs
+}
+
+// legacyBlockers are the blockers of a step past dual-write: evidence of a
+// legacy-only locker, or too little of its absence (restored is how long
+// ago the namespace was restored, -1 never).
+func (c *Controller) legacyBlockers(sn snapshot, st Status, restored time.Duration) []Blocker {
+	var bs []Blocker
+	for _, e := range sn.sightingErrs {
+		bs = append(bs, Blocker{Kind: blockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
+	}
+	if restored >= 0 && restored < c.quiet {
+		bs = append(bs, Blocker{Kind: blockSighting, Text: fmt.Sprintf("the namespace was restored %v ago: a legacy sighting lost with it is recorded again only when a locker meets the legacy holder; wait the quiet period %v", restored.Round(time.Second), c.quiet)})
+	}
+	if at := st.Sighting.At; !at.IsZero() {
+		if age := sn.now.Sub(at); age < c.quiet {
+			bs = append(bs, Blocker{Kind: blockSighting, Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
 		}
 	}
-	return st
+	if st.Next != migrate.PhaseDualRead {
+		return bs
+	}
+	switch running := sn.now.Sub(st.Since); {
+	case st.Since.IsZero():
+		bs = append(bs, Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("when the fleet started dual-write is unknown (no phase-since): it must run dual-write for the quiet period %v; `lockbridge phase repair --to dual-write` restarts the count", c.quiet)})
+	case running < c.quiet:
+		bs = append(bs, Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("the fleet has run dual-write for %v, less than the quiet period %v", max(running, 0).Round(time.Second), c.quiet)})
+	}
+	return bs
 }
 
 // clientBlockers are the blockers one registry entry raises for a step to
 // rollback (0 for an advance, judged against the fleet's phase cur).
 func (c *Controller) clientBlockers(cl Member, cur, rollback migrate.Phase) []Blocker {
 	who := fmt.Sprintf("client %q%s", cl.ID, hostOf(cl))
-	if cl.Invalid != nil {
-		if !cl.Live {
+	if b, judged := formatBlocker(cl, who); judged {
+		if b == nil {
 			return nil
+		}
+		return []Blocker{*b}
+	}
+	if !cl.Live {
+		return nil
+	}
+	if rollback != 0 {
+		return rollbackBlockers(cl, who, rollback)
+	}
+	if cur == 0 {
+		return nil
+	}
+	return advanceBlockers(cl, who, cur)
+}
+
+// formatBlocker judges an entry the controller cannot read as a member of
+// its own protocol: one that does not parse, or of another protocol. judged
+// is false for a readable entry of this protocol; b is nil for such an
+// entry that blocks nothing (dead).
+func formatBlocker(cl Member, who string) (b *Blocker, judged bool) {
+	switch {
+	case cl.Invalid != nil:
+		if !cl.Live {
+			return nil, true
 		}
 		var ee *migrateproto.EntryError
 		field := ""
 		if errors.As(cl.Invalid, &ee) {
 			field = ee.Field
 		}
-		return []Blocker{{Kind: blockInvalidEntry, Member: cl.ID, Field: field,
-			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}}
-	}
-	if cl.Protocol == 1 {
-		return []Blocker{{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
-			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}}
-	}
-	if cl.Protocol != migrateproto.Version {
+		return &Blocker{Kind: blockInvalidEntry, Member: cl.ID, Field: field,
+			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}, true
+	case cl.Protocol == 1:
+		return &Blocker{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
+			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}, true
+	case cl.Protocol != migrateproto.Version:
 		if !cl.Live {
-			return nil
+			return nil, true
 		}
-		return []Blocker{{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
-			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d (an older lockbridge), which this controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", who, cl.Phase, cl.Protocol)}}
+		return &Blocker{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
+			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d (an older lockbridge), which this controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", who, cl.Phase, cl.Protocol)}, true
 	}
-	if !cl.Live {
-		return nil
-	}
+	return nil, false
+}
+
+// rollbackBlockers are the blockers a live entry raises for a rollback to
+// rollback: each phase it runs, moves to or holds a lock of that does not
+// exclude rollback.
+func rollbackBlockers(cl Member, who string, rollback migrate.Phase) []Blocker {
 	var out []Blocker
-	if rollback != 0 {
-		for _, p := range cl.Phases() {
-			if !migrate.Compatible(p, rollback) {
-				what := "runs"
-				if p == cl.Next && p != cl.Phase {
-					what = "is moving to"
-				} else if p != cl.Phase {
-					what = "holds a lock taken in"
-				}
-				out = append(out, Blocker{Kind: blockIncompatible, Member: cl.ID, Phase: p,
-					Text: fmt.Sprintf("%s %s %v, which does not exclude %v", who, what, p, rollback)})
+	for _, p := range cl.Phases() {
+		if !migrate.Compatible(p, rollback) {
+			what := "runs"
+			if p == cl.Next && p != cl.Phase {
+				what = "is moving to"
+			} else if p != cl.Phase {
+				what = "holds a lock taken in"
 			}
+			out = append(out, Blocker{Kind: blockIncompatible, Member: cl.ID, Phase: p,
+				Text: fmt.Sprintf("%s %s %v, which does not exclude %v", who, what, p, rollback)})
 		}
-		return out
 	}
-	if cur == 0 {
-		return nil
-	}
+	return out
+}
+
+// advanceBlockers are the blockers a live entry raises for an advance
+// from cur: a phase it runs, moves to or holds a lock of other than cur.
+func advanceBlockers(cl Member, who string, cur migrate.Phase) []Blocker {
+	var out []Blocker
 	if cl.Phase != cur {
 		out = append(out, Blocker{Kind: BlockClientPhase, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v, the fleet is at %v", who, cl.Phase, cur)})

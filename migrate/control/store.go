@@ -381,6 +381,13 @@ func (sn *snapshot) judgeRegistry(reg registryRead, margin time.Duration, expiry
 		}
 		return sn.clients[i].Protocol > sn.clients[j].Protocol
 	})
+	sn.judgeSighting()
+}
+
+// judgeSighting parses the sighting hash read, and the copy of its time in
+// the namespace hash, into sn's sighting; what does not parse goes to
+// sightingErrs.
+func (sn *snapshot) judgeSighting() {
 	for f, v := range sn.sightingRaw {
 		switch f {
 		case "at":

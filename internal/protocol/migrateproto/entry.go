@@ -136,21 +136,9 @@ func (f *fields) phase(k string) string {
 // field, and returns it.
 func ParseEntry(id, raw string) (Entry, error) {
 	f := newFields(id, raw)
-	for k := range f.m {
-		switch k {
-		case "v", "id", "phase", "next", "host", "pid", "ns_init", "gen", "seq", "held_oldest", "held_newest", "held_ms":
-		default:
-			f.fail(k, "unknown field (the format is exact: docs/protocol.md)")
-		}
-	}
+	f.known()
 	var e Entry
-	e.V = int(f.int("v"))
-	switch {
-	case f.err == nil && e.V != Version && e.V != 2:
-		f.fail("v", "protocol %d, want %d", e.V, Version)
-	case f.err == nil && e.V == Version && !bytes.HasPrefix([]byte(raw), []byte(`{"v":3,"seq":`)):
-		f.fail("seq", `a protocol-3 entry begins {"v":3,"seq":`)
-	}
+	e.V = f.version(raw)
 	if e.ID = f.str("id"); f.err == nil && e.ID != id {
 		f.fail("id", "%q differs from the registry field %q", e.ID, id)
 	}
@@ -168,17 +156,46 @@ func ParseEntry(id, raw string) (Entry, error) {
 	}
 	e.Instance, e.Gen = f.int("ns_init"), f.int("gen")
 	if f.has("seq") || e.V == Version {
-		if seq, err := jsonInt(f.m, "seq"); f.err == nil && (err != nil || seq < 1 || seq > 1<<53-1) {
-			f.fail("seq", "want a JSON integer from 1 to 2^53-1 (%v)", err)
-		} else {
-			e.Seq = seq
-		}
+		e.Seq = f.seq()
 	}
 	f.held(&e)
 	if f.err != nil {
 		return e, f.err
 	}
 	return e, nil
+}
+
+// known fails on a field the format does not have.
+func (f *fields) known() {
+	for k := range f.m {
+		switch k {
+		case "v", "id", "phase", "next", "host", "pid", "ns_init", "gen", "seq", "held_oldest", "held_newest", "held_ms":
+		default:
+			f.fail(k, "unknown field (the format is exact: docs/protocol.md)")
+		}
+	}
+}
+
+// version reads v: Version or 2; an entry of Version begins with v and seq.
+func (f *fields) version(raw string) int {
+	v := int(f.int("v"))
+	switch {
+	case f.err == nil && v != Version && v != 2:
+		f.fail("v", "protocol %d, want %d", v, Version)
+	case f.err == nil && v == Version && !bytes.HasPrefix([]byte(raw), []byte(`{"v":3,"seq":`)):
+		f.fail("seq", `a protocol-3 entry begins {"v":3,"seq":`)
+	}
+	return v
+}
+
+// seq reads seq, from 1 to 2^53-1.
+func (f *fields) seq() int64 {
+	seq, err := jsonInt(f.m, "seq")
+	if f.err == nil && (err != nil || seq < 1 || seq > 1<<53-1) {
+		f.fail("seq", "want a JSON integer from 1 to 2^53-1 (%v)", err)
+		return 0
+	}
+	return seq
 }
 
 // held reads held_oldest, held_newest and held_ms, which go together.
