@@ -204,22 +204,9 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	call := migrateproto.RefreshArgs{LegacyKey: d.a.legacyKey, ModernKey: d.a.modernKey,
 		DualWrite: d.phase == PhaseDualWrite, Token: d.token, PX: px, Value: value,
 		Owner: d.l.profile.OwnerArgs(d.w, d.lease)}
-	keys, args := call.Keys(), call.Argv()
 	d.sent.send()
-	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
+	r, start, err := d.sendRefresh(ctx, call, start)
 	defer d.sent.back(ttl)
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
-		d.life.Unsure(px) // it may run later, after a grant confirmed meanwhile
-	}
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
-		// Dual-read refreshes only the modern key, by our token: running
-		// it twice sets the same expiry, so ask again to learn the outcome.
-		// (A dual-write refresh also rewrote the legacy value, whose new
-		// expiry the owner window of a second run would not match: the
-		// lock ends as lost instead.)
-		start = time.Now()
-		r, err = d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
-	}
 	if err != nil {
 		err = fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -244,6 +231,26 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	}
 	local := d.localTTL(now, ttl, w)
 	return d.life.Extend(start.Add(local), local)
+}
+
+// sendRefresh runs refresh.lua with call; start is when it was sent, and
+// it returns when the reply's request was (later, when it asked again).
+func (d *dualLock) sendRefresh(ctx context.Context, call migrateproto.RefreshArgs, start time.Time) (any, time.Time, error) {
+	keys, args := call.Keys(), call.Argv()
+	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		d.life.Unsure(call.PX) // it may run later, after a grant confirmed meanwhile
+	}
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
+		// Dual-read refreshes only the modern key, by our token: running
+		// it twice sets the same expiry, so ask again to learn the outcome.
+		// (A dual-write refresh also rewrote the legacy value, whose new
+		// expiry the owner window of a second run would not match: the
+		// lock ends as lost instead.)
+		start = time.Now()
+		r, err = d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
+	}
+	return r, start, err
 }
 
 // localTTL is the lease as this holder must count it: ttl, or less in

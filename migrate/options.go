@@ -220,6 +220,15 @@ func WithPhaseLease(d time.Duration) Option {
 	}
 }
 
+// namespace is the namespace the Locker follows: WithPhaseFrom's, else
+// WithNamespace's; "" for none.
+func (c *config) namespace() string {
+	if c.from != "" {
+		return c.from
+	}
+	return c.ns
+}
+
 func (c *config) phaseLease() time.Duration {
 	if c.lease != 0 {
 		return c.lease
