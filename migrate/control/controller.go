@@ -282,7 +282,7 @@ type Status struct {
 }
 
 // Safe reports whether Advance would take the next step without force.
-func (s Status) Safe() bool { return s.HasNext && len(s.Blockers) == 0 }
+func (st Status) Safe() bool { return st.HasNext && len(st.Blockers) == 0 }
 
 // Step is a phase change made by Advance, Rollback or Repair.
 type Step struct {
