@@ -67,7 +67,7 @@ func miniClient(t *testing.T) driver.Client {
 
 // Every locker takes WithMeterProvider and WithTracerProvider
 // (docs/observability.md) and uses what it is given: a meter at New, a span
-// per TryLock; and the controller takes WithControllerMeterProvider.
+// per TryLock; and the controller takes control.WithMeterProvider.
 func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	ctx := context.Background()
 	type locker struct {
