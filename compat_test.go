@@ -11,7 +11,7 @@ package lockbridge_test
 //   - The unsafe pairs — a legacy-phase locker (the seed replay included:
 //     every Java service is one) beside dual-read or modern — are run too,
 //     and the checker must SEE overlaps there: it proves the checker can
-//     fail, and why migrate.Controller never lets the fleet pass dual-write
+//     fail, and why control.Controller never lets the fleet pass dual-write
 //     while a legacy locker lives.
 
 import (

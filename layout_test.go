@@ -86,6 +86,7 @@ var layers = []struct {
 	{name: "testing", prefixes: []string{"internal/testing"}},
 	{name: "locks", prefixes: []string{"legacy", "modern", "redlock", "redisson"}, apart: true},
 	{name: "migrate", prefixes: []string{"migrate"}},
+	{name: "control", prefixes: []string{"migrate/control"}},
 	{name: "kits", prefixes: []string{"adaptertest"}},
 	{name: "top", prefixes: []string{"cmd", "examples", "interop", "soak", "model", "scripts"}},
 }
@@ -136,7 +137,7 @@ func layerViolations(code map[string]map[string]bool) []string {
 }
 
 // Imports go one way, down the layers: root ← driver ← internal/runtime ←
-// internal/protocol ← internal/testing ← the lock packages ← migrate ←
+// internal/protocol ← internal/testing ← the lock packages ← migrate ← migrate/control ←
 // adaptertest ← cmd, examples and the test-only trees. In particular driver/
 // imports nothing of the module but the root package.
 func TestLayoutImportsGoDown(t *testing.T) {
@@ -158,6 +159,8 @@ func TestLayoutCatchesAnUpwardImport(t *testing.T) {
 		{"redlock", "modern", "do not import one another"},
 		{"legacy", "migrate", "above it"},
 		{"migrate", "legacy", ""},
+		{"migrate", "migrate/control", "above it"},
+		{"migrate/control", "migrate", ""},
 		{"modern", "adaptertest", "above it"},
 		{"adaptertest", "cmd/lockbridge/internal/doctor", "above it"},
 		{"newdir", ".", "belongs to no layer"},
@@ -176,7 +179,7 @@ func TestLayoutCatchesAnUpwardImport(t *testing.T) {
 // isLock reports whether dir is a public lock package or below one.
 func isLock(dir string) bool {
 	i, _ := layerOf(dir)
-	return i >= 0 && (layers[i].name == "locks" || layers[i].name == "migrate")
+	return i >= 0 && (layers[i].name == "locks" || layers[i].name == "migrate" || layers[i].name == "control")
 }
 
 // Nothing under internal/ imports a public lock package, directly or through

@@ -20,6 +20,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/lockbridge/lockbridge/redisson"
 	"github.com/lockbridge/lockbridge/redlock"
@@ -67,7 +68,7 @@ func miniClient(t *testing.T) driver.Client {
 
 // Every locker takes WithMeterProvider and WithTracerProvider
 // (docs/observability.md) and uses what it is given: a meter at New, a span
-// per TryLock; and the controller takes WithControllerMeterProvider.
+// per TryLock; and the controller takes control.WithMeterProvider.
 func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	ctx := context.Background()
 	type locker struct {
@@ -108,8 +109,7 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	}
 	t.Run("controller", func(t *testing.T) {
 		var meters atomic.Int64
-		_, err := migrate.NewController(miniClient(t), "telemetry",
-			migrate.WithControllerMeterProvider(countingMeters{n: &meters}))
+		_, err := control.New(miniClient(t), "telemetry", control.WithMeterProvider(countingMeters{n: &meters}))
 		require.NoError(t, err)
 		assert.Positive(t, meters.Load(), "no meter asked for")
 	})

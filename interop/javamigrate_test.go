@@ -19,11 +19,12 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // The mixed Go/Java fleet: Go migrate.Lockers and lockbridge-java's
 // MigrateLocker (in the worker's JVM) follow one namespace on one
-// redis-server while migrate.Controller moves it one step at a time.
+// redis-server while control.Controller moves it one step at a time.
 
 const (
 	jfleetInterval = 200 * time.Millisecond // the phase interval of every locker
@@ -107,7 +108,7 @@ func goFleet(ctx context.Context, t *testing.T, e *env, ns, prefix string, n int
 // step takes one step of the controller, retrying while it is refused
 // (the fleet's lockers are still moving, say); it fails the test with the
 // blockers after a minute.
-func step(ctx context.Context, t *testing.T, ctl *migrate.Controller, s jfleetStage) {
+func step(ctx context.Context, t *testing.T, ctl *control.Controller, s jfleetStage) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
@@ -120,7 +121,7 @@ func step(ctx context.Context, t *testing.T, ctl *migrate.Controller, s jfleetSt
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, migrate.ErrUnsafeStep) || time.Now().After(deadline) {
+		if !errors.Is(err, control.ErrUnsafeStep) || time.Now().After(deadline) {
 			st, _ := ctl.Status(ctx)
 			t.Fatalf("step %v -> %v: %v; blockers %v", s.from, s.to, err, st.Blockers)
 		}
@@ -129,7 +130,7 @@ func step(ctx context.Context, t *testing.T, ctl *migrate.Controller, s jfleetSt
 }
 
 // TestInteropJavaMigrates: a fleet of Go and Java MigrateLockers on one
-// lock, moved by migrate.Controller through every phase and back one step,
+// lock, moved by control.Controller through every phase and back one step,
 // each stage a rolling redeploy of both languages: 0 overlaps, counted by
 // the guard on a second redis-server; both languages acquire in every
 // stage; the controller parses the Java registry entries and counts them.
@@ -137,8 +138,7 @@ func TestInteropJavaMigrates(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	ns := "jfleet"
-	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second),
-		migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(e.lock, ns, control.WithQuietPeriod(time.Second), control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, false)
 	require.NoError(t, err)
@@ -296,10 +296,9 @@ func TestFaultJavaReleaseReplyDropped(t *testing.T) {
 
 // jfleetController initialises namespace ns and returns its controller,
 // with a short quiet period and liveness margin for the test.
-func jfleetController(t *testing.T, e *env, ns string) *migrate.Controller {
+func jfleetController(t *testing.T, e *env, ns string) *control.Controller {
 	t.Helper()
-	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second),
-		migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(e.lock, ns, control.WithQuietPeriod(time.Second), control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(context.Background(), false)
 	require.NoError(t, err)

@@ -21,13 +21,14 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // The mixed Go/Java fleet of TestInteropJavaMigrates, on a Sentinel-watched
 // master and on a Redis Cluster (issue 28, item 3): Go migrate.Lockers
 // (go-redis failover / cluster clients) and lockbridge-java MigrateLockers
 // (a Lettuce Sentinel / Cluster connection factory through SpringRedis.of)
-// follow one namespace while migrate.Controller moves it legacy ->
+// follow one namespace while control.Controller moves it legacy ->
 // dual-write -> dual-read -> modern, with a failover of the lock's master
 // during dual-write. The guard (a redis-server of its own, not the lock)
 // counts 0 overlaps. Long: make interop-long.
@@ -227,8 +228,7 @@ func runTopoFleet(t *testing.T, f topoFleet) {
 	e.guard = goredislib.NewClient(&goredislib.Options{Addr: guardSrv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = e.guard.Close() })
 	ns := "jtopo"
-	ctl, err := migrate.NewController(f.lock, ns, migrate.WithQuietPeriod(time.Second),
-		migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(f.lock, ns, control.WithQuietPeriod(time.Second), control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, f.force)
 	require.NoError(t, err)

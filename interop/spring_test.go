@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // The Spring Boot test applications (java/spring/boot3-app on Boot 3.5,
@@ -277,7 +278,7 @@ func probePhase(t *testing.T, e *env, a *springApp, p string, gauge float64) (ob
 // TestInteropSpringBootMigrates: the Boot 3.5 and the Boot 4.0 application,
 // each a process started with the starter and a few properties, migrate
 // beside Go followers: their Locks (lockbridge.namespace followed) and two
-// Go migrate.Lockers contend for one lock while migrate.Controller steps
+// Go migrate.Lockers contend for one lock while control.Controller steps
 // legacy → dual-write → dual-read → modern. 0 overlaps by the guard; every
 // side acquires in every stage; the controller counts each application
 // (its registry entry, by its PID) at the phase; and in each phase each
@@ -354,7 +355,7 @@ func TestInteropSpringBootMigrates(t *testing.T) {
 // springMembers checks that the controller counts each application once,
 // by its process id, live at phase p, and that this is the registry entry
 // its info shows.
-func springMembers(t *testing.T, ctl *migrate.Controller, apps []*springApp, p migrate.Phase) {
+func springMembers(t *testing.T, ctl *control.Controller, apps []*springApp, p migrate.Phase) {
 	t.Helper()
 	st, err := ctl.Status(context.Background())
 	require.NoError(t, err)

@@ -173,7 +173,7 @@ func buildLegacyVectors(t *testing.T) legacyVectors {
 // the embedded body file, and assembles it as luafrag.Script does.
 func shippedScripts(t *testing.T) []scriptVector {
 	var out []scriptVector
-	for _, dir := range []string{"legacy", "migrate", "internal/protocol/modernproto"} {
+	for _, dir := range []string{"legacy", "internal/protocol/migrateproto", "internal/protocol/modernproto"} {
 		fset := token.NewFileSet()
 		pkgs, err := parser.ParseDir(fset, filepath.Join("..", dir), func(fi os.FileInfo) bool {
 			return !strings.HasSuffix(fi.Name(), "_test.go")

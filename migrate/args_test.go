@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 )
 
@@ -40,7 +41,7 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		require.NoError(t, err)
 		F, _ := fenceName(M)
 		good := []string{"1", ms(w), "decimal", ms(now), "token", "10000", "0", "1"}
-		r := locktest.StrictArgs(t, tg.Client, acquireScript, []string{L, M, F}, good, map[int][]string{
+		r := locktest.StrictArgs(t, tg.Client, migrateproto.AcquireScript, []string{L, M, F}, good, map[int][]string{
 			0: locktest.BadFlags, 1: locktest.BadDecimalValues, 2: locktest.BadCodecs, 3: locktest.BadInts,
 			4: {""}, 5: append([]string{"0", "-1"}, locktest.BadInts...), 6: {"1", "", "00", `"0"`}, 7: locktest.BadFlags,
 		}, []string{L, M, F})
@@ -60,7 +61,7 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		good := []string{"1", "token", "PUBLISH", "decimal", "ms", ms(w), "10000", ms(now), "2000"}
 		bad := locktest.BadOwnerArgs(3)
 		bad[0], bad[1], bad[2] = locktest.BadFlags, []string{""}, locktest.BadPublish
-		r := locktest.StrictArgs(t, tg.Client, releaseScript, []string{L, M, M + ":released"}, good, bad, []string{L, M})
+		r := locktest.StrictArgs(t, tg.Client, migrateproto.ReleaseScript, []string{L, M, M + ":released"}, good, bad, []string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments release both keys")
 		_, ok := locktest.Get(t, tg.Client, L)
 		assert.False(t, ok)
@@ -75,7 +76,7 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		good := []string{"1", "token", "500000", ms(w + 5000), "decimal", "ms", ms(w), "10000", ms(now), "2000"}
 		bad := locktest.BadOwnerArgs(4)
 		bad[0], bad[1], bad[2], bad[3] = locktest.BadFlags, []string{""}, append([]string{"0", "-1"}, locktest.BadInts...), locktest.BadDecimalValues
-		r := locktest.StrictArgs(t, tg.Client, refreshScript, []string{L, M}, good, bad, []string{L, M})
+		r := locktest.StrictArgs(t, tg.Client, migrateproto.RefreshScript, []string{L, M}, good, bad, []string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments refresh both keys")
 		stored, _ := locktest.Get(t, tg.Client, L)
 		assert.Equal(t, ms(w+5000), stored)

@@ -72,11 +72,3 @@ func (e *PhaseUnknownError) Unwrap() []error {
 	}
 	return []error{ErrPhaseUnknown, e.Cause}
 }
-
-func remedyInit(ns string) string {
-	return fmt.Sprintf("if the namespace is new, start it at legacy with `lockbridge phase init --namespace %s`; if it ran before, its state was lost: `lockbridge phase repair --namespace %s --to PHASE`", ns, ns)
-}
-
-func remedyRepair(ns string) string {
-	return fmt.Sprintf("an operator restores it with `lockbridge phase repair --namespace %s --to PHASE` (see `lockbridge fleet --namespace %s` for the phase the evidence shows)", ns, ns)
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // A service locks by the Java fleet's name in whatever phase the namespace
@@ -38,7 +39,7 @@ func Example() {
 	// run on it: the example starts the namespace at once (forced). It
 	// cannot report its eviction policy (INFO memory) either: it never
 	// evicts, which the example declares.
-	ctl, _ := migrate.NewController(c, "example-orders", migrate.WithMaxmemoryPolicy("noeviction"))
+	ctl, _ := control.New(c, "example-orders", control.WithMaxmemoryPolicy("noeviction"))
 	_, _ = ctl.Init(ctx, true)
 
 	locker := migrate.New(c,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 )
 
 func TestDeriveModernKey(t *testing.T) {
@@ -60,12 +61,12 @@ func TestSameSlot(t *testing.T) {
 }
 
 func TestNamespaceKeys(t *testing.T) {
-	k, err := newNSKeys("orders")
+	k, err := migrateproto.NewKeys("orders")
 	require.NoError(t, err)
-	assert.Equal(t, "lockbridge:{orders}:phase", k.phase)
-	assert.Equal(t, "lockbridge:{orders}:fleet", k.fleet)
+	assert.Equal(t, "lockbridge:{orders}:phase", k.Phase)
+	assert.Equal(t, "lockbridge:{orders}:fleet", k.Fleet)
 	for _, bad := range []string{"", "a{b", "}"} {
-		_, err := newNSKeys(bad)
+		_, err := migrateproto.NewKeys(bad)
 		assert.ErrorIs(t, err, lockbridge.ErrInvalid, bad)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/keyslot"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/modern"
@@ -114,20 +114,20 @@ func (d *dualLock) release(ctx context.Context) (bool, error) {
 }
 
 func (d *dualLock) releaseLocked(ctx context.Context) error {
-	pub := ""
+	call := migrateproto.ReleaseArgs{LegacyKey: d.a.legacyKey, ModernKey: d.a.modernKey, Channel: channelOr(d.a),
+		DualWrite: d.phase == PhaseDualWrite, Token: d.token, Owner: d.l.profile.OwnerArgs(d.w, d.lease)}
 	if d.a.channel != "" {
-		pub = d.l.pub
+		call.Publish = d.l.pub
 	}
-	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, pub}, d.l.profile.OwnerArgs(d.w, d.lease)...)
-	keys := []string{d.a.legacyKey, d.a.modernKey, channelOr(d.a)}
+	keys, args := call.Keys(), call.Argv()
 	sent := time.Now()
-	r, err := d.l.c.Eval(ctx, releaseScript, keys, args...)
+	r, err := d.l.c.Eval(ctx, migrateproto.ReleaseScript, keys, args...)
 	resent := false
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
 		// The release may have run. It acts only when the modern key holds
 		// our token (no one else writes it), and touches the legacy key
 		// only then: asking again cannot touch another holder's keys.
-		r, err = d.l.c.Eval(ctx, releaseScript, keys, args...)
+		r, err = d.l.c.Eval(ctx, migrateproto.ReleaseScript, keys, args...)
 		resent = true
 	}
 	if err != nil {
@@ -138,15 +138,15 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
 	switch {
-	case resent && m == -1 && sent.Before(d.life.ExpiresAt()):
+	case resent && m == migrateproto.ModernAbsent && sent.Before(d.life.ExpiresAt()):
 		// No modern key although our lease had time left when the first
 		// release was sent: that release did it (or the key was lost
 		// before it: nobody holds the lock either way).
-		m, l = 1, 1
-	case resent && m == 0:
+		m, l = migrateproto.ModernOurs, migrateproto.OwnerOurs
+	case resent && m == migrateproto.ModernTaken:
 		return lease.UnknownRelease(pkg, d.a.key)
 	}
-	if m != 1 || l != 1 {
+	if m != migrateproto.ModernOurs || l != migrateproto.OwnerOurs {
 		// l != 1 with m == 1: the modern key was ours and is released, but
 		// the legacy half was not (another value, or our expiry passed):
 		// legacy lockers may not have been kept out to the end.
@@ -201,23 +201,12 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	if d.phase == PhaseDualWrite {
 		px = d.l.modernPX(now, ttl, w)
 	}
-	args := append([]any{flag(d.phase == PhaseDualWrite), d.token, strconv.FormatInt(px.Milliseconds(), 10), value},
-		d.l.profile.OwnerArgs(d.w, d.lease)...)
+	call := migrateproto.RefreshArgs{LegacyKey: d.a.legacyKey, ModernKey: d.a.modernKey,
+		DualWrite: d.phase == PhaseDualWrite, Token: d.token, PX: px, Value: value,
+		Owner: d.l.profile.OwnerArgs(d.w, d.lease)}
 	d.sent.send()
-	r, err := d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
+	r, start, err := d.sendRefresh(ctx, call, start)
 	defer d.sent.back(ttl)
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
-		d.life.Unsure(px) // it may run later, after a grant confirmed meanwhile
-	}
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
-		// Dual-read refreshes only the modern key, by our token: running
-		// it twice sets the same expiry, so ask again to learn the outcome.
-		// (A dual-write refresh also rewrote the legacy value, whose new
-		// expiry the owner window of a second run would not match: the
-		// lock ends as lost instead.)
-		start = time.Now()
-		r, err = d.l.c.Eval(ctx, refreshScript, []string{d.a.legacyKey, d.a.modernKey}, args...)
-	}
 	if err != nil {
 		err = fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -229,7 +218,7 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	if err != nil {
 		return fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
 	}
-	if m != 1 || l != 1 {
+	if m != migrateproto.ModernOurs || l != migrateproto.OwnerOurs {
 		return notHeld(d.a.key, m, l)
 	}
 	if d.phase == PhaseDualWrite {
@@ -242,6 +231,26 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	}
 	local := d.localTTL(now, ttl, w)
 	return d.life.Extend(start.Add(local), local)
+}
+
+// sendRefresh runs refresh.lua with call; start is when it was sent, and
+// it returns when the reply's request was (later, when it asked again).
+func (d *dualLock) sendRefresh(ctx context.Context, call migrateproto.RefreshArgs, start time.Time) (any, time.Time, error) {
+	keys, args := call.Keys(), call.Argv()
+	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		d.life.Unsure(call.PX) // it may run later, after a grant confirmed meanwhile
+	}
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
+		// Dual-read refreshes only the modern key, by our token: running
+		// it twice sets the same expiry, so ask again to learn the outcome.
+		// (A dual-write refresh also rewrote the legacy value, whose new
+		// expiry the owner window of a second run would not match: the
+		// lock ends as lost instead.)
+		start = time.Now()
+		r, err = d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
+	}
+	return r, start, err
 }
 
 // localTTL is the lease as this holder must count it: ttl, or less in
@@ -287,15 +296,15 @@ func codes(r any) (m, l int64, err error) {
 func notHeld(key string, m, l int64) *lockbridge.NotHeldError {
 	e := &lockbridge.NotHeldError{Pkg: pkg, Key: key}
 	switch {
-	case m == -1:
+	case m == migrateproto.ModernAbsent:
 		e.Reason, e.Detail = lockbridge.ReasonGone, "the modern key has expired"
-	case l == 0:
+	case l == migrateproto.OwnerTaken:
 		e.Reason, e.Detail = lockbridge.ReasonTaken, "the legacy key holds another value"
-	case l == -1:
+	case l == migrateproto.OwnerGone:
 		e.Reason, e.Detail = lockbridge.ReasonGone, "the legacy key is gone"
-	case l == -2:
+	case l == migrateproto.OwnerExpired:
 		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry has passed by our clock"
-	case l == -3:
+	case l == migrateproto.OwnerLate:
 		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry had passed by the server's clock, beyond the margin, when the command ran"
 	default:
 		e.Reason, e.Detail = lockbridge.ReasonTaken, "the modern key holds another token"

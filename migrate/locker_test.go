@@ -12,6 +12,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
@@ -99,7 +100,9 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				name := locktest.Key(t, "k")
 				l := New(tg.Client, WithPhase(p), WithNamespace(ns))
 				defer l.Close(ctx)
-				ctl, err := NewController(tg.Client, ns)
+				n := testNS{c: tg.Client}
+				var err error
+				n.k, err = migrateproto.NewKeys(ns)
 				require.NoError(t, err)
 
 				// A Java holder: live legacy value, no modern key.
@@ -108,10 +111,9 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				require.True(t, ok)
 				_, err = l.TryLock(ctx, name, time.Second)
 				require.ErrorIs(t, err, lockbridge.ErrNotObtained)
-				st, err := ctl.Status(ctx)
-				require.NoError(t, err)
-				assert.Equal(t, name, st.Sighting.Key, "a legacy-only holder is sighted")
-				assert.Equal(t, int64(1), st.Sighting.Count)
+				key, count := n.sighting(t)
+				assert.Equal(t, name, key, "a legacy-only holder is sighted")
+				assert.Equal(t, int64(1), count)
 				require.NoError(t, javareplay.Unlock(ctx, tg.Client, name, exp, nil))
 
 				// An expired Java value is taken over.
@@ -146,9 +148,8 @@ func TestDualPhasesRespectBothKeys(t *testing.T) {
 				assert.False(t, ok, "a refused attempt writes nothing")
 				require.NoError(t, mlk.Unlock(ctx))
 
-				st, err = ctl.Status(ctx)
-				require.NoError(t, err)
-				assert.Equal(t, int64(1), st.Sighting.Count, "a modern holder is no legacy sighting")
+				_, count = n.sighting(t)
+				assert.Equal(t, int64(1), count, "a modern holder is no legacy sighting")
 			})
 		}
 	})
@@ -245,12 +246,8 @@ func TestLockKeepsItsPhase(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	name := locktest.Key(t, "k")
-	ctl, err := NewController(tg.Client, ns, WithQuietPeriod(time.Millisecond), WithInitSilence(time.Millisecond))
-	require.NoError(t, err)
-	_, err = ctl.Init(ctx, false)
-	require.NoError(t, err)
-	_, err = ctl.Advance(ctx, false)
-	require.NoError(t, err)
+	n := initNS(t, tg.Client, ns)
+	walk(t, n, PhaseDualWrite)
 	l := New(tg.Client, WithPhaseFrom(ns), WithPhaseInterval(10*time.Millisecond))
 	defer l.Close(ctx)
 	p, err := l.Phase(ctx)
@@ -260,8 +257,7 @@ func TestLockKeepsItsPhase(t *testing.T) {
 	require.NoError(t, err)
 
 	time.Sleep(5 * time.Millisecond)
-	_, err = ctl.Advance(ctx, false)
-	require.NoError(t, err)
+	walk(t, n, PhaseDualRead)
 	require.Eventually(t, func() bool { p, _ := l.Phase(ctx); return p == PhaseDualRead }, 5*time.Second, 5*time.Millisecond)
 
 	require.NoError(t, lk.Unlock(ctx))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/lockopt"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/modern"
@@ -101,7 +102,7 @@ func WithPhase(p Phase) Option {
 // legacy. Default: off (WithPhase).
 func WithPhaseFrom(ns string) Option {
 	return func(c *config) {
-		if _, err := newNSKeys(ns); err != nil {
+		if _, err := migrateproto.NewKeys(ns); err != nil {
 			c.errs.Keep(err)
 			return
 		}
@@ -115,7 +116,7 @@ func WithPhaseFrom(ns string) Option {
 // Default: none (no registry, no sightings).
 func WithNamespace(ns string) Option {
 	return func(c *config) {
-		if _, err := newNSKeys(ns); err != nil {
+		if _, err := migrateproto.NewKeys(ns); err != nil {
 			c.errs.Keep(err)
 			return
 		}
@@ -217,6 +218,15 @@ func WithPhaseLease(d time.Duration) Option {
 		}
 		c.lease = d
 	}
+}
+
+// namespace is the namespace the Locker follows: WithPhaseFrom's, else
+// WithNamespace's; "" for none.
+func (c *config) namespace() string {
+	if c.from != "" {
+		return c.from
+	}
+	return c.ns
 }
 
 func (c *config) phaseLease() time.Duration {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 )
 
 // Phase is a step of the migration from the legacy lock to the modern one.
@@ -24,7 +25,7 @@ const (
 	PhaseModern
 )
 
-var phaseNames = [...]string{PhaseLegacy: "legacy", PhaseDualWrite: "dual-write", PhaseDualRead: "dual-read", PhaseModern: "modern"}
+var phaseNames = migrateproto.PhaseNames
 
 // String returns the phase's name: "legacy", "dual-write", "dual-read" or
 // "modern", as stored in Redis and accepted by ParsePhase.
@@ -112,4 +113,10 @@ func Compatible(a, b Phase) bool {
 // phase r reads.
 func overlap(w, r Phase) bool {
 	return (w.WritesLegacy() && r.ReadsLegacy()) || (w.WritesModern() && r.ReadsModern())
+}
+
+// phaseName accepts a phase exactly as stored.
+func phaseName(s string) (Phase, error) {
+	p, err := migrateproto.PhaseByName(s)
+	return Phase(p), err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
 
@@ -72,7 +73,7 @@ type follower struct {
 	sent     bool  // a heartbeat was sent: close removes the entry
 	// stored is the entry the last confirmed write put in the registry,
 	// valid while confirmed: a heartbeat whose entry is the same touches.
-	stored    entry
+	stored    migrateproto.Entry
 	confirmed bool
 	lastGood  time.Time // when the last good reading was sent (monotonic)
 	shard     int       // the notice channel it listens on
@@ -81,7 +82,7 @@ type follower struct {
 	done      chan struct{}
 }
 
-func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *follower {
+func newFollower(c driver.Client, k migrateproto.Keys, interval, lease time.Duration) *follower {
 	host, _ := os.Hostname()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -92,7 +93,7 @@ func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *foll
 		pid:      os.Getpid(),
 		interval: interval,
 		lease:    lease,
-		shard:    int(b[0]) % noticeShards,
+		shard:    int(b[0]) % migrateproto.NoticeShards,
 	}
 }
 
@@ -157,7 +158,7 @@ func (f *follower) trusted(ctx context.Context, ttl time.Duration) (time.Time, e
 // outlived is the error of a lock call whose command came back after the
 // phase lease it was sent under had ended, at or after until.
 func (f *follower) outlived(p Phase, what string) error {
-	return &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: p,
+	return &PhaseUnknownError{Namespace: f.s.k.NS, Reason: ReasonLeaseLapsed, Last: p,
 		Cause:  fmt.Errorf("the %s came back after the phase lease it was sent under had ended (a pause between the check and the send?): the registry may no longer have counted this client when it ran", what),
 		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 }
@@ -168,7 +169,7 @@ func (f *follower) lapsed() error {
 	if f.refusal != nil {
 		return f.refusal
 	}
-	return &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: f.current, Cause: f.lastErr,
+	return &PhaseUnknownError{Namespace: f.s.k.NS, Reason: ReasonLeaseLapsed, Last: f.current, Cause: f.lastErr,
 		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 }
 
@@ -248,7 +249,7 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 	defer f.mu.Unlock()
 	if err != nil {
 		f.lastErr = err
-		return read{}, &PhaseUnknownError{Namespace: f.s.k.ns, Reason: ReasonLeaseLapsed, Last: f.current, Cause: err,
+		return read{}, &PhaseUnknownError{Namespace: f.s.k.NS, Reason: ReasonLeaseLapsed, Last: f.current, Cause: err,
 			Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 	}
 	f.lastErr = nil
@@ -278,12 +279,12 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 // its own stands is an error: readings go one at a time, so that entry is
 // not this locker's newer one, and the registry does not count the locker
 // on it — the reading must renew no phase lease.
-func (f *follower) beat(ctx context.Context, e entry, hold time.Duration) (syncReply, error) {
+func (f *follower) beat(ctx context.Context, e migrateproto.Entry, hold time.Duration) (syncReply, error) {
 	f.mu.Lock()
-	touch := f.confirmed && e.same(f.stored)
+	touch := f.confirmed && e.Same(f.stored)
 	f.mu.Unlock()
 	rep, err := f.s.heartbeat(ctx, e, hold, touch)
-	if err == nil && touch && rep.written < 0 {
+	if err == nil && touch && rep.Written < 0 {
 		f.mu.Lock()
 		f.seq++
 		e.Seq = f.seq
@@ -291,13 +292,13 @@ func (f *follower) beat(ctx context.Context, e entry, hold time.Duration) (syncR
 		touch = false
 		rep, err = f.s.heartbeat(ctx, e, hold, false)
 	}
-	if err == nil && rep.written == 0 {
-		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace %s --force %s`", e.ID, e.Seq, f.s.k.ns, e.ID)
+	if err == nil && rep.Written == 0 {
+		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace %s --force %s`", e.ID, e.Seq, f.s.k.NS, e.ID)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch {
-	case err != nil || rep.written != 1:
+	case err != nil || rep.Written != 1:
 		f.confirmed = false // unknown, or a newer entry stands: write it next time
 	case !touch:
 		f.stored, f.confirmed = e, true
@@ -338,8 +339,8 @@ func (f *follower) move(a read) {
 	f.until, f.maxTTL = a.start.Add(f.lease), a.maxTTL
 	f.mu.Unlock()
 	ctx := context.Background()
-	f.tel.Phase(ctx, f.s.k.ns, f.id, int64(a.want), a.want.String())
-	f.tel.Log().Info("lockbridge: migrate: phase moved", "lockbridge.migrate.namespace", f.s.k.ns, "lockbridge.migrate.client.id", f.id,
+	f.tel.Phase(ctx, f.s.k.NS, f.id, int64(a.want), a.want.String())
+	f.tel.Log().Info("lockbridge: migrate: phase moved", "lockbridge.migrate.namespace", f.s.k.NS, "lockbridge.migrate.client.id", f.id,
 		"lockbridge.migrate.phase.from", phaseOrNone(from), "lockbridge.migrate.phase", a.want.String())
 	if from != 0 && f.onStep != nil {
 		f.onStep(a.want)
@@ -352,31 +353,31 @@ func (f *follower) judge(r syncReply) (Phase, error) {
 	if f.fixed != 0 {
 		return f.fixed, nil
 	}
-	ns := f.s.k.ns
+	ns := f.s.k.NS
 	refuse := func(why PhaseReason, remedy string, cause error) (Phase, error) {
 		return 0, &PhaseUnknownError{Namespace: ns, Reason: why, Last: f.current, Remedy: remedy, Cause: cause}
 	}
-	if r.hasNS && (r.instance < 0 || r.gen < 0) {
-		return refuse(ReasonUnreadable, remedyRepair(ns), fmt.Errorf("the namespace hash %s has an unreadable init or gen", f.s.k.meta))
+	if r.HasNS && (r.Instance < 0 || r.Gen < 0) {
+		return refuse(ReasonUnreadable, migrateproto.RemedyRepair(ns), fmt.Errorf("the namespace hash %s has an unreadable init or gen", f.s.k.Meta))
 	}
-	if r.phase == "" {
-		if f.ran || f.instance != 0 || r.hasNS {
-			return refuse(ReasonLost, remedyRepair(ns), nil)
+	if r.Phase == "" {
+		if f.ran || f.instance != 0 || r.HasNS {
+			return refuse(ReasonLost, migrateproto.RemedyRepair(ns), nil)
 		}
-		return refuse(ReasonUninitialized, remedyInit(ns), nil)
+		return refuse(ReasonUninitialized, migrateproto.RemedyInit(ns), nil)
 	}
-	p, err := phaseName(r.phase)
+	p, err := phaseName(r.Phase)
 	if err != nil {
-		return refuse(ReasonUnreadable, remedyRepair(ns), fmt.Errorf("the phase key holds %q", r.phase))
+		return refuse(ReasonUnreadable, migrateproto.RemedyRepair(ns), fmt.Errorf("the phase key holds %q", r.Phase))
 	}
-	if f.instance != 0 && (!r.hasNS || r.instance != f.instance) {
-		return refuse(ReasonWentBack, remedyRepair(ns), fmt.Errorf("the namespace is not the instance %d this locker read", f.instance))
+	if f.instance != 0 && (!r.HasNS || r.Instance != f.instance) {
+		return refuse(ReasonWentBack, migrateproto.RemedyRepair(ns), fmt.Errorf("the namespace is not the instance %d this locker read", f.instance))
 	}
-	if r.hasNS && r.gen < f.gen {
-		return refuse(ReasonWentBack, remedyRepair(ns), fmt.Errorf("generation %d is older than %d, read before", r.gen, f.gen))
+	if r.HasNS && r.Gen < f.gen {
+		return refuse(ReasonWentBack, migrateproto.RemedyRepair(ns), fmt.Errorf("generation %d is older than %d, read before", r.Gen, f.gen))
 	}
-	if r.hasNS {
-		f.instance, f.gen = r.instance, max(f.gen, r.gen)
+	if r.HasNS {
+		f.instance, f.gen = r.Instance, max(f.gen, r.Gen)
 	}
 	return p, nil
 }
@@ -410,7 +411,7 @@ func (f *follower) loop(stop, done chan struct{}) {
 			}
 			sub, notices = nil, nil
 			sctx, scancel := context.WithTimeout(ctx, f.interval)
-			if s, err := f.s.c.Subscribe(sctx, f.s.k.shard(f.shard)); err == nil {
+			if s, err := f.s.c.Subscribe(sctx, f.s.k.Shard(f.shard)); err == nil {
 				sub, notices = s, s.Messages()
 				scancel()
 				f.refresh(ctx) // a change before the subscription sent no notice we saw
@@ -459,7 +460,7 @@ func (f *follower) refresh(ctx context.Context) {
 	defer cancel()
 	if err := f.sync(rctx, 0); err != nil && ctx.Err() == nil {
 		// The lock calls report it too, once it makes them refuse.
-		f.tel.Log().Warn("lockbridge: migrate: phase reading and heartbeat failed", "lockbridge.migrate.namespace", f.s.k.ns, "lockbridge.migrate.client.id", f.id, "error", err)
+		f.tel.Log().Warn("lockbridge: migrate: phase reading and heartbeat failed", "lockbridge.migrate.namespace", f.s.k.NS, "lockbridge.migrate.client.id", f.id, "error", err)
 	}
 }
 
@@ -513,9 +514,9 @@ func (f *follower) close(ctx context.Context) error {
 // entryLocked is the registry entry for the phase run now, announcing next
 // when it is not 0, with the next sequence number: a heartbeat held up in
 // the network that lands after a newer one changes nothing. f.mu is held.
-func (f *follower) entryLocked(next Phase) entry {
+func (f *follower) entryLocked(next Phase) migrateproto.Entry {
 	f.seq++
-	e := entry{V: ProtocolVersion, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen, Seq: f.seq}
+	e := migrateproto.Entry{V: migrateproto.Version, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen, Seq: f.seq}
 	switch {
 	case f.fixed != 0:
 		e.Phase = f.fixed.String()
@@ -529,7 +530,7 @@ func (f *follower) entryLocked(next Phase) entry {
 }
 
 // withHeld adds what h reports to e.
-func withHeld(e *entry, h heldReport) {
+func withHeld(e *migrateproto.Entry, h heldReport) {
 	if h.oldest == 0 {
 		return
 	}

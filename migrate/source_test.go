@@ -11,18 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 )
 
 func TestFollower(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
 		ctx := context.Background()
-		k, err := newNSKeys(t.Name())
-		require.NoError(t, err)
-		ctl, err := NewController(tg.Client, t.Name(), WithQuietPeriod(time.Millisecond), WithInitSilence(time.Millisecond))
-		require.NoError(t, err)
-		_, err = ctl.Init(ctx, false)
-		require.NoError(t, err)
+		n := initNS(t, tg.Client, t.Name())
+		k := n.k
 
 		// A long interval: only the pub/sub notice can make it move quickly.
 		f := newFollower(tg.Client, k, time.Hour, 2*time.Hour)
@@ -30,26 +27,21 @@ func TestFollower(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, PhaseLegacy, p)
 
-		st, err := ctl.Status(ctx)
-		require.NoError(t, err)
-		require.Len(t, st.Members, 1, "the follower heartbeats on first use")
-		assert.Equal(t, f.id, st.Members[0].ID)
-		assert.Equal(t, PhaseLegacy, st.Members[0].Phase)
-		assert.True(t, st.Members[0].Live)
+		ms := n.members(t)
+		require.Len(t, ms, 1, "the follower heartbeats on first use")
+		assert.Equal(t, f.id, ms[0].ID)
+		assert.Equal(t, PhaseLegacy.String(), ms[0].Phase)
 
-		_, err = ctl.Advance(ctx, false)
-		require.NoError(t, err)
+		walk(t, n, PhaseDualWrite)
 		require.Eventually(t, func() bool { p, _, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite },
 			5*time.Second, 5*time.Millisecond, "the phase-change notice moves the follower")
 		require.Eventually(t, func() bool {
-			st, _ := ctl.Status(ctx)
-			return len(st.Members) == 1 && st.Members[0].Phase == PhaseDualWrite
+			ms := n.members(t)
+			return len(ms) == 1 && ms[0].Phase == PhaseDualWrite.String()
 		}, 5*time.Second, 5*time.Millisecond, "and its heartbeat says so")
 
 		require.NoError(t, f.close(ctx))
-		st, err = ctl.Status(ctx)
-		require.NoError(t, err)
-		assert.Empty(t, st.Members, "a closed locker leaves the registry")
+		assert.Empty(t, n.members(t), "a closed locker leaves the registry")
 		_, _, err = f.phase(ctx, 0, nil)
 		assert.Error(t, err)
 	})
@@ -58,12 +50,8 @@ func TestFollower(t *testing.T) {
 func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
-	k, err := newNSKeys(t.Name())
-	require.NoError(t, err)
-	ctl, err := NewController(tg.Client, t.Name(), WithInitSilence(time.Millisecond))
-	require.NoError(t, err)
-	_, err = ctl.Init(ctx, false)
-	require.NoError(t, err)
+	n := initNS(t, tg.Client, t.Name())
+	k := n.k
 	// A lease of 3 intervals: it reads at every interval (with a longer one
 	// it would read only on a notice, or as its lease needs).
 	f := newFollower(tg.Client, k, 20*time.Millisecond, 60*time.Millisecond)
@@ -73,7 +61,7 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	require.Equal(t, PhaseLegacy, p)
 
 	// An operator forces the stored phase two steps ahead.
-	_, err = tg.Client.Do(ctx, "SET", k.phase, "dual-read")
+	_, err = tg.Client.Do(ctx, "SET", k.Phase, "dual-read")
 	require.NoError(t, err)
 	var seen []Phase
 	require.Eventually(t, func() bool {
@@ -93,7 +81,7 @@ type failOnce struct {
 }
 
 func (f *failOnce) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
-	if s == heartbeatScript && f.failed.CompareAndSwap(false, true) {
+	if s == migrateproto.HeartbeatScript && f.failed.CompareAndSwap(false, true) {
 		return nil, errors.New("connection reset by peer")
 	}
 	return f.Client.Eval(ctx, s, keys, args...)
@@ -105,44 +93,19 @@ func (f *failOnce) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
-	k, err := newNSKeys(t.Name())
-	require.NoError(t, err)
-	ctl, err := NewController(tg.Client, t.Name(), WithInitSilence(time.Millisecond))
-	require.NoError(t, err)
-	_, err = ctl.Init(ctx, false)
-	require.NoError(t, err)
+	n := initNS(t, tg.Client, t.Name())
+	k := n.k
 	f := newFollower(&failOnce{Client: tg.Client}, k, 10*time.Millisecond, time.Hour)
 	defer f.close(ctx)
-	_, _, err = f.phase(ctx, 0, nil)
+	_, _, err := f.phase(ctx, 0, nil)
 	require.Error(t, err, "the first heartbeat failed")
 	p, _, err := f.phase(ctx, 0, nil)
 	require.NoError(t, err)
 	assert.Equal(t, PhaseLegacy, p)
 
-	_, err = tg.Client.Do(ctx, "SET", k.phase, "dual-write")
+	_, err = tg.Client.Do(ctx, "SET", k.Phase, "dual-write")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { p, _, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite }, 5*time.Second, 5*time.Millisecond,
 		"the follower follows")
-	st, err := ctl.Status(ctx)
-	require.NoError(t, err)
-	require.Len(t, st.Members, 1, "and heartbeats")
-}
-
-// listeners counts the subscribers of the namespace's phase notices: the
-// channel of protocol 2 and the sharded ones of protocol 3.
-func listeners(t *testing.T, c driver.Client, k nsKeys) int64 {
-	t.Helper()
-	args := []any{"PUBSUB", "NUMSUB", k.channel}
-	for i := 0; i < noticeShards; i++ {
-		args = append(args, k.shard(i))
-	}
-	r, err := c.Do(context.Background(), args...)
-	require.NoError(t, err)
-	var n int64
-	a, _ := r.([]any)
-	for i := 1; i < len(a); i += 2 {
-		v, _ := a[i].(int64)
-		n += v
-	}
-	return n
+	require.Len(t, n.members(t), 1, "and heartbeats")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	goredislib "github.com/redis/go-redis/v9"
 )
 
@@ -389,7 +390,7 @@ func (ev *evictor) trace(x, y *hold) string {
 // up to modern and back down again, unforced, once a second, through the
 // policy periods. A controller that refuses unforced steps while the
 // policy could evict its evidence (allkeys-*, or a policy it cannot read)
-// refuses with an *migrate.UnsafeStepError whose blockers say so; one that
+// refuses with an *control.UnsafeStepError whose blockers say so; one that
 // does not steps. Both are counted, never failed: by the policy family,
 // the outcome and, for a refusal, its blockers' kinds. A namespace whose
 // keys were evicted is initialised again (or that is refused, and
@@ -398,8 +399,8 @@ func (ev *evictor) trace(x, y *hold) string {
 func (ev *evictor) control(ctx context.Context) {
 	// No followers, no locks of its namespace: a second of silence covers
 	// what init and a restore wait for.
-	ctl, err := migrate.NewController(goredis.New(ev.cfg), controllerNS, migrate.WithQuietPeriod(time.Second),
-		migrate.WithInitSilence(time.Second))
+	ctl, err := control.New(goredis.New(ev.cfg), controllerNS, control.WithQuietPeriod(time.Second),
+		control.WithInitSilence(time.Second))
 	if err == nil {
 		_, err = ctl.Init(ctx, false)
 	}
@@ -420,14 +421,14 @@ func (ev *evictor) control(ctx context.Context) {
 		family := strings.SplitN(ev.policyAt(ev.h.now()), "-", 2)[0]
 		ev.mu.Unlock()
 		opCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		var step migrate.Step
+		var step control.Step
 		if up {
 			step, err = ctl.Advance(opCtx, false)
 		} else {
 			step, err = ctl.Rollback(opCtx, false)
 		}
 		outcome := ""
-		var unsafe *migrate.UnsafeStepError
+		var unsafe *control.UnsafeStepError
 		switch {
 		case err == nil:
 			outcome = "stepped"
@@ -440,7 +441,7 @@ func (ev *evictor) control(ctx context.Context) {
 				kinds[string(b.Kind)] = true
 			}
 			outcome = "refused (ErrUnsafeStep: " + strings.Join(sortedKeys(kinds), ", ") + ")"
-		case errors.Is(err, migrate.ErrUnsafeStep):
+		case errors.Is(err, control.ErrUnsafeStep):
 			// "already at": turn round.
 			outcome, up = "refused (ErrUnsafeStep: at an end)", !up
 		case errors.Is(err, migrate.ErrPhaseUnknown):

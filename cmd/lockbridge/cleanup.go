@@ -9,7 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/legacy"
-	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/spf13/cobra"
 )
@@ -63,9 +63,8 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 				return usageErrorf("fleet cleanup removes the namespace's evidence: name it with --namespace (or " +
 					"LOCKBRIDGE_NAMESPACE)")
 			}
-			if quiet < migrate.DefaultQuietPeriod {
-				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long",
-					quiet, migrate.DefaultQuietPeriod)
+			if quiet < control.DefaultQuietPeriod {
+				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long", quiet, control.DefaultQuietPeriod)
 			}
 			if cmd.Flags().Changed("force") {
 				return usageErrorf("fleet cleanup has no --force: it acts only once the migration has ended")
@@ -94,8 +93,7 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 	// Not a flag of cleanup: taken only to refuse it with the reason.
 	cmd.Flags().Bool("force", false, "")
 	_ = cmd.Flags().MarkHidden("force")
-	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod,
-		"how long the fleet must have run modern, by the server's clock (at least the default)")
+	cmd.Flags().DurationVar(&quiet, "quiet", control.DefaultQuietPeriod, "how long the fleet must have run modern, by the server's clock (at least the default)")
 	return cmd
 }
 
@@ -123,14 +121,14 @@ func runCleanup(ctx context.Context, e *env, cf *connFlags, ns string, quiet tim
 		return err
 	}
 	defer closeFn()
-	ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(quiet))
+	ctl, err := control.New(c, ns, control.WithQuietPeriod(quiet))
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
 	cctx, cancel := cf.callCtx(ctx)
 	defer cancel()
 	refused := func(err error) error {
-		if errors.Is(err, migrate.ErrUnsafeStep) {
+		if errors.Is(err, control.ErrUnsafeStep) {
 			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s: nothing removed)", err, printable(ns), where)}
 		}
 		return err
@@ -271,7 +269,7 @@ func judgeLeftover(l legacyLeftover, margin time.Duration, now time.Time) legacy
 	return l
 }
 
-func printCleanup(e *env, ns, where string, dry bool, done migrate.Cleanup, leftovers []legacyLeftover) {
+func printCleanup(e *env, ns, where string, dry bool, done control.Cleanup, leftovers []legacyLeftover) {
 	w := e.stdout
 	verb := "removed"
 	if dry {
@@ -339,8 +337,7 @@ type cleanupKeyJSON struct {
 	Reason    *string    `json:"reason"`
 }
 
-func cleanupDoc(ns, where string, quiet, margin time.Duration, dry bool, done migrate.Cleanup,
-	leftovers []legacyLeftover) cleanupJSON {
+func cleanupDoc(ns, where string, quiet, margin time.Duration, dry bool, done control.Cleanup, leftovers []legacyLeftover) cleanupJSON {
 	doc := cleanupJSON{
 		Schema: "lockbridge.cleanup/v1", Namespace: ns, Server: where, DryRun: dry,
 		Now: jsonTime(done.Now), Since: jsonTime(done.Since),

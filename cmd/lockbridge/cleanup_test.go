@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,7 +30,7 @@ func srvMS(t *testing.T, c driver.Client) int64 {
 func cleanupFleet(t *testing.T, c driver.Client, ns string, p migrate.Phase, ran time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(c, ns, control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, c.Cluster()) // a test's new cluster: forced
 	require.NoError(t, err)

@@ -18,6 +18,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // defaultJavaJar is where the interop project's Maven build puts the Java
@@ -214,9 +215,9 @@ func (d *javaDemo) run(ctx context.Context) (int64, error) {
 	// The fleet's phase lease (3 intervals), its lease and the liveness
 	// margin: init waits that long for the namespace to show no trace.
 	interval := max(d.lease/10, 50*time.Millisecond)
-	ctl, err := migrate.NewController(goredis.New(d.uc), d.ns, migrate.WithQuietPeriod(time.Second),
-		migrate.WithLivenessMargin(d.lease/4),
-		migrate.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*interval+d.lease+d.lease/4))
+	ctl, err := control.New(goredis.New(d.uc), d.ns, control.WithQuietPeriod(time.Second),
+		control.WithLivenessMargin(d.lease/4),
+		control.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*interval+d.lease+d.lease/4))
 	if err != nil {
 		return 0, err
 	}
@@ -237,7 +238,7 @@ func (d *javaDemo) run(ctx context.Context) (int64, error) {
 // stage is one stage of run: a fresh set of JVMs and Go workers lock for a
 // span, the controller steps from the phase from, they lock a span more and
 // stop; it prints the stage's line and returns the overlaps counted so far.
-func (d *javaDemo) stage(ctx context.Context, ctl *migrate.Controller, stage int, from migrate.Phase) (int64, error) {
+func (d *javaDemo) stage(ctx context.Context, ctl *control.Controller, stage int, from migrate.Phase) (int64, error) {
 	j0, g0, o0, err := d.counts(ctx)
 	if err != nil {
 		return 0, err
@@ -295,7 +296,7 @@ func (d *javaDemo) startJVMs(stage int) ([]*jvm, error) {
 
 // liveRegistry is the phase of each live member, "go=…" for this process and
 // "java=…" for the JVMs; empty when the status cannot be read.
-func liveRegistry(ctx context.Context, ctl *migrate.Controller) string {
+func liveRegistry(ctx context.Context, ctl *control.Controller) string {
 	st, err := ctl.Status(ctx)
 	if err != nil {
 		return ""
@@ -314,11 +315,11 @@ func liveRegistry(ctx context.Context, ctl *migrate.Controller) string {
 }
 
 // step advances the controller one step, retrying while it is unsafe.
-func (d *javaDemo) step(ctx context.Context, ctl *migrate.Controller) error {
+func (d *javaDemo) step(ctx context.Context, ctl *control.Controller) error {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		_, err := ctl.Advance(ctx, false)
-		if err == nil || !errors.Is(err, migrate.ErrUnsafeStep) || time.Now().After(deadline) {
+		if err == nil || !errors.Is(err, control.ErrUnsafeStep) || time.Now().After(deadline) {
 			return err
 		}
 		select {
@@ -411,8 +412,8 @@ func checkJavaDemo(cf connFlags, jar string, java int) (lockAddr, ns string, err
 func (d *javaDemo) cleanup(timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	keys, _ := migrate.NamespaceKeys(d.ns)
-	mark, _ := migrate.MarkKey(d.ns)
+	keys, _ := control.NamespaceKeys(d.ns)
+	mark, _ := control.MarkKey(d.ns)
 	keys = append(keys, mark, d.name, "{"+d.name+"}:modern")
 	if err := d.uc.Del(ctx, keys...).Err(); err != nil {
 		fmt.Fprintf(d.e.stderr, "lockbridge: demo: cleaning up the demo keys: %v\n", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -97,7 +98,7 @@ func TestDemoNamespaceInUse(t *testing.T) {
 
 	// A demo namespace in use is refused too.
 	ns := "lockbridge-demo-prod"
-	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(c, ns, control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, false)
 	require.NoError(t, err)

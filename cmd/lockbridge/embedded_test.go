@@ -20,6 +20,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/lockbridge/lockbridge/modern"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -196,9 +197,8 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		const ns = "emb"
 		// The embedded server cannot report its eviction policy; it never
 		// evicts.
-		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond),
-			migrate.WithInitSilence(time.Millisecond),
-			migrate.WithMaxmemoryPolicy("noeviction"))
+		ctl, err := control.New(c, ns, control.WithQuietPeriod(50*time.Millisecond), control.WithInitSilence(time.Millisecond),
+			control.WithMaxmemoryPolicy("noeviction"))
 		require.NoError(t, err)
 		_, err = ctl.Init(ctx, false)
 		require.NoError(t, err)
@@ -241,7 +241,7 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, migrate.PhaseDualWrite, step.To)
 		_, err = ctl.Advance(ctx, false)
-		var ue *migrate.UnsafeStepError
+		var ue *control.UnsafeStepError
 		require.True(t, errors.As(err, &ue), "%v", err)
 		_, err = ctl.Rollback(ctx, false)
 		require.NoError(t, err)

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/spf13/cobra"
 )
 
@@ -55,7 +55,7 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 			return runFleet(cmd.Context(), e, g, quiet, watch, interval)
 		},
 	}
-	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "quiet period used to judge the next step")
+	cmd.Flags().DurationVar(&quiet, "quiet", control.DefaultQuietPeriod, "quiet period used to judge the next step")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every --interval until Ctrl-C")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "with --watch: time between two readings")
 	cmd.AddCommand(newForgetCmd(e, g), newCleanupCmd(e, g))
@@ -109,7 +109,7 @@ func newForgetCmd(e *env, g *globalFlags) *cobra.Command {
 				return err
 			}
 			id := args[0]
-			ctl, closeFn, err := fleetController(cmd.Context(), e, &g.conn, migrate.DefaultQuietPeriod)
+			ctl, closeFn, err := fleetController(cmd.Context(), e, &g.conn, control.DefaultQuietPeriod)
 			if err != nil {
 				return err
 			}
@@ -118,7 +118,7 @@ func newForgetCmd(e *env, g *globalFlags) *cobra.Command {
 			defer cancel()
 			ok, err := ctl.Forget(cctx, id, force)
 			switch {
-			case errors.Is(err, migrate.ErrUnsafeStep):
+			case errors.Is(err, control.ErrUnsafeStep):
 				return &exitErr{exitUnsafe, fmt.Errorf("%w\n(re-run with --force if you know it is dead)", err)}
 			case err != nil:
 				return err
@@ -134,13 +134,13 @@ func newForgetCmd(e *env, g *globalFlags) *cobra.Command {
 	return forget
 }
 
-func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Duration) (*migrate.Controller, func(),
+func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Duration) (*control.Controller, func(),
 	error) {
 	c, closeFn, err := cf.dial(ctx, e)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctl, err := migrate.NewController(c, cf.ns(e), migrate.WithQuietPeriod(quiet))
+	ctl, err := control.New(c, cf.ns(e), control.WithQuietPeriod(quiet))
 	if err != nil {
 		closeFn()
 		return nil, nil, usageErrorf("%v", err)
@@ -150,13 +150,13 @@ func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Dura
 
 // atModern reports a fleet at modern with nothing to step to: no step is
 // due, so none is unsafe.
-func atModern(st migrate.Status) bool {
+func atModern(st control.Status) bool {
 	return st.PhaseProblem == nil && !st.HasNext && len(st.Blockers) <= 1
 }
 
 // fleetOutcome is fleet's exit: exit 4 when the next step is not safe or
 // the phase is unknown, so that a script can gate on it.
-func fleetOutcome(st migrate.Status) error {
+func fleetOutcome(st control.Status) error {
 	switch {
 	case st.PhaseProblem != nil:
 		return &exitErr{exitUnsafe,
@@ -182,7 +182,7 @@ func agoServer(now, t time.Time) string {
 
 // printStatus prints the fleet's status for a person: the phase, a line
 // per client, the last legacy sighting and whether the next step is safe.
-func printStatus(out io.Writer, st migrate.Status) {
+func printStatus(out io.Writer, st control.Status) {
 	now := st.Now
 	if st.PhaseProblem != nil {
 		fmt.Fprintf(out, "namespace %s: phase UNKNOWN (%s)", printable(st.Namespace), st.PhaseProblem.Reason)
@@ -217,12 +217,12 @@ func printStatus(out io.Writer, st migrate.Status) {
 
 // memberRow is a client's line of printStatus's table, its cells separated
 // by tabs.
-func memberRow(now time.Time, c migrate.Member) string {
+func memberRow(now time.Time, c control.Member) string {
 	state := "live"
 	switch {
 	case c.Invalid != nil:
 		state = "UNREADABLE: " + message(c.Invalid)
-	case c.Protocol != migrate.ProtocolVersion:
+	case c.Protocol != control.ProtocolVersion:
 		state = fmt.Sprintf("protocol %d: cannot judge", c.Protocol)
 	case !c.Live:
 		state = "dead"
@@ -242,7 +242,7 @@ func memberRow(now time.Time, c migrate.Member) string {
 		phase += "->" + c.Next.String()
 	}
 	seen := agoServer(now, c.Seen)
-	if c.Protocol != migrate.ProtocolVersion {
+	if c.Protocol != control.ProtocolVersion {
 		seen = "? (client clock)"
 	}
 	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s", printable(c.ID), printable(c.Host), c.PID, phase, holds, seen,
@@ -251,7 +251,7 @@ func memberRow(now time.Time, c migrate.Member) string {
 
 // printNextStep prints printStatus's last lines: the next step and whether
 // it is safe, with what blocks it.
-func printNextStep(out io.Writer, st migrate.Status) {
+func printNextStep(out io.Writer, st control.Status) {
 	switch {
 	case st.PhaseProblem != nil:
 		fmt.Fprintf(out, "next step: none: %s\n", message(st.PhaseProblem))

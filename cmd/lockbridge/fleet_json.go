@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // fleetJSON is `fleet --output json` (schema lockbridge.fleet/v1,
@@ -56,7 +57,7 @@ func phasePtr(p migrate.Phase) *string {
 	return &s
 }
 
-func fleetDoc(st migrate.Status) fleetJSON {
+func fleetDoc(st control.Status) fleetJSON {
 	doc := fleetJSON{
 		Schema: "lockbridge.fleet/v1", Namespace: st.Namespace, Now: jsonTime(st.Now),
 		Since: jsonTime(st.Since), Protocol: st.Protocol, Evidence: phasePtr(st.Evidence),

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // watchFleet is `fleet --watch`: the fleet's status read every interval
@@ -15,8 +15,7 @@ import (
 // longer earlier report stays); otherwise the readings follow each other,
 // each headed by the time it was read, or as one JSON document a line. A
 // reading that fails is shown and the watch goes on.
-func watchFleet(ctx context.Context, e *env, cf *connFlags, ctl *migrate.Controller, interval time.Duration,
-	asJSON bool) error {
+func watchFleet(ctx context.Context, e *env, cf *connFlags, ctl *control.Controller, interval time.Duration, asJSON bool) error {
 	tty := e.isTTY && !asJSON
 	if tty {
 		fmt.Fprint(e.stdout, "\x1b[H\x1b[2J")

@@ -14,6 +14,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/lockbridge/lockbridge/modern"
 	"github.com/spf13/cobra"
 )
@@ -139,7 +140,7 @@ func printCodecKey(ctx context.Context, w io.Writer, c driver.Client, k codecKey
 // printPhase prints the phase of namespace ns, since when, and how many
 // clients are live.
 func printPhase(ctx context.Context, w io.Writer, c driver.Client, ns string) error {
-	ctl, err := migrate.NewController(c, ns)
+	ctl, err := control.New(c, ns)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}

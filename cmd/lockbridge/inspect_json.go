@@ -6,7 +6,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/legacy"
-	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // inspectJSON is `inspect --output json` (schema lockbridge.inspect/v1,
@@ -119,7 +119,7 @@ func inspectKeyDoc(ctx context.Context, c driver.Client, k codecKey, now time.Ti
 
 // inspectNSDoc is the namespace ns in inspect's JSON.
 func inspectNSDoc(ctx context.Context, c driver.Client, ns string) (*inspectNSJSON, error) {
-	ctl, err := migrate.NewController(c, ns)
+	ctl, err := control.New(c, ns)
 	if err != nil {
 		return nil, usageErrorf("%v", err)
 	}

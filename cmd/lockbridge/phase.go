@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/spf13/cobra"
 )
 
@@ -129,17 +130,13 @@ func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
 		return phases, cobra.ShellCompDirectiveNoFileComp
 	}
 	set.Flags().BoolVar(&o.force, "force", false, "take the step despite its blockers (prints them loudly)")
-	set.Flags().DurationVar(&o.quiet, "quiet", migrate.DefaultQuietPeriod,
-		"quiet period: how long no legacy sighting may be seen before a step beyond dual-write (shorter only with --force)")
+	set.Flags().DurationVar(&o.quiet, "quiet", control.DefaultQuietPeriod, "quiet period: how long no legacy sighting may be seen before a step beyond dual-write (shorter only with --force)")
 	o.policyFlag(set)
 
 	initc := sub("init", "start a namespace at legacy (or the phase its mark shows)", phaseInitLong,
 		exactArgs(0, "phase init takes no arguments"), (*phaseRun).init)
-	initc.Flags().DurationVar(&o.silence, "silence", migrate.DefaultInitSilence,
-		"how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + "+
-			"longest lease + liveness margin")
-	initc.Flags().BoolVar(&o.force, "force", false,
-		"start at legacy at once, whatever the namespace shows (prints what it overrode)")
+	initc.Flags().DurationVar(&o.silence, "silence", control.DefaultInitSilence, "how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + longest lease + liveness margin")
+	initc.Flags().BoolVar(&o.force, "force", false, "start at legacy at once, whatever the namespace shows (prints what it overrode)")
 	o.policyFlag(initc)
 
 	repair := sub("repair --to PHASE", "restore a lost phase", phaseRepairLong,
@@ -211,17 +208,15 @@ func (p *phaseRun) changedNS(action string) (string, error) {
 
 // controller connects and returns ns's controller, the server's address,
 // and a context for its calls (bounded by --timeout); done ends both.
-func (p *phaseRun) controller(ctx context.Context, ns string,
-	opts ...migrate.ControllerOption) (ctl *migrate.Controller, where string, cctx context.Context, done func(),
-	err error) {
+func (p *phaseRun) controller(ctx context.Context, ns string, opts ...control.Option) (ctl *control.Controller, where string, cctx context.Context, done func(), err error) {
 	c, where, closeFn, err := p.cf.dialAt(ctx, p.e)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
 	if p.o.policy != "" {
-		opts = append(opts, migrate.WithMaxmemoryPolicy(p.o.policy))
+		opts = append(opts, control.WithMaxmemoryPolicy(p.o.policy))
 	}
-	ctl, err = migrate.NewController(c, ns, opts...)
+	ctl, err = control.New(c, ns, opts...)
 	if err != nil {
 		closeFn()
 		return nil, "", nil, nil, usageErrorf("%v", err)
@@ -253,20 +248,18 @@ func (p *phaseRun) set(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if p.o.quiet < migrate.DefaultQuietPeriod && !p.o.force {
+	if p.o.quiet < control.DefaultQuietPeriod && !p.o.force {
 		// The quiet period is the migration's safety margin: shortening
 		// it is overriding the controller, as loudly as --force.
-		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add "+
-			"--force to mean it", p.o.quiet, migrate.DefaultQuietPeriod)
+		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add --force to mean it", p.o.quiet, control.DefaultQuietPeriod)
 	}
-	ctl, where, cctx, done, err := p.controller(ctx, ns, migrate.WithQuietPeriod(p.o.quiet))
+	ctl, where, cctx, done, err := p.controller(ctx, ns, control.WithQuietPeriod(p.o.quiet))
 	if err != nil {
 		return err
 	}
 	defer done()
-	if p.o.quiet < migrate.DefaultQuietPeriod {
-		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet,
-			migrate.DefaultQuietPeriod)
+	if p.o.quiet < control.DefaultQuietPeriod {
+		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet, control.DefaultQuietPeriod)
 	}
 	return p.setPhase(cctx, ctl, ns, where, want)
 }
@@ -279,7 +272,7 @@ func (p *phaseRun) init(ctx context.Context, _ []string) error {
 	if p.o.silence <= 0 {
 		return usageErrorf("phase init: --silence %v: want a positive duration", p.o.silence)
 	}
-	ctl, where, cctx, done, err := p.controller(ctx, ns, migrate.WithInitSilence(p.o.silence))
+	ctl, where, cctx, done, err := p.controller(ctx, ns, control.WithInitSilence(p.o.silence))
 	if err != nil {
 		return err
 	}
@@ -302,12 +295,12 @@ func (p *phaseRun) init(ctx context.Context, _ []string) error {
 	// wait for the silence only by the command's context.
 	step, err := ctl.Init(ctx, p.o.force)
 	switch {
-	case errors.Is(err, migrate.ErrAlreadyInitialized):
+	case errors.Is(err, control.ErrAlreadyInitialized):
 		if ph, perr := ctl.Phase(cctx); perr == nil {
 			doc.Phase = ph.String()
 		}
 		return p.out(doc, fmt.Sprintf("already initialised: %s", message(err)))
-	case errors.Is(err, migrate.ErrPhaseUnknown), errors.Is(err, migrate.ErrUnsafeStep):
+	case errors.Is(err, migrate.ErrPhaseUnknown), errors.Is(err, control.ErrUnsafeStep):
 		return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged)", err, printable(ns), where)}
 	case err != nil:
 		return err
@@ -343,9 +336,8 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 	defer done()
 	step, err := ctl.Repair(cctx, want, p.o.force)
 	if err != nil {
-		if errors.Is(err, migrate.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err,
-				printable(ns), where)}
+		if errors.Is(err, control.ErrUnsafeStep) {
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
 		}
 		return err
 	}
@@ -363,12 +355,12 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 }
 
 // setPhase moves ns to want, one step; cctx bounds its calls.
-func (p *phaseRun) setPhase(cctx context.Context, ctl *migrate.Controller, ns, where string, want migrate.Phase) error {
+func (p *phaseRun) setPhase(cctx context.Context, ctl *control.Controller, ns, where string, want migrate.Phase) error {
 	cur, err := ctl.Phase(cctx)
 	if err != nil {
 		return err
 	}
-	var step migrate.Step
+	var step control.Step
 	switch {
 	case want == cur:
 		return p.out(phaseJSON{Action: "set", Namespace: ns, Server: where, Phase: cur.String(), From: cur.String()},
@@ -382,9 +374,8 @@ func (p *phaseRun) setPhase(cctx context.Context, ctl *migrate.Controller, ns, w
 			printable(ns), where, cur, neighbours(cur))}
 	}
 	if err != nil {
-		if errors.Is(err, migrate.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err,
-				printable(ns), where)}
+		if errors.Is(err, control.ErrUnsafeStep) {
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
 		}
 		return err
 	}
@@ -415,7 +406,7 @@ func neighbours(p migrate.Phase) string {
 }
 
 // blockerTexts are the blockers in words.
-func blockerTexts(bs []migrate.Blocker) []string {
+func blockerTexts(bs []control.Blocker) []string {
 	out := make([]string, 0, len(bs))
 	for _, b := range bs {
 		out = append(out, printable(fmt.Sprint(b)))

@@ -15,6 +15,7 @@ import (
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/lockbridge/lockbridge/modern"
 )
 
@@ -102,9 +103,8 @@ func MigrateCycle(ctx context.Context, c driver.Client, t *Telemetry, ns, key st
 	// Init waits until the namespace has shown no trace for the init
 	// silence: here this program's own fleet, a phase lease of 150 ms and
 	// leases of a second (a real fleet keeps the default, 2 minutes).
-	ctl, err := migrate.NewController(c, ns, migrate.WithControllerLogger(t.Logger),
-		migrate.WithControllerMeterProvider(t.Meters),
-		migrate.WithInitSilence(1500*time.Millisecond))
+	ctl, err := control.New(c, ns, control.WithLogger(t.Logger), control.WithMeterProvider(t.Meters),
+		control.WithInitSilence(1500*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func MigrateCycle(ctx context.Context, c driver.Client, t *Telemetry, ns, key st
 			return fmt.Errorf("the client still runs %v", p)
 		}
 	}
-	if _, err := ctl.Advance(ctx, false); !errors.Is(err, migrate.ErrUnsafeStep) {
+	if _, err := ctl.Advance(ctx, false); !errors.Is(err, control.ErrUnsafeStep) {
 		return fmt.Errorf("the step to dual-read: want refused, got %v", err)
 	}
 	// A Java service's lock: SETNX key <expiry millis>, no modern key.

@@ -18,6 +18,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // Config is one fleet to measure.
@@ -147,7 +148,7 @@ type run struct {
 	clients  []redis.UniversalClient
 	warns    atomic.Int64
 	lockers  []*migrate.Locker
-	ctl      *migrate.Controller
+	ctl      *control.Controller
 }
 
 func (r *run) logf(format string, a ...any) {
@@ -285,8 +286,8 @@ var period = max(migrate.DefaultPhaseInterval, (migrate.DefaultPhaseLeaseInterva
 // over one reading period as a fleet deployed over time is, then lets them
 // settle for another interval.
 func (r *run) start(ctx context.Context) error {
-	ctl, err := migrate.NewController(r.client(0), r.ns, migrate.WithQuietPeriod(time.Second),
-		migrate.WithControllerLogger(slog.New(warnCounter{&r.warns})))
+	ctl, err := control.New(r.client(0), r.ns, control.WithQuietPeriod(time.Second),
+		control.WithLogger(slog.New(warnCounter{&r.warns})))
 	if err != nil {
 		return err
 	}
@@ -364,7 +365,7 @@ func (r *run) steady(ctx context.Context, res *Result) error {
 	if res.Commands, err = r.logged(func() error { time.Sleep(2 * migrate.DefaultPhaseInterval); return nil }, nil); err != nil {
 		return err
 	}
-	keys, _ := migrate.NamespaceKeys(r.ns)
+	keys, _ := control.NamespaceKeys(r.ns)
 	res.Memory, err = r.primary.memory(keys)
 	return err
 }

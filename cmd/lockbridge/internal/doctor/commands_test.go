@@ -81,7 +81,7 @@ func TestDoctorCommandsCoverCode(t *testing.T) {
 	// The scan must see something, or it checks nothing.
 	assert.Contains(t, strings.Join(inScripts, " "), "TIME (internal/protocol/luafrag/legacy_now.lua)")
 	assert.Contains(t, strings.Join(direct, " "), "GETSET (driver/adapter/adapter.go)")
-	assert.Contains(t, strings.Join(inScripts, " "), "HGETALL (migrate/scripts/status.lua)")
+	assert.Contains(t, strings.Join(inScripts, " "), "HGETALL (internal/protocol/migrateproto/scripts/status.lua)")
 	assert.Contains(t, strings.Join(direct, " "), "PEXPIRE (legacy/classic.go)")
 	for _, pub := range []string{"PUBLISH", "SPUBLISH"} {
 		assert.NotZero(t, known[pub]&InScript, pub)

@@ -13,6 +13,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	goredislib "github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -324,7 +325,7 @@ func TestDoctorNamespace(t *testing.T) {
 	assert.Equal(t, Warn, f.Severity, "not started yet: a warning, with the command: %+v", f)
 	assert.Contains(t, f.Summary, "not initialised")
 	assert.Equal(t, "lockbridge phase init --namespace "+ns, f.Fix)
-	ctl, err := migrate.NewController(c, ns, migrate.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(c, ns, control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, false)
 	require.NoError(t, err)
@@ -358,7 +359,7 @@ func TestDoctorNamespace(t *testing.T) {
 	// A legacy-only locker seen after the fleet moved to dual-read, with no
 	// lagging client registered.
 	const ns2 = "doctor-sighting"
-	ctl2, err := migrate.NewController(c, ns2, migrate.WithInitSilence(time.Millisecond))
+	ctl2, err := control.New(c, ns2, control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl2.Init(ctx, false)
 	require.NoError(t, err)

@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // checkNamespace reads a migration namespace as the controller reads it
-// (migrate.Controller.Status) and flags what lets two holders in: live
+// (control.Controller.Status) and flags what lets two holders in: live
 // clients in phases that do not exclude each other, and a legacy-only
 // locker seen after the fleet moved past dual-write.
 func checkNamespace(ctx context.Context, r *run) (Finding, bool) {
@@ -20,7 +21,7 @@ func checkNamespace(ctx context.Context, r *run) (Finding, bool) {
 		return Finding{}, false
 	}
 	f := Finding{ID: IDNamespace}
-	ctl, err := migrate.NewController(r.t.Client, r.cfg.ns)
+	ctl, err := control.New(r.t.Client, r.cfg.ns)
 	if err != nil {
 		f.Severity, f.Summary = Unknown, errText(err)
 		return f, true
@@ -48,7 +49,7 @@ func checkNamespace(ctx context.Context, r *run) (Finding, bool) {
 // cannot be known, when live clients run phases that do not exclude each
 // other, or when a legacy-only locker was seen after dual-write; a warning
 // when it was never started.
-func namespaceFinding(st migrate.Status, _ time.Time) Finding {
+func namespaceFinding(st control.Status, _ time.Time) Finding {
 	if st.PhaseProblem != nil {
 		return phaseProblemFinding(st)
 	}
@@ -98,7 +99,7 @@ func namespaceFinding(st migrate.Status, _ time.Time) Finding {
 // warning when it was never started (lockers refuse until phase init),
 // otherwise danger (lockers that follow it fail closed: no overlap, but no
 // locks either).
-func phaseProblemFinding(st migrate.Status) Finding {
+func phaseProblemFinding(st control.Status) Finding {
 	f := Finding{ID: IDNamespace}
 	pe := st.PhaseProblem
 	if neverRan(st) {
@@ -133,7 +134,7 @@ type livePhases struct {
 	dead   int                        // dead registry entries
 }
 
-func livePhasesOf(st migrate.Status) livePhases {
+func livePhasesOf(st control.Status) livePhases {
 	lp := livePhases{live: map[migrate.Phase][]string{}}
 	for _, c := range st.Members {
 		if c.Live {
@@ -198,7 +199,7 @@ func clientList(live map[migrate.Phase][]string, a, b migrate.Phase) string {
 	return strings.Join(s, "; ")
 }
 
-func blockerText(bs []migrate.Blocker) string {
+func blockerText(bs []control.Blocker) string {
 	s := make([]string, len(bs))
 	for i, b := range bs {
 		s[i] = b.Text
@@ -208,7 +209,7 @@ func blockerText(bs []migrate.Blocker) string {
 
 // neverRan reports a namespace that was never initialised and shows no
 // trace of a fleet: nothing was lost, it was not started.
-func neverRan(st migrate.Status) bool {
+func neverRan(st control.Status) bool {
 	return st.PhaseProblem.Reason == migrate.ReasonUninitialized && st.Evidence == 0 &&
 		len(st.Members) == 0 && st.Sighting.At.IsZero() && st.Sighting.Count == 0
 }

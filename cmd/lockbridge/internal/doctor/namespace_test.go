@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -16,17 +17,16 @@ func TestNamespaceFindingUninitialised(t *testing.T) {
 	uninit := func() *migrate.PhaseUnknownError {
 		return &migrate.PhaseUnknownError{Namespace: "shop", Reason: migrate.ReasonUninitialized, Remedy: "init or repair"}
 	}
-	f := namespaceFinding(migrate.Status{Namespace: "shop", PhaseProblem: uninit()}, now)
+	f := namespaceFinding(control.Status{Namespace: "shop", PhaseProblem: uninit()}, now)
 	assert.Equal(t, Warn, f.Severity)
 	assert.Contains(t, f.Summary, `namespace "shop" not initialised`)
 	assert.Equal(t, "lockbridge phase init --namespace shop", f.Fix)
 
-	for name, st := range map[string]migrate.Status{
-		"evidence": {Namespace: "shop", PhaseProblem: uninit(), Evidence: migrate.PhaseDualWrite},
-		"registry": {Namespace: "shop", PhaseProblem: uninit(), Members: []migrate.Member{{ID: "a"}}},
-		"sighting": {Namespace: "shop", PhaseProblem: uninit(), Sighting: migrate.Sighting{At: now, Count: 1}},
-		"phase lost": {Namespace: "shop", PhaseProblem: &migrate.PhaseUnknownError{Namespace: "shop",
-			Reason: migrate.ReasonLost}},
+	for name, st := range map[string]control.Status{
+		"evidence":   {Namespace: "shop", PhaseProblem: uninit(), Evidence: migrate.PhaseDualWrite},
+		"registry":   {Namespace: "shop", PhaseProblem: uninit(), Members: []control.Member{{ID: "a"}}},
+		"sighting":   {Namespace: "shop", PhaseProblem: uninit(), Sighting: control.Sighting{At: now, Count: 1}},
+		"phase lost": {Namespace: "shop", PhaseProblem: &migrate.PhaseUnknownError{Namespace: "shop", Reason: migrate.ReasonLost}},
 	} {
 		f := namespaceFinding(st, now)
 		assert.Equal(t, Danger, f.Severity, name)

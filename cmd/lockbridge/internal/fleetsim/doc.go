@@ -12,7 +12,7 @@
 //     namespace's fleet registry and record legacy sightings, as a deployed
 //     service with a configured phase does.
 //
-// A deployer rolls the fleet with a migrate.Controller, as an operator
+// A deployer rolls the fleet with a control.Controller, as an operator
 // would: Advance (refused until safe), then redeploy the Go workers one at a
 // time in the new phase (the worker closes its Locker and starts a new one,
 // a rolling deploy) while everyone keeps contending. After every Go worker

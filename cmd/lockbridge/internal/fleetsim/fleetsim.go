@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // Sim is one simulation. Build it with New, run it once with Run; Snapshot
@@ -18,7 +19,7 @@ type Sim struct {
 	cfg   Config
 	step  time.Duration
 	names []string
-	ctl   *migrate.Controller
+	ctl   *control.Controller
 
 	start   time.Time // set by Run, under mu
 	workers []*worker
@@ -72,13 +73,13 @@ func New(cfg Config) (*Sim, error) {
 	}
 	// Init waits until the namespace has shown no trace for the phase lease
 	// and the lease of the fleet it would miss, with the liveness margin.
-	copts := []migrate.ControllerOption{migrate.WithQuietPeriod(cfg.Quiet),
-		migrate.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*cfg.Heartbeat + cfg.Lease +
-			migrate.DefaultLivenessMargin)}
+	copts := []control.Option{control.WithQuietPeriod(cfg.Quiet),
+		control.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*cfg.Heartbeat + cfg.Lease +
+			control.DefaultLivenessMargin)}
 	if cfg.Fresh {
-		copts = append(copts, migrate.WithMaxmemoryPolicy("noeviction"))
+		copts = append(copts, control.WithMaxmemoryPolicy("noeviction"))
 	}
-	ctl, err := migrate.NewController(cfg.Client, cfg.Namespace, copts...)
+	ctl, err := control.New(cfg.Client, cfg.Namespace, copts...)
 	if err != nil {
 		return nil, fmt.Errorf("fleetsim: %w", err)
 	}
@@ -371,7 +372,7 @@ func (s *Sim) claim(ctx context.Context) error {
 	return nil
 }
 
-func countDead(cs []migrate.Member) int {
+func countDead(cs []control.Member) int {
 	n := 0
 	for _, c := range cs {
 		if !c.Live {
@@ -389,13 +390,13 @@ func (s *Sim) Cleanup(ctx context.Context) error {
 	if !s.began.Load() {
 		return nil
 	}
-	keys, err := migrate.NamespaceKeys(s.cfg.Namespace)
+	keys, err := control.NamespaceKeys(s.cfg.Namespace)
 	if err != nil {
 		return fmt.Errorf("fleetsim: cleanup: %w", err)
 	}
 	// The run's namespace is retired for good (its lockers have stopped):
 	// its mark goes too.
-	mark, _ := migrate.MarkKey(s.cfg.Namespace)
+	mark, _ := control.MarkKey(s.cfg.Namespace)
 	keys = append(keys, mark)
 	for _, name := range s.names {
 		keys = append(keys, name)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -144,7 +145,7 @@ func TestRollout(t *testing.T) {
 			"the controller moves before the first redeploy")
 
 		// Everyone left the registry.
-		ctl, err := migrate.NewController(tg.Client, ns)
+		ctl, err := control.New(tg.Client, ns)
 		require.NoError(t, err)
 		st, err := ctl.Status(context.Background())
 		require.NoError(t, err)
@@ -207,7 +208,7 @@ func TestCancel(t *testing.T) {
 	// The namespace keeps no live client once the locks the cancel cut off
 	// (an acquire cancelled on its way may have taken its lock) have run
 	// out: a closed Locker's entry reports them until then.
-	ctl, err := migrate.NewController(tg.Client, "cancel", migrate.WithLivenessMargin(0))
+	ctl, err := control.New(tg.Client, "cancel", control.WithLivenessMargin(0))
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool {
 		st, err := ctl.Status(context.Background())
@@ -225,7 +226,7 @@ func TestCancel(t *testing.T) {
 
 func TestNotAtLegacy(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	ctl, err := migrate.NewController(tg.Client, "moved")
+	ctl, err := control.New(tg.Client, "moved")
 	require.NoError(t, err)
 	_, err = ctl.Init(context.Background(), true)
 	require.NoError(t, err)
@@ -289,7 +290,7 @@ func TestCleanup(t *testing.T) {
 	assert.Zero(t, dbsize(), "a run leaves nothing behind after Cleanup")
 
 	// A namespace Run refused is never cleaned up: it is not the run's.
-	ctl, err := migrate.NewController(tg.Client, "theirs")
+	ctl, err := control.New(tg.Client, "theirs")
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, true)
 	require.NoError(t, err)
@@ -306,14 +307,12 @@ func TestCleanup(t *testing.T) {
 }
 
 func TestFoldBlockers(t *testing.T) {
-	lag := func(id string, p migrate.Phase) migrate.Blocker {
-		return migrate.Blocker{Kind: migrate.BlockClientPhase, Member: id, Phase: p,
+	lag := func(id string, p migrate.Phase) control.Blocker {
+		return control.Blocker{Kind: control.BlockClientPhase, Member: id, Phase: p,
 			Text: fmt.Sprintf("client %q runs %v, the fleet is at dual-write", id, p)}
 	}
-	quiet := migrate.Blocker{Kind: migrate.BlockQuietPeriod,
-		Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
-	in := []migrate.Blocker{lag("a-1-x", migrate.PhaseLegacy), lag("b", migrate.PhaseLegacy), lag("c",
-		migrate.PhaseDualRead), quiet}
+	quiet := control.Blocker{Kind: control.BlockQuietPeriod, Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
+	in := []control.Blocker{lag("a-1-x", migrate.PhaseLegacy), lag("b", migrate.PhaseLegacy), lag("c", migrate.PhaseDualRead), quiet}
 	assert.Equal(t, []string{
 		"2 clients run legacy, the fleet is at dual-write",
 		`client "c" runs dual-read, the fleet is at dual-write`,

@@ -27,6 +27,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -105,8 +106,7 @@ func TestCompatRollingFollowers(t *testing.T) {
 		ns := "followers-" + tg.Name
 		name := locktest.Key(t, "lock")
 		guard := locktest.NewGuard(tg.Client, name)
-		ctl, err := migrate.NewController(tg.Client, ns, migrate.WithQuietPeriod(300*time.Millisecond),
-			migrate.WithInitSilence(time.Millisecond))
+		ctl, err := control.New(tg.Client, ns, control.WithQuietPeriod(300*time.Millisecond), control.WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		_, err = ctl.Init(ctx, tg.Cluster) // a test's new cluster: forced
 		require.NoError(t, err)

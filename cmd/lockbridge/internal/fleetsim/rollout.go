@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/migrate"
+	"github.com/lockbridge/lockbridge/migrate/control"
 )
 
 // rollout is the deployer: legacy, dual-write (the Java workers retired at
@@ -145,7 +146,7 @@ func (s *Sim) tryEarly(ctx context.Context, why string) {
 		return
 	}
 	st, err := s.ctl.Advance(ctx, false)
-	var ue *migrate.UnsafeStepError
+	var ue *control.UnsafeStepError
 	switch {
 	case errors.As(err, &ue):
 		s.refusal(ue, why)
@@ -155,7 +156,7 @@ func (s *Sim) tryEarly(ctx context.Context, why string) {
 	}
 }
 
-func (s *Sim) refusal(ue *migrate.UnsafeStepError, why string) {
+func (s *Sim) refusal(ue *control.UnsafeStepError, why string) {
 	msg := fmt.Sprintf("%v → %v (%s): %s", ue.Step.From, ue.Step.To, why,
 		strings.Join(foldBlockers(ue.Blockers, ue.Step.From), "; "))
 	s.mu.Lock()
@@ -192,7 +193,7 @@ func (s *Sim) advanceWhenSafe(ctx context.Context, to migrate.Phase) error {
 		}
 		if st.Safe() && st.Next == to {
 			err := s.advance(ctx, false)
-			if err == nil || !errors.Is(err, migrate.ErrUnsafeStep) {
+			if err == nil || !errors.Is(err, control.ErrUnsafeStep) {
 				return err
 			}
 		} else if st.Phase != to-1 {
@@ -233,12 +234,12 @@ func (s *Sim) redeploy(ctx context.Context, ws []*worker, p migrate.Phase) error
 // foldBlockers folds the controller's one-blocker-per-lagging-client
 // values into one line per phase ("3 clients run legacy, the fleet is at
 // dual-write"), keeping the others' text as it is.
-func foldBlockers(bs []migrate.Blocker, fleet migrate.Phase) []string {
+func foldBlockers(bs []control.Blocker, fleet migrate.Phase) []string {
 	var out []string
 	at := map[migrate.Phase]int{} // a lagging phase → its line in out
 	n := map[migrate.Phase]int{}
 	for _, b := range bs {
-		if b.Kind != migrate.BlockClientPhase {
+		if b.Kind != control.BlockClientPhase {
 			out = append(out, b.Text)
 			continue
 		}

@@ -73,7 +73,7 @@ type Config struct {
 	// Duration is about how long the whole rollout takes, quiet period
 	// included: it sets the pace of the redeploys. Default 20 s.
 	Duration time.Duration
-	// Quiet is the controller's quiet period (migrate.WithQuietPeriod).
+	// Quiet is the controller's quiet period (control.WithQuietPeriod).
 	// Default 1.5 s.
 	Quiet time.Duration
 	// Heartbeat is the Go workers' heartbeat interval
