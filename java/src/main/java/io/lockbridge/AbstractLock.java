@@ -7,7 +7,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -67,26 +66,21 @@ abstract class AbstractLock implements Lock {
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
-    private ScheduledFuture<?> timer; // under mu: the give-up point armed last
+    private LeaseTimer.Task timer; // under mu: the give-up point armed last
     private long timerGen; // under mu
 
     /**
-     * The lease timer: one daemon thread of lockbridge's own for every
-     * lock's give-up point. Its tasks only take a lock's mu (never held
-     * across I/O) and hand done()'s completion to {@link #SIGNAL}, so no
-     * caller's code, no stalled command and no busy shared pool delays it.
+     * The lease timer ({@link LeaseTimer}): one daemon thread of lockbridge's
+     * own for every lock's give-up point. Its tasks only take a lock's mu
+     * (never held across I/O) and hand done()'s completion to
+     * {@link #SIGNAL}, so no caller's code, no stalled command and no busy
+     * shared pool delays it.
      */
-    private static final ScheduledThreadPoolExecutor TIMER = timer();
+    private static final LeaseTimer TIMER = new LeaseTimer("lockbridge-lease-timer");
 
     /** Where a loss found on lockbridge's own threads completes done(): the callers' callbacks run here, not on the timer or a watchdog. */
     private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
             Threads.daemon("lockbridge-done"));
-
-    private static ScheduledThreadPoolExecutor timer() {
-        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, Threads.daemon("lockbridge-lease-timer"));
-        t.setRemoveOnCancelPolicy(true);
-        return t;
-    }
 
     /** A lease this long or longer is treated as this long (about 73 years): nanoTime arithmetic never wraps. */
     private static final long FOREVER = Long.MAX_VALUE / 4;
@@ -358,9 +352,9 @@ abstract class AbstractLock implements Lock {
         }
         long gen = ++timerGen;
         if (timer != null) {
-            timer.cancel(false);
+            TIMER.cancel(timer);
         }
-        timer = TIMER.schedule(() -> giveUp(gen), Math.max(0, giveUpNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        timer = TIMER.schedule(() -> giveUp(gen), giveUpNanos);
     }
 
     private void giveUp(long gen) {
@@ -556,7 +550,7 @@ abstract class AbstractLock implements Lock {
         stopWatchdogLocked();
         timerGen++;
         if (timer != null) {
-            timer.cancel(false);
+            TIMER.cancel(timer);
             timer = null;
         }
     }
