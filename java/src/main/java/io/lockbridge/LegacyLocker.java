@@ -95,7 +95,7 @@ public final class LegacyLocker implements AutoCloseable {
         checkOpen();
         profile.checkTtl(ttl);
         profile.encodeKey(name);
-        return Wait.loop(name, wait, backoff, () -> tryLock(name, ttl), null);
+        return Wait.loop(name, wait, backoff, again -> tryLock(name, ttl), null);
     }
 
     /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends, as every lock is that nothing extended. */

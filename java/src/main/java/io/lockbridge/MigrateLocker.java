@@ -49,6 +49,7 @@ public final class MigrateLocker implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Redis redis;
+    private final ModernAcquire modernAttempts; // the MODERN phase's acquire, as a ModernLocker's
     private final LegacyProfile profile;
     private final Phase fixed;
     private final boolean autoRefresh;
@@ -62,6 +63,7 @@ public final class MigrateLocker implements AutoCloseable {
 
     private MigrateLocker(Builder b) {
         this.redis = b.redis;
+        this.modernAttempts = new ModernAcquire(b.redis);
         this.profile = b.profile;
         this.fixed = b.phase;
         this.autoRefresh = b.autoRefresh;
@@ -221,7 +223,7 @@ public final class MigrateLocker implements AutoCloseable {
     /** One attempt in the current phase: NotObtainedException when held, PhaseUnknownException when the phase is untrusted. */
     public Lock tryLock(String name, Duration ttl) {
         Args a = prepare(name, ttl);
-        return attempt(a);
+        return attempt(a, false);
     }
 
     /**
@@ -233,7 +235,7 @@ public final class MigrateLocker implements AutoCloseable {
     public Lock lock(String name, Duration ttl, Duration wait) {
         Args a = prepare(name, ttl);
         Wait.Notices notices = a.channel == null ? null : wake -> redis.subscribe(a.channel, wake);
-        return Wait.loop(name, wait, backoff, () -> attempt(a), notices);
+        return Wait.loop(name, wait, backoff, again -> attempt(a, again), notices);
     }
 
     /**
@@ -267,12 +269,13 @@ public final class MigrateLocker implements AutoCloseable {
         return new Args(name, l, m, Keys.companion(m, Keys.RELEASED_SUFFIX), ttl);
     }
 
-    private Lock attempt(Args a) {
+    /** One attempt in the phase current now; again: lock()'s attempts after a miss. */
+    private Lock attempt(Args a, boolean again) {
         if (closed) {
             throw new InvalidException("migrate: locker closed");
         }
         if (follow == null) {
-            AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a);
+            AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a, again);
             started(lk);
             return lk;
         }
@@ -281,7 +284,7 @@ public final class MigrateLocker implements AutoCloseable {
         Phase p = tr.phase();
         AbstractLock lk;
         try {
-            lk = acquire(p, a);
+            lk = acquire(p, a, again);
         } catch (RuntimeException e) {
             held.settle(res[0], e);
             throw e;
@@ -331,10 +334,10 @@ public final class MigrateLocker implements AutoCloseable {
         }
     }
 
-    private AbstractLock acquire(Phase p, Args a) {
+    private AbstractLock acquire(Phase p, Args a, boolean again) {
         return switch (p) {
             case LEGACY -> LegacyLocker.acquire(redis, profile, a.name, a.legacyKey, a.ttl, Phase.LEGACY);
-            case MODERN -> acquireModern(a);
+            case MODERN -> acquireModern(a, again);
             default -> acquireDual(p, a);
         };
     }
@@ -357,13 +360,12 @@ public final class MigrateLocker implements AutoCloseable {
         return v != null && Keys.same(v, Redis.arg(token));
     }
 
-    private AbstractLock acquireModern(Args a) {
+    private AbstractLock acquireModern(Args a, boolean again) {
         String token = token();
         long start = System.nanoTime();
-        Script s = Scripts.MODERN_ACQUIRE;
-        List<?> r;
+        ModernAcquire.Reply r;
         try {
-            r = redis.evalList(s, new byte[][] {a.modernKey}, Redis.arg(token), Redis.arg(a.ttl.toMillis()));
+            r = modernAttempts.once(a.modernKey, null, Redis.arg(token), a.ttl.toMillis(), again);
         } catch (UnknownOutcomeException e) {
             if (readBack(a, token, e)) {
                 return new ModernLock(a, token, start);
@@ -371,16 +373,13 @@ public final class MigrateLocker implements AutoCloseable {
             throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
-        List<?> l = Replies.list(s, r, 2);
-        long code = Replies.num(s, l.get(0));
-        if (code == 1) {
+        if (r.acquired()) {
             return new ModernLock(a, token, start);
         }
-        long pttl = Replies.num(s, l.get(1));
+        long pttl = r.value();
         Duration left = pttl < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, pttl));
         throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held on its modern key (" + left + " left)", left);
     }
-
 
     /** The dual-write modern key's PX: the ttl, or longer while the legacy value w stands. */
     private Duration modernPx(Instant now, Duration ttl, long w) {

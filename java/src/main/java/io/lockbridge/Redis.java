@@ -20,6 +20,7 @@ import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
@@ -559,6 +560,15 @@ public final class Redis implements AutoCloseable {
             throw Replies.unexpected(s, w.reply());
         }
         return w;
+    }
+
+    /**
+     * SET key value NX PX ms: whether it was set. Sent once, as
+     * {@link #eval}: no reply is an {@link UnknownOutcomeException}.
+     */
+    boolean setNxPx(byte[] key, byte[] value, long ms) {
+        SetArgs nxpx = SetArgs.Builder.nx().px(ms);
+        return "OK".equals(call("SET", Keys.slot(key), (c, asking) -> c.set(key, value, nxpx)));
     }
 
     /** GET key (a read: changes nothing). */

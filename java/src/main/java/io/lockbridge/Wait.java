@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
  * it, and wake at once on a notice; until the wait runs out.
  */
 final class Wait {
-    /** One attempt: a lock, or NotObtainedException (with the holder's time left). */
+    /** One attempt: a lock, or NotObtainedException (with the holder's time left); again after a miss. */
     interface Attempt {
-        Lock once();
+        Lock once(boolean again);
     }
 
     /** Subscribes wake to the lock's release notices after the first miss; null when there are none. */
@@ -31,7 +31,7 @@ final class Wait {
                 NotObtainedException miss;
                 wake.drainPermits(); // a notice from now on wakes the sleep below
                 try {
-                    return attempt.once();
+                    return attempt.once(n > 0);
                 } catch (NotObtainedException e) {
                     miss = e;
                 }
