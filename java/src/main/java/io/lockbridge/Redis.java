@@ -112,7 +112,7 @@ public final class Redis implements AutoCloseable {
     /** Pub/sub connections: in a cluster one per node ("host:port"), else one under "". Guarded by connMu. */
     private final Map<String, StatefulRedisPubSubConnection<byte[], byte[]>> pubsubs = new java.util.HashMap<>();
     private final Map<ByteBuffer, Set<Runnable>> listeners = new ConcurrentHashMap<>();
-    /** Cluster: the node each subscribed channel is subscribed on. Guarded by listeners. */
+    /** The node each channel is subscribed on, once Redis confirmed it ("" but in a cluster). Guarded by listeners. */
     private final Map<ByteBuffer, String> homes = new java.util.HashMap<>();
     /** Cluster: subscribes channels again on their slot's new master, off the callers' threads. */
     private final ExecutorService rehomer;
@@ -583,17 +583,27 @@ public final class Redis implements AutoCloseable {
      * then poll). In a cluster, a sharded subscription (SSUBSCRIBE) on the
      * master of the channel's slot, moved to the slot's new master when the
      * slot map changes (onMessage is then called once).
+     *
+     * <p>A channel whose subscription Redis has confirmed, and that has not
+     * been unsubscribed since (it has listeners all along), is not
+     * subscribed again: the new listener hears every message from the moment
+     * it is added, so it returns at once — the waiters of one key in one
+     * process pay one SUBSCRIBE between them, not one each.
      */
     AutoCloseable subscribe(byte[] channel, Runnable onMessage) {
         ByteBuffer k = ByteBuffer.wrap(channel.clone());
+        boolean confirmed;
         synchronized (listeners) {
             listeners.computeIfAbsent(k, x -> new CopyOnWriteArraySet<>()).add(onMessage);
+            confirmed = homes.containsKey(k);
         }
-        try {
-            subscribeAt(k, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
-        } catch (RuntimeException e) {
-            unsubscribe(k, onMessage);
-            throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
+        if (!confirmed) {
+            try {
+                subscribeAt(k, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
+            } catch (RuntimeException e) {
+                unsubscribe(k, onMessage);
+                throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
+            }
         }
         return () -> unsubscribe(k, onMessage);
     }
@@ -608,6 +618,11 @@ public final class Redis implements AutoCloseable {
         byte[] ch = bytes(k);
         if (kind != Kind.CLUSTER) {
             pubsubConnection("").sync().subscribe(ch);
+            synchronized (listeners) {
+                if (listeners.containsKey(k)) {
+                    homes.put(k, ""); // confirmed
+                }
+            }
             return;
         }
         for (int hop = 0;; hop++) {
@@ -749,31 +764,42 @@ public final class Redis implements AutoCloseable {
         return b;
     }
 
-    /** Removes a listener; the last one of a channel unsubscribes it (a service's many lock names do not pile up). */
+    /**
+     * Removes a listener; the last one of a channel unsubscribes it (a
+     * service's many lock names do not pile up). The UNSUBSCRIBE is sent
+     * (asynchronously) before the listeners' lock is let go, so that it goes
+     * out before the SUBSCRIBE of a listener that comes next: sent after it,
+     * it would leave that listener deaf.
+     */
     private void unsubscribe(ByteBuffer k, Runnable onMessage) {
-        String at;
         synchronized (listeners) {
             Set<Runnable> s = listeners.get(k);
             if (s == null || !s.remove(onMessage) || !s.isEmpty()) {
                 return;
             }
             listeners.remove(k);
-            at = kind == Kind.CLUSTER ? homes.remove(k) : "";
-        }
-        if (at == null) {
-            return;
-        }
-        if (kind == Kind.CLUSTER) {
-            leave(at, bytes(k), false);
-            return;
-        }
-        synchronized (connMu) {
-            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(at);
-            if (ps != null && ps.isOpen()) {
-                ps.async().unsubscribe(bytes(k));
+            String home = homes.remove(k);
+            Runnable hook = beforeUnsubscribe;
+            if (hook != null) {
+                hook.run();
+            }
+            if (kind == Kind.CLUSTER) {
+                if (home != null) {
+                    leave(home, bytes(k), false);
+                }
+                return;
+            }
+            synchronized (connMu) {
+                StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get("");
+                if (ps != null && ps.isOpen()) {
+                    ps.async().unsubscribe(bytes(k));
+                }
             }
         }
     }
+
+    /** Tests only: runs when the last listener of a channel has left, just before its UNSUBSCRIBE is sent. */
+    volatile Runnable beforeUnsubscribe;
 
     private void deliver(byte[] channel) {
         Set<Runnable> s = listeners.get(ByteBuffer.wrap(channel));
