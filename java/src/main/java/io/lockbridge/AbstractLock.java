@@ -60,6 +60,9 @@ abstract class AbstractLock implements Lock {
 
     /** Asked before each refresh; null without a phase lease. */
     volatile Trust trust;
+
+    /** Run once the release is confirmed (a locker's {@link LocalWakes}); null: nothing. */
+    volatile Runnable afterRelease;
     private Trust refreshTrust; // under op: the trust of the refresh in flight, null without one
     private long refreshUntil; // under op: the end of its phase lease
     private Duration sentHold; // under op: the hold of the refresh sent, null until it is
@@ -418,6 +421,10 @@ abstract class AbstractLock implements Lock {
                 lose("the release may or may not have happened", e);
                 throw e;
             }
+        }
+        Runnable r = afterRelease;
+        if (r != null) {
+            r.run();
         }
     }
 

@@ -57,6 +57,7 @@ public final class MigrateLocker implements AutoCloseable {
     private final Namespace ns; // null without a namespace
     private final Follower follow; // null without a namespace
     private final HeldSet held = new HeldSet();
+    private final LocalWakes wakes = new LocalWakes();
     private final ScheduledExecutorService watchdog;
     private final AtomicLong lastSighting = new AtomicLong(Long.MIN_VALUE);
     private volatile boolean closed;
@@ -230,11 +231,30 @@ public final class MigrateLocker implements AutoCloseable {
      * Waits up to wait for the lock, each attempt in the phase current then;
      * between attempts it sleeps the backoff, never past the holder's
      * remaining lease, and wakes at once on the modern key's release notice
-     * (what Go's releases publish).
+     * (what Go's releases publish, and this locker's in the dual and modern
+     * phases), and on the release of this locker's own legacy-phase locks
+     * on name, which publish none.
      */
     public Lock lock(String name, Duration ttl, Duration wait) {
         Args a = prepare(name, ttl);
-        Wait.Notices notices = a.channel == null ? null : wake -> redis.subscribe(a.channel, wake);
+        Wait.Notices notices = wake -> {
+            AutoCloseable local = wakes.add(a.name, wake);
+            if (a.channel == null) {
+                return local;
+            }
+            try {
+                AutoCloseable remote = redis.subscribe(a.channel, wake);
+                return () -> {
+                    try {
+                        remote.close();
+                    } finally {
+                        local.close();
+                    }
+                };
+            } catch (RedisUnavailableException e) {
+                return local; // no notices from Redis: poll, woken still by this locker's releases
+            }
+        };
         return Wait.loop(name, wait, backoff, again -> attempt(a, again), notices);
     }
 
@@ -335,11 +355,15 @@ public final class MigrateLocker implements AutoCloseable {
     }
 
     private AbstractLock acquire(Phase p, Args a, boolean again) {
-        return switch (p) {
+        AbstractLock lk = switch (p) {
             case LEGACY -> LegacyLocker.acquire(redis, profile, a.name, a.legacyKey, a.ttl, Phase.LEGACY);
             case MODERN -> acquireModern(a, again);
             default -> acquireDual(p, a);
         };
+        if (p == Phase.LEGACY || a.channel == null) {
+            lk.afterRelease = () -> wakes.released(a.name); // its release publishes no notice
+        }
+        return lk;
     }
 
     static String token() {

@@ -71,6 +71,7 @@ public final class ModernLocker implements AutoCloseable {
     private final Supplier<String> tokens;
     private final ScheduledExecutorService watchdog; // null without auto-refresh
     private final ModernAcquire attempts;
+    private final LocalWakes wakes = new LocalWakes();
     private volatile boolean closed;
 
     private ModernLocker(Builder b) {
@@ -270,7 +271,7 @@ public final class ModernLocker implements AutoCloseable {
             // As a poller: d/2 to d between attempts, no notice cuts it short.
             return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(n, t, again), null);
         }
-        Wait.Notices notices = notifications && n.channel != null ? wake -> redis.subscribe(n.channel, wake) : null;
+        Wait.Notices notices = !notifications ? null : n.channel != null ? wake -> redis.subscribe(n.channel, wake) : wake -> wakes.add(name, wake);
         return Wait.loop(name, wait, backoff, again -> attempt(n, t, again), notices);
     }
 
@@ -293,6 +294,9 @@ public final class ModernLocker implements AutoCloseable {
     private Lock attempt(Names n, Duration ttl, boolean again) {
         checkOpen();
         ModernLock lk = acquire(n, ttl, again);
+        if (n.channel == null) {
+            lk.afterRelease = () -> wakes.released(n.name); // no channel in the key's slot: its release publishes nothing
+        }
         if (watchdog != null) {
             lk.autoRefresh(watchdog);
         }
