@@ -27,7 +27,7 @@ final class Wait {
         Semaphore wake = new Semaphore(0);
         AutoCloseable sub = null;
         try {
-            for (int n = 0;; n++) {
+            for (int n = 0, slept = 0;; n++) {
                 NotObtainedException miss;
                 wake.drainPermits(); // a notice from now on wakes the sleep below
                 try {
@@ -50,7 +50,7 @@ final class Wait {
                     throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " not obtained within " + wait + ": "
                             + miss.getMessage(), miss.holderLeft(), miss);
                 }
-                long sleep = backoff.delay(n).toNanos();
+                long sleep = backoff.delay(slept++).toNanos(); // the retry after subscribing is no wait: as Go's, the first sleep is the backoff's first
                 Duration holder = miss.holderLeft();
                 if (!holder.isZero() && holder.toNanos() < sleep) {
                     sleep = holder.toNanos();
