@@ -52,7 +52,11 @@ import org.openjdk.jmh.util.Statistics;
  * {@code --handoff-rounds N} (default 3), {@code --handoff-ms N} (default
  * 2000 measured per shape, after a warm-up of half that),
  * {@code --out PATH} (default ../../docs/performance.md),
- * {@code --only a,b} (subjects; the floor is always run).
+ * {@code --only a,b} (subjects; the floor is always run),
+ * {@code --save PATH} (default target/java-bench.ser: the figures measured,
+ * for {@code --render}), {@code --render PATH} (measure nothing: write the
+ * section from figures saved before, as after editing the hand-written
+ * part, src/main/resources/analysis.md).
  */
 public final class Report {
     static final String BEGIN = "<!-- java-bench: begin -->";
@@ -63,10 +67,10 @@ public final class Report {
     private Report() {}
 
     /** One JMH run of the uncontended cycle: p50 and p99 in µs. */
-    record Run(double p50, double p99, long samples) {}
+    record Run(double p50, double p99, long samples) implements java.io.Serializable {}
 
     /** A cycle's costs besides time: commands Redis counted (by name), server CPU µs, client CPU µs, context switches. */
-    record Cost(Map<String, Double> commands, double serverCpu, double clientCpu, double switches) {
+    record Cost(Map<String, Double> commands, double serverCpu, double clientCpu, double switches) implements java.io.Serializable {
         double total() {
             return commands.values().stream().mapToDouble(Double::doubleValue).sum();
         }
@@ -78,8 +82,14 @@ public final class Report {
         int handoffRounds = 3;
         int handoffMs = 2000;
         Path out = Path.of("../../docs/performance.md");
+        Path save = Path.of("target/java-bench.ser");
+        Path render;
         List<String> subjects = List.of(Subject.NAMES);
     }
+
+    /** How and where a run was made. */
+    record Setup(int rounds, int iterMs, int handoffRounds, int handoffMs, List<String> subjects, String date, String os, String java, int cores,
+            String redis, String loadBefore, String loadAfter) implements java.io.Serializable {}
 
     public static void main(String[] args) throws Exception {
         Options2 o = new Options2();
@@ -90,6 +100,8 @@ public final class Report {
             case "--handoff-rounds" -> o.handoffRounds = Integer.parseInt(args[++i]);
             case "--handoff-ms" -> o.handoffMs = Integer.parseInt(args[++i]);
             case "--out" -> o.out = Path.of(args[++i]);
+            case "--save" -> o.save = Path.of(args[++i]);
+            case "--render" -> o.render = Path.of(args[++i]);
             case "--only" -> {
                 List<String> l = new ArrayList<>(List.of(FLOOR));
                 for (String s : args[++i].split(",")) {
@@ -101,6 +113,15 @@ public final class Report {
             }
             default -> throw new IllegalArgumentException("unknown argument " + args[i]);
             }
+        }
+        if (o.render != null) {
+            Section sec;
+            try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(Files.newInputStream(o.render))) {
+                sec = (Section) in.readObject();
+            }
+            write(o.out, sec.text());
+            System.out.println(sec.text());
+            return;
         }
         String loadBefore = loadavg();
         Map<String, Cost> costs;
@@ -139,7 +160,17 @@ public final class Report {
                 }
             }
         }
-        String section = new Section(o, costs, cycle, floorOf, shared, own, loadBefore, loadavg()).text();
+        Setup su = new Setup(o.rounds, o.iterMs, o.handoffRounds, o.handoffMs, List.copyOf(o.subjects), LocalDate.now().toString(),
+                System.getProperty("os.name"), System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(), redisVersion(),
+                loadBefore, loadavg());
+        Section sec = new Section(su, costs, cycle, floorOf, shared, own);
+        if (o.save.getParent() != null) {
+            Files.createDirectories(o.save.getParent());
+        }
+        try (java.io.ObjectOutputStream os = new java.io.ObjectOutputStream(Files.newOutputStream(o.save))) {
+            os.writeObject(sec);
+        }
+        String section = sec.text();
         write(o.out, section);
         System.out.println(section);
     }
@@ -179,40 +210,48 @@ public final class Report {
         return out;
     }
 
-    /** Each subject's costs per cycle, alone: 1000 cycles to warm up, then 3000 measured. */
+    /**
+     * Each subject's costs per cycle, alone: every subject first runs 3000
+     * cycles (the JIT compiles the shared client code once for all), then
+     * each, in turn, 5000 measured.
+     */
     static Map<String, Cost> costs(List<String> subjects, int port) throws Exception {
         Map<String, Cost> m = new LinkedHashMap<>();
         RedisClient admin = RedisClient.create(RedisURI.create("127.0.0.1", port));
+        Map<String, Subject> subs = new LinkedHashMap<>();
         try (StatefulRedisConnection<String, String> c = admin.connect()) {
             for (String name : subjects) {
-                try (Subject s = Subject.of(name, port)) {
-                    String key = "jmh:cost:" + name;
-                    for (int i = 0; i < 1000; i++) {
-                        s.cycle(key);
-                    }
-                    int n = 3000;
-                    Map<String, Double> cmd0 = commands(c);
-                    double srv0 = serverCpu(c);
-                    long cpu0 = clientCpu();
-                    long sw0 = switches();
-                    for (int i = 0; i < n; i++) {
-                        s.cycle(key);
-                    }
-                    long sw1 = switches();
-                    long cpu1 = clientCpu();
-                    double srv1 = serverCpu(c);
-                    Map<String, Double> cmd1 = commands(c);
-                    Map<String, Double> per = new TreeMap<>();
-                    cmd1.forEach((k, v) -> {
-                        double d = (v - cmd0.getOrDefault(k, 0.0) - (k.equals("INFO") ? 2 : 0)) / n;
-                        if (d >= 0.005) {
-                            per.put(k, d);
-                        }
-                    });
-                    m.put(name, new Cost(per, (srv1 - srv0) * 1e6 / n, (cpu1 - cpu0) / 1e3 / n, (double) (sw1 - sw0) / n));
+                subs.put(name, Subject.of(name, port));
+                for (int i = 0; i < 3000; i++) {
+                    subs.get(name).cycle("jmh:cost:" + name);
                 }
             }
+            for (String name : subjects) {
+                Subject s = subs.get(name);
+                String key = "jmh:cost:" + name;
+                int n = 5000;
+                Map<String, Double> cmd0 = commands(c);
+                double srv0 = serverCpu(c);
+                long cpu0 = clientCpu();
+                long sw0 = switches();
+                for (int i = 0; i < n; i++) {
+                    s.cycle(key);
+                }
+                long sw1 = switches();
+                long cpu1 = clientCpu();
+                double srv1 = serverCpu(c);
+                Map<String, Double> cmd1 = commands(c);
+                Map<String, Double> per = new TreeMap<>();
+                cmd1.forEach((k, v) -> {
+                    double d = (v - cmd0.getOrDefault(k, 0.0) - (k.equals("INFO") ? 2 : 0)) / n;
+                    if (d >= 0.005) {
+                        per.put(k, d);
+                    }
+                });
+                m.put(name, new Cost(per, (srv1 - srv0) * 1e6 / n, (cpu1 - cpu0) / 1e3 / n, (double) (sw1 - sw0) / n));
+            }
         } finally {
+            subs.values().forEach(Subject::close);
             admin.shutdown();
         }
         return m;
@@ -321,8 +360,8 @@ public final class Report {
     }
 
     /** The Java section's text. */
-    record Section(Options2 o, Map<String, Cost> costs, Map<String, List<Run>> cycle, Map<String, List<Run>> floorOf,
-            Map<String, List<Map<String, Double>>> shared, Map<String, List<Map<String, Double>>> own, String loadBefore, String loadAfter) {
+    record Section(Setup o, Map<String, Cost> costs, Map<String, List<Run>> cycle, Map<String, List<Run>> floorOf,
+            Map<String, List<Map<String, Double>>> shared, Map<String, List<Map<String, Double>>> own) implements java.io.Serializable {
 
         /** The subject's paired ratios to the floor, per round. */
         double[] ratios(String s) {
@@ -347,8 +386,8 @@ public final class Report {
         }
 
         boolean loaded() {
-            int cores = Runtime.getRuntime().availableProcessors();
-            for (String l : new String[] {loadBefore, loadAfter}) {
+            int cores = o.cores();
+            for (String l : new String[] {o.loadBefore(), o.loadAfter()}) {
                 if (!l.isEmpty() && Double.parseDouble(l.split(" ")[0]) >= cores) {
                     return true;
                 }
@@ -358,26 +397,27 @@ public final class Report {
 
         String text() {
             StringBuilder b = new StringBuilder();
-            int cores = Runtime.getRuntime().availableProcessors();
+            int cores = o.cores();
             b.append(BEGIN).append("\n\n## Java: lockbridge-java beside Redisson, RedisLockRegistry and raw Lettuce\n\n");
             b.append("<!-- Generated by `make java-bench` (java/jmh, io.lockbridge.jmh.Report); edits are overwritten. -->\n\n");
             b.append(String.format(Locale.ROOT, "Run %s on %s, Java %s, %d cores; one local redis-server (%s), sharing the cores with the "
                     + "client; load average (1, 5, 15 min) %s before the run and %s after. Every subject has its own client and connections "
-                    + "(Lettuce 7.5 for lockbridge-java, the floor and RedisLockRegistry; Redisson's own).%n%n", LocalDate.now(),
-                    System.getProperty("os.name"), System.getProperty("java.version"), cores, redisVersion(), loadBefore, loadAfter));
+                    + "(Lettuce 7.5 for lockbridge-java, the floor and RedisLockRegistry; Redisson's own).%n%n", o.date(), o.os(), o.java(),
+                    cores, o.redis(), o.loadBefore(), o.loadAfter()));
             if (loaded()) {
                 b.append(String.format(Locale.ROOT, "**Taken on a loaded machine**: the load average reached the number of cores (%d) while "
                         + "other work ran beside the benchmark, so times are longer and more scattered than on an idle machine, and the client, "
                         + "the server and that work took turns on the cores. The paired ratios (\"× floor\") are the figures to read; absolute "
                         + "times only within one table.%n%n", cores));
             }
-            if (o.rounds < 5 || o.iterMs < 1000 || o.handoffRounds < 3 || o.handoffMs < 2000) {
+            if (o.rounds() < 5 || o.iterMs() < 1000 || o.handoffRounds() < 3 || o.handoffMs() < 2000) {
                 b.append("**Provisional**: a shorter run than `make java-bench`'s default (5 rounds of 1000 ms iterations, 3 hand-off rounds "
                         + "of 2000 ms); its figures are not the ones to hold the goals against.\n\n");
             }
             cycleTable(b);
             handoffTables(b);
             goals(b);
+            b.append('\n').append(analysis());
             b.append("\n").append(END).append("\n");
             return b.toString();
         }
@@ -388,14 +428,14 @@ public final class Report {
                     + "%d ms; %d round%s. The floor is raw Lettuce: `SET key token NX PX` and an `EVALSHA` compare-and-delete on one "
                     + "connection. Each subject's run is paired with a floor run just before it (even rounds) or after it (odd rounds), the "
                     + "subjects' order rotated each round; \"× floor\" is the subject's p50 over the floor's p50 of its pair: median over the "
-                    + "rounds, min–max in small print. p50 and p99: medians over the rounds.%n%n", o.iterMs, o.rounds, o.rounds == 1 ? "" : "s"));
-            b.append("The other columns come from a separate pass of 3000 cycles per subject, alone: the commands Redis counts per cycle "
+                    + "rounds, min–max in small print. p50 and p99: medians over the rounds.%n%n", o.iterMs(), o.rounds(), o.rounds() == 1 ? "" : "s"));
+            b.append("The other columns come from a separate pass of 5000 cycles per subject, alone (after 3000 of each to warm up): the commands Redis counts per cycle "
                     + "(INFO commandstats; the commands a script runs are counted too), the redis-server's CPU time (INFO cpu), the client "
                     + "JVM's CPU time (all its threads) and its threads' context switches — each switch is a thread put to sleep or woken, "
                     + "the costliest step of a cycle on a VM.\n\n");
             b.append("| subject | p50 µs | p99 µs | × floor | Redis commands / cycle | server CPU µs | client CPU µs | thread switches |\n");
             b.append("|---|---:|---:|---:|---|---:|---:|---:|\n");
-            for (String s : o.subjects) {
+            for (String s : o.subjects()) {
                 double p99 = median(cycle.get(s).stream().mapToDouble(Run::p99).toArray());
                 String ratio = s.equals(FLOOR) ? "1" : ratio(s);
                 Cost c = costs.get(s);
@@ -409,6 +449,15 @@ public final class Report {
                     + "connection borrowed per call from a per-node pool, reconnect and replay off), without any lock logic: the "
                     + "connections' share of a cycle. Redisson takes an explicit lease (no watchdog); RedisLockRegistry runs its default "
                     + "spin lock.\n\n");
+        }
+
+        /** The hand-written part (src/main/resources/analysis.md), or nothing. */
+        static String analysis() {
+            try (java.io.InputStream in = Report.class.getResourceAsStream("/analysis.md")) {
+                return in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8).stripTrailing() + "\n";
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
         }
 
         static String label(String s) {
@@ -428,8 +477,8 @@ public final class Report {
                     + "waits its own way: lockbridge-java on its backoff woken by release notices (the legacy lock has none in its "
                     + "protocol: the locker's own releases wake its waiters, others' are found by polling), Redisson on its pub/sub "
                     + "channel, RedisLockRegistry on a local lock per key and then polling Redis every 100 ms (its default), the floors "
-                    + "polling every millisecond.%n%n", Handoff.HOLD.toNanos() / 1000, o.handoffRounds, o.handoffRounds == 1 ? "" : "s",
-                    o.handoffMs / 2, o.handoffMs));
+                    + "polling every millisecond.%n%n", Handoff.HOLD.toNanos() / 1000, o.handoffRounds(), o.handoffRounds() == 1 ? "" : "s",
+                    o.handoffMs() / 2, o.handoffMs()));
             handoffTable(b, "One client shared by the eight threads (one locker, as a service's threads use it; the Go bench's shape)",
                     shared);
             handoffTable(b, "A client per thread (eight instances of a fleet, one thread each)", own);
