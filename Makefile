@@ -1,5 +1,5 @@
 # Entry points: `make check` (the fast loop), `make test` (also what .ci/run
-# runs), `make lint`, `make bench`, `make soak`.
+# runs), `make lint`, `make bench`, `make bench-scale`, `make soak`.
 
 # staticcheck 2025.1.1; the module proxy knows the release by its semver tag.
 # Every check is on, the style checks too (package and exported-name
@@ -17,7 +17,7 @@ ADAPTER_MODULES := driver/rueidisadapter driver/valkeyadapter
 # tested and linted beside the main one.
 EXAMPLE_MODULES := examples/otel
 
-.PHONY: check test lint bench soak model model-long interop interop-long java java-spring java-bench
+.PHONY: check test lint bench bench-scale soak model model-long interop interop-long java java-spring java-bench
 
 # The packages of the main module that make check tests: all but the JVM
 # interop, the soak, the spin models and the examples.
@@ -46,8 +46,14 @@ test:
 # tests: the golden vectors, lockbridge-java on a real redis-server), then
 # runs Go lockers beside Spring Data Redis, jedis-lock, Spring Integration,
 # ShedLock, Redisson (4.x and 3.x) and lockbridge-java (the mixed Go/Java
-# migrating fleet) on real redis-servers. Part of `go test ./...` (so of make
-# test); this target runs it alone.
+# migrating fleet) on real redis-servers. It also builds the Spring test
+# applications' executable jars (java/spring boot3-app and boot4-app, with
+# the modules they are made of, tests skipped: java-spring runs them; the
+# lockbridge-java they need is installed by the first build) and runs them as
+# processes: both Boot lines migrating beside Go followers, and each line's
+# rolling deploy from RedisLockRegistry and RedisLockProvider to lockbridge's
+# beans (interop/spring_test.go; about a minute with the build). Part of
+# `go test ./...` (so of make test); this target runs it alone.
 interop:
 	./scripts/setup.sh
 	go test -race -count=1 -timeout 10m -v ./interop
@@ -133,3 +139,15 @@ lint:
 # under bench/results/. A few minutes on two cores.
 bench:
 	cd bench && go run ./cmd/benchreport -out ../docs/performance.md -chart results/handoff.svg -json results/results.json
+
+# The scale benchmarks (bench/cmd/benchscale): the uncontended cycle against
+# the minimal correct lock with the cores awake and halting, many locks on one
+# server and on clusters of 1, 3 and 6 primaries, 8 and 64 waiters each on a
+# client of its own, and 0.5 and 2 ms of added round trip through a proxy that
+# delays every frame without serializing them. It rewrites only its own
+# section of docs/performance.md (make bench keeps it), its charts and raw
+# results under bench/results/. Not part of make test; about 6 minutes on two
+# cores. It starts its own redis-servers, and as root it keeps the cores from
+# halting while it measures (a CPU latency request).
+bench-scale:
+	cd bench && go run ./cmd/benchscale -out ../docs/performance.md -charts results -json results/scale.json

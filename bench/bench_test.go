@@ -38,7 +38,7 @@ func locker(b *testing.B, im impls.Impl, w impls.Wait) (impls.Locker, *redis.Cli
 	b.Helper()
 	c := impls.NewClient(addr)
 	b.Cleanup(func() { _ = c.Close() })
-	l, err := im.New(c, w)
+	l, err := im.New(impls.On(c), w)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func BenchmarkHandoff(b *testing.B) {
 				// A fresh key per run: a Lock cancelled at the end of a run
 				// may leave a lock behind.
 				key := fmt.Sprintf("benchtest:handoff:%s:%s:%d", im.ID, w, runs.Add(1))
-				r, err := scenario.Handoff(context.Background(), l, key, cfg)
+				r, err := scenario.Handoff(context.Background(), []impls.Locker{l}, key, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -14,6 +14,8 @@ require (
 	github.com/lockbridge/lockbridge/driver/rueidisadapter v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/sys v0.48.0
 )
 
 require (
@@ -22,5 +24,5 @@ require (
 	go.opentelemetry.io/otel/metric v1.29.0 // indirect
 	go.opentelemetry.io/otel/trace v1.29.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

@@ -7,7 +7,7 @@
 // ErrWrongType, …, matchable with errors.Is), ReplyError, and
 // UnknownOutcomeError. Authors of an adapter for another client library
 // implement driver/adapter's Conn, which builds the Client; its conformance
-// suite is driver/adapter/adaptertest. Scripts are Script values that run
+// suite is adaptertest (at the module root). Scripts are Script values that run
 // with EVALSHA and fall back to EVAL on NOSCRIPT.
 //
 // Replies are normalised the same way whatever the client library: bulk and

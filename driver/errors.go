@@ -17,9 +17,6 @@ type Class struct {
 
 func (c *Class) Error() string { return "redis: " + c.name }
 
-// Name returns the class's name, e.g. "NOPERM".
-func (c *Class) Name() string { return c.name }
-
 func code(prefix string) func(string) bool {
 	return func(reply string) bool {
 		return reply == prefix || strings.HasPrefix(reply, prefix+" ")
@@ -61,7 +58,8 @@ var (
 	ErrBusy = &Class{"BUSY", code("BUSY")}
 )
 
-var classes = []*Class{ErrNoPerm, ErrWrongType, ErrLoading, ErrReadOnly, ErrMoved, ErrClusterDown, ErrOOM, ErrNoScripting, ErrBusy}
+var classes = []*Class{ErrNoPerm, ErrWrongType, ErrLoading, ErrReadOnly, ErrMoved, ErrClusterDown, ErrOOM,
+	ErrNoScripting, ErrBusy}
 
 // Is reports whether the reply belongs to target, a *Class such as
 // ErrNoPerm. It lets errors.Is(err, driver.ErrNoPerm) see through wrapping.

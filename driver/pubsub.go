@@ -7,6 +7,12 @@ import (
 // Message is one pub/sub message.
 type Message struct {
 	Channel, Payload string
+	// Moved marks a message nobody published: the subscription to Channel
+	// has just moved to another connection (in Redis Cluster, to the node
+	// its hash slot moved to), and a message published meanwhile may have
+	// been missed. Act on it as on a message (a waiter attempts the lock
+	// again); Payload is empty.
+	Moved bool
 }
 
 // Subscription is a dedicated pub/sub connection. Its methods are safe for

@@ -30,9 +30,9 @@ const installHint = "install a JDK and Maven: sudo apt-get install -y openjdk-17
 // workerJar is the Java worker, built by TestMain.
 var workerJar string
 
-// TestMain builds the Java worker once per run with Maven (which also runs
-// the Java tests of the golden vectors), and fails the run when Java or
-// Maven is missing.
+// TestMain builds (and installs) the Java worker and lockbridge-java once
+// per run with Maven (which also runs the Java tests of the golden
+// vectors), and fails the run when Java or Maven is missing.
 func TestMain(m *testing.M) {
 	if os.Getenv(goHolderEnv) != "" {
 		os.Exit(goHolderMain()) // a Go lock holder the test can SIGKILL (redisson_helpers_test.go)
@@ -55,8 +55,10 @@ func build() error {
 		return err
 	}
 	// -B: no colours or progress; the Java tests of the golden vectors run
-	// here too (JUnit, surefire).
-	args := []string{"-q", "-B", "package"}
+	// here too (JUnit, surefire). install: lockbridge-java and its test-jar
+	// go to the local Maven repository, where the build of the Spring
+	// applications (spring_test.go) finds them.
+	args := []string{"-q", "-B", "install"}
 	if os.Getenv("LOCKBRIDGE_INTEROP_SKIP_JAVA_TESTS") != "" {
 		args = append(args, "-DskipTests")
 	}

@@ -156,7 +156,7 @@ func (r *diffRun) role(field string) string {
 
 // listen records the messages on the lock's channel and its waiters'.
 func (r *diffRun) listen(ctx context.Context) func() {
-	ch := redisson.ChannelName(r.name)
+	ch := redissonChannel(r.name)
 	ps := r.rdb.PSubscribe(ctx, ch, ch+":*")
 	_, err := ps.Receive(ctx)
 	require.NoError(r.t, err)
@@ -191,7 +191,7 @@ func (r *diffRun) snap(step string) {
 	// for the DEL), as the Go package does; 3.x leaves it to expire.
 	deadline := time.Now().Add(time.Second)
 	for {
-		k, err := r.rdb.Keys(ctx, redisson.LatchName(r.name, "*")).Result()
+		k, err := r.rdb.Keys(ctx, redissonLatches(r.name)).Result()
 		require.NoError(t, err)
 		latches = len(k)
 		if latches == 0 || r.kept || time.Now().After(deadline) {
@@ -321,7 +321,8 @@ func TestRedissonSameState(t *testing.T) {
 				rdb := r.nodes[0]
 				lease := strconv.FormatInt(diffLease.Milliseconds(), 10)
 
-				jr := &diffRun{t: t, rdb: rdb, name: "diff-java-" + kind, roles: map[string]string{}, kept: strings.HasPrefix(w.version, "3.")}
+				jr := &diffRun{t: t, rdb: rdb, name: "diff-java-" + kind, roles: map[string]string{},
+					kept: strings.HasPrefix(w.version, "3.")}
 				flags := func() javaFlags {
 					return javaFlags{"name": jr.name, "lease-ms": lease, "fair": strconv.FormatBool(fair)}
 				}

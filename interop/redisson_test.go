@@ -27,12 +27,13 @@ func TestRedissonSameLock(t *testing.T) {
 	for _, w := range redissonWorkers {
 		for _, cluster := range []bool{false, true} {
 			w, cluster := w, cluster
-			t.Run(fmt.Sprintf("%s/%v", w.name(), map[bool]string{false: "single", true: "cluster"}[cluster]), func(t *testing.T) {
+			topology := map[bool]string{false: "single", true: "cluster"}[cluster]
+			t.Run(fmt.Sprintf("%s/%v", w.name(), topology), func(t *testing.T) {
 				t.Parallel()
 				r := newRdsEnv(t, cluster)
 				ctx := context.Background()
 				j, clientID := startRedisson(t, w, r, javaFlags{"name": lockName})
-				sub, err := r.lock.Subscribe(ctx, redisson.ChannelName(lockName))
+				sub, err := r.lock.Subscribe(ctx, redissonChannel(lockName))
 				require.NoError(t, err)
 				defer sub.Close()
 				locker := redisson.New(r.lock)
@@ -108,7 +109,8 @@ func TestRedissonExclusion(t *testing.T) {
 		w             *redissonWorker
 		cluster, fair bool
 	}
-	runs := []run{{redissonWorkers[0], false, false}, {redissonWorkers[1], false, false}, {redissonWorkers[0], true, false},
+	runs := []run{{redissonWorkers[0], false, false}, {redissonWorkers[1], false, false},
+		{redissonWorkers[0], true, false},
 		{redissonWorkers[0], false, true}}
 	for _, rn := range runs {
 		rn := rn
@@ -122,7 +124,8 @@ func TestRedissonExclusion(t *testing.T) {
 			e := r.guard
 			start := time.Now()
 			j := startJVM(t, rn.w.jar, javaFlags{"mode": "contend", "name": lockName, "id": "java", "threads": "2",
-				"count": strconv.FormatInt(count, 10), "duration-ms": "240000", "wait-ms": "5000", "fair": strconv.FormatBool(rn.fair)},
+				"count": strconv.FormatInt(count, 10), "duration-ms": "240000", "wait-ms": "5000",
+				"fair": strconv.FormatBool(rn.fair)},
 				r.where, "--guard="+e.guardSrv.Addr())
 			j.expect("ready", 60*time.Second)
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -226,7 +229,7 @@ func TestRedissonWakeLatency(t *testing.T) {
 		t.Run(w.name()+"/"+map[bool]string{false: "single", true: "cluster"}[cluster], func(t *testing.T) {
 			t.Parallel()
 			r := newRdsEnv(t, cluster)
-			ch := redisson.ChannelName(lockName)
+			ch := redissonChannel(lockName)
 			j, _ := startRedisson(t, w, r, javaFlags{"name": lockName})
 			slow := lockbridge.LinearBackoff(20*time.Second, 20*time.Second)
 			locker := redisson.New(r.lock, redisson.WithBackoff(slow))
@@ -264,7 +267,8 @@ func TestRedissonWakeLatency(t *testing.T) {
 			}
 			g50, g99 := percentiles(goToJava)
 			j50, j99 := percentiles(javaToGo)
-			t.Logf("%s/%s, %d rounds: Go unlock -> Java waiter holds: p50 %v p99 %v; Java unlock -> Go waiter holds: p50 %v p99 %v",
+			t.Logf("%s/%s, %d rounds: Go unlock -> Java waiter holds: p50 %v p99 %v; Java unlock -> Go waiter holds: p50 "+
+				"%v p99 %v",
 				w.name(), map[bool]string{false: "single", true: "cluster"}[cluster], rounds,
 				g50.Round(time.Microsecond), g99.Round(time.Microsecond), j50.Round(time.Microsecond), j99.Round(time.Microsecond))
 		})
@@ -283,7 +287,8 @@ func TestRedissonWatchdog(t *testing.T) {
 		t.Parallel()
 		r := newRdsEnv(t, false)
 		ctx := context.Background()
-		j, _ := startRedisson(t, w, r, javaFlags{"name": lockName, "watchdog-ms": strconv.FormatInt(lease.Milliseconds(), 10)})
+		j, _ := startRedisson(t, w, r,
+			javaFlags{"name": lockName, "watchdog-ms": strconv.FormatInt(lease.Milliseconds(), 10)})
 		j.send("lock")
 		_, field, _ := javaLocked(t, j, 30*time.Second)
 		locker := redisson.New(r.lock)
@@ -305,7 +310,8 @@ func TestRedissonWatchdog(t *testing.T) {
 		defer cancel()
 		lk, err := locker.Lock(wctx, lockName, lease)
 		require.NoError(t, err, "the lock frees after the lease")
-		t.Logf("Java holder kept the lock for %v (%d Go attempts refused); after SIGKILL the Go waiter held it in %v (lease %v)",
+		t.Logf("Java holder kept the lock for %v (%d Go attempts refused); after SIGKILL the Go waiter held it in %v "+
+			"(lease %v)",
 			2*lease+lease/2, tries, time.Since(killed).Round(time.Millisecond), lease)
 		require.NoError(t, lk.Unlock(ctx))
 	})
@@ -324,7 +330,8 @@ func TestRedissonWatchdog(t *testing.T) {
 		killed := time.Now()
 		j.send("try " + strconv.FormatInt((4*lease).Milliseconds(), 10))
 		at, _, _ := javaLocked(t, j, time.Minute)
-		t.Logf("Go holder kept the lock for %v against a Java tryLock; after SIGKILL the Java waiter held it in %v (lease %v)",
+		t.Logf("Go holder kept the lock for %v against a Java tryLock; after SIGKILL the Java waiter held it in %v "+
+			"(lease %v)",
 			2*lease+lease/2, at.Sub(killed).Round(time.Millisecond), lease)
 		j.send("unlock")
 		javaUnlocked(t, j, 10*time.Second)
@@ -351,7 +358,8 @@ func TestRedissonFairFIFO(t *testing.T) {
 				return q
 			}
 			fair := func() *redisson.Locker {
-				return redisson.New(r.lock, redisson.WithFair(time.Minute), redisson.WithBackoff(lockbridge.LinearBackoff(20*time.Second, 20*time.Second)))
+				return redisson.New(r.lock, redisson.WithFair(time.Minute),
+					redisson.WithBackoff(lockbridge.LinearBackoff(20*time.Second, 20*time.Second)))
 			}
 			holder, err := fair().TryLock(ctx, lockName, time.Minute)
 			require.NoError(t, err)
@@ -387,7 +395,8 @@ func TestRedissonFairFIFO(t *testing.T) {
 						assert.NoError(t, lk.Unlock(ctx))
 					}()
 				}
-				require.Eventually(t, func() bool { return len(queued()) == i+1 }, 30*time.Second, time.Millisecond, "waiter %d queued", i)
+				require.Eventually(t, func() bool { return len(queued()) == i+1 }, 30*time.Second, time.Millisecond,
+					"waiter %d queued", i)
 			}
 			q := queued()
 			assert.True(t, strings.HasPrefix(q[0], javaIDs[0]+":"), "Java A first: %v", q)

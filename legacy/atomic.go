@@ -19,31 +19,25 @@ import (
 // the script whatever the key holds, so that a user who may not run
 // scripts — and so could not release — is refused before anything is
 // written.
-func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
-	p := lk.profile
+func (l *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
+	p := l.profile
 	start, now := time.Now(), p.Now()
 	w := p.Expiry(now, ttl)
 	value := p.EncodeValue(w)
-	if lk.scripted.Load() {
-		var set bool
-		var err error
-		if lk.safety > 0 {
-			set, err = lk.c.SetNXPX(ctx, ekey, value, lk.safety)
-		} else {
-			set, err = lk.c.SetNX(ctx, ekey, value)
-		}
+	if l.scripted.Load() {
+		set, err := l.setNX(ctx, ekey, value)
 		if err != nil {
 			// Not undone, as below.
 			return nil, 0, redisErr("lock", key, err)
 		}
 		if set {
-			return lk.newLock(key, ekey, w, value, ttl, start, now), 0, nil
+			return l.newLock(key, ekey, w, value, ttl, start, now), 0, nil
 		}
 	}
-	r, err := lk.c.Eval(ctx, acquireScript, []string{ekey},
-		value, p.CodecID(), strconv.FormatInt(p.Cutoff(now), 10), lk.safetyArg())
+	r, err := l.c.Eval(ctx, acquireScript, []string{ekey},
+		value, p.CodecID(), strconv.FormatInt(p.Cutoff(now), 10), l.safetyArg())
 	if driver.Permitted(err) {
-		lk.scripted.Store(true)
+		l.scripted.Store(true)
 	}
 	if err != nil {
 		// When ctx ended with the script on the wire, it may have run and
@@ -53,79 +47,110 @@ func (lk *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.
 		// could free its lock. The value expires with the lease (see TryLock).
 		return nil, 0, redisErr("lock", key, err)
 	}
-	arr, ok := r.([]any)
-	if !ok || len(arr) == 0 {
-		return nil, 0, unexpected("lock", key, r)
-	}
-	state, ok := arr[0].(int64)
+	a, ok := parseAcquire(r)
 	if !ok {
 		return nil, 0, unexpected("lock", key, r)
 	}
-	var stored string
-	if len(arr) > 1 {
-		if stored, ok = arr[1].(string); !ok {
-			return nil, 0, unexpected("lock", key, r)
-		}
-	}
-	switch state {
+	switch a.state {
 	case stateFree, stateExpired:
-		return lk.newLock(key, ekey, w, value, ttl, start, now), 0, nil
+		return l.newLock(key, ekey, w, value, ttl, start, now), 0, nil
 	case stateLive:
-		t, derr := p.DecodeValue(stored)
+		t, derr := p.DecodeValue(a.stored)
 		if derr != nil {
-			return nil, 0, fmt.Errorf("%w: live %q: %v", errInconsistent, stored, derr)
+			return nil, 0, fmt.Errorf("%w: live %q: %v", errInconsistent, a.stored, derr)
 		}
-		left, err := lk.held(key, t, now)
+		left, err := l.held(key, t, now)
 		return nil, left, err
 	case stateForeign:
-		size := int64(len(stored))
-		if len(arr) > 2 { // cut by the script: no prefix that long decodes
-			if size, ok = arr[2].(int64); !ok {
-				return nil, 0, unexpected("lock", key, r)
-			}
-		} else if _, derr := p.DecodeValue(stored); derr == nil {
-			return nil, 0, fmt.Errorf("%w: foreign %q", errInconsistent, stored)
+		size := int64(len(a.stored))
+		if a.cut {
+			size = a.size
+		} else if _, derr := p.DecodeValue(a.stored); derr == nil {
+			return nil, 0, fmt.Errorf("%w: foreign %q", errInconsistent, a.stored)
 		}
-		return nil, 0, foreign(key, legacyproto.Foreign(stored, int(size), p.ValueCodec()))
+		return nil, 0, foreign(key, legacyproto.Foreign(a.stored, int(size), p.ValueCodec()))
 	}
 	return nil, 0, unexpected("lock", key, r)
 }
 
+// setNX is the plain first step of acquireAtomic: SETNX key value, or SET
+// key value NX PX with the safety TTL when there is one.
+func (l *Locker) setNX(ctx context.Context, ekey, value string) (bool, error) {
+	if l.safety > 0 {
+		return l.c.SetNXPX(ctx, ekey, value, l.safety)
+	}
+	return l.c.SetNX(ctx, ekey, value)
+}
+
+// acquireReply is acquire.lua's reply: {state, the stored value (when the
+// key held one), its size (when the script cut it: no prefix that long
+// decodes)}.
+type acquireReply struct {
+	state  int64
+	stored string
+	size   int64
+	cut    bool
+}
+
+// parseAcquire reads acquire.lua's reply r; ok is false when r is not of
+// its shape.
+func parseAcquire(r any) (a acquireReply, ok bool) {
+	arr, ok := r.([]any)
+	if !ok || len(arr) == 0 {
+		return a, false
+	}
+	if a.state, ok = arr[0].(int64); !ok {
+		return a, false
+	}
+	if len(arr) > 1 {
+		if a.stored, ok = arr[1].(string); !ok {
+			return a, false
+		}
+	}
+	if len(arr) > 2 && a.state == stateForeign {
+		if a.size, ok = arr[2].(int64); !ok {
+			return a, false
+		}
+		a.cut = true
+	}
+	return a, true
+}
+
 // ownerArgs returns the owner-window arguments of our expiry
-// (legacyproto.Profile.OwnerArgs) followed by extra, in l.args (the caller
-// holds l.op, and clears them once the script has run).
-func (l *Lock) ownerArgs(extra ...any) []any {
-	w, value, lease := l.state()
-	lk := l.lk
-	args := lk.owner.Append(l.args[:0], lk.profile, lk.profile.WDecimal(w, value), lk.leaseArg(lease))
+// (legacyproto.Profile.OwnerArgs) followed by extra, in lk.args (the caller
+// holds lk.op, and clears them once the script has run).
+func (lk *Lock) ownerArgs(extra ...any) []any {
+	w, value, lease := lk.state()
+	locker := lk.locker
+	args := locker.owner.Append(lk.args[:0], locker.profile, locker.profile.WDecimal(w, value), locker.leaseArg(lease))
 	return append(args, extra...)
 }
 
 // releaseAtomic runs release.lua; it returns legacy_owner's code.
-func (l *Lock) releaseAtomic(ctx context.Context) (int64, error) {
-	r, err := l.lk.c.Eval(ctx, releaseScript, l.keys[:], l.ownerArgs()...)
-	clear(l.args[:])
+func (lk *Lock) releaseAtomic(ctx context.Context) (int64, error) {
+	r, err := lk.locker.c.Eval(ctx, releaseScript, lk.keys[:], lk.ownerArgs()...)
+	clear(lk.args[:])
 	if err != nil {
-		return 0, redisErr("unlock", l.key, err)
+		return 0, redisErr("unlock", lk.key, err)
 	}
 	code, ok := r.(int64)
 	if !ok || code < ownerLate || code > ownerOurs {
-		return 0, unexpected("unlock", l.key, r)
+		return 0, unexpected("unlock", lk.key, r)
 	}
 	return code, nil
 }
 
 // refreshAtomic runs refresh.lua to write the new expiry nw as nvalue; it
 // returns legacy_owner's code.
-func (l *Lock) refreshAtomic(ctx context.Context, nvalue string) (int64, error) {
-	r, err := l.lk.c.Eval(ctx, refreshScript, l.keys[:], l.ownerArgs(nvalue, l.lk.safetyArg())...)
-	clear(l.args[:])
+func (lk *Lock) refreshAtomic(ctx context.Context, nvalue string) (int64, error) {
+	r, err := lk.locker.c.Eval(ctx, refreshScript, lk.keys[:], lk.ownerArgs(nvalue, lk.locker.safetyArg())...)
+	clear(lk.args[:])
 	if err != nil {
-		return 0, redisErr("refresh", l.key, err)
+		return 0, redisErr("refresh", lk.key, err)
 	}
 	code, ok := r.(int64)
 	if !ok || code < ownerLate || code > ownerOurs {
-		return 0, unexpected("refresh", l.key, r)
+		return 0, unexpected("refresh", lk.key, r)
 	}
 	return code, nil
 }

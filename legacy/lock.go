@@ -25,9 +25,9 @@ import (
 // margin (lease/12) — Err then wraps lockbridge.ErrLost and says the lease
 // ran out.
 type Lock struct {
-	lk   *Locker
-	key  string // the caller's name
-	ekey string // the Redis key
+	locker *Locker
+	key    string // the caller's name
+	ekey   string // the Redis key
 
 	op sync.Mutex // serialises Unlock and Refresh
 
@@ -61,11 +61,11 @@ var errNilLockCall = fmt.Errorf("%s: %w: nil lock: %w", pkg, lockbridge.ErrInval
 
 // valid checks a call's receiver and context: a nil or zero Lock (not from
 // a Locker), or a nil ctx, is an error wrapping lockbridge.ErrInvalid.
-func (l *Lock) valid(ctx context.Context) error {
+func (lk *Lock) valid(ctx context.Context) error {
 	switch {
-	case l == nil:
+	case lk == nil:
 		return errNilLockCall
-	case l.lk == nil:
+	case lk.locker == nil:
 		return fmt.Errorf("%s: %w: zero Lock (locks come from a Locker)", pkg, lockbridge.ErrInvalid)
 	}
 	return check.Context(pkg, ctx)
@@ -73,74 +73,74 @@ func (l *Lock) valid(ctx context.Context) error {
 
 // Key returns the lock name the caller gave (not the encoded Redis key: see
 // RedisKey).
-func (l *Lock) Key() string {
-	if l == nil {
+func (lk *Lock) Key() string {
+	if lk == nil {
 		return ""
 	}
-	return l.key
+	return lk.key
 }
 
 // RedisKey returns the Redis key, as the profile's key codec encoded the name.
-func (l *Lock) RedisKey() string {
-	if l == nil {
+func (lk *Lock) RedisKey() string {
+	if lk == nil {
 		return ""
 	}
-	return l.ekey
+	return lk.ekey
 }
 
 // Token returns the expiry this holder wrote, as ASCII decimal in the
 // profile's unit (e.g. "1700000000001"), whatever the value codec.
-func (l *Lock) Token() string {
-	if l == nil {
+func (lk *Lock) Token() string {
+	if lk == nil {
 		return ""
 	}
-	return strconv.FormatInt(l.expiry(), 10)
+	return strconv.FormatInt(lk.expiry(), 10)
 }
 
 // Expiry returns the expiry W this holder wrote, in the profile's unit.
-func (l *Lock) Expiry() int64 {
-	if l == nil {
+func (lk *Lock) Expiry() int64 {
+	if lk == nil {
 		return 0
 	}
-	return l.expiry()
+	return lk.expiry()
 }
 
 // Value returns the exact bytes this holder wrote: W in the value codec.
-func (l *Lock) Value() string {
-	if l == nil {
+func (lk *Lock) Value() string {
+	if lk == nil {
 		return ""
 	}
-	_, v, _ := l.state()
+	_, v, _ := lk.state()
 	return v
 }
 
 // ExpiresAt returns W as a time: the lease ends once the clocks of the
 // other lockers pass it (the lock stays live while their now ≤ W).
-func (l *Lock) ExpiresAt() time.Time {
-	if l == nil {
+func (lk *Lock) ExpiresAt() time.Time {
+	if lk == nil {
 		return time.Time{}
 	}
-	return l.lk.profile.TimeOf(l.expiry())
+	return lk.locker.profile.TimeOf(lk.expiry())
 }
 
 // Done is closed once the lock is released by Unlock, found no longer ours
 // by an Unlock or Refresh, or its lease runs out by the local clock: at W
 // minus the margin (a twelfth of the lease), whatever is in flight.
-func (l *Lock) Done() <-chan struct{} {
-	if l == nil {
+func (lk *Lock) Done() <-chan struct{} {
+	if lk == nil {
 		return lease.Closed()
 	}
-	return l.life.Done()
+	return lk.life.Done()
 }
 
 // Err is nil while the lock is held and after a clean Unlock; once an Unlock
 // or Refresh found the lock no longer ours, or its lease ran out, it wraps
 // lockbridge.ErrLost.
-func (l *Lock) Err() error {
-	if l == nil {
+func (lk *Lock) Err() error {
+	if lk == nil {
 		return errNilLock
 	}
-	return l.life.Err()
+	return lk.life.Err()
 }
 
 // Unlock releases the lock. In ModeAtomic it deletes the key only if it
@@ -158,17 +158,17 @@ func (l *Lock) Err() error {
 // then meet a successor's lock, so the lock ends (Err wraps
 // lockbridge.ErrLost and the cause) and is left to expire by itself if the
 // release did not land.
-func (l *Lock) Unlock(ctx context.Context) error {
-	if l == nil {
+func (lk *Lock) Unlock(ctx context.Context) error {
+	if lk == nil {
 		return errNilLock
 	}
-	if err := l.valid(ctx); err != nil {
+	if err := lk.valid(ctx); err != nil {
 		return err
 	}
-	l.op.Lock()
-	defer l.op.Unlock()
-	if l.released || !l.life.RanOut() { // a lease that ran out is released under the scripts' checks
-		if err := l.checkEnded("unlock"); err != nil {
+	lk.op.Lock()
+	defer lk.op.Unlock()
+	if lk.released || !lk.life.RanOut() { // a lease that ran out is released under the scripts' checks
+		if err := lk.checkEnded("unlock"); err != nil {
 			return err
 		}
 	}
@@ -176,21 +176,21 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		code int64
 		err  error
 	)
-	if l.lk.mode == ModeClassic {
-		code, err = l.releaseClassic(ctx)
+	if lk.locker.mode == ModeClassic {
+		code, err = lk.releaseClassic(ctx)
 	} else {
-		code, err = l.releaseAtomic(ctx)
+		code, err = lk.releaseAtomic(ctx)
 	}
 	if err != nil {
-		l.uncertain("unlock", err)
+		lk.uncertain("unlock", err)
 		return err
 	}
-	l.released = true
+	lk.released = true
 	if code == ownerOurs {
-		l.end(nil)
+		lk.end(nil)
 		return nil
 	}
-	return l.lost("unlock", code)
+	return lk.lost("unlock", code)
 }
 
 // Refresh extends the lease to ttl from now (by the profile's clock): it
@@ -199,101 +199,105 @@ func (l *Lock) Unlock(ctx context.Context) error {
 // must be at least one unit and at most half the safety TTL, else the error
 // wraps lockbridge.ErrInvalid. When the lock is no longer ours the error
 // wraps lockbridge.ErrNotHeld and Err then wraps lockbridge.ErrLost.
-func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	if err := l.valid(ctx); err != nil {
+func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	if err := lk.valid(ctx); err != nil {
 		return err
 	}
-	if err := l.lk.checkTTL(ttl); err != nil {
+	if err := lk.locker.checkTTL(ttl); err != nil {
 		return err
 	}
-	l.op.Lock()
-	defer l.op.Unlock()
-	if err := l.checkEnded("refresh"); err != nil {
+	lk.op.Lock()
+	defer lk.op.Unlock()
+	if err := lk.checkEnded("refresh"); err != nil {
 		return err
 	}
-	p := l.lk.profile
+	p := lk.locker.profile
 	start, now := time.Now(), p.Now()
 	nw := p.Expiry(now, ttl)
 	nvalue := p.EncodeValue(nw)
-	local := l.lk.localTTL(nw, now)
-	l.life.Sending(start, local) // a shorter lease may take effect, reply or not
+	local := lk.locker.localTTL(nw, now)
+	lk.life.Sending(start, local) // a shorter lease may take effect, reply or not
 	var (
 		code int64
 		err  error
 	)
-	if l.lk.mode == ModeClassic {
-		code, err = l.refreshClassic(ctx, nvalue)
+	if lk.locker.mode == ModeClassic {
+		code, err = lk.refreshClassic(ctx, nvalue)
 	} else {
-		code, err = l.refreshAtomic(ctx, nvalue)
+		code, err = lk.refreshAtomic(ctx, nvalue)
 	}
 	if err != nil {
-		l.uncertain("refresh", err)
+		lk.uncertain("refresh", err)
 		return err
 	}
 	if code != ownerOurs {
-		return l.lost("refresh", code)
+		return lk.lost("refresh", code)
 	}
-	l.mu.Lock()
-	l.w, l.value, l.lease = nw, nvalue, ttl
-	l.mu.Unlock()
-	return l.life.Extend(start.Add(local), local)
+	lk.mu.Lock()
+	lk.w, lk.value, lk.lease = nw, nvalue, ttl
+	lk.mu.Unlock()
+	return lk.life.Extend(start.Add(local), local)
 }
 
-func (l *Lock) state() (w int64, value string, lease time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w, l.value, l.lease
+func (lk *Lock) state() (w int64, value string, lease time.Duration) {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	return lk.w, lk.value, lk.lease
 }
 
-func (l *Lock) expiry() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w
+func (lk *Lock) expiry() int64 {
+	lk.mu.Lock()
+	defer lk.mu.Unlock()
+	return lk.w
 }
 
 // checkEnded returns the error of an operation on a lock already released or lost.
-func (l *Lock) checkEnded(op string) error {
+func (lk *Lock) checkEnded(op string) error {
 	switch {
-	case !l.life.Ended():
+	case !lk.life.Ended():
 		return nil
-	case l.life.Err() == nil:
-		return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: l.key, Reason: lockbridge.ReasonEnded, Detail: "released"})
+	case lk.life.Err() == nil:
+		return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: lk.key,
+			Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
-	return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: l.key, Reason: lockbridge.ReasonEnded, Detail: "lost"})
+	return fmt.Errorf("%s: %s: %w", pkg, op, &lockbridge.NotHeldError{Pkg: pkg, Key: lk.key,
+		Reason: lockbridge.ReasonEnded, Detail: "lost"})
 }
 
 // uncertain ends the lock after an error that leaves it unknown whether the
 // operation reached Redis: anything but an error reply. Repeating a release
 // or refresh then could act on a successor's lock, as the owner window
 // assumes our value (or a loser's near it) is still there.
-func (l *Lock) uncertain(op string, err error) {
+func (lk *Lock) uncertain(op string, err error) {
 	var re driver.ReplyError
 	if errors.As(err, &re) {
 		return // the script did not run: the lock is as it was
 	}
-	l.end(fmt.Errorf("%s: lock %q: %s may or may not have happened: %w: %w", pkg, l.key, op, lockbridge.ErrLost, err))
+	lk.end(fmt.Errorf("%s: lock %q: %s may or may not have happened: %w: %w", pkg, lk.key, op, lockbridge.ErrLost, err))
 }
 
 // end closes Done with err (nil for a clean release).
-func (l *Lock) end(err error) { l.life.End(err) }
+func (lk *Lock) end(err error) { lk.life.End(err) }
 
 // lost ends the lock as lost for the reason code (legacy_owner's) and
 // returns op's error: a *lockbridge.NotHeldError, which Err's error wraps
 // too.
-func (l *Lock) lost(op string, code int64) error {
-	nh := &lockbridge.NotHeldError{Pkg: pkg, Key: l.key}
-	w := l.expiry()
+func (lk *Lock) lost(op string, code int64) error {
+	nh := &lockbridge.NotHeldError{Pkg: pkg, Key: lk.key}
+	w := lk.expiry()
 	switch code {
 	case ownerTaken:
 		nh.Reason, nh.Detail = lockbridge.ReasonTaken, "the key holds another holder's value"
 	case ownerGone:
 		nh.Reason, nh.Detail = lockbridge.ReasonGone, "the key is gone"
 	case ownerLate:
-		nh.Reason, nh.Detail = lockbridge.ReasonExpired, fmt.Sprintf("the lease ended at %s (%d) more than %v ago by the server's clock: the command reached Redis late",
-			l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w, l.lk.profile.ServerClockMargin())
+		nh.Reason, nh.Detail = lockbridge.ReasonExpired, fmt.Sprintf("the lease ended at %s (%d) more than %v ago by "+
+			"the server's clock: the command reached Redis late",
+			lk.locker.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w, lk.locker.profile.ServerClockMargin())
 	default:
-		nh.Reason, nh.Detail = lockbridge.ReasonExpired, fmt.Sprintf("the lease ended at %s (%d) by the local clock", l.lk.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w)
+		nh.Reason, nh.Detail = lockbridge.ReasonExpired, fmt.Sprintf("the lease ended at %s (%d) by the local clock",
+			lk.locker.profile.TimeOf(w).UTC().Format(time.RFC3339Nano), w)
 	}
-	l.end(fmt.Errorf("%s: lock %q lost: %w: %w", pkg, l.key, lockbridge.ErrLost, nh))
+	lk.end(fmt.Errorf("%s: lock %q lost: %w: %w", pkg, lk.key, lockbridge.ErrLost, nh))
 	return fmt.Errorf("%s: %s: %w", pkg, op, nh)
 }

@@ -76,9 +76,6 @@ func New(c driver.Client, opts ...Option) *Locker {
 	return lk
 }
 
-// Mode returns the locker's mode.
-func (lk *Locker) Mode() Mode { return lk.mode }
-
 // TryLock makes one attempt to take the lock named key for ttl. When
 // another holder has it the error wraps lockbridge.ErrNotObtained; when the
 // stored value does not decode, it also wraps a *ForeignValueError. An
@@ -93,20 +90,21 @@ func (lk *Locker) Mode() Mode { return lk.mode }
 // names no owner, and a contender that locked in the same millisecond wrote
 // the same bytes — so such a lock stays until its expiry passes, as the
 // lock of a Java service that crashed right after SETNX would.
-func (lk *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(lk, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, lk.tryLock, key, ttl)
+func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(x *Locker) *telemetry.T { return x.tel }), telemetry.OpTryLock,
+		l.tryLock, key, ttl)
 }
 
-func (lk *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	ekey, err := lk.prepare(ctx, key, ttl)
+func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	ekey, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
-	l, _, err := lk.attempt(ctx, key, ekey, ttl)
+	held, _, err := l.attempt(ctx, key, ekey, ttl)
 	if err != nil {
 		return nil, err
 	}
-	return l, nil
+	return held, nil
 }
 
 // Lock waits until it takes the lock named key for ttl, or ctx ends; then
@@ -117,51 +115,53 @@ func (lk *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (l
 // is taken over as soon as its lease ends. A foreign value is waited on
 // like a live one. Errors other than ErrNotObtained end the wait at once.
 // The lock returned is a *Lock.
-func (lk *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(lk, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, lk.lock, key, ttl)
+func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	return telemetry.Acquire(ctx, lease.Field(l, func(x *Locker) *telemetry.T { return x.tel }), telemetry.OpLock,
+		l.lock, key, ttl)
 }
 
-func (lk *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	ekey, err := lk.prepare(ctx, key, ttl)
+func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
+	ekey, err := l.prepare(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}
-	l, err := retry.Loop(ctx, lk.tel, lk.polite.Backoff(lk.backoff), nil, func(ctx context.Context) (*Lock, time.Duration, error) {
-		return lk.attempt(ctx, key, ekey, ttl)
+	held, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.backoff), nil, func(ctx context.Context) (*Lock,
+		time.Duration, error) {
+		return l.attempt(ctx, key, ekey, ttl)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return l, nil
+	return held, nil
 }
 
 // prepare validates the call and returns the encoded key.
-func (lk *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (string, error) {
+func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (string, error) {
 	if err := check.Context(pkg, ctx); err != nil {
 		return "", err
 	}
-	if lk == nil || (lk.err == nil && lk.c == nil) {
+	if l == nil || (l.err == nil && l.c == nil) {
 		return "", lockopt.Zero(pkg)
 	}
-	if lk.err != nil {
-		return "", lk.err
+	if l.err != nil {
+		return "", l.err
 	}
 	if err := check.Key(pkg, key); err != nil {
 		return "", err
 	}
-	if err := lk.checkTTL(ttl); err != nil {
+	if err := l.checkTTL(ttl); err != nil {
 		return "", err
 	}
-	return lk.profile.EncodeKey(key)
+	return l.profile.EncodeKey(key)
 }
 
 // checkTTL checks a lease: at least one unit, at most half the safety TTL.
-func (lk *Locker) checkTTL(ttl time.Duration) error {
-	if err := lk.profile.CheckTTL(ttl); err != nil {
+func (l *Locker) checkTTL(ttl time.Duration) error {
+	if err := l.profile.CheckTTL(ttl); err != nil {
 		return err
 	}
-	if lk.safety > 0 && lk.safety < 2*ttl {
-		return fmt.Errorf("%s: %w: safety ttl %v is below twice the ttl %v", pkg, lockbridge.ErrInvalid, lk.safety, ttl)
+	if l.safety > 0 && l.safety < 2*ttl {
+		return fmt.Errorf("%s: %w: safety ttl %v is below twice the ttl %v", pkg, lockbridge.ErrInvalid, l.safety, ttl)
 	}
 	return nil
 }
@@ -169,49 +169,49 @@ func (lk *Locker) checkTTL(ttl time.Duration) error {
 // attempt is the per-node primitive: one try on the client, by the mode.
 // When the lock is held it returns how long the holder has left (0 when
 // unknown), for the waiting loop.
-func (lk *Locker) attempt(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
-	if lk.mode == ModeClassic {
-		return lk.acquireClassic(ctx, key, ekey, ttl)
+func (l *Locker) attempt(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
+	if l.mode == ModeClassic {
+		return l.acquireClassic(ctx, key, ekey, ttl)
 	}
-	return lk.acquireAtomic(ctx, key, ekey, ttl)
+	return l.acquireAtomic(ctx, key, ekey, ttl)
 }
 
 // safetyArg is the safety TTL as the scripts take it: milliseconds, "0" off.
-func (lk *Locker) safetyArg() any { return lk.safeMS }
+func (l *Locker) safetyArg() any { return l.safeMS }
 
 // leaseArg returns the owner-window argument of the lease ttl, boxed. The
 // one last used is kept: a program's locks mostly share one lease, which
 // then costs no formatting.
-func (lk *Locker) leaseArg(ttl time.Duration) any {
-	if la := lk.lease.Load(); la != nil && la.ttl == ttl {
+func (l *Locker) leaseArg(ttl time.Duration) any {
+	if la := l.lease.Load(); la != nil && la.ttl == ttl {
 		return la.arg
 	}
-	la := &leaseArg{ttl: ttl, arg: lk.profile.LeaseArg(ttl)}
-	lk.lease.Store(la)
+	la := &leaseArg{ttl: ttl, arg: l.profile.LeaseArg(ttl)}
+	l.lease.Store(la)
 	return la.arg
 }
 
 // newLock is the lock that wrote w, computed at now by the profile's clock,
 // with an attempt sent at start (the monotonic clock then).
-func (lk *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration, start, now time.Time) *Lock {
-	l := &Lock{lk: lk, key: key, ekey: ekey, w: w, value: value, lease: ttl}
-	l.keys[0] = ekey
-	l.life.Init(pkg, start, lk.localTTL(w, now))
-	return l
+func (l *Locker) newLock(key, ekey string, w int64, value string, ttl time.Duration, start, now time.Time) *Lock {
+	held := &Lock{locker: l, key: key, ekey: ekey, w: w, value: value, lease: ttl}
+	held.keys[0] = ekey
+	held.life.Init(pkg, start, l.localTTL(w, now))
+	return held
 }
 
 // localTTL is the lease of a lock that wrote w at now (the profile's
 // clock), as its holder counts it: until its own clock reaches W, after
 // which its Unlock and Refresh refuse.
-func (lk *Locker) localTTL(w int64, now time.Time) time.Duration {
-	return lk.profile.TimeOf(w).Sub(now)
+func (l *Locker) localTTL(w int64, now time.Time) time.Duration {
+	return l.profile.TimeOf(w).Sub(now)
 }
 
 // held is the error of an attempt that found the live expiry t; it also
 // returns how long the holder has left.
-func (lk *Locker) held(key string, t int64, now time.Time) (time.Duration, error) {
-	left := lk.profile.Remaining(t, now)
-	return left, &NotObtainedError{Key: key, Expiry: t, Until: lk.profile.TimeOf(t), Left: left}
+func (l *Locker) held(key string, t int64, now time.Time) (time.Duration, error) {
+	left := l.profile.Remaining(t, now)
+	return left, &NotObtainedError{Key: key, Expiry: t, Until: l.profile.TimeOf(t), Left: left}
 }
 
 // foreign is the error of an attempt that found a value that does not decode.

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"

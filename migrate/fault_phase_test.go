@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 )
 
 // modernSuffix is appended to the legacy key to name the modern key.

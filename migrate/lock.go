@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 	"github.com/lockbridge/lockbridge/modern"

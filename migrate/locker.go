@@ -440,7 +440,10 @@ func (l *Locker) acquireDual(ctx context.Context, p Phase, a args) (lockbridge.L
 			l.undo(a, p, token, w, value) // best effort: by our token only
 			return nil, 0, fmt.Errorf("%s: acquire %q: %w (reading the token back: %v)", pkg, a.key, err, rerr)
 		case !held:
-			return nil, 0, fmt.Errorf("%s: acquire %q: the reply was lost and the modern key does not hold our token: %w", pkg, a.key, lockbridge.ErrNotObtained)
+			// Not settled: the script may still be on its way and run after
+			// the read (see modern's try).
+			l.undo(a, p, token, w, value) // best effort: by our token only
+			return nil, 0, fmt.Errorf("%s: acquire %q: the modern key does not hold our token %q yet, and the acquire may still run: %w", pkg, a.key, token, err)
 		}
 		return newDualLock(l, p, a, token, fence, w, value, start, now), 0, nil
 	}

@@ -43,7 +43,17 @@
  * UNSUBSCRIBE without waiting, or closes the connection when the channel
  * was the hub's only one. Whether the hub has another channel with waiters
  * (keeping the connection open) is chosen at the start (OTHER = 2: either,
- * per hub). With JAVA = 1, the last process is a Java one: every waiter
+ * per hub). With LINGER = 1 (the default, as the code's default linger),
+ * the last waiter of a confirmed channel leaves it subscribed instead (it
+ * lingers), and the linger ends at any later moment when the channel still
+ * has no waiter (a sweeper: the deletion, then UNSUBSCRIBE or the close, as
+ * above); a waiter joining a lingering channel finds it confirmed. Before
+ * each attempt that may be followed by joining the hub, a waiter takes a
+ * mark (Hub.Since): whether the channel is confirmed, its entry and its
+ * count of notices heard. Joining after the miss (Hub.WaitFrom), a mark
+ * taken on the same entry, confirmed then and now, covers the gap: the
+ * waiter is woken if a notice was heard since, and does not attempt again
+ * at once; otherwise it subscribes and attempts again, as without a mark. With JAVA = 1, the last process is a Java one: every waiter
  * adds its listener, sends its own SUBSCRIBE and waits for its reply (the
  * replies come in command order); a notice wakes every listener; the last
  * listener to go sends UNSUBSCRIBE; the connection stays open.
@@ -54,7 +64,9 @@
  *                  (attempt; on a miss join the hub, then at once attempt
  *                  again; sleep until a wake; leave once the lock is taken)
  *   Java loop      Java: Wait.loop, Redis.subscribe, Redis.unsubscribe
- *   hub            Go: Hub.Wait, Hub.subscribe, Hub.open, Hub.leave, Hub.read, channel.wakeOne, poke
+ *   hub            Go: Hub.Since, Hub.WaitFrom, Hub.subscribe, Hub.open, Hub.leave, Hub.drop,
+ *                  Hub.sweep, Hub.read, channel.wakeOne, poke
+ *   mark           Go: waiting.attempt (the mark before the attempt)
  *   confirmation   Go: subscription.Subscribe, subscription.loop
  *                  (Subscribe returns once the server's confirmation came)
  *   release        internal/protocol/modernproto/release.lua with
@@ -80,6 +92,9 @@
 #endif
 #ifndef OTHER
 #define OTHER 2 /* 0, 1: whether the Go hubs have another channel; 2: either */
+#endif
+#ifndef LINGER
+#define LINGER 1 /* 1: a channel lingers after its last waiter (Go) */
 #endif
 
 #define NW (2 * NH)          /* waiters */
@@ -107,6 +122,11 @@ byte subMu[NH];              /* Hub.subMu: 0 free, else holder + 1 */
 bool exists[NH];             /* Hub.chans[ch] != nil */
 bool conf[NH];               /* its channel.confirmed */
 bool pend[NH];               /* a Subscribe waiting for its confirmation */
+bool lingers[NH];            /* the channel has no waiter and lingers (Hub.idle) */
+/* a Go waiter's mark (Hub.Since): mk, taken on a confirmed channel whose
+ * entry still stands (deleting the entry clears it); hrd, a notice heard on
+ * the entry since (channel.seen moved) */
+bool mk[NW], hrd[NW];
 byte jsent[NH], jack[NH];    /* Java process: SUBSCRIBEs sent, and answered */
 byte msgs[NH];               /* messages in the driver's buffer, not yet read */
 #ifdef MUT_UNSUB_CONFIRMED
@@ -226,7 +246,7 @@ end:	do
 			/* the channel unconfirmed only now */
 			if
 			:: unsubbing[h] -> unsubbing[h] = false; conf[h] = false;
-				if :: !inch[2 * h] && !inch[2 * h + 1] -> exists[h] = false :: else -> skip fi
+				if :: !inch[2 * h] && !inch[2 * h + 1] -> exists[h] = false; mk[2 * h] = false; mk[2 * h + 1] = false :: else -> skip fi
 			:: else -> skip
 			fi
 #else
@@ -239,7 +259,7 @@ end:	do
 		:: ISJAVA(h) ->
 			if :: inch[2 * h] -> wake[2 * h] = true :: else -> skip fi;
 			if :: inch[2 * h + 1] -> wake[2 * h + 1] = true :: else -> skip fi
-		:: else -> if :: exists[h] -> wakeOne(h, nobody) :: else -> skip fi
+		:: else -> if :: exists[h] -> hrd[2 * h] = true; hrd[2 * h + 1] = true; wakeOne(h, nobody) :: else -> skip fi
 		fi }
 	od
 }
@@ -281,6 +301,40 @@ inline hubSubscribe(w, h) {
 	s = 0
 }
 
+/* Hub.drop, by id (a waiter, or a hub's sweeper) for channel of hub h,
+ * whose entry is deleted: UNSUBSCRIBE, or Close when it was the hub's
+ * last channel; n = 1 on entry */
+inline hubDrop(id, h) {
+	d_step { subMu[h] == 0 ->
+		s = sub[h]; n = 0;
+		if
+#ifdef MUT_UNSUB_CONFIRMED
+		:: s == NONE || inch[2 * h] || inch[2 * h + 1] -> skip /* nothing open, or a new waiter came */
+#else
+		:: s == NONE || exists[h] -> skip /* nothing open, or a new waiter came */
+#endif
+		:: else ->
+			if
+			:: other[h] -> assert(nfull(cmdq[s])); cmdq[s]!UNSUB;
+#ifdef MUT_UNSUB_CONFIRMED
+				unsubbing[h] = true;
+#endif
+				printf("EV %d: the last of the channel: UNSUBSCRIBE (connection %d), not waiting\n", id, s)
+			:: else -> /* the hub's last channel: Close */
+				sub[h] = NONE; dead[s] = true; n = 1; subMu[h] = id + 1;
+				assert(nfull(cmdq[s])); cmdq[s]!CLOSE;
+				do :: pushq[s]?m :: empty(pushq[s]) -> break od; m = 0;
+				printf("EV %d: the last of the channel: closes the subscription (connection %d)\n", id, s)
+			fi
+		fi;
+		s = 0 }
+	if
+	:: n == 0 -> skip
+	:: else -> /* Close waits for the reader, which dispatches what it had */
+		d_step { msgs[h] == 0 -> subMu[h] = 0; n = 0 }
+	fi
+}
+
 /* Hub.leave for waiter w */
 inline hubLeave(w, h) {
 	d_step {
@@ -289,73 +343,102 @@ inline hubLeave(w, h) {
 		:: inch[MATE(w)] -> /* not the last: pass on a wake not acted on */
 			if :: wake[w] -> wakeOne(h, w) :: else -> skip fi;
 			n = 0
+		:: LINGER && conf[h] && sub[h] != NONE -> /* the channel lingers */
+			lingers[h] = true; n = 0;
+			printf("EV %d leaves last: the channel lingers\n", w)
 		:: else ->
 #ifndef MUT_UNSUB_CONFIRMED
 			exists[h] = false; conf[h] = false; /* the channel deleted */
+			mk[2 * h] = false; mk[2 * h + 1] = false;
 #endif
 			n = 1
 		fi }
 	if
 	:: n == 0 -> skip
-	:: else ->
-		d_step { subMu[h] == 0 ->
-			s = sub[h]; n = 0;
-			if
-#ifdef MUT_UNSUB_CONFIRMED
-			:: s == NONE || inch[MATE(w)] -> skip /* nothing open, or a new waiter came */
-#else
-			:: s == NONE || exists[h] -> skip /* nothing open, or a new waiter came */
-#endif
-			:: else ->
-				if
-				:: other[h] -> assert(nfull(cmdq[s])); cmdq[s]!UNSUB;
-#ifdef MUT_UNSUB_CONFIRMED
-					unsubbing[h] = true;
-#endif
-					printf("EV %d leaves last: UNSUBSCRIBE (connection %d), not waiting\n", w, s)
-				:: else -> /* the hub's last channel: Close */
-					sub[h] = NONE; dead[s] = true; n = 1; subMu[h] = w + 1;
-					assert(nfull(cmdq[s])); cmdq[s]!CLOSE;
-					do :: pushq[s]?m :: empty(pushq[s]) -> break od; m = 0;
-					printf("EV %d leaves last: closes the subscription (connection %d)\n", w, s)
-				fi
-			fi;
-			s = 0 }
-		if
-		:: n == 0 -> skip
-		:: else -> /* Close waits for the reader, which dispatches what it had */
-			d_step { msgs[h] == 0 -> subMu[h] = 0; n = 0 }
-		fi
+	:: else -> hubDrop(w, h)
 	fi
+}
+
+/* Hub.sweep: a lingering channel's linger ends, at any moment */
+proctype sweeper(byte h) {
+	byte s, n;
+	mtype m;
+end:	do
+	:: d_step { lingers[h] && !inch[2 * h] && !inch[2 * h + 1] ->
+		lingers[h] = false; exists[h] = false; conf[h] = false; n = 1;
+		mk[2 * h] = false; mk[2 * h + 1] = false;
+		printf("EV hub %d: the linger ends\n", h) }
+		hubDrop(HOLDER + 1 + h, h)
+	od
+}
+
+/* Hub.WaitFrom for waiter w with its mark (mk, hrd): covered when the
+ * mark was taken on the same entry, confirmed then and now; a notice heard
+ * since wakes w */
+inline hubJoin(w, h) {
+	d_step {
+		inch[w] = true;
+		if
+		:: !exists[h] -> exists[h] = true; conf[h] = false
+		:: else -> lingers[h] = false
+		fi;
+		ready = conf[h] && sub[h] != NONE;
+		covered = ready && mk[w];
+		if :: covered && hrd[w] -> wake[w] = true :: else -> skip fi;
+		mk[w] = false; hrd[w] = false;
+		printf("EV %d joins the hub (confirmed already: %d, covered by its mark: %d)\n", w, ready, covered) }
 }
 
 /* Locker.lock (retry.Loop) with the hub */
 proctype gowaiter(byte w) {
 	byte h = HUB(w), s, k, n;
-	bool got, ready;
+	bool got, ready, covered, early;
 	mtype m;
 	do
 	:: done[w] < TRIES ->
-		d_step { wake[w] = false; attempt(w, got) } /* a Lock call: a new wake channel */
+		d_step { wake[w] = false; /* a Lock call: a new wake channel */
+#ifndef MUT_MARK_AFTER
+			/* Hub.Since: the mark, before the attempt */
+			mk[w] = exists[h] && conf[h] && sub[h] != NONE; hrd[w] = false
+#endif
+		}
+		/* A Locker that orders its attempts with other Lockers' waiters
+		 * joins before its first attempt when the channel is confirmed
+		 * (its mark covers); in the model any waiter may. */
 		if
-		:: got -> goto locked
+		:: LINGER && mk[w] -> early = true; hubJoin(w, h);
+			if
+			:: !ready -> hubSubscribe(w, h) /* the linger ended meanwhile */
+			:: else -> skip
+			fi
 		:: else -> skip
 		fi;
-		/* Hub.Wait */
-		d_step {
-			inch[w] = true;
-			if :: !exists[h] -> exists[h] = true; conf[h] = false :: else -> skip fi;
-			ready = conf[h] && sub[h] != NONE;
-			printf("EV %d joins the hub (confirmed already: %d)\n", w, ready) }
+		d_step { attempt(w, got) }
+		if
+		:: got && early -> early = false; hubLeave(w, h); goto locked
+		:: got && !early -> goto locked
+		:: !got && early -> early = false; ready = false; covered = false; goto asleep
+		:: else -> skip
+		fi;
+#ifdef MUT_MARK_AFTER
+		/* the mark taken only after the attempt */
+		d_step { mk[w] = exists[h] && conf[h] && sub[h] != NONE; hrd[w] = false }
+#endif
+		hubJoin(w, h);
 		if
 		:: ready -> skip
 		:: else -> hubSubscribe(w, h)
 		fi;
 #ifndef MUT_NO_RETRY
-		d_step { ready = false; attempt(w, got) } /* at once after the subscription */
+		if
+		:: !covered -> d_step { ready = false; attempt(w, got) } /* at once after the subscription */
+		:: else -> ready = false
+		fi;
 #else
 		ready = false;
 #endif
+		covered = false;
+asleep:
 		do
 		:: got -> break
 		:: else ->
@@ -472,6 +555,10 @@ init {
 			:: else -> skip
 			fi;
 			run reader(h);
+			if
+			:: !ISJAVA(h) && LINGER -> run sweeper(h)
+			:: else -> skip
+			fi;
 			h++
 		:: else -> break
 		od;

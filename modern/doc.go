@@ -99,6 +99,25 @@
 // turn at its next pause. A line holds no goroutine and ends with its last
 // caller.
 //
+// Across processes. Every Locker's head hears each release notice. Were
+// they all to attempt at once, the one whose notice came first — or whose
+// caller had just called Lock — would win, often the same one again and
+// again, and the others would wait many holds. Once a Locker's waiter has
+// lost such a race (woken by a release, it found the lock taken again), or
+// has waited through a line of notices, its heads put off each attempt
+// after a wake, so that the one waiting longest attempts first: a call
+// younger than ElderFirst (2 ms) by the difference, and a call that has
+// heard fewer notices than its Locker's last call needed by LineSpacing
+// (0.5 ms, or twice its last round trip) per notice missing; they join the
+// channel's waiters before their first attempt. A notice meanwhile counts
+// again; a delay that passes without one ends in an attempt (those ahead
+// may have gone). Nothing is skipped: each wake still leads to an attempt,
+// the backoff and the holder's lease still bound the sleep, and a lone
+// waiter, or two Lockers taking turns, never lose a race and attempt at
+// once. The order is by each process's own clock and counts; it is a
+// courtesy between lockbridge Go waiters, not a lock: TryLock, pollers and
+// other libraries do not take part.
+//
 // A context that ends while Lock waits returns an error wrapping both
 // lockbridge.ErrNotObtained and ctx.Err(). One that ends while an acquire
 // is on the wire may leave the SET executing on the server after the call

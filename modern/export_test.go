@@ -19,3 +19,13 @@ func Waiting(l *Locker, key string) int { return l.waiters.Len(key) }
 
 // WaitingKeys returns how many keys l has Lock calls in line for.
 func WaitingKeys(l *Locker) int { return l.waiters.Lines() }
+
+// HubWaiters returns how many registrations l's hub has on the release
+// channel of key (a line of Lock calls keeps one).
+func HubWaiters(l *Locker, key string) int {
+	n, _, err := l.prepare(context.Background(), key, 1e6)
+	if err != nil || n.Channel == "" {
+		return 0
+	}
+	return l.hub.Waiters(n.Channel)
+}

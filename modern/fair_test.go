@@ -78,7 +78,7 @@ func TestLockWaitersServedInOrder(t *testing.T) {
 				}
 				assert.Equal(t, []int{0, 1, 2, 3, 4, 5}, order)
 				assert.Zero(t, modern.WaitingKeys(l), "the line ended with its last waiter")
-				assert.False(t, modern.HubOpen(l), "the subscription closed with the line")
+				lingerEnds(t, l, "the subscription closed with the line")
 			})
 		}
 	})
@@ -324,7 +324,7 @@ func TestLinesEndWithTheirWaiters(t *testing.T) {
 		assert.Equal(t, 2*keys, ok+gaveUp)
 		assert.GreaterOrEqual(t, ok, keys, "every waiter whose context lived got its lock")
 		assert.Zero(t, modern.WaitingKeys(l), "no line left")
-		assert.False(t, modern.HubOpen(l), "no subscription left")
+		lingerEnds(t, l, "no subscription left")
 	})
 }
 
@@ -378,7 +378,7 @@ func TestLineWokenByOthersReleases(t *testing.T) {
 			locktest.Do(t, tg.Client, "PUBLISH", ch, notify.Payload)
 		}
 		assert.Zero(t, modern.WaitingKeys(l))
-		assert.False(t, modern.HubOpen(l))
+		lingerEnds(t, l, "the subscription closed")
 	})
 }
 

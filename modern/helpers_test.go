@@ -48,3 +48,10 @@ func eventually(t testing.TB, cond func() bool, msg string) {
 	t.Helper()
 	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, msg)
 }
+
+// lingerEnds checks that l's subscription, which lingers after the last
+// wait (WithNotifyLinger), is closed by the end of the linger.
+func lingerEnds(t testing.TB, l *modern.Locker, msg string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return !modern.HubOpen(l) }, modern.DefaultNotifyLinger+5*time.Second, 5*time.Millisecond, msg+" (after its linger)")
+}

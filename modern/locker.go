@@ -31,10 +31,11 @@ const FenceSuffix = modernproto.FenceSuffix
 const undoRecheck = 2 * time.Millisecond
 
 // Locker takes modern locks through one driver.Client. Build it with New.
-// It is safe for concurrent use, holds no goroutine of its own and needs no
-// Close: the release-notification subscription it shares among its waiters
-// is opened when a Lock call first has to wait and closed when the last
-// waiting Lock call returns.
+// It is safe for concurrent use. It holds no goroutine of its own while
+// nobody waits and needs no Close: the release-notification subscription it
+// shares among its waiters is opened when a Lock call first has to wait and
+// closed WithNotifyLinger (1 s by default) after the last waiting Lock call
+// returned. Close ends it at once.
 type Locker struct {
 	cfg  modernproto.Config
 	err  error            // invalid options, returned by every TryLock and Lock
@@ -57,13 +58,25 @@ func New(c driver.Client, opts ...Option) *Locker {
 		l.cfg.Errs.Invalid("nil driver.Client")
 	} else {
 		l.node = modernproto.NewNode("modern", c)
-		l.hub = notify.New(c, notify.Logger(l.tel.Log()))
+		l.hub = notify.New(c, notify.Logger(l.tel.Log()), notify.Linger(l.cfg.Linger))
 	}
 	l.err = l.cfg.Errs.Err()
 	if l.cfg.Poll > 0 {
 		l.polite = &retry.Courtesy{Poll: l.cfg.Poll}
 	}
 	return l
+}
+
+// Close ends the Locker's release-notification subscription, if one is
+// open or lingers, and waits for its goroutines. Lock calls waiting wake
+// and go on polling, as do later ones (TryLock is unchanged); locks taken
+// stay held, and their Unlock still publishes. Safe to call more than once,
+// and on a Locker New reported invalid.
+func (l *Locker) Close() error {
+	if l == nil || l.hub == nil {
+		return nil
+	}
+	return l.hub.Close()
 }
 
 // names are the Redis names of one lock, and the KEYS of its scripts.
@@ -107,7 +120,7 @@ func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lo
 	if err != nil {
 		return nil, err
 	}
-	lk, _, err := l.try(ctx, &n, ttl)
+	lk, _, err := l.try(ctx, &n, ttl, false)
 	if err != nil {
 		return nil, err
 	}
@@ -151,100 +164,283 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	if err != nil {
 		return nil, err
 	}
-	var (
-		wake   chan struct{}
-		turn   *queue.Ticket
-		queued bool  // joined behind others: the line may be subscribed
-		behind error // built when first needed
-		got    *Lock // obtained: the next in line waits for its release
-		// skipped: the head's first attempt was put off, the waiter ahead
-		// holding the lock
-		skipped bool
-	)
+	w := &waiting{l: l, n: n, ttl: ttl, start: time.Now()}
 	if _, again := l.cfg.Backoff.Delay(1); again {
 		// In line behind this Locker's earlier waiters on the key: only the
 		// head attempts, woken by a local release or a release notice.
-		wake = make(chan struct{}, 1)
-		turn = l.waiters.Join(n.Key, wake)
-		queued = !turn.Head()
-		defer func() {
-			// A wake not acted on is for a release before this call ended:
-			// the next in line attempts after it anyway. Dropped, it is not
-			// passed on to the next (see notify.Hub) as a useless attempt.
-			select {
-			case <-wake:
-			default:
-			}
-			if got != nil {
-				turn.LeaveHolding(got.ExpiresAt())
-			} else {
-				turn.Leave()
-			}
-		}()
+		w.wake = make(chan struct{}, 1)
+		w.turn = l.waiters.Join(n.Key, w.wake)
+		defer w.leave()
 	}
-	subscribe := wake != nil && l.cfg.Notify && n.Channel != ""
-	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), wake, func(ctx context.Context) (*Lock, time.Duration, error) {
-		// Behind an earlier waiter, or just after it got the lock: an
-		// attempt would find the key taken (the holder's release, or its
-		// loss, wakes the line).
-		if turn != nil {
-			var left time.Duration
-			var ahead bool
-			if !skipped && turn.Head() {
-				left, ahead = turn.HolderAhead()
-			}
-			if ahead || !turn.Head() {
-				if behind == nil {
-					behind = fmt.Errorf("modern: lock %q: %w", n.Key, queue.ErrBehind)
-				}
-				if ahead {
-					// Once: whatever wakes us next (the holder's release, a
-					// notice, the backoff) leads to an attempt. Listen for
-					// notices now, as after a failed attempt.
-					skipped = true
-					if subscribe {
-						subscribe = false
-						release, _ := l.hub.Wait(ctx, n.Channel, wake)
-						turn.Keep(release)
-					}
-				}
-				return nil, left, behind
-			}
-		}
-		// The line's subscription, confirmed before this attempt, catches
-		// every release after it: a notice for the registration of an
-		// earlier head of the line is passed on to ours when ours replaces
-		// it (notify.Hub passes on a wake its waiter left with).
-		confirmed := subscribe && queued && l.hub.Subscribed(n.Channel)
-		lk, left, err := l.try(ctx, &n, ttl)
-		if subscribe && isNotObtained(err) && ctx.Err() == nil {
-			subscribe = false
-			release, serr := l.hub.Wait(ctx, n.Channel, wake)
-			// The line keeps the registration until it ends, so the
-			// channel stays subscribed from one head of the line to the next.
-			turn.Keep(release)
-			if serr == nil && !confirmed {
-				// Subscribed after that attempt: try again at once, so a
-				// release in between is not missed.
-				return l.try(ctx, &n, ttl)
-			}
-			// No notifications now: poll (the hub retries later).
-		}
-		return lk, left, err
-	})
+	w.notices = w.wake != nil && l.cfg.Notify && n.Channel != ""
+	if w.subscribe = w.notices; w.subscribe {
+		// The key was waited for here a moment ago (its channel is
+		// subscribed): an attempt is expected to find it taken.
+		w.held = l.hub.Since(n.Channel).Covers()
+		w.line = min(l.hub.Line(n.Channel), MaxLine)
+		w.contended = l.hub.Contended(n.Channel, contendedFor)
+	}
+	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), w.wake, w.attempt)
 	if err != nil {
 		return nil, err
 	}
-	got = lk
+	w.got = lk
+	if w.registered {
+		// The line this call waited in: the notices it heard.
+		if k := l.hub.Notices(n.Channel, w.base); k > 0 {
+			// One less than heard: the notice of the release before the
+			// call's first attempt may count or not.
+			l.hub.SetLine(n.Channel, k-1, w.short)
+		}
+	}
 	return lk, nil
+}
+
+// The order of waiters across processes. Every waiter of a key hears each
+// release notice, and a Locker serves its own waiters in turn, but waiters
+// of different Lockers would all attempt at once, and the one whose notice
+// came first, or that had just called Lock, would win, the same ones again
+// and again. Instead, once a Locker's waiter was woken by a notice and
+// found the lock taken again (waiters elsewhere compete for it), its calls
+// on the key put off each attempt after a wake:
+//
+//   - by age: a call that has waited for less than ElderFirst puts off its
+//     attempt by the difference, so that calls waiting longer go first;
+//   - by place in line: a call that waited records how many notices it
+//     heard before it got the lock (the line it waited in, as its Locker
+//     last saw it, counted up to MaxLine); the next calls put off their
+//     attempt by LineSpacing (or twice their last round trip, if longer)
+//     per notice they are short of that line.
+//
+// A call that hears another notice meanwhile counts again; one that hears
+// none attempts at the end of its delay (those ahead may have left). The
+// delays only order the attempts: each still runs, no notice is ignored, and
+// no attempt is put off by more than MaxPutOff in all (a slow round trip
+// must not turn a long line into a sleep past the backoff with the key
+// free); the backoff and the holder's lease bound the wait as before.
+const (
+	ElderFirst  = 2 * time.Millisecond
+	LineSpacing = 500 * time.Microsecond
+	MaxLine     = 64
+	MaxPutOff   = MaxLine * LineSpacing
+)
+
+// contendedFor is how long a lost race keeps a Locker's calls on a key
+// ordering their attempts.
+const contendedFor = time.Second
+
+// waiting is one Lock call between its attempts.
+type waiting struct {
+	l     *Locker
+	n     names
+	ttl   time.Duration
+	start time.Time // the call's
+	wake  chan struct{}
+	turn  *queue.Ticket
+	got   *Lock // obtained: the next in line waits for its release
+
+	behind error // built when first needed
+	// skipped: the head's first attempt was put off, the waiter ahead
+	// holding the lock
+	skipped bool
+	// notices: notifications wanted; subscribe: and the waiter not yet
+	// registered.
+	notices, subscribe bool
+	// held: an attempt is expected to find the key taken, so it runs the
+	// acquire script, which answers with the holder's lease in the same
+	// round trip.
+	held bool
+	// line: the line the last call of this Locker waited in (see
+	// LineSpacing); base: the mark this call's notices count from, once
+	// registered; rtt: the last attempt's round trip.
+	line       int
+	contended  bool // see ElderFirst
+	short      bool // the last delay ended with no notice: nobody ahead took the lock
+	registered bool
+	base       notify.Mark
+	rtt        time.Duration
+	last       notify.Mark // the channel's, before the last attempt
+}
+
+// ordered reports whether the call orders its attempts with other
+// Lockers' waiters (see ElderFirst).
+func (w *waiting) ordered() bool { return w.contended || w.line > 1 }
+
+// leave ends the call's turn in the line.
+func (w *waiting) leave() {
+	// A wake not acted on is for a release before this call ended: the next
+	// in line attempts after it anyway. Dropped, it is not passed on to the
+	// next (see notify.Hub) as a useless attempt.
+	select {
+	case <-w.wake:
+	default:
+	}
+	if w.got != nil {
+		w.turn.LeaveHolding(w.got.ExpiresAt())
+	} else {
+		w.turn.Leave()
+	}
+}
+
+// attempt is one turn of the waiting loop: one attempt, or none while an
+// earlier waiter of this Locker is ahead.
+func (w *waiting) attempt(ctx context.Context) (*Lock, time.Duration, error) {
+	l, n := w.l, &w.n
+	if left, wait := w.inLine(ctx); wait {
+		return nil, left, w.behind
+	}
+	if w.subscribe && w.ordered() {
+		// A line across processes, and the channel subscribed: join it
+		// before the first attempt, at its end.
+		if m := l.hub.Since(n.Channel); m.Covers() {
+			w.register(ctx, m)
+		}
+	}
+	if w.registered && w.ordered() {
+		w.inTurn(ctx)
+	}
+	// A mark of the channel's notices before the attempt: when the channel
+	// is subscribed already (the line's registration, or a lingering one),
+	// every release after it is heard. A notice for the registration of an
+	// earlier head of the line is passed on to ours when ours replaces it
+	// (notify.Hub passes on a wake its waiter left with).
+	var mark notify.Mark
+	heard := false
+	if w.notices {
+		heard = w.registered && l.hub.Heard(w.last) // a release since the last attempt
+		mark = l.hub.Since(n.Channel)
+		w.last = mark
+	}
+	sent := time.Now()
+	lk, left, err := l.try(ctx, n, w.ttl, w.held)
+	w.rtt = time.Since(sent)
+	if !isNotObtained(err) {
+		return lk, left, err
+	}
+	w.held = true
+	if heard && !w.short {
+		// Woken by a release, and the lock taken again first: by a waiter
+		// elsewhere.
+		w.contended = true
+		l.hub.Lost(n.Channel)
+	}
+	if w.subscribe && ctx.Err() == nil && w.register(ctx, mark) {
+		// Subscribed after that attempt: try again at once, so a release
+		// in between is not missed.
+		w.base = l.hub.Since(n.Channel)
+		w.last = w.base
+		return l.try(ctx, n, w.ttl, true)
+	}
+	// Covered: a release since the mark has poked wake. Or no
+	// notifications now: poll (the hub retries later).
+	return lk, left, err
+}
+
+// register registers the call's wake on the key's channel, with the mark
+// taken before its last attempt (or now, before its first). again reports
+// that the subscription was confirmed only now: an attempt must follow at
+// once, for a release in between.
+func (w *waiting) register(ctx context.Context, mark notify.Mark) (again bool) {
+	w.subscribe = false
+	release, covered, err := w.l.hub.WaitFrom(ctx, w.n.Channel, w.wake, mark)
+	// The line keeps the registration until it ends, so the channel stays
+	// subscribed from one head of the line to the next.
+	w.turn.Keep(release)
+	w.registered, w.base = err == nil, mark
+	return err == nil && !covered
+}
+
+// inLine reports whether the call must wait without attempting: behind an
+// earlier waiter of this Locker, or just after it got the lock (an attempt
+// would find the key taken; the holder's release, or its loss, wakes the
+// line).
+func (w *waiting) inLine(ctx context.Context) (time.Duration, bool) {
+	if w.turn == nil {
+		return 0, false
+	}
+	var left time.Duration
+	var ahead bool
+	if !w.skipped && w.turn.Head() {
+		left, ahead = w.turn.HolderAhead()
+	}
+	if !ahead && w.turn.Head() {
+		return 0, false
+	}
+	if w.behind == nil {
+		w.behind = fmt.Errorf("modern: lock %q: %w", w.n.Key, queue.ErrBehind)
+	}
+	if ahead {
+		// Once: whatever wakes us next (the holder's release, a notice, the
+		// backoff) leads to an attempt. Listen for notices now, as after a
+		// failed attempt.
+		w.skipped, w.held = true, true
+		if w.subscribe {
+			w.subscribe = false
+			release, _ := w.l.hub.Wait(ctx, w.n.Channel, w.wake)
+			w.turn.Keep(release)
+		}
+	}
+	return left, true
+}
+
+// inTurn puts off an attempt while waiters ahead of this one attempt first
+// (see ElderFirst): until the call is old enough and has heard as many
+// notices as the line is long, or has heard none for the rest of its
+// delay, or its context ended (the attempt then reports it). The wakes it
+// takes are for notices it counts; the attempt after it acts on them.
+func (w *waiting) inTurn(ctx context.Context) {
+	hub, ch := w.l.hub, w.n.Channel
+	spacing := max(LineSpacing, 2*w.rtt)
+	until := time.Now().Add(MaxPutOff)
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	w.short = false
+	for {
+		k := hub.Notices(ch, w.base)
+		if k < 0 {
+			return
+		}
+		var d time.Duration
+		if k < w.line {
+			d = time.Duration(w.line-k) * spacing
+		}
+		if w.contended {
+			d = max(d, ElderFirst-time.Since(w.start))
+		}
+		if d = min(d, time.Until(until)); d <= 0 {
+			return
+		}
+		if t == nil {
+			t = time.NewTimer(d)
+		} else {
+			t.Reset(d)
+		}
+		select {
+		case <-w.wake: // a notice (or a release of this Locker's): count again
+			if !t.Stop() {
+				<-t.C
+			}
+		case <-t.C:
+			w.short = k < w.line
+			return // nobody ahead released meanwhile: maybe gone
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // try makes one attempt and, when it succeeds, returns the Lock. When the
 // lock is held, it also returns the holder's remaining lease (0 if unknown).
+// held says the key is expected to be held: the attempt then runs the
+// acquire script, one round trip either way (see modernproto.Node).
 // The attempt runs on a copy of prepare's names pn, bound in the Lock, which
 // is made first so that the scripts' KEYS live in it, not in an allocation
 // of their own.
-func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration) (*Lock, time.Duration, error) {
+func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration, held bool) (*Lock, time.Duration, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", pn.Key, lockbridge.ErrNotObtained, err)
 	}
@@ -257,7 +453,7 @@ func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration) (*Lock, 
 	n := &lk.names
 	n.Bind()
 	start := time.Now()
-	fence, left, err := l.acquire(ctx, n, arg, ttl)
+	fence, left, err := l.acquire(ctx, n, arg, ttl, held)
 	if err != nil {
 		if isNotObtained(err) {
 			return nil, left, err
@@ -274,15 +470,20 @@ func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration) (*Lock, 
 			return nil, 0, err
 		}
 		// The acquire may have run and its reply been lost. The token is
-		// ours alone, so reading it back settles the outcome (a read is not a
-		// resend: it changes nothing).
+		// ours alone, so finding it settles the outcome: held (a read is not
+		// a resend: it changes nothing). Not finding it settles nothing: the
+		// acquire may still be on its way (in the network, or on a
+		// connection the client gave up) and run after the read. No adapter
+		// can end the connection that carried it for sure, so that stays an
+		// unknown outcome; the undo takes back an acquire that has landed.
 		held, f, rerr := l.readBack(ctx, n, token)
 		switch {
 		case rerr != nil:
 			l.undo(ctx, n, arg) // best effort: the key may hold our token
 			return nil, 0, fmt.Errorf("modern: lock %q: %w (reading the token back: %v)", n.Key, err, rerr)
 		case !held:
-			return nil, 0, &NotObtainedError{Key: n.Key}
+			l.undo(ctx, n, arg) // best effort: by our token only
+			return nil, 0, fmt.Errorf("modern: lock %q: the key does not hold our token %q yet, and the acquire may still run: %w", n.Key, token, err)
 		}
 		fence = f
 	}
@@ -356,9 +557,14 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 // its nodes. The waiting loop (Locker.Lock) and the lock's life (Lock,
 // internal/runtime/lease) are built on them.
 
-// acquire makes one attempt, with WAIT after it when WithWait asks for it.
-func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
+// acquire makes one attempt, with WAIT after it when WithWait asks for it;
+// through the acquire script when held.
+func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration, held bool) (int64, time.Duration, error) {
 	if l.cfg.WaitN == 0 {
+		if held {
+			ok, v, err := l.node.AcquireScripted(ctx, n, token, ttl)
+			return outcome(n, ok, v, err)
+		}
 		return acquire(ctx, &l.node, n, token, ttl)
 	}
 	ok, v, acked, err := l.node.AcquireWait(ctx, n, token, ttl, l.cfg.WaitN, l.cfg.WaitTimeout)
@@ -391,6 +597,11 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 // *NotObtainedError and the holder's remaining lease (0 if it has no expiry).
 func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
 	ok, v, err := nd.Acquire(ctx, n, token, ttl)
+	return outcome(n, ok, v, err)
+}
+
+// outcome turns an acquire's reply into acquire's results.
+func outcome(n *names, ok bool, v int64, err error) (int64, time.Duration, error) {
 	if err != nil {
 		return 0, 0, err
 	}

@@ -23,6 +23,8 @@ const (
 	// Lock: lockbridge.ExponentialBackoff(8 ms, 512 ms), with jitter.
 	DefaultBackoffMin = modernproto.DefaultBackoffMin
 	DefaultBackoffMax = modernproto.DefaultBackoffMax
+	// DefaultNotifyLinger is WithNotifyLinger's default: 1 s.
+	DefaultNotifyLinger = modernproto.DefaultNotifyLinger
 )
 
 // WithAutoRefresh makes every lock refresh itself every ttl/3 (with the ttl
@@ -69,6 +71,29 @@ func WithBackoff(b lockbridge.Backoff) Option {
 // again a second later. Off, Lock always polls. Releases publish either way,
 // so other lockers' waiters wake. Default: on.
 func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.Notify = on } }
+
+// WithNotifyLinger sets how long the Locker keeps a key's release channel
+// subscribed after its last waiting Lock call returned, and so the
+// subscription's connection open (one per node in Redis Cluster): a Lock
+// that has to wait on the key again within d finds the channel subscribed,
+// and sends no subscription and no second attempt before it sleeps, nor
+// opens a connection. A process that takes a contended key again and again
+// waits on it again within milliseconds; without the linger each of its
+// waits would open the subscription anew. Meanwhile the Locker runs the
+// subscription's reader goroutine and a timer, until d after the last wait
+// or Close; releases of a key whose channel lingers publish their notice
+// (to nobody who waits). At most 1,024 channels linger at once. Default
+// DefaultNotifyLinger (1 s); 0 closes the subscription as the last waiter
+// returns. A negative d is invalid.
+func WithNotifyLinger(d time.Duration) Option {
+	return func(c *modernproto.Config) {
+		if d < 0 {
+			c.Errs.Invalid("WithNotifyLinger(%v): negative", d)
+			return
+		}
+		c.Linger = d
+	}
+}
 
 // WithPollers says the lock's other contenders poll every d and publish
 // nothing when they release (Spring Integration's RedisLockRegistry and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"

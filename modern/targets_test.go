@@ -162,7 +162,7 @@ func releaseWakes(t *testing.T, c driver.Client) {
 	assert.Equal(t, lk.Token(), v)
 	assert.Equal(t, int64(3), tokens.n.Load(), "tried, subscribed, tried again, woken: the third attempt got it")
 	require.NoError(t, lk.Unlock(ctx))
-	assert.False(t, modern.HubOpen(waiter), "no waiter left: the subscription is closed")
+	lingerEnds(t, waiter, "no waiter left: the subscription is closed")
 }
 
 // unlockPublishes: the release script publishes on "{key}:released", with
@@ -214,7 +214,7 @@ func polling(t *testing.T, c driver.Client) {
 		require.NoError(t, holder.Unlock(ctx))
 		lk := <-got
 		require.NotNil(t, lk)
-		assert.False(t, modern.HubOpen(waiter))
+		lingerEnds(t, waiter, "the subscription closed")
 		require.NoError(t, lk.Unlock(ctx))
 	})
 	t.Run("holder's lease bounds the wait", func(t *testing.T) {

@@ -40,7 +40,7 @@ func TestLockContextEnds(t *testing.T) {
 			assert.Nil(t, lk)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.False(t, modern.HubOpen(l), "the waiter left the hub")
+			lingerEnds(t, l, "the waiter left the hub")
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
@@ -136,7 +136,7 @@ func TestSharedSubscription(t *testing.T) {
 			require.NoError(t, h.Unlock(ctx))
 		}
 		wg.Wait()
-		assert.False(t, modern.HubOpen(l))
+		lingerEnds(t, l, "the subscription closed")
 		eventually(t, func() bool { return pubsubClients(t, tg.Client) == 0 }, "the subscription's connection is closed")
 	})
 }

@@ -31,7 +31,8 @@ func (l *Locker) waitFor(ctx context.Context) time.Duration {
 // success (with a fenced Locker, fence is the token it got); otherwise
 // holder is the holder's remaining lease as the script replied (negative:
 // no expiry), or 0 when it did not say.
-func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait time.Duration) (held bool, holder time.Duration, fence int64, err error) {
+func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait time.Duration) (held bool,
+	holder time.Duration, fence int64, err error) {
 	var r any
 	now := time.Now().UnixMilli() // the fair queue's clock: it orders waiters, it never admits anyone
 	switch {
@@ -147,7 +148,8 @@ func (l *Locker) leave(ctx context.Context, n *names, field string, wait time.Du
 // absent), 0 (a hold left), 1 (released; with WithFair also when the key
 // was gone), or -1 (sent again, and the first run's answer, its latch, is
 // gone: unknown, nothing done).
-func (l *Locker) release(ctx context.Context, n *names, field string, ttl time.Duration, reqID string, again bool) (any, error) {
+func (l *Locker) release(ctx context.Context, n *names, field string, ttl time.Duration, reqID string,
+	again bool) (any, error) {
 	latch := n.latch + ":" + reqID
 	flag := "0"
 	if again {
@@ -174,7 +176,7 @@ func (l *Locker) forceUnlock(ctx context.Context, n *names) (any, error) {
 // with WithFair the waiter's own.
 func (l *Locker) wakeChannel(n *names, field string) string {
 	if l.cfg.fair {
-		return WaiterChannel(n.key, field)
+		return waiterChannel(n.key, field)
 	}
 	return n.channel
 }

@@ -131,13 +131,16 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	return lk.unlock(ctx)
 }
 
-// unlock is Unlock, under mu.
+// unlock is Unlock, under mu: it refuses what must send nothing, sends the
+// release once (asking with the same request id again after a lost reply),
+// and judges its reply.
 func (lk *Lock) unlock(ctx context.Context) error {
 	if lk.unknown != nil {
 		return lk.unknown
 	}
 	if lk.released {
-		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "unlocked"}
+		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded,
+			Detail: "unlocked"}
 	}
 	// No attempt of the owner on the lock runs while we look and send: an
 	// acquire under way could be making the field anew.
@@ -147,30 +150,8 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	}
 	defer end()
 	lk.lease.StopRefresh() // no renewal after this
-	if lk.reqID == "" && lk.lease.Ended() && (lk.owner.l.cfg.watchdog || !lk.lease.RanOut()) {
-		// Known lost (its field found gone, or not renewed in time by the
-		// watchdog) before any unlock was sent: its count may have left
-		// the hash with the field, and a count there now may be a new hold
-		// of the same owner. Taking it would release that hold. Send
-		// nothing; a count of ours still there ends with the lease. (The
-		// lease of a hold without watchdog that ran out by our clock is
-		// judged by the check below, as before it had a timer.)
-		lk.released = true
-		lk.owner.remove(lk)
-		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded, Detail: "the hold was lost before Unlock: " + lk.lease.Err().Error()}
-	}
-	if !time.Now().Before(lk.lease.ExpiresAt()) && lk.owner.renewedSince(lk.names.key, lk.gen) {
-		// The lease ran out by our clock, and the owner has since taken the
-		// lock while none of its holds' leases ran: the field may be that
-		// new hold's, which this unlock (or a retry of one whose first run
-		// found no field, and so left no latch) would release. Send
-		// nothing; a count of ours still there ends with the lease.
-		lk.released = true
-		lk.owner.remove(lk)
-		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired,
-			Detail: "the lease ran out and the owner has taken the lock again since: the field may be that hold's"}
-		lk.lease.Lose(nh)
-		return nh
+	if err := lk.sendNothing(); err != nil {
+		return err
 	}
 	l := lk.owner.l
 	window := l.cfg.latch / 2
@@ -194,17 +175,61 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		}
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
-			return fmt.Errorf("redisson: unlock of %q (call Unlock again within %v to learn the outcome): %w", lk.names.key, window, err)
+			return fmt.Errorf("redisson: unlock of %q (call Unlock again within %v to learn the outcome): %w",
+				lk.names.key, window, err)
 		}
 		return fmt.Errorf("redisson: unlock of %q: %w", lk.names.key, err)
 	}
+	return lk.judgeRelease(ctx, r, again, gone)
+}
+
+// sendNothing returns the error of an unlock that must send nothing, the
+// hold then ending: one known lost before any unlock was sent, or whose
+// lease ran out by our clock after the owner took the lock again. Nil when
+// the unlock may be sent.
+func (lk *Lock) sendNothing() error {
+	if lk.reqID == "" && lk.lease.Ended() && (lk.owner.l.cfg.watchdog || !lk.lease.RanOut()) {
+		// Known lost (its field found gone, or not renewed in time by the
+		// watchdog) before any unlock was sent: its count may have left
+		// the hash with the field, and a count there now may be a new hold
+		// of the same owner. Taking it would release that hold. Send
+		// nothing; a count of ours still there ends with the lease. (The
+		// lease of a hold without watchdog that ran out by our clock is
+		// judged by the check below, as before it had a timer.)
+		lk.released = true
+		lk.owner.remove(lk)
+		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded,
+			Detail: "the hold was lost before Unlock: " + lk.lease.Err().Error()}
+	}
+	if !time.Now().Before(lk.lease.ExpiresAt()) && lk.owner.renewedSince(lk.names.key, lk.gen) {
+		// The lease ran out by our clock, and the owner has since taken the
+		// lock while none of its holds' leases ran: the field may be that
+		// new hold's, which this unlock (or a retry of one whose first run
+		// found no field, and so left no latch) would release. Send
+		// nothing; a count of ours still there ends with the lease.
+		lk.released = true
+		lk.owner.remove(lk)
+		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired,
+			Detail: "the lease ran out and the owner has taken the lock again since: the field may be that hold's"}
+		lk.lease.Lose(nh)
+		return nh
+	}
+	return nil
+}
+
+// judgeRelease judges the release's reply r (again: it asked a second time;
+// gone: the fair lock's field was found gone before): the hold ends, held
+// to the end or not held; the latch is deleted once its answer is known.
+func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error {
+	l := lk.owner.l
 	if again && r == int64(-1) {
 		// The latch is gone: the first run may or may not have happened,
 		// and the script did nothing now. Never ask again.
 		lk.released = true
 		lk.owner.remove(lk)
-		lk.unknown = fmt.Errorf("redisson: unlock of %q: %w: the first unlock's answer (its latch) is gone, so whether it ran is not known; nothing was released by asking again, and a hold it left ends with the lease",
-			lk.names.key, lockbridge.ErrUnknownOutcome)
+		lk.unknown = fmt.Errorf("redisson: unlock of %q: %w: the first unlock's answer (its latch) is gone, "+
+			"so whether it ran is not known; nothing was released by asking again, and a hold it left ends "+
+			"with the lease", lk.names.key, lockbridge.ErrUnknownOutcome)
 		return lk.unknown
 	}
 	if r != nil && r != int64(0) && r != int64(1) {
@@ -217,10 +242,12 @@ func (lk *Lock) unlock(ctx context.Context) error {
 	var nh *lockbridge.NotHeldError
 	switch {
 	case r == nil || gone:
-		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone,
+			Detail: "the owner's field is not in the hash"}
 	case l.cfg.fair && r == int64(1) && !time.Now().Before(lk.lease.ExpiresAt()):
 		// The key may have gone with the lease before the release ran.
-		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired, Detail: "the lease ran out before the unlock"}
+		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired,
+			Detail: "the lease ran out before the unlock"}
 	}
 	if nh != nil {
 		lk.lease.Lose(nh)
@@ -241,7 +268,8 @@ func (lk *Lock) unlock(ctx context.Context) error {
 func (lk *Lock) request(window time.Duration) error {
 	if lk.reqID != "" {
 		if since := time.Since(lk.reqSent); since > window {
-			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life (%v): the latch that holds its answer may be gone",
+			return fmt.Errorf("redisson: unlock of %q: %w: the first unlock was sent %v ago, past half the latch's life "+
+				"(%v): the latch that holds its answer may be gone",
 				lk.names.key, lockbridge.ErrUnknownOutcome, since.Round(time.Millisecond), window)
 		}
 		return nil
@@ -317,7 +345,8 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 	if r == int64(1) {
 		return lk.lease.Extend(start.Add(ttl), ttl)
 	}
-	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone, Detail: "the owner's field is not in the hash"}
+	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone,
+		Detail: "the owner's field is not in the hash"}
 	lk.lease.Lose(nh)
 	return nh
 }

@@ -57,14 +57,6 @@ func New(c driver.Client, opts ...Option) *Locker {
 	return l
 }
 
-// ClientID returns the Locker's client id, the first half of its fields.
-func (l *Locker) ClientID() string {
-	if l == nil {
-		return ""
-	}
-	return l.clientID
-}
-
 // NewOwner returns a new owner: what a Java thread is to Redisson. Its
 // holds are reentrant — it may take a lock it holds again, and must unlock
 // as many times — and its field in the hash is "<client id>:<id>", id a
@@ -74,7 +66,8 @@ func (l *Locker) NewOwner() *Owner {
 		return &Owner{}
 	}
 	id := l.owners.Add(1)
-	return &Owner{l: l, id: id, field: l.clientID + ":" + strconv.FormatInt(id, 10), holds: map[string]map[*Lock]struct{}{}, gens: map[string]uint64{}, trying: map[string]chan struct{}{}}
+	return &Owner{l: l, id: id, field: l.clientID + ":" + strconv.FormatInt(id, 10),
+		holds: map[string]map[*Lock]struct{}{}, gens: map[string]uint64{}, trying: map[string]chan struct{}{}}
 }
 
 // TryLock makes one attempt to take the lock key for ttl (at least 1 ms;
@@ -182,7 +175,8 @@ func (l *Locker) prepare(ctx context.Context, key string) (names, error) {
 	}
 	n := newNames(key)
 	if l.c.Cluster() && !n.oneSlot() {
-		return names{}, fmt.Errorf("redisson: %w: key %q: its channel %q, unlock latches or fair queue hash to another cluster slot", lockbridge.ErrInvalid, key, n.channel)
+		return names{}, fmt.Errorf("redisson: %w: key %q: its channel %q, unlock latches or fair queue hash to another "+
+			"cluster slot", lockbridge.ErrInvalid, key, n.channel)
 	}
 	return n, nil
 }

@@ -3,28 +3,28 @@ package redisson
 import (
 	"strings"
 
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 )
 
 // The prefixes of the names Redisson derives from a lock name.
 const (
-	// ChannelPrefix names the channel unlocks publish on:
+	// channelPrefix names the channel unlocks publish on:
 	// "redisson_lock__channel:{name}" (two underscores).
-	ChannelPrefix = "redisson_lock__channel"
-	// LatchPrefix names the unlock latches:
+	channelPrefix = "redisson_lock__channel"
+	// latchPrefix names the unlock latches:
 	// "redisson_unlock_latch:{name}:<request id>".
-	LatchPrefix = "redisson_unlock_latch"
-	// QueuePrefix and TimeoutPrefix name a fair lock's waiters' queue and
+	latchPrefix = "redisson_unlock_latch"
+	// queuePrefix and timeoutPrefix name a fair lock's waiters' queue and
 	// their timeouts: "redisson_lock_queue:{name}",
 	// "redisson_lock_timeout:{name}".
-	QueuePrefix   = "redisson_lock_queue"
-	TimeoutPrefix = "redisson_lock_timeout"
-	// TokenPrefix names a fenced lock's token counter:
+	queuePrefix   = "redisson_lock_queue"
+	timeoutPrefix = "redisson_lock_timeout"
+	// tokenPrefix names a fenced lock's token counter:
 	// "redisson_lock_token:{name}".
-	TokenPrefix = "redisson_lock_token"
-	// UnlockMessage is what an unlock publishes: Redisson's
+	tokenPrefix = "redisson_lock_token"
+	// unlockMessage is what an unlock publishes: Redisson's
 	// LockPubSub.UNLOCK_MESSAGE, which wakes one waiter of each client.
-	UnlockMessage = "0"
+	unlockMessage = "0"
 )
 
 // prefixName is Redisson's RedissonObject.prefixName: prefix:{name}, or
@@ -36,18 +36,18 @@ func prefixName(prefix, name string) string {
 	return prefix + ":{" + name + "}"
 }
 
-// ChannelName returns the channel Redisson's unlocks of lock name publish
+// channelName returns the channel Redisson's unlocks of lock name publish
 // on, and its waiters listen to.
-func ChannelName(name string) string { return prefixName(ChannelPrefix, name) }
+func channelName(name string) string { return prefixName(channelPrefix, name) }
 
-// LatchName returns the unlock latch of one unlock request of lock name.
-func LatchName(name, requestID string) string {
-	return prefixName(LatchPrefix, name) + ":" + requestID
+// latchName returns the unlock latch of one unlock request of lock name.
+func latchName(name, requestID string) string {
+	return prefixName(latchPrefix, name) + ":" + requestID
 }
 
-// WaiterChannel returns the channel a fair lock's unlock wakes the waiter
+// waiterChannel returns the channel a fair lock's unlock wakes the waiter
 // with field on: "redisson_lock__channel:{name}:<field>".
-func WaiterChannel(name, field string) string { return ChannelName(name) + ":" + field }
+func waiterChannel(name, field string) string { return channelName(name) + ":" + field }
 
 // names are the Redis names of one lock.
 type names struct {
@@ -57,8 +57,8 @@ type names struct {
 }
 
 func newNames(key string) names {
-	return names{key: key, channel: ChannelName(key), latch: prefixName(LatchPrefix, key),
-		queue: prefixName(QueuePrefix, key), timeouts: prefixName(TimeoutPrefix, key), token: prefixName(TokenPrefix, key)}
+	return names{key: key, channel: channelName(key), latch: prefixName(latchPrefix, key),
+		queue: prefixName(queuePrefix, key), timeouts: prefixName(timeoutPrefix, key), token: prefixName(tokenPrefix, key)}
 }
 
 // oneSlot reports whether the lock's key, channel and latches hash to one

@@ -47,14 +47,6 @@ type Owner struct {
 	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
 }
 
-// ID returns the owner's id, the second half of its field.
-func (o *Owner) ID() int64 {
-	if o == nil {
-		return 0
-	}
-	return o.id
-}
-
 // Field returns the owner's field in a lock's hash: "<client id>:<id>".
 func (o *Owner) Field() string {
 	if o == nil {
@@ -374,7 +366,8 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 		return nil, max(holder, 0), &NotObtainedError{Key: n.key, HolderTTL: holder}
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if !alone {
-			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key, lockbridge.ErrUnknownOutcome, err)
+			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key,
+				lockbridge.ErrUnknownOutcome, err)
 		}
 		o.undo(ctx, n, ttl)
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
@@ -393,7 +386,10 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 		o.undo(ctx, n, ttl)
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w (reading the field back: %v)", n.key, err, rerr)
 	case !held:
-		return nil, 0, &NotObtainedError{Key: n.key}
+		// Not settled: the acquire may still be on its way and run after
+		// the read (see modern's try).
+		o.undo(ctx, n, ttl)
+		return nil, 0, fmt.Errorf("redisson: lock %q: the hash has no field of ours yet, and the acquire may still run: %w", n.key, err)
 	}
 	return o.hold(ctx, n, start, ttl, fence), 0, nil
 }

@@ -30,9 +30,12 @@ type connFlags struct {
 // register adds the flags, shared by every command (demo and doctor read
 // them their own way: see their --help).
 func (c *connFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.url, "redis", "", "Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL; demo: the embedded Redis)")
-	fs.StringVar(&c.namespace, "namespace", "", "migration namespace (default $LOCKBRIDGE_NAMESPACE; phase changes refuse without one)")
-	fs.StringVar(&c.cluster, "cluster", "", "comma-separated host:port addresses of a Redis Cluster (user, password and TLS from --redis if given)")
+	fs.StringVar(&c.url, "redis", "",
+		"Redis URL: redis://[user:password@]host:port[/db], rediss:// for TLS (default $REDIS_URL; demo: the embedded Redis)")
+	fs.StringVar(&c.namespace, "namespace", "",
+		"migration namespace (default $LOCKBRIDGE_NAMESPACE; phase changes refuse without one)")
+	fs.StringVar(&c.cluster, "cluster", "",
+		"comma-separated host:port addresses of a Redis Cluster (user, password and TLS from --redis if given)")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Second, "timeout for connecting and for each Redis call, however long")
 }
 
@@ -83,55 +86,13 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	if c.timeout <= 0 {
 		return nil, "", usageErrorf("--timeout %v: want a positive duration", c.timeout)
 	}
-	raw := c.target(e, demo)
 	c.handshakes = &tlsWatch{}
-	var opts *redis.Options
-	if raw != "" {
-		if err := checkScheme(raw, c.url == ""); err != nil {
-			return nil, "", err
-		}
-		o, err := redis.ParseURL(raw)
-		if err != nil {
-			var ue *url.Error // its message repeats the URL, password and all
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return nil, "", usageErrorf("bad Redis URL %s: %v", redact(raw), strings.TrimPrefix(err.Error(), "redis: "))
-		}
-		if err := checkPort(o.Addr); err != nil {
-			return nil, "", usageErrorf("bad Redis URL %s: %v", redact(raw), err)
-		}
-		opts = o
+	opts, err := c.urlOptions(c.target(e, demo))
+	if err != nil {
+		return nil, "", err
 	}
 	if c.cluster != "" {
-		var addrs []string
-		for _, a := range strings.Split(c.cluster, ",") {
-			a = strings.TrimSpace(a)
-			if a == "" || !strings.Contains(a, ":") {
-				return nil, "", usageErrorf("bad --cluster address %q: want host:port[,host:port…]", a)
-			}
-			if err := checkPort(a); err != nil {
-				return nil, "", usageErrorf("bad --cluster address %q: %v", a, err)
-			}
-			addrs = append(addrs, a)
-		}
-		co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true,
-			ReadTimeout: c.timeout, WriteTimeout: c.timeout, // not go-redis' 3 s: --timeout, however long
-			MaxRetries: -1, MaxRedirects: -1} // lockbridge never resends (goredis.New)
-		if opts != nil {
-			if opts.DB != 0 {
-				return nil, "", usageErrorf("a Redis Cluster has only database 0: drop the /%d from --redis", opts.DB)
-			}
-			co.Username, co.Password = opts.Username, opts.Password
-			if opts.TLSConfig != nil {
-				// Each node's certificate is checked against that node's
-				// own host, not the --redis URL's.
-				co.TLSConfig = opts.TLSConfig.Clone()
-				co.TLSConfig.ServerName = ""
-			}
-		}
-		co.Dialer = dialer(c.timeout, co.TLSConfig, c.handshakes)
-		return redis.NewClusterClient(co), "Redis Cluster " + strings.Join(addrs, ","), nil
+		return c.clusterClient(opts)
 	}
 	if opts == nil {
 		return nil, "", usageErrorf("no Redis to talk to: give --redis URL, set REDIS_URL, or give --cluster addresses")
@@ -145,6 +106,61 @@ func (c *connFlags) client(e *env, demo bool) (redis.UniversalClient, string, er
 	opts.DialerRetries = 1 // one clear error at once, not five
 	opts.Dialer = dialer(c.timeout, opts.TLSConfig, c.handshakes)
 	return redis.NewClient(opts), "Redis " + opts.Addr, nil
+}
+
+// urlOptions parses the Redis URL raw; nil options when raw is empty.
+func (c *connFlags) urlOptions(raw string) (*redis.Options, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	if err := checkScheme(raw, c.url == ""); err != nil {
+		return nil, err
+	}
+	o, err := redis.ParseURL(raw)
+	if err != nil {
+		var ue *url.Error // its message repeats the URL, password and all
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, usageErrorf("bad Redis URL %s: %v", redact(raw), strings.TrimPrefix(err.Error(), "redis: "))
+	}
+	if err := checkPort(o.Addr); err != nil {
+		return nil, usageErrorf("bad Redis URL %s: %v", redact(raw), err)
+	}
+	return o, nil
+}
+
+// clusterClient is client's Redis Cluster client for --cluster, with the
+// user, password and TLS of the Redis URL's options when there is one.
+func (c *connFlags) clusterClient(opts *redis.Options) (redis.UniversalClient, string, error) {
+	var addrs []string
+	for _, a := range strings.Split(c.cluster, ",") {
+		a = strings.TrimSpace(a)
+		if a == "" || !strings.Contains(a, ":") {
+			return nil, "", usageErrorf("bad --cluster address %q: want host:port[,host:port…]", a)
+		}
+		if err := checkPort(a); err != nil {
+			return nil, "", usageErrorf("bad --cluster address %q: %v", a, err)
+		}
+		addrs = append(addrs, a)
+	}
+	co := &redis.ClusterOptions{Addrs: addrs, DialTimeout: c.timeout, DialerRetries: 1, ContextTimeoutEnabled: true,
+		ReadTimeout: c.timeout, WriteTimeout: c.timeout, // not go-redis' 3 s: --timeout, however long
+		MaxRetries: -1, MaxRedirects: -1} // lockbridge never resends (goredis.New)
+	if opts != nil {
+		if opts.DB != 0 {
+			return nil, "", usageErrorf("a Redis Cluster has only database 0: drop the /%d from --redis", opts.DB)
+		}
+		co.Username, co.Password = opts.Username, opts.Password
+		if opts.TLSConfig != nil {
+			// Each node's certificate is checked against that node's
+			// own host, not the --redis URL's.
+			co.TLSConfig = opts.TLSConfig.Clone()
+			co.TLSConfig.ServerName = ""
+		}
+	}
+	co.Dialer = dialer(c.timeout, co.TLSConfig, c.handshakes)
+	return redis.NewClusterClient(co), "Redis Cluster " + strings.Join(addrs, ","), nil
 }
 
 // dial returns a client for the flags once Redis has answered a PING, and a
@@ -189,19 +205,24 @@ func (c *connFlags) ping(ctx context.Context, uc redis.UniversalClient, where st
 	case te != nil:
 		// Before the timeout's test: a handshake that got no answer is a
 		// TLS problem first (a plain-text server waits for a line).
-		return fmt.Errorf("%s: the TLS handshake failed: %s (the server may not speak TLS: redis:// for plain text, rediss:// only for a TLS port)", where, te.why(timeout))
+		return fmt.Errorf("%s: the TLS handshake failed: %s (the server may not speak TLS: redis:// for plain text, "+
+			"rediss:// only for a TLS port)", where, te.why(timeout))
 	case errors.Is(err, context.DeadlineExceeded) || pctx.Err() != nil || isTimeout(err):
-		return fmt.Errorf("cannot reach %s: no answer within %v (a longer --timeout, or check the host and port)", where, timeout)
+		return fmt.Errorf("cannot reach %s: no answer within %v (a longer --timeout, or check the host and port)", where,
+			timeout)
 	}
 	msg := oneLine(err.Error())
 	code := replyCode(err)
 	switch {
 	case code == "NOAUTH":
 		return fmt.Errorf("%s wants a password: %s (give user and password: redis://user:password@host:port)", where, msg)
-	case code == "WRONGPASS" || strings.Contains(msg, "invalid password") || strings.Contains(msg, "invalid username-password"):
-		return fmt.Errorf("%s refused the credentials: %s (check user and password: redis://user:password@host:port)", where, msg)
+	case code == "WRONGPASS" || strings.Contains(msg, "invalid password") ||
+		strings.Contains(msg, "invalid username-password"):
+		return fmt.Errorf("%s refused the credentials: %s (check user and password: redis://user:password@host:port)",
+			where, msg)
 	case strings.Contains(msg, "DB index is out of range") || strings.Contains(msg, "invalid DB index"):
-		return fmt.Errorf("%s has no such database: %s (the /db of the URL must be below the server's 'databases', 16 by default; a cluster has only 0)", where, msg)
+		return fmt.Errorf("%s has no such database: %s (the /db of the URL must be below the server's 'databases', 16 "+
+			"by default; a cluster has only 0)", where, msg)
 	case code == "NOPERM":
 		return fmt.Errorf("%s: the user may not run this: %s", where, msg)
 	case strings.Contains(msg, "cluster support disabled"):
@@ -293,7 +314,8 @@ func (e *tlsError) why(timeout time.Duration) string {
 // dialer connects over TCP and, with cfg, does the TLS handshake itself,
 // bounded by timeout, so that a failed handshake is told apart from a
 // server that does not answer (go-redis reports both as a dial error).
-func dialer(timeout time.Duration, cfg *tls.Config, w *tlsWatch) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func dialer(timeout time.Duration, cfg *tls.Config, w *tlsWatch) func(ctx context.Context, network,
+	addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		d := net.Dialer{Timeout: timeout, KeepAlive: 5 * time.Minute}
 		conn, err := d.DialContext(ctx, network, addr)

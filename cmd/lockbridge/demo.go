@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/cmd/lockbridge/internal/fleetsim"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/redis/go-redis/v9"
@@ -66,108 +67,48 @@ func newDemoCmd(e *env, g *globalFlags) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.DurationVar(&o.duration, "duration", fleetsim.DefaultDuration, "about how long the rollout takes; it sets the pace of the redeploys")
+	fs.DurationVar(&o.duration, "duration", fleetsim.DefaultDuration,
+		"about how long the rollout takes; it sets the pace of the redeploys")
 	fs.IntVar(&o.java, "java", fleetsim.DefaultJavaWorkers, "Java-algorithm workers (0 for none)")
 	fs.IntVar(&o.gos, "go", fleetsim.DefaultGoWorkers, "Go workers")
 	fs.IntVar(&o.locks, "locks", fleetsim.DefaultLocks, "lock names the workers contend for")
 	fs.DurationVar(&o.lease, "lease", fleetsim.DefaultLease, "lease of every lock")
 	fs.DurationVar(&o.quiet, "quiet", fleetsim.DefaultQuiet, "the controller's quiet period before dual-read")
 	fs.BoolVar(&o.rollback, "rollback", true, "end with a rollback of one step, modern -> dual-read")
-	fs.BoolVar(&o.keepJava, "keep-java", false, "UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write (overlaps, exit 3)")
+	fs.BoolVar(&o.keepJava, "keep-java", false,
+		"UNSAFE, to show what the controller prevents: keep the Java workers and force the steps past dual-write "+
+			"(overlaps, exit 3)")
 	fs.BoolVar(&o.plain, "plain", false, "print plain periodic lines even on a terminal")
-	fs.BoolVar(&o.javaMigrates, "java-migrates", false, "the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
+	fs.BoolVar(&o.javaMigrates, "java-migrates", false,
+		"the Java workers are lockbridge-java in real JVMs and migrate with the fleet to modern (needs --redis, java "+
+			"and the interop worker jar; --java JVMs, default 2; --lease default 2s)")
 	fs.StringVar(&o.javaJar, "java-jar", defaultJavaJar, "the interop Java worker jar, for --java-migrates")
 	return cmd
 }
 
+// runDemo checks the flags, connects, runs the simulated fleet under the
+// live view, cleans up a real server's keys and turns the summary into the
+// exit status. With --java-migrates it runs the JVM fleet instead.
 func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(string) bool) error {
-	java, gos, lease := &o.java, &o.gos, &o.lease
 	if o.javaMigrates {
-		for _, f := range []string{"keep-java", "locks", "duration", "quiet", "rollback", "plain"} {
-			if set(f) {
-				return usageErrorf("demo: --%s does not apply to --java-migrates", f)
-			}
-		}
-		if !set("java") {
-			*java = 2
-		}
-		if !set("lease") {
-			*lease = 2 * time.Second
-		}
-		if *lease < time.Second {
-			// A JVM stalled (GC, JIT) longer than the lease while it holds
-			// would outlive its lock: no lock without fencing survives that.
-			return usageErrorf("demo: --java-migrates needs --lease >= 1s, got %v", *lease)
-		}
-		if *gos < 1 {
-			return usageErrorf("demo: want --go >= 1")
-		}
-		return runJavaDemo(ctx, e, cf, o.javaJar, *java, *gos, *lease)
-	}
-	locks, keepJava, duration, quiet, rollback, plain := &o.locks, &o.keepJava, &o.duration, &o.quiet, &o.rollback, &o.plain
-	if *java < 0 || *gos < 1 || *locks < 1 {
-		return usageErrorf("demo: want --java >= 0, --go >= 1 and --locks >= 1")
-	}
-	if *keepJava && *java == 0 {
-		return usageErrorf("demo: --keep-java needs Java workers (--java >= 1)")
-	}
-	if *lease < demoMinLease {
-		// Shorter leases let the Java seed's own check-then-DEL race (a DEL
-		// landing after its lease ended) show as overlaps on a loaded machine.
-		return usageErrorf("demo: --lease %v is below %v", *lease, demoMinLease)
-	}
-	if cf.timeout <= 0 {
-		return usageErrorf("demo: --timeout must be positive")
-	}
-	if cf.namespace != "" && !strings.HasPrefix(cf.namespace, demoPrefix) {
-		// The demo moves its namespace's phase and deletes its keys at the
-		// end: never a namespace (or lock names) of a real fleet.
-		return usageErrorf("demo: --namespace must start with %q: the demo runs only in a namespace of its own", demoPrefix)
-	}
-
-	// The client: on the embedded Redis unless told otherwise. Nothing is
-	// dialled before the flags are all checked.
-	var uc redis.UniversalClient
-	var where string
-	embeddedRun := cf.url == "" && cf.cluster == ""
-	if embeddedRun {
-		em, err := startEmbedded()
-		if err != nil {
+		if err := o.checkJavaMigrates(set); err != nil {
 			return err
 		}
-		defer em.close()
-		uc = redis.NewClient(&redis.Options{Addr: em.addr(), MaxRetries: -1})
-		where = "embedded Redis (miniredis) on " + em.addr()
-	} else {
-		var err error
-		if uc, where, err = cf.client(e, true); err != nil {
-			return err
-		}
+		return runJavaDemo(ctx, e, cf, o.javaJar, o.java, o.gos, o.lease)
 	}
-	defer uc.Close()
-	ns := cf.namespace
-	if ns == "" {
-		var b [4]byte
-		_, _ = rand.Read(b[:])
-		ns = demoPrefix + hex.EncodeToString(b[:])
+	if err := o.check(cf); err != nil {
+		return err
 	}
-	r := newRenderer(e.stdout, e.isTTY && !*plain)
-	r.size, r.total = e.termSize, *duration
-	sim, err := fleetsim.New(fleetsim.Config{
-		Client:      goredis.New(uc),
-		Fresh:       embeddedRun,
-		Namespace:   ns,
-		JavaWorkers: *java,
-		NoJava:      *java == 0,
-		GoWorkers:   *gos,
-		Locks:       *locks,
-		Lease:       *lease,
-		Duration:    *duration,
-		Quiet:       *quiet,
-		Rollback:    *rollback,
-		KeepJava:    *keepJava,
-		OnEvent:     r.event,
-	})
+	// Nothing is dialled before the flags are all checked.
+	uc, where, embeddedRun, closeAll, err := demoClient(e, cf)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	ns := demoNamespace(cf)
+	r := newRenderer(e.stdout, e.isTTY && !o.plain)
+	r.size, r.total = e.termSize, o.duration
+	sim, err := fleetsim.New(o.simConfig(goredis.New(uc), embeddedRun, ns, r.event))
 	if err != nil {
 		return usageErrorf("demo: %s", message(err))
 	}
@@ -175,9 +116,11 @@ func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(st
 		return err
 	}
 
-	r.header = fmt.Sprintf("lockbridge demo on %s, namespace %s, locks %s…", where, ns, strings.TrimSuffix(sim.Names()[0], "0"))
-	if *keepJava {
-		r.header += "\nUNSAFE RUN (--keep-java): the Java workers are never retired and the controller is forced past dual-write"
+	r.header = fmt.Sprintf("lockbridge demo on %s, namespace %s, locks %s…", where, ns,
+		strings.TrimSuffix(sim.Names()[0], "0"))
+	if o.keepJava {
+		r.header += "\nUNSAFE RUN (--keep-java): the Java workers are never retired and the controller is forced past " +
+			"dual-write"
 	}
 	r.start(sim.Snapshot)
 	sum, runErr := sim.Run(ctx)
@@ -190,8 +133,117 @@ func runDemo(ctx context.Context, e *env, cf connFlags, o *demoOpts, set func(st
 		cancel()
 	}
 	if len(sum.Reached) > 0 { // it ran
-		printSummary(e.stdout, sum, *keepJava)
+		printSummary(e.stdout, sum, o.keepJava)
 	}
+	return demoOutcome(ctx, sum, runErr)
+}
+
+// checkJavaMigrates checks the flags of --java-migrates and sets the
+// defaults that differ from the simulated fleet's: 2 JVMs and a 2 s lease.
+func (o *demoOpts) checkJavaMigrates(set func(string) bool) error {
+	for _, f := range []string{"keep-java", "locks", "duration", "quiet", "rollback", "plain"} {
+		if set(f) {
+			return usageErrorf("demo: --%s does not apply to --java-migrates", f)
+		}
+	}
+	if !set("java") {
+		o.java = 2
+	}
+	if !set("lease") {
+		o.lease = 2 * time.Second
+	}
+	if o.lease < time.Second {
+		// A JVM stalled (GC, JIT) longer than the lease while it holds
+		// would outlive its lock: no lock without fencing survives that.
+		return usageErrorf("demo: --java-migrates needs --lease >= 1s, got %v", o.lease)
+	}
+	if o.gos < 1 {
+		return usageErrorf("demo: want --go >= 1")
+	}
+	return nil
+}
+
+// check checks the flags of the simulated fleet.
+func (o *demoOpts) check(cf connFlags) error {
+	if o.java < 0 || o.gos < 1 || o.locks < 1 {
+		return usageErrorf("demo: want --java >= 0, --go >= 1 and --locks >= 1")
+	}
+	if o.keepJava && o.java == 0 {
+		return usageErrorf("demo: --keep-java needs Java workers (--java >= 1)")
+	}
+	if o.lease < demoMinLease {
+		// Shorter leases let the Java seed's own check-then-DEL race (a DEL
+		// landing after its lease ended) show as overlaps on a loaded machine.
+		return usageErrorf("demo: --lease %v is below %v", o.lease, demoMinLease)
+	}
+	if cf.timeout <= 0 {
+		return usageErrorf("demo: --timeout must be positive")
+	}
+	if cf.namespace != "" && !strings.HasPrefix(cf.namespace, demoPrefix) {
+		// The demo moves its namespace's phase and deletes its keys at the
+		// end: never a namespace (or lock names) of a real fleet.
+		return usageErrorf("demo: --namespace must start with %q: the demo runs only in a namespace of its own",
+			demoPrefix)
+	}
+	return nil
+}
+
+// demoClient returns the demo's client: on an embedded Redis unless
+// --redis or --cluster names a server (embedded then reports true), where
+// it is, and what closes it.
+func demoClient(e *env, cf connFlags) (uc redis.UniversalClient, where string, embedded bool, closeAll func(),
+	err error) {
+	if cf.url != "" || cf.cluster != "" {
+		if uc, where, err = cf.client(e, true); err != nil {
+			return nil, "", false, nil, err
+		}
+		return uc, where, false, func() { _ = uc.Close() }, nil
+	}
+	em, err := startEmbedded()
+	if err != nil {
+		return nil, "", false, nil, err
+	}
+	uc = redis.NewClient(&redis.Options{Addr: em.addr(), MaxRetries: -1})
+	closeAll = func() {
+		_ = uc.Close()
+		em.close()
+	}
+	return uc, "embedded Redis (miniredis) on " + em.addr(), true, closeAll, nil
+}
+
+// demoNamespace is --namespace, or a fresh one under demoPrefix.
+func demoNamespace(cf connFlags) string {
+	if cf.namespace != "" {
+		return cf.namespace
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return demoPrefix + hex.EncodeToString(b[:])
+}
+
+// simConfig is the simulated fleet the flags describe.
+func (o *demoOpts) simConfig(c driver.Client, fresh bool, ns string, onEvent func(fleetsim.Event)) fleetsim.Config {
+	return fleetsim.Config{
+		Client:      c,
+		Fresh:       fresh,
+		Namespace:   ns,
+		JavaWorkers: o.java,
+		NoJava:      o.java == 0,
+		GoWorkers:   o.gos,
+		Locks:       o.locks,
+		Lease:       o.lease,
+		Duration:    o.duration,
+		Quiet:       o.quiet,
+		Rollback:    o.rollback,
+		KeepJava:    o.keepJava,
+		OnEvent:     onEvent,
+	}
+}
+
+// demoOutcome is the demo's exit status: exit 3 on an overlap, an error
+// when the run failed, was interrupted, met Redis errors or did not reach
+// every phase.
+func demoOutcome(ctx context.Context, sum fleetsim.Summary, runErr error) error {
 	switch {
 	case sum.Overlaps > 0:
 		return &exitErr{exitOverlap, fmt.Errorf("demo: %d overlaps: two holders held one lock at once", sum.Overlaps)}
@@ -356,40 +408,18 @@ func liveBlock(s fleetsim.Snapshot, width, height int, progress string) string {
 		progress,
 		"  " + s.Stage,
 	}
-	java, gos := s.ByKind[fleetsim.Java], s.ByKind[fleetsim.Go]
-	var tail, workers []string
+	table := liveNarrow
 	if width > liveWidth {
-		head = append(head, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s", "WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS"))
-		tail = []string{
-			fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
-				java.Acquired, gos.Acquired, java.Contended, gos.Contended, s.Overlaps),
-			"  go acquired by phase: " + byPhase(s),
-		}
-		for _, w := range s.Workers {
-			workers = append(workers, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d", w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
-		}
-	} else {
-		// Narrower than 80 columns: the same figures in 56 columns.
-		head = append(head, fmt.Sprintf("  %-7s %-4s %-10s %-9s %6s %6s %5s", "WORKER", "KIND", "PHASE", "STATE", "ACQ", "CONT", "OVLP"))
-		tail = []string{
-			fmt.Sprintf("  acquired java %d, go %d · OVERLAPS %d", java.Acquired, gos.Acquired, s.Overlaps),
-			fmt.Sprintf("  contended java %d, go %d", java.Contended, gos.Contended),
-			fmt.Sprintf("  go acquired: legacy %d, dual-write %d,", s.ByPhase[migrate.PhaseLegacy].Acquired, s.ByPhase[migrate.PhaseDualWrite].Acquired),
-			fmt.Sprintf("    dual-read %d, modern %d", s.ByPhase[migrate.PhaseDualRead].Acquired, s.ByPhase[migrate.PhaseModern].Acquired),
-		}
-		for _, w := range s.Workers {
-			kind := "go"
-			if w.Kind == fleetsim.Java {
-				kind = "java"
-			}
-			workers = append(workers, fmt.Sprintf("  %-7s %-4s %-10s %-9s %6d %6d %5d", w.Name, kind, w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
-		}
+		table = liveWide
 	}
+	columns, workers, tail := table(s)
+	head = append(head, columns)
 	if room := height - 1 - len(head) - len(tail); len(workers) > room {
 		if room < 1 {
 			room = 1
 		}
-		workers = append(workers[:room-1], fmt.Sprintf("  … %d more workers (a taller terminal shows them)", len(workers)-room+1))
+		workers = append(workers[:room-1], fmt.Sprintf("  … %d more workers (a taller terminal shows them)",
+			len(workers)-room+1))
 	}
 	lines := append(append(head, workers...), tail...)
 	if most := height - 1; most >= 1 && len(lines) > most {
@@ -412,6 +442,48 @@ func liveBlock(s fleetsim.Snapshot, width, height int, progress string) string {
 		b.WriteString(l + "\n")
 	}
 	return b.String()
+}
+
+// liveWide is the live view's table on a terminal of 80 columns or more:
+// the column heads, a line per worker, and the totals below.
+func liveWide(s fleetsim.Snapshot) (columns string, workers, tail []string) {
+	java, gos := s.ByKind[fleetsim.Java], s.ByKind[fleetsim.Go]
+	columns = fmt.Sprintf("  %-8s %-10s %-11s %-9s %8s %9s %8s",
+		"WORKER", "KIND", "PHASE", "STATE", "ACQUIRED", "CONTENDED", "OVERLAPS")
+	tail = []string{
+		fmt.Sprintf("  acquired java %d, go %d · contended java %d, go %d · OVERLAPS %d",
+			java.Acquired, gos.Acquired, java.Contended, gos.Contended, s.Overlaps),
+		"  go acquired by phase: " + byPhase(s),
+	}
+	for _, w := range s.Workers {
+		workers = append(workers, fmt.Sprintf("  %-8s %-10s %-11s %-9s %8d %9d %8d",
+			w.Name, shortKind(w.Kind), w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+	}
+	return columns, workers, tail
+}
+
+// liveNarrow is liveWide's table for a terminal narrower than 80 columns:
+// the same figures in 56 columns.
+func liveNarrow(s fleetsim.Snapshot) (columns string, workers, tail []string) {
+	java, gos := s.ByKind[fleetsim.Java], s.ByKind[fleetsim.Go]
+	columns = fmt.Sprintf("  %-7s %-4s %-10s %-9s %6s %6s %5s", "WORKER", "KIND", "PHASE", "STATE", "ACQ", "CONT", "OVLP")
+	tail = []string{
+		fmt.Sprintf("  acquired java %d, go %d · OVERLAPS %d", java.Acquired, gos.Acquired, s.Overlaps),
+		fmt.Sprintf("  contended java %d, go %d", java.Contended, gos.Contended),
+		fmt.Sprintf("  go acquired: legacy %d, dual-write %d,",
+			s.ByPhase[migrate.PhaseLegacy].Acquired, s.ByPhase[migrate.PhaseDualWrite].Acquired),
+		fmt.Sprintf("    dual-read %d, modern %d",
+			s.ByPhase[migrate.PhaseDualRead].Acquired, s.ByPhase[migrate.PhaseModern].Acquired),
+	}
+	for _, w := range s.Workers {
+		kind := "go"
+		if w.Kind == fleetsim.Java {
+			kind = "java"
+		}
+		workers = append(workers, fmt.Sprintf("  %-7s %-4s %-10s %-9s %6d %6d %5d",
+			w.Name, kind, w.Phase, w.State, w.Acquired, w.Contended, w.Overlaps))
+	}
+	return columns, workers, tail
 }
 
 func shortKind(k fleetsim.Kind) string {
@@ -443,7 +515,8 @@ func statusLine(s fleetsim.Snapshot) string {
 		}
 		gos = append(gos, fmt.Sprintf("%s=%s", w.Name, w.Phase))
 	}
-	return fmt.Sprintf("%6.2fs  STATUS   phase %s | %s | java %d/%d running | acquired java %d, go %d | contended java %d, go %d | overlaps %d",
+	return fmt.Sprintf("%6.2fs  STATUS   phase %s | %s | java %d/%d running | acquired java %d, go %d | contended "+
+		"java %d, go %d | overlaps %d",
 		s.Elapsed.Seconds(), s.Phase, strings.Join(gos, " "), javaRunning, javaTotal,
 		s.ByKind[fleetsim.Java].Acquired, s.ByKind[fleetsim.Go].Acquired,
 		s.ByKind[fleetsim.Java].Contended, s.ByKind[fleetsim.Go].Contended, s.Overlaps)
@@ -481,7 +554,8 @@ func printSummary(w io.Writer, sum fleetsim.Summary, keepJava bool) {
 		}
 	}
 	if sum.FailedClosed > 0 {
-		fmt.Fprintf(w, "lock calls that failed closed (a stalled worker: a phase lease lapsed, a reply that never came, a lease over before its release): %d\n", sum.FailedClosed)
+		fmt.Fprintf(w, "lock calls that failed closed (a stalled worker: a phase lease lapsed, a reply that never "+
+			"came, a lease over before its release): %d\n", sum.FailedClosed)
 	}
 	if sum.Errors > 0 {
 		fmt.Fprintf(w, "Redis errors in the workers: %d\n", sum.Errors)

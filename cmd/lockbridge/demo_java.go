@@ -214,7 +214,8 @@ func (d *javaDemo) run(ctx context.Context) (int64, error) {
 	// The fleet's phase lease (3 intervals), its lease and the liveness
 	// margin: init waits that long for the namespace to show no trace.
 	interval := max(d.lease/10, 50*time.Millisecond)
-	ctl, err := migrate.NewController(goredis.New(d.uc), d.ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(d.lease/4),
+	ctl, err := migrate.NewController(goredis.New(d.uc), d.ns, migrate.WithQuietPeriod(time.Second),
+		migrate.WithLivenessMargin(d.lease/4),
 		migrate.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*interval+d.lease+d.lease/4))
 	if err != nil {
 		return 0, err
@@ -222,71 +223,94 @@ func (d *javaDemo) run(ctx context.Context) (int64, error) {
 	if _, err := ctl.Init(ctx, false); err != nil {
 		return 0, fmt.Errorf("demo: init %s: %w", d.ns, err)
 	}
-	w := d.e.stdout
-	fmt.Fprintf(w, "%-24s %10s %10s %9s  %s\n", "stage", "java acq", "go acq", "overlaps", "registry before the step")
+	fmt.Fprintf(d.e.stdout, "%-24s %10s %10s %9s  %s\n", "stage", "java acq", "go acq", "overlaps",
+		"registry before the step")
 	for stage, from := 0, migrate.PhaseLegacy; from != migrate.PhaseModern; stage, from = stage+1, from+1 {
-		j0, g0, o0, err := d.counts(ctx)
-		if err != nil {
-			return 0, err
-		}
-		var jvms []*jvm
-		for i := 0; i < d.java; i++ {
-			j, err := d.startJVM(fmt.Sprintf("java-s%d-%d", stage, i))
-			if err != nil {
-				for _, j := range jvms {
-					j.kill()
-				}
-				return 0, err
-			}
-			jvms = append(jvms, j)
-		}
-		stop := make(chan struct{})
-		errs := make(chan error, 64)
-		wg := d.goWorkers(ctx, stage, stop, errs)
-		time.Sleep(d.span)
-		st, serr := ctl.Status(ctx)
-		reg := ""
-		if serr == nil {
-			var parts []string
-			for _, m := range st.Members {
-				if m.Live {
-					who := "go"
-					if m.PID != os.Getpid() {
-						who = "java"
-					}
-					parts = append(parts, fmt.Sprintf("%s=%v", who, m.Phase))
-				}
-			}
-			reg = strings.Join(parts, " ")
-		}
-		stepErr := d.step(ctx, ctl)
-		if stepErr == nil {
-			time.Sleep(d.span)
-		}
-		close(stop)
-		wg.Wait()
-		for _, j := range jvms {
-			if err := j.stop(); err != nil && stepErr == nil {
-				stepErr = err
-			}
-		}
-		close(errs)
-		for err := range errs {
-			if stepErr == nil {
-				stepErr = fmt.Errorf("demo: go worker: %w", err)
-			}
-		}
-		j1, g1, o1, err := d.counts(ctx)
-		if err != nil {
-			return o1, err
-		}
-		fmt.Fprintf(w, "%-24s %10d %10d %9d  %s\n", fmt.Sprintf("%v -> %v", from, from+1), j1-j0, g1-g0, o1-o0, reg)
-		if stepErr != nil {
-			return o1, stepErr
+		if overlaps, err := d.stage(ctx, ctl, stage, from); err != nil {
+			return overlaps, err
 		}
 	}
 	_, _, o, err := d.counts(ctx)
 	return o, err
+}
+
+// stage is one stage of run: a fresh set of JVMs and Go workers lock for a
+// span, the controller steps from the phase from, they lock a span more and
+// stop; it prints the stage's line and returns the overlaps counted so far.
+func (d *javaDemo) stage(ctx context.Context, ctl *migrate.Controller, stage int, from migrate.Phase) (int64, error) {
+	j0, g0, o0, err := d.counts(ctx)
+	if err != nil {
+		return 0, err
+	}
+	jvms, err := d.startJVMs(stage)
+	if err != nil {
+		return 0, err
+	}
+	stop := make(chan struct{})
+	errs := make(chan error, 64)
+	wg := d.goWorkers(ctx, stage, stop, errs)
+	time.Sleep(d.span)
+	reg := liveRegistry(ctx, ctl)
+	stepErr := d.step(ctx, ctl)
+	if stepErr == nil {
+		time.Sleep(d.span)
+	}
+	close(stop)
+	wg.Wait()
+	for _, j := range jvms {
+		if err := j.stop(); err != nil && stepErr == nil {
+			stepErr = err
+		}
+	}
+	close(errs)
+	for err := range errs {
+		if stepErr == nil {
+			stepErr = fmt.Errorf("demo: go worker: %w", err)
+		}
+	}
+	j1, g1, o1, err := d.counts(ctx)
+	if err != nil {
+		return o1, err
+	}
+	fmt.Fprintf(d.e.stdout, "%-24s %10d %10d %9d  %s\n", fmt.Sprintf("%v -> %v", from, from+1), j1-j0, g1-g0, o1-o0, reg)
+	return o1, stepErr
+}
+
+// startJVMs starts the stage's JVMs; when one fails to start, those
+// started are killed.
+func (d *javaDemo) startJVMs(stage int) ([]*jvm, error) {
+	var jvms []*jvm
+	for i := 0; i < d.java; i++ {
+		j, err := d.startJVM(fmt.Sprintf("java-s%d-%d", stage, i))
+		if err != nil {
+			for _, j := range jvms {
+				j.kill()
+			}
+			return nil, err
+		}
+		jvms = append(jvms, j)
+	}
+	return jvms, nil
+}
+
+// liveRegistry is the phase of each live member, "go=…" for this process and
+// "java=…" for the JVMs; empty when the status cannot be read.
+func liveRegistry(ctx context.Context, ctl *migrate.Controller) string {
+	st, err := ctl.Status(ctx)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	for _, m := range st.Members {
+		if m.Live {
+			who := "go"
+			if m.PID != os.Getpid() {
+				who = "java"
+			}
+			parts = append(parts, fmt.Sprintf("%s=%v", who, m.Phase))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // step advances the controller one step, retrying while it is unsafe.
@@ -307,30 +331,9 @@ func (d *javaDemo) step(ctx context.Context, ctl *migrate.Controller) error {
 
 // runJavaDemo is `lockbridge demo --java-migrates`.
 func runJavaDemo(ctx context.Context, e *env, cf connFlags, jar string, java, gos int, lease time.Duration) error {
-	if cf.url == "" || cf.cluster != "" {
-		return usageErrorf("demo: --java-migrates needs --redis redis://host:port: the Java workers run in their own JVMs and must reach the same redis-server (the embedded Redis lives in this process)")
-	}
-	u, err := url.Parse(cf.url)
-	if err != nil || u.Scheme != "redis" || u.User != nil || (u.Path != "" && u.Path != "/" && u.Path != "/0") {
-		return usageErrorf("demo: --java-migrates takes a plain redis://host:port URL (no password, TLS or database): the Java workers are given host:port")
-	}
-	if java < 1 {
-		return usageErrorf("demo: --java-migrates needs Java workers (--java >= 1)")
-	}
-	if _, err := exec.LookPath("java"); err != nil {
-		return fmt.Errorf("demo: --java-migrates: java not found on PATH; install a JDK 17+ (sudo apt-get install -y openjdk-17-jdk-headless, or ./scripts/setup.sh)")
-	}
-	if _, err := os.Stat(jar); err != nil {
-		return fmt.Errorf("demo: --java-migrates: no Java worker at %s; build it from the repository root with `cd interop/java && mvn -q -B package -DskipTests`, or name it with --java-jar", jar)
-	}
-	if cf.timeout <= 0 {
-		return usageErrorf("demo: --timeout must be positive")
-	}
-	ns := cf.namespace
-	if ns == "" {
-		ns = fmt.Sprintf("%sjava-%d", demoPrefix, time.Now().UnixNano())
-	} else if !strings.HasPrefix(ns, demoPrefix) {
-		return usageErrorf("demo: --namespace must start with %q: the demo runs only in a namespace of its own", demoPrefix)
+	lockAddr, ns, err := checkJavaDemo(cf, jar, java)
+	if err != nil {
+		return err
 	}
 	uc, where, err := cf.client(e, true)
 	if err != nil {
@@ -342,7 +345,7 @@ func runJavaDemo(ctx context.Context, e *env, cf connFlags, jar string, java, go
 		return err
 	}
 	defer em.close()
-	d := &javaDemo{e: e, jar: jar, lockAddr: u.Host, uc: uc, guardAdr: em.addr(), ns: ns, name: ns + ":orders",
+	d := &javaDemo{e: e, jar: jar, lockAddr: lockAddr, uc: uc, guardAdr: em.addr(), ns: ns, name: ns + ":orders",
 		java: java, gos: gos, lease: lease, span: 3 * time.Second}
 	d.guard = redis.NewClient(&redis.Options{Addr: em.addr(), MaxRetries: -1})
 	defer d.guard.Close()
@@ -351,17 +354,10 @@ func runJavaDemo(ctx context.Context, e *env, cf connFlags, jar string, java, go
 	if err := cf.ping(ctx, uc, where); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "lockbridge demo --java-migrates on %s, namespace %s: %d JVM(s) of lockbridge-java and %d Go worker(s) on lock %s, lease %v; every stage redeploys both\n",
-		where, ns, java, gos, d.name, lease)
+	fmt.Fprintf(e.stdout, "lockbridge demo --java-migrates on %s, namespace %s: %d JVM(s) of lockbridge-java "+
+		"and %d Go worker(s) on lock %s, lease %v; every stage redeploys both\n", where, ns, java, gos, d.name, lease)
 	overlaps, runErr := d.run(ctx)
-	cctx, ccancel := context.WithTimeout(context.Background(), cf.timeout)
-	defer ccancel()
-	keys, _ := migrate.NamespaceKeys(ns)
-	mark, _ := migrate.MarkKey(ns) // the demo's namespace is retired for good
-	keys = append(keys, mark, d.name, "{"+d.name+"}:modern")
-	if err := uc.Del(cctx, keys...).Err(); err != nil {
-		fmt.Fprintf(e.stderr, "lockbridge: demo: cleaning up the demo keys: %v\n", err)
-	}
+	d.cleanup(cf.timeout)
 	switch {
 	case overlaps > 0:
 		return &exitErr{exitOverlap, fmt.Errorf("demo: %d overlaps: two holders held one lock at once", overlaps)}
@@ -370,4 +366,55 @@ func runJavaDemo(ctx context.Context, e *env, cf connFlags, jar string, java, go
 	}
 	fmt.Fprintln(e.stdout, "the Java workers reached modern with the Go fleet: 0 overlaps")
 	return nil
+}
+
+// checkJavaDemo checks what --java-migrates needs before anything starts:
+// a plain redis:// URL the JVMs can reach (its host:port is returned), Java
+// workers, java on PATH and the worker jar, a timeout, and a namespace of
+// the demo's own (returned, made up when --namespace is not given).
+func checkJavaDemo(cf connFlags, jar string, java int) (lockAddr, ns string, err error) {
+	if cf.url == "" || cf.cluster != "" {
+		return "", "", usageErrorf("demo: --java-migrates needs --redis redis://host:port: the Java workers run " +
+			"in their own JVMs and must reach the same redis-server (the embedded Redis lives in this process)")
+	}
+	u, err := url.Parse(cf.url)
+	if err != nil || u.Scheme != "redis" || u.User != nil || (u.Path != "" && u.Path != "/" && u.Path != "/0") {
+		return "", "", usageErrorf("demo: --java-migrates takes a plain redis://host:port URL " +
+			"(no password, TLS or database): the Java workers are given host:port")
+	}
+	if java < 1 {
+		return "", "", usageErrorf("demo: --java-migrates needs Java workers (--java >= 1)")
+	}
+	if _, err := exec.LookPath("java"); err != nil {
+		return "", "", fmt.Errorf("demo: --java-migrates: java not found on PATH; install a JDK 17+ " +
+			"(sudo apt-get install -y openjdk-17-jdk-headless, or ./scripts/setup.sh)")
+	}
+	if _, err := os.Stat(jar); err != nil {
+		return "", "", fmt.Errorf("demo: --java-migrates: no Java worker at %s; build it from the repository root "+
+			"with `cd interop/java && mvn -q -B package -DskipTests`, or name it with --java-jar", jar)
+	}
+	if cf.timeout <= 0 {
+		return "", "", usageErrorf("demo: --timeout must be positive")
+	}
+	ns = cf.namespace
+	if ns == "" {
+		ns = fmt.Sprintf("%sjava-%d", demoPrefix, time.Now().UnixNano())
+	} else if !strings.HasPrefix(ns, demoPrefix) {
+		return "", "", usageErrorf("demo: --namespace must start with %q: the demo runs only in a namespace of its own",
+			demoPrefix)
+	}
+	return u.Host, ns, nil
+}
+
+// cleanup deletes the demo's keys: its namespace's, the retired mark (the
+// demo's namespace is retired for good) and the lock's.
+func (d *javaDemo) cleanup(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	keys, _ := migrate.NamespaceKeys(d.ns)
+	mark, _ := migrate.MarkKey(d.ns)
+	keys = append(keys, mark, d.name, "{"+d.name+"}:modern")
+	if err := d.uc.Del(ctx, keys...).Err(); err != nil {
+		fmt.Fprintf(d.e.stderr, "lockbridge: demo: cleaning up the demo keys: %v\n", err)
+	}
 }

@@ -41,7 +41,6 @@ client), 2 bad usage.`
 func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 	var (
 		quiet    time.Duration
-		force    bool
 		watch    bool
 		interval time.Duration
 	)
@@ -53,40 +52,53 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 			if len(args) != 0 {
 				return usageErrorf("fleet takes no arguments, or forget ID, or cleanup")
 			}
-			asJSON, err := g.wantJSON("fleet", true)
-			if err != nil {
-				return err
-			}
-			if interval <= 0 {
-				return usageErrorf("--interval %v: want a positive duration", interval)
-			}
-			ctl, closeFn, err := fleetController(cmd.Context(), e, &g.conn, quiet)
-			if err != nil {
-				return err
-			}
-			defer closeFn()
-			if watch {
-				return watchFleet(cmd.Context(), e, &g.conn, ctl, interval, asJSON)
-			}
-			cctx, cancel := g.conn.callCtx(cmd.Context())
-			defer cancel()
-			st, err := ctl.Status(cctx)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := writeJSON(e.stdout, fleetDoc(st)); err != nil {
-					return err
-				}
-			} else {
-				printStatus(e.stdout, st)
-			}
-			return fleetOutcome(st)
+			return runFleet(cmd.Context(), e, g, quiet, watch, interval)
 		},
 	}
 	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "quiet period used to judge the next step")
 	cmd.Flags().BoolVarP(&watch, "watch", "w", false, "redraw every --interval until Ctrl-C")
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "with --watch: time between two readings")
+	cmd.AddCommand(newForgetCmd(e, g), newCleanupCmd(e, g))
+	return cmd
+}
+
+// runFleet is `lockbridge fleet`: the status once, or redrawn with --watch.
+func runFleet(ctx context.Context, e *env, g *globalFlags, quiet time.Duration, watch bool,
+	interval time.Duration) error {
+	asJSON, err := g.wantJSON("fleet", true)
+	if err != nil {
+		return err
+	}
+	if interval <= 0 {
+		return usageErrorf("--interval %v: want a positive duration", interval)
+	}
+	ctl, closeFn, err := fleetController(ctx, e, &g.conn, quiet)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	if watch {
+		return watchFleet(ctx, e, &g.conn, ctl, interval, asJSON)
+	}
+	cctx, cancel := g.conn.callCtx(ctx)
+	defer cancel()
+	st, err := ctl.Status(cctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := writeJSON(e.stdout, fleetDoc(st)); err != nil {
+			return err
+		}
+	} else {
+		printStatus(e.stdout, st)
+	}
+	return fleetOutcome(st)
+}
+
+// newForgetCmd is `lockbridge fleet forget ID`.
+func newForgetCmd(e *env, g *globalFlags) *cobra.Command {
+	var force bool
 	forget := &cobra.Command{
 		Use:   "forget ID",
 		Short: "remove a client known dead from the registry",
@@ -111,18 +123,19 @@ func newFleetCmd(e *env, g *globalFlags) *cobra.Command {
 			case err != nil:
 				return err
 			case !ok:
-				return fmt.Errorf("no client %s in the registry of namespace %s", printable(id), printable(g.conn.ns(e)))
+				return fmt.Errorf("no client %s in the registry of namespace %s", printable(id),
+					printable(g.conn.ns(e)))
 			}
 			fmt.Fprintf(e.stdout, "forgot client %s\n", printable(id))
 			return nil
 		},
 	}
 	forget.Flags().BoolVar(&force, "force", false, "remove the entry even while it is live")
-	cmd.AddCommand(forget, newCleanupCmd(e, g))
-	return cmd
+	return forget
 }
 
-func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Duration) (*migrate.Controller, func(), error) {
+func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Duration) (*migrate.Controller, func(),
+	error) {
 	c, closeFn, err := cf.dial(ctx, e)
 	if err != nil {
 		return nil, nil, err
@@ -146,13 +159,17 @@ func atModern(st migrate.Status) bool {
 func fleetOutcome(st migrate.Status) error {
 	switch {
 	case st.PhaseProblem != nil:
-		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: phase unknown (%s): no step is safe", printable(st.Namespace), st.PhaseProblem.Reason)}
+		return &exitErr{exitUnsafe,
+			fmt.Errorf("namespace %s: phase unknown (%s): no step is safe", printable(st.Namespace), st.PhaseProblem.Reason)}
 	case atModern(st) || st.Safe():
 		return nil
 	case st.HasNext:
-		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: the next step %v → %v is not safe (%d blockers)", printable(st.Namespace), st.Phase, st.Next, len(st.Blockers))}
+		return &exitErr{exitUnsafe,
+			fmt.Errorf("namespace %s: the next step %v → %v is not safe (%d blockers)", printable(st.Namespace), st.Phase,
+				st.Next, len(st.Blockers))}
 	}
-	return &exitErr{exitUnsafe, fmt.Errorf("namespace %s: at modern with %d blockers", printable(st.Namespace), len(st.Blockers))}
+	return &exitErr{exitUnsafe,
+		fmt.Errorf("namespace %s: at modern with %d blockers", printable(st.Namespace), len(st.Blockers))}
 }
 
 // agoServer is how long before the server's now t was, for display.
@@ -163,6 +180,8 @@ func agoServer(now, t time.Time) string {
 	return now.Sub(t).Round(time.Millisecond).String() + " ago"
 }
 
+// printStatus prints the fleet's status for a person: the phase, a line
+// per client, the last legacy sighting and whether the next step is safe.
 func printStatus(out io.Writer, st migrate.Status) {
 	now := st.Now
 	if st.PhaseProblem != nil {
@@ -181,34 +200,7 @@ func printStatus(out io.Writer, st migrate.Status) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CLIENT\tHOST\tPID\tPHASE\tHOLDS\tLAST HEARTBEAT\tSTATE")
 	for _, c := range st.Members {
-		state := "live"
-		switch {
-		case c.Invalid != nil:
-			state = "UNREADABLE: " + message(c.Invalid)
-		case c.Protocol != migrate.ProtocolVersion:
-			state = fmt.Sprintf("protocol %d: cannot judge", c.Protocol)
-		case !c.Live:
-			state = "dead"
-		}
-		holds := "-"
-		if c.HeldOldest != 0 {
-			holds = c.HeldOldest.String()
-			if c.HeldNewest != c.HeldOldest {
-				holds += ".." + c.HeldNewest.String()
-			}
-		}
-		phase := "?"
-		if c.Phase != 0 {
-			phase = c.Phase.String()
-		}
-		if c.Next != 0 {
-			phase += "->" + c.Next.String()
-		}
-		seen := agoServer(now, c.Seen)
-		if c.Protocol != migrate.ProtocolVersion {
-			seen = "? (client clock)"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", printable(c.ID), printable(c.Host), c.PID, phase, holds, seen, printable(state))
+		fmt.Fprintln(w, memberRow(now, c))
 	}
 	_ = w.Flush()
 	if len(st.Members) == 0 {
@@ -217,8 +209,49 @@ func printStatus(out io.Writer, st migrate.Status) {
 	if st.Sighting.At.IsZero() {
 		fmt.Fprintln(out, "legacy sighting: none recorded")
 	} else {
-		fmt.Fprintf(out, "legacy sighting: %s on key %q (%d in all)\n", agoServer(now, st.Sighting.At), st.Sighting.Key, st.Sighting.Count)
+		fmt.Fprintf(out, "legacy sighting: %s on key %q (%d in all)\n", agoServer(now, st.Sighting.At),
+			st.Sighting.Key, st.Sighting.Count)
 	}
+	printNextStep(out, st)
+}
+
+// memberRow is a client's line of printStatus's table, its cells separated
+// by tabs.
+func memberRow(now time.Time, c migrate.Member) string {
+	state := "live"
+	switch {
+	case c.Invalid != nil:
+		state = "UNREADABLE: " + message(c.Invalid)
+	case c.Protocol != migrate.ProtocolVersion:
+		state = fmt.Sprintf("protocol %d: cannot judge", c.Protocol)
+	case !c.Live:
+		state = "dead"
+	}
+	holds := "-"
+	if c.HeldOldest != 0 {
+		holds = c.HeldOldest.String()
+		if c.HeldNewest != c.HeldOldest {
+			holds += ".." + c.HeldNewest.String()
+		}
+	}
+	phase := "?"
+	if c.Phase != 0 {
+		phase = c.Phase.String()
+	}
+	if c.Next != 0 {
+		phase += "->" + c.Next.String()
+	}
+	seen := agoServer(now, c.Seen)
+	if c.Protocol != migrate.ProtocolVersion {
+		seen = "? (client clock)"
+	}
+	return fmt.Sprintf("%s\t%s\t%d\t%s\t%s\t%s\t%s", printable(c.ID), printable(c.Host), c.PID, phase, holds, seen,
+		printable(state))
+}
+
+// printNextStep prints printStatus's last lines: the next step and whether
+// it is safe, with what blocks it.
+func printNextStep(out io.Writer, st migrate.Status) {
 	switch {
 	case st.PhaseProblem != nil:
 		fmt.Fprintf(out, "next step: none: %s\n", message(st.PhaseProblem))

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
@@ -46,11 +46,16 @@ func newInspectCmd(e *env, g *globalFlags) *cobra.Command {
 			return runInspect(cmd.Context(), e, &g.conn, args[0], kc, asJSON)
 		},
 	}
-	cmd.Flags().StringVar(&kc, "key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: try both and show which exists")
-	_ = cmd.RegisterFlagCompletionFunc("key-codec", cobra.FixedCompletions([]string{"auto", "raw", "jdk-string"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVar(&kc, "key-codec", "auto",
+		"how the Java services encode KEY: raw, jdk-string (or java-string), or auto: try both and show which exists")
+	_ = cmd.RegisterFlagCompletionFunc("key-codec",
+		cobra.FixedCompletions([]string{"auto", "raw", "jdk-string"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
+// runInspect is `lockbridge inspect KEY`: for each key codec, the legacy key
+// and its value, the derived modern key and its fence; then the namespace's
+// phase when one is named.
 func runInspect(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, asJSON bool) error {
 	keys, err := lockKeys(name, kcFlag)
 	if err != nil {
@@ -76,72 +81,88 @@ func runInspect(ctx context.Context, e *env, cf *connFlags, name, kcFlag string,
 	fmt.Fprintf(w, "lock name %s\n", quote(name))
 	found := false
 	for _, k := range keys {
-		lk, err := readKey(cctx, c, k.key)
+		kfound, err := printCodecKey(cctx, w, c, k, len(keys) > 1, now)
 		if err != nil {
 			return err
 		}
-		var mk string
-		var mv keyInfo
-		if k.modern != "" {
-			if mv, err = readKey(cctx, c, k.modern); err != nil {
-				return err
-			}
-		}
-		mk = k.modern
-		if !lk.exists() && !mv.exists() && len(keys) > 1 {
-			fmt.Fprintf(w, "\nlegacy key %s (%s key codec): absent, and no modern key\n", quote(k.key), k.codec)
-			continue
-		}
-		found = found || lk.exists() || mv.exists()
-		fmt.Fprintf(w, "\nlegacy key %s (%s key codec): %s\n", quote(k.key), k.codec, lk.header())
-		if lk.isString() {
-			if err := describeValue(cctx, w, c, k.key, lk, now); err != nil {
-				return err
-			}
-		}
-		switch {
-		case mk == "":
-			fmt.Fprintln(w, "\nmodern key: none (no key in the legacy key's hash slot; migrate needs WithModernKey)")
-		default:
-			fmt.Fprintf(w, "\nmodern key %s (migrate): %s\n", quote(mk), mv.header())
-			if mv.isString() {
-				fmt.Fprintf(w, "  token  %s\n", quoteBytes(mv.value))
-			}
-			if err := describeFence(cctx, w, c, mk); err != nil {
-				return err
-			}
-		}
+		found = found || kfound
 	}
 	if !found && len(keys) > 1 {
 		fmt.Fprintln(w, "\nnothing is stored for this lock name under either key codec")
 	}
 	if ns := cf.nsGiven(e); ns != "" {
-		ctl, err := migrate.NewController(c, ns)
-		if err != nil {
-			return usageErrorf("%v", err)
-		}
-		st, err := ctl.Status(cctx)
-		if err != nil {
-			return err
-		}
-		phase := st.Phase.String()
-		if st.PhaseProblem != nil {
-			phase = fmt.Sprintf("UNKNOWN (%s)", st.PhaseProblem.Reason)
-		}
-		since := ""
-		if !st.Since.IsZero() {
-			since = fmt.Sprintf(" since %s (%s ago)", st.Since.Local().Format(timeLayout), ago(st.Now.Sub(st.Since)))
-		}
-		live := 0
-		for _, n := range st.Live {
-			live += n
-		}
-		fmt.Fprintf(w, "\nnamespace %s: phase %s%s, %d live clients\n", ns, phase, since, live)
+		return printPhase(cctx, w, c, ns)
 	}
 	return nil
 }
 
-// keyCodecs parses --key-codec.
+// printCodecKey prints what the lock name holds under one key codec: the
+// legacy key and its value, the modern key, its token and its fence. When
+// several codecs are shown, a codec with neither key is one line. It
+// reports whether either key exists.
+func printCodecKey(ctx context.Context, w io.Writer, c driver.Client, k codecKey, several bool,
+	now time.Time) (bool, error) {
+	lk, err := readKey(ctx, c, k.key)
+	if err != nil {
+		return false, err
+	}
+	var mv keyInfo
+	if k.modern != "" {
+		if mv, err = readKey(ctx, c, k.modern); err != nil {
+			return false, err
+		}
+	}
+	if !lk.exists() && !mv.exists() && several {
+		fmt.Fprintf(w, "\nlegacy key %s (%s key codec): absent, and no modern key\n", quote(k.key), k.codec)
+		return false, nil
+	}
+	fmt.Fprintf(w, "\nlegacy key %s (%s key codec): %s\n", quote(k.key), k.codec, lk.header())
+	if lk.isString() {
+		if err := describeValue(ctx, w, c, k.key, lk, now); err != nil {
+			return false, err
+		}
+	}
+	if k.modern == "" {
+		fmt.Fprintln(w, "\nmodern key: none (no key in the legacy key's hash slot; migrate needs WithModernKey)")
+		return lk.exists() || mv.exists(), nil
+	}
+	fmt.Fprintf(w, "\nmodern key %s (migrate): %s\n", quote(k.modern), mv.header())
+	if mv.isString() {
+		fmt.Fprintf(w, "  token  %s\n", quoteBytes(mv.value))
+	}
+	if err := describeFence(ctx, w, c, k.modern); err != nil {
+		return false, err
+	}
+	return lk.exists() || mv.exists(), nil
+}
+
+// printPhase prints the phase of namespace ns, since when, and how many
+// clients are live.
+func printPhase(ctx context.Context, w io.Writer, c driver.Client, ns string) error {
+	ctl, err := migrate.NewController(c, ns)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	st, err := ctl.Status(ctx)
+	if err != nil {
+		return err
+	}
+	phase := st.Phase.String()
+	if st.PhaseProblem != nil {
+		phase = fmt.Sprintf("UNKNOWN (%s)", st.PhaseProblem.Reason)
+	}
+	since := ""
+	if !st.Since.IsZero() {
+		since = fmt.Sprintf(" since %s (%s ago)", st.Since.Local().Format(timeLayout), ago(st.Now.Sub(st.Since)))
+	}
+	live := 0
+	for _, n := range st.Live {
+		live += n
+	}
+	fmt.Fprintf(w, "\nnamespace %s: phase %s%s, %d live clients\n", ns, phase, since, live)
+	return nil
+}
+
 // lockKeys returns the Redis keys of the lock name under the --key-codec
 // flag's codecs ("auto": every codec, skipping those that cannot encode it).
 func lockKeys(name, flag string) ([]codecKey, error) {
@@ -152,6 +173,7 @@ func lockKeys(name, flag string) ([]codecKey, error) {
 	return encodeKeys(name, codecs, flag != "auto")
 }
 
+// keyCodecs parses --key-codec.
 func keyCodecs(s string) ([]legacy.KeyCodec, error) {
 	switch s {
 	case "auto":
@@ -183,7 +205,8 @@ func encodeKeys(name string, codecs []legacy.KeyCodec, strict bool) ([]codecKey,
 		k, err := p.EncodeKey(name)
 		if err != nil {
 			if strict || len(codecs) == 1 {
-				return nil, usageErrorf("KEY %s cannot be encoded with the %s key codec: %s", quote(name), kc, strings.TrimPrefix(err.Error(), "legacy: "))
+				return nil, usageErrorf("KEY %s cannot be encoded with the %s key codec: %s", quote(name), kc,
+					strings.TrimPrefix(err.Error(), "legacy: "))
 			}
 			continue
 		}
@@ -266,7 +289,8 @@ func describeValue(ctx context.Context, w io.Writer, c driver.Client, key string
 	}
 	if parsed == 0 {
 		if k.pttl > 0 {
-			fmt.Fprintf(w, "  no legacy codec parses it; with its TTL it is a modern lock: token %s, PTTL %v\n", quoteBytes(k.value), time.Duration(k.pttl)*time.Millisecond)
+			fmt.Fprintf(w, "  no legacy codec parses it; with its TTL it is a modern lock: token %s, PTTL %v\n",
+				quoteBytes(k.value), time.Duration(k.pttl)*time.Millisecond)
 		} else {
 			fmt.Fprintln(w, "  FOREIGN: no legacy codec parses it; legacy lockers treat it as held and never take it over")
 		}

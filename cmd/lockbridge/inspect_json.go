@@ -56,66 +56,89 @@ type inspectNSJSON struct {
 	LiveClients  int     `json:"live_clients"`
 }
 
-func inspectDoc(ctx context.Context, e *env, cf *connFlags, c driver.Client, name string, keys []codecKey) (inspectJSON, error) {
+// inspectDoc is inspect's JSON document: each codec's keys, then the
+// namespace when one is named.
+func inspectDoc(ctx context.Context, e *env, cf *connFlags, c driver.Client, name string,
+	keys []codecKey) (inspectJSON, error) {
 	now := time.Now()
 	doc := inspectJSON{Schema: "lockbridge.inspect/v1", Name: name, Keys: []inspectKeyJSON{}}
 	for _, k := range keys {
-		kj := inspectKeyJSON{Codec: k.codec.String(), Key: jsonBytes(k.key)}
-		lk, err := readKey(ctx, c, k.key)
+		kj, err := inspectKeyDoc(ctx, c, k, now)
 		if err != nil {
 			return doc, err
-		}
-		if kj.Legacy, err = keyState(ctx, c, k.key, lk); err != nil {
-			return doc, err
-		}
-		if lk.isString() {
-			for _, vc := range legacy.ValueCodecs() {
-				d := decodedJSON{Codec: vc.String()}
-				if v, err := vc.Decode(lk.value); err == nil {
-					x := decodeExpiry(v, now)
-					d.Parses, d.Value, d.Unit, d.ExpiresAt, d.Expired = true, &v, x.unit, jsonTime(x.at), &x.expired
-				}
-				kj.Legacy.Decoded = append(kj.Legacy.Decoded, d)
-			}
-		}
-		if k.modern != "" {
-			mk := jsonBytes(k.modern)
-			kj.ModernKey = &mk
-			mv, err := readKey(ctx, c, k.modern)
-			if err != nil {
-				return doc, err
-			}
-			st, err := keyState(ctx, c, k.modern, mv)
-			if err != nil {
-				return doc, err
-			}
-			kj.Modern = &st
 		}
 		doc.Keys = append(doc.Keys, kj)
 	}
 	if ns := cf.nsGiven(e); ns != "" {
-		ctl, err := migrate.NewController(c, ns)
-		if err != nil {
-			return doc, usageErrorf("%v", err)
-		}
-		st, err := ctl.Status(ctx)
+		nj, err := inspectNSDoc(ctx, c, ns)
 		if err != nil {
 			return doc, err
-		}
-		nj := &inspectNSJSON{Name: ns, Since: jsonTime(st.Since)}
-		if st.PhaseProblem != nil {
-			r := string(st.PhaseProblem.Reason)
-			nj.PhaseProblem = &r
-		} else {
-			p := st.Phase.String()
-			nj.Phase = &p
-		}
-		for _, n := range st.Live {
-			nj.LiveClients += n
 		}
 		doc.Namespace = nj
 	}
 	return doc, nil
+}
+
+// inspectKeyDoc is one codec's keys in inspect's JSON: the legacy key with
+// its value under every value codec, and the modern key.
+func inspectKeyDoc(ctx context.Context, c driver.Client, k codecKey, now time.Time) (inspectKeyJSON, error) {
+	kj := inspectKeyJSON{Codec: k.codec.String(), Key: jsonBytes(k.key)}
+	lk, err := readKey(ctx, c, k.key)
+	if err != nil {
+		return kj, err
+	}
+	if kj.Legacy, err = keyState(ctx, c, k.key, lk); err != nil {
+		return kj, err
+	}
+	if lk.isString() {
+		for _, vc := range legacy.ValueCodecs() {
+			d := decodedJSON{Codec: vc.String()}
+			if v, err := vc.Decode(lk.value); err == nil {
+				x := decodeExpiry(v, now)
+				d.Parses, d.Value, d.Unit, d.ExpiresAt, d.Expired = true, &v, x.unit, jsonTime(x.at), &x.expired
+			}
+			kj.Legacy.Decoded = append(kj.Legacy.Decoded, d)
+		}
+	}
+	if k.modern == "" {
+		return kj, nil
+	}
+	mk := jsonBytes(k.modern)
+	kj.ModernKey = &mk
+	mv, err := readKey(ctx, c, k.modern)
+	if err != nil {
+		return kj, err
+	}
+	st, err := keyState(ctx, c, k.modern, mv)
+	if err != nil {
+		return kj, err
+	}
+	kj.Modern = &st
+	return kj, nil
+}
+
+// inspectNSDoc is the namespace ns in inspect's JSON.
+func inspectNSDoc(ctx context.Context, c driver.Client, ns string) (*inspectNSJSON, error) {
+	ctl, err := migrate.NewController(c, ns)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	st, err := ctl.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nj := &inspectNSJSON{Name: ns, Since: jsonTime(st.Since)}
+	if st.PhaseProblem != nil {
+		r := string(st.PhaseProblem.Reason)
+		nj.PhaseProblem = &r
+	} else {
+		p := st.Phase.String()
+		nj.Phase = &p
+	}
+	for _, n := range st.Live {
+		nj.LiveClients += n
+	}
+	return nj, nil
 }
 
 // keyState is a key's state in JSON, with its fence counter.

@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/lockbridge/lockbridge/driver"
@@ -43,17 +44,29 @@ func newUnlockCmd(e *env, g *globalFlags) *cobra.Command {
 				return usageErrorf("unlock takes one non-empty KEY (see 'lockbridge unlock --help')")
 			}
 			if !force {
-				return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before deleting, unless --yes)")
+				return usageErrorf("unlock deletes a lock another process may hold: add --force (it still asks before " +
+					"deleting, unless --yes)")
 			}
 			return runUnlock(cmd.Context(), e, &g.conn, args[0], kc, yes)
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "required: deleting a lock may let a second holder in")
 	cmd.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
-	cmd.Flags().StringVar(&kc, "key-codec", "auto", "how the Java services encode KEY: raw, jdk-string (or java-string), or auto: both")
+	cmd.Flags().StringVar(&kc, "key-codec", "auto",
+		"how the Java services encode KEY: raw, jdk-string (or java-string), or auto: both")
 	return cmd
 }
 
+// unlockTarget is a key unlock deletes: which key it is, and what it held
+// when read.
+type unlockTarget struct {
+	what, key string
+	info      keyInfo
+}
+
+// runUnlock is `lockbridge unlock --force KEY`: it reads the keys the lock
+// name holds, shows them, asks (unless yes), and deletes each one that
+// still holds what was shown.
 func runUnlock(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, yes bool) error {
 	keys, err := lockKeys(name, kcFlag)
 	if err != nil {
@@ -64,34 +77,11 @@ func runUnlock(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, 
 		return err
 	}
 	defer closeFn()
-
-	type target struct {
-		what, key string
-		info      keyInfo
-	}
-	var targets []target
-	seen := map[string]bool{}
 	cctx, cancel := cf.callCtx(ctx)
 	defer cancel()
-	for _, k := range keys {
-		for _, t := range []target{{what: fmt.Sprintf("legacy key (%s key codec)", k.codec), key: k.key}, {what: "modern key", key: k.modern}} {
-			if t.key == "" || seen[t.key] {
-				continue
-			}
-			seen[t.key] = true
-			info, err := readKey(cctx, c, t.key)
-			if err != nil {
-				return err
-			}
-			if !info.exists() {
-				continue
-			}
-			if !info.isString() {
-				return fmt.Errorf("%s %s is a %s, not a lock: not deleting it", t.what, quote(t.key), info.typ)
-			}
-			t.info = info
-			targets = append(targets, t)
-		}
+	targets, err := unlockTargets(cctx, c, keys)
+	if err != nil {
+		return err
 	}
 	if len(targets) == 0 {
 		fmt.Fprintf(e.stdout, "nothing to unlock: no key holds lock name %s\n", quote(name))
@@ -114,17 +104,55 @@ func runUnlock(ctx context.Context, e *env, cf *connFlags, name, kcFlag string, 
 	}
 	dctx, cancel2 := cf.callCtx(ctx)
 	defer cancel2()
+	return deleteTargets(dctx, e.stdout, c, targets)
+}
+
+// unlockTargets reads each key of the lock name once (legacy under every
+// codec, modern): those that exist are the targets; a key that is not a
+// string is not a lock, and refused.
+func unlockTargets(ctx context.Context, c driver.Client, keys []codecKey) ([]unlockTarget, error) {
+	var targets []unlockTarget
+	seen := map[string]bool{}
+	for _, k := range keys {
+		for _, t := range []unlockTarget{
+			{what: fmt.Sprintf("legacy key (%s key codec)", k.codec), key: k.key},
+			{what: "modern key", key: k.modern},
+		} {
+			if t.key == "" || seen[t.key] {
+				continue
+			}
+			seen[t.key] = true
+			info, err := readKey(ctx, c, t.key)
+			if err != nil {
+				return nil, err
+			}
+			if !info.exists() {
+				continue
+			}
+			if !info.isString() {
+				return nil, fmt.Errorf("%s %s is a %s, not a lock: not deleting it", t.what, quote(t.key), info.typ)
+			}
+			t.info = info
+			targets = append(targets, t)
+		}
+	}
+	return targets, nil
+}
+
+// deleteTargets deletes each target that still holds the value shown, and
+// fails when one changed meanwhile (it is left alone).
+func deleteTargets(ctx context.Context, w io.Writer, c driver.Client, targets []unlockTarget) error {
 	changed := 0
 	for _, t := range targets {
-		r, err := c.Eval(dctx, delIfSame, []string{t.key}, t.info.value)
+		r, err := c.Eval(ctx, delIfSame, []string{t.key}, t.info.value)
 		if err != nil {
 			return fmt.Errorf("delete %s: %w", quote(t.key), err)
 		}
 		if r == int64(1) {
-			fmt.Fprintf(e.stdout, "deleted %s %s\n", t.what, quote(t.key))
+			fmt.Fprintf(w, "deleted %s %s\n", t.what, quote(t.key))
 		} else {
 			changed++
-			fmt.Fprintf(e.stdout, "left %s %s alone: it changed since it was shown\n", t.what, quote(t.key))
+			fmt.Fprintf(w, "left %s %s alone: it changed since it was shown\n", t.what, quote(t.key))
 		}
 	}
 	if changed > 0 {

@@ -20,12 +20,13 @@ type Conn interface {
 	// return once it ends, with an error wrapping ctx.Err().
 	//
 	// Do sends the command at most once: it never resends it after it may
-	// have reached the server, whatever the client library would do. Only a
-	// reply by which the server refused the command before running it
-	// (MOVED, TRYAGAIN, CLUSTERDOWN) may be followed by another send. An
-	// error from before anything was sent is marked with NotSent; any other
-	// error that is not a driver.ReplyError is taken to mean the command may have
-	// run.
+	// have reached the server, whatever the client library would do. A
+	// reply by which a cluster refused the command before running it
+	// (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) may be returned as it is: the
+	// Client of Wrap follows it (see MaxRedirects, ClusterRetryFor and
+	// Redirector). An error from before anything was sent is marked with
+	// NotSent; any other error that is not a driver.ReplyError is taken to
+	// mean the command may have run.
 	Do(ctx context.Context, args ...any) (any, error)
 	// Subscribe opens a dedicated pub/sub connection (see driver.Subscription).
 	Subscribe(ctx context.Context, channels ...string) (driver.Subscription, error)
@@ -38,6 +39,9 @@ func Wrap(c Conn) driver.Client { return &client{c: c} }
 
 type client struct {
 	c Conn
+	// pinned: c is one connection (EvalWait), on which a redirect is not
+	// followed — the command after it must run where this one did.
+	pinned bool
 	// px is the PX argument SetNXPX sent last, formatted and boxed: a
 	// locker sends the same ttl again and again.
 	px atomic.Pointer[pxWord]
@@ -63,23 +67,34 @@ func (c *client) pxWord(ms int64) *pxWord {
 
 func (c *client) Do(ctx context.Context, args ...any) (any, error) { return c.do(ctx, args...) }
 
-// do sends one command. A context already ended sends nothing. An error
-// that comes with an ended context, such as a read timeout set from its
-// deadline, is reported as the context's error; an error after which the
-// command may have run — a broken connection, a timeout, a context that
-// ended while it was on the wire — is an *driver.UnknownOutcomeError wrapping
-// lockbridge.ErrUnknownOutcome (see mayHaveRun). Adapters never send it
-// again; the lock that sent it decides what the uncertainty means.
+// do sends one command. A context already ended sends nothing. In a
+// cluster, a refusal (MOVED, ASK, TRYAGAIN, CLUSTERDOWN: the command did not
+// run) is followed (see follow). An error that comes with an ended context,
+// such as a read timeout set from its deadline, is reported as the context's
+// error; an error after which the command may have run — a broken
+// connection, a timeout, a context that ended while it was on the wire — is
+// an *driver.UnknownOutcomeError wrapping lockbridge.ErrUnknownOutcome (see
+// mayHaveRun). Adapters never send it again; the lock that sent it decides
+// what the uncertainty means.
 func (c *client) do(ctx context.Context, args ...any) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	r, err := c.c.Do(ctx, args...)
+	if err != nil && c.follows(err) {
+		r, err = c.follow(ctx, err, args, nil, nil)
+	}
 	if err != nil {
 		name, _ := args[0].(string)
 		return r, c.fail(ctx, name, err)
 	}
 	return r, nil
+}
+
+// follows reports whether err is a cluster refusal this client follows.
+func (c *client) follows(err error) bool {
+	k, _ := redirectOf(err)
+	return k != notRedirect && !c.pinned && c.c.Cluster()
 }
 
 // fail is the error of command name that failed with err (see do).

@@ -32,7 +32,10 @@ type Event struct {
 type PubSubConn interface {
 	Subscribe(ctx context.Context, channels ...string) error
 	Unsubscribe(ctx context.Context, channels ...string) error
-	// Receive blocks until the next event or an error (Close makes it fail).
+	// Receive blocks until the next event or an error (Close makes it
+	// fail). An error reply (a driver.ReplyError: a refused SSUBSCRIBE, say
+	// MOVED) fails the Subscribe calls waiting for their confirmation and
+	// leaves the connection open; any other error ends it.
 	Receive(ctx context.Context) (Event, error)
 	Close() error
 }
@@ -43,25 +46,47 @@ const MessageBuffer = 256
 // NewSubscription runs pc's receive loop in a goroutine, which ends with
 // Close or when the connection fails.
 func NewSubscription(pc PubSubConn) driver.Subscription {
+	return newSubscription(pc, nil)
+}
+
+// newSubscription is NewSubscription; unsubscribed, when not nil, is called
+// (on the receive loop: it must not block) with the subscription and each
+// channel the server says is no longer subscribed — one the caller
+// unsubscribed, or one the server dropped, as a cluster node does for the
+// channels of a slot it hands over.
+func newSubscription(pc PubSubConn, unsubscribed func(s *subscription, channel string)) *subscription {
 	s := &subscription{
-		pc:      pc,
-		msgs:    make(chan driver.Message, MessageBuffer),
-		pending: map[string][]chan struct{}{},
-		done:    make(chan struct{}),
+		pc:           pc,
+		unsubscribed: unsubscribed,
+		msgs:         make(chan driver.Message, MessageBuffer),
+		pending:      map[string][]*pendingSub{},
+		done:         make(chan struct{}),
 	}
 	go s.loop()
 	return s
 }
 
 type subscription struct {
-	pc   PubSubConn
-	msgs chan driver.Message
-	done chan struct{} // closed when the receive loop ended
+	pc           PubSubConn
+	unsubscribed func(*subscription, string)
+	msgs         chan driver.Message
+	done         chan struct{} // closed when the receive loop ended
 
 	mu      sync.Mutex
-	pending map[string][]chan struct{} // channel → Subscribe calls waiting for its confirmation
+	pending map[string][]*pendingSub // channel → Subscribe calls waiting for its confirmation
 	closed  bool
 	err     error
+
+	// gone: the server dropped a channel that the grouped subscription
+	// owning this connection wants (guarded by that grouped's mu).
+	gone bool
+}
+
+// pendingSub is a Subscribe call waiting for a channel's confirmation: done
+// is closed when it came, or when the server refused (err).
+type pendingSub struct {
+	done chan struct{}
+	err  error
 }
 
 func (s *subscription) Messages() <-chan driver.Message { return s.msgs }
@@ -79,7 +104,7 @@ func (s *subscription) Subscribe(ctx context.Context, channels ...string) error 
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("driver: subscribe: %w", err)
 	}
-	waits := make([]chan struct{}, len(channels))
+	waits := make([]*pendingSub, len(channels))
 	s.mu.Lock()
 	if s.closed || s.err != nil {
 		err := s.err
@@ -87,7 +112,7 @@ func (s *subscription) Subscribe(ctx context.Context, channels ...string) error 
 		return fmt.Errorf("driver: subscribe on a closed subscription: %w", errors.Join(errClosed, err))
 	}
 	for i, ch := range channels {
-		w := make(chan struct{})
+		w := &pendingSub{done: make(chan struct{})}
 		waits[i] = w
 		s.pending[ch] = append(s.pending[ch], w)
 	}
@@ -97,7 +122,10 @@ func (s *subscription) Subscribe(ctx context.Context, channels ...string) error 
 	}
 	for _, w := range waits {
 		select {
-		case <-w:
+		case <-w.done:
+			if w.err != nil {
+				return fmt.Errorf("driver: subscribe: %w", w.err)
+			}
 		case <-s.done:
 			return fmt.Errorf("driver: subscribe: %w", errors.Join(errClosed, s.Err()))
 		case <-ctx.Done():
@@ -143,6 +171,11 @@ func (s *subscription) loop() {
 	ctx := context.Background()
 	for {
 		ev, err := s.pc.Receive(ctx)
+		var re driver.ReplyError
+		if err != nil && errors.As(err, &re) {
+			s.refused(err)
+			continue
+		}
 		if err != nil {
 			s.mu.Lock()
 			lost := !s.closed
@@ -165,10 +198,29 @@ func (s *subscription) loop() {
 		case EventSubscribe:
 			s.mu.Lock()
 			for _, w := range s.pending[ev.Channel] {
-				close(w)
+				close(w.done)
 			}
 			delete(s.pending, ev.Channel)
 			s.mu.Unlock()
+		case EventUnsubscribe:
+			if s.unsubscribed != nil {
+				s.unsubscribed(s, ev.Channel)
+			}
 		}
+	}
+}
+
+// refused fails every Subscribe call waiting for a confirmation with err,
+// an error reply: the connection sends one (S)SUBSCRIBE at a time per
+// caller, and a reply cannot say which channel it answers.
+func (s *subscription) refused(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch, ws := range s.pending {
+		for _, w := range ws {
+			w.err = err
+			close(w.done)
+		}
+		delete(s.pending, ch)
 	}
 }

@@ -38,6 +38,9 @@ func (c *client) doWords(ctx context.Context, wc WordsConn, words []string) (any
 		return nil, err
 	}
 	r, err := wc.DoWords(ctx, words)
+	if err != nil && c.follows(err) {
+		r, err = c.follow(ctx, err, nil, wc, words)
+	}
 	if err != nil {
 		return r, c.fail(ctx, words[0], err)
 	}

@@ -14,11 +14,16 @@
 //
 // New refuses any other client: every call then fails with an error wrapping
 // lockbridge.ErrInvalid that names the setting, and Check says so at
-// start-up. On a cluster the adapter follows MOVED, TRYAGAIN and CLUSTERDOWN
-// replies itself (a few times, with a short pause): Redis sends them before
-// running the command, so nothing that ran is sent again. A reply that
-// never came is reported as an unknown outcome (lockbridge.ErrUnknownOutcome),
-// never guessed.
+// start-up. On a cluster the adapter follows MOVED, ASK, TRYAGAIN and
+// CLUSTERDOWN replies itself: Redis sends them instead of running the
+// command, so nothing that ran is sent again. MOVED and ASK go straight to
+// the node they name, through the cluster client's own client for it (for
+// ASK, ASKING and the command in one pipeline on one connection), at most
+// driver/adapter.MaxRedirects in a row; TRYAGAIN (a slot migrating with its
+// keys, for a command with several keys) and CLUSTERDOWN after pauses of
+// 2 ms doubling to 100 ms, for at most driver/adapter.ClusterRetryFor (2 s)
+// in all, or until the context ends. A reply that never came is reported as
+// an unknown outcome (lockbridge.ErrUnknownOutcome), never guessed.
 //
 // Commands go on the wire as the locks name them: SETNX and GETSET are sent
 // literally with Do, never rewritten to SET … NX or SET … GET, because the
@@ -37,5 +42,11 @@
 //
 // Release notifications use plain pub/sub on a single server, sharded pub/sub
 // (SSUBSCRIBE, one connection per hash slot in use) on a ClusterClient, and
-// one connection per hash tag on a Ring.
+// one connection per hash tag on a Ring. go-redis's PubSub does not follow a
+// slot that moves: the old node drops its sharded subscribers with a
+// SUNSUBSCRIBE it sends unasked, which go-redis (v9.18) hands on as a
+// Subscription message and nothing else. The adapter follows the slot,
+// subscribing the slot's channels again on the node the slot went to
+// (following MOVED, whatever the client's slot map still says), and waking
+// their waiters once, as a release may have been published meanwhile.
 package goredis

@@ -5,8 +5,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 )
 

@@ -2,6 +2,7 @@ package goredis_test
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -9,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockbridge/lockbridge/adaptertest"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -42,4 +45,26 @@ func TestFaultClusterFollowsMovedWithoutResends(t *testing.T) {
 	assert.True(t, ok, "the lock is on the slot's new owner")
 	assert.Equal(t, lk.Token(), v)
 	require.NoError(t, lk.Unlock(ctx))
+}
+
+// Slots moving with their keys while locks are in use: the adapter follows
+// MOVED, ASK (with ASKING) and TRYAGAIN, a waiting Lock keeps waiting, and
+// release notices follow the slot (adaptertest.Reshard).
+func TestFaultReshard(t *testing.T) {
+	adaptertest.Reshard(t, adaptertest.ClusterFactory{
+		New: func(t *testing.T, addrs []string) driver.Client {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+		NewVia: func(t *testing.T, addrs []string, via func(string) string) driver.Client {
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1,
+				Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					var d net.Dialer
+					return d.DialContext(ctx, network, via(addr))
+				}})
+			t.Cleanup(func() { _ = c.Close() })
+			return goredis.New(c)
+		},
+	})
 }

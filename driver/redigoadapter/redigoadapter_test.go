@@ -7,8 +7,8 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/redigoadapter"
 )
 

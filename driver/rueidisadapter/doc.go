@@ -28,9 +28,15 @@
 // names the reason, and Check says so at start-up.
 //
 // In a cluster rueidis follows MOVED and ASK replies itself (bounded by
-// ClusterOption.MaxMovedRedirections, by the context otherwise): Redis
-// sends them before running the command, so the command that follows is not
-// a resend of anything that ran. A reply that never came is reported as an
+// ClusterOption.MaxMovedRedirections, by the context otherwise), and the
+// adapter follows TRYAGAIN and CLUSTERDOWN, which rueidis returns for a
+// command without its retryable flag: it sends the command again after
+// pauses of 2 ms doubling to 100 ms, for at most 2 s in all
+// (driver/adapter.ClusterRetryFor) or until the context ends. Redis sends
+// each of these replies instead of running the command, so the command that
+// follows is not a resend of anything that ran; a slot migrating with its
+// keys answers TRYAGAIN to the release script (whose channel is one of its
+// keys) until the move ends. A reply that never came is reported as an
 // unknown outcome (lockbridge.ErrUnknownOutcome), never guessed.
 //
 // Commands go on the wire as the locks name them: SETNX and GETSET are sent
@@ -60,4 +66,13 @@
 // channel is unsubscribed. A lost connection ends the subscription with an
 // error rather than silently resubscribing, so a waiter looks at the lock
 // again instead of missing a release.
+//
+// When a slot moves to another node, the old node drops the slot's sharded
+// subscribers (a SUNSUBSCRIBE it sends unasked, which rueidis passes to the
+// hooks and otherwise ignores, rueidis#691), and a SSUBSCRIBE sent by an
+// old slot map is refused with MOVED. The adapter then dedicates a
+// connection on the node the slot went to (Nodes()[addr], when MOVED named
+// it: rueidis reads its slot map again only after a random delay of up to a
+// second), subscribes the slot's channels there, and wakes their waiters
+// once, as a release may have been published meanwhile.
 package rueidisadapter

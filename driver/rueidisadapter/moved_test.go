@@ -2,6 +2,8 @@ package rueidisadapter_test
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"testing"
 	"time"
 
@@ -9,8 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockbridge/lockbridge/adaptertest"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -32,10 +36,28 @@ func TestFaultClusterFollowsMovedWithoutResends(t *testing.T) {
 
 	lk, err = l.TryLock(ctx, key, time.Second)
 	require.NoError(t, err, "MOVED was followed")
-	direct := rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: []string{target.Addr()}, ForceSingleClient: true}))
+	direct := rueidisadapter.New(client(t,
+		rueidis.ClientOption{InitAddress: []string{target.Addr()}, ForceSingleClient: true}))
 	v, ok, err := direct.Get(ctx, key)
 	require.NoError(t, err)
 	assert.True(t, ok, "the lock is on the slot's new owner")
 	assert.Equal(t, lk.Token(), v)
 	require.NoError(t, lk.Unlock(ctx))
+}
+
+// Slots moving with their keys while locks are in use: rueidis follows
+// MOVED and ASK, the adapter TRYAGAIN, a waiting Lock keeps waiting, and
+// release notices follow the slot (adaptertest.Reshard).
+func TestFaultReshard(t *testing.T) {
+	adaptertest.Reshard(t, adaptertest.ClusterFactory{
+		New: func(t *testing.T, addrs []string) driver.Client {
+			return rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: addrs}))
+		},
+		NewVia: func(t *testing.T, addrs []string, via func(string) string) driver.Client {
+			return rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: addrs,
+				DialCtxFn: func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", via(addr))
+				}}))
+		},
+	})
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/rueidiscore"
+	"github.com/lockbridge/lockbridge/driver/internal/rueidiscore"
 )
 
 // New returns the driver.Client for c, a client rueidis.NewClient returned:
@@ -49,6 +49,15 @@ func (b backend) Dedicate() (rueidiscore.Dedicated, func()) {
 	return dedicated{d}, release
 }
 
+func (b backend) DedicateAt(addr string) (rueidiscore.Dedicated, func(), bool) {
+	n, ok := b.c.Nodes()[addr]
+	if !ok {
+		return nil, nil, false
+	}
+	d, release := n.Dedicate()
+	return dedicated{d}, release, true
+}
+
 // build makes cmd an Arbitrary command routed by its key. Built with Build,
 // not ReadOnly, it lacks rueidis's retryable flag, so no client retries it
 // after a network error (cmd.IsRetryable() in every retry condition).
@@ -89,7 +98,8 @@ func (d dedicated) Do(ctx context.Context, cmd rueidiscore.Command) (any, error)
 	return result(d.d.Do(ctx, build(d.d.B(), cmd)))
 }
 
-func (d dedicated) Hooks(onMessage func(channel, payload string), onSubscription func(kind, channel string)) <-chan error {
+func (d dedicated) Hooks(onMessage func(channel, payload string),
+	onSubscription func(kind, channel string)) <-chan error {
 	return d.d.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage:      func(m rueidis.PubSubMessage) { onMessage(m.Channel, m.Message) },
 		OnSubscription: func(s rueidis.PubSubSubscription) { onSubscription(s.Kind, s.Channel) },
@@ -99,9 +109,20 @@ func (d dedicated) Hooks(onMessage func(channel, payload string), onSubscription
 func (d dedicated) Subscribe(ctx context.Context, sharded bool, channels []string) error {
 	b := d.d.B()
 	if sharded {
-		return d.d.Do(ctx, b.Ssubscribe().Channel(channels...).Build()).Error()
+		return replyError(d.d.Do(ctx, b.Ssubscribe().Channel(channels...).Build()))
 	}
-	return d.d.Do(ctx, b.Subscribe().Channel(channels...).Build()).Error()
+	return replyError(d.d.Do(ctx, b.Subscribe().Channel(channels...).Build()))
+}
+
+// replyError is r's error, an error reply as a driver.ReplyError.
+func replyError(r rueidis.RedisResult) error {
+	if err := r.NonRedisError(); err != nil {
+		return err
+	}
+	if err := r.Error(); err != nil {
+		return driver.ReplyError(err.Error())
+	}
+	return nil
 }
 
 func (d dedicated) Unsubscribe(ctx context.Context, sharded bool, channels []string) error {

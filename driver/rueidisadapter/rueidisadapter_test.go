@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
@@ -47,7 +47,8 @@ func TestConformanceSentinel(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			s := redistest.StartSentinel(t, addr, "mymaster")
-			c := client(t, rueidis.ClientOption{InitAddress: []string{s.Addr()}, Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}})
+			c := client(t, rueidis.ClientOption{InitAddress: []string{s.Addr()},
+				Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}})
 			require.Equal(t, rueidis.ClientModeSentinel, c.Mode())
 			return rueidisadapter.New(c)
 		},
@@ -78,8 +79,11 @@ func TestRefusesConnLifetime(t *testing.T) {
 		"forced":   {InitAddress: []string{srv.Addr()}, ForceSingleClient: true},
 		"cluster":  {InitAddress: cl.Addrs()},
 		"sentinel": {InitAddress: []string{sentinel.Addr()}, Sentinel: rueidis.SentinelOption{MasterSet: "mymaster"}},
-		"replicas": {InitAddress: []string{srv.Addr()}, Standalone: rueidis.StandaloneOption{ReplicaAddress: []string{srv.Addr()}},
-			SendToReplicas: func(rueidis.Completed) bool { return false }},
+		"replicas": {
+			InitAddress:    []string{srv.Addr()},
+			Standalone:     rueidis.StandaloneOption{ReplicaAddress: []string{srv.Addr()}},
+			SendToReplicas: func(rueidis.Completed) bool { return false },
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NoError(t, rueidisadapter.Check(client(t, opt)))

@@ -21,13 +21,15 @@
 //     expiry makes the client resend a command that may have run) or of a
 //     type valkey.NewClient does not return is refused: every call fails
 //     with an error wrapping lockbridge.ErrInvalid, and Check says so at
-//     start-up. MOVED and ASK, which come before a command runs, are
-//     followed by valkey-go.
+//     start-up. MOVED and ASK, sent instead of running a command, are
+//     followed by valkey-go, and TRYAGAIN and CLUSTERDOWN by the adapter,
+//     after short pauses (driver/adapter.ClusterRetryFor).
 //   - SETNX and GETSET go on the wire literally.
 //   - Contexts are honoured; a reply that never comes holds the pipelined
 //     connection until valkey-go's PING finds it silent (ConnWriteTimeout,
 //     10 s by default, bounds it).
 //   - Release notifications use pub/sub on a dedicated connection, and
-//     sharded pub/sub (SSUBSCRIBE) per hash slot in a cluster; a lost
-//     connection ends the subscription with an error.
+//     sharded pub/sub (SSUBSCRIBE) per hash slot in a cluster, which
+//     follows its slot to a new node after a resharding; a lost connection
+//     ends the subscription with an error.
 package valkeyadapter

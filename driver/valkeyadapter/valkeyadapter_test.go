@@ -2,6 +2,8 @@ package valkeyadapter_test
 
 import (
 	"context"
+	"crypto/tls"
+	"net"
 	"testing"
 	"time"
 
@@ -10,8 +12,8 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/adaptertest"
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/driver/adapter/adaptertest"
 	"github.com/lockbridge/lockbridge/driver/valkeyadapter"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
@@ -45,7 +47,8 @@ func TestConformanceSentinel(t *testing.T) {
 	adaptertest.Run(t, adaptertest.Factory{
 		New: func(t *testing.T, addr string) driver.Client {
 			s := redistest.StartSentinel(t, addr, "mymaster")
-			c := client(t, valkey.ClientOption{InitAddress: []string{s.Addr()}, Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}})
+			c := client(t, valkey.ClientOption{InitAddress: []string{s.Addr()},
+				Sentinel: valkey.SentinelOption{MasterSet: "mymaster"}})
 			require.Equal(t, valkey.ClientModeSentinel, c.Mode())
 			return valkeyadapter.New(c)
 		},
@@ -84,3 +87,20 @@ func TestRefusals(t *testing.T) {
 }
 
 type wrapper struct{ valkey.Client }
+
+// Slots moving with their keys while locks are in use: valkey-go follows
+// MOVED and ASK, the adapter TRYAGAIN, a waiting Lock keeps waiting, and
+// release notices follow the slot (adaptertest.Reshard).
+func TestFaultReshard(t *testing.T) {
+	adaptertest.Reshard(t, adaptertest.ClusterFactory{
+		New: func(t *testing.T, addrs []string) driver.Client {
+			return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs}))
+		},
+		NewVia: func(t *testing.T, addrs []string, via func(string) string) driver.Client {
+			return valkeyadapter.New(client(t, valkey.ClientOption{InitAddress: addrs,
+				DialCtxFn: func(ctx context.Context, addr string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+					return d.DialContext(ctx, "tcp", via(addr))
+				}}))
+		},
+	})
+}

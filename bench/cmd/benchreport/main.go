@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
+	"github.com/lockbridge/lockbridge/bench/internal/awake"
+	"github.com/lockbridge/lockbridge/bench/internal/docsection"
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
+	"github.com/lockbridge/lockbridge/bench/internal/machine"
 	"github.com/lockbridge/lockbridge/bench/internal/redisserver"
 )
 
@@ -29,6 +31,7 @@ func run() error {
 		quick = flag.Bool("quick", false, "a short run, to check that everything works (numbers are rough)")
 		from  = flag.String("render", "", "measure nothing: write the report and chart from this raw results file (as -json writes), e.g. after editing analysis.md")
 		only  = flag.String("redis", "", "use this redis-server (host:port) instead of starting one; it must be dedicated to the run, as MONITOR counts every client's commands")
+		wake  = flag.Bool("awake", true, "keep the cores from halting while measuring (a 0 µs CPU latency request on /dev/cpu_dma_latency; needs root): round trips then cost the same from one to the next")
 	)
 	opts := Options{
 		Rounds: 41, CycleOps: 100, TakeoverOps: 100, CountOps: 200, ServerOps: 2000, AllocOps: 1000,
@@ -66,7 +69,7 @@ func run() error {
 		addr = srv.Addr()
 	}
 	start := time.Now()
-	loadBefore := loadavg()
+	loadBefore := machine.Loadavg()
 	r, err := newRunner(addr, opts, impls.All())
 	if err != nil {
 		return err
@@ -76,16 +79,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	cpu0, cpuOK := sampleCPU(info["process_id"])
+	awakeNote := "not asked for (-awake=false)"
+	if *wake {
+		release, err := awake.Hold()
+		if err != nil {
+			awakeNote = err.Error()
+			logf("cores may halt when idle: %v", err)
+		} else {
+			awakeNote = ""
+			defer release()
+		}
+	}
+	cpu0, cpuOK := machine.SampleCPU(info["process_id"])
 	res, err := r.measure(context.Background())
 	if err != nil {
 		return err
 	}
-	cpu1, cpuOK1 := sampleCPU(info["process_id"])
-	res.Env = environment(info["redis_version"])
-	res.Env.LoadBefore, res.Env.LoadAfter = loadBefore, loadavg()
+	cpu1, cpuOK1 := machine.SampleCPU(info["process_id"])
+	res.Env = machine.Environment(info["redis_version"])
+	res.Env.LoadBefore, res.Env.LoadAfter = loadBefore, machine.Loadavg()
+	res.Env.Awake, res.Env.AwakeNote = awakeNote == "", awakeNote
 	if cpuOK && cpuOK1 && *only == "" {
-		res.Env.OtherCPU = otherShare(cpu0, cpu1)
+		res.Env.OtherCPU = machine.OtherShare(cpu0, cpu1)
 	}
 
 	res.Quick = *quick
@@ -119,28 +134,15 @@ func write(res *Results, out, chart, raw string, quick bool) error {
 			return err
 		}
 	}
-	md := markdown(res, chartRef, quick)
-	if prev, err := os.ReadFile(out); err == nil {
-		md = keepJavaSection(md, string(prev))
+	doc := markdown(res, chartRef, quick)
+	// The sections other generators keep in the same file (make
+	// bench-scale's) are carried over.
+	if old, err := os.ReadFile(out); err == nil {
+		if doc, err = docsection.Carry(string(old), doc); err != nil {
+			return fmt.Errorf("%s: %w", out, err)
+		}
 	}
-	return writeFile(out, []byte(md))
-}
-
-// The Java section of the report (make java-bench, java/jmh) lies between
-// these markers; this report keeps it as it was.
-const (
-	javaBegin = "<!-- java-bench: begin -->"
-	javaEnd   = "<!-- java-bench: end -->"
-)
-
-// keepJavaSection appends to md the Java section of prev, when prev has one.
-func keepJavaSection(md, prev string) string {
-	i := strings.Index(prev, javaBegin)
-	j := strings.Index(prev, javaEnd)
-	if i < 0 || j < i {
-		return md
-	}
-	return strings.TrimRight(md, "\n") + "\n\n" + prev[i:j+len(javaEnd)] + "\n"
+	return writeFile(out, []byte(doc))
 }
 
 func writeFile(path string, data []byte) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/bench/internal/impls"
+	"github.com/lockbridge/lockbridge/bench/internal/machine"
 	"github.com/lockbridge/lockbridge/bench/internal/monitor"
 	"github.com/lockbridge/lockbridge/bench/internal/scenario"
 	"github.com/redis/go-redis/v9"
@@ -36,7 +37,7 @@ type Options struct {
 
 // Results is everything measured; it is also written as JSON.
 type Results struct {
-	Env    Env
+	Env    machine.Env
 	Opts   Options
 	Quick  bool      // a -quick run
 	PingNs []float64 // per round: ns per PING
@@ -60,8 +61,8 @@ type CycleRow struct {
 	Ns         []float64 // per round: ns per cycle, context.Background()
 	NsDeadline []float64 // per round: ns per cycle, a context with a deadline
 	// FloorNs and FloorNsDeadline: per round, ns per cycle of the floor of
-	// the same client, measured in a block right beside this one (before it
-	// in even rounds, after it in odd ones); empty for a floor.
+	// the same client, its cycles run in turn with this one's (first in
+	// even rounds, second in odd ones); for a floor, its twin's.
 	FloorNs         []float64
 	FloorNsDeadline []float64
 	RoundTrips      float64 // top-level commands per cycle
@@ -141,7 +142,10 @@ type runner struct {
 	impls   []impls.Impl
 	clients map[string]*redis.Client
 	lockers map[string]impls.Locker // recommended waiting
-	closers []func()                // clients lockers opened themselves
+	// twins are a second floor of each client, on a client of its own: the
+	// floor's partner in the cycle pairs (an A/A pair).
+	twins   map[string]impls.Locker
+	closers []func() // clients lockers opened themselves
 }
 
 func logf(format string, args ...any) {
@@ -176,11 +180,23 @@ func newRunner(addr string, opts Options, all []impls.Impl) (*runner, error) {
 		return nil, err
 	}
 	r := &runner{opts: opts, addr: addr, setup: setup, impls: all,
-		clients: map[string]*redis.Client{}, lockers: map[string]impls.Locker{}}
+		clients: map[string]*redis.Client{}, lockers: map[string]impls.Locker{}, twins: map[string]impls.Locker{}}
 	for _, im := range all {
+		if im.ID == floorID(im) {
+			c := impls.NewClient(addr)
+			r.clients[im.ID+"-twin"] = c
+			l, err := im.New(impls.On(c), impls.Recommended)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", im.Name, err)
+			}
+			r.twins[im.ClientName()] = l
+			if c, ok := l.(impls.Closer); ok {
+				r.closers = append(r.closers, c.Close)
+			}
+		}
 		c := impls.NewClient(addr)
 		r.clients[im.ID] = c
-		l, err := im.New(c, impls.Recommended)
+		l, err := im.New(impls.On(c), impls.Recommended)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", im.Name, err)
 		}
@@ -250,119 +266,91 @@ func (r *runner) warmUp(ctx context.Context) error {
 			return fmt.Errorf("warm-up %s: %w", im.Name, err)
 		}
 	}
+	for c, l := range r.twins {
+		if err := scenario.Cycles(ctx, l, cycleKey("twin-"+c), 300); err != nil {
+			return fmt.Errorf("warm-up the %s floor's twin: %w", c, err)
+		}
+	}
 	return scenario.Pings(ctx, r.clients[impls.Floor.ID], 300)
 }
 
-// cycle: one goroutine, acquire + release, interleaved rounds.
+// cycle: one goroutine, acquire + release, interleaved rounds. In every
+// round each implementation runs a block of cycles paired with its client's
+// floor, one cycle of each in turn (scenario.Paired); the floor itself is
+// paired with a twin of its own (an A/A pair, the method's noise).
 func (r *runner) cycle(ctx context.Context, res *Results) error {
 	type entry struct {
 		idx      int // into res.Cycle; -1 for PING, -2 for PING through the adapter
 		deadline bool
 	}
 	res.Cycle = make([]CycleRow, len(r.impls))
-	entries := []entry{{idx: -1}}
-	adapter := impls.Adapter(r.clients[impls.Floor.ID])
-	if adapter != nil {
-		entries = append(entries, entry{idx: -2}, entry{idx: -2, deadline: true})
-	}
+	entries := []entry{{idx: -1}, {idx: -2}, {idx: -2, deadline: true}}
 	for i, im := range r.impls {
 		res.Cycle[i] = CycleRow{ID: im.ID, Name: im.Name}
 		entries = append(entries, entry{idx: i}, entry{idx: i, deadline: true})
 	}
-	floorIdx := map[string]int{}
-	for i, im := range r.impls {
-		if im.ID == floorID(im) {
-			floorIdx[im.ClientName()] = i
-		}
-	}
-	n := r.opts.CycleOps
-	// block runs n cycles of the implementation at idx: ns per cycle.
-	block := func(idx int, deadline bool) (float64, error) {
-		row := &res.Cycle[idx]
-		cctx, cancel := ctx, context.CancelFunc(func() {})
-		if deadline {
-			cctx, cancel = context.WithTimeout(ctx, time.Minute)
-		}
-		defer cancel()
-		start := time.Now()
-		if err := scenario.Cycles(cctx, r.lockers[row.ID], cycleKey(row.ID), n); err != nil {
-			return 0, fmt.Errorf("%s: %w", row.Name, err)
-		}
-		return float64(time.Since(start).Nanoseconds()) / float64(n), nil
-	}
 	for round := 0; round < r.opts.Rounds; round++ {
 		for _, e := range rotate(entries, round*3) {
-			if e.idx == -2 {
-				actx, cancel := ctx, context.CancelFunc(func() {})
-				if e.deadline {
-					actx, cancel = context.WithTimeout(ctx, time.Minute)
-				}
-				start := time.Now()
-				for i := 0; i < n; i++ {
-					if err := adapter(actx); err != nil {
-						cancel()
-						return err
-					}
-				}
-				ns := float64(time.Since(start).Nanoseconds()) / float64(n)
-				cancel()
-				if e.deadline {
-					res.AdapterPingDeadlineNs = append(res.AdapterPingDeadlineNs, ns)
-				} else {
-					res.AdapterPingNs = append(res.AdapterPingNs, ns)
-				}
-				continue
-			}
-			if e.idx < 0 {
-				start := time.Now()
-				if err := scenario.Pings(ctx, r.clients[impls.Floor.ID], n); err != nil {
-					return err
-				}
-				res.PingNs = append(res.PingNs, float64(time.Since(start).Nanoseconds())/float64(n))
-				continue
-			}
-			row := &res.Cycle[e.idx]
-			im := r.impls[e.idx]
-			fi, hasFloor := floorIdx[im.ClientName()]
-			if im.ID == floorID(im) || !hasFloor {
-				ns, err := block(e.idx, e.deadline)
-				if err != nil {
-					return err
-				}
-				if e.deadline {
-					row.NsDeadline = append(row.NsDeadline, ns)
-				} else {
-					row.Ns = append(row.Ns, ns)
-				}
-				continue
-			}
-			// The implementation and its client's floor, back to back, the
-			// floor first in even rounds: a pair close enough in time that
-			// the machine's state is the same for both.
-			order := []int{fi, e.idx}
-			if round%2 == 1 {
-				order = []int{e.idx, fi}
-			}
-			var got [2]float64
-			for k, idx := range order {
-				ns, err := block(idx, e.deadline)
-				if err != nil {
-					return err
-				}
-				got[k] = ns
-			}
-			ns, fns := got[1], got[0]
-			if round%2 == 1 {
-				ns, fns = got[0], got[1]
-			}
+			cctx, cancel := ctx, context.CancelFunc(func() {})
 			if e.deadline {
-				row.NsDeadline = append(row.NsDeadline, ns)
-				row.FloorNsDeadline = append(row.FloorNsDeadline, fns)
-			} else {
-				row.Ns = append(row.Ns, ns)
-				row.FloorNs = append(row.FloorNs, fns)
+				cctx, cancel = context.WithTimeout(ctx, time.Minute)
+			}
+			err := r.cycleBlock(cctx, res, e.idx, e.deadline, round%2 == 0)
+			cancel()
+			if err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// cycleBlock runs one block of the cycle scenario: PINGs (idx -1), PINGs
+// through the adapter (-2), or the implementation at idx paired with its
+// client's floor, the floor first when floorFirst.
+func (r *runner) cycleBlock(ctx context.Context, res *Results, idx int, deadline, floorFirst bool) error {
+	n := r.opts.CycleOps
+	if idx < 0 {
+		ping := func(ctx context.Context) error { return impls.Ping(ctx, r.clients[impls.Floor.ID]) }
+		if idx == -2 {
+			ping = impls.Adapter(r.clients[impls.Floor.ID])
+		}
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			if err := ping(ctx); err != nil {
+				return err
+			}
+		}
+		ns := float64(time.Since(start).Nanoseconds()) / float64(n)
+		switch {
+		case idx == -1:
+			res.PingNs = append(res.PingNs, ns)
+		case deadline:
+			res.AdapterPingDeadlineNs = append(res.AdapterPingDeadlineNs, ns)
+		default:
+			res.AdapterPingNs = append(res.AdapterPingNs, ns)
+		}
+		return nil
+	}
+	row := &res.Cycle[idx]
+	im := r.impls[idx]
+	floor, ok := r.lockers[floorID(im)]
+	if im.ID == floorID(im) {
+		floor, ok = r.twins[im.ClientName()]
+	}
+	if !ok {
+		return fmt.Errorf("%s: no floor of its client (%s) in this run", im.Name, im.ClientName())
+	}
+	fns, ns, err := scenario.Paired(ctx, floor, r.lockers[im.ID], cycleKey("floor-of-"+im.ID), cycleKey(im.ID), n, floorFirst)
+	if err != nil {
+		return fmt.Errorf("%s: %w", row.Name, err)
+	}
+	if deadline {
+		row.NsDeadline = append(row.NsDeadline, ns)
+		row.FloorNsDeadline = append(row.FloorNsDeadline, fns)
+	} else {
+		row.Ns = append(row.Ns, ns)
+		row.FloorNs = append(row.FloorNs, fns)
 	}
 	return nil
 }
@@ -541,7 +529,7 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 			if _, ok := im.Waits[w]; !ok {
 				continue
 			}
-			l, err := im.New(r.clients[im.ID], w)
+			l, err := im.New(impls.On(r.clients[im.ID]), w)
 			if err != nil {
 				return fmt.Errorf("%s (%v): %w", im.Name, w, err)
 			}
@@ -561,7 +549,7 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 			// A fresh key per run: a Lock cancelled at the end of a run may
 			// leave a lock behind (see docs/performance.md, what is left).
 			stop := scenario.Pinger(pinger, time.Millisecond)
-			out, err := scenario.Handoff(ctx, c.locker, fmt.Sprintf("%s:%d", c.key, round), cfg)
+			out, err := scenario.Handoff(ctx, []impls.Locker{c.locker}, fmt.Sprintf("%s:%d", c.key, round), cfg)
 			c.pings = append(c.pings, stop()...)
 			if err != nil {
 				return fmt.Errorf("%s (%s): %w", row.Name, row.Wait, err)
@@ -591,7 +579,7 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 		pass.Duration = r.opts.HandoffDur / 3
 		counts, err := k.Measure(func() error {
 			var err error
-			out, err = scenario.Handoff(ctx, c.locker, c.key+":count", pass)
+			out, err = scenario.Handoff(ctx, []impls.Locker{c.locker}, c.key+":count", pass)
 			return err
 		})
 		if err != nil {
@@ -627,7 +615,7 @@ func (r *runner) waiters(ctx context.Context, res *Results, cfg scenario.Handoff
 	if !ok || !slices.ContainsFunc(r.impls, func(i impls.Impl) bool { return i.ID == im.ID }) {
 		return nil
 	}
-	l, err := im.New(r.clients[im.ID], impls.Recommended)
+	l, err := im.New(impls.On(r.clients[im.ID]), impls.Recommended)
 	if err != nil {
 		return err
 	}
@@ -637,7 +625,7 @@ func (r *runner) waiters(ctx context.Context, res *Results, cfg scenario.Handoff
 		}
 		c := cfg
 		c.Workers = n
-		out, err := scenario.Handoff(ctx, l, fmt.Sprintf("bench:waiters:%d", n), c)
+		out, err := scenario.Handoff(ctx, []impls.Locker{l}, fmt.Sprintf("bench:waiters:%d", n), c)
 		if err != nil {
 			return fmt.Errorf("modern, %d goroutines: %w", n, err)
 		}
@@ -647,7 +635,7 @@ func (r *runner) waiters(ctx context.Context, res *Results, cfg scenario.Handoff
 		var cnt scenario.HandoffResult
 		counts, err := k.Measure(func() error {
 			var err error
-			cnt, err = scenario.Handoff(ctx, l, fmt.Sprintf("bench:waiters:%d:count", n), c)
+			cnt, err = scenario.Handoff(ctx, []impls.Locker{l}, fmt.Sprintf("bench:waiters:%d:count", n), c)
 			return err
 		})
 		if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	redigo "github.com/gomodule/redigo/redis"
-	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/rueidislock"
 
@@ -23,8 +22,8 @@ const (
 	Rueidis = "rueidis"
 )
 
-// Implementations not on go-redis get the go-redis client of the runner
-// only for its address, and open a client of their own to it.
+// Implementations not on go-redis open a client of their own to the
+// target's addresses.
 
 // newRedigoPool is a redigo pool as a redigo user builds one: Dial, an idle
 // pool as large as go-redis's default (10 × GOMAXPROCS).
@@ -37,15 +36,28 @@ func newRedigoPool(addr string) *redigo.Pool {
 	}
 }
 
-// FloorRedigo is raw redigo sending the floor's two commands: a connection
-// from the pool per command, Conn.Do (no context: redigo's DoContext starts
-// a goroutine per command, which a plain redigo user does not pay).
+// single is the one server of t, or errNoCluster.
+func single(t Target) (string, error) {
+	if t.Cluster || len(t.Addrs) != 1 {
+		return "", errNoCluster
+	}
+	return t.Addrs[0], nil
+}
+
+// FloorRedigo is raw redigo sending the floor's two commands (a random token
+// per acquire, as Floor): a connection from the pool per command, Conn.Do
+// (no context: redigo's DoContext starts a goroutine per command, which a
+// plain redigo user does not pay). One server only.
 var FloorRedigo = Impl{
 	ID:     "floor-redigo",
 	Name:   "redigo floor (SET NX PX + EVALSHA)",
 	Client: Redigo,
-	New: func(c *redis.Client, _ Wait) (Locker, error) {
-		p := newRedigoPool(c.Options().Addr)
+	New: func(t Target, _ Wait) (Locker, error) {
+		addr, err := single(t)
+		if err != nil {
+			return nil, err
+		}
+		p := newRedigoPool(addr)
 		conn := p.Get()
 		sha, err := redigo.String(conn.Do("SCRIPT", "LOAD", releaseSrc))
 		_ = conn.Close()
@@ -53,34 +65,33 @@ var FloorRedigo = Impl{
 			_ = p.Close()
 			return nil, err
 		}
-		return closing{Locker: &redigoFloor{p: p, sha: sha, token: floorToken}, close: func() { _ = p.Close() }}, nil
+		return closing{Locker: &redigoFloor{p: p, sha: sha}, close: func() { _ = p.Close() }}, nil
 	},
 }
 
-const floorToken = "bench-floor-token-0123"
-
 type redigoFloor struct {
-	p     *redigo.Pool
-	sha   string
-	token string
+	p   *redigo.Pool
+	sha string
 }
 
 type redigoFloorHeld struct {
-	f   *redigoFloor
-	key string
+	f     *redigoFloor
+	key   string
+	token string
 }
 
 func (f *redigoFloor) TryLock(_ context.Context, key string, ttl time.Duration) (Held, error) {
+	token := newToken()
 	conn := f.p.Get()
 	defer conn.Close()
-	r, err := conn.Do("SET", key, f.token, "NX", "PX", ttl.Milliseconds())
+	r, err := conn.Do("SET", key, token, "NX", "PX", ttl.Milliseconds())
 	if err != nil {
 		return nil, err
 	}
 	if r == nil {
 		return nil, ErrBusy
 	}
-	return &redigoFloorHeld{f: f, key: key}, nil
+	return &redigoFloorHeld{f: f, key: key, token: token}, nil
 }
 
 func (f *redigoFloor) Lock(context.Context, string, time.Duration) (Held, error) {
@@ -90,7 +101,7 @@ func (f *redigoFloor) Lock(context.Context, string, time.Duration) (Held, error)
 func (h *redigoFloorHeld) Unlock(context.Context) error {
 	conn := h.f.p.Get()
 	defer conn.Close()
-	n, err := redigo.Int64(conn.Do("EVALSHA", h.f.sha, 1, h.key, h.f.token))
+	n, err := redigo.Int64(conn.Do("EVALSHA", h.f.sha, 1, h.key, h.token))
 	if err != nil {
 		return err
 	}
@@ -101,58 +112,65 @@ func (h *redigoFloorHeld) Unlock(context.Context) error {
 }
 
 // ModernRedigo is modern.Locker through the redigo adapter, on a redigo
-// pool of its own.
+// pool of its own. One server only.
 var ModernRedigo = Impl{
 	ID:     "modern-redigo",
 	Name:   "lockbridge modern (redigo adapter)",
 	Client: Redigo,
-	New: func(c *redis.Client, w Wait) (Locker, error) {
-		p := newRedigoPool(c.Options().Addr)
+	New: func(t Target, w Wait) (Locker, error) {
+		addr, err := single(t)
+		if err != nil {
+			return nil, err
+		}
+		p := newRedigoPool(addr)
 		return closing{Locker: lbLocker{modern.New(redigoadapter.New(p), modernOptions(w)...)}, close: func() { _ = p.Close() }}, nil
 	},
 }
 
 // newRueidis is a rueidis client with its defaults (commands of concurrent
-// callers pipelined on one connection).
-func newRueidis(addr string) (rueidis.Client, error) {
-	return rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+// callers pipelined on one connection per node) to t: a cluster client when
+// t is a cluster (rueidis finds out by itself).
+func newRueidis(t Target) (rueidis.Client, error) {
+	return rueidis.NewClient(rueidis.ClientOption{InitAddress: t.Addrs})
 }
 
-// FloorRueidis is raw rueidis sending the floor's two commands, built with
-// its command builder; the release is a rueidis.Lua script (EVALSHA).
+// FloorRueidis is raw rueidis sending the floor's two commands (a random
+// token per acquire, as Floor), built with its command builder; the release
+// is a rueidis.Lua script (EVALSHA).
 var FloorRueidis = Impl{
 	ID:     "floor-rueidis",
 	Name:   "rueidis floor (SET NX PX + EVALSHA)",
 	Client: Rueidis,
-	New: func(c *redis.Client, _ Wait) (Locker, error) {
-		rc, err := newRueidis(c.Options().Addr)
+	New: func(t Target, _ Wait) (Locker, error) {
+		rc, err := newRueidis(t)
 		if err != nil {
 			return nil, err
 		}
-		return closing{Locker: &rueidisFloor{c: rc, release: rueidis.NewLuaScript(releaseSrc), token: floorToken}, close: rc.Close}, nil
+		return closing{Locker: &rueidisFloor{c: rc, release: rueidis.NewLuaScript(releaseSrc)}, close: rc.Close}, nil
 	},
 }
 
 type rueidisFloor struct {
 	c       rueidis.Client
 	release *rueidis.Lua
-	token   string
 }
 
 type rueidisFloorHeld struct {
-	f   *rueidisFloor
-	key string
+	f     *rueidisFloor
+	key   string
+	token string
 }
 
 func (f *rueidisFloor) TryLock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
-	err := f.c.Do(ctx, f.c.B().Set().Key(key).Value(f.token).Nx().PxMilliseconds(ttl.Milliseconds()).Build()).Error()
+	token := newToken()
+	err := f.c.Do(ctx, f.c.B().Set().Key(key).Value(token).Nx().PxMilliseconds(ttl.Milliseconds()).Build()).Error()
 	if rueidis.IsRedisNil(err) {
 		return nil, ErrBusy
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &rueidisFloorHeld{f: f, key: key}, nil
+	return &rueidisFloorHeld{f: f, key: key, token: token}, nil
 }
 
 func (f *rueidisFloor) Lock(context.Context, string, time.Duration) (Held, error) {
@@ -160,7 +178,7 @@ func (f *rueidisFloor) Lock(context.Context, string, time.Duration) (Held, error
 }
 
 func (h *rueidisFloorHeld) Unlock(ctx context.Context) error {
-	n, err := h.f.release.Exec(ctx, h.f.c, []string{h.key}, []string{h.f.token}).AsInt64()
+	n, err := h.f.release.Exec(ctx, h.f.c, []string{h.key}, []string{h.token}).AsInt64()
 	if err != nil {
 		return err
 	}
@@ -183,9 +201,9 @@ var RueidisLock = Impl{
 	Waits: map[Wait]string{
 		Recommended: "defaults but KeyMajority 1: woken by client-side-caching invalidation",
 	},
-	New: func(c *redis.Client, _ Wait) (Locker, error) {
+	New: func(t Target, _ Wait) (Locker, error) {
 		l, err := rueidislock.NewLocker(rueidislock.LockerOption{
-			ClientOption: rueidis.ClientOption{InitAddress: []string{c.Options().Addr}},
+			ClientOption: rueidis.ClientOption{InitAddress: t.Addrs},
 			KeyMajority:  1,
 		})
 		if err != nil {

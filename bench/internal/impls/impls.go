@@ -65,9 +65,38 @@ type Impl struct {
 	Takeover bool
 	// Client is the Redis client it runs on (GoRedis when empty).
 	Client string
-	// New returns the locker on c with the waiting settings w.
-	New func(c *redis.Client, w Wait) (Locker, error)
+	// New returns the locker on t with the waiting settings w. A locker
+	// that opened a client of its own is a Closer.
+	New func(t Target, w Wait) (Locker, error)
 }
+
+// Target is the Redis an implementation runs against: one server or a Redis
+// Cluster.
+type Target struct {
+	// GoRedis is the go-redis client an implementation on go-redis uses:
+	// a *redis.Client on one server, a *redis.ClusterClient on a cluster.
+	GoRedis redis.UniversalClient
+	// Addrs are the server's address, or the cluster's nodes: the
+	// implementations on other clients open a client of their own to them.
+	Addrs []string
+	// Cluster is set for a Redis Cluster.
+	Cluster bool
+}
+
+// On is the target of the go-redis client c, on one server.
+func On(c *redis.Client) Target {
+	return Target{GoRedis: c, Addrs: []string{c.Options().Addr}}
+}
+
+// OnCluster is the target of the go-redis cluster client c, whose nodes are
+// addrs.
+func OnCluster(c *redis.ClusterClient, addrs []string) Target {
+	return Target{GoRedis: c, Addrs: addrs, Cluster: true}
+}
+
+// errNoCluster is what New returns for an implementation that has no
+// cluster client.
+var errNoCluster = errors.New("impls: no Redis Cluster client")
 
 // ClientName is Client, GoRedis when empty.
 func (i Impl) ClientName() string {
@@ -87,6 +116,14 @@ func NewClient(addr string) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 }
 
+// NewClusterClient is NewClient's counterpart on a Redis Cluster: the
+// go-redis defaults (a pool of 10 × GOMAXPROCS connections per node), retries
+// and redirects off (as lockbridge's go-redis adapter requires), context
+// deadlines applied by go-redis itself.
+func NewClusterClient(addrs []string) *redis.ClusterClient {
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1, ContextTimeoutEnabled: true})
+}
+
 // All returns every implementation, in report order: the go-redis floor,
 // lockbridge on go-redis (modern, legacy atomic, legacy classic, the seed
 // replay), the peers on go-redis, then the floor and lockbridge modern on
@@ -98,9 +135,20 @@ func All() []Impl {
 	return append(all, FloorRedigo, ModernRedigo, FloorRueidis, ModernRueidis, RueidisLock)
 }
 
+// Scale returns the implementations the scale benchmarks (bench-scale)
+// compare: the floors, lockbridge modern and migrate in each phase on
+// go-redis and on rueidis, bsm/redislock and rueidislock.
+func Scale() []Impl {
+	s := []Impl{Floor, Modern}
+	s = append(s, MigrateGoRedis...)
+	s = append(s, BSM, FloorRueidis, ModernRueidis)
+	s = append(s, MigrateRueidis...)
+	return append(s, RueidisLock)
+}
+
 // ByID returns the implementation with the given ID.
 func ByID(id string) (Impl, bool) {
-	for _, i := range All() {
+	for _, i := range append(All(), Scale()...) {
 		if i.ID == id {
 			return i, true
 		}

@@ -25,31 +25,32 @@ var lockbridgeImpls = []Impl{AdapterFloor, Modern, LegacyAtomic, LegacyClassic, 
 var AdapterFloor = Impl{
 	ID:   "floor-adapter",
 	Name: "floor through lockbridge's driver.Client",
-	New: func(c *redis.Client, _ Wait) (Locker, error) {
-		return &adapterFloor{c: goredis.New(c), release: driver.NewScript("bench/release.lua", releaseSrc), token: "bench-floor-token-0123"}, nil
+	New: func(t Target, _ Wait) (Locker, error) {
+		return &adapterFloor{c: goredis.New(t.GoRedis), release: driver.NewScript("bench/release.lua", releaseSrc)}, nil
 	},
 }
 
 type adapterFloor struct {
 	c       driver.Client
 	release *driver.Script
-	token   string
 }
 
 type adapterFloorHeld struct {
-	f   *adapterFloor
-	key string
+	f     *adapterFloor
+	key   string
+	token string
 }
 
 func (f *adapterFloor) TryLock(ctx context.Context, key string, ttl time.Duration) (Held, error) {
-	ok, err := f.c.SetNXPX(ctx, key, f.token, ttl)
+	token := newToken()
+	ok, err := f.c.SetNXPX(ctx, key, token, ttl)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, ErrBusy
 	}
-	return &adapterFloorHeld{f: f, key: key}, nil
+	return &adapterFloorHeld{f: f, key: key, token: token}, nil
 }
 
 func (f *adapterFloor) Lock(context.Context, string, time.Duration) (Held, error) {
@@ -57,7 +58,7 @@ func (f *adapterFloor) Lock(context.Context, string, time.Duration) (Held, error
 }
 
 func (h *adapterFloorHeld) Unlock(ctx context.Context) error {
-	r, err := h.f.c.Eval(ctx, h.f.release, []string{h.key}, h.f.token)
+	r, err := h.f.c.Eval(ctx, h.f.release, []string{h.key}, h.token)
 	if err != nil {
 		return err
 	}
@@ -78,8 +79,8 @@ var Modern = Impl{
 		Recommended: fmt.Sprintf("defaults: release notifications on, ExponentialBackoff(%v, %v)", modern.DefaultBackoffMin, modern.DefaultBackoffMax),
 		Tight:       "WithNotifications(false), LinearBackoff(1ms, 1ms)",
 	},
-	New: func(c *redis.Client, w Wait) (Locker, error) {
-		return lbLocker{modern.New(goredis.New(c), modernOptions(w)...)}, nil
+	New: func(t Target, w Wait) (Locker, error) {
+		return lbLocker{modern.New(goredis.New(t.GoRedis), modernOptions(w)...)}, nil
 	},
 }
 
@@ -101,12 +102,12 @@ var LegacyAtomic = Impl{
 		Tight:       "LinearBackoff(1ms, 1ms)",
 	},
 	Takeover: true,
-	New: func(c *redis.Client, w Wait) (Locker, error) {
+	New: func(t Target, w Wait) (Locker, error) {
 		opts := []legacy.Option{legacy.WithMode(legacy.ModeAtomic)}
 		if w == Tight {
 			opts = append(opts, legacy.WithBackoff(tightBackoff))
 		}
-		return lbLocker{legacy.New(goredis.New(c), opts...)}, nil
+		return lbLocker{legacy.New(goredis.New(t.GoRedis), opts...)}, nil
 	},
 }
 
@@ -116,8 +117,8 @@ var LegacyClassic = Impl{
 	ID:       "legacy-classic",
 	Name:     "lockbridge legacy (classic)",
 	Takeover: true,
-	New: func(c *redis.Client, w Wait) (Locker, error) {
-		return lbLocker{legacy.New(goredis.New(c), legacy.WithMode(legacy.ModeClassic))}, nil
+	New: func(t Target, _ Wait) (Locker, error) {
+		return lbLocker{legacy.New(goredis.New(t.GoRedis), legacy.WithMode(legacy.ModeClassic))}, nil
 	},
 }
 
@@ -127,14 +128,14 @@ var Seed = Impl{
 	ID:       "seed",
 	Name:     "seed sequence (Java replay)",
 	Takeover: true,
-	New: func(c *redis.Client, w Wait) (Locker, error) {
-		return seedLocker{goredis.New(c)}, nil
+	New: func(t Target, _ Wait) (Locker, error) {
+		return seedLocker{goredis.New(t.GoRedis)}, nil
 	},
 }
 
 // Adapter returns a PING through lockbridge's go-redis adapter on c
 // (driver.Client.Do): the adapter's cost on top of go-redis.
-func Adapter(c *redis.Client) func(context.Context) error {
+func Adapter(c redis.UniversalClient) func(context.Context) error {
 	d := goredis.New(c)
 	return func(ctx context.Context) error {
 		_, err := d.Do(ctx, "PING")

@@ -8,7 +8,6 @@ import (
 	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
 	redsyncgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
-	"github.com/redis/go-redis/v9"
 )
 
 // bsmPoll is the poll interval of bsm/redislock's documented retry example
@@ -24,12 +23,12 @@ var BSM = Impl{
 		Recommended: "LinearBackoff(100ms), as in its retry example",
 		Tight:       "LinearBackoff(1ms)",
 	},
-	New: func(c *redis.Client, w Wait) (Locker, error) {
+	New: func(t Target, w Wait) (Locker, error) {
 		poll := bsmPoll
 		if w == Tight {
 			poll = TightPoll
 		}
-		return &bsm{c: redislock.New(c), retry: redislock.LinearBackoff(poll)}, nil
+		return &bsm{c: redislock.New(t.GoRedis), retry: redislock.LinearBackoff(poll)}, nil
 	},
 }
 
@@ -72,8 +71,8 @@ var Redsync = Impl{
 		Recommended: "defaults: 32 tries, random 50–250 ms delay",
 		Tight:       "WithRetryDelay(1ms), WithTries(1<<30)",
 	},
-	New: func(c *redis.Client, w Wait) (Locker, error) {
-		r := &rsync{rs: redsync.New(redsyncgoredis.NewPool(c))}
+	New: func(t Target, w Wait) (Locker, error) {
+		r := &rsync{rs: redsync.New(redsyncgoredis.NewPool(t.GoRedis))}
 		if w == Tight {
 			r.wait = []redsync.Option{redsync.WithRetryDelay(TightPoll), redsync.WithTries(1 << 30)}
 		}

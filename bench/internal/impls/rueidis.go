@@ -1,9 +1,6 @@
 package impls
 
 import (
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/rueidis"
-
 	"github.com/lockbridge/lockbridge/driver/rueidisadapter"
 	"github.com/lockbridge/lockbridge/modern"
 )
@@ -18,8 +15,8 @@ var ModernRueidis = Impl{
 	Name:   "lockbridge modern (rueidis adapter)",
 	Client: Rueidis,
 	Waits:  Modern.Waits,
-	New: func(c *redis.Client, w Wait) (Locker, error) {
-		rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{c.Options().Addr}})
+	New: func(t Target, w Wait) (Locker, error) {
+		rc, err := newRueidis(t)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-// Package redisserver starts the redis-server the benchmarks run against,
-// through internal/testing/redistest (Standalone: the benchreport command is no
-// test).
+// Package redisserver starts the redis-servers the benchmarks run against —
+// one server or a Redis Cluster — through internal/testing/redistest
+// (Standalone, StandaloneCluster: the report commands are no tests).
 package redisserver

@@ -19,3 +19,22 @@ func Start() (*Server, error) {
 
 // Close stops the server and removes its directory.
 func (s *Server) Close() { s.stop() }
+
+// Cluster is a running Redis Cluster of masters. Close stops it.
+type Cluster struct {
+	*redistest.Cluster
+	stop func()
+}
+
+// StartCluster starts a Redis Cluster of n masters (1 to 16) on free loopback
+// ports, the slots split evenly in node order.
+func StartCluster(n int) (*Cluster, error) {
+	c, stop, err := redistest.StandaloneCluster(n)
+	if err != nil {
+		return nil, err
+	}
+	return &Cluster{Cluster: c, stop: stop}, nil
+}
+
+// Close stops the nodes and removes their directories.
+func (c *Cluster) Close() { c.stop() }

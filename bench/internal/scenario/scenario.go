@@ -20,10 +20,16 @@ import (
 // TTL is the lease of every lock taken; far above any hold time here.
 const TTL = 10 * time.Second
 
-// Cycles runs n acquire + release cycles on key, one after the other.
+// Cycles runs n acquire + release cycles on key, one after the other. An
+// acquire that finds the key busy is tried again (up to 100 times): nobody
+// else takes the key, so it is an attempt the implementation gave up by
+// itself (rueidislock after its own 20 ms on a loaded machine).
 func Cycles(ctx context.Context, l impls.Locker, key string, n int) error {
 	for i := 0; i < n; i++ {
 		h, err := l.TryLock(ctx, key, TTL)
+		for try := 0; errors.Is(err, impls.ErrBusy) && try < 100; try++ {
+			h, err = l.TryLock(ctx, key, TTL)
+		}
 		if err != nil {
 			return fmt.Errorf("cycle %d: acquire: %w", i, err)
 		}
@@ -34,8 +40,77 @@ func Cycles(ctx context.Context, l impls.Locker, key string, n int) error {
 	return nil
 }
 
+// Paired runs n cycles of a on keyA and n cycles of b on keyB, one of a and
+// one of b in turn (a first when aFirst), and returns the mean time per
+// cycle of each. Run so, cycle beside cycle, both see the same state of the
+// machine: a core waking from idle, a burst of other work or a garbage
+// collection lands on both alike, which blocks of cycles run one after the
+// other do not promise.
+func Paired(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aFirst bool) (aNs, bNs float64, err error) {
+	var ta, tb time.Duration
+	one := func(l impls.Locker, key string, sum *time.Duration) error {
+		start := time.Now()
+		h, err := l.TryLock(ctx, key, TTL)
+		// Nobody else takes these keys: a busy answer is an attempt the
+		// implementation gave up by itself (rueidislock after its own
+		// 20 ms on a loaded machine). Its time counts; the cycle goes on.
+		for try := 0; errors.Is(err, impls.ErrBusy) && try < 100; try++ {
+			h, err = l.TryLock(ctx, key, TTL)
+		}
+		if err != nil {
+			return fmt.Errorf("acquire: %w", err)
+		}
+		if err := h.Unlock(ctx); err != nil {
+			return fmt.Errorf("release: %w", err)
+		}
+		*sum += time.Since(start)
+		return nil
+	}
+	type side struct {
+		l   impls.Locker
+		key string
+		sum *time.Duration
+	}
+	order := [2]side{{a, keyA, &ta}, {b, keyB, &tb}}
+	if !aFirst {
+		order[0], order[1] = order[1], order[0]
+	}
+	for i := 0; i < n; i++ {
+		for _, s := range order {
+			if err := one(s.l, s.key, s.sum); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	return float64(ta.Nanoseconds()) / float64(n), float64(tb.Nanoseconds()) / float64(n), nil
+}
+
+// Blocks is Paired's counterpart with two blocks one after the other: n
+// cycles of a, then n of b (b first unless aFirst). Pairs so formed see the
+// machine's state change between their halves; it is how the earlier reports
+// and an independent harness formed them.
+func Blocks(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aFirst bool) (aNs, bNs float64, err error) {
+	block := func(l impls.Locker, key string) (float64, error) {
+		start := time.Now()
+		if err := Cycles(ctx, l, key, n); err != nil {
+			return 0, err
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(n), nil
+	}
+	if aFirst {
+		if aNs, err = block(a, keyA); err == nil {
+			bNs, err = block(b, keyB)
+		}
+		return aNs, bNs, err
+	}
+	if bNs, err = block(b, keyB); err == nil {
+		aNs, err = block(a, keyA)
+	}
+	return aNs, bNs, err
+}
+
 // Pings sends n PINGs, one after the other.
-func Pings(ctx context.Context, c *redis.Client, n int) error {
+func Pings(ctx context.Context, c redis.UniversalClient, n int) error {
 	for i := 0; i < n; i++ {
 		if err := impls.Ping(ctx, c); err != nil {
 			return err
@@ -47,7 +122,7 @@ func Pings(ctx context.Context, c *redis.Client, n int) error {
 // Pinger sends a PING on c every interval until stop is called, which
 // returns the round-trip times: the reference round trip under whatever load
 // runs meanwhile.
-func Pinger(c *redis.Client, interval time.Duration) (stop func() []time.Duration) {
+func Pinger(c redis.UniversalClient, interval time.Duration) (stop func() []time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan []time.Duration, 1)
 	go func() {
@@ -164,12 +239,17 @@ func (r HandoffResult) CyclesPerSec() float64 {
 
 // Handoff runs cfg.Workers goroutines that each lock key, stay inside for
 // cfg.Hold, release and lock again, until cfg.Duration has passed or
-// cfg.MaxCycles locks were taken. A worker that released calls Lock again only
+// cfg.MaxCycles locks were taken. Worker w locks through ls[w % len(ls)]:
+// one Locker for all, as one process, or one each, as many processes, whose
+// waiters learn of a release only from Redis. A worker that released calls Lock again only
 // once another worker has taken the lock: every hand-off then goes to a
 // goroutine that was waiting, as the latency is meant to measure (a releaser
 // retrying at once would often beat the waiters), and all other workers are
 // waiting at any time.
-func Handoff(ctx context.Context, l impls.Locker, key string, cfg HandoffConfig) (HandoffResult, error) {
+func Handoff(ctx context.Context, ls []impls.Locker, key string, cfg HandoffConfig) (HandoffResult, error) {
+	if len(ls) == 0 {
+		return HandoffResult{}, errors.New("scenario: no locker")
+	}
 	limit := 1 << 20 // generations recorded
 	if cfg.MaxCycles > 0 {
 		limit = cfg.MaxCycles + 1<<16 // room for the cycles during the stagger
@@ -226,6 +306,7 @@ func Handoff(ctx context.Context, l impls.Locker, key string, cfg HandoffConfig)
 		wg.Add(1)
 		go func(w int32) {
 			defer wg.Done()
+			l := ls[int(w)%len(ls)]
 			if delay > 0 {
 				select {
 				case <-time.After(delay):

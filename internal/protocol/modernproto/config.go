@@ -15,6 +15,10 @@ const (
 	DefaultBackoffMax = 512 * time.Millisecond
 )
 
+// DefaultNotifyLinger is how long a Locker keeps a release channel
+// subscribed after its last waiter left (modern.DefaultNotifyLinger).
+const DefaultNotifyLinger = time.Second
+
 // Config is what the modern package's options set. Packages that speak the
 // modern protocol with scripts of their own (migrate's dual phases) read
 // the same options through NewConfig.
@@ -22,6 +26,7 @@ type Config struct {
 	AutoRefresh bool
 	Fencing     bool
 	Notify      bool
+	Linger      time.Duration // WithNotifyLinger; 0 off
 	WaitN       int           // WithWait: replicas; 0 off
 	WaitTimeout time.Duration // WithWait: WAIT's timeout
 	Backoff     lockbridge.Backoff
@@ -38,6 +43,7 @@ func NewConfig(opts []Option) Config {
 	c := Config{
 		Errs:      lockopt.For("modern"),
 		Notify:    true,
+		Linger:    DefaultNotifyLinger,
 		Backoff:   lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
 		TokenFunc: NewToken,
 	}

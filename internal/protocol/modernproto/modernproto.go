@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/protocol/luafrag"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 )
@@ -53,7 +53,8 @@ var (
 	//go:embed ttl.lua
 	ttlBody string
 
-	AcquireScript = luafrag.Script("modern/acquire.lua", acquireBody, "args.lua", "modern_token.lua", "modern_fence.lua", "modern_acquire.lua")
+	AcquireScript = luafrag.Script("modern/acquire.lua", acquireBody, "args.lua", "modern_token.lua",
+		"modern_fence.lua", "modern_acquire.lua")
 	ReleaseScript = luafrag.Script("modern/release.lua", releaseBody, "args.lua", "modern_token.lua", "modern_release.lua")
 	RefreshScript = luafrag.Script("modern/refresh.lua", refreshBody, "args.lua", "modern_token.lua", "modern_refresh.lua")
 	TTLScript     = luafrag.Script("modern/ttl.lua", ttlBody, "args.lua", "modern_token.lua", "modern_pttl.lua")
@@ -168,21 +169,12 @@ func (nd *Node) Client() driver.Client { return nd.c }
 // release what it takes). Only when it
 // finds the key taken does a second round trip run the read-only ttl script,
 // for the holder's PTTL and to tell a key of another type (which SET NX
-// leaves alone without an error) from a holder's token.
-func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
+// leaves alone without an error) from a holder's token. An attempt that
+// expects the key held uses AcquireScripted: one round trip either way.
+func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64,
+	err error) {
 	if n.Fence != "" || !nd.scripted.Load() {
-		r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
-		if driver.Permitted(err) {
-			nd.scripted.Store(true)
-		}
-		if err != nil {
-			return false, 0, nd.wrap("acquire", n, err)
-		}
-		code, v, ok := pair(r)
-		if !ok || (code != Ours && code != Taken) {
-			return false, 0, nd.unexpected("acquire", r)
-		}
-		return code == Ours, v, nil
+		return nd.AcquireScripted(ctx, n, token, ttl)
 	}
 	tok, _ := token.(string)
 	set, err := nd.c.SetNXPX(ctx, n.Key, tok, ttl)
@@ -207,12 +199,33 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 	return false, 0, nd.unexpected("acquire", r)
 }
 
+// AcquireScripted is Acquire through the acquire script, with or without
+// fencing: one round trip whether the key is free or held, where Acquire's
+// plain SET NX needs a second one, the ttl script, when the key is held. It
+// is for an attempt that expects to find the key held (a waiter's, on a key
+// it has waited for); its results are Acquire's.
+func (nd *Node) AcquireScripted(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
+	r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
+	if driver.Permitted(err) {
+		nd.scripted.Store(true)
+	}
+	if err != nil {
+		return false, 0, nd.wrap("acquire", n, err)
+	}
+	code, v, ok := pair(r)
+	if !ok || (code != Ours && code != Taken) {
+		return false, 0, nd.unexpected("acquire", r)
+	}
+	return code == Ours, v, nil
+}
+
 // AcquireWait is Acquire followed, on the same connection, by WAIT replicas
 // timeout: acked is how many replicas acknowledged the acquire's writes
 // (only meaningful when acquired). The client must implement driver.Waiter
 // with a connection it can pin; else the error wraps driver.ErrNoPin and
 // nothing was sent.
-func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int, timeout time.Duration) (acquired bool, v, acked int64, err error) {
+func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int,
+	timeout time.Duration) (acquired bool, v, acked int64, err error) {
 	w, ok := nd.c.(driver.Waiter)
 	if !ok {
 		return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, driver.ErrNoPin)

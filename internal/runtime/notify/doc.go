@@ -7,8 +7,19 @@
 // in Redis Cluster, is one SSUBSCRIBE connection per hash slot in use),
 // shared by every waiter of that Locker: opened on the first Wait, subscribed
 // to the channels that have waiters, unsubscribed from a channel when its
-// last waiter leaves, and closed when no waiter is left. So a Hub runs no
-// goroutine while nobody waits.
+// last waiter leaves, and closed when no waiter is left. With Linger, a
+// channel whose last waiter left stays subscribed for the linger (at most
+// MaxLingering channels at once), and the subscription open while one does:
+// a Wait on it meanwhile sends nothing. So a Hub runs no goroutine while
+// nobody waits, or, with a linger, from the linger's end on; Close stops
+// them at once.
+//
+// A waiter that takes a Mark (Since) before an attempt and passes it to
+// WaitFrom after the attempt failed learns whether the channel was
+// subscribed, without a lapse, all along: then a release after the mark was
+// heard (and wakes it), and no second attempt is needed. Notices counts the
+// notices since a mark; the lock packages use it, with Lost and SetLine, to
+// order their waiters' attempts across processes.
 //
 // A waiter calls Wait after a failed attempt and before its next one: Wait
 // returns once the server has confirmed the subscription, so a release that

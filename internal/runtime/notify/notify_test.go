@@ -11,7 +11,7 @@ import (
 
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/runtime/notify"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/logtest"

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/internal/runtime/queue"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
 )
@@ -16,8 +17,12 @@ import (
 // long the holder has left (0 when unknown).
 type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration, err error)
 
-// Loop calls try until it succeeds, fails with anything but ErrNotObtained,
-// the backoff gives up, or ctx ends. A receive on wake (which may be nil)
+// Loop calls try until it succeeds, fails with anything but ErrNotObtained
+// or a cluster refusal (see Refused), the backoff gives up, or ctx ends. A
+// refusal — the slot moving, or the cluster briefly unable to serve it —
+// is waited after like a failed attempt (the backoff counts it; it is not
+// counted as contended): the command did not run, and the lock's key is
+// served again once the move ends. A receive on wake (which may be nil)
 // cuts the current wait short, unless the backoff is a Courtesy's that is
 // Quiet then. When ctx ends, the error wraps both
 // lockbridge.ErrNotObtained and ctx.Err() — unless the last attempt's
@@ -27,38 +32,23 @@ type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration,
 // that returns queue.ErrBehind (its waiter is not at the head of its line,
 // see package queue) is waited after like a failed one — the backoff counts
 // it — but not counted as contended.
-func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wake <-chan struct{}, try Attempt[L]) (L, error) {
+func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wake <-chan struct{},
+	try Attempt[L]) (L, error) {
 	var zero L
-	var timer *time.Timer
-	var waited time.Duration
+	var s sleeper
 	defer func() {
-		if timer != nil {
-			timer.Stop()
+		if s.timer != nil {
+			s.timer.Stop()
 		}
-		tel.Waited(ctx, waited)
+		tel.Waited(ctx, s.waited)
 	}()
 	for n := 1; ; n++ {
 		l, left, err := try(ctx)
 		if err == nil {
 			return l, nil
 		}
-		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
-			// The attempt may have taken the lock: never reported as not
-			// obtained, even when ctx has ended (its error is in err).
-			return zero, err
-		}
-		if cerr := ctx.Err(); cerr != nil {
-			return zero, ended(err, cerr)
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			// The driver saw the deadline pass a moment before ctx did.
-			return zero, ended(err, context.DeadlineExceeded)
-		}
-		if !errors.Is(err, lockbridge.ErrNotObtained) {
-			return zero, err
-		}
-		if !errors.Is(err, queue.ErrBehind) {
-			tel.Contended(ctx) // waiting behind a waiter of our own is no attempt
+		if stop := judge(ctx, tel, err); stop != nil {
+			return zero, stop
 		}
 		d, ok := b.Delay(n)
 		if !ok {
@@ -67,28 +57,79 @@ func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wa
 		if left > 0 && left < d {
 			d = left
 		}
-		if timer == nil {
-			timer = time.NewTimer(d)
-		} else {
-			timer.Reset(d)
-		}
 		w := wake
 		if q, ok := b.(quiet); ok && q.Quiet() {
 			w = nil
 		}
-		sleep := time.Now()
-		select {
-		case <-timer.C:
-		case <-w:
-			if !timer.Stop() {
-				<-timer.C
-			}
-		case <-ctx.Done():
-			waited += time.Since(sleep)
-			return zero, ended(err, ctx.Err())
+		if cerr := s.sleep(ctx, d, w); cerr != nil {
+			return zero, ended(err, cerr)
 		}
-		waited += time.Since(sleep)
 	}
+}
+
+// judge judges a failed attempt's err for Loop: the error Loop returns, or
+// nil when Loop waits and tries again (counting the attempt as contended
+// when it found the lock held).
+func judge(ctx context.Context, tel *telemetry.T, err error) error {
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		// The attempt may have taken the lock: never reported as not
+		// obtained, even when ctx has ended (its error is in err).
+		return err
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return ended(err, cerr)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		// The driver saw the deadline pass a moment before ctx did.
+		return ended(err, context.DeadlineExceeded)
+	}
+	refused := Refused(err)
+	if !refused && !errors.Is(err, lockbridge.ErrNotObtained) {
+		return err
+	}
+	if !refused && !errors.Is(err, queue.ErrBehind) {
+		tel.Contended(ctx) // waiting behind a waiter of our own is no attempt
+	}
+	return nil
+}
+
+// sleeper is Loop's waits between attempts: one timer, reused, and the time
+// spent waiting.
+type sleeper struct {
+	timer  *time.Timer
+	waited time.Duration
+}
+
+// sleep waits d, or until a receive on wake (which may be nil); it returns
+// ctx's error when ctx ends first.
+func (s *sleeper) sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) error {
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
+	} else {
+		s.timer.Reset(d)
+	}
+	start := time.Now()
+	defer func() { s.waited += time.Since(start) }()
+	select {
+	case <-s.timer.C:
+	case <-wake:
+		if !s.timer.Stop() {
+			<-s.timer.C
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Refused reports whether err carries a Redis Cluster refusal — MOVED, ASK,
+// TRYAGAIN, CLUSTERDOWN (driver.ErrMoved, driver.ErrClusterDown) — that
+// the adapter did not get past within its bounds, and nothing says the
+// attempt may have changed anything (lockbridge.ErrUnknownOutcome). Redis
+// sends a refusal instead of running the command.
+func Refused(err error) bool {
+	return (errors.Is(err, driver.ErrMoved) || errors.Is(err, driver.ErrClusterDown)) &&
+		!errors.Is(err, lockbridge.ErrUnknownOutcome)
 }
 
 // ended is the error of a wait cut short by its context: it wraps

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -106,4 +107,46 @@ func TestLoopWakesOnNotification(t *testing.T) {
 		})
 	require.NoError(t, err)
 	assert.Equal(t, 2, calls)
+}
+
+// A cluster refusal the adapter could not get past (the slot still moving)
+// is waited after like a held lock; the same refusal after an attempt whose
+// outcome is unknown, or with a backoff that gives up, is returned.
+func TestLoopWaitsThroughClusterRefusals(t *testing.T) {
+	for _, reply := range []string{
+		"TRYAGAIN Multiple keys request during rehashing of slot",
+		"ASK 3999 127.0.0.1:6381",
+		"MOVED 3999 127.0.0.1:6381",
+		"CLUSTERDOWN The cluster is down",
+	} {
+		t.Run(reply, func(t *testing.T) {
+			refusal := fmt.Errorf("modern: acquire: %w", driver.ReplyError(reply))
+			require.True(t, Refused(refusal))
+			calls := 0
+			got, err := Loop(context.Background(), nil, lockbridge.LinearBackoff(time.Millisecond, time.Millisecond), nil,
+				func(context.Context) (string, time.Duration, error) {
+					calls++
+					if calls < 3 {
+						return "", 0, refusal
+					}
+					return "lock", 0, nil
+				})
+			require.NoError(t, err)
+			assert.Equal(t, "lock", got)
+
+			_, err = Loop(context.Background(), nil, lockbridge.NoRetry(), nil,
+				func(context.Context) (string, time.Duration, error) { return "", 0, refusal })
+			assert.ErrorIs(t, err, driver.ReplyError(reply))
+
+			unknown := &driver.UnknownOutcomeError{Command: "EVALSHA", Err: refusal}
+			assert.False(t, Refused(unknown))
+			calls = 0
+			_, err = Loop(context.Background(), nil, lockbridge.LinearBackoff(time.Millisecond, time.Millisecond), nil,
+				func(context.Context) (string, time.Duration, error) { calls++; return "", 0, unknown })
+			assert.ErrorIs(t, err, lockbridge.ErrUnknownOutcome)
+			assert.Equal(t, 1, calls)
+		})
+	}
+	assert.False(t, Refused(driver.ReplyError("WRONGTYPE Operation against a key holding the wrong kind of value")))
+	assert.False(t, Refused(errors.New("EOF")))
 }

@@ -64,6 +64,7 @@ type Proxy struct {
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
 	rules  []*rule
+	holds  []*hold
 	counts []*counter
 	closed bool
 }
@@ -72,6 +73,12 @@ type rule struct {
 	match Match
 	left  int // < 0: forever
 	then  After
+}
+
+// hold is a Hold rule: the next command matching match is held for d.
+type hold struct {
+	match Match
+	d     time.Duration
 }
 
 type counter struct {
@@ -156,11 +163,36 @@ func (p *Proxy) DropReply(m Match, times int, then After) {
 	p.rules = append(p.rules, &rule{match: m, left: times, then: then})
 }
 
-// ClearRules removes every DropReply rule still pending.
+// Hold makes the proxy hold the next command that matches m for d before
+// it forwards it to the server — also when the client closed its connection
+// meanwhile: a command that reaches the server after its client gave up
+// (held in the network, say). Commands after it on that connection wait
+// behind it; other connections pass at once.
+func (p *Proxy) Hold(m Match, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holds = append(p.holds, &hold{match: m, d: d})
+}
+
+// ClearRules removes every DropReply and Hold rule still pending.
 func (p *Proxy) ClearRules() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.rules = nil
+	p.holds = nil
+}
+
+// held is how long to hold a command (0: not at all), by the Hold rules.
+func (p *Proxy) held(words []string) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, h := range p.holds {
+		if h.match(words) {
+			p.holds = append(p.holds[:i:i], p.holds[i+1:]...)
+			return h.d
+		}
+	}
+	return 0
 }
 
 // Dropped is how many replies the proxy has dropped so far.
@@ -291,6 +323,9 @@ func (c *conn) requests() {
 		}
 		c.mu.Unlock()
 		c.sleep()
+		if d := c.p.held(words); d > 0 {
+			time.Sleep(d)
+		}
 		if _, err := c.server.Write(raw.Bytes()); err != nil {
 			return
 		}

@@ -53,68 +53,90 @@ func BadOwnerArgs(first int) map[int][]string {
 // argument, and leave every key of watch as it was (its DUMP, and no PTTL
 // added or extended). Last it sends good and returns the reply, which the
 // caller checks to show the script acts on these keys.
-func StrictArgs(t *testing.T, c driver.Client, script *driver.Script, keys, good []string, bad map[int][]string, watch []string) any {
+func StrictArgs(t *testing.T, c driver.Client, script *driver.Script, keys, good []string, bad map[int][]string,
+	watch []string) any {
 	t.Helper()
-	ctx := context.Background()
-	type state struct {
-		dump any
-		pttl int64
-	}
-	snap := func() []state {
-		s := make([]state, len(watch))
-		for i, k := range watch {
-			d, err := c.Do(ctx, "DUMP", k)
-			require.NoError(t, err)
-			p, err := c.Do(ctx, "PTTL", k)
-			require.NoError(t, err)
-			s[i] = state{d, p.(int64)}
-		}
-		return s
-	}
-	before := snap()
-	try := func(what string, args []string) {
-		t.Helper()
-		a := make([]any, len(args))
-		for i, v := range args {
-			a[i] = v
-		}
-		_, err := c.Eval(ctx, script, keys, a...)
-		if !assert.Error(t, err, "%s %s: accepted", script.Name(), what) {
-			return
-		}
-		assert.Contains(t, err.Error(), "lockbridge: bad argument", "%s %s", script.Name(), what)
-		after := snap()
-		for i, k := range watch {
-			assert.Equal(t, before[i].dump, after[i].dump, "%s %s: key %q changed", script.Name(), what, k)
-			switch {
-			case before[i].pttl < 0:
-				assert.Equal(t, before[i].pttl, after[i].pttl, "%s %s: key %q TTL changed", script.Name(), what, k)
-			default:
-				assert.LessOrEqual(t, after[i].pttl, before[i].pttl, "%s %s: key %q TTL extended", script.Name(), what, k)
-			}
-		}
-	}
+	ac := &argsCheck{t: t, c: c, script: script, keys: keys, watch: watch}
+	ac.before = ac.snap()
 	tried := 0
 	for i, forms := range bad {
 		require.Less(t, i, len(good))
 		for _, f := range forms {
 			args := append([]string{}, good...)
 			args[i] = f
-			try(fmt.Sprintf("ARGV[%d]=%q", i+1, f), args)
+			ac.try(fmt.Sprintf("ARGV[%d]=%q", i+1, f), args)
 			tried++
 		}
 	}
 	require.Positive(t, tried)
-	try("one argument missing", good[:len(good)-1])
-	try("one argument more", append(append([]string{}, good...), "0"))
+	ac.try("one argument missing", good[:len(good)-1])
+	ac.try("one argument more", append(append([]string{}, good...), "0"))
 
-	a := make([]any, len(good))
-	for i, v := range good {
-		a[i] = v
-	}
-	r, err := c.Eval(ctx, script, keys, a...)
+	r, err := c.Eval(context.Background(), script, keys, anys(good)...)
 	require.NoError(t, err, "%s: the good arguments", script.Name())
 	return r
+}
+
+// argsCheck is one StrictArgs check: the script, its keys, and the watched
+// keys as they were before.
+type argsCheck struct {
+	t      *testing.T
+	c      driver.Client
+	script *driver.Script
+	keys   []string
+	watch  []string
+	before []keyState
+}
+
+// keyState is a watched key's DUMP and PTTL.
+type keyState struct {
+	dump any
+	pttl int64
+}
+
+// snap reads the watched keys.
+func (ac *argsCheck) snap() []keyState {
+	ctx := context.Background()
+	s := make([]keyState, len(ac.watch))
+	for i, k := range ac.watch {
+		d, err := ac.c.Do(ctx, "DUMP", k)
+		require.NoError(ac.t, err)
+		p, err := ac.c.Do(ctx, "PTTL", k)
+		require.NoError(ac.t, err)
+		s[i] = keyState{d, p.(int64)}
+	}
+	return s
+}
+
+// try sends the script with args: it must get an error reply naming a bad
+// argument and leave every watched key as it was.
+func (ac *argsCheck) try(what string, args []string) {
+	t, name := ac.t, ac.script.Name()
+	t.Helper()
+	_, err := ac.c.Eval(context.Background(), ac.script, ac.keys, anys(args)...)
+	if !assert.Error(t, err, "%s %s: accepted", name, what) {
+		return
+	}
+	assert.Contains(t, err.Error(), "lockbridge: bad argument", "%s %s", name, what)
+	after := ac.snap()
+	for i, k := range ac.watch {
+		assert.Equal(t, ac.before[i].dump, after[i].dump, "%s %s: key %q changed", name, what, k)
+		switch {
+		case ac.before[i].pttl < 0:
+			assert.Equal(t, ac.before[i].pttl, after[i].pttl, "%s %s: key %q TTL changed", name, what, k)
+		default:
+			assert.LessOrEqual(t, after[i].pttl, ac.before[i].pttl, "%s %s: key %q TTL extended", name, what, k)
+		}
+	}
+}
+
+// anys is ss as script arguments.
+func anys(ss []string) []any {
+	a := make([]any, len(ss))
+	for i, v := range ss {
+		a[i] = v
+	}
+	return a
 }
 
 // BadCall is a key and ttl every locker refuses with lockbridge.ErrInvalid.

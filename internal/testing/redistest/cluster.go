@@ -3,6 +3,7 @@ package redistest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +20,8 @@ const (
 	clusterPollTimeout = time.Second
 )
 
-// Cluster is a 3-master Redis Cluster (no replicas) on loopback.
+// Cluster is a Redis Cluster of masters (no replicas) on loopback: three
+// (StartCluster) or any number from 1 to 16 (StartClusterN).
 type Cluster struct {
 	nodes []*Server
 }
@@ -31,7 +33,18 @@ type Cluster struct {
 // stopped when the test finishes.
 func StartCluster(tb testing.TB) *Cluster {
 	tb.Helper()
-	c := &Cluster{nodes: startServers(tb, clusterSize, true)}
+	return StartClusterN(tb, clusterSize)
+}
+
+// StartClusterN is StartCluster with n masters, 1 ≤ n ≤ 16, the slots split
+// into n ranges of nearly equal size in node order, as redis-cli --cluster
+// create splits them.
+func StartClusterN(tb testing.TB, n int) *Cluster {
+	tb.Helper()
+	if n < 1 || n > 16 {
+		tb.Fatalf("redistest: StartClusterN(%d): n must be from 1 to 16", n)
+	}
+	c := &Cluster{nodes: startServers(tb, n, true)}
 	if err := c.form(); err != nil {
 		var logs []string
 		for i, n := range c.nodes {
@@ -42,8 +55,9 @@ func StartCluster(tb testing.TB) *Cluster {
 	return c
 }
 
-// Addrs returns the nodes' addresses, "127.0.0.1:PORT", in slot order: node 0
-// serves slots 0-5460, node 1 5461-10922 and node 2 10923-16383.
+// Addrs returns the nodes' addresses, "127.0.0.1:PORT", in slot order: of
+// three nodes, node 0 serves slots 0-5460, node 1 5461-10922 and node 2
+// 10923-16383.
 func (c *Cluster) Addrs() []string {
 	addrs := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
@@ -57,9 +71,23 @@ func (c *Cluster) Nodes() []*Server {
 	return append([]*Server(nil), c.nodes...)
 }
 
-// slotRanges are the slots served by each node, as redis-cli --cluster create
-// would split them.
-var slotRanges = [clusterSize][2]int{{0, 5460}, {5461, 10922}, {10923, 16383}}
+// slotRanges are the first and last slots served by each of n nodes, as
+// redis-cli --cluster create splits them: of three, 0-5460, 5461-10922 and
+// 10923-16383.
+func slotRanges(n int) [][2]int {
+	per := float64(clusterSlots) / float64(n)
+	out := make([][2]int, n)
+	first, cursor := 0, 0.0
+	for i := range out {
+		last := int(math.Round(cursor + per - 1))
+		if last > clusterSlots-1 || i == n-1 {
+			last = clusterSlots - 1
+		}
+		out[i] = [2]int{first, last}
+		first, cursor = last+1, cursor+per
+	}
+	return out
+}
 
 // form assigns slots, joins the nodes and waits for the cluster to be ok.
 func (c *Cluster) form() error {
@@ -71,13 +99,14 @@ func (c *Cluster) form() error {
 			}
 		}
 	}()
+	ranges := slotRanges(len(c.nodes))
 	for i, n := range c.nodes {
 		conn, err := resp.Dial(n.Addr(), clusterCmdTimeout)
 		if err != nil {
 			return err
 		}
 		conns[i] = conn
-		if err := addSlots(conn, slotRanges[i][0], slotRanges[i][1]); err != nil {
+		if err := addSlots(conn, ranges[i][0], ranges[i][1]); err != nil {
 			return fmt.Errorf("node %d (%s): %w", i, n.Addr(), err)
 		}
 		// Distinct config epochs (as redis-cli --cluster create sets them)

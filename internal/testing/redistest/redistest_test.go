@@ -6,6 +6,7 @@ import (
 	"net"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -165,6 +166,47 @@ func TestStartCluster(t *testing.T) {
 		}
 		require.Error(t, err)
 		require.Equal(t, "MOVED 12182 "+addrs[2], err.Error())
+	}
+}
+
+func TestSlotRanges(t *testing.T) {
+	require.Equal(t, [][2]int{{0, 16383}}, slotRanges(1))
+	require.Equal(t, [][2]int{{0, 5460}, {5461, 10922}, {10923, 16383}}, slotRanges(3))
+	for n := 1; n <= 16; n++ {
+		rs := slotRanges(n)
+		require.Len(t, rs, n)
+		require.Equal(t, 0, rs[0][0])
+		require.Equal(t, clusterSlots-1, rs[n-1][1])
+		for i := 1; i < n; i++ {
+			require.Equal(t, rs[i-1][1]+1, rs[i][0], "n=%d: ranges must follow each other", n)
+			size := rs[i][1] - rs[i][0] + 1
+			require.InDelta(t, float64(clusterSlots)/float64(n), size, 1, "n=%d, range %d", n, i)
+		}
+	}
+}
+
+func TestStartClusterN(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 6} {
+		c := StartClusterN(t, n)
+		require.Len(t, c.Addrs(), n)
+		ranges := slotRanges(n)
+		for i, addr := range c.Addrs() {
+			info, err := clusterInfo(addr, time.Second)
+			require.NoError(t, err)
+			require.Equal(t, "ok", info["cluster_state"], addr)
+			require.Equal(t, strconv.Itoa(n), info["cluster_size"], addr)
+			reply, err := do(t, addr, "CLUSTER", "NODES")
+			require.NoError(t, err)
+			var mine string
+			for _, line := range strings.Split(strings.TrimSpace(reply.(string)), "\n") {
+				if strings.Contains(line, "myself") {
+					mine = line
+				}
+			}
+			want := fmt.Sprintf(" %d-%d", ranges[i][0], ranges[i][1])
+			require.True(t, strings.HasSuffix(mine, want), "node %d must serve%s: %s", i, want, mine)
+		}
 	}
 }
 

@@ -25,6 +25,23 @@ func Standalone() (srv *Server, stop func(), err error) {
 	return Start(tb), tb.cleanup, nil
 }
 
+// StandaloneCluster is StartClusterN outside any test: n masters, stopped
+// and removed by stop.
+func StandaloneCluster(n int) (c *Cluster, stop func(), err error) {
+	tb := &mainTB{}
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(fatal)
+			if !ok {
+				panic(r)
+			}
+			tb.cleanup()
+			c, stop, err = nil, nil, fmt.Errorf("%s", string(f))
+		}
+	}()
+	return StartClusterN(tb, n), tb.cleanup, nil
+}
+
 // fatal is the panic value of mainTB.Fatalf.
 type fatal string
 

@@ -50,14 +50,27 @@ type probeKeys struct {
 func (r *run) probeKeys(tag string) probeKeys {
 	return probeKeys{
 		str: r.key(tag, "s"), nx: r.key(tag, "nx"), hash: r.key(tag, "h"),
-		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"), zset2: r.key(tag, "z2"), list2: r.key(tag, "l2"),
+		str2: r.key(tag, "s2"), nx2: r.key(tag, "nx2"), hash2: r.key(tag, "h2"),
+		zset2: r.key(tag, "z2"), list2: r.key(tag, "l2"),
 		counter: r.key(tag, "fence"), ch: channel(tag),
 	}
 }
 
 // dryRunArgs returns the arguments of a command as lockbridge sends it, on
-// the scratch keys.
+// the scratch keys: string keys and scripts, hashes, sorted sets and lists,
+// pub/sub; a command of none of them has no arguments.
 func dryRunArgs(name string, k probeKeys, cluster bool) []any {
+	for _, args := range []func(string, probeKeys, bool) []any{stringArgs, hashArgs, zsetListArgs, pubSubArgs} {
+		if a := args(name, k, cluster); a != nil {
+			return a
+		}
+	}
+	return []any{name}
+}
+
+// stringArgs are dryRunArgs for scripts and the commands on string keys and
+// the server; nil for another command.
+func stringArgs(name string, k probeKeys, _ bool) []any {
 	switch name {
 	case "EVALSHA":
 		return []any{name, probeScript.Hash(), "1", k.str}
@@ -77,17 +90,30 @@ func dryRunArgs(name string, k probeKeys, cluster bool) []any {
 		return []any{name}
 	case "WAIT":
 		return []any{name, "0", "1"}
+	}
+	return nil
+}
+
+// hashArgs are dryRunArgs for the hash commands; nil for another command.
+func hashArgs(name string, k probeKeys, _ bool) []any {
+	switch name {
 	case "HSET":
 		return []any{name, k.hash, "f", "v"}
-	case "HGET", "HDEL", "HEXISTS":
+	case "HGET", "HDEL", "HEXISTS", "HMGET":
 		return []any{name, k.hash, "f"}
 	case "HINCRBY":
 		return []any{name, k.hash, "count", "1"}
 	case "HGETALL", "HVALS":
 		return []any{name, k.hash}
-	case "HMGET":
-		return []any{name, k.hash, "f"}
-	case "ZADD":
+	}
+	return nil
+}
+
+// zsetListArgs are dryRunArgs for the sorted-set and list commands (the
+// fair lock's queue); nil for another command.
+func zsetListArgs(name string, k probeKeys, _ bool) []any {
+	switch name {
+	case "ZADD", "ZINCRBY":
 		return []any{name, k.hash + "z", "1", "m"}
 	case "ZSCORE", "ZREM":
 		return []any{name, k.hash + "z", "m"}
@@ -95,8 +121,6 @@ func dryRunArgs(name string, k probeKeys, cluster bool) []any {
 		return []any{name, k.hash + "z", "0", "-1"}
 	case "ZRANGEBYSCORE":
 		return []any{name, k.hash + "z", "-inf", "+inf"}
-	case "ZINCRBY":
-		return []any{name, k.hash + "z", "1", "m"}
 	case "RPUSH":
 		return []any{name, k.hash + "l", "m"}
 	case "LINDEX":
@@ -107,6 +131,14 @@ func dryRunArgs(name string, k probeKeys, cluster bool) []any {
 		return []any{name, k.hash + "l", "0", "-1"}
 	case "LREM":
 		return []any{name, k.hash + "l", "0", "m"}
+	}
+	return nil
+}
+
+// pubSubArgs are dryRunArgs for the pub/sub commands; nil for another
+// command.
+func pubSubArgs(name string, k probeKeys, cluster bool) []any {
+	switch name {
 	case "PUBLISH", "SPUBLISH":
 		return []any{name, k.ch, "released"}
 	case "PUBSUB":
@@ -117,7 +149,7 @@ func dryRunArgs(name string, k probeKeys, cluster bool) []any {
 	case "SUBSCRIBE", "SSUBSCRIBE":
 		return []any{name, k.ch}
 	}
-	return []any{name}
+	return nil
 }
 
 // checkACL checks every command lockbridge sends against the connecting
@@ -145,7 +177,9 @@ func (r *run) aclCheck(ctx context.Context) aclResult {
 	if err != nil {
 		// Without the slot map, probe through the cluster client with one
 		// tag per node; the keyed probes land wherever that tag lives.
-		res.notes = append(res.notes, fmt.Sprintf("the slot map is unknown (%s): the probes by use ran on the nodes serving their scratch keys, not on every master", errText(err)))
+		res.notes = append(res.notes,
+			fmt.Sprintf("the slot map is unknown (%s): the probes by use ran on the nodes serving their scratch keys, not "+
+				"on every master", errText(err)))
 		shards = nil
 		for _, n := range r.t.Nodes {
 			shards = append(shards, shard{addr: n.Addr, tag: newTag()})
@@ -163,7 +197,8 @@ func (r *run) aclCheck(ctx context.Context) aclResult {
 			continue
 		}
 		r.probeByUse(ctx, sh.addr, k, cluster, &res)
-		res.methods = append(res.methods, fmt.Sprintf("%s: by use, on scratch keys %s{%s}:…", sh.addr, ScratchPrefix, sh.tag))
+		res.methods = append(res.methods,
+			fmt.Sprintf("%s: by use, on scratch keys %s{%s}:…", sh.addr, ScratchPrefix, sh.tag))
 	}
 	r.acl = res
 	return res
@@ -346,7 +381,8 @@ func (r *run) probeScripts(ctx context.Context, where string, k probeKeys, clust
 			if c, ok := commandNamed(call[0]); ok && c.Scope == InScript {
 				// Only the script-only commands are left unchecked: the
 				// others were also sent directly.
-				res.results[call[0]] = append(res.results[call[0]], cmdResult{where: where, how: viaScript, access: notSent, msg: why})
+				res.results[call[0]] = append(res.results[call[0]],
+					cmdResult{where: where, how: viaScript, access: notSent, msg: why})
 			}
 		}
 		return
@@ -401,48 +437,35 @@ func worst(rs []cmdResult) (cmdResult, bool) {
 	return w, true
 }
 
-func aclFinding(res aclResult, cluster bool) Finding {
-	var refused, tolerated, unchecked []string
-	var lines []string
-	var fixRights, fixMissing []string
-	// Commands that could not be checked, grouped by why.
-	why := map[string][]string{}
-	var whyOrder []string
-	unknown := func(name, reason string) {
-		unchecked = append(unchecked, name)
-		if _, ok := why[reason]; !ok {
-			whyOrder = append(whyOrder, reason)
-		}
-		why[reason] = append(why[reason], name)
-	}
-	checked := 0
+// aclTally sorts the commands by what the ACL check found: refused (a
+// command lockbridge needs), tolerated (one it works on without), and
+// unchecked, grouped by why; with the detail's lines and the rights to grant.
+type aclTally struct {
+	refused, tolerated, unchecked []string
+	lines                         []string
+	fixRights, fixMissing         []string
+	why                           map[string][]string // unchecked commands by reason
+	whyOrder                      []string
+	checked                       int
+}
+
+// tallyACL sorts every command that applies by its worst result.
+func tallyACL(res aclResult, cluster bool) *aclTally {
+	t := &aclTally{why: map[string][]string{}}
 	for _, c := range commands {
 		if !c.applies(cluster) {
 			continue
 		}
 		w, ok := worst(res.results[c.Name])
 		if !ok {
-			unknown(c.Name, "not checked")
+			t.unknown(c.Name, "not checked")
 			continue
 		}
-		checked++
+		t.checked++
 		switch w.access {
 		case allowed:
-			continue
 		case deniedCommand, missing:
-			what := "denied by the ACL"
-			if w.access == missing {
-				what = "unknown to the server (renamed or disabled)"
-				fixMissing = append(fixMissing, c.Name)
-			} else {
-				fixRights = append(fixRights, "+"+strings.ToLower(c.Name))
-			}
-			if c.Tolerated {
-				tolerated = append(tolerated, c.Name)
-			} else {
-				refused = append(refused, c.Name)
-			}
-			lines = append(lines, fmt.Sprintf("%s: %s (%s, %s: %s) — used by %s", c.Name, what, w.how, w.where, w.msg, c.UsedBy))
+			t.denied(c, w)
 		default:
 			reason := "no answer"
 			switch w.access {
@@ -453,11 +476,45 @@ func aclFinding(res aclResult, cluster bool) Finding {
 			case notSent:
 				reason = "no script could run to send them"
 			}
-			unknown(c.Name, fmt.Sprintf("%s (%s, %s: %s)", reason, w.how, w.where, w.msg))
+			t.unknown(c.Name, fmt.Sprintf("%s (%s, %s: %s)", reason, w.how, w.where, w.msg))
 		}
 	}
-	for _, reason := range whyOrder {
-		lines = append(lines, fmt.Sprintf("could not tell for %s: %s", strings.Join(why[reason], ", "), reason))
+	return t
+}
+
+// unknown counts a command that could not be checked, and why.
+func (t *aclTally) unknown(name, reason string) {
+	t.unchecked = append(t.unchecked, name)
+	if _, ok := t.why[reason]; !ok {
+		t.whyOrder = append(t.whyOrder, reason)
+	}
+	t.why[reason] = append(t.why[reason], name)
+}
+
+// denied counts a command the ACL denies or the server does not know.
+func (t *aclTally) denied(c Command, w cmdResult) {
+	what := "denied by the ACL"
+	if w.access == missing {
+		what = "unknown to the server (renamed or disabled)"
+		t.fixMissing = append(t.fixMissing, c.Name)
+	} else {
+		t.fixRights = append(t.fixRights, "+"+strings.ToLower(c.Name))
+	}
+	if c.Tolerated {
+		t.tolerated = append(t.tolerated, c.Name)
+	} else {
+		t.refused = append(t.refused, c.Name)
+	}
+	t.lines = append(t.lines, fmt.Sprintf("%s: %s (%s, %s: %s) — used by %s", c.Name, what, w.how, w.where, w.msg,
+		c.UsedBy))
+}
+
+// detail is the finding's detail: what was denied, what could not be told
+// and why, how each shard was checked, and the notes.
+func (t *aclTally) detail(res aclResult) string {
+	lines := t.lines
+	for _, reason := range t.whyOrder {
+		lines = append(lines, fmt.Sprintf("could not tell for %s: %s", strings.Join(t.why[reason], ", "), reason))
 	}
 	detail := strings.Join(lines, "\n")
 	if len(res.methods) > 0 {
@@ -466,47 +523,66 @@ func aclFinding(res aclResult, cluster bool) Finding {
 	for _, n := range res.notes {
 		detail += "\nnote: " + n
 	}
+	return detail
+}
+
+// fix is what to do about the denied and the missing commands.
+func (t *aclTally) fix(user string) []string {
 	var fix []string
-	if len(fixRights) > 0 {
-		sort.Strings(fixRights)
-		fix = append(fix, fmt.Sprintf("ACL SETUSER %s %s (and the same in the ACL file or users.acl, on every node)", res.user, strings.Join(fixRights, " ")))
+	if len(t.fixRights) > 0 {
+		sort.Strings(t.fixRights)
+		fix = append(fix, fmt.Sprintf("ACL SETUSER %s %s (and the same in the ACL file or users.acl, on every node)",
+			user, strings.Join(t.fixRights, " ")))
 	}
-	if len(fixMissing) > 0 {
-		fix = append(fix, fmt.Sprintf("the server does not know %s: remove the rename-command of it, or use a Redis that has it", strings.Join(fixMissing, ", ")))
+	if len(t.fixMissing) > 0 {
+		fix = append(fix, fmt.Sprintf("the server does not know %s: remove the rename-command of it, "+
+			"or use a Redis that has it", strings.Join(t.fixMissing, ", ")))
 	}
+	return fix
+}
+
+// aclFinding judges the ACL check: danger when a command lockbridge needs
+// is refused, unknown when some could not be checked, a warning when only
+// commands it works on without are refused.
+func aclFinding(res aclResult, cluster bool) Finding {
+	t := tallyACL(res, cluster)
+	detail, fix := t.detail(res), t.fix(res.user)
 	user := fmt.Sprintf("user %q", res.user)
 	switch {
-	case len(refused) > 0:
-		c, _ := commandNamed(refused[0])
+	case len(t.refused) > 0:
+		c, _ := commandNamed(t.refused[0])
 		return Finding{
 			Severity: Danger,
-			Summary:  fmt.Sprintf("%s may not run %s: %s", user, strings.Join(append(refused, tolerated...), ", "), c.UsedBy),
-			Detail:   detail,
-			Fix:      strings.Join(fix, "; "),
+			Summary: fmt.Sprintf("%s may not run %s: %s", user, strings.Join(append(t.refused, t.tolerated...), ", "),
+				c.UsedBy),
+			Detail: detail,
+			Fix:    strings.Join(fix, "; "),
 		}
-	case len(unchecked) > 0:
-		fix = append(fix, "grant the user the scratch keys and channels "+ScratchPrefix+"* (~"+ScratchPrefix+"* &"+ScratchPrefix+"*), or run doctor as a user allowed ACL DRYRUN")
+	case len(t.unchecked) > 0:
+		fix = append(fix, "grant the user the scratch keys and channels "+ScratchPrefix+"* (~"+ScratchPrefix+"* &"+
+			ScratchPrefix+"*), or run doctor as a user allowed ACL DRYRUN")
 		s := Finding{
 			Severity: Unknown,
-			Summary:  fmt.Sprintf("could not tell whether %s may run %s", user, strings.Join(unchecked, ", ")),
+			Summary:  fmt.Sprintf("could not tell whether %s may run %s", user, strings.Join(t.unchecked, ", ")),
 			Detail:   detail,
 			Fix:      strings.Join(fix, "; "),
 		}
-		if len(tolerated) > 0 {
-			s.Summary += fmt.Sprintf("; %s is denied (lockbridge works on without it)", strings.Join(tolerated, ", "))
+		if len(t.tolerated) > 0 {
+			s.Summary += fmt.Sprintf("; %s is denied (lockbridge works on without it)", strings.Join(t.tolerated, ", "))
 		}
 		return s
-	case len(tolerated) > 0:
+	case len(t.tolerated) > 0:
 		return Finding{
 			Severity: Warn,
-			Summary:  fmt.Sprintf("%s may not run %s: lockbridge works on without it (see the detail for what is lost)", user, strings.Join(tolerated, ", ")),
-			Detail:   detail,
-			Fix:      strings.Join(fix, "; "),
+			Summary: fmt.Sprintf("%s may not run %s: lockbridge works on without it (see the detail for what is lost)",
+				user, strings.Join(t.tolerated, ", ")),
+			Detail: detail,
+			Fix:    strings.Join(fix, "; "),
 		}
 	}
 	return Finding{
 		Severity: OK,
-		Summary:  fmt.Sprintf("%s may run all %d commands lockbridge sends", user, checked),
+		Summary:  fmt.Sprintf("%s may run all %d commands lockbridge sends", user, t.checked),
 		Detail:   detail,
 	}
 }
@@ -557,6 +633,7 @@ func scriptingFinding(v any, err error) Finding {
 		Severity: Danger,
 		Summary:  "Lua scripts do not run here: atomic legacy, modern, migrate and redlock locks all fail",
 		Detail:   "EVAL " + strconv.Quote(trivialScript) + " answered: " + errText(err),
-		Fix:      "enable scripting (remove any rename-command of EVAL/EVALSHA, or pick a service that allows Lua), or use only the classic legacy locker",
+		Fix: "enable scripting (remove any rename-command of EVAL/EVALSHA, or pick a service that allows Lua), or " +
+			"use only the classic legacy locker",
 	}
 }

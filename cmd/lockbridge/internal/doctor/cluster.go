@@ -38,7 +38,8 @@ func checkShardedPubSub(ctx context.Context, r *run) (Finding, bool) {
 		addrs = append(addrs, sh.addr)
 	}
 	if len(fs) == 0 {
-		return Finding{ID: IDShardedPubSub, Severity: Unknown, Summary: "no master serves any slot: sharded pub/sub not checked"}, true
+		return Finding{ID: IDShardedPubSub, Severity: Unknown,
+			Summary: "no master serves any slot: sharded pub/sub not checked"}, true
 	}
 	return merge(IDShardedPubSub, addrs, fs), true
 }
@@ -78,42 +79,18 @@ func checkClusterSlots(ctx context.Context, r *run) (Finding, bool) {
 	var lastErr error
 	read := 0
 	for _, n := range r.t.Nodes {
-		v, err := r.do(ctx, n.Client, "CLUSTER", "INFO")
-		s, ok := v.(string)
-		if err != nil || !ok {
-			if err == nil {
-				err = fmt.Errorf("unexpected reply %T", v)
-			}
-			lastErr = fmt.Errorf("%s: CLUSTER INFO: %w", n.Addr, err)
+		line, nodeProblems, err := nodeClusterInfo(ctx, r, n)
+		if err != nil {
+			lastErr = err
 			continue
 		}
 		read++
-		info := resp.ParseInfo(s)
-		seen = append(seen, fmt.Sprintf("%s: cluster_state %s, slots assigned %s, ok %s, pfail %s, fail %s, %s known",
-			n.Addr, info["cluster_state"], info["cluster_slots_assigned"], info["cluster_slots_ok"],
-			info["cluster_slots_pfail"], info["cluster_slots_fail"], plural(atoi(info["cluster_known_nodes"]), "node")))
-		if info["cluster_state"] != "ok" {
-			problems = append(problems, fmt.Sprintf("%s reports cluster_state %s", n.Addr, info["cluster_state"]))
-		}
-		if a := atoi(info["cluster_slots_assigned"]); a != clusterSlots {
-			problems = append(problems, fmt.Sprintf("%s sees %d of %d slots assigned", n.Addr, a, clusterSlots))
-		}
-		if f := atoi(info["cluster_slots_fail"]) + atoi(info["cluster_slots_pfail"]); f > 0 {
-			problems = append(problems, fmt.Sprintf("%s sees %d slots on failing nodes", n.Addr, f))
-		}
+		seen = append(seen, line)
+		problems = append(problems, nodeProblems...)
 	}
-	// The slot map as clients see it.
-	covered := -1
-	if shards, err := r.shardsOf(ctx); err == nil {
-		covered = 0
-		for _, sh := range shards {
-			for _, rg := range sh.ranges {
-				covered += rg[1] - rg[0] + 1
-			}
-		}
-		if covered != clusterSlots {
-			problems = append(problems, fmt.Sprintf("CLUSTER SLOTS covers %d of %d slots", covered, clusterSlots))
-		}
+	covered := r.slotsCovered(ctx)
+	if covered >= 0 && covered != clusterSlots {
+		problems = append(problems, fmt.Sprintf("CLUSTER SLOTS covers %d of %d slots", covered, clusterSlots))
 	}
 	detail := strings.Join(seen, "\n")
 	if read == 0 && covered < 0 {
@@ -140,6 +117,49 @@ func checkClusterSlots(ctx context.Context, r *run) (Finding, bool) {
 		sum = fmt.Sprintf("all %d slots served (CLUSTER SLOTS); CLUSTER INFO was not readable", clusterSlots)
 	}
 	return Finding{ID: IDClusterSlots, Severity: OK, Summary: sum, Detail: detail}, true
+}
+
+// nodeClusterInfo reads CLUSTER INFO on node n: a line for the detail, and
+// what it shows wrong (the state not ok, slots unassigned or failing).
+func nodeClusterInfo(ctx context.Context, r *run, n Node) (line string, problems []string, err error) {
+	v, err := r.do(ctx, n.Client, "CLUSTER", "INFO")
+	s, ok := v.(string)
+	if err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("unexpected reply %T", v)
+		}
+		return "", nil, fmt.Errorf("%s: CLUSTER INFO: %w", n.Addr, err)
+	}
+	info := resp.ParseInfo(s)
+	line = fmt.Sprintf("%s: cluster_state %s, slots assigned %s, ok %s, pfail %s, fail %s, %s known",
+		n.Addr, info["cluster_state"], info["cluster_slots_assigned"], info["cluster_slots_ok"],
+		info["cluster_slots_pfail"], info["cluster_slots_fail"], plural(atoi(info["cluster_known_nodes"]), "node"))
+	if info["cluster_state"] != "ok" {
+		problems = append(problems, fmt.Sprintf("%s reports cluster_state %s", n.Addr, info["cluster_state"]))
+	}
+	if a := atoi(info["cluster_slots_assigned"]); a != clusterSlots {
+		problems = append(problems, fmt.Sprintf("%s sees %d of %d slots assigned", n.Addr, a, clusterSlots))
+	}
+	if f := atoi(info["cluster_slots_fail"]) + atoi(info["cluster_slots_pfail"]); f > 0 {
+		problems = append(problems, fmt.Sprintf("%s sees %d slots on failing nodes", n.Addr, f))
+	}
+	return line, problems, nil
+}
+
+// slotsCovered is how many slots the slot map covers as clients see it
+// (CLUSTER SLOTS); -1 when it cannot be read.
+func (r *run) slotsCovered(ctx context.Context) int {
+	shards, err := r.shardsOf(ctx)
+	if err != nil {
+		return -1
+	}
+	covered := 0
+	for _, sh := range shards {
+		for _, rg := range sh.ranges {
+			covered += rg[1] - rg[0] + 1
+		}
+	}
+	return covered
 }
 
 func atoi(s string) int {

@@ -44,84 +44,31 @@ func checkNamespace(ctx context.Context, r *run) (Finding, bool) {
 	return namespaceFinding(st, r.cfg.now()), true
 }
 
-func namespaceFinding(st migrate.Status, now time.Time) Finding {
+// namespaceFinding judges a namespace's status: danger when its phase
+// cannot be known, when live clients run phases that do not exclude each
+// other, or when a legacy-only locker was seen after dual-write; a warning
+// when it was never started.
+func namespaceFinding(st migrate.Status, _ time.Time) Finding {
+	if st.PhaseProblem != nil {
+		return phaseProblemFinding(st)
+	}
 	f := Finding{ID: IDNamespace}
-	if pe := st.PhaseProblem; pe != nil && neverRan(st) {
-		// A namespace not started yet: the state before 'phase init', not
-		// a danger. Its lockers refuse to lock until then.
-		f.Severity = Warn
-		f.Summary = fmt.Sprintf("namespace %q not initialised: lockers that follow it refuse to lock until `lockbridge phase init --namespace %s`", st.Namespace, st.Namespace)
-		f.Detail = "It shows no trace of a fleet (no phase, mark, registry entry or legacy sighting): a namespace not started yet. " +
-			"phase init starts it at legacy once it has shown no trace for --silence (2m by default) by the server's clock."
-		f.Fix = fmt.Sprintf("lockbridge phase init --namespace %s", st.Namespace)
-		return f
-	}
-	if pe := st.PhaseProblem; pe != nil {
-		// Lockers following this namespace refuse to lock (they fail
-		// closed): no overlap, but no locks either.
-		f.Severity = Danger
-		why := fmt.Sprint(pe.Reason)
-		if pe.Cause != nil {
-			why += " (" + pe.Cause.Error() + ")"
-		}
-		f.Summary = fmt.Sprintf("namespace %q: %s: lockers that follow it refuse to lock", st.Namespace, why)
-		if st.Evidence != 0 {
-			f.Detail = fmt.Sprintf("the evidence shows the fleet reached %v", st.Evidence)
-		}
-		f.Fix = pe.Remedy
-		return f
-	}
-	var lines, dangers []string
 	since := ""
 	if !st.Since.IsZero() {
 		since = fmt.Sprintf(" since %s", st.Since.UTC().Format(time.RFC3339))
 	}
-	lines = append(lines, fmt.Sprintf("phase %v%s", st.Phase, since))
-
-	// Live clients by phase; every pair of phases in use must exclude each
-	// other, and each must exclude the fleet's phase.
-	live := map[migrate.Phase][]string{}
-	dead := 0
-	for _, c := range st.Members {
-		if c.Live {
-			for _, p := range c.Phases() { // its phase and those of the locks it holds
-				live[p] = append(live[p], c.ID)
-			}
-		} else {
-			dead++
-		}
-	}
-	phases := []migrate.Phase{st.Phase}
-	for p := range live {
-		if p != st.Phase {
-			phases = append(phases, p)
-		}
-	}
-	sort.Slice(phases, func(i, j int) bool { return phases[i] < phases[j] })
-	var counts []string
-	for _, p := range phases {
-		if n := len(live[p]); n > 0 {
-			counts = append(counts, fmt.Sprintf("%d at %v", n, p))
-		}
-	}
-	if len(counts) == 0 {
-		counts = []string{"none"}
-	}
-	lines = append(lines, fmt.Sprintf("live clients: %s; %d dead entries", strings.Join(counts, ", "), dead))
-	for i, a := range phases {
-		for _, b := range phases[i+1:] {
-			if !migrate.Compatible(a, b) {
-				dangers = append(dangers, fmt.Sprintf("live clients run %v and %v, which do not exclude each other (%s)", a, b, clientList(live, a, b)))
-			}
-		}
-	}
-
+	lines := []string{fmt.Sprintf("phase %v%s", st.Phase, since)}
+	lp := livePhasesOf(st)
+	lines = append(lines, fmt.Sprintf("live clients: %s; %d dead entries", strings.Join(lp.counts, ", "), lp.dead))
+	dangers := lp.dangers()
 	if st.Sighting.At.IsZero() {
 		lines = append(lines, "legacy sighting: none recorded")
 	} else {
-		lines = append(lines, fmt.Sprintf("legacy sighting: %s on key %q (%d in all)", st.Sighting.At.UTC().Format(time.RFC3339), st.Sighting.Key, st.Sighting.Count))
+		lines = append(lines, fmt.Sprintf("legacy sighting: %s on key %q (%d in all)",
+			st.Sighting.At.UTC().Format(time.RFC3339), st.Sighting.Key, st.Sighting.Count))
 		if st.Phase >= migrate.PhaseDualRead && !st.Since.IsZero() && st.Sighting.At.After(st.Since) {
-			dangers = append(dangers, fmt.Sprintf("a legacy-only locker was seen at %s on key %q, after the fleet moved to %v: it locks without seeing the modern keys",
+			dangers = append(dangers, fmt.Sprintf("a legacy-only locker was seen at %s on key %q, after the fleet "+
+				"moved to %v: it locks without seeing the modern keys",
 				st.Sighting.At.UTC().Format(time.RFC3339), st.Sighting.Key, st.Phase))
 		}
 	}
@@ -138,12 +85,96 @@ func namespaceFinding(st migrate.Status, now time.Time) Finding {
 		f.Severity = Danger
 		f.Summary = fmt.Sprintf("namespace %q: %s", st.Namespace, dangers[0])
 		f.Detail = strings.Join(dangers, "\n") + "\n" + f.Detail
-		f.Fix = "roll the fleet back to a phase every live client's phase excludes ('lockbridge phase set'), and retire or upgrade the lagging clients ('lockbridge fleet' lists them)"
+		f.Fix = "roll the fleet back to a phase every live client's phase excludes ('lockbridge phase set'), " +
+			"and retire or upgrade the lagging clients ('lockbridge fleet' lists them)"
 		return f
 	}
 	f.Severity = OK
-	f.Summary = fmt.Sprintf("namespace %q at %v, live clients %s", st.Namespace, st.Phase, strings.Join(counts, ", "))
+	f.Summary = fmt.Sprintf("namespace %q at %v, live clients %s", st.Namespace, st.Phase, strings.Join(lp.counts, ", "))
 	return f
+}
+
+// phaseProblemFinding judges a namespace whose phase cannot be known: a
+// warning when it was never started (lockers refuse until phase init),
+// otherwise danger (lockers that follow it fail closed: no overlap, but no
+// locks either).
+func phaseProblemFinding(st migrate.Status) Finding {
+	f := Finding{ID: IDNamespace}
+	pe := st.PhaseProblem
+	if neverRan(st) {
+		f.Severity = Warn
+		f.Summary = fmt.Sprintf("namespace %q not initialised: lockers that follow it refuse to lock until "+
+			"`lockbridge phase init --namespace %s`", st.Namespace, st.Namespace)
+		f.Detail = "It shows no trace of a fleet (no phase, mark, registry entry or legacy sighting): " +
+			"a namespace not started yet. phase init starts it at legacy once it has shown no trace for --silence " +
+			"(2m by default) by the server's clock."
+		f.Fix = fmt.Sprintf("lockbridge phase init --namespace %s", st.Namespace)
+		return f
+	}
+	f.Severity = Danger
+	why := fmt.Sprint(pe.Reason)
+	if pe.Cause != nil {
+		why += " (" + pe.Cause.Error() + ")"
+	}
+	f.Summary = fmt.Sprintf("namespace %q: %s: lockers that follow it refuse to lock", st.Namespace, why)
+	if st.Evidence != 0 {
+		f.Detail = fmt.Sprintf("the evidence shows the fleet reached %v", st.Evidence)
+	}
+	f.Fix = pe.Remedy
+	return f
+}
+
+// livePhases are the phases in use in a namespace: the fleet's, and each
+// live client's and those of the locks it holds.
+type livePhases struct {
+	live   map[migrate.Phase][]string // live client IDs by phase
+	phases []migrate.Phase            // the fleet's phase and every live one, in order
+	counts []string                   // "2 at dual-write", …, or "none"
+	dead   int                        // dead registry entries
+}
+
+func livePhasesOf(st migrate.Status) livePhases {
+	lp := livePhases{live: map[migrate.Phase][]string{}}
+	for _, c := range st.Members {
+		if c.Live {
+			for _, p := range c.Phases() { // its phase and those of the locks it holds
+				lp.live[p] = append(lp.live[p], c.ID)
+			}
+		} else {
+			lp.dead++
+		}
+	}
+	lp.phases = []migrate.Phase{st.Phase}
+	for p := range lp.live {
+		if p != st.Phase {
+			lp.phases = append(lp.phases, p)
+		}
+	}
+	sort.Slice(lp.phases, func(i, j int) bool { return lp.phases[i] < lp.phases[j] })
+	for _, p := range lp.phases {
+		if n := len(lp.live[p]); n > 0 {
+			lp.counts = append(lp.counts, fmt.Sprintf("%d at %v", n, p))
+		}
+	}
+	if len(lp.counts) == 0 {
+		lp.counts = []string{"none"}
+	}
+	return lp
+}
+
+// dangers are the pairs of phases in use that do not exclude each other
+// (every pair must, and each must exclude the fleet's phase).
+func (lp livePhases) dangers() []string {
+	var dangers []string
+	for i, a := range lp.phases {
+		for _, b := range lp.phases[i+1:] {
+			if !migrate.Compatible(a, b) {
+				dangers = append(dangers, fmt.Sprintf("live clients run %v and %v, which do not exclude each other (%s)",
+					a, b, clientList(lp.live, a, b)))
+			}
+		}
+	}
+	return dangers
 }
 
 func clientList(live map[migrate.Phase][]string, a, b migrate.Phase) string {

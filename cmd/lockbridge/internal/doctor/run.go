@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/lockbridge/lockbridge/driver"
-	"github.com/lockbridge/lockbridge/internal/protocol/keyslot"
+	"github.com/lockbridge/lockbridge/driver/keyslot"
 	"github.com/lockbridge/lockbridge/internal/protocol/resp"
 )
 
@@ -122,12 +122,16 @@ func classify(msg string) access {
 	switch {
 	case m == "" || m == "ok":
 		return allowed
-	case strings.Contains(m, "unknown command") || strings.Contains(m, "command not found") || strings.Contains(m, "unknown subcommand") ||
+	case strings.Contains(m, "unknown command") || strings.Contains(m, "command not found") ||
+		strings.Contains(m, "unknown subcommand") ||
 		(strings.HasPrefix(m, "err command '") && strings.Contains(m, "not found")):
 		return missing
-	case strings.Contains(m, "channel") && (strings.Contains(m, "no permissions") || strings.Contains(m, "can't publish") || strings.Contains(m, "can't subscribe") || strings.HasPrefix(m, "noperm")):
+	case strings.Contains(m, "channel") &&
+		(strings.Contains(m, "no permissions") || strings.Contains(m, "can't publish") ||
+			strings.Contains(m, "can't subscribe") || strings.HasPrefix(m, "noperm")):
 		return deniedChannel
-	case strings.Contains(m, "key") && (strings.Contains(m, "no permissions to access") || strings.Contains(m, "can't access")):
+	case strings.Contains(m, "key") &&
+		(strings.Contains(m, "no permissions to access") || strings.Contains(m, "can't access")):
 		return deniedKey
 	case strings.Contains(m, "no permissions to run") || strings.Contains(m, "can't run this command") ||
 		strings.HasPrefix(m, "noperm") || strings.Contains(m, "acl failure"):

@@ -56,61 +56,25 @@ const (
 
 // New checks cfg and returns the simulation.
 func New(cfg Config) (*Sim, error) {
-	if cfg.Client == nil {
-		return nil, errors.New("fleetsim: no Redis client")
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Namespace == "" {
-		cfg.Namespace = "fleetsim"
-	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = cfg.Namespace + ":lock:"
-	}
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	if !cfg.NoJava {
-		def(&cfg.JavaWorkers, DefaultJavaWorkers)
-	} else if cfg.JavaWorkers != 0 {
-		return nil, errors.New("fleetsim: NoJava with Java workers")
-	}
-	def(&cfg.GoWorkers, DefaultGoWorkers)
-	def(&cfg.Locks, DefaultLocks)
-	defd := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	defd(&cfg.Lease, DefaultLease)
-	defd(&cfg.Hold, cfg.Lease/25)
-	defd(&cfg.Duration, DefaultDuration)
-	defd(&cfg.Quiet, DefaultQuiet)
-	defd(&cfg.Heartbeat, DefaultHeartbeat)
-	switch {
-	case cfg.JavaWorkers < 0 || cfg.JavaWorkers > MaxWorkers:
-		return nil, fmt.Errorf("fleetsim: %d Java workers: want 0 to %d", cfg.JavaWorkers, MaxWorkers)
-	case cfg.GoWorkers < 1 || cfg.GoWorkers > MaxWorkers:
-		return nil, fmt.Errorf("fleetsim: %d Go workers: want 1 to %d", cfg.GoWorkers, MaxWorkers)
-	case cfg.Locks < 1 || cfg.Locks > MaxLocks:
-		return nil, fmt.Errorf("fleetsim: %d locks: want 1 to %d", cfg.Locks, MaxLocks)
-	case cfg.Lease < MinLease || cfg.Lease%time.Millisecond != 0:
-		return nil, fmt.Errorf("fleetsim: lease %v: want whole milliseconds, at least %v", cfg.Lease, MinLease)
-	case cfg.Hold <= 0 || cfg.Hold >= cfg.Lease/4:
-		return nil, fmt.Errorf("fleetsim: hold %v: want above 0 and below a quarter of the lease (%v)", cfg.Hold, cfg.Lease/4)
-	case cfg.Quiet < 0 || cfg.Heartbeat < time.Millisecond || cfg.Duration < 0:
-		return nil, fmt.Errorf("fleetsim: quiet period %v, heartbeat %v, duration %v: want positive", cfg.Quiet, cfg.Heartbeat, cfg.Duration)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	s := &Sim{cfg: cfg, phase: migrate.PhaseLegacy, stage: "starting"}
 	s.step = (cfg.Duration - cfg.Quiet) / time.Duration(s.slots())
 	if s.step < MinStep {
 		need := cfg.Quiet + MinStep*time.Duration(s.slots())
-		return nil, fmt.Errorf("fleetsim: duration %v is too short for %d Go workers: want at least %v", cfg.Duration, cfg.GoWorkers, need.Round(100*time.Millisecond))
+		return nil, fmt.Errorf("fleetsim: duration %v is too short for %d Go workers: want at least %v", cfg.Duration,
+			cfg.GoWorkers, need.Round(100*time.Millisecond))
 	}
 	// Init waits until the namespace has shown no trace for the phase lease
 	// and the lease of the fleet it would miss, with the liveness margin.
 	copts := []migrate.ControllerOption{migrate.WithQuietPeriod(cfg.Quiet),
-		migrate.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*cfg.Heartbeat + cfg.Lease + migrate.DefaultLivenessMargin)}
+		migrate.WithInitSilence(migrate.DefaultPhaseLeaseIntervals*cfg.Heartbeat + cfg.Lease +
+			migrate.DefaultLivenessMargin)}
 	if cfg.Fresh {
 		copts = append(copts, migrate.WithMaxmemoryPolicy("noeviction"))
 	}
@@ -130,6 +94,61 @@ func New(cfg Config) (*Sim, error) {
 		s.workers = append(s.workers, s.newWorker(fmt.Sprintf("go-%d", i+1), Go))
 	}
 	return s, nil
+}
+
+// withDefaults is cfg with its zero fields set to their defaults (Config
+// documents them).
+func withDefaults(cfg Config) (Config, error) {
+	if cfg.Client == nil {
+		return cfg, errors.New("fleetsim: no Redis client")
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "fleetsim"
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = cfg.Namespace + ":lock:"
+	}
+	if !cfg.NoJava {
+		orDefault(&cfg.JavaWorkers, DefaultJavaWorkers)
+	} else if cfg.JavaWorkers != 0 {
+		return cfg, errors.New("fleetsim: NoJava with Java workers")
+	}
+	orDefault(&cfg.GoWorkers, DefaultGoWorkers)
+	orDefault(&cfg.Locks, DefaultLocks)
+	orDefault(&cfg.Lease, DefaultLease)
+	orDefault(&cfg.Hold, cfg.Lease/25)
+	orDefault(&cfg.Duration, DefaultDuration)
+	orDefault(&cfg.Quiet, DefaultQuiet)
+	orDefault(&cfg.Heartbeat, DefaultHeartbeat)
+	return cfg, nil
+}
+
+// orDefault sets *v to d when it is zero.
+func orDefault[T int | time.Duration](v *T, d T) {
+	if *v == 0 {
+		*v = d
+	}
+}
+
+// check checks cfg's bounds, its defaults set.
+func (cfg Config) check() error {
+	switch {
+	case cfg.JavaWorkers < 0 || cfg.JavaWorkers > MaxWorkers:
+		return fmt.Errorf("fleetsim: %d Java workers: want 0 to %d", cfg.JavaWorkers, MaxWorkers)
+	case cfg.GoWorkers < 1 || cfg.GoWorkers > MaxWorkers:
+		return fmt.Errorf("fleetsim: %d Go workers: want 1 to %d", cfg.GoWorkers, MaxWorkers)
+	case cfg.Locks < 1 || cfg.Locks > MaxLocks:
+		return fmt.Errorf("fleetsim: %d locks: want 1 to %d", cfg.Locks, MaxLocks)
+	case cfg.Lease < MinLease || cfg.Lease%time.Millisecond != 0:
+		return fmt.Errorf("fleetsim: lease %v: want whole milliseconds, at least %v", cfg.Lease, MinLease)
+	case cfg.Hold <= 0 || cfg.Hold >= cfg.Lease/4:
+		return fmt.Errorf("fleetsim: hold %v: want above 0 and below a quarter of the lease (%v)", cfg.Hold,
+			cfg.Lease/4)
+	case cfg.Quiet < 0 || cfg.Heartbeat < time.Millisecond || cfg.Duration < 0:
+		return fmt.Errorf("fleetsim: quiet period %v, heartbeat %v, duration %v: want positive", cfg.Quiet,
+			cfg.Heartbeat, cfg.Duration)
+	}
+	return nil
 }
 
 // slots is how many steps the rollout takes (the quiet period aside):
@@ -261,36 +280,8 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 	s.mu.Lock()
 	s.start = time.Now() // read by Snapshot under mu; by elapsed only from goroutines Run starts later
 	s.mu.Unlock()
-	p, err := s.ctl.Phase(ctx)
-	var pe *migrate.PhaseUnknownError
-	if errors.As(err, &pe) && pe.Reason == migrate.ReasonUninitialized {
-		// A new namespace: start it at legacy, as an operator does with
-		// `lockbridge phase init` — which waits until it has shown no trace
-		// for the init silence, unless the server is the run's own.
-		if !s.cfg.Fresh {
-			s.emit(EventWait, "initialising namespace %q: init waits until it has shown no trace of a locker for the fleet's phase lease, lease and liveness margin", s.cfg.Namespace)
-		}
-		// In a cluster init refuses a namespace without a mark unless
-		// forced (its node may have lost the mark alone); the run's own
-		// namespace holds only the run's locks, and a namespace in use is
-		// refused below.
-		if _, err := s.ctl.Init(ctx, s.cfg.Fresh || s.cfg.Client.Cluster()); err != nil {
-			return s.summary(), fmt.Errorf("fleetsim: %w", err)
-		}
-		p, err = s.ctl.Phase(ctx)
-	}
-	if err != nil {
-		return s.summary(), fmt.Errorf("fleetsim: %w", err)
-	}
-	if p != migrate.PhaseLegacy {
-		return s.summary(), fmt.Errorf("fleetsim: namespace %q is at phase %v; the rollout starts at legacy: use a fresh namespace", s.cfg.Namespace, p)
-	}
-	st, err := s.ctl.Status(ctx)
-	if err != nil {
-		return s.summary(), fmt.Errorf("fleetsim: %w", err)
-	}
-	if live := len(st.Members) - countDead(st.Members); live > 0 {
-		return s.summary(), fmt.Errorf("fleetsim: namespace %q has %d live clients: the simulation needs a namespace of its own", s.cfg.Namespace, live)
+	if err := s.claim(ctx); err != nil {
+		return s.summary(), err
 	}
 	s.mu.Lock()
 	s.reached = []migrate.Phase{migrate.PhaseLegacy}
@@ -316,7 +307,8 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 			return s.summary(), err
 		}
 	}
-	s.emit(EventStart, "%d Java workers (the Java seed algorithm) and %d Go workers (migrate.Locker, phase legacy) contend for %d locks, lease %v; a step is %v, the quiet period %v",
+	s.emit(EventStart, "%d Java workers (the Java seed algorithm) and %d Go workers (migrate.Locker, phase legacy) "+
+		"contend for %d locks, lease %v; a step is %v, the quiet period %v",
 		s.cfg.JavaWorkers, s.cfg.GoWorkers, s.cfg.Locks, s.cfg.Lease, s.step.Round(time.Millisecond), s.cfg.Quiet)
 	for _, w := range s.workers {
 		wg.Add(1)
@@ -326,7 +318,7 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 			w.run(wctx)
 		}(w)
 	}
-	err = s.rollout(ctx)
+	err := s.rollout(ctx)
 	for _, w := range s.workers {
 		w.stopOnce()
 	}
@@ -337,6 +329,46 @@ func (s *Sim) Run(ctx context.Context) (Summary, error) {
 	s.setStage("done")
 	s.emit(EventDone, "rollout finished: %d overlaps", s.overlaps.Load())
 	return s.summary(), nil
+}
+
+// claim makes the namespace the run's: a new one is initialised at legacy;
+// one at another phase, or with live clients, is refused.
+func (s *Sim) claim(ctx context.Context) error {
+	p, err := s.ctl.Phase(ctx)
+	var pe *migrate.PhaseUnknownError
+	if errors.As(err, &pe) && pe.Reason == migrate.ReasonUninitialized {
+		// A new namespace: start it at legacy, as an operator does with
+		// `lockbridge phase init` — which waits until it has shown no trace
+		// for the init silence, unless the server is the run's own.
+		if !s.cfg.Fresh {
+			s.emit(EventWait, "initialising namespace %q: init waits until it has shown no trace of a locker for "+
+				"the fleet's phase lease, lease and liveness margin", s.cfg.Namespace)
+		}
+		// In a cluster init refuses a namespace without a mark unless
+		// forced (its node may have lost the mark alone); the run's own
+		// namespace holds only the run's locks, and a namespace in use is
+		// refused below.
+		if _, err := s.ctl.Init(ctx, s.cfg.Fresh || s.cfg.Client.Cluster()); err != nil {
+			return fmt.Errorf("fleetsim: %w", err)
+		}
+		p, err = s.ctl.Phase(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("fleetsim: %w", err)
+	}
+	if p != migrate.PhaseLegacy {
+		return fmt.Errorf("fleetsim: namespace %q is at phase %v; the rollout starts at legacy: use a fresh namespace",
+			s.cfg.Namespace, p)
+	}
+	st, err := s.ctl.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("fleetsim: %w", err)
+	}
+	if live := len(st.Members) - countDead(st.Members); live > 0 {
+		return fmt.Errorf("fleetsim: namespace %q has %d live clients: the simulation needs a namespace of its own",
+			s.cfg.Namespace, live)
+	}
+	return nil
 }
 
 func countDead(cs []migrate.Member) int {

@@ -11,7 +11,8 @@ import (
 	"github.com/lockbridge/lockbridge/migrate"
 )
 
-// rollout is the deployer.
+// rollout is the deployer: legacy, dual-write (the Java workers retired at
+// its end), dual-read, modern, and the rollback of one step when asked.
 func (s *Sim) rollout(ctx context.Context) error {
 	step := s.step
 	goWorkers := s.byKind(Go)
@@ -34,59 +35,71 @@ func (s *Sim) rollout(ctx context.Context) error {
 	if err := sleep(ctx, 2*step); err != nil {
 		return err
 	}
-
-	// Retire the Java workers before dual-read.
-	if s.cfg.KeepJava {
-		s.setStage("dual-write: the Java workers are kept running (unsafe)")
-	} else if java := s.byKind(Java); len(java) > 0 {
-		s.setStage("dual-write: retiring the Java workers")
-		for _, w := range java {
-			w.retire()
-		}
-		s.emit(EventRetire, "retired %d Java workers: no legacy-only locker runs any more", len(java))
-		s.tryEarly(ctx, "just after retiring the Java workers")
-	}
-	if err := s.advanceWhenSafe(ctx, migrate.PhaseDualRead); err != nil {
+	s.retireJava(ctx)
+	if err := s.moveTo(ctx, goWorkers, migrate.PhaseDualRead, "dual-read: every Go worker runs dual-read",
+		step); err != nil {
 		return err
 	}
+	if err := s.moveTo(ctx, goWorkers, migrate.PhaseModern, "modern: every Go worker runs modern",
+		2*step); err != nil {
+		return err
+	}
+	if s.cfg.Rollback {
+		return s.rollBack(ctx, goWorkers)
+	}
+	return nil
+}
+
+// retireJava retires the Java workers before dual-read, unless KeepJava.
+func (s *Sim) retireJava(ctx context.Context) {
+	if s.cfg.KeepJava {
+		s.setStage("dual-write: the Java workers are kept running (unsafe)")
+		return
+	}
+	java := s.byKind(Java)
+	if len(java) == 0 {
+		return
+	}
+	s.setStage("dual-write: retiring the Java workers")
+	for _, w := range java {
+		w.retire()
+	}
+	s.emit(EventRetire, "retired %d Java workers: no legacy-only locker runs any more", len(java))
+	s.tryEarly(ctx, "just after retiring the Java workers")
+}
+
+// moveTo steps the fleet to phase once the controller finds it safe,
+// redeploys the Go workers at it, and lets them run for dwell.
+func (s *Sim) moveTo(ctx context.Context, goWorkers []*worker, phase migrate.Phase, stage string,
+	dwell time.Duration) error {
+	if err := s.advanceWhenSafe(ctx, phase); err != nil {
+		return err
+	}
+	if err := s.redeploy(ctx, goWorkers, phase); err != nil {
+		return err
+	}
+	s.setStage("%s", stage)
+	return sleep(ctx, dwell)
+}
+
+// rollBack rolls the fleet back one step, modern → dual-read, and
+// redeploys the Go workers at dual-read.
+func (s *Sim) rollBack(ctx context.Context, goWorkers []*worker) error {
+	st, err := s.ctl.Rollback(ctx, false)
+	if err != nil {
+		return fmt.Errorf("fleetsim: rollback: %w", err)
+	}
+	s.moved(st.To)
+	s.mu.Lock()
+	s.rolled = true
+	s.mu.Unlock()
+	s.emit(EventPhase, "controller rolled back %v → %v (always allowed: neighbouring phases exclude each other)",
+		st.From, st.To)
 	if err := s.redeploy(ctx, goWorkers, migrate.PhaseDualRead); err != nil {
 		return err
 	}
-	s.setStage("dual-read: every Go worker runs dual-read")
-	if err := sleep(ctx, step); err != nil {
-		return err
-	}
-
-	if err := s.advanceWhenSafe(ctx, migrate.PhaseModern); err != nil {
-		return err
-	}
-	if err := s.redeploy(ctx, goWorkers, migrate.PhaseModern); err != nil {
-		return err
-	}
-	s.setStage("modern: every Go worker runs modern")
-	if err := sleep(ctx, 2*step); err != nil {
-		return err
-	}
-
-	if s.cfg.Rollback {
-		st, err := s.ctl.Rollback(ctx, false)
-		if err != nil {
-			return fmt.Errorf("fleetsim: rollback: %w", err)
-		}
-		s.moved(st.To)
-		s.mu.Lock()
-		s.rolled = true
-		s.mu.Unlock()
-		s.emit(EventPhase, "controller rolled back %v → %v (always allowed: neighbouring phases exclude each other)", st.From, st.To)
-		if err := s.redeploy(ctx, goWorkers, migrate.PhaseDualRead); err != nil {
-			return err
-		}
-		s.setStage("dual-read: rolled back; every Go worker runs dual-read")
-		if err := sleep(ctx, step); err != nil {
-			return err
-		}
-	}
-	return nil
+	s.setStage("dual-read: rolled back; every Go worker runs dual-read")
+	return sleep(ctx, s.step)
 }
 
 func (s *Sim) byKind(k Kind) []*worker {
@@ -143,7 +156,8 @@ func (s *Sim) tryEarly(ctx context.Context, why string) {
 }
 
 func (s *Sim) refusal(ue *migrate.UnsafeStepError, why string) {
-	msg := fmt.Sprintf("%v → %v (%s): %s", ue.Step.From, ue.Step.To, why, strings.Join(foldBlockers(ue.Blockers, ue.Step.From), "; "))
+	msg := fmt.Sprintf("%v → %v (%s): %s", ue.Step.From, ue.Step.To, why,
+		strings.Join(foldBlockers(ue.Blockers, ue.Step.From), "; "))
 	s.mu.Lock()
 	s.refused = append(s.refused, msg)
 	s.mu.Unlock()
@@ -185,7 +199,8 @@ func (s *Sim) advanceWhenSafe(ctx context.Context, to migrate.Phase) error {
 			return fmt.Errorf("fleetsim: the fleet is at %v, not %v: someone else moved it", st.Phase, to-1)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fleetsim: the controller never allowed the step to %v: %s", to, strings.Join(foldBlockers(st.Blockers, st.Phase), "; "))
+			return fmt.Errorf("fleetsim: the controller never allowed the step to %v: %s", to,
+				strings.Join(foldBlockers(st.Blockers, st.Phase), "; "))
 		}
 		if err := sleep(ctx, poll); err != nil {
 			return err

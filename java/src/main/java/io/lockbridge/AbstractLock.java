@@ -85,6 +85,15 @@ abstract class AbstractLock implements Lock {
     private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
             Threads.daemon("lockbridge-done"));
 
+    /**
+     * Where auto-refreshes run: a locker's watchdog only times them. One
+     * refresh stalled on its node (up to the command timeout) then holds
+     * back no other lock's, as Go refreshes each lock on a goroutine of its
+     * own; a lock's refreshes and its unlock stay serialised by its op.
+     */
+    private static final ExecutorService REFRESH = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+            Threads.daemon("lockbridge-refresh"));
+
     /** A lease this long or longer is treated as this long (about 73 years): nanoTime arithmetic never wraps. */
     private static final long FOREVER = Long.MAX_VALUE / 4;
 
@@ -501,7 +510,7 @@ abstract class AbstractLock implements Lock {
             return;
         }
         try {
-            next = watchdog.schedule(this::tick, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+            next = watchdog.schedule(this::handOff, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // The locker was closed meanwhile: no more refreshes; the
             // lease timer still signals the loss.
@@ -510,7 +519,22 @@ abstract class AbstractLock implements Lock {
         }
     }
 
+    /** On the watchdog: runs the tick on a refresh thread of its own. */
+    private void handOff() {
+        try {
+            REFRESH.execute(this::tick);
+        } catch (RejectedExecutionException | OutOfMemoryError e) {
+            tick(); // no thread to be had: here
+        }
+    }
+
     private void tick() {
+        synchronized (mu) {
+            if (watchdog == null || watchdog.isShutdown()) {
+                watchdog = null;
+                return; // stopped (an unlock, the locker closed) since the tick was timed
+            }
+        }
         Duration t = leaseTtl();
         synchronized (op) {
             if (ended()) {

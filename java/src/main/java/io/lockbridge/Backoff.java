@@ -16,10 +16,10 @@ public final class Backoff {
         this.max = max;
     }
 
-    /** A backoff from base doubling to max; both positive, base ≤ max. */
+    /** A backoff from base doubling to max; both positive, base ≤ max ≤ 2^63-1 ns (Go's longest time.Duration). */
     public static Backoff exponential(Duration base, Duration max) {
-        if (base == null || max == null || base.isNegative() || base.isZero() || max.compareTo(base) < 0) {
-            throw new InvalidException("lockbridge: backoff needs 0 < base <= max, got " + base + ", " + max);
+        if (base == null || max == null || base.isNegative() || base.isZero() || max.compareTo(base) < 0 || max.compareTo(AbstractLock.MAX_TTL) > 0) {
+            throw new InvalidException("lockbridge: backoff needs 0 < base <= max <= 2^63-1 ns, got " + base + ", " + max);
         }
         return new Backoff(base, max);
     }
@@ -35,11 +35,11 @@ public final class Backoff {
     }
 
     Duration delay(int n) {
+        long m = max.toNanos();
         long d = base.toNanos();
-        for (int i = 0; i < n && d < max.toNanos(); i++) {
-            d *= 2;
+        for (int i = 0; i < n && d < m; i++) {
+            d = d > m / 2 ? m : d * 2; // never past max, never overflowing
         }
-        d = Math.min(d, max.toNanos());
         return Duration.ofNanos(d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1));
     }
 }

@@ -84,6 +84,7 @@ public final class LegacyLocker implements AutoCloseable {
         checkOpen();
         profile.checkTtl(ttl);
         byte[] key = profile.encodeKey(name);
+        Wait.notInterrupted(name);
         LegacyLock lk = acquire(redis, profile, name, key, ttl, Phase.LEGACY);
         lk.afterRelease = () -> wakes.released(name);
         if (watchdog != null) {

@@ -294,6 +294,7 @@ public final class MigrateLocker implements AutoCloseable {
         if (closed) {
             throw new InvalidException("migrate: locker closed");
         }
+        Wait.notInterrupted(a.name);
         if (follow == null) {
             AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a, again);
             started(lk);
@@ -372,8 +373,16 @@ public final class MigrateLocker implements AutoCloseable {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
     }
 
-    /** Whether the modern key holds token: reading it back settles an acquire whose reply was lost (a read changes nothing). */
+    /**
+     * Whether the modern key holds token: reading it back settles an
+     * acquire whose reply was lost (a read changes nothing) — false only
+     * when the acquire can no longer run (its connection killed on the
+     * server, confirmed, before the read). A key without our token
+     * otherwise settles nothing (the acquire may still be on its way and run
+     * after the read): an unknown outcome naming the token.
+     */
     private boolean readBack(Args a, String token, UnknownOutcomeException cause) {
+        boolean stopped = cause.stopRequest();
         byte[] v;
         try {
             v = redis.get(a.modernKey);
@@ -381,7 +390,14 @@ public final class MigrateLocker implements AutoCloseable {
             cause.addSuppressed(e);
             throw cause;
         }
-        return v != null && Keys.same(v, Redis.arg(token));
+        if (v != null && Keys.same(v, Redis.arg(token))) {
+            return true;
+        }
+        if (stopped) {
+            return false;
+        }
+        throw new UnknownOutcomeException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost and the modern key does not hold our token "
+                + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
     }
 
     private AbstractLock acquireModern(Args a, boolean again) {
@@ -394,7 +410,7 @@ public final class MigrateLocker implements AutoCloseable {
             if (readBack(a, token, e)) {
                 return new ModernLock(a, token, start);
             }
-            throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost and the modern key does not hold our token",
+            throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
         if (r.acquired()) {
@@ -448,7 +464,7 @@ public final class MigrateLocker implements AutoCloseable {
             if (readBack(a, token, e)) {
                 return new DualLock(p, a, token, w, start, localTtl(p, now, a.ttl, w), hold(p, px, a.ttl));
             }
-            throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost and the modern key does not hold our token",
+            throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
         List<?> l = Replies.list(s, r, 2);

@@ -157,8 +157,8 @@ public final class ModernLocker implements AutoCloseable {
          * Default zero: off. A negative d is invalid.
          */
         public Builder pollers(Duration d) {
-            if (d == null || d.isNegative()) {
-                throw new InvalidException("lockbridge: pollers " + d + ": want zero (off) or a positive interval");
+            if (d == null || d.isNegative() || d.compareTo(AbstractLock.MAX_TTL) > 0) {
+                throw new InvalidException("lockbridge: pollers " + d + ": want zero (off) or a positive interval up to 2^63-1 ns");
             }
             this.poll = d;
             return this;
@@ -293,6 +293,7 @@ public final class ModernLocker implements AutoCloseable {
     /** One attempt; again: lock()'s attempts after a miss. */
     private Lock attempt(Names n, Duration ttl, boolean again) {
         checkOpen();
+        Wait.notInterrupted(n.name);
         ModernLock lk = acquire(n, ttl, again);
         if (n.channel == null) {
             lk.afterRelease = () -> wakes.released(n.name); // no channel in the key's slot: its release publishes nothing
@@ -388,16 +389,26 @@ public final class ModernLocker implements AutoCloseable {
      * and the counter again. The key holding our token means our SET ran and
      * no one has acquired since; the counter unchanged around that read means
      * it holds the fence our acquire handed out. Returns the fence (0
-     * without fencing); NotObtainedException when the key does not hold our
-     * token; cause (an unknown outcome) when the reads cannot settle it.
+     * without fencing). A key without our token settles nothing unless the
+     * acquire can no longer run — its connection killed on the server,
+     * confirmed, before the reads — then NotObtainedException; otherwise
+     * it may still be on its way and run after the reads: an unknown
+     * outcome naming the token (after a best-effort release by it). cause
+     * (an unknown outcome) when the reads cannot settle it.
      */
     private long readBack(Names n, String token, UnknownOutcomeException cause) {
+        boolean stopped = cause.stopRequest();
         try {
             byte[] f1 = n.fence == null ? null : redis.get(n.fence);
             byte[] v = redis.get(n.key);
             if (v == null || !Keys.same(v, Redis.arg(token))) {
-                throw new NotObtainedException("lockbridge: acquire " + Keys.show(n.name)
-                        + ": the reply was lost and the key does not hold our token", Duration.ZERO, cause);
+                if (stopped) {
+                    throw new NotObtainedException("lockbridge: acquire " + Keys.show(n.name)
+                            + ": the reply was lost, its connection was killed, and the key does not hold our token", Duration.ZERO, cause);
+                }
+                undo(n, token, cause);
+                throw new UnknownOutcomeException("lockbridge: acquire " + Keys.show(n.name) + ": the reply was lost and the key does not hold our token "
+                        + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
             }
             if (n.fence == null) {
                 return 0;
@@ -407,7 +418,7 @@ public final class ModernLocker implements AutoCloseable {
                 return Long.parseLong(new String(f1, StandardCharsets.US_ASCII));
             }
             cause.addSuppressed(new IllegalStateException("the fence counter changed while it was read back"));
-        } catch (NotObtainedException e) {
+        } catch (NotObtainedException | UnknownOutcomeException e) {
             throw e;
         } catch (RuntimeException e) {
             cause.addSuppressed(e);

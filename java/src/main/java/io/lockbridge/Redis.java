@@ -54,10 +54,14 @@ import io.lettuce.core.resource.DefaultClientResources;
  * ({@link #of}, {@link #cluster}), before any lease clock starts.
  *
  * <p><b>Sentinel</b> ({@link #of} with a RedisURI naming sentinels and a
- * master id): each new connection asks the sentinels for the master. After
- * a failover the old master's connections are closed (Sentinel kills its
- * clients; a READONLY reply also empties the pool), calls in flight on them
- * fail with an unknown outcome, and the next call connects to the new master.
+ * master id): each new connection asks the sentinels for the master, and
+ * lockbridge listens to the sentinels' failover events (+promoted-slave,
+ * +switch-master). When they name a new master the old master's connections
+ * are closed, a reply that comes on one of them after that is an unknown
+ * outcome (the old master may be one that was paused or cut off and still
+ * takes writes), and the next call connects to the new master; so does a
+ * READONLY reply. While no sentinel's events can be heard, calls refuse
+ * before sending ({@link RedisUnavailableException}).
  *
  * <p><b>Cluster</b> ({@link #cluster}): lock commands do not go through
  * Lettuce's cluster connection (whose channel writer re-dispatches
@@ -114,8 +118,10 @@ public final class Redis implements AutoCloseable {
     private final Map<ByteBuffer, Set<Runnable>> listeners = new ConcurrentHashMap<>();
     /** The node each channel is subscribed on, once Redis confirmed it ("" but in a cluster). Guarded by listeners. */
     private final Map<ByteBuffer, String> homes = new java.util.HashMap<>();
-    /** Cluster: subscribes channels again on their slot's new master, off the callers' threads. */
+    /** Cluster, Sentinel: subscribes channels again on their slot's (the) new master, off the callers' threads. */
     private final ExecutorService rehomer;
+    /** Sentinel: what the sentinels say of a failover; null otherwise. */
+    private final SentinelWatch watch;
     private volatile boolean closed;
 
     private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
@@ -134,10 +140,9 @@ public final class Redis implements AutoCloseable {
             for (RedisURI s : seeds) {
                 nodes.put(addr(s.getHost(), s.getPort()), s);
             }
-            this.rehomer = Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
-        } else {
-            this.rehomer = null;
         }
+        this.rehomer = kind == Kind.STANDALONE ? null : Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
+        this.watch = kind == Kind.SENTINEL ? new SentinelWatch(res) : null;
     }
 
     /**
@@ -208,6 +213,9 @@ public final class Redis implements AutoCloseable {
                     p.giveBack(p.borrow());
                 }
             } else {
+                if (watch != null) {
+                    watch.check();
+                }
                 Pool p = pool(null);
                 p.giveBack(p.borrow());
             }
@@ -263,6 +271,10 @@ public final class Redis implements AutoCloseable {
     private final class Pool {
         final RedisURI target;
         final ConcurrentLinkedDeque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
+        /** Each open connection's CLIENT ID, read when it connected (absent: refused, e.g. by an ACL). */
+        final Map<StatefulRedisConnection<byte[], byte[]>, Long> ids = new ConcurrentHashMap<>();
+        /** Sentinel: the sentinels named a new master since this pool's connections asked them; no reply on them is trusted. */
+        volatile boolean retired;
 
         Pool(RedisURI target) {
             this.target = target;
@@ -281,6 +293,7 @@ public final class Redis implements AutoCloseable {
             try {
                 StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE, target);
                 c.setTimeout(timeout);
+                clientId(c);
                 return c;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": " + e.getMessage(), e);
@@ -288,9 +301,9 @@ public final class Redis implements AutoCloseable {
         }
 
         void giveBack(StatefulRedisConnection<byte[], byte[]> c) {
-            if (!closed && c.isOpen() && idle.size() < MAX_IDLE) {
+            if (!closed && !retired && c.isOpen() && idle.size() < MAX_IDLE) {
                 idle.offerFirst(c);
-                if (closed) {
+                if (closed || retired) {
                     clear();
                 }
             } else {
@@ -300,11 +313,57 @@ public final class Redis implements AutoCloseable {
 
         /** Closes c, whose command got no reply: a late reply must not be taken for the next command's. */
         void drop(StatefulRedisConnection<byte[], byte[]> c) {
+            ids.remove(c);
             quietClose(c);
+        }
+
+        /** Records c's CLIENT ID; a refusal (NOPERM) leaves it unknown, no reply closes c. */
+        private void clientId(StatefulRedisConnection<byte[], byte[]> c) {
+            try {
+                ids.put(c, c.sync().clientId());
+            } catch (RedisCommandExecutionException e) {
+                // unknown: a request lost on c is never settled by a kill
+            } catch (RuntimeException e) {
+                quietClose(c);
+                throw e;
+            }
+        }
+
+        /**
+         * Ends c, dropped after its command got no reply, on the server too
+         * (CLIENT KILL ID on another connection to the same node): the
+         * server discards what it has not read of c, and bytes of c still
+         * on their way reach a closed socket, so c's command can no longer
+         * run. True only when the server confirms it killed c. Never
+         * behind Sentinel: the master a pool connects to is not one server,
+         * so the kill might not reach the server c went to.
+         */
+        boolean kill(Long id) {
+            if (id == null || kind == Kind.SENTINEL || closed) {
+                return false;
+            }
+            StatefulRedisConnection<byte[], byte[]> k;
+            try {
+                k = borrow();
+            } catch (RuntimeException e) {
+                return false;
+            }
+            try {
+                Long n = k.sync().clientKill(io.lettuce.core.KillArgs.Builder.id(id));
+                giveBack(k);
+                return n != null && n == 1;
+            } catch (RedisCommandExecutionException e) {
+                giveBack(k); // NOPERM (an ACL without CLIENT KILL): not stopped
+                return false;
+            } catch (RuntimeException e) {
+                drop(k);
+                return false;
+            }
         }
 
         void clear() {
             for (StatefulRedisConnection<byte[], byte[]> c; (c = idle.pollFirst()) != null;) {
+                ids.remove(c);
                 quietClose(c);
             }
         }
@@ -415,6 +474,9 @@ public final class Redis implements AutoCloseable {
     private Object call(String what, int slot, Op op) {
         String askAt = null;
         for (int hop = 0;; hop++) {
+            if (watch != null) {
+                watch.check();
+            }
             Pool p = askAt != null ? pool(askAt) : poolFor(slot);
             boolean asking = askAt != null;
             StatefulRedisConnection<byte[], byte[]> c = p.borrow();
@@ -423,6 +485,16 @@ public final class Redis implements AutoCloseable {
                     c.sync().asking();
                 }
                 Object r = op.run(c.sync(), asking);
+                if (p.retired) {
+                    // The sentinels named a new master while the command was in
+                    // flight: it ran on a master they had replaced (one that was
+                    // paused or cut off, say), which others no longer lock on.
+                    p.drop(c);
+                    UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
+                            + " its reply, from the old one, is not trusted; it is not sent again", null);
+                    u.stopper = () -> true; // its reply came: it ran, on the old master, and cannot run again
+                    throw u;
+                }
                 if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
                     p.drop(c); // WAIT got no reply: a late one must not be read as the next command's
                 } else {
@@ -449,6 +521,7 @@ public final class Redis implements AutoCloseable {
                 }
                 throw new RedisErrorException("lockbridge: " + what + ": " + m, e);
             } catch (RuntimeException e) {
+                Long id = p.ids.get(c);
                 p.drop(c);
                 if (kind == Kind.CLUSTER) {
                     slotOwner = null; // read the topology again before the next command
@@ -456,8 +529,10 @@ public final class Redis implements AutoCloseable {
                 if (e instanceof RedisCommandInterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                throw new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": " + e.getMessage()
-                        + "): it may or may not have run, and is not sent again", e);
+                UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": "
+                        + e.getMessage() + "): it may or may not have run, and is not sent again", e);
+                u.stopper = () -> p.kill(id);
+                throw u;
             }
         }
     }
@@ -847,6 +922,158 @@ public final class Redis implements AutoCloseable {
         }
     }
 
+    /**
+     * Sentinel: a subscription on each sentinel to the events that say it
+     * names a new master: "+promoted-slave" (the sentinel that runs the
+     * failover names the replica it promoted from then on) and
+     * "+switch-master" (every sentinel, once it has the new configuration).
+     * Connections to the master are pooled, and a pooled connection goes on
+     * reaching the master it was made to: one the sentinels replaced while
+     * it was paused or cut off from them still takes writes as a master
+     * until they reach it again and demote it (seconds later, or never while
+     * the cut lasts), so a lock taken there is a second holder beside the
+     * one on the new master. On such an event the pool is retired — its idle
+     * connections closed, a reply that comes on one of its connections
+     * afterwards distrusted ({@link UnknownOutcomeException}) — and the next
+     * call asks the sentinels again. While no subscription is confirmed, a
+     * switch may go unheard: calls refuse before sending
+     * ({@link RedisUnavailableException}); a subscription confirmed again
+     * after a disconnect retires the pool too. Go's lockers get the same from
+     * go-redis's failover client (+switch-master).
+     */
+    private final class SentinelWatch implements io.lettuce.core.RedisConnectionStateListener {
+        static final String SWITCH = "+switch-master";
+        static final String PROMOTED = "+promoted-slave";
+        private final RedisClient watchClient;
+        private final String master = uri.getSentinelMasterId();
+        private volatile String named; // the master a sentinel event named last
+        /** The connection of each sentinel ("host:port"). Guarded by this. */
+        private final Map<String, StatefulRedisPubSubConnection<String, String>> conns = new java.util.HashMap<>();
+        private final Set<Object> up = ConcurrentHashMap.newKeySet(); // confirmed and connected since
+        private final Set<Object> seen = ConcurrentHashMap.newKeySet(); // confirmed at least once
+
+        SentinelWatch(ClientResources res) {
+            watchClient = RedisClient.create(res);
+            watchClient.addListener(this);
+        }
+
+        /** Subscribes on the sentinels not yet connected when none is confirmed; refuses (nothing sent) when none can be. */
+        void check() {
+            if (!up.isEmpty()) {
+                return;
+            }
+            synchronized (this) {
+                for (RedisURI s : uri.getSentinels()) {
+                    String k = addr(s.getHost(), s.getPort());
+                    if (closed || conns.containsKey(k)) {
+                        continue; // a connection that lost its sentinel subscribes again when it reconnects
+                    }
+                    StatefulRedisPubSubConnection<String, String> c = null;
+                    try {
+                        // Our timeout, not the URI's (60 s by default), for the handshake of a hung sentinel.
+                        c = watchClient.connectPubSub(io.lettuce.core.codec.StringCodec.UTF8, RedisURI.builder(s).withTimeout(timeout).build());
+                        c.setTimeout(timeout);
+                        c.addListener(listener(c));
+                        conns.put(k, c);
+                        c.sync().subscribe(SWITCH, PROMOTED);
+                        confirmed(c);
+                    } catch (RuntimeException e) {
+                        // this sentinel is not reachable now: tried again by the next call that finds none confirmed
+                        if (c != null) {
+                            conns.remove(k);
+                            c.closeAsync();
+                        }
+                    }
+                }
+            }
+            if (up.isEmpty()) {
+                throw new RedisUnavailableException("lockbridge: cannot watch the sentinels " + uri.getSentinels()
+                        + " for a failover (SUBSCRIBE " + SWITCH + " " + PROMOTED + "): nothing sent", null);
+            }
+        }
+
+        private RedisPubSubAdapter<String, String> listener(Object conn) {
+            return new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String channel, String message) {
+                    String[] f = message == null ? new String[0] : message.split(" ");
+                    String now = null;
+                    if (SWITCH.equals(channel) && f.length >= 5 && f[0].equals(master)) {
+                        now = f[3] + ":" + f[4]; // <master> <old ip> <old port> <new ip> <new port>
+                    } else if (PROMOTED.equals(channel) && f.length >= 6 && f[4].equals("@") && f[5].equals(master)) {
+                        now = f[2] + ":" + f[3]; // slave <ip:port> <ip> <port> @ <master> <ip> <port>
+                    }
+                    if (now != null && !now.equals(named)) {
+                        named = now;
+                        switched();
+                    }
+                }
+
+                @Override
+                public void subscribed(String channel, long count) {
+                    confirmed(conn);
+                }
+            };
+        }
+
+        /** conn's subscription is confirmed; again after a disconnect, a switch meanwhile may have gone unheard. */
+        private void confirmed(Object conn) {
+            if (up.add(conn) && !seen.add(conn)) {
+                switched();
+            }
+        }
+
+        @Override
+        public void onRedisDisconnected(io.lettuce.core.RedisChannelHandler<?, ?> connection) {
+            if (up.remove(connection) && up.isEmpty()) {
+                switched();
+            }
+        }
+
+        void close() {
+            watchClient.shutdown();
+        }
+    }
+
+    /**
+     * Sentinel: the master may have changed. The pool is retired (its idle
+     * connections closed; a reply on one in use is not trusted), so that the
+     * next call asks the sentinels; the release-notice subscriptions are made
+     * again on the master they name, and their listeners woken once.
+     */
+    private void switched() {
+        Pool old = pools.get("");
+        if (old != null) {
+            old.retired = true;
+            pools.remove("", old);
+            old.clear();
+        }
+        try {
+            rehomer.execute(() -> {
+                StatefulRedisPubSubConnection<byte[], byte[]> ps;
+                synchronized (connMu) {
+                    ps = pubsubs.remove("");
+                }
+                if (ps == null) {
+                    return;
+                }
+                ps.closeAsync();
+                for (ByteBuffer k : new ArrayList<>(listeners.keySet())) {
+                    try {
+                        if (!closed && listeners.containsKey(k)) {
+                            subscribeAt(k, "");
+                        }
+                    } catch (RuntimeException e) {
+                        // unreachable for now: the waiters poll
+                    }
+                    deliver(bytes(k));
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed
+        }
+    }
+
     /** Closes the connections and the clients. */
     @Override
     public void close() {
@@ -857,6 +1084,9 @@ public final class Redis implements AutoCloseable {
         }
         if (rehomer != null) {
             rehomer.shutdownNow();
+        }
+        if (watch != null) {
+            watch.close();
         }
         pools.values().forEach(Pool::clear);
         client.shutdown();

@@ -1,5 +1,6 @@
 package io.lockbridge;
 
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,9 +24,10 @@ import org.springframework.data.redis.core.RedisTemplate;
  * unless told not to — but opens its own Lettuce connections to the same
  * Redis (standalone server, Sentinel master, or Cluster; user, password,
  * database, TLS, and the factory's ClientResources), with replay off. A
- * Jedis factory or a socket factory is refused with an
- * {@link InvalidException}: better no lock than a lock that may be written
- * twice.
+ * Jedis factory is refused with an {@link InvalidException}: better no
+ * lock than a lock that may be written twice; so are a socket factory and a
+ * static master/replica one: better no lock than a lock on a guessed
+ * server.
  */
 public final class SpringRedis {
     private SpringRedis() {}
@@ -87,11 +89,42 @@ public final class SpringRedis {
             RedisURI u = b.build();
             return Redis.of(u, cc.getClientResources().orElse(null), timeout);
         }
-        RedisStandaloneConfiguration conf = lf.getStandaloneConfiguration();
+        RedisStandaloneConfiguration conf = standalone(lf);
         RedisURI.Builder b = RedisURI.builder().withHost(conf.getHostName()).withPort(conf.getPort()).withDatabase(conf.getDatabase())
                 .withSsl(cc.isUseSsl());
         auth(b, conf.getUsername(), conf.getPassword());
         return Redis.of(b.build(), cc.getClientResources().orElse(null), timeout);
+    }
+
+    /**
+     * The standalone configuration the factory connects with. Its
+     * {@code getStandaloneConfiguration()} cannot be trusted for that: a
+     * factory built on any other RedisConfiguration (a static
+     * master/replica, Boot 4's {@code spring.data.redis.masterreplica.*};
+     * or a standalone one given as a RedisConfiguration, as
+     * {@code createRedisConfiguration(uri)} returns it) answers its default
+     * there, localhost:6379. The configuration it uses has no getter: it is
+     * read from the factory's field, and anything but a standalone one —
+     * or a field that cannot be read — is refused, never guessed.
+     */
+    private static RedisStandaloneConfiguration standalone(LettuceConnectionFactory lf) {
+        Object c;
+        try {
+            Field f = LettuceConnectionFactory.class.getDeclaredField("configuration");
+            f.setAccessible(true);
+            c = f.get(lf);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            InvalidException x = new InvalidException("lockbridge: cannot tell which Redis this LettuceConnectionFactory connects to (its"
+                    + " configuration is not readable: " + e + "); give Redis.of a RedisURI instead");
+            x.initCause(e);
+            throw x;
+        }
+        if (c instanceof RedisStandaloneConfiguration conf) {
+            return conf;
+        }
+        throw new InvalidException("lockbridge: a LettuceConnectionFactory on a " + (c == null ? "null configuration" : c.getClass().getSimpleName())
+                + " is not supported (standalone, Sentinel and Cluster are): lockbridge must lock on the master, and will not guess it;"
+                + " give Redis.of a RedisURI for the master instead");
     }
 
     private static void auth(RedisURI.Builder b, String username, RedisPassword pw) {

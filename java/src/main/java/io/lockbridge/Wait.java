@@ -22,12 +22,26 @@ final class Wait {
 
     private Wait() {}
 
+    /**
+     * Before an acquire is sent: a thread whose interrupt flag is set sends
+     * none. Its reply could not be waited for, nor read back (the interrupt
+     * fails every wait at once): the acquire would leave a lock nobody
+     * holds for its whole lease. NotObtainedException, the flag kept (Go's
+     * lockers check their context the same way).
+     */
+    static void notInterrupted(String name) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + ": the thread is interrupted: nothing sent", Duration.ZERO);
+        }
+    }
+
     static Lock loop(String name, Duration wait, Backoff backoff, Attempt attempt, Notices notices) {
         long deadline = System.nanoTime() + wait.toNanos();
         Semaphore wake = new Semaphore(0);
         AutoCloseable sub = null;
         try {
             for (int n = 0, slept = 0;; n++) {
+                notInterrupted(name);
                 NotObtainedException miss;
                 wake.drainPermits(); // a notice from now on wakes the sleep below
                 try {

@@ -33,6 +33,10 @@ class BadInputTest extends ServerTest {
                 Arguments.of("minute unit", (Executable) () -> LegacyProfile.defaults().unit(TimeUnit.MINUTES)),
                 Arguments.of("negative skew margin", (Executable) () -> LegacyProfile.defaults().skewMargin(Duration.ofMillis(-1))),
                 Arguments.of("backoff max below base", (Executable) () -> Backoff.exponential(Duration.ofSeconds(1), Duration.ofMillis(1))),
+                Arguments.of("backoff max beyond 2^63-1 ns", (Executable) () -> Backoff.exponential(Duration.ofMillis(1),
+                        java.time.temporal.ChronoUnit.FOREVER.getDuration())),
+                Arguments.of("pollers beyond 2^63-1 ns", (Executable) () -> ModernLocker.builder(redisLater())
+                        .pollers(java.time.temporal.ChronoUnit.FOREVER.getDuration())),
                 Arguments.of("zero timeout", (Executable) () -> Redis.of(srv.uri(), Duration.ZERO)),
                 Arguments.of("refresh to 0", (Executable) () -> {
                     Lock l = dw.tryLock("refresh-zero", Duration.ofSeconds(1));
@@ -46,6 +50,26 @@ class BadInputTest extends ServerTest {
 
     private static Redis redisLater() {
         return redis;
+    }
+
+    /**
+     * A backoff with no practical cap (max up to 2^63-1 ns, Go's longest
+     * time.Duration): every delay stays within [0, max]. Before, the
+     * doubling overflowed after about 43 misses (a contended lock() with
+     * a short holder lease gets there within a second): a negative delay
+     * made ThreadLocalRandom throw IllegalArgumentException out of lock(),
+     * or a zero one spun. A max beyond 2^63-1 ns (ChronoUnit.FOREVER)
+     * threw ArithmeticException at the first miss; it is now refused above.
+     */
+    @org.junit.jupiter.api.Test
+    void faultUncappedBackoffNeverOverflows() {
+        Duration max = Duration.ofNanos(Long.MAX_VALUE);
+        Backoff b = Backoff.exponential(Duration.ofMillis(1), max);
+        for (int n = 0; n < 200; n++) {
+            Duration d = b.delay(n);
+            org.junit.jupiter.api.Assertions.assertTrue(!d.isNegative() && d.compareTo(max) <= 0 && (n < 64 || d.compareTo(Duration.ofDays(365)) > 0),
+                    "delay(" + n + ") = " + d);
+        }
     }
 
     @ParameterizedTest(name = "{0}")

@@ -161,9 +161,11 @@ class TopologyFaultTest {
                     MigrateLocker m = MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build()) {
                 Lock lock = m.tryLock("orders", Duration.ofSeconds(60));
                 s.master.cmd.waitForReplication(1, 2000);
-                s.master.cmd.clientPause(20_000);
-                s.master.cmd.dispatch(io.lettuce.core.protocol.CommandType.CLIENT, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
-                        new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("UNPAUSE"));
+                // CLIENT PAUSE WRITE only: a plain CLIENT PAUSE (ALL) also
+                // holds back this connection's next command and Sentinel's
+                // pings, and Sentinel failed over by itself before the
+                // release was sent (the release then went, on a pooled
+                // connection, to the master Sentinel had already replaced).
                 s.master.cmd.dispatch(io.lettuce.core.protocol.CommandType.CLIENT, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
                         new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("PAUSE").add(20_000).add("WRITE"));
                 long before = s.replica.evals();
@@ -256,10 +258,12 @@ class TopologyFaultTest {
         // Each fails by the resend itself, not by the way: the redirected
         // acquire runs twice on node 1; the replayed release finds its lock
         // gone (NotHeldException instead of an unknown outcome); the release
-        // held back on the old master is replayed on the new one and succeeds.
+        // held back on the old master is replayed on the new one (its reply
+        // is not trusted, coming after the sentinel named the new master: the
+        // caller still gets an unknown outcome, but the release ran there).
         assertTrue(redirect.getMessage().contains("not sent again") && redirect.getMessage().contains("but was: <2>"), redirect.getMessage());
         assertTrue(drop.getMessage().contains("NotHeldException"), drop.getMessage());
-        assertTrue(failover.getMessage().contains("nothing was thrown"), failover.getMessage());
+        assertTrue(failover.getMessage().contains("not sent to the new master") && failover.getMessage().contains("but was: <1>"), failover.getMessage());
         // The fenced acquire is replayed on node 1 after the drop: it ran twice.
         AssertionFailedError fenced = assertThrows(AssertionFailedError.class, () -> modernFencedAcquireReplyLost(true), "fenced acquire");
         assertTrue(fenced.getMessage().contains("not sent again") && fenced.getMessage().contains("but was: <2>"), fenced.getMessage());

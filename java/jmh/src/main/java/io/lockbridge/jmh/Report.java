@@ -59,8 +59,8 @@ import org.openjdk.jmh.util.Statistics;
  * part, src/main/resources/analysis.md).
  */
 public final class Report {
-    static final String BEGIN = "<!-- java-bench: begin -->";
-    static final String END = "<!-- java-bench: end -->";
+    static final String BEGIN = "<!-- begin java-bench -->";
+    static final String END = "<!-- end java-bench -->";
     static final String FLOOR = "lettuce-floor";
     static final String[] LOCKBRIDGE = {"legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read", "migrate-modern", "modern"};
 

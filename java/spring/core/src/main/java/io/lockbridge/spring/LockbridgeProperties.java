@@ -37,15 +37,15 @@ public class LockbridgeProperties {
      * The migration namespace (migrate mode): the locker follows its phase
      * from Redis and heartbeats into its registry, so the controller counts
      * this instance. Without it, a migrating locker runs the fixed
-     * lockbridge.phase.
+     * lockbridge.phase; with neither, the starter refuses to start.
      */
     private String namespace;
 
     /**
      * A fixed phase (migrate mode): legacy, dual-write, dual-read or modern.
      * With a namespace too, the locker runs this phase and only heartbeats
-     * (the controller still counts it). Default: follow the namespace, or
-     * legacy without one.
+     * (the controller still counts it). Default: follow the namespace; a
+     * migrating locker with neither refuses to start (no guess).
      */
     private Phase phase;
 

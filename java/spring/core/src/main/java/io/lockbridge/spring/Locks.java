@@ -109,6 +109,12 @@ public final class Locks implements AutoCloseable {
     }
 
     private static MigrateLocker migrateLocker(Redis redis, LockbridgeProperties p, LegacyProfile profile) {
+        if (p.getPhase() == null && p.getNamespace() == null) {
+            // No evidence of the fleet's phase: better no locker than a guess (legacy, unregistered, whatever the fleet runs).
+            throw new InvalidException("lockbridge: lockbridge.mode=migrate (the default) needs lockbridge.namespace, to follow the fleet's"
+                    + " phase, or lockbridge.phase, a fixed phase; with neither it cannot know which keys the fleet locks"
+                    + " (for the legacy lock alone: lockbridge.mode=legacy)");
+        }
         MigrateLocker.Builder b = MigrateLocker.builder(redis).legacy(profile).autoRefresh(p.isAutoRefresh());
         if (p.getPhaseInterval() != null) {
             b.phaseInterval(p.getPhaseInterval());

@@ -16,8 +16,14 @@ import io.lockbridge.NotObtainedException;
  *
  * <ul>
  * <li>Reentrant within this process, as RedisLockRegistry's: a local
- * {@link ReentrantLock} orders the threads of this process; Redis is
- * written on the first hold only, and released on the last unlock.
+ * {@link ReentrantLock} orders the threads of this process; the first hold
+ * takes the Redis lock, each re-entry renews its lease (an owner-checked
+ * refresh to the call's ttl, as RedisLockRegistry's obtain script renews
+ * its own key — Spring Integration's {@code LockRegistryLeaderInitiator}
+ * keeps its leadership by re-entering every heartbeat), and the last
+ * unlock releases it. A re-entry that finds the lock lost acquires anew,
+ * as RedisLockRegistry's does: {@code tryLock} returns false while another
+ * holds it.
  * <li>{@link #lock()} waits until obtained and is not interruptible (an
  * interrupt is kept and re-asserted once locked);
  * {@link #lockInterruptibly()} and {@link #tryLock(long, TimeUnit)} throw
@@ -78,11 +84,11 @@ public class RegistryLock implements Lock {
     /** {@link #lock()} with a lease of ttl (Spring Integration 7's DistributedLock). */
     public void lock(Duration ttl) {
         local.lock();
-        if (local.getHoldCount() > 1) {
-            return;
-        }
         boolean interrupted = false;
         try {
+            if (renewedOnReentry(ttl)) {
+                return;
+            }
             while (true) {
                 interrupted |= Thread.interrupted(); // kept for later: the wait below must not end on it
                 try {
@@ -105,10 +111,10 @@ public class RegistryLock implements Lock {
     @Override
     public void lockInterruptibly() throws InterruptedException {
         local.lockInterruptibly();
-        if (local.getHoldCount() > 1) {
-            return;
-        }
         try {
+            if (renewedOnReentry(registry.expireAfter())) {
+                return;
+            }
             while (true) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("lockbridge: interrupted while waiting for " + key);
@@ -134,10 +140,10 @@ public class RegistryLock implements Lock {
         if (!local.tryLock()) {
             return false;
         }
-        if (local.getHoldCount() > 1) {
-            return true;
-        }
         try {
+            if (renewedOnReentry(registry.expireAfter())) {
+                return true;
+            }
             obtained(registry.locker().tryLock(key, registry.expireAfter()));
             return true;
         } catch (NotObtainedException e) {
@@ -160,10 +166,10 @@ public class RegistryLock implements Lock {
         if (!local.tryLock(wait.toNanos(), TimeUnit.NANOSECONDS)) {
             return false;
         }
-        if (local.getHoldCount() > 1) {
-            return true;
-        }
         try {
+            if (renewedOnReentry(ttl)) {
+                return true;
+            }
             if (Thread.interrupted()) {
                 throw new InterruptedException("lockbridge: interrupted while waiting for " + key);
             }
@@ -181,6 +187,30 @@ public class RegistryLock implements Lock {
             local.unlock();
             throw e;
         }
+    }
+
+    /**
+     * On a re-entry (the thread already held the lock): renews the lease to
+     * ttl from now, owner-checked, as RedisLockRegistry's obtain script
+     * does on a re-entry (PEXPIRE when the key holds its own value) — what
+     * LockRegistryLeaderInitiator's heartbeat relies on. True when renewed;
+     * false on a first hold, or when the lock was lost (its lease ran out,
+     * or another holds the key): the caller then acquires anew, as the
+     * obtain script does (SET when the key is gone, else not obtained).
+     * Other errors (a Redis failure, an unknown outcome) are thrown.
+     */
+    private boolean renewedOnReentry(Duration ttl) {
+        io.lockbridge.Lock l = held;
+        if (local.getHoldCount() == 1 || l == null) {
+            return false;
+        }
+        try {
+            l.refresh(ttl);
+        } catch (NotHeldException e) {
+            return false;
+        }
+        lockedAt = System.currentTimeMillis();
+        return true;
     }
 
     private void obtained(io.lockbridge.Lock l) {

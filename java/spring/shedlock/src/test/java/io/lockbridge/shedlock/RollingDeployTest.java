@@ -121,6 +121,28 @@ class RollingDeployTest {
         assertNull(srv.get("job-lock:default:job4"));
     }
 
+    /**
+     * What the old bean does, asserted so the docs stay true: a
+     * RedisLockProvider lock whose lockAtMostFor has passed still extends
+     * (its extend is SET XX PX, with no check of the value): it overwrites
+     * the new holder's token and both believe they hold the lock. The new
+     * holder's own unlock then leaves the key, which is no longer its.
+     */
+    @Test
+    void oldProviderExtendAfterItsLeaseOverwritesTheNewHolder() throws Exception {
+        SimpleLock o = old.lock(conf("job8", Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
+        Thread.sleep(400); // the job outran lockAtMostFor
+        SimpleLock l = neu.lock(conf("job8", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+        String ours = srv.get("job-lock:default:job8");
+        SimpleLock e = o.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow(); // RedisLockProvider: "extended"
+        String theirs = srv.get("job-lock:default:job8");
+        assertTrue(theirs.startsWith("ADDED:") && !theirs.equals(ours), "the old provider overwrote the new holder's token");
+        l.unlock(); // lockbridge: no longer its key, left alone
+        assertEquals(theirs, srv.get("job-lock:default:job8"));
+        e.unlock();
+        assertNull(srv.get("job-lock:default:job8"));
+    }
+
     @Test
     void jobsOfBothProvidersNeverOverlap() throws Exception {
         LockingTaskExecutor[] sides = {new DefaultLockingTaskExecutor(old), new DefaultLockingTaskExecutor(neu)};

@@ -1,13 +1,9 @@
 package io.lockbridge.spring.boot3;
 
 import io.lockbridge.Redis;
-import io.lockbridge.SpringRedis;
-import io.lockbridge.spring.LockObserver;
-import io.lockbridge.spring.LockbridgeMeters;
+import io.lockbridge.spring.LockbridgeBeans;
 import io.lockbridge.spring.LockbridgeProperties;
 import io.lockbridge.spring.Locks;
-import io.micrometer.core.instrument.MeterRegistry;
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.Health;
 import org.springframework.boot.actuate.health.HealthIndicator;
@@ -21,6 +17,7 @@ import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -36,37 +33,8 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @ConditionalOnBean(RedisConnectionFactory.class)
 @ConditionalOnProperty(prefix = "lockbridge", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LockbridgeProperties.class)
+@Import(LockbridgeBeans.class)
 public class LockbridgeAutoConfiguration {
-    /** lockbridge's own connections to the Redis of the application's connection factory (a Jedis factory is refused). */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    public Redis lockbridgeRedis(RedisConnectionFactory factory) {
-        return SpringRedis.of(factory);
-    }
-
-    /** The locker of lockbridge.mode; a following locker reads its phase and starts heartbeating at once. */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    public Locks lockbridgeLocks(Redis redis, LockbridgeProperties properties, ObjectProvider<LockObserver> observer) {
-        return Locks.bean(redis, properties, observer.getIfAvailable(() -> LockObserver.NONE));
-    }
-
-    /**
-     * The instruments, on the application's MeterRegistry when it has one
-     * (looked up when the bean is made, not by a condition: the metrics
-     * auto-configuration may be processed after this one).
-     */
-    @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(MeterRegistry.class)
-    static class Metrics {
-        @Bean
-        @ConditionalOnMissingBean(LockObserver.class)
-        LockObserver lockbridgeMeters(ObjectProvider<MeterRegistry> registry) {
-            MeterRegistry r = registry.getIfAvailable();
-            return r == null ? LockObserver.NONE : new LockbridgeMeters(r);
-        }
-    }
-
     /** The lockbridge health indicator and info entry. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(HealthIndicator.class)

@@ -3,11 +3,10 @@ package io.lockbridge.spring.testing;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+
+import io.lockbridge.spring.fleet.Contention;
+import io.lockbridge.spring.fleet.Guard;
 
 /**
  * The rolling-deploy harness: two "instances" on one lock name — say one on
@@ -15,6 +14,8 @@ import java.util.concurrent.locks.Lock;
  * each with its own threads, every holder counted inside the critical
  * section by a guard that is not the lock (an atomic counter: both
  * instances run in this JVM, their Redis traffic on their own connections).
+ * The contention itself is {@link Contention}'s, which the interop fleet
+ * runs across processes too.
  */
 public final class Exclusion {
     private Exclusion() {}
@@ -27,69 +28,33 @@ public final class Exclusion {
      * tryLock(time), holds for hold inside the guard, unlocks.
      */
     public static Result contend(List<Lock> sides, int threads, Duration run, Duration hold) throws InterruptedException {
-        AtomicInteger inside = new AtomicInteger();
-        AtomicLong overlaps = new AtomicLong();
-        long[] acquired = new long[sides.size()];
-        AtomicReference<Throwable> failure = new AtomicReference<>();
         long end = System.nanoTime() + run.toNanos();
-        List<Thread> all = new ArrayList<>();
-        for (int s = 0; s < sides.size(); s++) {
-            Lock lock = sides.get(s);
-            int side = s;
-            AtomicLong n = new AtomicLong();
-            for (int t = 0; t < threads; t++) {
-                Thread th = new Thread(() -> {
-                    try {
-                        while (System.nanoTime() < end) {
-                            if (!lock.tryLock(1, TimeUnit.SECONDS)) {
-                                continue;
-                            }
-                            try {
-                                if (inside.incrementAndGet() != 1) {
-                                    overlaps.incrementAndGet();
-                                }
-                                n.incrementAndGet();
-                                Thread.sleep(hold.toMillis());
-                                inside.decrementAndGet();
-                            } finally {
-                                lock.unlock();
-                            }
-                        }
-                    } catch (Throwable e) {
-                        failure.compareAndSet(null, e);
-                    } finally {
-                        synchronized (acquired) {
-                            acquired[side] = n.get();
-                        }
-                    }
-                }, "exclusion-" + s + "-" + t);
-                all.add(th);
-            }
+        List<Contention.Side> s = new ArrayList<>();
+        for (int i = 0; i < sides.size(); i++) {
+            s.add(new Contention.Side("side" + i, Contention.of(sides.get(i), Duration.ofSeconds(1))));
         }
-        all.forEach(Thread::start);
-        for (Thread th : all) {
-            th.join();
-        }
-        synchronized (acquired) {
-            return new Result(overlaps.get(), acquired.clone(), failure.get());
-        }
+        Guard.Local guard = new Guard.Local();
+        Contention.Result r = Contention.contend(s, threads, () -> System.nanoTime() < end, hold, guard);
+        return new Result(guard.overlaps(), r.acquired(), r.failure());
     }
 
     /** What a takeover saw: whether the taker got the lock, and after how long. */
     public record Takeover(boolean obtained, Duration after) {}
 
     /**
-     * The holder crashed: crashed was locked (by the caller) and is
+     * The holder crashed: its lock was taken (by the caller) and is
      * abandoned, never unlocked, never refreshed again; the taker waits up
      * to wait for the lock, then unlocks it.
      */
     public static Takeover takeover(Lock taker, Duration wait) throws InterruptedException {
-        long start = System.nanoTime();
-        boolean ok = taker.tryLock(wait.toMillis(), TimeUnit.MILLISECONDS);
-        Duration after = Duration.ofNanos(System.nanoTime() - start);
-        if (ok) {
-            taker.unlock();
+        Contention.Takeover t;
+        try {
+            t = Contention.takeover(Contention.of(taker, wait));
+        } catch (InterruptedException | RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e); // a Lock's tryLock throws nothing else
         }
-        return new Takeover(ok, after);
+        return new Takeover(t.obtained(), t.after());
     }
 }

@@ -13,8 +13,11 @@ import java.util.ConcurrentModificationException;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 import io.lockbridge.Fixtures;
@@ -106,7 +109,11 @@ public final class RegistryScenarios {
         waiter.interrupt();
         waiter.join(5_000);
         assertFalse(waiter.isAlive());
-        assertTrue(got.get() instanceof InterruptedException, "got " + got.get());
+        // RedisLockRegistry, interrupted inside a Redis call rather than its
+        // sleep, wraps the interrupt (CannotAcquireLockException caused by
+        // Lettuce's RedisCommandInterruptedException, caused by the
+        // InterruptedException): either way the interrupt ended the wait.
+        assertTrue(causedByInterrupt(got.get()), "got " + got.get());
 
         // tryLock with a timeout obtains once the other instance's lease ends (it never unlocks).
         assertTrue(l.tryLock(EXPIRE.toMillis() * 3, TimeUnit.MILLISECONDS), "obtained after the other's lease ended");
@@ -118,6 +125,125 @@ public final class RegistryScenarios {
         String newHolder = srv.get(key);
         assertThrows(ConcurrentModificationException.class, l::unlock);
         assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
+    }
+
+    /**
+     * A re-entry renews the lease: RedisLockRegistry's re-entrant tryLock
+     * runs its obtain script again, whose PEXPIRE moves the lease to
+     * expireAfter from now (Spring Integration's LockRegistryLeaderInitiator
+     * keeps its leadership that way: a re-entrant tryLock every heartbeat).
+     * A holder that re-enters every half lease keeps the lock well past one
+     * lease; the other instance never gets it meanwhile.
+     */
+    public static void reentryRenewsTheLease(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
+            throws Exception {
+        String key = "locks:" + name;
+        Lock l = reg.apply(name);
+        assertTrue(l.tryLock());
+        long start = System.nanoTime();
+        while (System.nanoTime() - start < EXPIRE.multipliedBy(2).toNanos()) {
+            Thread.sleep(EXPIRE.toMillis() / 2);
+            assertTrue(l.tryLock(), "re-entered");
+            l.unlock();
+            long pttl = srv.pttl(key);
+            assertTrue(pttl > EXPIRE.toMillis() / 2, "the re-entry renewed the lease to expireAfter: PTTL " + pttl);
+        }
+        assertFalse(RegistryScenarios.<Boolean>other(() -> other.apply(name).tryLock()),
+                "another instance took the lock while its holder kept re-entering it");
+        l.unlock();
+        assertFalse(srv.exists(key));
+    }
+
+    /**
+     * A re-entry after the lease was lost and another instance took the
+     * lock is not obtained (RedisLockRegistry's obtain script finds another
+     * value and fails): the holder learns it is no longer the holder, and
+     * its last unlock throws ConcurrentModificationException, leaving the
+     * new holder's key.
+     */
+    public static void reentryAfterLossIsRefused(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
+            throws Exception {
+        String key = "locks:" + name;
+        Lock l = reg.apply(name);
+        assertTrue(l.tryLock());
+        Thread.sleep(EXPIRE.toMillis() + 200);
+        assertTrue(RegistryScenarios.<Boolean>other(() -> other.apply(name).tryLock()), "the other instance took the expired lock");
+        String newHolder = srv.get(key);
+        assertFalse(l.tryLock(), "re-entry after another instance took the lock");
+        assertFalse(l.tryLock(100, TimeUnit.MILLISECONDS), "re-entry with a wait, while another instance holds the lock");
+        assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
+        assertThrows(ConcurrentModificationException.class, l::unlock);
+        assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
+    }
+
+    /** Who is leader, counted by a guard that is not the lock. */
+    public static final class Leaders {
+        private final AtomicInteger leading = new AtomicInteger();
+        private final AtomicInteger overlaps = new AtomicInteger();
+        private final AtomicInteger[] granted = {new AtomicInteger(), new AtomicInteger()};
+        private final AtomicInteger[] revoked = {new AtomicInteger(), new AtomicInteger()};
+
+        /** Side side (0 or 1) was granted leadership. */
+        public void granted(int side) {
+            granted[side].incrementAndGet();
+            if (leading.incrementAndGet() > 1) {
+                overlaps.incrementAndGet();
+            }
+        }
+
+        /** Side side's leadership was revoked. */
+        public void revoked(int side) {
+            revoked[side].incrementAndGet();
+            leading.decrementAndGet();
+        }
+    }
+
+    /** One side's leader election, stopped by close. */
+    public interface Election extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /**
+     * Spring Integration's LockRegistryLeaderInitiator on each side, one
+     * role: side 0, started first, leads; for three leases side 1 runs too
+     * and must not lead (side 0's re-entrant tryLock every heartbeat renews
+     * the lock); once side 0 stops, side 1 leads. start builds and starts
+     * side i's initiator (heartbeat well below the lease), reporting to the
+     * Leaders given.
+     */
+    public static void leadersNeverOverlap(BiFunction<Integer, Leaders, Election> start) throws Exception {
+        Leaders leaders = new Leaders();
+        Election first = start.apply(0, leaders);
+        Election second = null;
+        try {
+            awaitAtLeast(leaders.granted[0], Duration.ofSeconds(5));
+            assertEquals(1, leaders.granted[0].get(), "side 0 leads");
+            second = start.apply(1, leaders);
+            Thread.sleep(EXPIRE.multipliedBy(3).toMillis());
+            assertEquals(0, leaders.overlaps.get(), "two leaders at once");
+            assertEquals(0, leaders.granted[1].get(), "side 1 was granted the leadership side 0 still held");
+            assertEquals(0, leaders.revoked[0].get(), "side 0 lost its leadership while renewing it every heartbeat");
+            first.close();
+            first = null;
+            awaitAtLeast(leaders.revoked[0], EXPIRE.multipliedBy(3));
+            awaitAtLeast(leaders.granted[1], EXPIRE.multipliedBy(3));
+            assertEquals(1, leaders.granted[1].get(), "side 1 leads once side 0 stopped");
+        } finally {
+            if (first != null) {
+                first.close();
+            }
+            if (second != null) {
+                second.close();
+            }
+        }
+    }
+
+    private static void awaitAtLeast(AtomicInteger n, Duration wait) throws InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (n.get() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
     }
 
     /** Threads of both instances contend for one lock: never two inside, both get it. */
@@ -139,11 +265,30 @@ public final class RegistryScenarios {
     }
 
     private static void takeover(Function<String, Lock> crashed, Function<String, Lock> taker, String name) throws Exception {
+        // The lease starts on the server between the crashed holder's send
+        // and its reply, so no takeover may come before `before` + EXPIRE
+        // (less a margin for the two clocks' reads on this one host). The
+        // taker's own start is no bound: its thread may start late.
+        long before = System.nanoTime();
         assertTrue(other(() -> crashed.apply(name).tryLock()), "the holder that will crash locked");
         // its thread is gone: nothing unlocks or refreshes the lock
-        Exclusion.Takeover t = other(() -> Exclusion.takeover(taker.apply(name), EXPIRE.multipliedBy(4)));
+        AtomicLong takerStart = new AtomicLong();
+        Exclusion.Takeover t = other(() -> {
+            takerStart.set(System.nanoTime());
+            return Exclusion.takeover(taker.apply(name), EXPIRE.multipliedBy(4));
+        });
         assertTrue(t.obtained(), "taken over");
-        assertTrue(t.after().compareTo(EXPIRE.minusMillis(150)) >= 0, "not before the lease ended: " + t.after());
+        Duration sinceLocked = Duration.ofNanos(takerStart.get() - before).plus(t.after());
+        assertTrue(sinceLocked.compareTo(EXPIRE.minusMillis(150)) >= 0, "not before the lease ended: " + sinceLocked);
+    }
+
+    private static boolean causedByInterrupt(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Runs c on another thread (a lock call of another thread of the process) and returns its result. */

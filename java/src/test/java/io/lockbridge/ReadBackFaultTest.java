@@ -1,0 +1,164 @@
+package io.lockbridge;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.lettuce.core.RedisURI;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An acquire whose reply is lost is settled by reading the key back on
+ * another connection (ModernLocker, MigrateLocker, as Go's lockers). The
+ * read is conclusive when the key holds our token; when it does not, the
+ * acquire may still be on its way to the server on the connection that was
+ * given up (closed by the client, its bytes not yet delivered: a
+ * retransmission, a proxy), overtaken by the read, and run after it. So a
+ * negative read settles "not obtained" only after that connection was killed
+ * on the server (CLIENT KILL ID, confirmed); without the right to kill it,
+ * the outcome stays unknown (docs/safety.md, Rule 2).
+ */
+class ReadBackFaultTest {
+    /**
+     * A proxy that, once armed, holds the next bytes a client sends for
+     * hold ms before it forwards them — also after the client closed its
+     * side — and then closes the server side: a command that reaches the
+     * server after its client gave up. Other connections pass at once.
+     */
+    static final class HoldProxy implements AutoCloseable {
+        final ServerSocket listener;
+        private final int upstream;
+        private final long holdMs;
+        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+        private volatile boolean armed;
+
+        HoldProxy(int upstreamPort, long holdMs) throws IOException {
+            this.upstream = upstreamPort;
+            this.holdMs = holdMs;
+            listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread t = new Thread(this::accept, "hold-proxy");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        RedisURI uri() {
+            return RedisURI.create("127.0.0.1", listener.getLocalPort());
+        }
+
+        void holdNext() {
+            armed = true;
+        }
+
+        private void accept() {
+            try {
+                while (true) {
+                    Socket c = listener.accept();
+                    Socket s = new Socket(InetAddress.getLoopbackAddress(), upstream);
+                    sockets.add(c);
+                    sockets.add(s);
+                    pump(c, s, true);
+                    pump(s, c, false);
+                }
+            } catch (IOException e) {
+                // closed
+            }
+        }
+
+        private void pump(Socket from, Socket to, boolean commands) {
+            Thread t = new Thread(() -> {
+                byte[] buf = new byte[16 * 1024];
+                try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+                    int n;
+                    while ((n = in.read(buf)) >= 0) {
+                        if (commands && armed) {
+                            armed = false;
+                            Thread.sleep(holdMs);
+                        }
+                        out.write(buf, 0, n);
+                        out.flush();
+                    }
+                } catch (IOException | InterruptedException ignored) {
+                    // a side closed
+                } finally {
+                    quiet(to);
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+        }
+
+        private static void quiet(Socket s) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closing
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            listener.close();
+            sockets.forEach(HoldProxy::quiet);
+        }
+    }
+
+    /** With CLIENT KILL allowed: the given-up connection is killed first, so the read settles it, and the held acquire never runs. */
+    @Test
+    void faultAcquireOvertakenByItsReadBackIsKilledFirst() throws Exception {
+        try (RedisServer srv = new RedisServer()) {
+            Object err = overtaken(srv, null, "orders");
+            assertInstanceOf(NotObtainedException.class, err, "the connection was killed: a confirmed not-obtained");
+            assertNull(srv.get("orders"), () -> "told NotObtainedException, and then the acquire ran: a lock nobody holds, PTTL "
+                    + srv.raw.pttl(RedisServer.b("orders")) + " ms");
+        }
+    }
+
+    /** Without the right to kill (an ACL without CLIENT KILL): the outcome stays unknown, naming the token; the late lock ends by its ttl. */
+    @Test
+    void faultAcquireOvertakenByItsReadBackWithoutClientKillIsUnknown() throws Exception {
+        try (RedisServer srv = new RedisServer()) {
+            srv.raw.aclSetuser("nokill", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands()
+                    .removeCommand(io.lettuce.core.protocol.CommandType.CLIENT, io.lettuce.core.protocol.CommandKeyword.KILL));
+            Object err = overtaken(srv, "nokill", "orders");
+            UnknownOutcomeException u = assertInstanceOf(UnknownOutcomeException.class, err, "a negative read-back without a kill settles nothing");
+            byte[] v = srv.raw.get(RedisServer.b("orders"));
+            assertNotNull(v, "the held acquire ran after the read");
+            String token = new String(v, java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(u.getMessage().contains(token), () -> "the error names the token " + token + ": " + u.getMessage());
+            long pttl = srv.raw.pttl(RedisServer.b("orders"));
+            assertTrue(pttl > 0 && pttl <= 30_000, "the late lock ends by its own ttl: PTTL " + pttl);
+        }
+    }
+
+    /** A tryLock whose acquire a proxy holds past the 300 ms timeout; what it threw, once the held bytes had time to arrive. */
+    private static Object overtaken(RedisServer srv, String user, String name) throws Exception {
+        try (HoldProxy px = new HoldProxy(srv.uri().getPort(), 1500)) {
+            RedisURI uri = user == null ? px.uri() : RedisURI.builder(px.uri()).withAuthentication(user, "pw").build();
+            try (Redis r = Redis.of(uri, Duration.ofMillis(300)); ModernLocker m = ModernLocker.builder(r).build()) {
+                for (Script s : Scripts.all().values()) {
+                    srv.raw.scriptLoad(s.source()); // EVALSHA runs at once (a NOSCRIPT reply would make the client send EVAL)
+                }
+                px.holdNext();
+                Object err = null;
+                try {
+                    m.tryLock(name, Duration.ofSeconds(30)).unlock();
+                } catch (LockbridgeException e) {
+                    err = e;
+                }
+                Thread.sleep(2500); // the held acquire reaches the server (and runs, unless its connection was killed)
+                return err;
+            }
+        }
+    }
+}

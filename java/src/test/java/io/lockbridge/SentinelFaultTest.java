@@ -1,0 +1,184 @@
+package io.lockbridge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * A master that Sentinel replaced while it was paused (SIGSTOP past
+ * down-after-milliseconds: Sentinel fails over to the replica) and that then
+ * comes back: until Sentinel reaches it and demotes it (seconds later; never
+ * while a cut between it and the sentinels lasts) it still takes writes as a
+ * master. A connection lockbridge pooled before the failover reaches it; a
+ * lock taken there is a second holder beside the one a client that asked
+ * the sentinels takes on the new master. Go's lockers (go-redis's failover
+ * client) close such connections on the sentinels' +switch-master;
+ * lockbridge-java watches the sentinels' events too.
+ */
+class SentinelFaultTest {
+    interface Step {
+        void run() throws Exception;
+    }
+
+    /**
+     * Pauses s's master, runs before, waits until Sentinel names the replica
+     * as master, runs after, and resumes the old master (still a master in
+     * its own eyes).
+     */
+    static void failoverWhilePaused(Topology.Sentinel s, Step before, Step after) throws Exception {
+        long pid = ModernOptionsTest.pid(s.master);
+        ModernOptionsTest.signal(pid, "STOP");
+        try {
+            before.run();
+            Topology.eventually("the sentinel named the replica as master", () -> {
+                var a = s.scmd.getMasterAddrByName("mymaster");
+                return a != null && ((InetSocketAddress) a).getPort() == s.replica.port;
+            });
+            after.run();
+        } finally {
+            ModernOptionsTest.signal(pid, "CONT");
+        }
+    }
+
+    /** The old master, back, still a master: the window the tests lock in. */
+    static void assertStillMaster(Topology.Node old) {
+        assertEquals("master", old.fresh().role().get(0), "the old master is back and not demoted yet");
+    }
+
+    /**
+     * Before: the locker's next tryLock borrowed its idle connection to the
+     * old master and took the lock there, while another client held it on
+     * the new master (two holders).
+     */
+    @Test
+    void faultPooledConnectionToAReplacedMasterIsNotLockedOn() throws Exception {
+        try (Topology.Sentinel s = new Topology.Sentinel();
+                Redis r = Redis.of(s.uri(), Duration.ofSeconds(1));
+                ModernLocker m = ModernLocker.builder(r).build()) {
+            m.tryLock("warm", Duration.ofSeconds(1)).unlock(); // a pooled connection to the master
+            failoverWhilePaused(s, () -> {}, () -> {});
+            try (Redis r2 = Redis.of(s.uri(), Duration.ofSeconds(1)); ModernLocker other = ModernLocker.builder(r2).build()) {
+                Lock theirs = other.tryLock("orders", Duration.ofSeconds(30));
+                assertStillMaster(s.master);
+                assertThrows(NotObtainedException.class, () -> m.tryLock("orders", Duration.ofSeconds(30)),
+                        "the sentinel names the new master, where the lock is held");
+                assertNull(s.master.cmd.get("orders"), "nothing written on the old master");
+                theirs.unlock();
+                m.tryLock("orders", Duration.ofSeconds(30)).unlock(); // on the new master
+            }
+        }
+    }
+
+    /**
+     * An acquire sent to the master just before it was paused runs when it
+     * comes back, after the failover, and its reply arrives in time. Before:
+     * the caller was handed a lock held on the old master only, beside
+     * another client's on the new one. Now the reply is not trusted and the
+     * acquire is settled by reading the key on the master the sentinel names:
+     * never held there.
+     */
+    @Test
+    void faultReplyFromAReplacedMasterIsNotTrusted() throws Exception {
+        try (Topology.Sentinel s = new Topology.Sentinel();
+                Redis r = Redis.of(s.uri(), Duration.ofSeconds(20));
+                ModernLocker m = ModernLocker.builder(r).build()) {
+            m.tryLock("warm", Duration.ofSeconds(1)).unlock();
+            CompletableFuture<Lock> ours = new CompletableFuture<>();
+            failoverWhilePaused(s, () -> CompletableFuture.runAsync(() -> {
+                try {
+                    ours.complete(m.tryLock("orders", Duration.ofSeconds(60)));
+                } catch (RuntimeException e) {
+                    ours.completeExceptionally(e);
+                }
+            }), () -> {});
+            // A client that asks the sentinels now locks on the new master.
+            try (Redis r2 = Redis.of(s.uri(), Duration.ofSeconds(1)); ModernLocker other = ModernLocker.builder(r2).build()) {
+                Lock theirs = other.tryLock("orders", Duration.ofSeconds(60));
+                ExecutionException e = assertThrows(ExecutionException.class, () -> ours.get(30, TimeUnit.SECONDS),
+                        "held on the old master only: a second holder");
+                // Not obtained when the reply came (from the replaced master);
+                // unknown when the retired connection closed before it: its
+                // acquire may still run there (a negative read-back settles
+                // nothing without a kill, which Sentinel cannot aim).
+                assertTrue(e.getCause() instanceof NotObtainedException || e.getCause() instanceof UnknownOutcomeException, e.getCause().toString());
+                theirs.unlock();
+            }
+        }
+    }
+
+    /**
+     * A waiter subscribed to the release notices on the old master, which
+     * stays paused (its pub/sub connection stays open, so Lettuce does not
+     * reconnect it, and Sentinel cannot demote it): after the failover it
+     * subscribes again on the new master and is woken by the release there
+     * (60 s backoff: only the notice wakes it in time). Before, it heard
+     * nothing until Sentinel demoted the old master, once back.
+     */
+    @Test
+    void faultWaiterIsWokenByTheNewMastersNotice() throws Exception {
+        Duration slow = Duration.ofSeconds(60);
+        try (Topology.Sentinel s = new Topology.Sentinel();
+                Redis hr = Redis.of(s.uri(), Duration.ofSeconds(1));
+                Redis wr = Redis.of(s.uri(), Duration.ofSeconds(1));
+                ModernLocker holder = ModernLocker.builder(hr).build();
+                ModernLocker waiter = ModernLocker.builder(wr).backoff(Backoff.exponential(slow, slow)).build()) {
+            Lock held = holder.tryLock("orders", slow);
+            assertEquals(1L, s.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
+            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+            String ch = "{orders}:released";
+            Topology.eventually("the waiter subscribed on the master", () -> s.master.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
+            failoverWhilePaused(s, () -> {}, () -> {
+                Topology.eventually("the waiter subscribed on the new master", () -> s.replica.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
+                Thread.sleep(200); // the waiter is asleep in its backoff again
+                held.unlock(); // on the new master, which publishes
+                Lock l = got.get(20, TimeUnit.SECONDS);
+                assertTrue(l.isHeld());
+                l.unlock();
+            });
+        }
+    }
+
+    /**
+     * No sentinel's events can be heard (the one sentinel killed): a failover
+     * would go unnoticed, so a lock call refuses before sending anything,
+     * with RedisUnavailableException, instead of writing on a pooled
+     * connection to a master that may have been replaced.
+     */
+    @Test
+    void faultUnheardSentinelsRefuseBeforeSending() throws Exception {
+        try (Topology.Sentinel s = new Topology.Sentinel();
+                Redis r = Redis.of(s.uri(), Duration.ofSeconds(1));
+                ModernLocker m = ModernLocker.builder(r).build()) {
+            Lock l = m.tryLock("orders", Duration.ofSeconds(30));
+            ModernOptionsTest.signal(ModernOptionsTest.pid(s.sentinel), "KILL");
+            // Each try names a key of its own: a try in flight while the
+            // watch loses the sentinel may end unknown (it was sent), and its
+            // key may then exist; the refused one must not.
+            java.util.concurrent.atomic.AtomicInteger tries = new java.util.concurrent.atomic.AtomicInteger();
+            Topology.eventually("the lock calls refuse", () -> {
+                String name = "other-" + tries.incrementAndGet();
+                try {
+                    m.tryLock(name, Duration.ofSeconds(30)).unlock();
+                    return false;
+                } catch (UnknownOutcomeException e) {
+                    return false;
+                } catch (RedisUnavailableException e) {
+                    return e.getMessage().contains("nothing sent");
+                }
+            });
+            assertThrows(RedisUnavailableException.class, l::unlock);
+            assertTrue(l.isHeld(), "nothing was sent: the lock is still ours until its lease ends");
+            assertEquals(1L, s.master.cmd.exists("orders"));
+            assertEquals(0L, s.master.cmd.exists("other-" + tries.get()), "the refused try sent nothing");
+        }
+    }
+}
