@@ -27,9 +27,12 @@
 //
 //   - acquire: the plain command SET K token NX PX ttl. Only when it finds
 //     the key taken does a second round trip (a read-only script) learn the
-//     holder's PTTL — and tell a key of another type from a holder. With
-//     fencing the acquire is one script instead: SET K token NX PX ttl and
-//     the next fence in {K}:fence, together;
+//     holder's PTTL — and tell a key of another type from a holder. A
+//     waiting Lock's later attempts (and its first, on a key it waited for
+//     a moment ago) are one script instead, which answers with the holder's
+//     PTTL in the same round trip. With fencing the acquire is always that
+//     script: SET K token NX PX ttl and the next fence in {K}:fence,
+//     together;
 //   - release: a script: if GET K == token then DEL K and, if anyone is
 //     subscribed to {K}:released (PUBSUB NUMSUB; SHARDNUMSUB in Redis
 //     Cluster), publish on it (SPUBLISH in Redis Cluster, PUBLISH
@@ -67,9 +70,15 @@
 // confirmation and tries again, so no release is missed. All waiters of a
 // Locker share one subscription (one connection; in Redis Cluster, one
 // sharded-pub/sub connection per slot in use), opened when the first has to
-// wait and closed when the last returns — a Locker runs no goroutine while
-// nobody waits and needs no Close. A release wakes one waiter per Locker,
-// the head of the key's line (see Order below): only one can get the lock. When subscribing fails — an ACL user without
+// wait. A key's channel stays subscribed for WithNotifyLinger (1 s by
+// default) after its last waiter returned, and the subscription open while
+// a channel does: a process that takes a contended key again and again
+// waits on it again without a new connection, a subscription or a second
+// attempt (the channel, confirmed before its attempt, heard any release
+// since). After the linger the Locker runs no goroutine while nobody waits;
+// it needs no Close (Close ends a linger at once). A release wakes one
+// waiter per Locker, the head of the key's line (see Order below): only one
+// can get the lock. When subscribing fails — an ACL user without
 // pub/sub rights (Redis 7 gives new users none by default), sharded pub/sub
 // unavailable, the server slow to confirm — Lock silently polls with its
 // backoff instead, and subscribing is retried a second later. Lock never

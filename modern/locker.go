@@ -31,11 +31,11 @@ const FenceSuffix = modernproto.FenceSuffix
 const undoRecheck = 2 * time.Millisecond
 
 // Locker takes modern locks through one driver.Client. Build it with New.
-// It is safe for concurrent use. It holds no goroutine of its own while
-// nobody waits and needs no Close: the release-notification subscription it
-// shares among its waiters is opened when a Lock call first has to wait and
-// closed WithNotifyLinger (1 s by default) after the last waiting Lock call
-// returned. Close ends it at once.
+// It is safe for concurrent use and needs no Close: the
+// release-notification subscription it shares among its waiters (with its
+// reader goroutine) is opened when a Lock call first has to wait and closed
+// WithNotifyLinger (1 s by default) after the last waiting Lock call
+// returned; Close ends it at once.
 type Locker struct {
 	cfg  modernproto.Config
 	err  error            // invalid options, returned by every TryLock and Lock
@@ -138,9 +138,12 @@ func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // it in the same round trip), and — with notifications on, the default — it
 // wakes as soon as the holder's release is published. The first wait
 // subscribes to the key's release channel and confirms the subscription
-// before attempting again, so no release is missed; if subscribing fails,
-// Lock just polls. With WithPollers it waits as a poller instead, and
-// release notices do not wake it.
+// before attempting again, so no release is missed (a channel still
+// subscribed, WithNotifyLinger, needs neither); if subscribing fails, Lock
+// just polls. With WithPollers it waits as a poller instead, and release
+// notices do not wake it. After a notice, waiters of different Lockers that
+// have raced for the key before take turns: see the package documentation,
+// Across processes.
 //
 // Order: the Lock calls of this Locker waiting on the same key take turns,
 // first come first served. Only the first of them attempts; it is woken at
@@ -180,7 +183,7 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		w.line = min(l.hub.Line(n.Channel), MaxLine)
 		w.contended = l.hub.Contended(n.Channel, contendedFor)
 	}
-	lk, err := retry.Loop(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), w.wake, w.attempt)
+	lk, err := retry.LoopDelayed(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), w.wake, w.attempt, &w.delayed)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +262,8 @@ type waiting struct {
 	registered bool
 	base       notify.Mark
 	rtt        time.Duration
-	last       notify.Mark // the channel's, before the last attempt
+	last       notify.Mark   // the channel's, before the last attempt
+	delayed    time.Duration // spent in inTurn
 }
 
 // ordered reports whether the call orders its attempts with other
@@ -399,6 +403,7 @@ func (w *waiting) inTurn(ctx context.Context) {
 		}
 	}()
 	w.short = false
+	defer func(start time.Time) { w.delayed += time.Since(start) }(time.Now())
 	for {
 		k := hub.Notices(ch, w.base)
 		if k < 0 {

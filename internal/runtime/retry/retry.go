@@ -34,11 +34,22 @@ type Attempt[L any] func(ctx context.Context) (lock L, holderLeft time.Duration,
 // it — but not counted as contended.
 func Loop[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wake <-chan struct{},
 	try Attempt[L]) (L, error) {
+	return LoopDelayed(ctx, tel, b, wake, try, nil)
+}
+
+// LoopDelayed is Loop for attempts that may wait before they send (modern's
+// order across processes): the time they add to *delayed (nil: none)
+// counts as waited.
+func LoopDelayed[L any](ctx context.Context, tel *telemetry.T, b lockbridge.Backoff, wake <-chan struct{},
+	try Attempt[L], delayed *time.Duration) (L, error) {
 	var zero L
 	var s sleeper
 	defer func() {
 		if s.timer != nil {
 			s.timer.Stop()
+		}
+		if delayed != nil {
+			s.waited += *delayed
 		}
 		tel.Waited(ctx, s.waited)
 	}()
