@@ -1039,7 +1039,10 @@ public final class Redis implements AutoCloseable {
      * Sentinel: the master may have changed. The pool is retired (its idle
      * connections closed; a reply on one in use is not trusted), so that the
      * next call asks the sentinels; the release-notice subscriptions are made
-     * again on the master they name, and their listeners woken once.
+     * again on the master they name, and their listeners woken once. Until a
+     * channel is subscribed again it no longer counts as confirmed: one that
+     * cannot be (the new master unreachable or refusing it) is subscribed by
+     * the next listener that comes.
      */
     private void switched() {
         Pool old = pools.get("");
@@ -1053,6 +1056,12 @@ public final class Redis implements AutoCloseable {
                 StatefulRedisPubSubConnection<byte[], byte[]> ps;
                 synchronized (connMu) {
                     ps = pubsubs.remove("");
+                }
+                synchronized (listeners) {
+                    // No channel is subscribed now: until one is again here, a
+                    // newcomer subscribes it itself (it must not take the old
+                    // master's subscription for its own, confirmed).
+                    homes.clear();
                 }
                 if (ps == null) {
                     return;
