@@ -796,9 +796,11 @@ public final class Redis implements AutoCloseable {
     /**
      * Node a unsubscribed channel: ours (a listener left, a re-home), or
      * the server's own when its slot left the node (Redis does so on the
-     * master a failover demotes). The server's: the slot map is read again
-     * and the channel subscribed on the slot's master, in the background,
-     * then its listeners are woken once.
+     * master a failover demotes). The server's: the channel no longer counts
+     * as confirmed (the next listener to come subscribes it, should what
+     * follows fail), the slot map is read again and the channel subscribed
+     * on the slot's master, in the background, then its listeners are woken
+     * once.
      */
     private void dropped(String a, byte[] channel) {
         ByteBuffer k = ByteBuffer.wrap(channel.clone());
@@ -806,6 +808,9 @@ public final class Redis implements AutoCloseable {
             if (!listeners.containsKey(k) || !a.equals(homes.get(k))) {
                 return; // ours
             }
+            // Subscribed nowhere now: until it is again, a newcomer subscribes
+            // it itself (it must not take the dropped subscription for its own).
+            homes.remove(k);
         }
         try {
             rehomer.execute(() -> {
