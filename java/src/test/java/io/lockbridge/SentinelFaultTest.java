@@ -183,7 +183,7 @@ class SentinelFaultTest {
                 Lock l = CompletableFuture.anyOf(first, second).thenApply(Lock.class::cast).get(20, TimeUnit.SECONDS);
                 assertTrue(l.isHeld());
                 l.unlock();
-                Lock other = (first.isDone() && first.join() != l ? first : second).get(20, TimeUnit.SECONDS);
+                Lock other = (first.getNow(null) == l ? second : first).get(20, TimeUnit.SECONDS); // woken by l's release
                 other.unlock();
             });
         }
