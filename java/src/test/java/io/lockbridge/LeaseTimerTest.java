@@ -72,4 +72,32 @@ class LeaseTimerTest {
         assertTrue(after.await(30, TimeUnit.SECONDS));
         assertFalse(Thread.currentThread().isInterrupted());
     }
+
+    /**
+     * A point armed while the thread runs a task — its next wake-up then
+     * still names the task's point, long past, so no signal is sent — is
+     * found when the task ends, and runs on time: no wake-up is skipped.
+     */
+    @Test
+    void aPointArmedWhileATaskRunsIsFoundWhenItEnds() throws Exception {
+        LeaseTimer t = new LeaseTimer("test-lease-timer");
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch ran = new CountDownLatch(1);
+        t.schedule(() -> {
+            running.countDown();
+            try {
+                release.await(); // a long task, for the test only (a give-up takes a lock's mu, never held across I/O)
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, in(0));
+        assertTrue(running.await(30, TimeUnit.SECONDS));
+        long at = in(100);
+        t.schedule(ran::countDown, at);
+        release.countDown();
+        assertTrue(ran.await(30, TimeUnit.SECONDS), "the point armed during the task ran");
+        long late = System.nanoTime() - at;
+        assertTrue(late >= 0, "not before its time");
+    }
 }
