@@ -151,3 +151,13 @@ bench:
 # halting while it measures (a CPU latency request).
 bench-scale:
 	cd bench && go run ./cmd/benchscale -out ../docs/performance.md -charts results -json results/scale.json
+
+# Fleet size (issue 29): simulated fleets of 100, 1,000 and 10,000 migrate
+# lockers on one server and a 3-primary cluster; rewrites the "fleet"
+# section of docs/performance.md (which `make bench` carries over) and
+# bench/results/fleet.svg. About 8 minutes on
+# two cores; part of `make bench-scale`, not of `make test`.
+.PHONY: bench-fleet
+bench-fleet:
+	cd bench && go run ./cmd/fleetbench -doc ../docs/performance.md -chart results/fleet.svg
+bench-scale: bench-fleet

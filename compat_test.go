@@ -47,8 +47,10 @@ type participant struct {
 
 // lockerParticipant adapts a lockbridge.Locker; key maps the name to the
 // key that locker is given.
-func lockerParticipant(name string, class migrate.Phase, mk func(driver.Client) lockbridge.Locker, key func(string) string) participant {
-	return participant{name: name, class: class, lock: func(ctx context.Context, c driver.Client, n string, lease time.Duration) (func(context.Context) error, error) {
+func lockerParticipant(name string, class migrate.Phase, mk func(driver.Client) lockbridge.Locker,
+	key func(string) string) participant {
+	return participant{name: name, class: class, lock: func(ctx context.Context, c driver.Client, n string,
+		lease time.Duration) (func(context.Context) error, error) {
 		lk, err := mk(c).Lock(ctx, key(n), lease)
 		if err != nil {
 			return nil, err
@@ -122,7 +124,8 @@ type result struct {
 // contendAll is contend, repeated (at most ten rounds) until every
 // participant has acquired at least once: a loaded machine may starve one
 // for a short round, which says nothing about exclusion.
-func contendAll(t *testing.T, c driver.Client, name string, ps []participant, workers int, d, hold time.Duration) result {
+func contendAll(t *testing.T, c driver.Client, name string, ps []participant, workers int, d,
+	hold time.Duration) result {
 	t.Helper()
 	total := result{acquired: map[string]int64{}}
 	for round := 0; round < 10; round++ {
@@ -233,7 +236,8 @@ func TestCompatMatrix(t *testing.T) {
 						first, second = b, a
 					}
 					assert.Positive(t, overlap(t, tg.Client, name, first, second),
-						"%s (%v) beside %s (%v) is an unsafe pair: the checker must see the overlap", first.name, first.class, second.name, second.class)
+						"%s (%v) beside %s (%v) is an unsafe pair: the checker must see the overlap", first.name, first.class,
+						second.name, second.class)
 				})
 			}
 		}
@@ -255,7 +259,8 @@ func TestCompatMatrixCoversThePhasePairs(t *testing.T) {
 // jdkLong1700000000001 is java.lang.Long 1700000000001 as Spring's default
 // RedisTemplate (JdkSerializationRedisSerializer) writes it: 82 bytes, as
 // OpenJDK 17's ObjectOutputStream produces them.
-const jdkLong1700000000001 = "aced0005737200" + "0e6a6176612e6c616e672e4c6f6e67" + "3b8be490cc8f23df" + "0200014a000576616c7565" +
+const jdkLong1700000000001 = "aced0005737200" + "0e6a6176612e6c616e672e4c6f6e67" + "3b8be490cc8f23df" +
+	"0200014a000576616c7565" +
 	"787200106a6176612e6c616e672e4e756d62657286ac951d0b94e08b020000" + "7870" + "0000018bcfe56801"
 
 // TestCompatGoldenBytes pins what each phase writes for a Spring-default
@@ -269,7 +274,8 @@ func TestCompatGoldenBytes(t *testing.T) {
 	clock := func() time.Time { return time.UnixMilli(1_700_000_000_001 - 1000 - 1) }
 	locktest.Run(t, locktest.All(t), func(t *testing.T, tg locktest.Target) {
 		ctx := context.Background()
-		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+			migrate.PhaseModern} {
 			t.Run(p.String(), func(t *testing.T) {
 				l := migrate.New(tg.Client, migrate.WithPhase(p), migrate.WithLegacy(
 					legacy.WithClock(clock), legacy.WithKeyCodec(legacy.KeyJavaString), legacy.WithValueCodec(legacy.ValueJavaLong)))

@@ -31,7 +31,8 @@ import (
 func v1Scripts(t *testing.T) map[string]*driver.Script {
 	t.Helper()
 	m := map[string]*driver.Script{}
-	for _, n := range []string{"legacy_acquire.lua", "legacy_release.lua", "migrate_acquire.lua", "migrate_release.lua", "modern_acquire.lua", "modern_release.lua"} {
+	for _, n := range []string{"legacy_acquire.lua", "legacy_release.lua", "migrate_acquire.lua", "migrate_release.lua",
+		"modern_acquire.lua", "modern_release.lua"} {
 		src, err := os.ReadFile("testdata/v1/" + n)
 		require.NoError(t, err)
 		m[n] = driver.NewScript("v1/"+n, string(src))
@@ -45,7 +46,8 @@ func v1Scripts(t *testing.T) map[string]*driver.Script {
 func v1Participant(t *testing.T, p migrate.Phase) participant {
 	s := v1Scripts(t)
 	return participant{name: "v1-" + p.String(), class: p,
-		lock: func(ctx context.Context, c driver.Client, name string, lease time.Duration) (func(context.Context) error, error) {
+		lock: func(ctx context.Context, c driver.Client, name string, lease time.Duration) (func(context.Context) error,
+			error) {
 			for {
 				unlock, err := v1Attempt(ctx, s, c, p, name, lease)
 				if err == nil || !isNotObtained(err) {
@@ -66,7 +68,8 @@ func isNotObtained(err error) bool { return err == errV1Held }
 
 // v1Attempt is one version-1 attempt, with that version's keys and
 // arguments (from the first release's Go code).
-func v1Attempt(ctx context.Context, s map[string]*driver.Script, c driver.Client, p migrate.Phase, name string, lease time.Duration) (func(context.Context) error, error) {
+func v1Attempt(ctx context.Context, s map[string]*driver.Script, c driver.Client, p migrate.Phase, name string,
+	lease time.Duration) (func(context.Context) error, error) {
 	mkey, err := migrate.DeriveModernKey(name)
 	if err != nil {
 		return nil, err

@@ -63,7 +63,8 @@ func Typed[T Lock](lk Lock, err error) (T, error) {
 	if !ok {
 		uerr := lk.Unlock(context.Background())
 		if uerr != nil {
-			return zero, fmt.Errorf("lockbridge: %w: the lock is a %T, not a %T (and releasing it failed: %v)", ErrInvalid, lk, zero, uerr)
+			return zero, fmt.Errorf("lockbridge: %w: the lock is a %T, not a %T (and releasing it failed: %v)", ErrInvalid, lk,
+				zero, uerr)
 		}
 		return zero, fmt.Errorf("lockbridge: %w: the lock is a %T, not a %T (released)", ErrInvalid, lk, zero)
 	}

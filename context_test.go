@@ -33,7 +33,8 @@ func TestTyped(t *testing.T) {
 	assert.NotZero(t, g.Expiry())
 	require.NoError(t, g.Unlock(ctx))
 
-	mg, err := lockbridge.Typed[*migrate.Lock](migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite)).TryLock(ctx, key, time.Minute))
+	mg, err := lockbridge.Typed[*migrate.Lock](migrate.New(tg.Client,
+		migrate.WithPhase(migrate.PhaseDualWrite)).TryLock(ctx, key, time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, migrate.PhaseDualWrite, mg.Phase())
 	require.NoError(t, mg.Unlock(ctx))

@@ -102,7 +102,8 @@ func (p profileSpec) options() []legacy.Option {
 func goCodecs(t *testing.T) (map[string]legacy.KeyCodec, map[string]legacy.ValueCodec) {
 	keys := map[string]legacy.KeyCodec{"KeyRaw": legacy.KeyRaw, "KeyJavaString": legacy.KeyJavaString}
 	values := map[string]legacy.ValueCodec{"ValueDecimal": legacy.ValueDecimal, "ValueJavaString": legacy.ValueJavaString,
-		"ValueJavaLong": legacy.ValueJavaLong, "ValueJSONString": legacy.ValueJSONString, "ValueJSONNumber": legacy.ValueJSONNumber}
+		"ValueJavaLong": legacy.ValueJavaLong, "ValueJSONString": legacy.ValueJSONString,
+		"ValueJSONNumber": legacy.ValueJSONNumber}
 	require.Len(t, values, len(legacy.ValueCodecs()), "a value codec is missing from goCodecs")
 	return keys, values
 }
@@ -122,7 +123,8 @@ func selector(e ast.Expr) string {
 
 // goProfileSpan finds a Go legacy profile in a code span or a line of Go:
 // legacy.New(…), migrate.WithLegacy(…), or legacy.With… options.
-var goProfileSpan = regexp.MustCompile(`legacy\.New\(|migrate\.WithLegacy\(|legacy\.With(KeyCodec|ValueCodec|Unit|PlusOne)\(`)
+var goProfileSpan = regexp.MustCompile(
+	`legacy\.New\(|migrate\.WithLegacy\(|legacy\.With(KeyCodec|ValueCodec|Unit|PlusOne)\(`)
 
 // parseGoProfile parses the Go profile in code, which holds one of
 // goProfileSpan's forms. ok is false when code names none; an error when
@@ -226,8 +228,9 @@ func parseGoProfile(t *testing.T, code string) (spec profileSpec, ok bool, err e
 
 // javaProfile finds lockbridge-java's profile calls in a code span.
 var (
-	javaProfileSpan = regexp.MustCompile(`\b(KeyCodec|ValueCodec)\.[A-Z][A-Z_]*\b|\.unit\(TimeUnit\.\w+\)|\.plusOne\((true|false)\)`)
-	javaEnumConst   = regexp.MustCompile(`(?m)^\s*([A-Z_]+)\("([a-z-]+)"\)`)
+	javaProfileSpan = regexp.MustCompile(
+		`\b(KeyCodec|ValueCodec)\.[A-Z][A-Z_]*\b|\.unit\(TimeUnit\.\w+\)|\.plusOne\((true|false)\)`)
+	javaEnumConst = regexp.MustCompile(`(?m)^\s*([A-Z_]+)\("([a-z-]+)"\)`)
 )
 
 // javaCodecIDs maps lockbridge-java's codec enum constants to their ids,
@@ -327,14 +330,16 @@ func checkAgainstVectors(t *testing.T, where string, spec profileSpec, v legacyV
 		values++
 		now := p.TimeOf(val.Now)
 		if w := p.Expiry(now, time.Duration(val.Lease)*p.Unit()); w != val.Expiry {
-			t.Errorf("%s: %s: expiry of lease %d at %d is %d, the vectors say %d", where, spec.text, val.Lease, val.Now, w, val.Expiry)
+			t.Errorf("%s: %s: expiry of lease %d at %d is %d, the vectors say %d", where, spec.text, val.Lease, val.Now, w,
+				val.Expiry)
 		}
 		if got := hex.EncodeToString([]byte(p.EncodeValue(val.Expiry))); got != val.Value {
 			t.Errorf("%s: %s: value of %d is %s, the vectors say %s", where, spec.text, val.Expiry, got, val.Value)
 		}
 	}
 	if values == 0 {
-		t.Errorf("%s: %s: no value vector pins codec %s, unit %s, +1 %t", where, spec.text, p.ValueCodec(), p.UnitID(), p.PlusOne())
+		t.Errorf("%s: %s: no value vector pins codec %s, unit %s, +1 %t", where, spec.text, p.ValueCodec(), p.UnitID(),
+			p.PlusOne())
 	}
 }
 
@@ -579,7 +584,8 @@ func TestDocsLegacyProfiles(t *testing.T) {
 					}
 					if (f == "key" && spec.key != row.spec.key) || (f == "value" && spec.value != row.spec.value) ||
 						(f == "unit" && spec.unit != row.spec.unit) || (f == "plusOne" && spec.plusOne != row.spec.plusOne) {
-						t.Errorf("%s, about %s, says %s; the table (%s) says %s", where, shapes[0], spec, shapeDoc+"#which-profile-is-your-lock", row.spec)
+						t.Errorf("%s, about %s, says %s; the table (%s) says %s", where, shapes[0], spec,
+							shapeDoc+"#which-profile-is-your-lock", row.spec)
 						break
 					}
 				}
@@ -587,7 +593,8 @@ func TestDocsLegacyProfiles(t *testing.T) {
 		}
 	}
 	if profiles < len(table) {
-		t.Errorf("found %d profiles in the README and docs/, fewer than the table's %d rows: is the parser blind?", profiles, len(table))
+		t.Errorf("found %d profiles in the README and docs/, fewer than the table's %d rows: is the parser blind?", profiles,
+			len(table))
 	}
 }
 
@@ -630,9 +637,11 @@ func TestREADMEFirstProgram(t *testing.T) {
 			if !assert.NoError(t, err, "%s:%d shows %s", doc, i+1, m[1]) {
 				continue
 			}
-			assert.Equal(t, string(src), block, "%s:%d: the block differs from %s: copy the file into the README", doc, i+1, m[1])
+			assert.Equal(t, string(src), block, "%s:%d: the block differs from %s: copy the file into the README", doc, i+1,
+				m[1])
 			shown[m[1]] = true
 		}
 	}
-	assert.True(t, shown["examples/quickstart/main.go"], "README.md shows examples/quickstart/main.go as its first program")
+	assert.True(t, shown["examples/quickstart/main.go"],
+		"README.md shows examples/quickstart/main.go as its first program")
 }

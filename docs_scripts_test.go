@@ -37,7 +37,8 @@ func TestDocsScriptTable(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &v))
 	require.NotEmpty(t, v.Scripts)
 	var tb strings.Builder
-	tb.WriteString("| script | body file | fragments, in order (`internal/protocol/luafrag/`) | bytes | SHA1 |\n|---|---|---|---|---|\n")
+	tb.WriteString("| script | body file | fragments, in order (`internal/protocol/luafrag/`) | bytes | SHA1 " +
+		"|\n|---|---|---|---|---|\n")
 	for _, s := range v.Scripts {
 		frags := make([]string, len(s.Fragments))
 		for i, f := range s.Fragments {
@@ -60,5 +61,6 @@ func TestDocsScriptTable(t *testing.T) {
 		}
 		return
 	}
-	assert.Equal(t, want, got, "the script table differs from testdata/vectors/scripts.json (run go test -run TestDocsScriptTable . -update-docs)")
+	assert.Equal(t, want, got,
+		"the script table differs from testdata/vectors/scripts.json (run go test -run TestDocsScriptTable . -update-docs)")
 }

@@ -80,7 +80,8 @@ func syncLuaBlocks(doc string) (string, int, []error) {
 			m = docLabel.FindStringSubmatch(strings.TrimSpace(lines[i-1]))
 		}
 		if m == nil {
-			errs = append(errs, fmt.Errorf("line %d: a Lua block without a `<!-- file: path -->` line before it: show a shipped file, or no Lua", i+1))
+			errs = append(errs, fmt.Errorf(
+				"line %d: a Lua block without a `<!-- file: path -->` line before it: show a shipped file, or no Lua", i+1))
 			out = append(out, lines[i+1:end+1]...)
 			i = end
 			continue
@@ -95,7 +96,8 @@ func syncLuaBlocks(doc string) (string, int, []error) {
 		want := strings.TrimSuffix(string(src), "\n")
 		got := strings.Join(lines[i+1:end], "\n")
 		if got != want && !*updateDocs {
-			errs = append(errs, fmt.Errorf("line %d: the block differs from %s (run go test -run TestDocsShowTheShippedScripts . -update-docs)", i+1, m[1]))
+			errs = append(errs, fmt.Errorf(
+				"line %d: the block differs from %s (run go test -run TestDocsShowTheShippedScripts . -update-docs)", i+1, m[1]))
 		}
 		out = append(out, want, lines[end])
 		i = end

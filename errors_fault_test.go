@@ -85,7 +85,8 @@ func TestFaultRedisErrorsClassified(t *testing.T) {
 			key := "noperm-script:" + name
 			_, err := l.TryLock(ctx, key, time.Second)
 			checkClassified(t, name, err, driver.ErrNoPerm, key)
-			assert.Regexp(t, `script \S+\.lua \(it runs EVALSHA, EVAL and [A-Z, ]*SET`, err.Error(), "%s: names the script and the commands it needs", name)
+			assert.Regexp(t, `script \S+\.lua \(it runs EVALSHA, EVAL and [A-Z, ]*SET`, err.Error(),
+				"%s: names the script and the commands it needs", name)
 		}
 	})
 

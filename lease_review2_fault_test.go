@@ -67,7 +67,8 @@ func TestFaultRedissonLostReentryBesideRefresh(t *testing.T) {
 	pttl := locktest.Do(t, r.direct[0], "PTTL", key).(int64)
 	t.Logf("server lease %d ms, outer hold's local lease %v", pttl, time.Until(outer.ExpiresAt()).Round(time.Millisecond))
 
-	assert.True(t, takeover(t, outer, r.b, key), "two holders: the outer hold's Done was open when another client got the lock")
+	assert.True(t, takeover(t, outer, r.b, key),
+		"two holders: the outer hold's Done was open when another client got the lock")
 	_ = outer.Unlock(ctx)
 }
 

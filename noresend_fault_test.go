@@ -40,8 +40,10 @@ func TestFaultGoRedisClientThatResendsIsRefused(t *testing.T) {
 	}{
 		{"client", goredislib.NewClient(&goredislib.Options{Addr: srv.Addr()}), "MaxRetries"},
 		{"ring", goredislib.NewRing(&goredislib.RingOptions{Addrs: map[string]string{"a": srv.Addr()}}), "MaxRetries"},
-		{"cluster, MaxRetries -1 only", goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: []string{srv.Addr()}, MaxRetries: -1}), "MaxRedirects"},
-		{"cluster", goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: []string{srv.Addr()}, MaxRetries: 2, MaxRedirects: -1}), "MaxRetries"},
+		{"cluster, MaxRetries -1 only", goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: []string{srv.Addr()},
+			MaxRetries: -1}), "MaxRedirects"},
+		{"cluster", goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: []string{srv.Addr()}, MaxRetries: 2,
+			MaxRedirects: -1}), "MaxRetries"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer tc.client.Close()
@@ -50,7 +52,8 @@ func TestFaultGoRedisClientThatResendsIsRefused(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.setting)
 			c := goredis.New(tc.client)
 			for name, l := range map[string]lockbridge.Locker{
-				"legacy": legacy.New(c), "modern": modern.New(c), "migrate": migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite)),
+				"legacy": legacy.New(c), "modern": modern.New(c), "migrate": migrate.New(c,
+					migrate.WithPhase(migrate.PhaseDualWrite)),
 			} {
 				_, err := l.TryLock(ctx, "refused:"+name, time.Second)
 				require.ErrorIs(t, err, lockbridge.ErrInvalid, name)
@@ -75,7 +78,8 @@ func TestFaultLostLegacyReleaseReply(t *testing.T) {
 		for _, retries := range []int{0, -1} { // 0: go-redis's default, 3 resends
 			t.Run(mode.String()+"/MaxRetries="+strconv.Itoa(retries), func(t *testing.T) {
 				p := faultproxy.Start(t, srv.Addr())
-				rdb := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: retries, ReadTimeout: 300 * time.Millisecond})
+				rdb := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: retries,
+					ReadTimeout: 300 * time.Millisecond})
 				defer rdb.Close()
 				key := locktest.Key(t, "lock")
 				holder := legacy.New(goredis.New(rdb), legacy.WithMode(mode))
@@ -163,11 +167,12 @@ func TestFaultLostModernReplies(t *testing.T) {
 		fenceable bool
 		acquire   string // the acquire's command: a script, or SET NX PX without fencing
 	}{
-		"modern":             {modern.New(c, modern.WithFencing()), func(k string) string { return k }, true, "EVALSHA"},
-		"modern-unfenced":    {modern.New(c), func(k string) string { return k }, false, "SET"},
-		"migrate-dual-write": {migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())), modernKey, true, "EVALSHA"},
-		"migrate-dual-read":  {migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead)), modernKey, false, "EVALSHA"},
-		"migrate-modern":     {migrate.New(c, migrate.WithPhase(migrate.PhaseModern)), modernKey, false, "SET"},
+		"modern":          {modern.New(c, modern.WithFencing()), func(k string) string { return k }, true, "EVALSHA"},
+		"modern-unfenced": {modern.New(c), func(k string) string { return k }, false, "SET"},
+		"migrate-dual-write": {migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite),
+			migrate.WithModern(modern.WithFencing())), modernKey, true, "EVALSHA"},
+		"migrate-dual-read": {migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead)), modernKey, false, "EVALSHA"},
+		"migrate-modern":    {migrate.New(c, migrate.WithPhase(migrate.PhaseModern)), modernKey, false, "SET"},
 	}
 	for name, tc := range lockers {
 		t.Run(name, func(t *testing.T) {

@@ -37,7 +37,10 @@ func restartKinds() []restartKind {
 	return []restartKind{
 		{name: "legacy", locker: func(c driver.Client) lockbridge.Locker { return legacy.New(c) }, fence: none},
 		{name: "modern", locker: func(c driver.Client) lockbridge.Locker { return modern.New(c) }, fence: none},
-		{name: "modern-fenced", locker: func(c driver.Client) lockbridge.Locker { return modern.New(c, modern.WithFencing()) },
+		{name: "modern-fenced", locker: func(c driver.Client) lockbridge.Locker {
+			return modern.New(c,
+				modern.WithFencing())
+		},
 			fence: func(lk lockbridge.Lock) int64 { return lk.(*modern.Lock).Fence() }},
 		{name: "migrate-dual-write", locker: func(c driver.Client) lockbridge.Locker {
 			return migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite))
@@ -46,8 +49,14 @@ func restartKinds() []restartKind {
 			return migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead))
 		}, fence: none},
 		{name: "redisson", locker: func(c driver.Client) lockbridge.Locker { return redisson.New(c) }, fence: none},
-		{name: "redisson-fair", locker: func(c driver.Client) lockbridge.Locker { return redisson.New(c, redisson.WithFair(time.Second)) }, fence: none},
-		{name: "redisson-fenced", locker: func(c driver.Client) lockbridge.Locker { return redisson.New(c, redisson.WithFencing()) },
+		{name: "redisson-fair", locker: func(c driver.Client) lockbridge.Locker {
+			return redisson.New(c,
+				redisson.WithFair(time.Second))
+		}, fence: none},
+		{name: "redisson-fenced", locker: func(c driver.Client) lockbridge.Locker {
+			return redisson.New(c,
+				redisson.WithFencing())
+		},
 			fence: func(lk lockbridge.Lock) int64 { return lk.(*redisson.Lock).Fence() }},
 	}
 }
@@ -88,7 +97,8 @@ func TestFaultRestartWithPersistenceKeepsTheLock(t *testing.T) {
 // successor gets in — the residual of every lock on one primary — and the
 // holder, on the same server, can neither refresh nor release the
 // successor's lock. It returns the successor's lock.
-func loseAndTakeOver(t *testing.T, lk lockbridge.Lock, b lockbridge.Locker, key string, holderHasServer bool) lockbridge.Lock {
+func loseAndTakeOver(t *testing.T, lk lockbridge.Lock, b lockbridge.Locker, key string,
+	holderHasServer bool) lockbridge.Lock {
 	t.Helper()
 	ctx := context.Background()
 	// A lease far from the holder's: outside legacy's owner window (see

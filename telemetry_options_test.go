@@ -51,7 +51,8 @@ type countingTracer struct {
 	spans *atomic.Int64
 }
 
-func (t countingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+func (t countingTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context,
+	trace.Span) {
 	t.spans.Add(1)
 	return t.Tracer.Start(ctx, name, opts...)
 }
@@ -81,13 +82,15 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 			return modern.New(c, modern.WithMeterProvider(mp), modern.WithTracerProvider(tp))
 		}},
 		{"migrate", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithMeterProvider(mp), migrate.WithTracerProvider(tp))
+			return migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithMeterProvider(mp),
+				migrate.WithTracerProvider(tp))
 		}},
 		{"redisson", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
 			return redisson.New(c, redisson.WithMeterProvider(mp), redisson.WithTracerProvider(tp))
 		}},
 		{"redlock", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return redlock.New([]driver.Client{c, miniClient(t), miniClient(t)}, redlock.WithMeterProvider(mp), redlock.WithTracerProvider(tp))
+			return redlock.New([]driver.Client{c, miniClient(t), miniClient(t)}, redlock.WithMeterProvider(mp),
+				redlock.WithTracerProvider(tp))
 		}},
 	} {
 		t.Run(l.name, func(t *testing.T) {
@@ -105,7 +108,8 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	}
 	t.Run("controller", func(t *testing.T) {
 		var meters atomic.Int64
-		_, err := migrate.NewController(miniClient(t), "telemetry", migrate.WithControllerMeterProvider(countingMeters{n: &meters}))
+		_, err := migrate.NewController(miniClient(t), "telemetry",
+			migrate.WithControllerMeterProvider(countingMeters{n: &meters}))
 		require.NoError(t, err)
 		assert.Positive(t, meters.Load(), "no meter asked for")
 	})

@@ -167,7 +167,8 @@ func BenchmarkHandoff(b *testing.B) {
 			}
 			b.Run(im.ID+"/"+w.String(), func(b *testing.B) {
 				l, _ := locker(b, im, w)
-				cfg := scenario.HandoffConfig{Workers: 8, MaxCycles: b.N, Hold: 100 * time.Microsecond, Stagger: 100 * time.Millisecond}
+				cfg := scenario.HandoffConfig{Workers: 8, MaxCycles: b.N, Hold: 100 * time.Microsecond,
+					Stagger: 100 * time.Millisecond}
 				// A fresh key per run: a Lock cancelled at the end of a run
 				// may leave a lock behind.
 				key := fmt.Sprintf("benchtest:handoff:%s:%s:%d", im.ID, w, runs.Add(1))

@@ -17,7 +17,8 @@ func TestReplyClasses(t *testing.T) {
 		want  *driver.Class
 	}{
 		{"NOPERM this user has no permissions to run the 'evalsha' command", driver.ErrNoPerm},
-		{"ERR The user executing the script can't run this command or subcommand script: 316f, on @user_script:1.", driver.ErrNoPerm},
+		{"ERR The user executing the script can't run this command or subcommand script: 316f, on @user_script:1.",
+			driver.ErrNoPerm},
 		{"WRONGTYPE Operation against a key holding the wrong kind of value", driver.ErrWrongType},
 		{"LOADING Redis is loading the dataset in memory", driver.ErrLoading},
 		{"READONLY You can't write against a read only replica.", driver.ErrReadOnly},

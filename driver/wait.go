@@ -17,5 +17,6 @@ var ErrNoPin = errors.New("driver: this client cannot send WAIT on the connectio
 // fails, WAIT is not sent (acked is 0). When the adapter cannot pin a
 // connection, the error wraps ErrNoPin and nothing is sent.
 type Waiter interface {
-	EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (reply any, acked int64, err error)
+	EvalWait(ctx context.Context, s *Script, keys []string, replicas int, timeout time.Duration, args ...any) (reply any,
+		acked int64, err error)
 }

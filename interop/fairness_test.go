@@ -37,9 +37,11 @@ func fairnessPairs(polite bool) []pair {
 		migOpts = nil
 	}
 	return []pair{
-		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, append(profileRaw, lo...)), javaFlags: poll},
+		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, append(profileRaw, lo...)),
+			javaFlags: poll},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw, migOpts...), javaFlags: poll},
-		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, append(profileRaw, lo...)), javaFlags: poll},
+		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, append(profileRaw, lo...)),
+			javaFlags: poll},
 		{java: javaJedisLock, goes: migrateSide(migrate.PhaseDualWrite, profileRaw, migOpts...), javaFlags: poll},
 		{java: javaIntegration, goes: modernSide("locks:"+lockName, mo...), javaFlags: poll},
 		{java: javaShedLock, goes: modernSide("job-lock:default:"+lockName, mo...), javaFlags: poll},
@@ -86,7 +88,8 @@ func workloads() []workload {
 	think, poll := envDuration("LOCKBRIDGE_INTEROP_THINK"), envDuration("LOCKBRIDGE_INTEROP_GO_POLL")
 	polite := os.Getenv("LOCKBRIDGE_INTEROP_POLITE") != ""
 	if think > 0 || poll > 0 || polite {
-		return []workload{{name: fmt.Sprintf("think %v, go-poll %v, polite %v", think, poll, polite), think: think, goPoll: poll, polite: polite}}
+		return []workload{{name: fmt.Sprintf("think %v, go-poll %v, polite %v", think, poll, polite), think: think,
+			goPoll: poll, polite: polite}}
 	}
 	return []workload{
 		{name: "saturated"},
@@ -138,7 +141,8 @@ func TestInteropFairness(t *testing.T) {
 					shares = append(shares, fmt.Sprintf("%s %d (%.2f)", w, res.perWorker[w], s))
 				}
 				line := fmt.Sprintf("%-20s %-45s %6d acq, java %5.1f%%, overlaps %d, min fair share %.2f: %s",
-					wl.name, p.name(), total, 100*float64(res.javaAcq)/float64(max(total, 1)), res.overlaps, minShare, strings.Join(shares, ", "))
+					wl.name, p.name(), total, 100*float64(res.javaAcq)/float64(max(total, 1)), res.overlaps, minShare,
+					strings.Join(shares, ", "))
 				t.Log(line)
 				report = append(report, line)
 				assert.Zero(t, res.overlaps)

@@ -69,7 +69,8 @@ func modernSide(key string, opts ...modern.Option) goSide {
 }
 
 func spring(locker, client, template string) javaSide {
-	return javaSide{name: locker + "/" + client + "/" + template, flags: javaFlags{"locker": locker, "client": client, "template": template}}
+	return javaSide{name: locker + "/" + client + "/" + template, flags: javaFlags{"locker": locker, "client": client,
+		"template": template}}
 }
 
 var (
@@ -79,8 +80,9 @@ var (
 	javaOpsJedisJDK           = spring("spring-ops", "jedis", "jdk")
 	javaOpsLettuceString      = spring("spring-ops", "lettuce", "string")
 	javaJedisLock             = javaSide{name: "jedis-lock", flags: javaFlags{"locker": "jedis-lock"}}
-	javaIntegration           = javaSide{name: "spring-integration", flags: javaFlags{"locker": "spring-integration", "registry": "locks"}}
-	javaShedLock              = javaSide{name: "shedlock", flags: javaFlags{"locker": "shedlock", "env": "default"}}
+	javaIntegration           = javaSide{name: "spring-integration", flags: javaFlags{"locker": "spring-integration",
+		"registry": "locks"}}
+	javaShedLock = javaSide{name: "shedlock", flags: javaFlags{"locker": "shedlock", "env": "default"}}
 )
 
 // pair is one mixed pair of the exclusion runs.
@@ -147,7 +149,8 @@ type fleet struct {
 
 // pollLock takes the lock by polling: TryLock, then a pause drawn from
 // [poll/2, poll], until it holds or ctx ends.
-func pollLock(ctx context.Context, lk lockbridge.Locker, key string, lease, poll time.Duration) (lockbridge.Lock, error) {
+func pollLock(ctx context.Context, lk lockbridge.Locker, key string, lease,
+	poll time.Duration) (lockbridge.Lock, error) {
 	for {
 		l, err := lk.TryLock(ctx, key, lease)
 		if err == nil || !errors.Is(err, lockbridge.ErrNotObtained) {
@@ -307,7 +310,8 @@ func TestInteropExclusion(t *testing.T) {
 			res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, count: count, lease: 5 * time.Second,
 				hold: 0, goThink: time.Millisecond})
 			t.Logf("%s: %d acquisitions (java %d, go %d), %d overlaps, %v; per worker %v",
-				p.name(), res.javaAcq+res.goAcq, res.javaAcq, res.goAcq, res.overlaps, res.elapsed.Round(time.Millisecond), res.perWorker)
+				p.name(), res.javaAcq+res.goAcq, res.javaAcq, res.goAcq, res.overlaps, res.elapsed.Round(time.Millisecond),
+				res.perWorker)
 			assert.Zero(t, res.overlaps, "overlaps")
 			assert.GreaterOrEqual(t, res.javaAcq+res.goAcq, count)
 			assert.Positive(t, res.javaAcq, "the Java side acquired")

@@ -63,7 +63,8 @@ func guardCounts(t *testing.T, e *env) (javaAcq, goAcq, overlaps int64) {
 // goFleet runs n Go workers, each with its own following Locker, until
 // stop is closed; the Lockers close (leaving the registry) before it
 // returns.
-func goFleet(ctx context.Context, t *testing.T, e *env, ns, prefix string, n int, stop <-chan struct{}) *sync.WaitGroup {
+func goFleet(ctx context.Context, t *testing.T, e *env, ns, prefix string, n int,
+	stop <-chan struct{}) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -136,7 +137,8 @@ func TestInteropJavaMigrates(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	ns := "jfleet"
-	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
+	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second),
+		migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, false)
 	require.NoError(t, err)
@@ -296,7 +298,8 @@ func TestFaultJavaReleaseReplyDropped(t *testing.T) {
 // with a short quiet period and liveness margin for the test.
 func jfleetController(t *testing.T, e *env, ns string) *migrate.Controller {
 	t.Helper()
-	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
+	ctl, err := migrate.NewController(e.lock, ns, migrate.WithQuietPeriod(time.Second),
+		migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(context.Background(), false)
 	require.NoError(t, err)
@@ -389,7 +392,8 @@ func TestInteropJavaStaleFollower(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	j2, g2, o2 := guardCounts(t, e)
-	t.Logf("stale follower: java %d before the cut, %d while cut off, %d after; go %d; overlaps %d", j0, j1-j0, j2-j1, g2, o2)
+	t.Logf("stale follower: java %d before the cut, %d while cut off, %d after; go %d; overlaps %d", j0, j1-j0, j2-j1, g2,
+		o2)
 	assert.Zero(t, o2, "overlaps")
 	assert.Positive(t, j2-j1, "the Java side locks again, at modern")
 	st, err := ctl.Status(ctx)
@@ -461,13 +465,16 @@ func TestInteropJavaPhasePairs(t *testing.T) {
 			if !migrate.Compatible(jp, gp) {
 				continue
 			}
-			p := pair{java: javaSide{name: "lockbridge-java-" + jp.String(), flags: javaFlags{"locker": "lockbridge-migrate", "phase": jp.String()}},
+			p := pair{java: javaSide{name: "lockbridge-java-" + jp.String(), flags: javaFlags{"locker": "lockbridge-migrate",
+				"phase": jp.String()}},
 				goes: migrateSide(gp, profileRaw)}
 			t.Run(p.name(), func(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t)
-				res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, count: count, lease: 5 * time.Second, goThink: time.Millisecond})
-				t.Logf("%s: %d acquisitions (java %d, go %d), %d overlaps, %v", p.name(), res.javaAcq+res.goAcq, res.javaAcq, res.goAcq,
+				res := contend(t, e, p, fleet{javaThreads: 2, goWorkers: 2, count: count, lease: 5 * time.Second,
+					goThink: time.Millisecond})
+				t.Logf("%s: %d acquisitions (java %d, go %d), %d overlaps, %v", p.name(), res.javaAcq+res.goAcq, res.javaAcq,
+					res.goAcq,
 					res.overlaps, res.elapsed.Round(time.Millisecond))
 				assert.Zero(t, res.overlaps, "overlaps")
 				assert.GreaterOrEqual(t, res.javaAcq+res.goAcq, count)

@@ -59,8 +59,9 @@ func TestInteropJavaModern(t *testing.T) {
 
 	t.Run("contend", func(t *testing.T) {
 		const span = 4 * time.Second
-		j := startJava(t, e, javaFlags{"mode": "contend", "locker": "lockbridge-modern", "fencing": "true", "auto-refresh": "true",
-			"name": key, "id": "java", "threads": "2", "lease-ms": "5000", "wait-ms": "1000", "hold-ms": "1",
+		j := startJava(t, e, javaFlags{"mode": "contend", "locker": "lockbridge-modern", "fencing": "true",
+			"auto-refresh": "true",
+			"name":         key, "id": "java", "threads": "2", "lease-ms": "5000", "wait-ms": "1000", "hold-ms": "1",
 			"duration-ms": fmt.Sprint(span.Milliseconds())})
 		var wg sync.WaitGroup
 		end := time.Now().Add(span)
@@ -100,7 +101,8 @@ func TestInteropJavaModern(t *testing.T) {
 		done := j.expect("done", time.Minute)
 		javaAcq, goAcq, overlaps := guardCounts(t, e)
 		checked, regress := e.counter(t, "fence:checked"), e.counter(t, "fence:regress")
-		t.Logf("java %d  go %d  overlaps %d  fences checked %d, not increasing %d (worker: %s)", javaAcq, goAcq, overlaps, checked, regress, done)
+		t.Logf("java %d  go %d  overlaps %d  fences checked %d, not increasing %d (worker: %s)", javaAcq, goAcq, overlaps,
+			checked, regress, done)
 		assert.Zero(t, overlaps, "overlaps")
 		assert.Positive(t, javaAcq, "the Java side acquired")
 		assert.Positive(t, goAcq, "the Go side acquired")
@@ -140,7 +142,8 @@ func TestInteropJavaModern(t *testing.T) {
 		require.Len(t, f, 3, "acquired <ms> fence <n>: %q", rest)
 		javaFence, err := strconv.ParseInt(f[2], 10, 64)
 		require.NoError(t, err)
-		lk := modern.New(e.lock, modern.WithFencing(), modern.WithBackoff(lockbridge.ExponentialBackoff(jmodernSlow, jmodernSlow)))
+		lk := modern.New(e.lock, modern.WithFencing(), modern.WithBackoff(lockbridge.ExponentialBackoff(jmodernSlow,
+			jmodernSlow)))
 		type got struct {
 			l   lockbridge.Lock
 			err error
@@ -162,7 +165,8 @@ func TestInteropJavaModern(t *testing.T) {
 		require.NoError(t, r.err)
 		woke := r.at.Sub(t0)
 		goFence := r.l.(*modern.Lock).Fence()
-		t.Logf("the Go waiter acquired %v after the Java release was asked for; fences java %d, go %d", woke, javaFence, goFence)
+		t.Logf("the Go waiter acquired %v after the Java release was asked for; fences java %d, go %d", woke, javaFence,
+			goFence)
 		assert.Less(t, woke, time.Second, "woken by the Java release's notice, not its 5 s backoff")
 		assert.Greater(t, goFence, javaFence, "fences increase from Java to Go")
 		require.NoError(t, r.l.Unlock(ctx))
@@ -186,7 +190,8 @@ func TestInteropJavaModern(t *testing.T) {
 		j.send("release")
 		j.expect("released", 30*time.Second)
 		var after int64
-		for i := 0; ; i++ { // the Go client's pooled connections died with the server: the first calls may fail before sending
+		// the Go client's pooled connections died with the server: the first calls may fail before sending
+		for i := 0; ; i++ {
 			l, err = lk.TryLock(ctx, key, 10*time.Second)
 			if err == nil || i == 5 {
 				break

@@ -120,7 +120,8 @@ func javaWaiterWokenByGo(ctx context.Context, t *testing.T, e *env, f topoFleet)
 	require.NoError(t, err)
 	goFence := held.(*modern.Lock).Fence()
 	flags := javaFlags{"mode": "once", "locker": "lockbridge-modern", "fencing": "true", "name": lockName,
-		"lease-ms": "10000", "wait-ms": fmt.Sprint(jwakeSlow.Milliseconds()), "backoff-ms": fmt.Sprint(jwakeSlow.Milliseconds())}
+		"lease-ms": "10000", "wait-ms": fmt.Sprint(jwakeSlow.Milliseconds()),
+		"backoff-ms": fmt.Sprint(jwakeSlow.Milliseconds())}
 	for k, v := range f.java {
 		flags[k] = v
 	}
@@ -132,7 +133,8 @@ func javaWaiterWokenByGo(ctx context.Context, t *testing.T, e *env, f topoFleet)
 	rest := j.expect("acquired", jwakeDeadline)
 	woke := time.Since(t0)
 	javaFence := acquiredFence(t, rest)
-	t.Logf("the Java waiter acquired %v after the Go release (backoff %v); fences go %d, java %d", woke.Round(time.Millisecond), jwakeSlow, goFence, javaFence)
+	t.Logf("the Java waiter acquired %v after the Go release (backoff %v); fences go %d, java %d",
+		woke.Round(time.Millisecond), jwakeSlow, goFence, javaFence)
 	j.send("release")
 	j.expect("released", 30*time.Second)
 	return []int64{goFence, javaFence}
@@ -170,7 +172,8 @@ func goWaiterWokenByJava(ctx context.Context, t *testing.T, e *env, f topoFleet)
 	select {
 	case r = <-ch:
 	case <-time.After(jwakeDeadline):
-		t.Fatalf("the Go waiter did not get the lock within %v of the Java release (its backoff: %v)", jwakeDeadline, jwakeSlow)
+		t.Fatalf("the Go waiter did not get the lock within %v of the Java release (its backoff: %v)", jwakeDeadline,
+			jwakeSlow)
 	}
 	require.NoError(t, r.err)
 	goFence := r.l.(*modern.Lock).Fence()
@@ -203,7 +206,8 @@ func runModernTopoFleet(t *testing.T, f topoFleet) {
 	e.guard = goredislib.NewClient(&goredislib.Options{Addr: e.guardSrv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = e.guard.Close() })
 	flags := javaFlags{"mode": "contend", "locker": "lockbridge-modern", "fencing": "true", "auto-refresh": "true",
-		"name": lockName, "id": "java", "threads": "2", "lease-ms": "5000", "wait-ms": "1000", "hold-ms": "1", "duration-ms": "600000"}
+		"name": lockName, "id": "java", "threads": "2", "lease-ms": "5000", "wait-ms": "1000", "hold-ms": "1",
+		"duration-ms": "600000"}
 	for k, v := range f.java {
 		flags[k] = v
 	}
@@ -246,7 +250,8 @@ func runModernTopoFleet(t *testing.T, f topoFleet) {
 			}
 		}
 	}
-	t.Logf("before the failover: java %d, go %d; after: java %d, go %d; overlaps %d; fences checked %d, not increasing %d; "+
+	t.Logf("before the failover: java %d, go %d; after: java %d, go %d; overlaps %d; fences checked %d, not increasing "+
+		"%d; "+
 		"java failed calls %d (%d unknown outcomes), go failed calls %d (worker: %s)",
 		j0, g0, jt-j0, gt-g0, overlaps, checked, regress, failedJava, unknown, goErrs.Load(), done)
 	assert.Zero(t, overlaps, "overlaps")
@@ -262,7 +267,8 @@ func runModernTopoFleet(t *testing.T, f topoFleet) {
 // f.lock until stop is closed: a lock call that fails in the failover is
 // counted, not a test failure; a lock held is always counted in and out of
 // the guard, its fence checked there.
-func modernGoFleet(ctx context.Context, t *testing.T, e *env, f topoFleet, n int, stop <-chan struct{}, errs *atomic.Int64) *sync.WaitGroup {
+func modernGoFleet(ctx context.Context, t *testing.T, e *env, f topoFleet, n int, stop <-chan struct{},
+	errs *atomic.Int64) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)

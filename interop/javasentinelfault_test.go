@@ -36,7 +36,8 @@ func TestFaultJavaSentinelReplacedMasterBack(t *testing.T) {
 	e.guard = goredislib.NewClient(&goredislib.Options{Addr: e.guardSrv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = e.guard.Close() })
 	flags := javaFlags{"mode": "contend", "locker": "lockbridge-modern", "fencing": "true", "auto-refresh": "true",
-		"name": lockName, "id": "java", "threads": "2", "lease-ms": "5000", "wait-ms": "1000", "hold-ms": "1", "duration-ms": "600000"}
+		"name": lockName, "id": "java", "threads": "2", "lease-ms": "5000", "wait-ms": "1000", "hold-ms": "1",
+		"duration-ms": "600000"}
 	for k, v := range f.java {
 		flags[k] = v
 	}
@@ -91,7 +92,8 @@ func TestFaultJavaSentinelReplacedMasterBack(t *testing.T) {
 	wg.Wait()
 	stopped = true
 	jt, gt, overlaps := guardCounts(t, e)
-	t.Logf("after the old primary came back: java %d, go %d acquisitions; overlaps %d; the old primary still a master in %d of 30 looks; go failed calls %d",
+	t.Logf("after the old primary came back: java %d, go %d acquisitions; overlaps %d; the old primary still a master "+
+		"in %d of 30 looks; go failed calls %d",
 		jt-j0, gt-g0, overlaps, stillMaster, goErrs.Load())
 	assert.Positive(t, stillMaster, "the old primary was back as a master for a while (the window under test)")
 	assert.Zero(t, overlaps, "overlaps: two holders, one on each master")

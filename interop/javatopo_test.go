@@ -83,7 +83,8 @@ func sentinelFleet(t *testing.T) topoFleet {
 		r, err := sc.Replicas(ctx, "mymaster").Result()
 		return err == nil && len(r) == 1 && !strings.Contains(fmt.Sprint(r[0]["flags"]), "down")
 	})
-	c := goredislib.NewFailoverClient(&goredislib.FailoverOptions{MasterName: "mymaster", SentinelAddrs: []string{s.Addr()}, MaxRetries: -1})
+	c := goredislib.NewFailoverClient(&goredislib.FailoverOptions{MasterName: "mymaster",
+		SentinelAddrs: []string{s.Addr()}, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	return topoFleet{
 		lock:     goredis.New(c),
@@ -177,7 +178,8 @@ func clusterFleet(t *testing.T) topoFleet {
 // topoGoFleet is goFleet for a topology in failover: a lock call that fails
 // (a connection killed, MOVED, READONLY) is counted, not a test failure; a
 // lock held is always counted in and out of the guard.
-func topoGoFleet(ctx context.Context, t *testing.T, e *env, ns, prefix string, n int, stop <-chan struct{}, errs *atomic.Int64) *sync.WaitGroup {
+func topoGoFleet(ctx context.Context, t *testing.T, e *env, ns, prefix string, n int, stop <-chan struct{},
+	errs *atomic.Int64) *sync.WaitGroup {
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
 		wg.Add(1)
@@ -195,7 +197,8 @@ func topoGoFleet(ctx context.Context, t *testing.T, e *env, ns, prefix string, n
 				l, err := lk.Lock(actx, lockName, jfleetLease)
 				cancel()
 				if err != nil {
-					if !errors.Is(err, lockbridge.ErrNotObtained) && !errors.Is(err, migrate.ErrPhaseUnknown) && !errors.Is(err, context.DeadlineExceeded) {
+					if !errors.Is(err, lockbridge.ErrNotObtained) && !errors.Is(err, migrate.ErrPhaseUnknown) && !errors.Is(err,
+						context.DeadlineExceeded) {
 						errs.Add(1)
 						time.Sleep(50 * time.Millisecond)
 					}
@@ -224,7 +227,8 @@ func runTopoFleet(t *testing.T, f topoFleet) {
 	e.guard = goredislib.NewClient(&goredislib.Options{Addr: guardSrv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = e.guard.Close() })
 	ns := "jtopo"
-	ctl, err := migrate.NewController(f.lock, ns, migrate.WithQuietPeriod(time.Second), migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
+	ctl, err := migrate.NewController(f.lock, ns, migrate.WithQuietPeriod(time.Second),
+		migrate.WithLivenessMargin(500*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, f.force)
 	require.NoError(t, err)
@@ -294,7 +298,8 @@ func runTopoFleet(t *testing.T, f topoFleet) {
 			}
 		}
 	}
-	t.Logf("total: java %d (worker: %s; %d failed calls, %d of them unknown outcomes), go %d (%d failed calls), overlaps %d",
+	t.Logf("total: java %d (worker: %s; %d failed calls, %d of them unknown outcomes), go %d (%d failed calls), "+
+		"overlaps %d",
 		jt, done, failedJava, unknown, gt, goErrs.Load(), ot)
 	assert.Zero(t, ot, "overlaps")
 }

@@ -25,7 +25,8 @@ import (
 )
 
 // installHint is what to run when the JDK or Maven is missing.
-const installHint = "install a JDK and Maven: sudo apt-get install -y openjdk-17-jdk-headless maven (or run ./scripts/setup.sh)"
+const installHint = "install a JDK and Maven: sudo apt-get install -y openjdk-17-jdk-headless maven (or run " +
+	"./scripts/setup.sh)"
 
 // workerJar is the Java worker, built by TestMain.
 var workerJar string
@@ -184,7 +185,8 @@ func startJVM(t *testing.T, jar string, flags javaFlags, extra ...string) *java 
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	j := &java{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64), stderr: &bytes.Buffer{}, done: make(chan struct{})}
+	j := &java{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 64), stderr: &bytes.Buffer{},
+		done: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{mu: &j.mu, w: j.stderr}
 	require.NoError(t, cmd.Start())
 	go func() {

@@ -35,7 +35,8 @@ func TestInteropTemplateScriptArgs(t *testing.T) {
 			proxy := faultproxy.Start(t, e.srv.Addr())
 			rec := &recorder{}
 			proxy.Count(rec.match)
-			j := startJavaAt(t, e, proxy.Addr(), javaFlags{"mode": "script", "name": lockName, "template": c.template, "client": "lettuce", "lease-ms": "60000"})
+			j := startJavaAt(t, e, proxy.Addr(), javaFlags{"mode": "script", "name": lockName, "template": c.template,
+				"client": "lettuce", "lease-ms": "60000"})
 			line := j.next(time.Minute)
 			t.Logf("%s template: %s", c.template, line)
 			var sent []string

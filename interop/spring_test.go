@@ -280,8 +280,9 @@ func TestInteropSpringBootMigrates(t *testing.T) {
 	ctl := jfleetController(t, e, ns)
 	// A phase lease of 2 s (10 intervals, not the default 3): a JVM stalled
 	// on a loaded machine stays live for the controller.
-	props := javaFlags{"lockbridge.namespace": ns, "lockbridge.phase-interval": fmt.Sprint(jfleetInterval.Milliseconds()) + "ms",
-		"lockbridge.phase-lease": "2s", "app.lock-lease": fmt.Sprint(jfleetLease.Milliseconds()) + "ms"}
+	props := javaFlags{"lockbridge.namespace": ns,
+		"lockbridge.phase-interval": fmt.Sprint(jfleetInterval.Milliseconds()) + "ms",
+		"lockbridge.phase-lease":    "2s", "app.lock-lease": fmt.Sprint(jfleetLease.Milliseconds()) + "ms"}
 	var apps []*springApp
 	for _, line := range springLines {
 		apps = append(apps, startSpringApp(t, e, jars[line], line, props))

@@ -25,7 +25,8 @@ type takeoverCase struct {
 
 func takeoverCases() []takeoverCase {
 	return []takeoverCase{
-		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw), profile: profileRaw},
+		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw),
+			profile: profileRaw},
 		{java: javaOpsJedisJDK, goes: legacySide("legacy-atomic-jdk", legacy.ModeAtomic, profileJDK), profile: profileJDK},
 		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, profileRaw), profile: profileRaw},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), profile: profileRaw},
@@ -71,7 +72,8 @@ func TestInteropCrashTakeover(t *testing.T) {
 			ctx := context.Background()
 			t.Run("java-crashes", func(t *testing.T) {
 				e := newEnv(t)
-				flags := javaFlags{"mode": "once", "name": lockName, "lease-ms": strconv.FormatInt(lease.Milliseconds(), 10), "wait-ms": "10000", "poll-ms": "10"}
+				flags := javaFlags{"mode": "once", "name": lockName, "lease-ms": strconv.FormatInt(lease.Milliseconds(), 10),
+					"wait-ms": "10000", "poll-ms": "10"}
 				for k, v := range c.java.flags {
 					flags[k] = v
 				}
@@ -95,7 +97,8 @@ func TestInteropCrashTakeover(t *testing.T) {
 				took := time.Now()
 				if c.profile != nil {
 					p, _ := legacyproto.NewProfile(c.profile...)
-					assert.True(t, p.Expired(javaExpiry, took), "Go took over only after the Java expiry %d (now %d)", javaExpiry, took.UnixMilli())
+					assert.True(t, p.Expired(javaExpiry, took), "Go took over only after the Java expiry %d (now %d)", javaExpiry,
+						took.UnixMilli())
 				}
 				now, err := e.raw.Get(ctx, c.storedKey(t)).Result()
 				require.NoError(t, err)
@@ -113,7 +116,8 @@ func TestInteropCrashTakeover(t *testing.T) {
 				if c.profile != nil {
 					goExpiry = c.expiry(t, e)
 				}
-				flags := javaFlags{"mode": "once", "name": lockName, "lease-ms": strconv.FormatInt(lease.Milliseconds(), 10), "wait-ms": "30000", "poll-ms": "10"}
+				flags := javaFlags{"mode": "once", "name": lockName, "lease-ms": strconv.FormatInt(lease.Milliseconds(), 10),
+					"wait-ms": "30000", "poll-ms": "10"}
 				for k, v := range c.java.flags {
 					flags[k] = v
 				}

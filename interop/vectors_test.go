@@ -88,8 +88,10 @@ const legacyAbout = "Golden vectors of lockbridge's legacy lock (docs/protocol.m
 	"the Go and the Java tests (interop/java) check against it."
 
 const scriptsAbout = "Every Lua script lockbridge sends: its source is the fragments' files, each followed by one " +
-	"newline (0x0a), then the body file, byte for byte; sha1 is the lower-case hex SHA1 of that source, as EVALSHA names it. " +
-	"Paths are relative to the repository root. Generated from the Go code (go test ./interop -run TestVectors -update-vectors)."
+	"newline (0x0a), then the body file, byte for byte; sha1 is the lower-case hex SHA1 of that source, as EVALSHA " +
+	"names it. " +
+	"Paths are relative to the repository root. Generated from the Go code (go test ./interop -run TestVectors " +
+	"-update-vectors)."
 
 // vectorNames are the lock names of the key vectors: ASCII, a hash tag,
 // non-ASCII (2-, 3- and 4-byte UTF-8: modified UTF-8 differs for NUL and
@@ -274,7 +276,9 @@ func checkVectors(t *testing.T, file string, want any) {
 	}
 	got, err := os.ReadFile(p)
 	require.NoError(t, err, "run go test ./interop -run TestVectors -update-vectors")
-	assert.Equal(t, string(b), string(got), "%s differs from what the Go code produces (if the change is meant, run go test ./interop -run TestVectors -update-vectors)", p)
+	assert.Equal(t, string(b), string(got),
+		"%s differs from what the Go code produces (if the change is meant, run go test ./interop -run TestVectors "+
+			"-update-vectors)", p)
 }
 
 // TestVectorsLegacy: testdata/vectors/legacy.json is what the legacy
@@ -331,13 +335,14 @@ func TestVectorsScripts(t *testing.T) {
 		require.NoError(t, ml.Unlock(ctx))
 	})
 	for _, p := range []migrate.Phase{migrate.PhaseDualWrite, migrate.PhaseDualRead} {
-		exercise([]string{"migrate/scripts/acquire.lua", "migrate/scripts/refresh.lua", "migrate/scripts/release.lua"}, func() {
-			l, err := migrate.New(e.lock, migrate.WithPhase(p)).TryLock(ctx, fmt.Sprintf("v-migrate-%v", p), time.Second)
-			require.NoError(t, err)
-			require.NoError(t, l.(interface {
-				Refresh(context.Context, time.Duration) error
-			}).Refresh(ctx, time.Second))
-			require.NoError(t, l.Unlock(ctx))
-		})
+		exercise([]string{"migrate/scripts/acquire.lua", "migrate/scripts/refresh.lua", "migrate/scripts/release.lua"},
+			func() {
+				l, err := migrate.New(e.lock, migrate.WithPhase(p)).TryLock(ctx, fmt.Sprintf("v-migrate-%v", p), time.Second)
+				require.NoError(t, err)
+				require.NoError(t, l.(interface {
+					Refresh(context.Context, time.Duration) error
+				}).Refresh(ctx, time.Second))
+				require.NoError(t, l.Unlock(ctx))
+			})
 	}
 }

@@ -59,7 +59,8 @@ func TestInteropOwnerWindow(t *testing.T) {
 				proxy.Delay(300 * time.Millisecond) // this GETSET and what follows
 				return true
 			})
-			flags := javaFlags{"mode": "once", "name": lockName, "lease-ms": strconv.FormatInt(lease.Milliseconds(), 10), "wait-ms": "60000", "poll-ms": "100"}
+			flags := javaFlags{"mode": "once", "name": lockName, "lease-ms": strconv.FormatInt(lease.Milliseconds(), 10),
+				"wait-ms": "60000", "poll-ms": "100"}
 			for k, v := range js.flags {
 				flags[k] = v
 			}

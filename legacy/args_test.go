@@ -45,7 +45,8 @@ func TestFaultScriptArgumentsStrict(t *testing.T) {
 		key := locktest.Key(t, "k")
 		locktest.Set(t, tg.Client, key, ms(w))
 		good := []string{"decimal", "ms", ms(w), "10000", ms(now), "2000"}
-		r := locktest.StrictArgs(t, tg.Client, legacy.ReleaseScript, []string{key}, good, locktest.BadOwnerArgs(0), []string{key})
+		r := locktest.StrictArgs(t, tg.Client, legacy.ReleaseScript, []string{key}, good, locktest.BadOwnerArgs(0),
+			[]string{key})
 		assert.Equal(t, int64(1), r, "the good arguments release")
 		_, ok := locktest.Get(t, tg.Client, key)
 		assert.False(t, ok)
@@ -55,9 +56,10 @@ func TestFaultScriptArgumentsStrict(t *testing.T) {
 		key := locktest.Key(t, "k")
 		locktest.Set(t, tg.Client, key, ms(w))
 		good := []string{"decimal", "ms", ms(w), "10000", ms(now), "2000", ms(w + 5000), "60000"}
-		r := locktest.StrictArgs(t, tg.Client, legacy.RefreshScript, []string{key}, good, merge(locktest.BadOwnerArgs(0), map[int][]string{
-			6: locktest.BadDecimalValues, 7: append([]string{"-1"}, locktest.BadInts...),
-		}), []string{key})
+		r := locktest.StrictArgs(t, tg.Client, legacy.RefreshScript, []string{key}, good, merge(locktest.BadOwnerArgs(0),
+			map[int][]string{
+				6: locktest.BadDecimalValues, 7: append([]string{"-1"}, locktest.BadInts...),
+			}), []string{key})
 		assert.Equal(t, int64(1), r, "the good arguments refresh")
 		stored, _ := locktest.Get(t, tg.Client, key)
 		assert.Equal(t, ms(w+5000), stored)

@@ -34,8 +34,9 @@ func (l *Locker) acquireAtomic(ctx context.Context, key, ekey string, ttl time.D
 			return l.newLock(key, ekey, w, value, ttl, start, now), 0, nil
 		}
 	}
-	r, err := l.c.Eval(ctx, acquireScript, []string{ekey},
-		value, p.CodecID(), strconv.FormatInt(p.Cutoff(now), 10), l.safetyArg())
+	args := acquireArgs{key: ekey, value: value, codec: p.CodecID(), cutoff: strconv.FormatInt(p.Cutoff(now), 10),
+		safety: l.safetyArg()}
+	r, err := l.c.Eval(ctx, acquireScript, args.keys(), args.argv()...)
 	if driver.Permitted(err) {
 		l.scripted.Store(true)
 	}
@@ -116,19 +117,19 @@ func parseAcquire(r any) (a acquireReply, ok bool) {
 	return a, true
 }
 
-// ownerArgs returns the owner-window arguments of our expiry
-// (legacyproto.Profile.OwnerArgs) followed by extra, in lk.args (the caller
-// holds lk.op, and clears them once the script has run).
-func (lk *Lock) ownerArgs(extra ...any) []any {
+// window returns the owner window of our expiry (legacyproto.Profile.OwnerArgs),
+// reading the profile's clock now.
+func (lk *Lock) window() legacyproto.OwnerWindow {
 	w, value, lease := lk.state()
 	locker := lk.locker
-	args := locker.owner.Append(lk.args[:0], locker.profile, locker.profile.WDecimal(w, value), locker.leaseArg(lease))
-	return append(args, extra...)
+	return locker.owner.Window(locker.profile, locker.profile.WDecimal(w, value), locker.leaseArg(lease))
 }
 
-// releaseAtomic runs release.lua; it returns legacy_owner's code.
+// releaseAtomic runs release.lua; it returns legacy_owner's code. Its
+// arguments go in lk.args (the caller holds lk.op), cleared once it ran.
 func (lk *Lock) releaseAtomic(ctx context.Context) (int64, error) {
-	r, err := lk.locker.c.Eval(ctx, releaseScript, lk.keys[:], lk.ownerArgs()...)
+	a := releaseArgs{key: &lk.keys, window: lk.window()}
+	r, err := lk.locker.c.Eval(ctx, releaseScript, a.keys(), a.argv(lk.args[:0])...)
 	clear(lk.args[:])
 	if err != nil {
 		return 0, redisErr("unlock", lk.key, err)
@@ -141,9 +142,11 @@ func (lk *Lock) releaseAtomic(ctx context.Context) (int64, error) {
 }
 
 // refreshAtomic runs refresh.lua to write the new expiry nw as nvalue; it
-// returns legacy_owner's code.
+// returns legacy_owner's code. Its arguments go in lk.args, as
+// releaseAtomic's.
 func (lk *Lock) refreshAtomic(ctx context.Context, nvalue string) (int64, error) {
-	r, err := lk.locker.c.Eval(ctx, refreshScript, lk.keys[:], lk.ownerArgs(nvalue, lk.locker.safetyArg())...)
+	a := refreshArgs{key: &lk.keys, window: lk.window(), value: nvalue, safety: lk.locker.safetyArg()}
+	r, err := lk.locker.c.Eval(ctx, refreshScript, a.keys(), a.argv(lk.args[:0])...)
 	clear(lk.args[:])
 	if err != nil {
 		return 0, redisErr("refresh", lk.key, err)

@@ -71,7 +71,8 @@ func TestValueCodecGoldenBytes(t *testing.T) {
 
 func TestValueCodecRoundTrips(t *testing.T) {
 	for _, c := range legacy.ValueCodecs() {
-		for _, v := range []int64{0, 1, -1, 1700000000001, 1700000061, math.MaxInt64, math.MinInt64, 1 << 53, -(1 << 53) - 1} {
+		for _, v := range []int64{0, 1, -1, 1700000000001, 1700000061, math.MaxInt64, math.MinInt64, 1 << 53,
+			-(1 << 53) - 1} {
 			got, err := c.Decode(c.Encode(v))
 			require.NoError(t, err, "%v %d", c, v)
 			assert.Equal(t, v, got, "%v", c)
@@ -182,7 +183,8 @@ func TestProfileArithmetic(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, legacyproto.Profile{}, p, "the zero Profile is the default")
 	assert.Equal(t, int64(1700000000001), p.Expiry(now, time.Second), "now + lease + 1, in ms")
-	assert.Equal(t, int64(1700000000001), p.Expiry(now, time.Second+999*time.Microsecond), "the lease is truncated to whole ms")
+	assert.Equal(t, int64(1700000000001), p.Expiry(now, time.Second+999*time.Microsecond),
+		"the lease is truncated to whole ms")
 	assert.Equal(t, "ms", p.UnitID())
 	assert.Equal(t, "decimal", p.CodecID())
 	assert.Equal(t, time.Millisecond, p.Unit())
@@ -252,14 +254,16 @@ func TestProfileArithmetic(t *testing.T) {
 	assert.Equal(t, legacy.DefaultServerClockMargin, p.ServerClockMargin())
 	assert.Equal(t, int64(42_000), p.Cutoff(time.Unix(42, 0)), "no margin: the Java rule")
 	assert.Equal(t, []any{"decimal", "ms", "43000", "500", "42000", "2000"}, p.OwnerArgs(43000, 500*time.Millisecond))
-	p, err = legacyproto.NewProfile(legacy.WithSkewMargin(1500*time.Microsecond), legacy.WithServerClockMargin(10*time.Microsecond))
+	p, err = legacyproto.NewProfile(legacy.WithSkewMargin(1500*time.Microsecond),
+		legacy.WithServerClockMargin(10*time.Microsecond))
 	require.NoError(t, err)
 	assert.Equal(t, int64(1700000000000-2), p.Cutoff(nowMs), "1.5 ms rounds up to 2")
 	assert.True(t, p.Expired(1699999999997, nowMs))
 	assert.False(t, p.Expired(1699999999998, nowMs))
 	assert.Equal(t, 700*time.Microsecond, p.Remaining(1699999999998, nowMs), "live until now − 2 ms passes it")
 	assert.Equal(t, "1", p.OwnerArgs(0, time.Millisecond)[5], "10 µs rounds up to 1 ms")
-	p, err = legacyproto.NewProfile(legacy.WithUnit(time.Second), legacy.WithSkewMargin(time.Millisecond), legacy.WithServerClockMargin(0))
+	p, err = legacyproto.NewProfile(legacy.WithUnit(time.Second), legacy.WithSkewMargin(time.Millisecond),
+		legacy.WithServerClockMargin(0))
 	require.NoError(t, err)
 	assert.Equal(t, int64(1700000000-1), p.Cutoff(nowMs), "1 ms rounds up to one second")
 	assert.Equal(t, time.Duration(0), p.ServerClockMargin())

@@ -167,7 +167,8 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			held := now.Add(-100 * time.Millisecond).UnixMilli()
 			locktest.Set(t, tg.Client, key, strconv.FormatInt(held, 10))
 
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)), legacy.WithSkewMargin(500*time.Millisecond))
+			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)),
+				legacy.WithSkewMargin(500*time.Millisecond))
 			l, left, err := attempt(ctx, lk, key, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.Nil(t, l)
@@ -176,7 +177,8 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			assert.Equal(t, strconv.FormatInt(held, 10), stored, "the value is left alone")
 
 			// Outside the margin: taken over.
-			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)), legacy.WithSkewMargin(50*time.Millisecond))
+			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)),
+				legacy.WithSkewMargin(50*time.Millisecond))
 			got, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			stored, _ = locktest.Get(t, tg.Client, key)

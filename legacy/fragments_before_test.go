@@ -342,8 +342,10 @@ end
 return out
 `
 	exports := []string{"legacy_owner", "legacy_owner_args"}
-	src := luaBlock("new", exports, currentFrag(t, "args.lua"), currentFrag(t, "legacy_decode.lua"), currentFrag(t, "legacy_args.lua"), currentFrag(t, "legacy_now.lua"), currentFrag(t, "legacy_owner.lua")) +
-		luaBlock("old", exports, beforeFrag(t, "args.lua"), beforeFrag(t, "legacy_decode.lua"), beforeFrag(t, "legacy_args.lua"), beforeFrag(t, "legacy_now.lua"), beforeFrag(t, "legacy_owner.lua")) + body
+	src := luaBlock("new", exports, currentFrag(t, "args.lua"), currentFrag(t, "legacy_decode.lua"), currentFrag(t,
+		"legacy_args.lua"), currentFrag(t, "legacy_now.lua"), currentFrag(t, "legacy_owner.lua")) +
+		luaBlock("old", exports, beforeFrag(t, "args.lua"), beforeFrag(t, "legacy_decode.lua"), beforeFrag(t,
+			"legacy_args.lua"), beforeFrag(t, "legacy_now.lua"), beforeFrag(t, "legacy_owner.lua")) + body
 	script := driver.NewScript("test/owner.lua", src)
 	rng := rand.New(rand.NewSource(2019))
 	codecs := legacy.ValueCodecs()
@@ -358,7 +360,8 @@ return out
 			base = srv / 1000
 		}
 		lease := pick(1, 2, 3, 7, 1000, 60000, 30, 1<<53)
-		w := pick(base+60000, base-1000, base-120000, base+1, base, 0, -5, 1, 1<<53, -(1 << 53), base+lease, base-lease, rng.Int63n(1<<53))
+		w := pick(base+60000, base-1000, base-120000, base+1, base, 0, -5, 1, 1<<53, -(1 << 53), base+lease, base-lease,
+			rng.Int63n(1<<53))
 		now := pick(w-1, w, w+1, base, base-1, w-lease, w+lease)
 		margin := pick(0, 1, 2000, 1<<53, 120000)
 		c := codecs[rng.Intn(len(codecs))]

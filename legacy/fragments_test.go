@@ -114,7 +114,8 @@ func TestDecodersAgree(t *testing.T) {
 // refresh are built on (and that migrate reuses), on their own.
 func TestOwnerFragments(t *testing.T) {
 	t.Parallel()
-	script := testScript(t, "owner.lua", "args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua", "legacy_expired.lua", "legacy_owner.lua")
+	script := testScript(t, "owner.lua", "args.lua", "legacy_decode.lua", "legacy_args.lua", "legacy_now.lua",
+		"legacy_expired.lua", "legacy_owner.lua")
 	tg := locktest.Single(t)[1]
 	ctx := locktest.Ctx(t)
 	type in struct {
@@ -177,11 +178,13 @@ func TestOwnerFragments(t *testing.T) {
 		// The server's clock ahead of ours within the margin: no refusal.
 		{"server ahead within the margin", in{fmt.Sprint(srv - 1000), dec, "ms", srv - 1000, lease, srv - 1001, 2000, 0}, 1},
 		// Beyond the margin the server refuses: the script ran late.
-		{"server past W + margin", in{fmt.Sprint(srv - 120_000), dec, "ms", srv - 120_000, lease, srv - 120_001, 2000, 0}, -3},
+		{"server past W + margin", in{fmt.Sprint(srv - 120_000), dec, "ms", srv - 120_000, lease, srv - 120_001, 2000, 0},
+			-3},
 		{"margin 0", in{fmt.Sprint(srv - 1000), dec, "ms", srv - 1000, lease, srv - 1001, 0, 0}, -3},
 		{"seconds", in{fmt.Sprint(w / 1000), dec, "s", w / 1000, lease / 1000, srv / 1000, 2000, 0}, 1},
 		{"seconds, our now reached W", in{fmt.Sprint(w / 1000), dec, "s", w / 1000, lease / 1000, w / 1000, 2000, 0}, -2},
-		{"seconds, server past W + margin", in{fmt.Sprint(srv/1000 - 120), dec, "s", srv/1000 - 120, lease / 1000, srv/1000 - 121, 2000, 0}, -3},
+		{"seconds, server past W + margin", in{fmt.Sprint(srv/1000 - 120), dec, "s", srv/1000 - 120, lease / 1000,
+			srv/1000 - 121, 2000, 0}, -3},
 	} {
 		code, _, _ := run(tc.in)
 		assert.Equal(t, tc.want, code, tc.name)

@@ -102,7 +102,8 @@ func (s *spy) Do(ctx context.Context, args ...any) (any, error) {
 
 // attempt is one TryLock, with the *legacy.Lock and, when a live value
 // holds the lock, how long its holder has left (0 when unknown).
-func attempt(ctx context.Context, lk *legacy.Locker, key string, ttl time.Duration) (*legacy.Lock, time.Duration, error) {
+func attempt(ctx context.Context, lk *legacy.Locker, key string,
+	ttl time.Duration) (*legacy.Lock, time.Duration, error) {
 	l, err := lk.TryLock(ctx, key, ttl)
 	if err != nil {
 		var no *legacy.NotObtainedError

@@ -119,12 +119,14 @@ func testTakeoverExpiredNotLive(t *testing.T, tg locktest.Target) {
 			t.Run(mode.String()+"/"+codec.String(), func(t *testing.T) {
 				ctx := locktest.Ctx(t)
 				key := locktest.Key(t, "k")
-				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithClock(locktest.At(time.UnixMilli(now))))
+				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec),
+					legacy.WithClock(locktest.At(time.UnixMilli(now))))
 				for _, live := range []int64{now, now + 1, now + 60_000} {
 					locktest.Set(t, tg.Client, key, codec.Encode(live))
 					_, err := lk.TryLock(ctx, key, time.Second)
 					require.ErrorIs(t, err, lockbridge.ErrNotObtained, "live %d at %d", live, now)
-					assert.Contains(t, err.Error(), fmt.Sprintf("held until %s (%d)", time.UnixMilli(live).UTC().Format(time.RFC3339Nano), live))
+					assert.Contains(t, err.Error(), fmt.Sprintf("held until %s (%d)",
+						time.UnixMilli(live).UTC().Format(time.RFC3339Nano), live))
 					v, _ := locktest.Get(t, tg.Client, key)
 					assert.Equal(t, codec.Encode(live), v, "a live value is never overwritten")
 				}
@@ -181,7 +183,8 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 			// was on the wire, an unknown outcome: never a guess.
 			assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, lockbridge.ErrUnknownOutcome), "%v", err)
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
-			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.NoRetry())).Lock(ctx, key, time.Second)
+			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.NoRetry())).Lock(ctx, key,
+				time.Second)
 			assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.ErrorAs(t, err, new(*legacy.ForeignValueError))
 
@@ -200,7 +203,8 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 
 			// Under a binary codec, a decimal is foreign.
 			locktest.Set(t, tg.Client, key, "1")
-			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaLong)).TryLock(ctx, key, time.Second)
+			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaLong)).TryLock(ctx, key,
+				time.Second)
 			require.ErrorAs(t, err, new(*legacy.ForeignValueError))
 			stored, _ = locktest.Get(t, tg.Client, key)
 			assert.Equal(t, "1", stored)
@@ -267,7 +271,8 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 				t.Run(fmt.Sprintf("%v/%v/%v", mode, codec, kc), func(t *testing.T) {
 					ctx := locktest.Ctx(t)
 					name := locktest.Key(t, "lock:order")
-					lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithKeyCodec(kc), legacy.WithClock(locktest.At(now)))
+					lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithKeyCodec(kc),
+						legacy.WithClock(locktest.At(now)))
 					l, err := lk.TryLock(ctx, name, time.Second)
 					require.NoError(t, err)
 					assert.Equal(t, "1700000000001", l.Token())
@@ -297,9 +302,11 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 		want string
 	}{
 		{[]legacy.Option{legacy.WithUnit(time.Second)}, time.Unix(1700000000, 500e6), time.Minute, "1700000061"},
-		{[]legacy.Option{legacy.WithUnit(time.Second), legacy.WithPlusOne(false)}, time.Unix(1700000000, 0), time.Minute, "1700000060"},
+		{[]legacy.Option{legacy.WithUnit(time.Second), legacy.WithPlusOne(false)}, time.Unix(1700000000, 0), time.Minute,
+			"1700000060"},
 		{[]legacy.Option{legacy.WithPlusOne(false)}, time.UnixMilli(1699999999000), time.Second, "1700000000000"},
-		{[]legacy.Option{legacy.WithUnit(time.Second), legacy.WithValueCodec(legacy.ValueJavaLong)}, time.Unix(1700000000, 0), time.Minute,
+		{[]legacy.Option{legacy.WithUnit(time.Second), legacy.WithValueCodec(legacy.ValueJavaLong)}, time.Unix(1700000000, 0),
+			time.Minute,
 			unhex(t, hexJavaLong[:len(hexJavaLong)-len("00 00 01 8b cf e5 68 01")]+"00 00 00 00 65 53 f1 3d")},
 	} {
 		for _, mode := range modes {
@@ -439,7 +446,8 @@ func testLockWaitsForExpiry(t *testing.T, tg locktest.Target) {
 				require.NoError(t, err)
 				w := holder.(*legacy.Lock).Expiry()
 				// The holder crashes: it never unlocks.
-				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.LinearBackoff(time.Hour, time.Hour)))
+				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.LinearBackoff(time.Hour,
+					time.Hour)))
 				l, err := lk.Lock(ctx, key, time.Minute)
 				require.NoError(t, err)
 				assert.Greater(t, time.Now().UnixMilli(), w, "taken over only once the holder's lease ended")
@@ -505,7 +513,8 @@ func testRoundTrips(t *testing.T, tg locktest.Target) {
 	locktest.Set(t, tg.Client, key, "1")
 	l, err = atomic.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"SETNX", "EVAL legacy/scripts/acquire.lua"}, s.Commands(), "an expired takeover: two round trips")
+	assert.Equal(t, []string{"SETNX", "EVAL legacy/scripts/acquire.lua"}, s.Commands(),
+		"an expired takeover: two round trips")
 	require.NoError(t, l.Refresh(ctx, time.Minute))
 	assert.Equal(t, []string{"EVAL legacy/scripts/refresh.lua"}, s.Commands())
 	require.NoError(t, l.Unlock(ctx))

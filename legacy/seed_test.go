@@ -37,7 +37,8 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 			lk := legacy.New(tg.Client, legacy.WithMode(mode))
 			// Seen from a clock a minute back (so that no stall of the test
 			// can make it expire), the seed's lock is live.
-			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx, key, time.Minute)
+			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
+				key, time.Minute)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the seed's lock is live")
 			l, err := lk.Lock(ctx, key, time.Minute)
 			require.NoError(t, err)
@@ -100,7 +101,8 @@ func testSeedPhantom(t *testing.T, tg locktest.Target) {
 	assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, key))
 
 	for _, mode := range modes {
-		_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx, key, time.Minute)
+		_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
+			key, time.Minute)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the phantom looks live until it expires")
 	}
 	l, err := legacy.New(tg.Client).Lock(ctx, key, time.Minute)

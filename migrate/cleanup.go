@@ -86,7 +86,7 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 	}
 	if dryRun {
 		for _, m := range st.Members {
-			if m.Protocol == ProtocolVersion && m.Invalid == nil && !m.Live {
+			if m.Protocol >= 2 && m.Invalid == nil && !m.Live {
 				out.Forgotten = append(out.Forgotten, m.ID)
 			}
 		}

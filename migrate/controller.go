@@ -42,8 +42,8 @@ const DefaultLivenessMargin = 5 * time.Second
 
 // DefaultInitSilence is how long Init waits, by default, for a namespace
 // without a trace to stay so: a fleet on the default phase interval (a
-// phase lease of 6 s) with the default liveness margin (5 s) and leases up
-// to 1m49s. See WithInitSilence.
+// phase lease of 24 s) with the default liveness margin (5 s) and leases up
+// to 1m31s. See WithInitSilence.
 const DefaultInitSilence = 2 * time.Minute
 
 // Controller moves a namespace's fleet through the phases one step at a
@@ -248,9 +248,9 @@ type Status struct {
 	// PhaseProblem then says why and what to do.
 	Phase        Phase
 	PhaseProblem *PhaseUnknownError
-	// Protocol is the namespace's format: 2, 1 for a namespace with a
-	// phase but without the namespace hash (set by the first release), 0
-	// when neither exists.
+	// Protocol is the namespace's format: 3 (or 2 when last set by the
+	// previous release), 1 for a namespace with a phase but without the
+	// namespace hash (set by the first release), 0 when neither exists.
 	Protocol int
 	// Highest is the highest phase the namespace ever reached (0 unknown).
 	Highest Phase
@@ -367,14 +367,14 @@ func (c *Controller) judge(sn snapshot) Status {
 	newest := int64(-1)
 	if base < 0 {
 		for _, cl := range sn.clients {
-			if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 && cl.Live {
+			if cl.Protocol >= 2 && cl.Invalid == nil && cl.Instance != 0 && cl.Live {
 				newest = max(newest, cl.Gen)
 			}
 		}
 	}
 	for _, cl := range sn.clients {
 		ran = ran || cl.trace()
-		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
+		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Instance != 0 {
 			switch {
 			case !cl.Live:
 				dead = max(dead, cl.Phase)
@@ -437,7 +437,7 @@ func (c *Controller) judge(sn snapshot) Status {
 		for _, b := range c.clientBlockers(cl, st.Phase, 0) {
 			block(b)
 		}
-		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Live {
+		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Live {
 			st.Live[cl.Phase]++
 		}
 	}
@@ -487,9 +487,16 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback Phase) []Blocker {
 		return []Blocker{{Kind: BlockInvalidEntry, Member: cl.ID, Field: field,
 			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}}
 	}
-	if cl.Protocol != ProtocolVersion {
+	if cl.Protocol == 1 {
 		return []Blocker{{Kind: BlockOldProtocol, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}}
+	}
+	if cl.Protocol != ProtocolVersion {
+		if !cl.Live {
+			return nil
+		}
+		return []Blocker{{Kind: BlockOldProtocol, Member: cl.ID, Phase: cl.Phase,
+			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d (an older lockbridge), which this controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", who, cl.Phase, cl.Protocol)}}
 	}
 	if !cl.Live {
 		return nil
@@ -630,6 +637,9 @@ func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, f
 	if err := c.s.setPhase(ctx, seen, step.To, how, minGen, keep); err != nil {
 		return step, err
 	}
+	if err := c.s.notify(ctx, step.To); err != nil {
+		log.WarnContext(ctx, "lockbridge: migrate: a phase notice failed (followers read the phase at their next heartbeat)", "lockbridge.migrate.namespace", ns, "error", err)
+	}
 	c.tel.Stepped(ctx, ns, from, to)
 	lvl := slog.LevelInfo
 	if len(step.Overridden) > 0 {
@@ -684,7 +694,7 @@ func (c *Controller) repairPlan(sn snapshot, st Status, to Phase) (blockers []Bl
 	}
 	instances := map[int64]bool{}
 	for _, cl := range sn.clients {
-		if cl.Protocol == ProtocolVersion && cl.Invalid == nil && cl.Instance != 0 {
+		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Instance != 0 {
 			instances[cl.Instance] = true
 			minGen = max(minGen, cl.Gen+1)
 		}

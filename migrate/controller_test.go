@@ -33,15 +33,16 @@ func backdate(t *testing.T, s store, d time.Duration) {
 	require.NoError(t, err)
 }
 
-// beat writes a registry entry of protocol 2 for id, with hold.
+// beat writes a registry entry of protocol 3 for id, with hold (its seq
+// the time in µs: growing).
 func beat(t *testing.T, s store, id string, p Phase, hold time.Duration, held ...Phase) {
 	t.Helper()
-	e := entry{V: ProtocolVersion, ID: id, Phase: p.String(), Host: "h", PID: 7, Instance: 1, Gen: 1}
+	e := entry{V: ProtocolVersion, Seq: time.Now().UnixMicro(), ID: id, Phase: p.String(), Host: "h", PID: 7, Instance: 1, Gen: 1}
 	if len(held) == 2 {
 		ms := int64(1000)
 		e.HeldOldest, e.HeldNewest, e.HeldMS = held[0].String(), held[1].String(), &ms
 	}
-	_, err := s.heartbeat(context.Background(), e, hold)
+	_, err := s.heartbeat(context.Background(), e, hold, false)
 	require.NoError(t, err)
 }
 

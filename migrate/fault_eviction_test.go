@@ -142,10 +142,21 @@ func TestFaultStepRefusedWhileEvidenceHasATTL(t *testing.T) {
 // phase and the registry hot. Eviction takes the sighting; the controller
 // must still refuse the step to dual-read, which would let the Java locker
 // and a dual-read follower hold one lock at once.
+//
+// Which key LRU eviction takes is sampled: when it takes the phase key as
+// well, the round shows nothing about the sighting and is run again.
 func TestFaultEvictedSightingDoesNotLetTheControllerStep(t *testing.T) {
 	tg := locktest.Single(t)[0]
+	for round := 1; !evictedSightingRound(t, tg, fmt.Sprintf("%s-%d", t.Name(), round)); round++ {
+		require.Less(t, round, 3, "eviction took the phase key with the sighting in every round")
+	}
+}
+
+// evictedSightingRound runs the scenario in namespace ns; false when
+// eviction took the phase key too (the controller can then read no phase,
+// which is refused elsewhere).
+func evictedSightingRound(t *testing.T, tg locktest.Target, ns string) bool {
 	ctx := context.Background()
-	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithQuietPeriod(time.Minute))
 	walk(t, ctl, PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour)
@@ -174,13 +185,15 @@ func TestFaultEvictedSightingDoesNotLetTheControllerStep(t *testing.T) {
 		// machine the follower's reads may lag the fill.
 		locktest.Do(t, tg.Client, "GET", ctl.s.k.phase)
 		locktest.Do(t, tg.Client, "HGETALL", ctl.s.k.meta)
-		locktest.Do(t, tg.Client, "SET", fmt.Sprintf("filler:%d", i), filler)
+		locktest.Do(t, tg.Client, "SET", fmt.Sprintf("filler:%s:%d", ns, i), filler)
 		n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.sighting).(int64)
 		evicted = n == 0
 	}
 	require.True(t, evicted, "eviction took the sighting (else this test shows nothing)")
-	n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.phase).(int64)
-	require.Equal(t, int64(1), n, "the phase key survived: the controller can read a phase")
+	if n, _ := locktest.Do(t, tg.Client, "EXISTS", ctl.s.k.phase).(int64); n != 1 {
+		t.Logf("%s: eviction took the phase key too", ns)
+		return false
+	}
 
 	_, err = ctl.Advance(ctx, false)
 	evictionBlocked(t, err)
@@ -190,6 +203,7 @@ func TestFaultEvictedSightingDoesNotLetTheControllerStep(t *testing.T) {
 	} else {
 		assert.True(t, errors.Is(err, ErrPhaseUnknown), "%v", err)
 	}
+	return true
 }
 
 func memoryUsed(t *testing.T, c driver.Client) int64 {

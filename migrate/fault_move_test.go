@@ -116,10 +116,10 @@ func (p *pauseOnce) waitHeld(t *testing.T, what string) {
 // follower's report after it moved to p.
 func reportOf(p Phase) func(s *driver.Script, args []any) bool {
 	return func(s *driver.Script, args []any) bool {
-		if s != heartbeatScript || len(args) < 2 {
+		if s != heartbeatScript || len(args) < 4 {
 			return false
 		}
-		e, _ := args[1].(string)
+		e, _ := args[3].(string)
 		return strings.Contains(e, `"phase":"`+p.String()+`"`) && !strings.Contains(e, `"next"`)
 	}
 }

@@ -574,7 +574,7 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 	ctx := context.Background()
 	k, err := newNSKeys(t.Name())
 	require.NoError(t, err)
-	good := `{"v":2,"id":"a","phase":"legacy","host":"h","pid":1,"ns_init":0,"gen":0}`
+	good := `{"v":3,"seq":1,"id":"a","phase":"legacy","host":"h","pid":1,"ns_init":0,"gen":0}`
 	hb := []string{k.phase, k.meta, k.clients, k.expiry, k.seen}
 	ps := []string{k.phase, k.channel, k.since, k.meta, k.mark, k.pending, k.clients, k.sighting, k.fleet}
 	for name, tc := range map[string]struct {
@@ -582,13 +582,16 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 		keys []string
 		args []any
 	}{
-		"heartbeat hold with a space":   {heartbeatScript, hb, []any{"a", good, "1000 "}},
-		"heartbeat hold quoted":         {heartbeatScript, hb, []any{"a", good, `"1000"`}},
-		"heartbeat hold zero":           {heartbeatScript, hb, []any{"a", good, "0"}},
-		"heartbeat empty id":            {heartbeatScript, hb, []any{"", good, "1000"}},
-		"heartbeat v as a string":       {heartbeatScript, hb, []any{"a", `{"v":"2","id":"a","phase":"legacy"}`, "1000"}},
-		"heartbeat id differs":          {heartbeatScript, hb, []any{"b", good, "1000"}},
-		"heartbeat not JSON":            {heartbeatScript, hb, []any{"a", "v=2", "1000"}},
+		"heartbeat hold with a space":   {heartbeatScript, hb, []any{"a", "1", "1000 ", good}},
+		"heartbeat hold quoted":         {heartbeatScript, hb, []any{"a", "1", `"1000"`, good}},
+		"heartbeat hold zero":           {heartbeatScript, hb, []any{"a", "1", "0", good}},
+		"heartbeat empty id":            {heartbeatScript, hb, []any{"", "1", "1000", good}},
+		"heartbeat seq zero":            {heartbeatScript, hb, []any{"a", "0", "1000", good}},
+		"heartbeat seq differs":         {heartbeatScript, hb, []any{"a", "2", "1000", good}},
+		"heartbeat protocol 2 entry":    {heartbeatScript, hb, []any{"a", "1", "1000", `{"v":2,"seq":1,"id":"a","phase":"legacy"}`}},
+		"heartbeat v as a string":       {heartbeatScript, hb, []any{"a", "1", "1000", `{"v":"3","seq":1,"id":"a","phase":"legacy"}`}},
+		"heartbeat not JSON":            {heartbeatScript, hb, []any{"a", "1", "1000", "v=3"}},
+		"heartbeat entry missing":       {heartbeatScript, hb, []any{"a", "1", "1000"}},
 		"phase_set unknown phase":       {phaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0", "0"}},
 		"phase_set bad mode":            {phaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0", "0"}},
 		"phase_set bad publish":         {phaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0", "0"}},
@@ -600,10 +603,13 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 		"forget flag true":              {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", "true", "0"}},
 		"forget flag quoted":            {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", `"1"`, "0"}},
 		"forget margin negative":        {forgetScript, []string{k.clients, k.expiry, k.seen, k.fleet}, []any{"a", "0", "-1"}},
-		"prune grace negative":          {pruneScript, []string{k.clients, k.expiry, k.seen}, []any{"-1"}},
+		"prune grace negative":          {pruneScript, []string{k.clients, k.expiry, k.seen}, []any{"-1", "10"}},
+		"prune limit zero":              {pruneScript, []string{k.clients, k.expiry, k.seen}, []any{"0", "0"}},
+		"registry_read bad mode":        {registryReadScript, []string{k.clients, k.expiry, k.seen}, []any{"all", "0", "10"}},
+		"registry_read bad cursor":      {registryReadScript, []string{k.clients, k.expiry, k.seen}, []any{"entries", "-1", "10"}},
 		"sighting empty key":            {sightingScript, []string{k.sighting}, []any{""}},
 		"phase_set missing arguments":   {phaseSetScript, ps, []any{"", "legacy"}},
-		"heartbeat hold beyond 2^40 ms": {heartbeatScript, hb, []any{"a", good, "1099511627777"}},
+		"heartbeat hold beyond 2^40 ms": {heartbeatScript, hb, []any{"a", "1", "1099511627777", good}},
 	} {
 		_, err := tg.Client.Eval(ctx, tc.s, tc.keys, tc.args...)
 		assert.ErrorContains(t, err, "lockbridge: bad argument", name)

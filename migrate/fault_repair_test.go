@@ -168,9 +168,9 @@ func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
 	// instance and generation; its hold runs on.
 	inst := locktest.Do(t, tg.Client, "HGET", ctl.s.k.meta, "init").(string)
 	gen := locktest.Do(t, tg.Client, "HGET", ctl.s.k.meta, "gen").(string)
-	e := entry{V: ProtocolVersion, ID: "cut-off-at-dual-read", Phase: PhaseDualRead.String(), Host: "h", PID: 7,
+	e := entry{V: ProtocolVersion, Seq: 1, ID: "cut-off-at-dual-read", Phase: PhaseDualRead.String(), Host: "h", PID: 7,
 		Instance: decimal(inst), Gen: decimal(gen)}
-	_, err = ctl.s.heartbeat(ctx, e, time.Minute)
+	_, err = ctl.s.heartbeat(ctx, e, time.Minute, false)
 	require.NoError(t, err)
 
 	_, err = ctl.Rollback(ctx, false)

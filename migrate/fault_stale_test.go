@@ -39,8 +39,7 @@ func TestFaultLateHeartbeatDoesNotOverwriteANewerOne(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, PhaseDualWrite, ph)
 	require.Eventually(t, func() bool { // its follower listens for phase changes
-		r := locktest.Do(t, direct, "PUBSUB", "NUMSUB", ctl.s.k.channel).([]any)
-		return r[1] == int64(1)
+		return listeners(t, direct, ctl.s.k) == 1
 	}, 5*time.Second, 5*time.Millisecond)
 	time.Sleep(50 * time.Millisecond) // and has made the reading that follows subscribing
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
@@ -16,14 +17,20 @@ import (
 // ProtocolVersion is the version of the namespace and registry format this
 // package writes (docs/protocol.md). Version 1 is the format of the first
 // release: registry entries in the hash lockbridge:{ns}:fleet with times of
-// the client's clock, and no namespace hash.
-const ProtocolVersion = 2
+// the client's clock, and no namespace hash. Version 2 added the namespace
+// hash and the registry of lockbridge:{ns}:clients, judged by the server's
+// clock. Version 3 keeps its keys; its entries begin {"v":3,"seq":N, so a
+// heartbeat checks them without decoding JSON, and a heartbeat whose entry
+// has not changed sends none (a touch); its followers heartbeat less often
+// while they hear the phase notices, which go out on sharded channels.
+const ProtocolVersion = 3
 
 // Member is one registry entry — a member of the fleet — as the controller judges it. Every time in
 // it is the server's: stamped and aged by the server's TIME inside scripts.
 type Member struct {
 	ID string
-	// Protocol is the entry's format: 2, or 1 for an entry of the first
+	// Protocol is the entry's format: 3; 2 for an entry of the previous
+	// release (a blocker while it lives), or 1 for an entry of the first
 	// release's format (which the controller cannot judge: a blocker).
 	Protocol int
 	// Phase is the phase the client ran at its last heartbeat.
@@ -92,11 +99,13 @@ type Sighting struct {
 	Count int64     // sightings recorded in this namespace
 }
 
-// entry is a registry entry of protocol 2 as a client writes it. The
+// entry is a registry entry of protocol 3 as a client writes it. The
 // format is exact (docs/protocol.md): these fields, integers as JSON
-// integers, phases by name, held_* all present or all absent.
+// integers, phases by name, held_* all present or all absent; v and seq
+// first, in that order (heartbeat.lua checks the entry by that prefix).
 type entry struct {
 	V          int    `json:"v"`
+	Seq        int64  `json:"seq"`
 	ID         string `json:"id"`
 	Phase      string `json:"phase"`
 	Next       string `json:"next,omitempty"`
@@ -104,13 +113,22 @@ type entry struct {
 	PID        int    `json:"pid"`
 	Instance   int64  `json:"ns_init"`
 	Gen        int64  `json:"gen"`
-	Seq        int64  `json:"seq,omitempty"`
 	HeldOldest string `json:"held_oldest,omitempty"`
 	HeldNewest string `json:"held_newest,omitempty"`
 	HeldMS     *int64 `json:"held_ms,omitempty"`
 }
 
-// parseEntry checks an entry of protocol 2 field by field.
+// same reports whether e and o say the same but for seq and held_ms: a
+// heartbeat then only touches the stored entry. held_ms, how long the held
+// locks had left, is for people; the hold renewed by the touch covers them.
+func (e entry) same(o entry) bool {
+	e.Seq, o.Seq, e.HeldMS, o.HeldMS = 0, 0, nil, nil
+	return e == o
+}
+
+// parseEntry checks an entry of protocol 3 (or 2: the previous release's,
+// which differs only in where seq stands and that it is optional) field by
+// field.
 func parseEntry(id, raw string) (Member, error) {
 	c := Member{ID: id, Protocol: ProtocolVersion, Raw: raw}
 	bad := func(field, format string, a ...any) (Member, error) {
@@ -131,8 +149,12 @@ func parseEntry(id, raw string) (Member, error) {
 	if err != nil {
 		return bad("v", "%v", err)
 	}
-	if v != ProtocolVersion {
+	if v != ProtocolVersion && v != 2 {
 		return bad("v", "protocol %d, want %d", v, ProtocolVersion)
+	}
+	c.Protocol = int(v)
+	if v == ProtocolVersion && !bytes.HasPrefix([]byte(raw), []byte(`{"v":3,"seq":`)) {
+		return bad("seq", `a protocol-3 entry begins {"v":3,"seq":`)
 	}
 	var sid string
 	if err := jsonString(m, "id", &sid, true); err != nil {
@@ -173,7 +195,7 @@ func parseEntry(id, raw string) (Member, error) {
 	if c.Gen, err = jsonInt(m, "gen", true); err != nil {
 		return bad("gen", "%v", err)
 	}
-	if _, ok := m["seq"]; ok {
+	if _, ok := m["seq"]; ok || v == ProtocolVersion {
 		if seq, err := jsonInt(m, "seq", true); err != nil || seq < 1 || seq > 1<<53-1 {
 			return bad("seq", "want a JSON integer from 1 to 2^53-1 (%v)", err)
 		}
@@ -354,32 +376,38 @@ type store struct {
 
 // syncReply is what a heartbeat read back: the phase key's value ("" when
 // absent), the namespace's instance and generation (0 when absent, -1 when
-// unreadable), and the server's time.
+// unreadable), the server's time, and what became of the entry (written).
 type syncReply struct {
 	phase         string
 	instance, gen int64
 	hasNS         bool
 	serverMS      int64
+	written       int64 // 1 landed, 0 a newer entry stood, -1 a touch found none
 }
 
-// heartbeat writes the client's entry, with an expiry hold after the
-// server's now, and reads the phase.
-func (s store) heartbeat(ctx context.Context, e entry, hold time.Duration) (syncReply, error) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return syncReply{}, fmt.Errorf("migrate: heartbeat: %w", err)
+// heartbeat writes the client's entry — or, with touch, renews the stored
+// one's expiry only — with an expiry hold after the server's now, and reads
+// the phase.
+func (s store) heartbeat(ctx context.Context, e entry, hold time.Duration, touch bool) (syncReply, error) {
+	raw := ""
+	if !touch {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return syncReply{}, fmt.Errorf("migrate: heartbeat: %w", err)
+		}
+		raw = string(b)
 	}
 	ms := hold.Milliseconds()
 	if ms < 1 {
 		ms = 1
 	}
 	r, err := s.c.Eval(ctx, heartbeatScript, []string{s.k.phase, s.k.meta, s.k.clients, s.k.expiry, s.k.seen},
-		e.ID, string(b), strconv.FormatInt(ms, 10))
+		e.ID, strconv.FormatInt(e.Seq, 10), strconv.FormatInt(ms, 10), raw)
 	if err != nil {
 		return syncReply{}, fmt.Errorf("migrate: heartbeat: %w", err)
 	}
 	a, ok := r.([]any)
-	if !ok || len(a) != 4 {
+	if !ok || len(a) != 5 {
 		return syncReply{}, fmt.Errorf("migrate: heartbeat: unexpected reply %#v", r)
 	}
 	var out syncReply
@@ -387,6 +415,7 @@ func (s store) heartbeat(ctx context.Context, e entry, hold time.Duration) (sync
 	init, _ := a[1].(string)
 	gen, _ := a[2].(string)
 	out.serverMS, _ = a[3].(int64)
+	out.written, _ = a[4].(int64)
 	if init != "" || gen != "" {
 		out.hasNS = true
 		out.instance, out.gen = decimal(init), decimal(gen)
@@ -419,12 +448,49 @@ func (s store) leave(ctx context.Context, id string) error {
 	return err
 }
 
-// prune drops entries dead for longer than grace (server clock).
+// pruneBatch is how many entries one prune.lua call drops at most, and
+// scanCount the SCAN COUNT of one registry_read.lua chunk: each call stays
+// well under a millisecond of the server's time.
+const (
+	pruneBatch = 200
+	scanCount  = 200
+)
+
+// prune drops entries dead for longer than grace (server clock), in calls
+// of at most pruneBatch.
 func (s store) prune(ctx context.Context, grace time.Duration) error {
-	if _, err := s.c.Eval(ctx, pruneScript, []string{s.k.clients, s.k.expiry, s.k.seen}, strconv.FormatInt(grace.Milliseconds(), 10)); err != nil {
-		return fmt.Errorf("migrate: prune registry: %w", err)
+	for i := 0; i < 1000; i++ {
+		r, err := s.c.Eval(ctx, pruneScript, []string{s.k.clients, s.k.expiry, s.k.seen}, strconv.FormatInt(grace.Milliseconds(), 10), strconv.Itoa(pruneBatch))
+		if err != nil {
+			return fmt.Errorf("migrate: prune registry: %w", err)
+		}
+		if n, _ := r.(int64); n < pruneBatch {
+			return nil
+		}
 	}
 	return nil
+}
+
+// notify publishes phase on every sharded notice channel (a follower of
+// protocol 3 listens on one of them), each its own call: one PUBLISH to
+// every follower at once would hold the server for as long as it takes to
+// write to all of them. The calls go out together (a fleet busy reading
+// after the first notices would keep a call waiting behind the next), and
+// all have returned when it does. Best effort: a follower that misses the
+// notice reads the phase at its next heartbeat.
+func (s store) notify(ctx context.Context, phase Phase) error {
+	cmd := publishCommand(s.c)
+	errs := make([]error, noticeShards)
+	var wg sync.WaitGroup
+	for i := 0; i < noticeShards; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, errs[i] = s.c.Do(ctx, cmd, s.k.shard(i), phase.String())
+		}(i)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (s store) recordSighting(ctx context.Context, legacyKey string) error {
@@ -488,22 +554,145 @@ type snapshot struct {
 	sightingErrs []string
 	mark         map[string]string
 	pending      string // the init-pending stamp ("" when absent)
+	// fleet1 and sightingRaw are the protocol-1 registry and the sighting
+	// hash as read, for judgeRegistry; sizes the registry hash's and its
+	// expiry set's.
+	fleet1, sightingRaw map[string]string
+	sizes               [2]int64
 	// policy is the server's maxmemory-policy, or policyErr why it could
 	// not be read; expiring the keys read that carry a TTL.
 	policy, policyErr string
 	expiring          []string
 }
 
-// read runs status.lua and parses what it read; margin is how long after
-// its expiry an entry still counts as live.
+// read runs status.lua, then reads the registry in chunks
+// (registry_read.lua), then status.lua again: when the phase, its since or
+// the namespace hash changed meanwhile it reads again (a few times, then
+// fails). Entries are judged at the first reading's now: an expiry read
+// later can only be later, so no entry looks deader than it was. A SCAN
+// returns every entry present throughout; one that joined meanwhile is a
+// locker that read the phase the first reading saw, or one that runs
+// nothing yet — one whose locks may still live keeps a live entry — and
+// an entry that moved meanwhile moved towards that phase, the only one
+// the phase key held. margin is how long after its expiry an entry still
+// counts as live.
 func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error) {
+	for try := 0; try < 3; try++ {
+		sn, err := s.head(ctx)
+		if err != nil {
+			return snapshot{}, err
+		}
+		reg, err := s.registry(ctx, sn.sizes)
+		if err != nil {
+			return snapshot{}, err
+		}
+		again, err := s.head(ctx)
+		if err != nil {
+			return snapshot{}, err
+		}
+		if again.phase != sn.phase || again.hasPhase != sn.hasPhase || again.since != sn.since || again.meta["gen"] != sn.meta["gen"] || again.meta["init"] != sn.meta["init"] {
+			continue
+		}
+		if again.sizes[0] != again.sizes[1] && !reg.orphansRead {
+			if reg.orphans, err = s.orphans(ctx); err != nil {
+				return snapshot{}, err
+			}
+		}
+		sn.judgeRegistry(reg, margin, s.k.expiry)
+		return sn, nil
+	}
+	return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w: the phase changed during each of 3 readings", s.k.ns, ErrPhaseChanged)
+}
+
+// registryRead is the protocol-3 registry as read in chunks.
+type registryRead struct {
+	entries, expiry, seen, orphans map[string]string
+	orphansRead                    bool
+}
+
+// registry reads the registry hash (with each entry's scores), a SCAN
+// chunk per call; then, when the sizes status.lua read differ (every
+// script changes the hash and the expiry set together: a difference is an
+// entry or an expiry written or deleted by hand) or an entry had no expiry,
+// the expiries without an entry.
+func (s store) registry(ctx context.Context, sizes [2]int64) (registryRead, error) {
+	reg := registryRead{entries: map[string]string{}, expiry: map[string]string{}, seen: map[string]string{}}
+	err := s.scan(ctx, "entries", func(a []any) error {
+		if len(a) != 4 {
+			return fmt.Errorf("unexpected reply %#v", a)
+		}
+		flat, _ := a[1].([]any)
+		exp, _ := a[2].([]any)
+		seen, _ := a[3].([]any)
+		for i := 0; i+1 < len(flat); i += 2 {
+			id, _ := flat[i].(string)
+			reg.entries[id], _ = flat[i+1].(string)
+			if j := i / 2; j < len(exp) && j < len(seen) {
+				if v, ok := exp[j].(string); ok {
+					reg.expiry[id] = v
+				}
+				if v, ok := seen[j].(string); ok {
+					reg.seen[id] = v
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return reg, err
+	}
+	if sizes[0] != sizes[1] || len(reg.expiry) != len(reg.entries) {
+		reg.orphansRead = true
+		reg.orphans, err = s.orphans(ctx)
+	}
+	return reg, err
+}
+
+// orphans reads the expiries without an entry, a SCAN chunk per call.
+func (s store) orphans(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	err := s.scan(ctx, "orphans", func(a []any) error {
+		for id, v := range pairs(a[1]) {
+			out[id] = v
+		}
+		return nil
+	})
+	return out, err
+}
+
+// scan runs registry_read.lua in mode from cursor 0 to 0, handing each
+// reply (at least {cursor, flat}) to f.
+func (s store) scan(ctx context.Context, mode string, f func([]any) error) error {
+	keys := []string{s.k.clients, s.k.expiry, s.k.seen}
+	cursor := "0"
+	for {
+		r, err := s.c.Eval(ctx, registryReadScript, keys, mode, cursor, strconv.Itoa(scanCount))
+		if err != nil {
+			return fmt.Errorf("migrate: read namespace %q: registry: %w", s.k.ns, err)
+		}
+		a, _ := r.([]any)
+		if len(a) < 2 {
+			return fmt.Errorf("migrate: read namespace %q: registry: unexpected reply %#v", s.k.ns, r)
+		}
+		if err := f(a); err != nil {
+			return fmt.Errorf("migrate: read namespace %q: registry: %w", s.k.ns, err)
+		}
+		cursor, _ = a[0].(string)
+		if cursor == "0" || cursor == "" {
+			return nil
+		}
+	}
+}
+
+// head runs status.lua: everything but the protocol-3 registry.
+func (s store) head(ctx context.Context) (snapshot, error) {
 	k := s.k
 	r, err := s.c.Eval(ctx, statusScript, []string{k.phase, k.since, k.meta, k.clients, k.expiry, k.seen, k.fleet, k.sighting, k.mark, k.pending})
 	if err != nil {
 		return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w", s.k.ns, err)
 	}
 	a, ok := r.([]any)
-	if !ok || len(a) != 13 {
+	if !ok || len(a) != 11 {
 		return snapshot{}, fmt.Errorf("migrate: read namespace %q: unexpected reply %#v", s.k.ns, r)
 	}
 	var sn snapshot
@@ -512,50 +701,61 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 	sn.phase, sn.hasPhase = a[1].(string)
 	sn.since, sn.hasSince = a[2].(string)
 	sn.meta = pairs(a[3])
-	sn.mark = pairs(a[9])
-	sn.pending, _ = a[10].(string)
-	if pol, ok := a[11].([]any); ok && len(pol) == 2 {
+	sn.fleet1 = pairs(a[4])
+	sn.sightingRaw = pairs(a[5])
+	sn.mark = pairs(a[6])
+	sn.pending, _ = a[7].(string)
+	if pol, ok := a[8].([]any); ok && len(pol) == 2 {
 		sn.policy, _ = pol[0].(string)
 		sn.policyErr, _ = pol[1].(string)
 	} else {
-		sn.policyErr = fmt.Sprintf("unexpected reply %#v", a[11])
+		sn.policyErr = fmt.Sprintf("unexpected reply %#v", a[8])
 	}
-	exp, _ := a[12].([]any)
+	exp, _ := a[9].([]any)
 	for _, k := range exp {
 		if s, ok := k.(string); ok {
 			sn.expiring = append(sn.expiring, s)
 		}
 	}
-	entries := pairs(a[4])
-	expiry := pairs(a[5])
-	seen := pairs(a[6])
-	for id, raw := range entries {
+	if sz, ok := a[10].([]any); ok && len(sz) == 2 {
+		sn.sizes[0], _ = sz[0].(int64)
+		sn.sizes[1], _ = sz[1].(int64)
+	}
+	return sn, nil
+}
+
+// judgeRegistry parses what the readings found into sn's members and
+// sighting, judging liveness at sn.now.
+func (sn *snapshot) judgeRegistry(reg registryRead, margin time.Duration, expiryKey string) {
+	live := func(c *Member) { c.Live = c.Expires.IsZero() || sn.now.Before(c.Expires.Add(margin)) }
+	for id, raw := range reg.entries {
 		c, err := parseEntry(id, raw)
 		c.Invalid = err
-		if v, ok := seen[id]; ok {
+		if v, ok := reg.seen[id]; ok {
 			if ms, ok := score(v); ok {
 				c.Seen = time.UnixMilli(ms)
 			}
 		}
-		if v, ok := expiry[id]; ok {
+		if v, ok := reg.expiry[id]; ok {
 			if ms, ok := score(v); ok {
 				c.Expires = time.UnixMilli(ms)
 			}
 		}
-		c.Live = c.Expires.IsZero() || sn.now.Before(c.Expires.Add(margin))
+		live(&c)
 		sn.clients = append(sn.clients, c)
 	}
-	for id, v := range expiry { // an expiry without an entry: someone wrote half of one
-		if _, ok := entries[id]; !ok {
-			c := Member{ID: id, Protocol: ProtocolVersion, Invalid: &EntryError{ID: id, Problem: "an expiry in " + s.k.expiry + " without an entry in " + s.k.clients}}
-			if ms, ok := score(v); ok {
-				c.Expires = time.UnixMilli(ms)
-			}
-			c.Live = c.Expires.IsZero() || sn.now.Before(c.Expires.Add(margin))
-			sn.clients = append(sn.clients, c)
+	for id, v := range reg.orphans { // an expiry without an entry: someone wrote half of one
+		if _, ok := reg.entries[id]; ok {
+			continue // the entry came meanwhile
 		}
+		c := Member{ID: id, Protocol: ProtocolVersion, Invalid: &EntryError{ID: id, Problem: "an expiry in " + expiryKey + " without an entry"}}
+		if ms, ok := score(v); ok {
+			c.Expires = time.UnixMilli(ms)
+		}
+		live(&c)
+		sn.clients = append(sn.clients, c)
 	}
-	for id, raw := range pairs(a[7]) {
+	for id, raw := range sn.fleet1 {
 		c, err := parseEntryV1(id, raw)
 		c.Invalid = err
 		sn.clients = append(sn.clients, c)
@@ -566,7 +766,7 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 		}
 		return sn.clients[i].Protocol > sn.clients[j].Protocol
 	})
-	for f, v := range pairs(a[8]) {
+	for f, v := range sn.sightingRaw {
 		switch f {
 		case "at":
 			if ms, err := strconv.ParseInt(v, 10, 64); err == nil && ms >= 0 {
@@ -592,7 +792,6 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 			sn.sighting.At = at
 		}
 	}
-	return sn, nil
 }
 
 func pairs(v any) map[string]string {

@@ -73,7 +73,7 @@ type nsKeys struct {
 	// since when it was set (server ms); meta the namespace's durable state
 	// (protocol, last phase, highest phase, generation, instance id).
 	phase, since, meta, channel string
-	// clients, expiry and seen are the registry (protocol 2): the entries,
+	// clients, expiry and seen are the registry (protocols 2 and 3): the entries,
 	// and their expiry and last heartbeat by the server's clock.
 	clients, expiry, seen string
 	// fleet is the registry of protocol 1 (fb598b1), read to find clients
@@ -108,6 +108,14 @@ func newNSKeys(ns string) (nsKeys, error) {
 		mark:     "lockbridge-mark:{" + ns + "}",
 	}, nil
 }
+
+// noticeShards is how many channels the phase notices of protocol 3 go
+// out on: a follower listens on one, chosen at random, and the controller
+// publishes on each in its own call.
+const noticeShards = 64
+
+// shard is the name of notice channel i (0 ≤ i < noticeShards).
+func (k nsKeys) shard(i int) string { return k.channel + ":" + strconv.Itoa(i) }
 
 // all returns every key of the namespace (not the channel, not the mark).
 func (k nsKeys) all() []string {

@@ -43,7 +43,7 @@ func (sn snapshot) sighted() bool {
 // but a locker's that waits for the first phase (no instance read, legacy,
 // nothing held) — an entry the controller cannot read included.
 func (c Member) trace() bool {
-	return c.Protocol != ProtocolVersion || c.Invalid != nil || c.Instance != 0 ||
+	return c.Protocol < 2 || c.Invalid != nil || c.Instance != 0 ||
 		c.Phase != PhaseLegacy || (c.Next != 0 && c.Next != PhaseLegacy) || c.HeldNewest != 0
 }
 
@@ -179,6 +179,7 @@ func (c *Controller) initEmpty(ctx context.Context, sn snapshot, evicted []Block
 	case err != nil || left > 0:
 		return step, left, err
 	}
+	_ = c.s.notify(ctx, PhaseLegacy) // best effort: waiting lockers read at every interval anyway
 	lvl := slog.LevelInfo
 	if len(step.Overridden) > 0 {
 		lvl = slog.LevelWarn

@@ -32,6 +32,10 @@ var (
 	cleanupSrc    string
 	cleanupScript = luafrag.Script("migrate/scripts/cleanup.lua", cleanupSrc, "args.lua", "server_time.lua")
 
+	//go:embed scripts/registry_read.lua
+	registryReadSrc    string
+	registryReadScript = luafrag.Script("migrate/scripts/registry_read.lua", registryReadSrc, "args.lua")
+
 	//go:embed scripts/status.lua
 	statusSrc    string
 	statusScript = luafrag.Script("migrate/scripts/status.lua", statusSrc, "server_time.lua")

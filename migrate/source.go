@@ -15,7 +15,11 @@ import (
 )
 
 // DefaultPhaseInterval is how often a Locker with WithPhaseFrom or
-// WithNamespace re-reads the phase and heartbeats into the fleet registry.
+// WithNamespace re-reads the phase and heartbeats into the fleet registry
+// while it does not hear the phase notices (or its last reading failed).
+// While it hears them — a notice makes it read at once — it reads only as
+// often as its phase lease needs: two intervals before the lease would
+// lapse (every 10 intervals, 20 s, by default).
 const DefaultPhaseInterval = 2 * time.Second
 
 // maxHold is the longest hold a heartbeat registers (heartbeat.lua takes
@@ -23,9 +27,11 @@ const DefaultPhaseInterval = 2 * time.Second
 const maxHold = (1 << 40) * time.Millisecond
 
 // DefaultPhaseLeaseIntervals is the default phase lease in phase intervals:
-// a Locker that has not read its phase for three intervals (6 s by default)
-// — two readings missed in a row — stops locking until it reads it again.
-const DefaultPhaseLeaseIntervals = 3
+// a Locker that has not read its phase for twelve intervals (24 s by
+// default) stops locking until it reads it again. A Locker that hears the
+// phase notices reads every lease minus two intervals; one that misses a
+// reading tries again every interval.
+const DefaultPhaseLeaseIntervals = 12
 
 // heldReport is what a Locker holds, for its heartbeat.
 type heldReport struct {
@@ -64,9 +70,15 @@ type follower struct {
 	maxTTL   time.Duration
 	seq      int64 // the last heartbeat's sequence number
 	sent     bool  // a heartbeat was sent: close removes the entry
-	closed   bool
-	stop     chan struct{}
-	done     chan struct{}
+	// stored is the entry the last confirmed write put in the registry,
+	// valid while confirmed: a heartbeat whose entry is the same touches.
+	stored    entry
+	confirmed bool
+	lastGood  time.Time // when the last good reading was sent (monotonic)
+	shard     int       // the notice channel it listens on
+	closed    bool
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *follower {
@@ -80,6 +92,7 @@ func newFollower(c driver.Client, k nsKeys, interval, lease time.Duration) *foll
 		pid:      os.Getpid(),
 		interval: interval,
 		lease:    lease,
+		shard:    int(b[0]) % noticeShards,
 	}
 }
 
@@ -230,7 +243,7 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 	// lasts its ttl beyond it.
 	hold := f.lease + r.maxTTL
 	r.start = time.Now()
-	rep, err := f.s.heartbeat(ctx, e, hold)
+	rep, err := f.beat(ctx, e, hold)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
@@ -239,6 +252,7 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 			Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 	}
 	f.lastErr = nil
+	f.lastGood = r.start
 	target, refusal := f.judge(rep)
 	if refusal != nil {
 		f.refusal, f.until = refusal, time.Time{}
@@ -255,6 +269,40 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 		f.until, f.maxTTL = r.start.Add(f.lease), r.maxTTL
 	}
 	return r, nil
+}
+
+// beat sends one heartbeat: a touch when e says what the last confirmed
+// write stored, else the entry; and the entry at once when a touch found
+// none (forgotten or pruned meanwhile). It keeps what the registry holds.
+// A heartbeat that wrote nothing because an entry with a seq at or above
+// its own stands is an error: readings go one at a time, so that entry is
+// not this locker's newer one, and the registry does not count the locker
+// on it — the reading must renew no phase lease.
+func (f *follower) beat(ctx context.Context, e entry, hold time.Duration) (syncReply, error) {
+	f.mu.Lock()
+	touch := f.confirmed && e.same(f.stored)
+	f.mu.Unlock()
+	rep, err := f.s.heartbeat(ctx, e, hold, touch)
+	if err == nil && touch && rep.written < 0 {
+		f.mu.Lock()
+		f.seq++
+		e.Seq = f.seq
+		f.mu.Unlock()
+		touch = false
+		rep, err = f.s.heartbeat(ctx, e, hold, false)
+	}
+	if err == nil && rep.written == 0 {
+		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace %s --force %s`", e.ID, e.Seq, f.s.k.ns, e.ID)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case err != nil || rep.written != 1:
+		f.confirmed = false // unknown, or a newer entry stands: write it next time
+	case !touch:
+		f.stored, f.confirmed = e, true
+	}
+	return rep, err
 }
 
 // want is the phase a follower running cur moves to when it reads target:
@@ -362,7 +410,7 @@ func (f *follower) loop(stop, done chan struct{}) {
 			}
 			sub, notices = nil, nil
 			sctx, scancel := context.WithTimeout(ctx, f.interval)
-			if s, err := f.s.c.Subscribe(sctx, f.s.k.channel); err == nil {
+			if s, err := f.s.c.Subscribe(sctx, f.s.k.shard(f.shard)); err == nil {
 				sub, notices = s, s.Messages()
 				scancel()
 				f.refresh(ctx) // a change before the subscription sent no notice we saw
@@ -374,6 +422,9 @@ func (f *follower) loop(stop, done chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+			if f.quiet(sub) {
+				continue
+			}
 		case _, ok := <-notices:
 			if !ok {
 				notices = nil
@@ -381,6 +432,23 @@ func (f *follower) loop(stop, done chan struct{}) {
 		}
 		f.refresh(ctx)
 	}
+}
+
+// quiet reports whether a tick may pass without a reading: the follower
+// hears the notices (a live subscription), its last reading was good, and
+// the next tick still comes at least two intervals before its phase lease
+// lapses. Without notices, or after a failure, it reads at every tick. A
+// fixed-phase follower, which reads no phase, needs no notices.
+func (f *follower) quiet(sub driver.Subscription) bool {
+	if f.fixed == 0 && (sub == nil || sub.Err() != nil) {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.lastErr != nil || f.refusal != nil || f.lastGood.IsZero() {
+		return false
+	}
+	return time.Since(f.lastGood)+f.interval <= f.lease-2*f.interval
 }
 
 // refresh is one reading of the loop. A failure is kept (lastErr, or the
@@ -435,7 +503,7 @@ func (f *follower) close(ctx context.Context) error {
 			// The extra second covers the last unit of a legacy expiry in
 			// seconds.
 			withHeld(&e, h)
-			_, err := f.s.heartbeat(ctx, e, max(h.left, 0)+time.Second)
+			_, err := f.s.heartbeat(ctx, e, max(h.left, 0)+time.Second, false)
 			return err
 		}
 	}

@@ -64,7 +64,9 @@ func TestFollowerMovesOnePhaseAtATime(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, false)
 	require.NoError(t, err)
-	f := newFollower(tg.Client, k, 20*time.Millisecond, time.Hour)
+	// A lease of 3 intervals: it reads at every interval (with a longer one
+	// it would read only on a notice, or as its lease needs).
+	f := newFollower(tg.Client, k, 20*time.Millisecond, 60*time.Millisecond)
 	defer f.close(ctx)
 	p, _, err := f.phase(ctx, 0, nil)
 	require.NoError(t, err)
@@ -124,4 +126,23 @@ func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	require.Len(t, st.Members, 1, "and heartbeats")
+}
+
+// listeners counts the subscribers of the namespace's phase notices: the
+// channel of protocol 2 and the sharded ones of protocol 3.
+func listeners(t *testing.T, c driver.Client, k nsKeys) int64 {
+	t.Helper()
+	args := []any{"PUBSUB", "NUMSUB", k.channel}
+	for i := 0; i < noticeShards; i++ {
+		args = append(args, k.shard(i))
+	}
+	r, err := c.Do(context.Background(), args...)
+	require.NoError(t, err)
+	var n int64
+	a, _ := r.([]any)
+	for i := 1; i < len(a); i += 2 {
+		v, _ := a[i].(int64)
+		n += v
+	}
+	return n
 }

@@ -16,7 +16,7 @@
  * and do not refresh them, the controller reaches modern (weak fairness).
  *
  * Ties to code:
- *   follower reading     migrate/scripts/heartbeat.lua @entry @read; Go: follower.sync, follower.reading, follower.judge, want, follower.move
+ *   follower reading     migrate/scripts/heartbeat.lua @entry @read; Go: follower.sync, follower.reading, follower.beat, follower.judge, want, follower.move
  *                        (a reading, an announcing reading with next,
  *                        the move, a reporting reading; a missing phase
  *                        refuses)
@@ -230,8 +230,19 @@ byte lastheld[NG];
 #define HELDREP (VALID(i) -> hph[i] : (res[i] -> rph[i] : 0))
 #endif
 /* heartbeat.lua @entry: the entry reports the phase run, the phase about
- * to be run (next, 0 none), the held phases; its life by the server's clock */
-#define ENTRY(nx) ephase[i] = (cur == 0 -> LEGACY : cur); ephase2[i] = nx; eheld[i] = HELDREP; eleft[i] = PL + LL
+ * to be run (next, 0 none), the held phases; its life by the server's clock.
+ * Protocol 3: when the entry says what the stored one (the client's last
+ * confirmed write) says, the heartbeat is a touch (follower.beat,
+ * entry.same): it renews only the stored entry's life. */
+#ifdef MUT_TOUCH_IGNORES_NEXT
+#define SAME(nx) (ephase[i] == (cur == 0 -> LEGACY : cur) && eheld[i] == HELDREP)
+#else
+#define SAME(nx) (ephase[i] == (cur == 0 -> LEGACY : cur) && ephase2[i] == nx && eheld[i] == HELDREP)
+#endif
+#define ENTRY(nx) if \
+	:: SAME(nx) -> eleft[i] = PL + LL \
+	:: else -> ephase[i] = (cur == 0 -> LEGACY : cur); ephase2[i] = nx; eheld[i] = HELDREP; eleft[i] = PL + LL \
+	fi
 
 proctype locker(byte i) {
 	byte cur = 0, k, target, pend, stage;

@@ -65,7 +65,8 @@ func TestModelRefsExist(t *testing.T) {
 			}
 		}
 		for _, m := range goRef.FindAllStringSubmatch(src, -1) {
-			for _, id := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+			for _, id := range strings.FieldsFunc(m[1],
+				func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
 				if !ident.MatchString(id) {
 					continue
 				}
@@ -80,7 +81,8 @@ func TestModelRefsExist(t *testing.T) {
 			}
 		}
 		for _, m := range javaRef.FindAllStringSubmatch(src, -1) {
-			for _, id := range strings.FieldsFunc(m[1], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
+			for _, id := range strings.FieldsFunc(m[1],
+				func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' }) {
 				jm := javaID.FindStringSubmatch(id)
 				if jm == nil {
 					continue
@@ -91,7 +93,9 @@ func TestModelRefsExist(t *testing.T) {
 				if !assert.NoError(t, err, "%s names the Java method %s", name, id) {
 					continue
 				}
-				decl := regexp.MustCompile(`(?m)^\s+(?:(?:public|protected|private|static|final|synchronized)\s+)*[A-Za-z_][A-Za-z0-9_<>\[\], ]*\s` + regexp.QuoteMeta(jm[2]) + `\(`)
+				decl := regexp.MustCompile(
+					`(?m)^\s+(?:(?:public|protected|private|static|final|synchronized)\s+)*[A-Za-z_][A-Za-z0-9_<>\[\], ]*\s` +
+						regexp.QuoteMeta(jm[2]) + `\(`)
 				assert.True(t, decl.Match(b), "%s names the Java method %s: not declared in %s", name, id, path)
 			}
 		}
@@ -105,7 +109,8 @@ func goSources(t *testing.T) string {
 		if err != nil {
 			return err
 		}
-		if info.IsDir() && (info.Name() == "bench" || info.Name() == "testdata" || strings.HasPrefix(info.Name(), ".")) && path != ".." {
+		if info.IsDir() && (info.Name() == "bench" || info.Name() == "testdata" || strings.HasPrefix(info.Name(),
+			".")) && path != ".." {
 			return filepath.SkipDir
 		}
 		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
@@ -186,7 +191,8 @@ func TestOwnerWindowOutcomes(t *testing.T) {
 						for _, present := range []bool{true, false} {
 							for _, op := range []string{"release", "refresh"} {
 								cases++
-								name := fmt.Sprintf("%s lease=%d m=%d stored=W%+d now=W%+d server=W%+d present=%v", op, lease, margin, dstored, dnow, dserver, present)
+								name := fmt.Sprintf("%s lease=%d m=%d stored=W%+d now=W%+d server=W%+d present=%v", op, lease, margin, dstored,
+									dnow, dserver, present)
 								tm, err := c.Time(ctx).Result()
 								require.NoError(t, err)
 								serverMS := tm.UnixMilli()

@@ -59,8 +59,10 @@ func BenchmarkRawCycle(b *testing.B) {
 	srv := redistest.Start(b)
 	rc := goredislib.NewClient(&goredislib.Options{Addr: srv.Addr()})
 	b.Cleanup(func() { _ = rc.Close() })
-	cad := goredislib.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
-	acq := goredislib.NewScript(`if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, 0} end return {0, redis.call('PTTL', KEYS[1])}`)
+	cad := goredislib.NewScript(
+		`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+	acq := goredislib.NewScript(
+		`if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, 0} end return {0, redis.call('PTTL', KEYS[1])}`)
 	ctx := context.Background()
 	tok := "AAAAAAAAAAAAAAAAAAAAAA"
 	b.Run("set-nx-px+evalsha-cad", func(b *testing.B) {
@@ -173,8 +175,10 @@ func BenchmarkCycleVsRaw(b *testing.B) {
 	c := locktest.GoRedis(b, srv)
 	rc := goredislib.NewClient(&goredislib.Options{Addr: srv.Addr()})
 	b.Cleanup(func() { _ = rc.Close() })
-	cad := goredislib.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
-	acq := goredislib.NewScript(`if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, 0} end return {0, redis.call('PTTL', KEYS[1])}`)
+	cad := goredislib.NewScript(
+		`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+	acq := goredislib.NewScript(
+		`if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, 0} end return {0, redis.call('PTTL', KEYS[1])}`)
 	ctx := context.Background()
 	l := modern.New(c)
 	var raw, rawScript, mod time.Duration

@@ -25,7 +25,8 @@ var slowPoll = modern.WithBackoff(lockbridge.LinearBackoff(time.Hour, time.Hour)
 // queueUp starts n Lock calls of l on key, one after the other, each in line
 // before the next starts; each sends its index on got once it holds the
 // lock, releases it after a short hold and sends its error on done.
-func queueUp(t *testing.T, ctx context.Context, l *modern.Locker, key string, n int, got chan<- int, done chan<- error) {
+func queueUp(t *testing.T, ctx context.Context, l *modern.Locker, key string, n int, got chan<- int,
+	done chan<- error) {
 	t.Helper()
 	before := modern.Waiting(l, key)
 	for i := 0; i < n; i++ {

@@ -105,7 +105,8 @@ func TestFenceFailoverInSync(t *testing.T) {
 func TestFaultFenceCounterUnusable(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
 		ctx := locktest.Ctx(t)
-		l := modern.New(tg.Client, modern.WithFencing(), modern.WithBackoff(lockbridge.ExponentialBackoff(time.Millisecond, time.Millisecond)))
+		l := modern.New(tg.Client, modern.WithFencing(), modern.WithBackoff(lockbridge.ExponentialBackoff(time.Millisecond,
+			time.Millisecond)))
 		for _, c := range []struct {
 			name string
 			set  []any // writes the counter
@@ -288,7 +289,8 @@ func TestFaultWaitShortfall(t *testing.T) {
 
 	// A client that cannot pin a connection: ErrInvalid, nothing sent.
 	type plain struct{ driver.Client }
-	_, err := modern.New(plain{locktest.GoRedis(t, r.Primary)}, modern.WithWait(1, time.Second)).TryLock(ctx, "k", time.Second)
+	_, err := modern.New(plain{locktest.GoRedis(t, r.Primary)}, modern.WithWait(1, time.Second)).TryLock(ctx, "k",
+		time.Second)
 	require.ErrorIs(t, err, lockbridge.ErrInvalid)
 	for _, bad := range []modern.Option{modern.WithWait(0, time.Second), modern.WithWait(1, 0)} {
 		_, err := modern.New(locktest.GoRedis(t, r.Primary), bad).TryLock(ctx, "k", time.Second)

@@ -53,5 +53,6 @@ func eventually(t testing.TB, cond func() bool, msg string) {
 // wait (WithNotifyLinger), is closed by the end of the linger.
 func lingerEnds(t testing.TB, l *modern.Locker, msg string) {
 	t.Helper()
-	require.Eventually(t, func() bool { return !modern.HubOpen(l) }, modern.DefaultNotifyLinger+5*time.Second, 5*time.Millisecond, msg+" (after its linger)")
+	require.Eventually(t, func() bool { return !modern.HubOpen(l) }, modern.DefaultNotifyLinger+5*time.Second,
+		5*time.Millisecond, msg+" (after its linger)")
 }

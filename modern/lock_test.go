@@ -208,8 +208,10 @@ func TestNilLock(t *testing.T) {
 }
 
 func TestErrorMessages(t *testing.T) {
-	assert.Equal(t, `modern: lock "k" not held: it is gone`, (&lockbridge.NotHeldError{Pkg: "modern", Key: "k", Reason: lockbridge.ReasonGone}).Error())
-	assert.Equal(t, `modern: lock "k" not held: another holder has it (detail)`, (&lockbridge.NotHeldError{Pkg: "modern", Key: "k", Reason: lockbridge.ReasonTaken, Detail: "detail"}).Error())
+	assert.Equal(t, `modern: lock "k" not held: it is gone`, (&lockbridge.NotHeldError{Pkg: "modern", Key: "k",
+		Reason: lockbridge.ReasonGone}).Error())
+	assert.Equal(t, `modern: lock "k" not held: another holder has it (detail)`, (&lockbridge.NotHeldError{Pkg: "modern",
+		Key: "k", Reason: lockbridge.ReasonTaken, Detail: "detail"}).Error())
 	assert.Equal(t, `modern: lock "k" not obtained: held by another for 1.5s more`,
 		(&modern.NotObtainedError{Key: "k", HolderTTL: 1500 * time.Millisecond}).Error())
 	assert.Equal(t, "gone", lockbridge.ReasonGone.String())

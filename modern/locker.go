@@ -98,7 +98,8 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 	}
 	n, ok := modernproto.UnboundNames(key, l.cfg.Fencing) // try binds its copy in the Lock
 	if !ok {
-		return names{}, 0, fmt.Errorf("modern: %w: key %q cannot have a fence counter in its hash slot", lockbridge.ErrInvalid, key)
+		return names{}, 0, fmt.Errorf("modern: %w: key %q cannot have a fence counter in its hash slot",
+			lockbridge.ErrInvalid, key)
 	}
 	// PX takes whole milliseconds: the local lease must not outlast the server's.
 	return n, ttl.Truncate(time.Millisecond), nil
@@ -112,7 +113,8 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 // attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
 // a lock the attempt may have taken on the server is released (see Lock).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, l.tryLock, key, ttl)
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock,
+		l.tryLock, key, ttl)
 }
 
 func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
@@ -159,7 +161,8 @@ func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // up to 250 ms. Should Redis execute the SET only after that, the key holds a
 // token no Lock value knows: nobody refreshes it, and it expires after ttl.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock, key, ttl)
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock,
+		key, ttl)
 }
 
 func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
@@ -488,7 +491,8 @@ func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration, held boo
 			return nil, 0, fmt.Errorf("modern: lock %q: %w (reading the token back: %v)", n.Key, err, rerr)
 		case !held:
 			l.undo(ctx, n, arg) // best effort: by our token only
-			return nil, 0, fmt.Errorf("modern: lock %q: the key does not hold our token %q yet, and the acquire may still run: %w", n.Key, token, err)
+			return nil, 0, fmt.Errorf(
+				"modern: lock %q: the key does not hold our token %q yet, and the acquire may still run: %w", n.Key, token, err)
 		}
 		fence = f
 	}
@@ -564,7 +568,8 @@ func (l *Locker) undo(ctx context.Context, n *names, token any) {
 
 // acquire makes one attempt, with WAIT after it when WithWait asks for it;
 // through the acquire script when held.
-func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration, held bool) (int64, time.Duration, error) {
+func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Duration,
+	held bool) (int64, time.Duration, error) {
 	if l.cfg.WaitN == 0 {
 		if held {
 			ok, v, err := l.node.AcquireScripted(ctx, n, token, ttl)
@@ -574,7 +579,8 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 	}
 	ok, v, acked, err := l.node.AcquireWait(ctx, n, token, ttl, l.cfg.WaitN, l.cfg.WaitTimeout)
 	if errors.Is(err, driver.ErrNoPin) {
-		return 0, 0, fmt.Errorf("modern: %w: WithWait needs a client that sends WAIT on the connection of the acquire: %w", lockbridge.ErrInvalid, err)
+		return 0, 0, fmt.Errorf("modern: %w: WithWait needs a client that sends WAIT on the connection of the acquire: %w",
+			lockbridge.ErrInvalid, err)
 	}
 	if !ok {
 		if err != nil {
@@ -600,7 +606,8 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 
 // acquire makes one attempt. It returns the fence (0 without fencing), or a
 // *NotObtainedError and the holder's remaining lease (0 if it has no expiry).
-func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any, ttl time.Duration) (int64, time.Duration, error) {
+func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any,
+	ttl time.Duration) (int64, time.Duration, error) {
 	ok, v, err := nd.Acquire(ctx, n, token, ttl)
 	return outcome(n, ok, v, err)
 }

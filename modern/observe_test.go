@@ -11,5 +11,6 @@ import (
 func TestAutoRefreshLogsTheLoss(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	rec, log := logtest.New()
-	logtest.CheckLossLogged(t, New(tg.Client, WithAutoRefresh(), WithLogger(log)), rec, "modern", logtest.Del(t, tg.Client))
+	logtest.CheckLossLogged(t, New(tg.Client, WithAutoRefresh(), WithLogger(log)), rec, "modern", logtest.Del(t,
+		tg.Client))
 }

@@ -37,10 +37,13 @@ func TestInvalidInput(t *testing.T) {
 		{"nil option", modern.New(tg.Client, nil), "k", time.Second},
 		{"nil backoff", modern.New(tg.Client, modern.WithBackoff(nil)), "k", time.Second},
 		{"negative pollers", modern.New(tg.Client, modern.WithPollers(-time.Millisecond)), "k", time.Second},
-		{"bad exponential backoff", modern.New(tg.Client, modern.WithBackoff(lockbridge.ExponentialBackoff(0, time.Second))), "k", time.Second},
-		{"bad linear backoff", modern.New(tg.Client, modern.WithBackoff(lockbridge.LinearBackoff(time.Second, time.Millisecond))), "k", time.Second},
+		{"bad exponential backoff", modern.New(tg.Client, modern.WithBackoff(lockbridge.ExponentialBackoff(0, time.Second))),
+			"k", time.Second},
+		{"bad linear backoff", modern.New(tg.Client, modern.WithBackoff(lockbridge.LinearBackoff(time.Second,
+			time.Millisecond))), "k", time.Second},
 		{"nil token func", modern.New(tg.Client, modern.WithTokenFunc(nil)), "k", time.Second},
-		{"empty token", modern.New(tg.Client, modern.WithTokenFunc(func() (string, error) { return "", nil })), "k", time.Second},
+		{"empty token", modern.New(tg.Client, modern.WithTokenFunc(func() (string, error) { return "", nil })), "k",
+			time.Second},
 		{"token too long", modern.New(tg.Client, modern.WithTokenFunc(func() (string, error) {
 			return strings.Repeat("t", modern.MaxTokenLen+1), nil
 		})), "k", time.Second},

@@ -53,7 +53,8 @@ func TestFaultReadOnlyClusterWaiterWoken(t *testing.T) {
 		}
 		return false
 	}, 20*time.Second, 50*time.Millisecond, "CLUSTER SLOTS lists the replica")
-	ro := goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: cl.Addrs(), MaxRetries: -1, MaxRedirects: -1, ReadOnly: true})
+	ro := goredislib.NewClusterClient(&goredislib.ClusterOptions{Addrs: cl.Addrs(), MaxRetries: -1, MaxRedirects: -1,
+		ReadOnly: true})
 	t.Cleanup(func() { _ = ro.Close() })
 
 	holder, err := modern.New(primary).TryLock(ctx, key, time.Minute)

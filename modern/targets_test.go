@@ -43,7 +43,8 @@ func exclusion(t *testing.T, c driver.Client) {
 		modern.New(c),
 		modern.New(c, modern.WithAutoRefresh()),
 		modern.New(c, modern.WithFencing()),
-		modern.New(c, modern.WithNotifications(false), modern.WithBackoff(lockbridge.LinearBackoff(time.Millisecond, 5*time.Millisecond))),
+		modern.New(c, modern.WithNotifications(false), modern.WithBackoff(lockbridge.LinearBackoff(time.Millisecond,
+			5*time.Millisecond))),
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 32)
@@ -140,7 +141,8 @@ func releaseWakes(t *testing.T, c driver.Client) {
 	require.NoError(t, err)
 
 	var tokens countingTokens
-	waiter := modern.New(c, modern.WithBackoff(lockbridge.LinearBackoff(time.Hour, time.Hour)), modern.WithTokenFunc(tokens.token))
+	waiter := modern.New(c, modern.WithBackoff(lockbridge.LinearBackoff(time.Hour, time.Hour)),
+		modern.WithTokenFunc(tokens.token))
 	got := make(chan lockbridge.Lock, 1)
 	go func() {
 		lk, err := waiter.Lock(ctx, key, time.Minute)
@@ -203,7 +205,8 @@ func polling(t *testing.T, c driver.Client) {
 		key := locktest.Key(t, "k")
 		holder, err := modern.New(c).TryLock(ctx, key, time.Minute)
 		require.NoError(t, err)
-		waiter := modern.New(c, modern.WithNotifications(false), modern.WithBackoff(lockbridge.LinearBackoff(5*time.Millisecond, 20*time.Millisecond)))
+		waiter := modern.New(c, modern.WithNotifications(false),
+			modern.WithBackoff(lockbridge.LinearBackoff(5*time.Millisecond, 20*time.Millisecond)))
 		got := make(chan lockbridge.Lock, 1)
 		go func() {
 			lk, err := waiter.Lock(ctx, key, time.Minute)
@@ -221,7 +224,8 @@ func polling(t *testing.T, c driver.Client) {
 		key := locktest.Key(t, "k")
 		_, err := modern.New(c).TryLock(ctx, key, 200*time.Millisecond) // never unlocked
 		require.NoError(t, err)
-		waiter := modern.New(c, modern.WithNotifications(false), modern.WithBackoff(lockbridge.LinearBackoff(time.Hour, time.Hour)))
+		waiter := modern.New(c, modern.WithNotifications(false), modern.WithBackoff(lockbridge.LinearBackoff(time.Hour,
+			time.Hour)))
 		lk, err := waiter.Lock(ctx, key, time.Minute)
 		require.NoError(t, err, "the waiter retried when the holder's lease ran out, not after an hour")
 		require.NoError(t, lk.Unlock(ctx))

@@ -153,7 +153,8 @@ func TestNoPubSubRightsFallsBackToPolling(t *testing.T) {
 		tg := locktest.Single(t)[0]
 		locktest.Do(t, tg.Client, "ACL", "SETUSER", "nochannels", "on", ">secret", "~*", "resetchannels", "+@all")
 		addr := tg.Server.Addr()
-		rc := goredislib.NewClient(&goredislib.Options{Addr: addr, Username: "nochannels", Password: "secret", MaxRetries: -1})
+		rc := goredislib.NewClient(&goredislib.Options{Addr: addr, Username: "nochannels", Password: "secret",
+			MaxRetries: -1})
 		t.Cleanup(func() { _ = rc.Close() })
 		pool := &redis.Pool{MaxIdle: 4, DialContext: func(ctx context.Context) (redis.Conn, error) {
 			return redis.DialContext(ctx, "tcp", addr, redis.DialUsername("nochannels"), redis.DialPassword("secret"))
@@ -170,7 +171,8 @@ func TestNoPubSubRightsFallsBackToPolling(t *testing.T) {
 				holder, err := modern.New(c).TryLock(ctx, key, time.Minute)
 				require.NoError(t, err)
 				var tokens countingTokens
-				waiter := modern.New(c, modern.WithTokenFunc(tokens.token), modern.WithBackoff(lockbridge.LinearBackoff(5*time.Millisecond, 20*time.Millisecond)))
+				waiter := modern.New(c, modern.WithTokenFunc(tokens.token),
+					modern.WithBackoff(lockbridge.LinearBackoff(5*time.Millisecond, 20*time.Millisecond)))
 				got := make(chan lockbridge.Lock, 1)
 				go func() {
 					lk, err := waiter.Lock(ctx, key, time.Minute)

@@ -55,14 +55,16 @@ func TestScriptsRefuseBadArguments(t *testing.T) {
 	for _, r := range runs {
 		t.Run(r.script, func(t *testing.T) {
 			L := locktest.Key(t, "k")
-			Q, Z, C, T := "redisson_lock_queue:{"+L+"}", "redisson_lock_timeout:{"+L+"}", "redisson_lock__channel:{"+L+"}", "redisson_lock_token:{"+L+"}"
+			Q, Z, C, T := "redisson_lock_queue:{"+L+"}", "redisson_lock_timeout:{"+L+"}", "redisson_lock__channel:{"+L+"}",
+				"redisson_lock_token:{"+L+"}"
 			latch := "redisson_unlock_latch:{" + L + "}:0123"
 			locktest.Do(t, c, "HSET", L, "f:1", "2")
 			locktest.Do(t, c, "PEXPIRE", L, "60000")
 			locktest.Do(t, c, "RPUSH", Q, "w:1")
 			locktest.Do(t, c, "ZADD", Z, "99999999999999", "w:1")
 			locktest.Do(t, c, "SET", T, "5")
-			_ = locktest.StrictArgs(t, c, script(t, r.script), r.keys(L, Q, Z, C, T, latch), r.good, r.bad, []string{L, Q, Z, T, latch})
+			_ = locktest.StrictArgs(t, c, script(t, r.script), r.keys(L, Q, Z, C, T, latch), r.good, r.bad, []string{L, Q, Z, T,
+				latch})
 		})
 	}
 }

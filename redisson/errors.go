@@ -47,7 +47,8 @@ func (e *NotObtainedError) Error() string {
 		}
 		msg += "a queued waiter is ahead (" + strconv.Quote(e.Ahead)
 		if !e.AheadUntil.IsZero() {
-			msg += ", keeping its place until " + e.AheadUntil.UTC().Format("2006-01-02T15:04:05.000Z07:00") + " if it does not take its turn"
+			msg += ", keeping its place until " + e.AheadUntil.UTC().Format(
+				"2006-01-02T15:04:05.000Z07:00") + " if it does not take its turn"
 		}
 		msg += ")"
 	}
@@ -64,7 +65,8 @@ var errNilLock = fmt.Errorf("redisson: %w: nil lock", lockbridge.ErrNotHeld)
 var errZeroLock = fmt.Errorf("redisson: %w: zero Lock (locks come from a Locker or an Owner)", lockbridge.ErrInvalid)
 
 // errNilOwner is returned by the methods of a nil or zero *Owner.
-var errNilOwner = fmt.Errorf("redisson: %w: nil or zero Owner (owners come from Locker.NewOwner)", lockbridge.ErrInvalid)
+var errNilOwner = fmt.Errorf("redisson: %w: nil or zero Owner (owners come from Locker.NewOwner)",
+	lockbridge.ErrInvalid)
 
 // isNotObtained reports whether err is another owner's lock.
 func isNotObtained(err error) bool { return errors.Is(err, lockbridge.ErrNotObtained) }

@@ -11,9 +11,6 @@ import (
 // The plain and the fair lock differ only in their scripts (scripts.go) and
 // in the channel a waiter listens on; these pick them.
 
-// fairKeys are the KEYS of the fair acquire scripts.
-func (n *names) fairKeys() []string { return []string{n.key, n.queue, n.timeouts} }
-
 // waitFor is a fair Lock call's wait: the time to ctx's deadline, or
 // WithFair's. It is 0 (never queue) without WithFair.
 func (l *Locker) waitFor(ctx context.Context) time.Duration {
@@ -37,16 +34,22 @@ func (l *Locker) acquire(ctx context.Context, n *names, field string, ttl, wait 
 	now := time.Now().UnixMilli() // the fair queue's clock: it orders waiters, it never admits anyone
 	switch {
 	case l.cfg.fencing:
-		r, err = l.c.Eval(ctx, fencedAcquireScript, []string{n.key, n.token}, ttl.Milliseconds(), field)
+		a := fencedAcquireArgs{key: n.key, counter: n.token, lease: ttl, field: field}
+		r, err = l.c.Eval(ctx, fencedAcquireScript, a.keys(), a.argv()...)
 		return fenced(r, err)
 	case !l.cfg.fair:
-		r, err = l.c.Eval(ctx, acquireScript, []string{n.key}, ttl.Milliseconds(), field)
+		a := acquireArgs{key: n.key, lease: ttl, field: field}
+		r, err = l.c.Eval(ctx, acquireScript, a.keys(), a.argv()...)
 	case wait > 0:
-		r, err = l.c.Eval(ctx, fairAcquireScript, n.fairKeys(), ttl.Milliseconds(), field, wait.Milliseconds(), now)
+		a := fairAcquireArgs{key: n.key, queue: n.queue, timeouts: n.timeouts, lease: ttl, field: field, wait: wait,
+			now: now}
+		r, err = l.c.Eval(ctx, fairAcquireScript, a.keys(), a.argv()...)
 	default:
-		r, err = l.c.Eval(ctx, fairTryScript, n.fairKeys(), ttl.Milliseconds(), field, now, l.cfg.fairWait.Milliseconds())
+		a := fairTryArgs{key: n.key, queue: n.queue, timeouts: n.timeouts, lease: ttl, field: field, now: now,
+			fairWait: l.cfg.fairWait}
+		r, err = l.c.Eval(ctx, fairTryScript, a.keys(), a.argv()...)
 		if err == nil && r != nil {
-			return false, 0, 0, nil // 1: held by another, or others wait first
+			return false, 0, 0, nil // fairTryRefused: held by another, or others wait first
 		}
 	}
 	if err != nil || r == nil {
@@ -69,9 +72,9 @@ func holderPTTL(ms int64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// fenced reads the fenced acquire's reply: {-1, token} when acquired,
-// {PTTL, -1} when not (told apart by the token: a PTTL of -1 is a lock
-// without expiry).
+// fenced reads the fenced acquire's reply: {fencedNone, token} when
+// acquired, {PTTL, fencedNone} when not (told apart by the token: a PTTL
+// of -1 is a lock without expiry).
 func fenced(r any, err error) (held bool, holder time.Duration, fence int64, _ error) {
 	if err != nil {
 		return false, 0, 0, err
@@ -85,7 +88,7 @@ func fenced(r any, err error) (held bool, holder time.Duration, fence int64, _ e
 	if !ok1 || !ok2 {
 		return false, 0, 0, unexpected("fenced_acquire", r)
 	}
-	if token > 0 {
+	if token != fencedNone {
 		return true, 0, token, nil
 	}
 	return false, holderPTTL(ms), 0, nil
@@ -140,36 +143,38 @@ func (l *Locker) leave(ctx context.Context, n *names, field string, wait time.Du
 	}
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
-	_, _ = l.c.Eval(uctx, fairDequeueScript, []string{n.queue, n.timeouts}, field, wait.Milliseconds())
+	a := fairDequeueArgs{queue: n.queue, timeouts: n.timeouts, field: field, wait: wait}
+	_, _ = l.c.Eval(uctx, fairDequeueScript, a.keys(), a.argv()...)
 }
 
 // release runs the unlock for field with unlock request id reqID (again:
 // the request was sent before and its reply never came): nil (field
-// absent), 0 (a hold left), 1 (released; with WithFair also when the key
-// was gone), or -1 (sent again, and the first run's answer, its latch, is
-// gone: unknown, nothing done).
+// absent), releaseKept (a hold left), releaseDone (released; with WithFair
+// also when the key was gone), or releaseLatchGone (sent again, and the
+// first run's answer, its latch, is gone: unknown, nothing done).
 func (l *Locker) release(ctx context.Context, n *names, field string, ttl time.Duration, reqID string,
 	again bool) (any, error) {
 	latch := n.latch + ":" + reqID
-	flag := "0"
-	if again {
-		flag = "1"
-	}
 	if l.cfg.fair {
-		return l.c.Eval(ctx, fairReleaseScript, []string{n.key, n.queue, n.timeouts, n.channel, latch},
-			field, ttl.Milliseconds(), time.Now().UnixMilli(), l.publishCommand(), l.cfg.latch.Milliseconds(), flag)
+		a := fairReleaseArgs{key: n.key, queue: n.queue, timeouts: n.timeouts, channel: n.channel, latch: latch,
+			field: field, lease: ttl, now: time.Now().UnixMilli(), publish: l.publishCommand(),
+			latchLife: l.cfg.latch, again: again}
+		return l.c.Eval(ctx, fairReleaseScript, a.keys(), a.argv()...)
 	}
-	return l.c.Eval(ctx, releaseScript, []string{n.key, n.channel, latch},
-		field, ttl.Milliseconds(), l.publishCommand(), l.cfg.latch.Milliseconds(), flag)
+	a := releaseArgs{key: n.key, channel: n.channel, latch: latch, field: field, lease: ttl,
+		publish: l.publishCommand(), latchLife: l.cfg.latch, again: again}
+	return l.c.Eval(ctx, releaseScript, a.keys(), a.argv()...)
 }
 
 // forceUnlock deletes the lock and wakes a waiter.
 func (l *Locker) forceUnlock(ctx context.Context, n *names) (any, error) {
 	if l.cfg.fair {
-		return l.c.Eval(ctx, fairForceUnlockScript, []string{n.key, n.queue, n.timeouts, n.channel},
-			time.Now().UnixMilli(), l.publishCommand())
+		a := fairForceUnlockArgs{key: n.key, queue: n.queue, timeouts: n.timeouts, channel: n.channel,
+			now: time.Now().UnixMilli(), publish: l.publishCommand()}
+		return l.c.Eval(ctx, fairForceUnlockScript, a.keys(), a.argv()...)
 	}
-	return l.c.Eval(ctx, forceUnlockScript, []string{n.key, n.channel}, l.publishCommand())
+	a := forceUnlockArgs{key: n.key, channel: n.channel, publish: l.publishCommand()}
+	return l.c.Eval(ctx, forceUnlockScript, a.keys(), a.argv()...)
 }
 
 // wakeChannel is the channel a waiter of field listens on: the lock's, or

@@ -33,7 +33,8 @@ func TestFairNotObtainedSaysWaiterAhead(t *testing.T) {
 	assert.Equal(t, ghost, ne.Ahead)
 	assert.True(t, ne.AheadUntil.Equal(until), "%v != %v", ne.AheadUntil, until)
 	assert.Zero(t, ne.HolderTTL, "nobody holds it")
-	assert.Equal(t, `redisson: lock "`+key+`" not obtained: a queued waiter is ahead ("`+ghost+`", keeping its place until `+
+	assert.Equal(t, `redisson: lock "`+key+`" not obtained: a queued waiter is ahead ("`+ghost+
+		`", keeping its place until `+
 		until.UTC().Format("2006-01-02T15:04:05.000Z")+` if it does not take its turn)`, err.Error())
 	assert.NotContains(t, err.Error(), "0s more")
 
@@ -53,7 +54,8 @@ func TestFairNotObtainedSaysWaiterAhead(t *testing.T) {
 	_, err = l.TryLock(ctx, key, time.Second)
 	require.ErrorAs(t, err, &ne)
 	assert.Greater(t, ne.HolderTTL, 20*time.Second)
-	assert.Regexp(t, `not obtained: held by another owner for [0-9.]+s more, and a queued waiter is ahead \("`+ghost, err.Error())
+	assert.Regexp(t, `not obtained: held by another owner for [0-9.]+s more, and a queued waiter is ahead \("`+ghost,
+		err.Error())
 
 	// Held, queue empty: the holder only.
 	locktest.Do(t, tg.Client, "DEL", "redisson_lock_queue:{"+key+"}", "redisson_lock_timeout:{"+key+"}")
@@ -69,9 +71,12 @@ func TestNotObtainedErrorText(t *testing.T) {
 		want string
 	}{
 		{redisson.NotObtainedError{Key: "k"}, `redisson: lock "k" not obtained: held by another owner (its lease unknown)`},
-		{redisson.NotObtainedError{Key: "k", HolderTTL: 2 * time.Second}, `redisson: lock "k" not obtained: held by another owner for 2s more`},
-		{redisson.NotObtainedError{Key: "k", HolderTTL: -1}, `redisson: lock "k" not obtained: held by another owner with no expiry`},
-		{redisson.NotObtainedError{Key: "k", Ahead: "u:1"}, `redisson: lock "k" not obtained: a queued waiter is ahead ("u:1")`},
+		{redisson.NotObtainedError{Key: "k", HolderTTL: 2 * time.Second},
+			`redisson: lock "k" not obtained: held by another owner for 2s more`},
+		{redisson.NotObtainedError{Key: "k", HolderTTL: -1},
+			`redisson: lock "k" not obtained: held by another owner with no expiry`},
+		{redisson.NotObtainedError{Key: "k", Ahead: "u:1"},
+			`redisson: lock "k" not obtained: a queued waiter is ahead ("u:1")`},
 	} {
 		assert.Equal(t, tc.want, tc.e.Error())
 	}

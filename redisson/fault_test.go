@@ -122,6 +122,7 @@ func TestFaultAcquireReplyDropped(t *testing.T) {
 	_, err = o.TryLock(ctx, key, time.Minute)
 	require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome)
 	assert.Equal(t, 2, count())
-	assert.Equal(t, map[string]int64{o.Field(): 2}, hash(t, raw, key), "it ran: one hold nobody knows, until the lease ends")
+	assert.Equal(t, map[string]int64{o.Field(): 2}, hash(t, raw, key),
+		"it ran: one hold nobody knows, until the lease ends")
 	require.NoError(t, first.Unlock(ctx))
 }

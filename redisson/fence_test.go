@@ -67,7 +67,8 @@ func TestFencing(t *testing.T) {
 
 func TestFencingNotWithFair(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	_, err := redisson.New(tg.Client, redisson.WithFencing(), redisson.WithFair(time.Minute)).TryLock(locktest.Ctx(t), "k", time.Second)
+	_, err := redisson.New(tg.Client, redisson.WithFencing(), redisson.WithFair(time.Minute)).TryLock(locktest.Ctx(t), "k",
+		time.Second)
 	require.ErrorIs(t, err, lockbridge.ErrInvalid)
 }
 

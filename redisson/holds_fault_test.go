@@ -44,7 +44,8 @@ func TestFaultUnlockOfLostHoldSparesNewHold(t *testing.T) {
 	if err == nil {
 		_ = other.Unlock(ctx)
 	}
-	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the new hold lasts (its Err: %v)", fresh.Err())
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the new hold lasts (its Err: %v)",
+		fresh.Err())
 }
 
 // One Owner, two goroutines on one lock (the Owner is safe for concurrent
@@ -70,7 +71,8 @@ func TestFaultConcurrentOwnerAttemptSparesSiblingHold(t *testing.T) {
 		_, err := o.TryLock(actx, key, time.Minute)
 		first <- err
 	}()
-	require.Eventually(t, func() bool { return p.Dropped() == 1 }, 5*time.Second, time.Millisecond, "the first attempt ran and its reply is held back")
+	require.Eventually(t, func() bool { return p.Dropped() == 1 }, 5*time.Second, time.Millisecond,
+		"the first attempt ran and its reply is held back")
 	require.NoError(t, x.Unlock(ctx))
 	sibling, err := o.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err, "the second goroutine takes the lock for the owner")
@@ -83,7 +85,8 @@ func TestFaultConcurrentOwnerAttemptSparesSiblingHold(t *testing.T) {
 	if err == nil {
 		_ = other.Unlock(ctx)
 	}
-	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the sibling holds (its Err: %v)", sibling.Err())
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the sibling holds (its Err: %v)",
+		sibling.Err())
 }
 
 // A hold taken with a lease and no watchdog outlives its lease; the same
@@ -117,7 +120,8 @@ func TestFaultUnlockOfExpiredHoldSparesNewHold(t *testing.T) {
 			if err == nil {
 				_ = other.Unlock(ctx)
 			}
-			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the new hold lasts (its Err: %v)", fresh.Err())
+			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "no second holder while the new hold lasts (its Err: %v)",
+				fresh.Err())
 		})
 	}
 }
@@ -161,11 +165,13 @@ func TestFaultWatchdogServerStopped(t *testing.T) {
 	}()
 	require.True(t, locktest.WaitDone(lk, 5*time.Second), "reported lost")
 	assert.ErrorIs(t, lk.Err(), lockbridge.ErrLost)
-	assert.True(t, time.Now().Before(deadline.Add(600*time.Millisecond)), "lost no later than the lease the server may still count")
+	assert.True(t, time.Now().Before(deadline.Add(600*time.Millisecond)),
+		"lost no later than the lease the server may still count")
 	srv.Resume()
 	resumed = true
 	require.ErrorIs(t, lk.Unlock(ctx), lockbridge.ErrNotHeld)
-	require.Eventually(t, func() bool { return len(hash(t, c, key)) == 0 }, 5*time.Second, 10*time.Millisecond, "the lock ends with its lease")
+	require.Eventually(t, func() bool { return len(hash(t, c, key)) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"the lock ends with its lease")
 }
 
 // An owner holds a lock for a minute and re-enters it with a short lease

@@ -79,7 +79,8 @@ func TestFaultUnlockAgainAfterLatchEvicted(t *testing.T) {
 	require.Equal(t, map[string]int64{o.Field(): 1}, hash(t, raw, key), "the lock key was not evicted")
 
 	err = inner.Unlock(ctx)
-	require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome, "the latch is gone: the outcome is unknown, not a second release")
+	require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome,
+		"the latch is gone: the outcome is unknown, not a second release")
 	assert.Equal(t, map[string]int64{o.Field(): 1}, hash(t, raw, key), "the outer hold's count is untouched")
 	assert.False(t, done(outer), "the outer hold goes on")
 	other, err := redisson.New(raw).TryLock(ctx, key, time.Minute)

@@ -222,7 +222,7 @@ func (lk *Lock) sendNothing() error {
 // to the end or not held; the latch is deleted once its answer is known.
 func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error {
 	l := lk.owner.l
-	if again && r == int64(-1) {
+	if again && r == int64(releaseLatchGone) {
 		// The latch is gone: the first run may or may not have happened,
 		// and the script did nothing now. Never ask again.
 		lk.released = true
@@ -232,7 +232,7 @@ func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error
 			"with the lease", lk.names.key, lockbridge.ErrUnknownOutcome)
 		return lk.unknown
 	}
-	if r != nil && r != int64(0) && r != int64(1) {
+	if r != nil && r != int64(releaseKept) && r != int64(releaseDone) {
 		err := unexpected("release", r)
 		lk.lease.Lose(err)
 		return err
@@ -244,7 +244,7 @@ func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error
 	case r == nil || gone:
 		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone,
 			Detail: "the owner's field is not in the hash"}
-	case l.cfg.fair && r == int64(1) && !time.Now().Before(lk.lease.ExpiresAt()):
+	case l.cfg.fair && r == int64(releaseDone) && !time.Now().Before(lk.lease.ExpiresAt()):
 		// The key may have gone with the lease before the release ran.
 		nh = &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired,
 			Detail: "the lease ran out before the unlock"}
@@ -332,17 +332,18 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 	send := max(ttl, lk.owner.keep(key, lk)) // the whole lock's lease: never below another hold's
 	start := time.Now()                      // after keep: start+send covers every hold's lease
 	lk.lease.Sending(start, ttl)
-	r, err := lk.owner.l.c.Eval(ctx, renewScript, []string{key}, send.Milliseconds(), lk.owner.field)
+	a := renewArgs{key: key, lease: send, field: lk.owner.field}
+	r, err := lk.owner.l.c.Eval(ctx, renewScript, a.keys(), a.argv()...)
 	if err != nil {
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 			lk.owner.unsure(key, send)
 		}
 		return fmt.Errorf("redisson: renewal of %q: %w", key, err)
 	}
-	if r != int64(0) && r != int64(1) {
+	if r != int64(renewGone) && r != int64(renewed) {
 		return unexpected("renew", r)
 	}
-	if r == int64(1) {
+	if r == int64(renewed) {
 		return lk.lease.Extend(start.Add(ttl), ttl)
 	}
 	nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonGone,

@@ -30,10 +30,11 @@ func TestInvalidInput(t *testing.T) {
 		cases = append(cases, badCase{b.Name, redisson.New(tg.Client), b.Key, b.TTL})
 	}
 	for name, l := range map[string]*redisson.Locker{
-		"nil client":             redisson.New(nil),
-		"nil option":             redisson.New(tg.Client, nil),
-		"nil backoff":            redisson.New(tg.Client, redisson.WithBackoff(nil)),
-		"bad backoff":            redisson.New(tg.Client, redisson.WithBackoff(lockbridge.ExponentialBackoff(0, time.Second))),
+		"nil client":  redisson.New(nil),
+		"nil option":  redisson.New(tg.Client, nil),
+		"nil backoff": redisson.New(tg.Client, redisson.WithBackoff(nil)),
+		"bad backoff": redisson.New(tg.Client, redisson.WithBackoff(lockbridge.ExponentialBackoff(0,
+			time.Second))),
 		"unknown pub/sub mode":   redisson.New(tg.Client, redisson.WithPubSub(7)),
 		"empty client id":        redisson.New(tg.Client, redisson.WithClientID("")),
 		"client id with a colon": redisson.New(tg.Client, redisson.WithClientID("a:b")),

@@ -389,7 +389,8 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 		// Not settled: the acquire may still be on its way and run after
 		// the read (see modern's try).
 		o.undo(ctx, n, ttl)
-		return nil, 0, fmt.Errorf("redisson: lock %q: the hash has no field of ours yet, and the acquire may still run: %w", n.key, err)
+		return nil, 0, fmt.Errorf("redisson: lock %q: the hash has no field of ours yet, and the acquire may still run: %w",
+			n.key, err)
 	}
 	return o.hold(ctx, n, start, ttl, fence), 0, nil
 }

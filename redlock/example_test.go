@@ -63,7 +63,8 @@ func Example() {
 	_, err = locker.TryLock(ctx, "invoice:43", 10*time.Second)
 	var qe *redlock.QuorumError
 	if errors.As(err, &qe) {
-		fmt.Printf("no majority: %d of %d nodes, need %d, failing: %v\n", qe.Got, len(qe.Nodes), qe.Need, qe.Indexes(redlock.Failed))
+		fmt.Printf("no majority: %d of %d nodes, need %d, failing: %v\n", qe.Got, len(qe.Nodes), qe.Need,
+			qe.Indexes(redlock.Failed))
 	}
 	// Output:
 	// locked invoice:42 on 3 or more of 5

@@ -61,7 +61,8 @@ func TestFaultNilInputs(t *testing.T) {
 	held, err := l.TryLock(context.Background(), locktest.Key(t, "held"), time.Minute)
 	require.NoError(t, err)
 	locktest.NilInputs(t, l, held, locktest.Nils{
-		Locker: (*redlock.Locker)(nil), ZeroLocker: new(redlock.Locker), Lock: (*redlock.Lock)(nil), ZeroLock: new(redlock.Lock),
+		Locker: (*redlock.Locker)(nil), ZeroLocker: new(redlock.Locker), Lock: (*redlock.Lock)(nil),
+		ZeroLock: new(redlock.Lock),
 	},
 		locktest.Call{Name: "nil clients", Do: func() error {
 			_, err := redlock.New(nil).TryLock(context.Background(), "k", time.Second)

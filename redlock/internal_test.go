@@ -37,7 +37,8 @@ func TestFreeIn(t *testing.T) {
 	d := l.freeIn([]NodeResult{ok, ok, taken(300 * time.Millisecond), taken(100 * time.Millisecond), taken(time.Second)})
 	assert.True(t, within(d, 100*time.Millisecond), "%v", d)
 	// None free: the third shortest.
-	d = l.freeIn([]NodeResult{taken(5 * time.Second), taken(100 * time.Millisecond), taken(300 * time.Millisecond), taken(200 * time.Millisecond), taken(time.Second)})
+	d = l.freeIn([]NodeResult{taken(5 * time.Second), taken(100 * time.Millisecond), taken(300 * time.Millisecond),
+		taken(200 * time.Millisecond), taken(time.Second)})
 	assert.True(t, within(d, 300*time.Millisecond), "%v", d)
 	// Expiring this millisecond: 1 ms, not 0 (which means unknown).
 	d = l.freeIn([]NodeResult{ok, ok, taken(0), taken(-1), failed})

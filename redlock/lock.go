@@ -138,7 +138,8 @@ func (lk *Lock) refresh(ctx context.Context, t *timing) error {
 	})
 	validity := t.validity(start)
 	for i := range res {
-		if res[i].Err != nil && (errors.Is(res[i].Err, lockbridge.ErrUnknownOutcome) || errors.Is(res[i].Err, ErrNodeTimeout)) {
+		if res[i].Err != nil && (errors.Is(res[i].Err, lockbridge.ErrUnknownOutcome) || errors.Is(res[i].Err,
+			ErrNodeTimeout)) {
 			// That node may still run it later, after a grant confirmed
 			// meanwhile: no grant counts for more than this ttl from now on.
 			lk.lease.Unsure(t.ttl - t.drift)
@@ -179,7 +180,8 @@ func (lk *Lock) rejoin(ctx context.Context, t *timing, refreshed []NodeResult) {
 		return
 	}
 	l := lk.locker
-	l.round(ctx, t.nodeTimeout, l.results(), expired, func(ctx context.Context, nd *modernproto.Node, r *NodeResult) error {
+	l.round(ctx, t.nodeTimeout, l.results(), expired, func(ctx context.Context, nd *modernproto.Node,
+		r *NodeResult) error {
 		_, _, err := nd.Acquire(ctx, &lk.names, lk.arg, t.ttl)
 		return err
 	})
@@ -224,7 +226,8 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	for i := range res {
 		unknown[i] = res[i].Status == Failed && errors.Is(res[i].Err, lockbridge.ErrUnknownOutcome)
 	}
-	got := l.round(ctx, t.nodeTimeout, res, func(i int) bool { return res[i].Status != OK }, func(ctx context.Context, nd *modernproto.Node, r *NodeResult) error {
+	got := l.round(ctx, t.nodeTimeout, res, func(i int) bool { return res[i].Status != OK }, func(ctx context.Context,
+		nd *modernproto.Node, r *NodeResult) error {
 		code, err := nd.Release(ctx, &lk.names, lk.arg)
 		r.Status = status(code)
 		if err == nil && unknown[r.Index] {

@@ -147,7 +147,9 @@ func (l *Locker) checkServers(ctx context.Context) error {
 	for i, id := range l.ids {
 		for j := 0; j < i && id != ""; j++ {
 			if l.ids[j] == id {
-				l.idErr = fmt.Errorf("redlock: %w: nodes %d and %d are the same server (run_id %s): Redlock needs independent masters", lockbridge.ErrInvalid, j, i, id)
+				l.idErr = fmt.Errorf(
+					"redlock: %w: nodes %d and %d are the same server (run_id %s): Redlock needs independent masters",
+					lockbridge.ErrInvalid, j, i, id)
 				return l.idErr
 			}
 		}
@@ -192,12 +194,14 @@ func (l *Locker) timing(ttl time.Duration) (*timing, error) {
 		return nil, err
 	}
 	ttl = ttl.Truncate(time.Millisecond) // PX takes whole milliseconds
-	t := &timing{ttl: ttl, drift: time.Duration(float64(ttl)*l.cfg.driftFactor) + l.cfg.drift, nodeTimeout: l.cfg.nodeTimeout}
+	t := &timing{ttl: ttl, drift: time.Duration(float64(ttl)*l.cfg.driftFactor) + l.cfg.drift,
+		nodeTimeout: l.cfg.nodeTimeout}
 	if t.nodeTimeout == 0 {
 		t.nodeTimeout = min(max(ttl/10, time.Millisecond), DefaultNodeTimeoutMax)
 	}
 	if t.drift+t.nodeTimeout >= ttl {
-		return nil, fmt.Errorf("redlock: %w: ttl %v leaves no validity after the drift allowance %v and the node timeout %v", lockbridge.ErrInvalid, ttl, t.drift, t.nodeTimeout)
+		return nil, fmt.Errorf("redlock: %w: ttl %v leaves no validity after the drift allowance %v and the node timeout %v",
+			lockbridge.ErrInvalid, ttl, t.drift, t.nodeTimeout)
 	}
 	return t, nil
 }
@@ -241,7 +245,8 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (mo
 // is still a *QuorumError. When ctx ends during the round, the error also
 // wraps ctx.Err(). The Lock returned is a *Lock.
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, l.tryLock, key, ttl)
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock,
+		l.tryLock, key, ttl)
 }
 
 func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
@@ -273,7 +278,8 @@ func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // leases), plus jitter. Redlock waiters poll: there are no release
 // notifications across nodes. The Lock returned is a *Lock.
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock, key, ttl)
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock,
+		key, ttl)
 }
 
 func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
@@ -281,9 +287,10 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 	if err != nil {
 		return nil, err
 	}
-	lk, err := retry.Loop(ctx, l.tel, jittered{l.cfg.backoff}, nil, func(ctx context.Context) (*Lock, time.Duration, error) {
-		return l.try(ctx, &n, t)
-	})
+	lk, err := retry.Loop(ctx, l.tel, jittered{l.cfg.backoff}, nil,
+		func(ctx context.Context) (*Lock, time.Duration, error) {
+			return l.try(ctx, &n, t)
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -366,11 +373,13 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 // land there. A node that did not answer and now has no key is looked at a
 // second time, shortly after, for a SET still on its way. It reports, by
 // node, whether the release answered: our token is then gone from there.
-func (l *Locker) undo(ctx context.Context, n *modernproto.Names, token any, acq []NodeResult, timeout time.Duration) []bool {
+func (l *Locker) undo(ctx context.Context, n *modernproto.Names, token any, acq []NodeResult,
+	timeout time.Duration) []bool {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	res := l.results()
-	l.round(uctx, timeout, res, func(i int) bool { return acq[i].Status != Taken }, func(ctx context.Context, nd *modernproto.Node, r *NodeResult) error {
+	l.round(uctx, timeout, res, func(i int) bool { return acq[i].Status != Taken }, func(ctx context.Context,
+		nd *modernproto.Node, r *NodeResult) error {
 		for look := 1; ; look++ {
 			code, err := nd.Release(ctx, n, token)
 			if err != nil || code != modernproto.Absent || look == 2 || acq[r.Index].Status != Failed {
@@ -433,7 +442,8 @@ func (l *Locker) results() []NodeResult {
 // node's answer in r; an error it returns makes the node Failed, with the
 // error — ErrNodeTimeout when the node's time ran out while ctx had not
 // ended.
-func (l *Locker) round(ctx context.Context, timeout time.Duration, res []NodeResult, do func(i int) bool, fn func(ctx context.Context, nd *modernproto.Node, r *NodeResult) error) int {
+func (l *Locker) round(ctx context.Context, timeout time.Duration, res []NodeResult, do func(i int) bool,
+	fn func(ctx context.Context, nd *modernproto.Node, r *NodeResult) error) int {
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	call := func(i int) {

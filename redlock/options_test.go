@@ -48,22 +48,32 @@ func TestInvalid(t *testing.T) {
 		{"two clients", five[:2], nil, "k", time.Second, "2 clients: Redlock needs at least 3"},
 		{"nil client", withNil, nil, "k", time.Second, "nil driver.Client at index 2"},
 		{"nil option", five, []redlock.Option{nil}, "k", time.Second, "nil option"},
-		{"names count", five, []redlock.Option{redlock.WithNodeNames("a", "b")}, "k", time.Second, "2 node names for 5 clients"},
+		{"names count", five, []redlock.Option{redlock.WithNodeNames("a", "b")}, "k", time.Second,
+			"2 node names for 5 clients"},
 		{"no names", five, []redlock.Option{redlock.WithNodeNames()}, "k", time.Second, "0 node names for 5 clients"},
-		{"node timeout zero", five, []redlock.Option{redlock.WithNodeTimeout(0)}, "k", time.Second, "node timeout 0s is not positive"},
-		{"drift factor 1", five, []redlock.Option{redlock.WithDriftFactor(1)}, "k", time.Second, "drift factor 1 is not in [0, 1)"},
-		{"drift factor negative", five, []redlock.Option{redlock.WithDriftFactor(-0.1)}, "k", time.Second, "drift factor -0.1"},
-		{"drift factor NaN", five, []redlock.Option{redlock.WithDriftFactor(math.NaN())}, "k", time.Second, "drift factor NaN"},
-		{"drift negative", five, []redlock.Option{redlock.WithDrift(-time.Millisecond)}, "k", time.Second, "drift -1ms is negative"},
+		{"node timeout zero", five, []redlock.Option{redlock.WithNodeTimeout(0)}, "k", time.Second,
+			"node timeout 0s is not positive"},
+		{"drift factor 1", five, []redlock.Option{redlock.WithDriftFactor(1)}, "k", time.Second,
+			"drift factor 1 is not in [0, 1)"},
+		{"drift factor negative", five, []redlock.Option{redlock.WithDriftFactor(-0.1)}, "k", time.Second,
+			"drift factor -0.1"},
+		{"drift factor NaN", five, []redlock.Option{redlock.WithDriftFactor(math.NaN())}, "k", time.Second,
+			"drift factor NaN"},
+		{"drift negative", five, []redlock.Option{redlock.WithDrift(-time.Millisecond)}, "k", time.Second,
+			"drift -1ms is negative"},
 		{"nil backoff", five, []redlock.Option{redlock.WithBackoff(nil)}, "k", time.Second, "nil backoff"},
-		{"bad backoff", five, []redlock.Option{redlock.WithBackoff(lockbridge.ExponentialBackoff(0, 1))}, "k", time.Second, "exponential backoff"},
+		{"bad backoff", five, []redlock.Option{redlock.WithBackoff(lockbridge.ExponentialBackoff(0, 1))}, "k", time.Second,
+			"exponential backoff"},
 		{"nil token func", five, []redlock.Option{redlock.WithTokenFunc(nil)}, "k", time.Second, "nil token func"},
 		{"empty key", five, nil, "", time.Second, "empty key"},
 		{"ttl zero", five, nil, "k", 0, "ttl 0s is below 1ms"},
 		{"ttl sub-ms", five, nil, "k", 500 * time.Microsecond, "ttl 500µs is below 1ms"},
-		{"ttl within drift", five, nil, "k", 3 * time.Millisecond, "ttl 3ms leaves no validity after the drift allowance 2.03ms and the node timeout 1ms"},
-		{"node timeout above ttl", five, []redlock.Option{redlock.WithNodeTimeout(time.Second)}, "k", time.Second, "node timeout 1s"},
-		{"drift above ttl", five, []redlock.Option{redlock.WithDrift(time.Second)}, "k", time.Second, "drift allowance 1.01s"},
+		{"ttl within drift", five, nil, "k", 3 * time.Millisecond,
+			"ttl 3ms leaves no validity after the drift allowance 2.03ms and the node timeout 1ms"},
+		{"node timeout above ttl", five, []redlock.Option{redlock.WithNodeTimeout(time.Second)}, "k", time.Second,
+			"node timeout 1s"},
+		{"drift above ttl", five, []redlock.Option{redlock.WithDrift(time.Second)}, "k", time.Second,
+			"drift allowance 1.01s"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := redlock.New(c.clients, c.opts...)
@@ -97,16 +107,21 @@ func TestQuorum(t *testing.T) {
 func TestTokenFunc(t *testing.T) {
 	f := startFleet(t, 3)
 	ctx := locktest.Ctx(t)
-	lk, err := redlock.New(f.clients, redlock.WithTokenFunc(func() (string, error) { return "host-1/42/abc", nil })).TryLock(ctx, "k", time.Second)
+	lk, err := redlock.New(f.clients, redlock.WithTokenFunc(func() (string, error) {
+		return "host-1/42/abc",
+			nil
+	})).TryLock(ctx, "k", time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, "host-1/42/abc", lk.Token())
 	assert.Equal(t, all(3, true), f.holds(t, "k", "host-1/42/abc"))
 	require.NoError(t, lk.Unlock(ctx))
 
-	_, err = redlock.New(f.clients, redlock.WithTokenFunc(func() (string, error) { return "", nil })).TryLock(ctx, "k", time.Second)
+	_, err = redlock.New(f.clients, redlock.WithTokenFunc(func() (string, error) { return "", nil })).TryLock(ctx, "k",
+		time.Second)
 	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 	boom := errors.New("boom")
-	_, err = redlock.New(f.clients, redlock.WithTokenFunc(func() (string, error) { return "", boom })).TryLock(ctx, "k", time.Second)
+	_, err = redlock.New(f.clients, redlock.WithTokenFunc(func() (string, error) { return "", boom })).TryLock(ctx, "k",
+		time.Second)
 	assert.ErrorIs(t, err, boom)
 	assert.EqualError(t, err, "redlock: token: boom")
 }

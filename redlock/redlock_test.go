@@ -21,8 +21,8 @@ var _ lockbridge.Locker = (*redlock.Locker)(nil)
 // The modern scripts' SHA1s (pinned in internal/protocol/modernproto): Redlock sends
 // exactly modern's acquire and release.
 const (
-	acquireSHA = "3cfbd6293aff5bfaf997aa94fa6bed6015c6d9be"
-	releaseSHA = "79f880cfc9da678362ea6676d81fd20a8c6f571d"
+	acquireSHA = "c88d5b8233eabe847508bfc22760d7415e18d8f1"
+	releaseSHA = "befd0567ebab81ec7383e9b1e06800d9b55c193c"
 )
 
 // TestCycle: one token on every node, with the ttl; a second locker is
@@ -124,7 +124,8 @@ func TestMajority(t *testing.T) {
 	assert.Equal(t, []int{0, 1, 2}, qe.Indexes(redlock.Taken))
 	assert.Equal(t, []int{3, 4}, qe.Indexes(redlock.OK))
 	assert.Equal(t, f.names[1], qe.Nodes[1].Name)
-	assert.Contains(t, err.Error(), `redlock: lock "three" not obtained: 2 of 5 nodes acquired, need 3: node 0 (`+f.names[0]+`): held by another for `)
+	assert.Contains(t, err.Error(),
+		`redlock: lock "three" not obtained: 2 of 5 nodes acquired, need 3: node 0 (`+f.names[0]+`): held by another for `)
 	assert.Contains(t, err.Error(), "; node 3 ("+f.names[3]+"): ok")
 	for _, i := range []int{3, 4} {
 		_, ok := f.value(t, i, "three")
@@ -171,7 +172,8 @@ func TestExclusion(t *testing.T) {
 	guard := locktest.NewGuard(f.clients[0], "excl")
 	lockers := []*redlock.Locker{
 		redlock.New(f.clients, redlock.WithBackoff(lockbridge.ExponentialBackoff(time.Millisecond, 16*time.Millisecond))),
-		redlock.New(f.clients, redlock.WithAutoRefresh(), redlock.WithBackoff(lockbridge.ExponentialBackoff(2*time.Millisecond, 32*time.Millisecond))),
+		redlock.New(f.clients, redlock.WithAutoRefresh(),
+			redlock.WithBackoff(lockbridge.ExponentialBackoff(2*time.Millisecond, 32*time.Millisecond))),
 	}
 	const goroutines, rounds = 8, 10
 	var wg sync.WaitGroup

@@ -33,13 +33,17 @@ func TestClassifyFailoverNeedsTheLostWrite(t *testing.T) {
 		want bool
 	}{
 		{"the new primary lacks the key", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{}), x, y, true},
-		{"another value there", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{"k": {"tz", 4000}}), x, y, true},
+		{"another value there", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{"k": {"tz", 4000}}), x, y,
+			true},
 		{"a refresh lost", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{"k": {"tx", 4000}}), x, y, true},
 		{"kept as it was", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{"k": {"tx", 5000}}), x, y, false},
-		{"not the holder's value when writes stopped", fo(map[string]keyState{"k": {"tz", 5000}}, map[string]keyState{}), x, y, false},
+		{"not the holder's value when writes stopped", fo(map[string]keyState{"k": {"tz", 5000}}, map[string]keyState{}), x,
+			y, false},
 		{"absent when writes stopped", fo(map[string]keyState{}, map[string]keyState{}), x, y, false},
-		{"the second got in before the promotion", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{}), x, testHold(wy, 1900, 1950, 2500, nil), false},
-		{"the first acquired after writes stopped", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{}), testHold(wx, 1600, 2050, 3000, map[string]string{"k": "tx"}), y, false},
+		{"the second got in before the promotion", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{}), x,
+			testHold(wy, 1900, 1950, 2500, nil), false},
+		{"the first acquired after writes stopped", fo(map[string]keyState{"k": {"tx", 5000}}, map[string]keyState{}),
+			testHold(wx, 1600, 2050, 3000, map[string]string{"k": "tx"}), y, false},
 	}
 	for _, c := range cases {
 		h.failovers = []*failover{c.f}
@@ -69,7 +73,8 @@ func TestClassifyEvictionNeedsTheEviction(t *testing.T) {
 		want   bool
 	}{
 		{"set, evicted, set", []ksEvent{e("set", 10), e("expire", 12), e("evicted", 15), e("set", 20)}, true},
-		{"a later set after the eviction", []ksEvent{e("set", 10), e("evicted", 15), e("set", 16), e("del", 17), e("set", 20)}, true},
+		{"a later set after the eviction", []ksEvent{e("set", 10), e("evicted", 15), e("set", 16), e("del", 17), e("set",
+			20)}, true},
 		{"no eviction", []ksEvent{e("set", 10), e("del", 15), e("set", 20)}, false},
 		{"deleted before the eviction", []ksEvent{e("set", 10), e("del", 12), e("evicted", 15), e("set", 20)}, false},
 		{"the eviction before the first's set", []ksEvent{e("evicted", 9), e("set", 10), e("set", 20)}, false},

@@ -48,7 +48,8 @@ const (
 )
 
 // evictPolicies is the order the periods go through.
-var evictPolicies = []string{"volatile-lru", "allkeys-lru", "volatile-ttl", "allkeys-random", "volatile-random", "allkeys-lfu", "volatile-lfu"}
+var evictPolicies = []string{"volatile-lru", "allkeys-lru", "volatile-ttl", "allkeys-random", "volatile-random",
+	"allkeys-lfu", "volatile-lfu"}
 
 // ksEvent is one keyspace notification of a lock key.
 type ksEvent struct {
@@ -89,7 +90,8 @@ type pendingRef struct {
 }
 
 func newEvictor(h *harness, s *server) *evictor {
-	return &evictor{h: h, s: s, markers: map[int]marker{}, events: map[string][]ksEvent{}, errs: map[string]int64{}, steps: map[string]int64{}}
+	return &evictor{h: h, s: s, markers: map[int]marker{}, events: map[string][]ksEvent{}, errs: map[string]int64{},
+		steps: map[string]int64{}}
 }
 
 func (ev *evictor) noteErr(what string, err error) {

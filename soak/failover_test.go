@@ -182,7 +182,8 @@ func (h *harness) failoverLost(x, y *hold) (string, bool) {
 			n, ok := f.cur[k]
 			switch {
 			case !ok:
-				return fmt.Sprintf("the new primary lacked the holder's key %s (replica cut off for %v)", kind(k), f.lag.Round(100*time.Millisecond)), true
+				return fmt.Sprintf("the new primary lacked the holder's key %s (replica cut off for %v)", kind(k),
+					f.lag.Round(100*time.Millisecond)), true
 			case n.value != v:
 				return fmt.Sprintf("the new primary had another value in the holder's key %s", kind(k)), true
 			case o.expireAt >= 0 && n.expireAt >= 0 && n.expireAt < o.expireAt:

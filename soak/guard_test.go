@@ -138,7 +138,8 @@ func (f *Figures) Count(c Category) int64 {
 }
 
 func (h *harness) analyse() *Figures {
-	f := &Figures{Faults: h.faults.snapshot(), Causes: map[string]int64{}, Lost: map[Kind]int64{}, Errors: map[string]int64{}}
+	f := &Figures{Faults: h.faults.snapshot(), Causes: map[string]int64{}, Lost: map[Kind]int64{},
+		Errors: map[string]int64{}}
 	byKey := map[string][]*hold{}
 	for _, hd := range h.holds {
 		byKey[hd.key] = append(byKey[hd.key], hd)
@@ -245,7 +246,8 @@ func (h *harness) analyse() *Figures {
 		if fo.lag > 0 {
 			lag = "replica cut off " + fo.lag.Round(10*time.Millisecond).String()
 		}
-		f.Failovers = append(f.Failovers, fmt.Sprintf("%.0fs %s, %d of %d keys lost or behind", fo.detach.Seconds(), lag, fo.lostKeys, len(fo.old)))
+		f.Failovers = append(f.Failovers, fmt.Sprintf("%.0fs %s, %d of %d keys lost or behind", fo.detach.Seconds(), lag,
+			fo.lostKeys, len(fo.old)))
 	}
 	h.mu.Unlock()
 	f.Steps = map[string]int64{}
@@ -322,7 +324,8 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 	// expired while x's lease ran: a takeover, even one that is no hold (its
 	// reply was lost, its value stayed).
 	if w, ok := h.overwrittenEarly(log, key, x, to); ok {
-		return JavaScheme, "the holder's value was overwritten by a takeover judged by a skewed clock (" + who(w.worker.kind) + ")"
+		return JavaScheme, "the holder's value was overwritten by a takeover judged by a skewed clock (" + who(
+			w.worker.kind) + ")"
 	}
 	// A losing GETSET overwrote x's value.
 	if ls := log.losersIn(from, to); len(ls) > 0 {
@@ -340,7 +343,8 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 			return GoCaused, "took over a value nobody was seen writing: " + y.entry.value
 		}
 		wr := ws[len(ws)-1]
-		return GoCaused, fmt.Sprintf("took over the expired value %s written by %s while the holder's lease ran", wr.value, wr.worker.name)
+		return GoCaused, fmt.Sprintf("took over the expired value %s written by %s while the holder's lease ran", wr.value,
+			wr.worker.name)
 	}
 	// y found the key free (or could have): who deleted x's value?
 	var scripted []deletion
@@ -370,7 +374,8 @@ func (h *harness) classify(key string, x, y *hold, holds []*hold) (Category, str
 				continue
 			}
 			if why := h.removedUnder(log, holds, dh, d.sent); why != "" {
-				return JavaScheme, "a release by the owner window deleted a successor's value after " + why + " had removed the releaser's own"
+				return JavaScheme, "a release by the owner window deleted a successor's value after " + why + " had removed the " +
+					"releaser's own"
 			}
 		}
 		d := scripted[0]
@@ -531,11 +536,13 @@ func settleGoroutines(before int) leakResult {
 func (f *Figures) Table() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "soak: %v, seed %d\n\n", f.Duration.Round(time.Second), f.Seed)
-	fmt.Fprintf(&b, "| group | workers | acquisitions | overlaps (a) Go | (b) Java scheme | (c) restart data loss | (d) failover data loss | (e) evicted | lost (ErrLost) | release not held | pauses | acquire errors | release errors |\n")
+	fmt.Fprintf(&b, "| group | workers | acquisitions | overlaps (a) Go | (b) Java scheme | (c) restart data loss | (d) "+
+		"failover data loss | (e) evicted | lost (ErrLost) | release not held | pauses | acquire errors | release errors |\n")
 	fmt.Fprintf(&b, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	var tot GroupFigures
 	for _, g := range f.Groups {
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", g.Name, g.Kinds, g.Acquisitions, g.A, g.B, g.C, g.D, g.E, g.Lost, g.NotHeld, g.Pauses, g.AcquireErrs, g.ReleaseErr)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n", g.Name, g.Kinds,
+			g.Acquisitions, g.A, g.B, g.C, g.D, g.E, g.Lost, g.NotHeld, g.Pauses, g.AcquireErrs, g.ReleaseErr)
 		tot.Acquisitions += g.Acquisitions
 		tot.A += g.A
 		tot.B += g.B
@@ -548,7 +555,8 @@ func (f *Figures) Table() string {
 		tot.AcquireErrs += g.AcquireErrs
 		tot.ReleaseErr += g.ReleaseErr
 	}
-	fmt.Fprintf(&b, "| **total** | | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Acquisitions, tot.A, tot.B, tot.C, tot.D, tot.E, tot.Lost, tot.NotHeld, tot.Pauses, tot.AcquireErrs, tot.ReleaseErr)
+	fmt.Fprintf(&b, "| **total** | | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d |\n\n", tot.Acquisitions, tot.A,
+		tot.B, tot.C, tot.D, tot.E, tot.Lost, tot.NotHeld, tot.Pauses, tot.AcquireErrs, tot.ReleaseErr)
 	fmt.Fprintf(&b, "(b) overlaps per 1000 acquisitions, against the Java-only baseline:")
 	for _, g := range f.Groups {
 		if g.Acquisitions > 0 && (g.B > 0 || g.Name == "java-baseline") {

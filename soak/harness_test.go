@@ -198,8 +198,10 @@ func Run(tb testing.TB, cfg Config) *Figures {
 		// Go lock that judged its lease by the server's clock would show.
 		{"legacy@server-5s", []*server{p}, 1, []Kind{Java, Atomic, Atomic, Classic}, offset(5 * time.Second)},
 		{"legacy@server+5s", []*server{p}, 1, []Kind{Java, Atomic, Atomic, Classic}, offset(-5 * time.Second)},
-		{"legacy+dual-write@server-5s", []*server{p}, 1, []Kind{Java, MigLegacy, MigDualWrite, MigDualWrite}, offset(5 * time.Second)},
-		{"legacy+dual-write@server+5s", []*server{p}, 1, []Kind{Java, MigLegacy, MigDualWrite, MigDualWrite}, offset(-5 * time.Second)},
+		{"legacy+dual-write@server-5s", []*server{p}, 1, []Kind{Java, MigLegacy, MigDualWrite, MigDualWrite},
+			offset(5 * time.Second)},
+		{"legacy+dual-write@server+5s", []*server{p}, 1, []Kind{Java, MigLegacy, MigDualWrite, MigDualWrite},
+			offset(-5 * time.Second)},
 		{"modern", []*server{p}, 2, []Kind{Modern, Modern, Modern}, nil},
 		{"redlock", []*server{p, r2, r3}, 2, []Kind{Redlock, Redlock, Redlock}, nil},
 		{"volatile-legacy", []*server{v}, 1, []Kind{Java, Atomic, Atomic}, nil},
@@ -208,7 +210,8 @@ func Run(tb testing.TB, cfg Config) *Figures {
 		// fences must still increase.
 		{"failover-modern", []*server{fo}, 2, []Kind{Modern, Modern, Modern}, nil},
 		{"failover-legacy", []*server{fo}, 1, []Kind{Java, Atomic, Atomic}, nil},
-		{"failover-dual-write+dual-read", []*server{fo}, 1, []Kind{MigDualWrite, MigDualWrite, MigDualRead, MigDualRead}, nil},
+		{"failover-dual-write+dual-read", []*server{fo}, 1, []Kind{MigDualWrite, MigDualWrite, MigDualRead, MigDualRead},
+			nil},
 		// Eviction pressure under volatile-* and allkeys-* policies: lock
 		// keys can be evicted (class e).
 		{"evict-modern", []*server{e}, 2, []Kind{Modern, Modern, Modern}, nil},
@@ -292,7 +295,8 @@ func Run(tb testing.TB, cfg Config) *Figures {
 
 // newWorker builds a worker of kind k in g: its proxies (one per server),
 // clients and locker.
-func (h *harness) newWorker(tb testing.TB, g *group, name string, k Kind, i int, offset *time.Duration, rnd *rand.Rand) *worker {
+func (h *harness) newWorker(tb testing.TB, g *group, name string, k Kind, i int, offset *time.Duration,
+	rnd *rand.Rand) *worker {
 	tb.Helper()
 	w := &worker{h: h, name: name, kind: k, group: g, rnd: rnd}
 	if k.skewed() {
@@ -402,7 +406,8 @@ func (h *harness) restartLoop(tb testing.TB, srvs []*server, f *server, rnd *ran
 		} else {
 			h.faults.add("restart-volatile", 1)
 		}
-		h.cfg.Logf("%6.1fs restarted %s (persistent %v) in %v", start.Seconds(), s.name, s.persistent, (end - start).Round(time.Millisecond))
+		h.cfg.Logf("%6.1fs restarted %s (persistent %v) in %v", start.Seconds(), s.name, s.persistent,
+			(end - start).Round(time.Millisecond))
 	}
 	if w := d - h.now(); w > 0 {
 		time.Sleep(w)

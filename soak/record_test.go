@@ -303,7 +303,8 @@ func (r *recorder) Eval(ctx context.Context, s *driver.Script, keys []string, ar
 	case "legacy/scripts/acquire.lua":
 		if c := code(reply, 0); err != nil || c == 1 || c == 2 {
 			r.addWrote(keys[0], str(args[0]))
-			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done, free: err == nil && code(reply, 0) == 1})
+			r.log(keys[0]).addWrite(write{worker: r.w, value: str(args[0]), at: at, done: done, free: err == nil && code(reply,
+				0) == 1})
 		}
 		if err == nil {
 			switch code(reply, 0) {
@@ -375,12 +376,14 @@ func (l *keyLog) around(from, to time.Duration) string {
 	var ls []line
 	for _, w := range l.writes {
 		if w.at >= from && w.at <= to {
-			ls = append(ls, line{w.at, fmt.Sprintf("      %.3fs write %s by %s (offset %v)%s", w.at.Seconds(), w.value, w.worker.name, w.worker.offset, map[bool]string{true: " (losing GETSET)"}[w.loser])})
+			ls = append(ls, line{w.at, fmt.Sprintf("      %.3fs write %s by %s (offset %v)%s", w.at.Seconds(), w.value,
+				w.worker.name, w.worker.offset, map[bool]string{true: " (losing GETSET)"}[w.loser])})
 		}
 	}
 	for _, d := range l.deletes {
 		if d.done >= from && d.sent <= to {
-			ls = append(ls, line{d.sent, fmt.Sprintf("      %.3fs..%.3fs %s by %s deleted=%v", d.sent.Seconds(), d.done.Seconds(), d.how, d.worker.name, d.deleted)})
+			ls = append(ls, line{d.sent, fmt.Sprintf("      %.3fs..%.3fs %s by %s deleted=%v", d.sent.Seconds(),
+				d.done.Seconds(), d.how, d.worker.name, d.deleted)})
 		}
 	}
 	sort.Slice(ls, func(i, j int) bool { return ls[i].at < ls[j].at })

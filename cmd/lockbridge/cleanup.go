@@ -60,16 +60,19 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 			}
 			ns := g.conn.nsGiven(e)
 			if ns == "" {
-				return usageErrorf("fleet cleanup removes the namespace's evidence: name it with --namespace (or LOCKBRIDGE_NAMESPACE)")
+				return usageErrorf("fleet cleanup removes the namespace's evidence: name it with --namespace (or " +
+					"LOCKBRIDGE_NAMESPACE)")
 			}
 			if quiet < migrate.DefaultQuietPeriod {
-				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long", quiet, migrate.DefaultQuietPeriod)
+				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long",
+					quiet, migrate.DefaultQuietPeriod)
 			}
 			if cmd.Flags().Changed("force") {
 				return usageErrorf("fleet cleanup has no --force: it acts only once the migration has ended")
 			}
 			if o.margin < minCleanupMargin {
-				return usageErrorf("fleet cleanup: --margin %v: want at least %v (it must cover the clock skew between the Java hosts and this one)", o.margin, minCleanupMargin)
+				return usageErrorf("fleet cleanup: --margin %v: want at least %v (it must cover the clock skew between the Java "+
+					"hosts and this one)", o.margin, minCleanupMargin)
 			}
 			if _, err := keyCodecs(o.kc); err != nil {
 				return err
@@ -83,13 +86,16 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&o.names, "key", nil, "a lock name whose leftover legacy key to remove (repeatable)")
-	cmd.Flags().StringVar(&o.kc, "key-codec", "auto", "how the Java services encode the names: raw, jdk-string (or java-string), or auto: both")
-	cmd.Flags().DurationVar(&o.margin, "margin", defaultCleanupMargin, "how long past its stored expiry (by this host's clock) a legacy key must be")
+	cmd.Flags().StringVar(&o.kc, "key-codec", "auto",
+		"how the Java services encode the names: raw, jdk-string (or java-string), or auto: both")
+	cmd.Flags().DurationVar(&o.margin, "margin", defaultCleanupMargin,
+		"how long past its stored expiry (by this host's clock) a legacy key must be")
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "list what would be removed; remove nothing")
 	// Not a flag of cleanup: taken only to refuse it with the reason.
 	cmd.Flags().Bool("force", false, "")
 	_ = cmd.Flags().MarkHidden("force")
-	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod, "how long the fleet must have run modern, by the server's clock (at least the default)")
+	cmd.Flags().DurationVar(&quiet, "quiet", migrate.DefaultQuietPeriod,
+		"how long the fleet must have run modern, by the server's clock (at least the default)")
 	return cmd
 }
 
@@ -110,7 +116,8 @@ type legacyLeftover struct {
 	reason  string // why it is kept, or what happened
 }
 
-func runCleanup(ctx context.Context, e *env, cf *connFlags, ns string, quiet time.Duration, o cleanupOpts, dry, asJSON bool) error {
+func runCleanup(ctx context.Context, e *env, cf *connFlags, ns string, quiet time.Duration, o cleanupOpts, dry,
+	asJSON bool) error {
 	c, where, closeFn, err := cf.dialAt(ctx, e)
 	if err != nil {
 		return err
@@ -220,7 +227,8 @@ var plausibleExpiry = time.Unix(1_000_000_000, 0)
 // fence counter, a namespace key), which cleanup never takes for a legacy
 // key whatever name it was given.
 func ownKey(key string) bool {
-	return strings.HasSuffix(key, ":modern") || strings.HasSuffix(key, ":modern"+modern.FenceSuffix) || strings.HasPrefix(key, "lockbridge:{")
+	return strings.HasSuffix(key, ":modern") || strings.HasSuffix(key,
+		":modern"+modern.FenceSuffix) || strings.HasPrefix(key, "lockbridge:{")
 }
 
 // judgeLeftover decides whether a legacy key goes: every value codec that
@@ -248,11 +256,13 @@ func judgeLeftover(l legacyLeftover, margin time.Duration, now time.Time) legacy
 		}
 		switch {
 		case x.at.Before(plausibleExpiry):
-			l.remove, l.reason = false, fmt.Sprintf("the %s codec reads %s, not a plausible lock expiry: not a legacy lock", vc, x.at.UTC().Format(time.RFC3339))
+			l.remove, l.reason = false, fmt.Sprintf("the %s codec reads %s, not a plausible lock expiry: not a legacy lock", vc,
+				x.at.UTC().Format(time.RFC3339))
 		case !x.expired && l.remove:
 			l.remove, l.reason = false, fmt.Sprintf("live by the %s codec: %v left", vc, x.left.Round(time.Millisecond))
 		case x.expired && x.ago < margin && l.remove:
-			l.remove, l.reason = false, fmt.Sprintf("expired %s ago by the %s codec, less than the margin %v", ago(x.ago), vc, margin)
+			l.remove, l.reason = false, fmt.Sprintf("expired %s ago by the %s codec, less than the margin %v", ago(x.ago), vc,
+				margin)
 		}
 	}
 	if parsed == 0 {
@@ -268,11 +278,13 @@ func printCleanup(e *env, ns, where string, dry bool, done migrate.Cleanup, left
 		verb = "would remove"
 		fmt.Fprintf(w, "namespace %s on %s: dry run, nothing removed\n", printable(ns), where)
 	} else {
-		fmt.Fprintf(w, "namespace %s on %s: at modern since %s\n", printable(ns), where, done.Since.Local().Format(timeLayout))
+		fmt.Fprintf(w, "namespace %s on %s: at modern since %s\n", printable(ns), where,
+			done.Since.Local().Format(timeLayout))
 	}
 	switch s := done.Sighting; {
 	case !s.At.IsZero():
-		fmt.Fprintf(w, "%s the legacy sighting: key %s at %s, %d in all\n", verb, quote(s.Key), s.At.Local().Format(timeLayout), s.Count)
+		fmt.Fprintf(w, "%s the legacy sighting: key %s at %s, %d in all\n", verb, quote(s.Key),
+			s.At.Local().Format(timeLayout), s.Count)
 	case done.SightingKept != "":
 		fmt.Fprintf(w, "kept the legacy sighting: %s\n", done.SightingKept)
 	default:
@@ -327,7 +339,8 @@ type cleanupKeyJSON struct {
 	Reason    *string    `json:"reason"`
 }
 
-func cleanupDoc(ns, where string, quiet, margin time.Duration, dry bool, done migrate.Cleanup, leftovers []legacyLeftover) cleanupJSON {
+func cleanupDoc(ns, where string, quiet, margin time.Duration, dry bool, done migrate.Cleanup,
+	leftovers []legacyLeftover) cleanupJSON {
 	doc := cleanupJSON{
 		Schema: "lockbridge.cleanup/v1", Namespace: ns, Server: where, DryRun: dry,
 		Now: jsonTime(done.Now), Since: jsonTime(done.Since),
@@ -348,7 +361,8 @@ func cleanupDoc(ns, where string, quiet, margin time.Duration, dry bool, done mi
 		doc.Sighting = cleanupSightingJSON{Action: "none"}
 	}
 	for _, l := range leftovers {
-		k := cleanupKeyJSON{Name: l.name, Codec: l.codec.String(), Key: jsonBytes(l.key), ExpiresAt: jsonTime(l.expires), Action: "kept"}
+		k := cleanupKeyJSON{Name: l.name, Codec: l.codec.String(), Key: jsonBytes(l.key), ExpiresAt: jsonTime(l.expires),
+			Action: "kept"}
 		if l.info.isString() {
 			v := jsonBytes(l.info.value)
 			k.Value = &v

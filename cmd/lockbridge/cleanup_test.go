@@ -40,7 +40,8 @@ func cleanupFleet(t *testing.T, c driver.Client, ns string, p migrate.Phase, ran
 	now := srvMS(t, c)
 	_, err = c.Do(ctx, "SET", "lockbridge:{"+ns+"}:phase-since", strconv.FormatInt(now-ran.Milliseconds(), 10))
 	require.NoError(t, err)
-	_, err = c.Do(ctx, "HSET", "lockbridge:{"+ns+"}:legacy-sighting", "at", strconv.FormatInt(now-2*time.Hour.Milliseconds(), 10), "key", "orders:1", "count", "4")
+	_, err = c.Do(ctx, "HSET", "lockbridge:{"+ns+"}:legacy-sighting", "at",
+		strconv.FormatInt(now-2*time.Hour.Milliseconds(), 10), "key", "orders:1", "count", "4")
 	require.NoError(t, err)
 }
 
@@ -75,14 +76,16 @@ func TestCleanupRefusals(t *testing.T) {
 	}{
 		{ns: "dualread", phase: migrate.PhaseDualRead, ran: time.Hour, want: "the namespace is at dual-read, not modern"},
 		{ns: "young", phase: migrate.PhaseModern, ran: time.Minute, want: "less than the quiet period 15m0s"},
-		{ns: "lagging", phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out", setup: func(t *testing.T, ns string) {
-			// A live client still at dual-read.
-			l := migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead), migrate.WithNamespace(ns))
-			t.Cleanup(func() { _ = l.Close(context.Background()) })
-			_, err := l.Phase(ctx)
-			require.NoError(t, err)
-		}},
-		{ns: "unknown", phase: migrate.PhaseModern, ran: time.Hour, want: "the phase is unknown", setup: func(t *testing.T, ns string) {
+		{ns: "lagging", phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out",
+			setup: func(t *testing.T, ns string) {
+				// A live client still at dual-read.
+				l := migrate.New(c, migrate.WithPhase(migrate.PhaseDualRead), migrate.WithNamespace(ns))
+				t.Cleanup(func() { _ = l.Close(context.Background()) })
+				_, err := l.Phase(ctx)
+				require.NoError(t, err)
+			}},
+		{ns: "unknown", phase: migrate.PhaseModern, ran: time.Hour, want: "the phase is unknown", setup: func(t *testing.T,
+			ns string) {
 			_, err := c.Do(ctx, "DEL", "lockbridge:{"+ns+"}:phase")
 			require.NoError(t, err)
 		}},
@@ -119,10 +122,12 @@ func TestCleanup(t *testing.T) {
 	ctx := context.Background()
 	cleanupFleet(t, c, "orders", migrate.PhaseModern, time.Hour)
 	vals := legacyValues(t, c)
-	keys := []string{"--key", "old", "--key", "recent", "--key", "live", "--key", "foreign", "--key", "absent", "--key-codec", "raw"}
+	keys := []string{"--key", "old", "--key", "recent", "--key", "live", "--key", "foreign", "--key", "absent",
+		"--key-codec", "raw"}
 
 	// The dry run lists and removes nothing.
-	r := cli(t, "", env, append([]string{"fleet", "cleanup", "--namespace", "orders", "--dry-run", "-o", "json"}, keys...)...)
+	r := cli(t, "", env, append([]string{"fleet", "cleanup", "--namespace", "orders", "--dry-run", "-o", "json"},
+		keys...)...)
 	require.Equal(t, 0, r.code, r.stderr)
 	var raw map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &raw))
@@ -212,7 +217,8 @@ func TestJudgeLeftover(t *testing.T) {
 	}{
 		{"expired by more than the margin, ms", keyInfo{typ: "string", value: ms(-2 * time.Hour)}, true, ""},
 		{"expired by more than the margin, s", keyInfo{typ: "string", value: sec(-2 * time.Hour)}, true, ""},
-		{"expired by less than the margin", keyInfo{typ: "string", value: ms(-30 * time.Minute)}, false, "less than the margin 1h0m0s"},
+		{"expired by less than the margin", keyInfo{typ: "string", value: ms(-30 * time.Minute)}, false,
+			"less than the margin 1h0m0s"},
 		{"live", keyInfo{typ: "string", value: ms(time.Minute)}, false, "live by the"},
 		{"far in the future", keyInfo{typ: "string", value: ms(24 * 365 * time.Hour)}, false, "live by the"},
 		{"a small number", keyInfo{typ: "string", value: "5"}, false, "not a plausible lock expiry"},
@@ -224,7 +230,8 @@ func TestJudgeLeftover(t *testing.T) {
 		{"a namespace key", keyInfo{typ: "string", value: ms(-2 * time.Hour)}, false, "a key lockbridge writes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key := map[string]string{"a modern key": "{n}:modern", "a fence counter": "{n}:modern:fence", "a namespace key": "lockbridge:{orders}:phase-since"}[tc.name]
+			key := map[string]string{"a modern key": "{n}:modern", "a fence counter": "{n}:modern:fence",
+				"a namespace key": "lockbridge:{orders}:phase-since"}[tc.name]
 			if key == "" {
 				key = "n"
 			}

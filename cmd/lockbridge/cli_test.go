@@ -93,7 +93,8 @@ func TestConnectionErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, []string{"phase", "get", "--redis", "http://localhost:6379"}, 2, "bad Redis URL http://localhost:6379: invalid URL scheme: http"},
+		{nil, []string{"phase", "get", "--redis", "http://localhost:6379"}, 2,
+			"bad Redis URL http://localhost:6379: invalid URL scheme: http"},
 		{nil, []string{"phase", "get", "--redis", "redis://localhost:6379/notadb"}, 2, "bad Redis URL"},
 		{nil, []string{"phase", "get", "--redis", "redis://user:s3cret@localhost:abc"}, 2, "bad Redis URL"},
 		{nil, []string{"fleet", "--redis", "not a url"}, 2, "bad Redis URL"},

@@ -55,7 +55,8 @@ func TestConnectionDiagnoses(t *testing.T) {
 	// answers the handshake.
 	start := time.Now()
 	r = cli(t, "", nil, "fleet", "--redis", "rediss://"+plain.Addr(), "--timeout", "500ms")
-	oneLineError(t, r, 1, "Redis "+plain.Addr()+": the TLS handshake failed: no answer to it within 500ms (the server may not speak TLS")
+	oneLineError(t, r, 1,
+		"Redis "+plain.Addr()+": the TLS handshake failed: no answer to it within 500ms (the server may not speak TLS")
 	assert.Less(t, time.Since(start), 5*time.Second)
 	// A server that answers the handshake with a plain-text error: said at
 	// once, not after --timeout.
@@ -75,9 +76,11 @@ func TestConnectionDiagnoses(t *testing.T) {
 	}()
 	start = time.Now()
 	r = cli(t, "", nil, "fleet", "--redis", "rediss://"+l.Addr().String(), "--timeout", "30s")
-	oneLineError(t, r, 1, "the TLS handshake failed: tls: first record does not look like a TLS handshake (the server may not speak TLS")
+	oneLineError(t, r, 1,
+		"the TLS handshake failed: tls: first record does not look like a TLS handshake (the server may not speak TLS")
 	assert.Less(t, time.Since(start), 10*time.Second, "a failed handshake does not wait for --timeout")
-	r = cli(t, "", nil, "fleet", "--cluster", l.Addr().String(), "--redis", "rediss://"+l.Addr().String(), "--timeout", "30s")
+	r = cli(t, "", nil, "fleet", "--cluster", l.Addr().String(), "--redis", "rediss://"+l.Addr().String(), "--timeout",
+		"30s")
 	oneLineError(t, r, 1, "the TLS handshake failed")
 
 	// Ports out of range are usage errors.

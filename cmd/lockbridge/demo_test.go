@@ -26,19 +26,22 @@ func checkCleanDemo(t *testing.T, r result) {
 	assert.Empty(t, r.stderr)
 	out := r.stdout
 	assert.Contains(t, out, "overlaps: 0 — no two holders ever held a lock at once.")
-	assert.Contains(t, out, "phases reached: legacy → dual-write → dual-read → modern → dual-read (the last step a rollback)")
+	assert.Contains(t, out,
+		"phases reached: legacy → dual-write → dual-read → modern → dual-read (the last step a rollback)")
 	assert.Regexp(t, `controller refusals: [1-9]`, out)
 	assert.Contains(t, out, "REFUSED  controller refused dual-write → dual-read (the Go workers still run legacy)")
 	assert.Contains(t, out, "Java workers (the Java seed algorithm)")
 	assert.Contains(t, out, "RETIRE   retired 3 Java workers")
 	// Redeployed one at a time, in order.
-	for _, step := range []string{"legacy → dual-write", "dual-write → dual-read", "dual-read → modern", "modern → dual-read"} {
+	for _, step := range []string{"legacy → dual-write", "dual-write → dual-read", "dual-read → modern",
+		"modern → dual-read"} {
 		for i := 1; i <= 4; i++ {
 			assert.Contains(t, out, "redeployed: "+step+" ("+strconv.Itoa(i)+"/4)")
 		}
 	}
 	// The summary counts acquisitions of each kind and in every phase.
-	for _, row := range []string{"java (Java seed algorithm)", "go (migrate.Locker)", "go in legacy", "go in dual-write", "go in dual-read", "go in modern"} {
+	for _, row := range []string{"java (Java seed algorithm)", "go (migrate.Locker)", "go in legacy", "go in dual-write",
+		"go in dual-read", "go in modern"} {
 		m := regexp.MustCompile(regexp.QuoteMeta(row) + `\s+(\d+)\s+(\d+)\s+(\d+)\n`).FindStringSubmatch(out)
 		require.NotNil(t, m, "summary row %q in:\n%s", row, out)
 		n, _ := strconv.Atoi(m[1])
@@ -73,7 +76,8 @@ func TestDemoRealServer(t *testing.T) {
 
 func TestDemoOverlapExits3(t *testing.T) {
 	t.Parallel()
-	r := cli(t, "", nil, "demo", "--keep-java", "--java", "4", "--go", "2", "--locks", "1", "--duration", "3s", "--quiet", "300ms")
+	r := cli(t, "", nil, "demo", "--keep-java", "--java", "4", "--go", "2", "--locks", "1", "--duration", "3s", "--quiet",
+		"300ms")
 	oneLineError(t, r, 3, "overlaps: two holders held one lock at once")
 	assert.Contains(t, r.stdout, "UNSAFE RUN")
 	assert.Contains(t, r.stdout, "OVERLAPS: ")
@@ -115,10 +119,14 @@ func TestRendererTTY(t *testing.T) {
 	r := newRenderer(&buf, true)
 	r.header = "header"
 	snap := fleetsim.Snapshot{
-		Elapsed: 1500 * time.Millisecond, Phase: migrate.PhaseDualWrite, Stage: "dual-write: redeploying go-2 in dual-write (2/4) and a stage text long enough to be cut at the edge of the terminal",
+		Elapsed: 1500 * time.Millisecond, Phase: migrate.PhaseDualWrite,
+		Stage: "dual-write: redeploying go-2 in dual-write (2/4) and a stage text long enough to be cut at the edge of the " +
+			"terminal",
 		Workers: []fleetsim.Worker{
-			{Name: "java-1", Kind: fleetsim.Java, Phase: migrate.PhaseLegacy, State: fleetsim.StateRunning, Counts: fleetsim.Counts{Acquired: 5, Contended: 2}},
-			{Name: "go-1", Kind: fleetsim.Go, Phase: migrate.PhaseDualWrite, State: fleetsim.StateDeploying, Counts: fleetsim.Counts{Acquired: 7}},
+			{Name: "java-1", Kind: fleetsim.Java, Phase: migrate.PhaseLegacy, State: fleetsim.StateRunning,
+				Counts: fleetsim.Counts{Acquired: 5, Contended: 2}},
+			{Name: "go-1", Kind: fleetsim.Go, Phase: migrate.PhaseDualWrite, State: fleetsim.StateDeploying,
+				Counts: fleetsim.Counts{Acquired: 7}},
 		},
 		ByKind:  map[fleetsim.Kind]fleetsim.Counts{fleetsim.Java: {Acquired: 5, Contended: 2}, fleetsim.Go: {Acquired: 7}},
 		ByPhase: map[migrate.Phase]fleetsim.Counts{migrate.PhaseDualWrite: {Acquired: 7}},
@@ -149,7 +157,8 @@ func TestRendererTTY(t *testing.T) {
 func TestRendererPlain(t *testing.T) {
 	var buf bytes.Buffer
 	r := newRenderer(&buf, false)
-	snap := fleetsim.Snapshot{Phase: migrate.PhaseModern, Workers: []fleetsim.Worker{{Name: "go-1", Kind: fleetsim.Go, Phase: migrate.PhaseModern}}}
+	snap := fleetsim.Snapshot{Phase: migrate.PhaseModern, Workers: []fleetsim.Worker{{Name: "go-1", Kind: fleetsim.Go,
+		Phase: migrate.PhaseModern}}}
 	r.start(func() fleetsim.Snapshot { return snap })
 	r.event(fleetsim.Event{Kind: fleetsim.EventPhase, Text: "controller advanced"})
 	r.stop()
@@ -166,7 +175,8 @@ func TestRendererPlain(t *testing.T) {
 // the embedded Redis and the client).
 func TestDemoInProcess(t *testing.T) {
 	var out, errb bytes.Buffer
-	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }, isTTY: true}
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
+		isTTY: true}
 	code := run(e, []string{"demo", "--duration", "3s", "--go", "2", "--java", "2", "--quiet", "300ms"})
 	require.Equal(t, 0, code, "stderr: %s\nstdout: %s", errb.String(), out.String())
 	assert.Contains(t, out.String(), "\x1b[", "a terminal gets the view redrawn in place")
@@ -184,10 +194,12 @@ func TestDemoJavaMigratesUsage(t *testing.T) {
 		{"embedded", []string{}, "--java-migrates needs --redis redis://host:port"},
 		{"password", []string{"--redis", "redis://u:p@127.0.0.1:1"}, "takes a plain redis://host:port URL"},
 		{"tls", []string{"--redis", "rediss://127.0.0.1:1"}, "takes a plain redis://host:port URL"},
-		{"keep-java", []string{"--redis", "redis://127.0.0.1:1", "--keep-java"}, "--keep-java does not apply to --java-migrates"},
+		{"keep-java", []string{"--redis", "redis://127.0.0.1:1", "--keep-java"},
+			"--keep-java does not apply to --java-migrates"},
 		{"short lease", []string{"--redis", "redis://127.0.0.1:1", "--lease", "500ms"}, "needs --lease >= 1s"},
 		{"no java", []string{"--redis", "redis://127.0.0.1:1", "--java", "0"}, "needs Java workers"},
-		{"namespace", []string{"--redis", "redis://127.0.0.1:1", "--namespace", "prod", "--java-jar", "demo_java.go"}, `--namespace must start with "lockbridge-demo-"`},
+		{"namespace", []string{"--redis", "redis://127.0.0.1:1", "--namespace", "prod", "--java-jar", "demo_java.go"},
+			`--namespace must start with "lockbridge-demo-"`},
 	} {
 		c := c
 		t.Run(c.name, func(t *testing.T) {
@@ -207,7 +219,8 @@ func TestLiveBlockFits(t *testing.T) {
 		Reached: []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead},
 		Stage:   "dual-read: redeploying go-2 in dual-read (2/4), with a stage text long enough to be cut"}
 	for i := 1; i <= 12; i++ {
-		snap.Workers = append(snap.Workers, fleetsim.Worker{Name: "go-" + strconv.Itoa(i), Kind: fleetsim.Go, Phase: migrate.PhaseDualRead, State: fleetsim.StateRunning})
+		snap.Workers = append(snap.Workers, fleetsim.Worker{Name: "go-" + strconv.Itoa(i), Kind: fleetsim.Go,
+			Phase: migrate.PhaseDualRead, State: fleetsim.StateRunning})
 	}
 	for _, size := range [][2]int{{60, 20}, {60, 12}, {200, 50}, {80, 24}, {30, 8}} {
 		w, h := size[0], size[1]

@@ -17,7 +17,8 @@ func TestDocPathsExist(t *testing.T) {
 	root := filepath.Join("..", "..")
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "cli.md"))
 	require.NoError(t, err)
-	paths := regexp.MustCompile("`((?:cmd|docs|internal|migrate|legacy|modern|redisson|redlock|driver|testdata)/[^` ]+\\.(?:lua|go|md|json))`").FindAllSubmatch(doc, -1)
+	paths := regexp.MustCompile(
+		"`((?:cmd|docs|internal|migrate|legacy|modern|redisson|redlock|driver|testdata)/[^` ]+\\.(?:lua|go|md|json))`").FindAllSubmatch(doc, -1)
 	require.NotEmpty(t, paths, "the check sees the paths")
 	for _, m := range paths {
 		_, err := os.Stat(filepath.Join(root, string(m[1])))

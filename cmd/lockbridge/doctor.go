@@ -104,7 +104,8 @@ func runDoctor(ctx context.Context, e *env, cf *connFlags, verbose, asJSON bool)
 		return usageErrorf("%v", err)
 	}
 	if asJSON {
-		doc := doctorJSON{Schema: "lockbridge.doctor/v1", Server: where, User: user, Findings: sortedFindings(rep), Counts: map[string]int{}}
+		doc := doctorJSON{Schema: "lockbridge.doctor/v1", Server: where, User: user, Findings: sortedFindings(rep),
+			Counts: map[string]int{}}
 		for _, s := range []doctor.Severity{doctor.OK, doctor.Warn, doctor.Unknown, doctor.Danger} {
 			doc.Counts[s.String()] = rep.Count(s)
 		}
@@ -169,7 +170,8 @@ func doctorOutcome(rep doctor.Report) error {
 	case rep.Count(doctor.Danger) > 0:
 		return &exitErr{exitError, fmt.Errorf("doctor: dangerous: %s", ids(doctor.Danger))}
 	case rep.Count(doctor.Unknown) > 0:
-		return &exitErr{exitUndetermined, fmt.Errorf("doctor: nothing dangerous found, but could not tell: %s", ids(doctor.Unknown))}
+		return &exitErr{exitUndetermined, fmt.Errorf("doctor: nothing dangerous found, but could not tell: %s",
+			ids(doctor.Unknown))}
 	}
 	return nil
 }

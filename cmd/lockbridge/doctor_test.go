@@ -53,7 +53,8 @@ func TestDoctorEvictionPolicyIsDangerous(t *testing.T) {
 	require.NoError(t, err)
 	r := cli(t, "", env, "doctor")
 	oneLineError(t, r, 1, "lockbridge: doctor: dangerous: eviction")
-	assert.Regexp(t, `^DANGER +eviction: maxmemory-policy allkeys-lru can evict any lock or namespace key`, strings.Split(r.stdout, "\n")[2], "the dangers come first")
+	assert.Regexp(t, `^DANGER +eviction: maxmemory-policy allkeys-lru can evict any lock or namespace key`,
+		strings.Split(r.stdout, "\n")[2], "the dangers come first")
 	assert.Contains(t, r.stdout, "fix: CONFIG SET maxmemory-policy noeviction")
 	assert.Contains(t, r.stdout, "\n1 dangerous, ")
 }
@@ -81,10 +82,12 @@ func TestDoctorLeastPrivilegeCouldNotTell(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
 	admin := locktest.GoRedis(t, srv)
-	_, err := admin.Do(context.Background(), "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-config", "-info", "-acl")
+	_, err := admin.Do(context.Background(), "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-config", "-info",
+		"-acl")
 	require.NoError(t, err)
 	r := cli(t, "", nil, "doctor", "--redis", "redis://app:pw@"+srv.Addr())
-	oneLineError(t, r, 6, "lockbridge: doctor: nothing dangerous found, but could not tell: eviction, replication, persistence")
+	oneLineError(t, r, 6,
+		"lockbridge: doctor: nothing dangerous found, but could not tell: eviction, replication, persistence")
 	for _, id := range []string{"eviction", "replication", "persistence"} {
 		assert.Regexp(t, `^UNKNOWN +`+id+`: could not read`, finding(t, r.stdout, id))
 	}
@@ -99,7 +102,8 @@ func TestDoctorCluster(t *testing.T) {
 	r := cli(t, "", nil, "doctor", "--cluster", strings.Join(cl.Addrs(), ","))
 	require.Equal(t, 0, r.code, "stdout:\n%s\nstderr: %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "lockbridge doctor: Redis Cluster ")
-	assert.Regexp(t, `^OK +cluster-slots: all 16384 slots served by 3 masters, cluster_state ok`, finding(t, r.stdout, "cluster-slots"))
+	assert.Regexp(t, `^OK +cluster-slots: all 16384 slots served by 3 masters, cluster_state ok`, finding(t, r.stdout,
+		"cluster-slots"))
 	assert.Regexp(t, `^OK +sharded-pubsub: every node: sharded pub/sub works`, finding(t, r.stdout, "sharded-pubsub"))
 	assert.Regexp(t, `^OK +acl: `, finding(t, r.stdout, "acl"))
 }
@@ -111,7 +115,8 @@ func TestDoctorNamespaceFlag(t *testing.T) {
 	// Before 'phase init': not a danger (exit 0 with the server's warnings),
 	// and the command that starts it.
 	require.Equal(t, 0, r.code, "a namespace not started yet\n%s", r.stdout)
-	assert.Regexp(t, "^WARN +namespace: namespace \"shop\" not initialised: lockers that follow it refuse to lock until `lockbridge phase init --namespace shop`",
+	assert.Regexp(t, "^WARN +namespace: namespace \"shop\" not initialised: lockers that follow it refuse to lock until "+
+		"`lockbridge phase init --namespace shop`",
 		finding(t, r.stdout, "namespace"))
 	assert.Contains(t, r.stdout, "fix: lockbridge phase init --namespace shop")
 	assert.NotContains(t, r.stdout, "DANGER")
@@ -154,7 +159,8 @@ func TestDoctorHelp(t *testing.T) {
 	t.Parallel()
 	r := cli(t, "", nil, "doctor", "--help")
 	require.Equal(t, 0, r.code)
-	for _, s := range []string{"Usage: lockbridge doctor [flags]", "Exit codes:", "0 nothing dangerous", "1 something is dangerous", "6 some check could not tell", "-namespace", "-verbose", "maxmemory-policy"} {
+	for _, s := range []string{"Usage: lockbridge doctor [flags]", "Exit codes:", "0 nothing dangerous",
+		"1 something is dangerous", "6 some check could not tell", "-namespace", "-verbose", "maxmemory-policy"} {
 		assert.Contains(t, r.stdout, s)
 	}
 	r = cli(t, "", nil, "--help")

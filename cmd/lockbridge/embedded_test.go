@@ -8,6 +8,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -167,7 +168,8 @@ func TestEmbeddedScriptsAfterFlush(t *testing.T) {
 		assert.Nil(t, r)
 		assert.True(t, driver.HasPrefix(err, "NOSCRIPT"), "%v", err)
 		// TIME inside a script, after redis.replicate_commands.
-		r, err = c.Do(ctx, "EVAL", "redis.replicate_commands() local t = redis.call('TIME') redis.call('SET', KEYS[1], t[1]) return t", 1, "time:a")
+		r, err = c.Do(ctx, "EVAL",
+			"redis.replicate_commands() local t = redis.call('TIME') redis.call('SET', KEYS[1], t[1]) return t", 1, "time:a")
 		require.NoError(t, err)
 		ts := r.([]any)
 		require.Len(t, ts, 2)
@@ -194,12 +196,14 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		const ns = "emb"
 		// The embedded server cannot report its eviction policy; it never
 		// evicts.
-		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond), migrate.WithInitSilence(time.Millisecond),
+		ctl, err := migrate.NewController(c, ns, migrate.WithQuietPeriod(50*time.Millisecond),
+			migrate.WithInitSilence(time.Millisecond),
 			migrate.WithMaxmemoryPolicy("noeviction"))
 		require.NoError(t, err)
 		_, err = ctl.Init(ctx, false)
 		require.NoError(t, err)
-		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+			migrate.PhaseModern} {
 			l := migrate.New(c, migrate.WithPhase(p), migrate.WithNamespace(ns), migrate.WithPhaseInterval(20*time.Millisecond))
 			name := "mig:" + p.String()
 			lk, err := l.TryLock(ctx, name, time.Second)
@@ -252,9 +256,18 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, migrate.PhaseLegacy, p)
 		require.Eventually(t, func() bool {
-			r, err := c.Do(ctx, "PUBSUB", "NUMSUB", "lockbridge:{"+ns+"}:phase-changed")
+			args := []any{"PUBSUB", "NUMSUB"}
+			for i := 0; i < 64; i++ { // the sharded notice channels of protocol 3
+				args = append(args, fmt.Sprintf("lockbridge:{%s}:phase-changed:%d", ns, i))
+			}
+			r, err := c.Do(ctx, args...)
 			a, _ := r.([]any)
-			return err == nil && len(a) == 2 && a[1] == int64(1)
+			var n int64
+			for i := 1; i < len(a); i += 2 {
+				v, _ := a[i].(int64)
+				n += v
+			}
+			return err == nil && n == 1
 		}, 5*time.Second, 5*time.Millisecond, "the follower subscribes to the phase notices")
 		_, err = ctl.Advance(ctx, true)
 		require.NoError(t, err)

@@ -15,7 +15,8 @@ import (
 // longer earlier report stays); otherwise the readings follow each other,
 // each headed by the time it was read, or as one JSON document a line. A
 // reading that fails is shown and the watch goes on.
-func watchFleet(ctx context.Context, e *env, cf *connFlags, ctl *migrate.Controller, interval time.Duration, asJSON bool) error {
+func watchFleet(ctx context.Context, e *env, cf *connFlags, ctl *migrate.Controller, interval time.Duration,
+	asJSON bool) error {
 	tty := e.isTTY && !asJSON
 	if tty {
 		fmt.Fprint(e.stdout, "\x1b[H\x1b[2J")
@@ -32,11 +33,13 @@ func watchFleet(ctx context.Context, e *env, cf *connFlags, ctl *migrate.Control
 		var b bytes.Buffer
 		switch {
 		case asJSON && err != nil:
-			_ = writeJSONLine(&b, map[string]string{"schema": "lockbridge.fleet/v1", "namespace": cf.ns(e), "error": message(err)})
+			_ = writeJSONLine(&b, map[string]string{"schema": "lockbridge.fleet/v1", "namespace": cf.ns(e),
+				"error": message(err)})
 		case asJSON:
 			_ = writeJSONLine(&b, fleetDoc(st))
 		default:
-			head := fmt.Sprintf("lockbridge fleet --watch: every %v, Ctrl-C to stop; read %s", interval, time.Now().Format("15:04:05"))
+			head := fmt.Sprintf("lockbridge fleet --watch: every %v, Ctrl-C to stop; read %s", interval,
+				time.Now().Format("15:04:05"))
 			if !tty && n > 0 {
 				b.WriteString("\n")
 			}

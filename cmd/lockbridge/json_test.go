@@ -73,7 +73,8 @@ func TestInspectJSON(t *testing.T) {
 	exp, ok, err := javareplay.Lock(ctx, c, "orders:42", time.Minute, nil)
 	require.NoError(t, err)
 	require.True(t, ok)
-	ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:1", time.Minute)
+	ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite),
+		migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:1", time.Minute)
 	require.NoError(t, err)
 	r := cli(t, "", env, "phase", "init", "--silence", "10ms", "--namespace", "shop")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -136,8 +137,9 @@ func TestPhaseAndFleetJSON(t *testing.T) {
 	r := cli(t, "", env, "phase", "init", "--silence", "10ms", "--namespace", "j", "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
 	doc := decodeJSON(t, r.stdout)
-	assert.Equal(t, map[string]any{"schema": "lockbridge.phase/v1", "action": "init", "namespace": "j", "server": "Redis " + addr,
-		"phase": "legacy", "changed": true, "overridden": []any{}}, doc)
+	assert.Equal(t, map[string]any{"schema": "lockbridge.phase/v1", "action": "init", "namespace": "j",
+		"server": "Redis " + addr,
+		"phase":  "legacy", "changed": true, "overridden": []any{}}, doc)
 	documented(t, doc)
 
 	r = cli(t, "", env, "phase", "set", "dual-write", "--namespace", "j", "-o", "json")
@@ -154,7 +156,8 @@ func TestPhaseAndFleetJSON(t *testing.T) {
 
 	// A lagging client: the next step is not safe, exit 4, and the JSON
 	// says why.
-	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace("j"), migrate.WithPhaseInterval(time.Hour))
+	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace("j"),
+		migrate.WithPhaseInterval(time.Hour))
 	defer l.Close(ctx)
 	_, err := l.Phase(ctx)
 	require.NoError(t, err)
@@ -192,7 +195,8 @@ func TestDoctorJSON(t *testing.T) {
 	assert.Equal(t, "lockbridge.doctor/v1", doc["schema"])
 	assert.Equal(t, "Redis "+srvAddr(env), doc["server"])
 	assert.Equal(t, "default", doc["user"])
-	assert.Equal(t, map[string]any{"ok": float64(5), "warn": float64(1), "unknown": float64(0), "danger": float64(0)}, doc["counts"])
+	assert.Equal(t, map[string]any{"ok": float64(5), "warn": float64(1), "unknown": float64(0), "danger": float64(0)},
+		doc["counts"])
 	fs := doc["findings"].([]any)
 	first := fs[0].(map[string]any)
 	assert.Equal(t, "warn", first["severity"], "the most severe first")

@@ -147,8 +147,10 @@ func newRoot(e *env, g *globalFlags) *cobra.Command {
 	root.SetVersionTemplate("lockbridge {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	g.conn.register(root.PersistentFlags())
-	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text", "output format: text, or json (inspect, phase, fleet, doctor; schema in docs/cli.md)")
-	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	root.PersistentFlags().StringVarP(&g.output, "output", "o", "text",
+		"output format: text, or json (inspect, phase, fleet, doctor; schema in docs/cli.md)")
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"text", "json"},
+		cobra.ShellCompDirectiveNoFileComp))
 	root.AddCommand(
 		newDemoCmd(e, g),
 		newInspectCmd(e, g),

@@ -70,7 +70,8 @@ func TestInspect(t *testing.T) {
 		}
 		assert.NotContains(t, lk, "FOREIGN")
 		assert.Contains(t, r.stdout, `modern key "{orders:42}:modern" (migrate): absent`)
-		assert.Contains(t, r.stdout, `legacy key "\xac\xed\x00\x05t\x00\torders:42" (jdk-string key codec): absent, and no modern key`)
+		assert.Contains(t, r.stdout,
+			`legacy key "\xac\xed\x00\x05t\x00\torders:42" (jdk-string key codec): absent, and no modern key`)
 
 		// Expired, and in seconds (the redis.io recipe).
 		_, err = c.Do(ctx, "SET", "old", "1700000000001")
@@ -110,16 +111,19 @@ func TestInspect(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		s := section(t, r.stdout, `legacy key "invoice:7" (raw key codec): 22 bytes, PTTL `)
 		assert.Contains(t, s, "with its TTL it is a modern lock: token \""+lk.Token()+"\", PTTL ")
-		assert.Contains(t, s, `fence  "{invoice:7}:fence" = "`+strconv.FormatInt(lk.(*modern.Lock).Fence(), 10)+`" (the last fencing token handed out)`)
+		assert.Contains(t, s, `fence  "{invoice:7}:fence" = "`+strconv.FormatInt(lk.(*modern.Lock).Fence(),
+			10)+`" (the last fencing token handed out)`)
 		assert.NotContains(t, s, "FOREIGN")
 
 		// A migrate lock in dual-write: both keys, the modern one fenced.
-		ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:1", time.Minute)
+		ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite),
+			migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:1", time.Minute)
 		require.NoError(t, err)
 		r = cli(t, "", env, "inspect", "pay:1")
 		s = section(t, r.stdout, `modern key "{pay:1}:modern" (migrate): 22 bytes, PTTL `)
 		assert.Contains(t, s, `token  "`+ml.Token()+`"`)
-		assert.Contains(t, s, `fence  "{pay:1}:modern:fence" = "`+strconv.FormatInt(ml.(interface{ Fence() int64 }).Fence(), 10)+`"`)
+		assert.Contains(t, s, `fence  "{pay:1}:modern:fence" = "`+strconv.FormatInt(ml.(interface{ Fence() int64 }).Fence(),
+			10)+`"`)
 		assert.Regexp(t, `decimal +\d{13} \(ms\) = .*: live`, section(t, r.stdout, `legacy key "pay:1" (raw key codec)`))
 	})
 
@@ -189,7 +193,8 @@ func TestPhaseAndFleet(t *testing.T) {
 	assert.Equal(t, "legacy\n", r.stdout)
 
 	// A client of the fleet deployed with a fixed phase: it lags.
-	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace("shop"), migrate.WithPhaseInterval(time.Hour))
+	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace("shop"),
+		migrate.WithPhaseInterval(time.Hour))
 	defer l.Close(ctx)
 	_, err := l.Phase(ctx)
 	require.NoError(t, err)
@@ -268,7 +273,8 @@ func TestUnlock(t *testing.T) {
 		require.NoError(t, err)
 		return n == int64(1)
 	}
-	ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:9", time.Minute)
+	ml, err := migrate.New(c, migrate.WithPhase(migrate.PhaseDualWrite),
+		migrate.WithModern(modern.WithFencing())).TryLock(ctx, "pay:9", time.Minute)
 	require.NoError(t, err)
 
 	// Declined: nothing deleted, exit 5.
@@ -341,7 +347,8 @@ func TestCluster(t *testing.T) {
 	// the legacy keys on others.
 	cleanupFleet(t, c, "end", migrate.PhaseModern, time.Hour)
 	vals := legacyValues(t, c)
-	r = cli(t, "", nil, "fleet", "cleanup", "--cluster", addrs, "--namespace", "end", "--key", "old", "--key", "live", "--key-codec", "raw")
+	r = cli(t, "", nil, "fleet", "cleanup", "--cluster", addrs, "--namespace", "end", "--key", "old", "--key", "live",
+		"--key-codec", "raw")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `removed legacy key (raw key codec) "old" = "`+vals["old"]+`"`)
 	assert.Contains(t, r.stdout, `kept legacy key (raw key codec) "live": live`)

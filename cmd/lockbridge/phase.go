@@ -88,7 +88,9 @@ type phaseOpts struct {
 
 // policyFlag registers --maxmemory-policy, which every change takes.
 func (o *phaseOpts) policyFlag(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.policy, "maxmemory-policy", "", "the server's maxmemory-policy, declared for a server that cannot report it (INFO memory refused); what the server reports overrides it")
+	cmd.Flags().StringVar(&o.policy, "maxmemory-policy", "",
+		"the server's maxmemory-policy, declared for a server that cannot report it (INFO memory refused); what the server "+
+			"reports overrides it")
 }
 
 func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
@@ -105,7 +107,8 @@ func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
 		},
 	}
 	phases := []string{"legacy", "dual-write", "dual-read", "modern"}
-	sub := func(use, short, long string, args cobra.PositionalArgs, run func(p *phaseRun, ctx context.Context, args []string) error) *cobra.Command {
+	sub := func(use, short, long string, args cobra.PositionalArgs, run func(p *phaseRun, ctx context.Context,
+		args []string) error) *cobra.Command {
 		return &cobra.Command{
 			Use: use, Short: short, Long: long, Args: args,
 			RunE: func(cmd *cobra.Command, a []string) error {
@@ -126,19 +129,24 @@ func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
 		return phases, cobra.ShellCompDirectiveNoFileComp
 	}
 	set.Flags().BoolVar(&o.force, "force", false, "take the step despite its blockers (prints them loudly)")
-	set.Flags().DurationVar(&o.quiet, "quiet", migrate.DefaultQuietPeriod, "quiet period: how long no legacy sighting may be seen before a step beyond dual-write (shorter only with --force)")
+	set.Flags().DurationVar(&o.quiet, "quiet", migrate.DefaultQuietPeriod,
+		"quiet period: how long no legacy sighting may be seen before a step beyond dual-write (shorter only with --force)")
 	o.policyFlag(set)
 
 	initc := sub("init", "start a namespace at legacy (or the phase its mark shows)", phaseInitLong,
 		exactArgs(0, "phase init takes no arguments"), (*phaseRun).init)
-	initc.Flags().DurationVar(&o.silence, "silence", migrate.DefaultInitSilence, "how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + longest lease + liveness margin")
-	initc.Flags().BoolVar(&o.force, "force", false, "start at legacy at once, whatever the namespace shows (prints what it overrode)")
+	initc.Flags().DurationVar(&o.silence, "silence", migrate.DefaultInitSilence,
+		"how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + "+
+			"longest lease + liveness margin")
+	initc.Flags().BoolVar(&o.force, "force", false,
+		"start at legacy at once, whatever the namespace shows (prints what it overrode)")
 	o.policyFlag(initc)
 
 	repair := sub("repair --to PHASE", "restore a lost phase", phaseRepairLong,
 		exactArgs(0, "phase repair takes no arguments: the phase goes in --to"), (*phaseRun).repair)
 	repair.Flags().StringVar(&o.to, "to", "", "the phase to restore (required)")
-	repair.Flags().BoolVar(&o.force, "force", false, "restore a phase beyond what the evidence shows (prints the blockers it overrode)")
+	repair.Flags().BoolVar(&o.force, "force", false,
+		"restore a phase beyond what the evidence shows (prints the blockers it overrode)")
 	o.policyFlag(repair)
 	_ = repair.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(phases, cobra.ShellCompDirectiveNoFileComp))
 
@@ -194,14 +202,18 @@ func (p *phaseRun) out(doc phaseJSON, text string) error {
 func (p *phaseRun) changedNS(action string) (string, error) {
 	ns := p.cf.nsGiven(p.e)
 	if ns == "" {
-		return "", usageErrorf("phase %s changes a namespace: name it with --namespace NAME (or LOCKBRIDGE_NAMESPACE); there is no default for a change", action)
+		return "", usageErrorf(
+			"phase %s changes a namespace: name it with --namespace NAME (or LOCKBRIDGE_NAMESPACE); there is no default for a "+
+				"change", action)
 	}
 	return ns, nil
 }
 
 // controller connects and returns ns's controller, the server's address,
 // and a context for its calls (bounded by --timeout); done ends both.
-func (p *phaseRun) controller(ctx context.Context, ns string, opts ...migrate.ControllerOption) (ctl *migrate.Controller, where string, cctx context.Context, done func(), err error) {
+func (p *phaseRun) controller(ctx context.Context, ns string,
+	opts ...migrate.ControllerOption) (ctl *migrate.Controller, where string, cctx context.Context, done func(),
+	err error) {
 	c, where, closeFn, err := p.cf.dialAt(ctx, p.e)
 	if err != nil {
 		return nil, "", nil, nil, err
@@ -244,7 +256,8 @@ func (p *phaseRun) set(ctx context.Context, args []string) error {
 	if p.o.quiet < migrate.DefaultQuietPeriod && !p.o.force {
 		// The quiet period is the migration's safety margin: shortening
 		// it is overriding the controller, as loudly as --force.
-		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add --force to mean it", p.o.quiet, migrate.DefaultQuietPeriod)
+		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add "+
+			"--force to mean it", p.o.quiet, migrate.DefaultQuietPeriod)
 	}
 	ctl, where, cctx, done, err := p.controller(ctx, ns, migrate.WithQuietPeriod(p.o.quiet))
 	if err != nil {
@@ -252,7 +265,8 @@ func (p *phaseRun) set(ctx context.Context, args []string) error {
 	}
 	defer done()
 	if p.o.quiet < migrate.DefaultQuietPeriod {
-		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet, migrate.DefaultQuietPeriod)
+		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet,
+			migrate.DefaultQuietPeriod)
 	}
 	return p.setPhase(cctx, ctl, ns, where, want)
 }
@@ -280,7 +294,9 @@ func (p *phaseRun) init(ctx context.Context, _ []string) error {
 		return p.out(doc, fmt.Sprintf("already initialised: namespace %s is at %v on %s", printable(ns), st.Phase, where))
 	}
 	if st.PhaseProblem.Reason == migrate.ReasonUninitialized && !p.o.force {
-		fmt.Fprintf(p.e.stderr, "init: namespace %s shows no trace on %s; it starts at legacy once it has shown none for %v by the server's clock (--silence), counted from its first init: waiting...\n", printable(ns), where, p.o.silence)
+		fmt.Fprintf(p.e.stderr,
+			"init: namespace %s shows no trace on %s; it starts at legacy once it has shown none for %v by the server's clock "+
+				"(--silence), counted from its first init: waiting...\n", printable(ns), where, p.o.silence)
 	}
 	// Each call is bounded by --timeout (the client's read timeout); the
 	// wait for the silence only by the command's context.
@@ -328,7 +344,8 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 	step, err := ctl.Repair(cctx, want, p.o.force)
 	if err != nil {
 		if errors.Is(err, migrate.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err,
+				printable(ns), where)}
 		}
 		return err
 	}
@@ -336,11 +353,13 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 	for _, b := range over {
 		fmt.Fprintf(p.e.stderr, "WARNING: forced past a blocker: %s\n", b)
 	}
-	doc := phaseJSON{Action: "repair", Namespace: ns, Server: where, Phase: step.To.String(), Changed: true, Overridden: over}
+	doc := phaseJSON{Action: "repair", Namespace: ns, Server: where, Phase: step.To.String(), Changed: true,
+		Overridden: over}
 	if step.From != 0 {
 		doc.From = step.From.String()
 	}
-	return p.out(doc, fmt.Sprintf("namespace %s on %s: phase repaired to %v; the quiet period starts again", printable(ns), where, step.To))
+	return p.out(doc, fmt.Sprintf("namespace %s on %s: phase repaired to %v; the quiet period starts again", printable(ns),
+		where, step.To))
 }
 
 // setPhase moves ns to want, one step; cctx bounds its calls.
@@ -359,11 +378,13 @@ func (p *phaseRun) setPhase(cctx context.Context, ctl *migrate.Controller, ns, w
 		// this fails rather than take a step nobody asked for.
 		step, err = ctl.Step(cctx, cur, want, p.o.force)
 	default:
-		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s on %s: the fleet is at %v: it moves one step at a time, to %v", printable(ns), where, cur, neighbours(cur))}
+		return &exitErr{exitUnsafe, fmt.Errorf("namespace %s on %s: the fleet is at %v: it moves one step at a time, to %v",
+			printable(ns), where, cur, neighbours(cur))}
 	}
 	if err != nil {
 		if errors.Is(err, migrate.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err,
+				printable(ns), where)}
 		}
 		return err
 	}
@@ -374,7 +395,8 @@ func (p *phaseRun) setPhase(cctx context.Context, ctl *migrate.Controller, ns, w
 	if len(over) > 0 {
 		fmt.Fprintln(p.e.stderr, "WARNING: a forced step can let two holders in while a legacy locker runs.")
 	}
-	return p.out(phaseJSON{Action: "set", Namespace: ns, Server: where, Phase: step.To.String(), From: step.From.String(), Changed: true, Overridden: over},
+	return p.out(phaseJSON{Action: "set", Namespace: ns, Server: where, Phase: step.To.String(), From: step.From.String(),
+		Changed: true, Overridden: over},
 		fmt.Sprintf("namespace %s on %s: %v → %v", printable(ns), where, step.From, step.To))
 }
 

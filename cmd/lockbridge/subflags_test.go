@@ -28,10 +28,12 @@ func TestSubcommandHelp(t *testing.T) {
 	}{
 		{[]string{"phase", "get"}, "Print the namespace's phase", nil},
 		{[]string{"phase", "set"}, "Move the fleet one step to PHASE", []string{"--force", "--quiet", "--maxmemory-policy"}},
-		{[]string{"phase", "init"}, "Give a namespace without a phase its phase", []string{"--silence", "--force", "--maxmemory-policy"}},
+		{[]string{"phase", "init"}, "Give a namespace without a phase its phase", []string{"--silence", "--force",
+			"--maxmemory-policy"}},
 		{[]string{"phase", "repair"}, "Set a phase that was lost", []string{"--to", "--force", "--maxmemory-policy"}},
 		{[]string{"fleet", "forget"}, "Remove the client ID, known dead", []string{"--force"}},
-		{[]string{"fleet", "cleanup"}, "Remove what the migration leaves behind", []string{"--quiet", "--key", "--margin", "--dry-run"}},
+		{[]string{"fleet", "cleanup"}, "Remove what the migration leaves behind", []string{"--quiet", "--key", "--margin",
+			"--dry-run"}},
 		{[]string{"fleet"}, "List the namespace's clients", []string{"--quiet", "--watch", "--interval"}},
 	} {
 		r := cli(t, "", nil, append(tc.args, "--help")...)
@@ -79,7 +81,8 @@ func TestSubcommandFlagsRefused(t *testing.T) {
 		{[]string{"fleet", "forget", "x", "--quiet", "1h"}, "unknown flag: --quiet"},
 		{[]string{"fleet", "forget", "x", "--watch"}, "unknown flag: --watch"},
 		{[]string{"fleet", "cleanup", "--namespace", "n", "--force"}, "fleet cleanup has no --force"},
-		{[]string{"phase", "--force", "set", "modern"}, "--force is a flag of phase init, repair, set: give it after the subcommand"},
+		{[]string{"phase", "--force", "set", "modern"},
+			"--force is a flag of phase init, repair, set: give it after the subcommand"},
 		{[]string{"fleet", "--force", "forget", "x"}, "--force is a flag of fleet forget"},
 	} {
 		r := cli(t, "", nil, append(tc.args, "--redis", "redis://127.0.0.1:1")...)
@@ -98,7 +101,8 @@ func TestUsageExitCodes(t *testing.T) {
 	}{
 		{[]string{"completion", "tcsh"}, `completion: no script for shell "tcsh": want bash, zsh, fish or powershell`},
 		{[]string{"completion"}, "completion: want a shell"},
-		{[]string{"phase", "get", "--redis", "redis://127.0.0.1:65536"}, `bad Redis URL redis://127.0.0.1:65536: port "65536"`},
+		{[]string{"phase", "get", "--redis", "redis://127.0.0.1:65536"},
+			`bad Redis URL redis://127.0.0.1:65536: port "65536"`},
 		{[]string{"inspect", "k", "--cluster", "h:-1"}, `bad --cluster address "h:-1"`},
 	} {
 		r := cli(t, "", nil, tc.args...)

@@ -34,7 +34,8 @@ func TestDemoLiveViewInTmux(t *testing.T) {
 				require.NoError(t, err, "tmux %v: %s", args, out)
 				return string(out)
 			}
-			tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "env", "PS1=$ ", "TERM=screen", "sh")
+			tm("new-session", "-d", "-s", "demo", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "env", "PS1=$ ", "TERM=screen",
+				"sh")
 			t.Cleanup(func() { _ = exec.Command(tmux, "-L", sock, "kill-server").Run() })
 			tm("send-keys", "-t", "demo", bin+" demo --duration 8s; echo EXIT=$?", "Enter")
 

@@ -40,11 +40,15 @@ func TestUsageErrorsTeach(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, []string{"--redis", "127.0.0.1:6379", "fleet"}, "bad Redis URL --redis 127.0.0.1:6379: no scheme; did you mean redis://127.0.0.1:6379 (rediss://127.0.0.1:6379 for TLS)?"},
+		{nil, []string{"--redis", "127.0.0.1:6379", "fleet"},
+			"bad Redis URL --redis 127.0.0.1:6379: no scheme; did you mean redis://127.0.0.1:6379 (rediss://127.0.0.1:6379 " +
+				"for TLS)?"},
 		{nil, []string{"fleet", "--redis", "localhost:6379"}, "did you mean redis://localhost:6379"},
-		{[]string{"REDIS_URL=10.0.0.1:6379"}, []string{"inspect", "k"}, "bad Redis URL REDIS_URL=10.0.0.1:6379: no scheme; did you mean redis://10.0.0.1:6379"},
+		{[]string{"REDIS_URL=10.0.0.1:6379"}, []string{"inspect", "k"},
+			"bad Redis URL REDIS_URL=10.0.0.1:6379: no scheme; did you mean redis://10.0.0.1:6379"},
 		{nil, []string{"fleet", "--redis", "app:s3cret@10.0.0.1:6379"}, "did you mean redis://app:xxxxx@10.0.0.1:6379"},
-		{nil, []string{"phase", "set", "dual-write", "--redis", dead}, "phase set changes a namespace: name it with --namespace NAME"},
+		{nil, []string{"phase", "set", "dual-write", "--redis", dead},
+			"phase set changes a namespace: name it with --namespace NAME"},
 		{nil, []string{"phase", "init", "--silence", "10ms", "--redis", dead}, "phase init changes a namespace"},
 		{nil, []string{"phase", "repair", "--to", "legacy", "--redis", dead}, "phase repair changes a namespace"},
 		{nil, []string{"phase", "repair", "--namespace", "n", "--redis", dead}, "phase repair needs --to PHASE"},
@@ -52,9 +56,12 @@ func TestUsageErrorsTeach(t *testing.T) {
 		{nil, []string{"-o", "json", "demo"}, "demo has no --output json"},
 		{nil, []string{"unlock", "--force", "k", "-o", "json"}, "unlock has no --output json"},
 		{nil, []string{"fleet", "forget"}, "fleet takes no arguments, or forget ID"},
-		{nil, []string{"fleet", "cleanup", "--redis", dead}, "fleet cleanup removes the namespace's evidence: name it with --namespace"},
-		{nil, []string{"fleet", "cleanup", "--namespace", "n", "--margin", "5s", "--redis", dead}, "--margin 5s: want at least 1m0s"},
-		{nil, []string{"fleet", "cleanup", "--namespace", "n", "--quiet", "1m", "--redis", dead}, "--quiet 1m0s is below the default 15m0s"},
+		{nil, []string{"fleet", "cleanup", "--redis", dead},
+			"fleet cleanup removes the namespace's evidence: name it with --namespace"},
+		{nil, []string{"fleet", "cleanup", "--namespace", "n", "--margin", "5s", "--redis", dead},
+			"--margin 5s: want at least 1m0s"},
+		{nil, []string{"fleet", "cleanup", "--namespace", "n", "--quiet", "1m", "--redis", dead},
+			"--quiet 1m0s is below the default 15m0s"},
 		{nil, []string{"fleet", "cleanup", "--namespace", "n", "--force", "--redis", dead}, "fleet cleanup has no --force"},
 		{nil, []string{"fleet", "cleanup", "--namespace", "n", "--key", "", "--redis", dead}, "--key must not be empty"},
 		{nil, []string{"fleet", "cleanup", "extra", "--namespace", "n", "--redis", dead}, "fleet cleanup takes no arguments"},
@@ -96,8 +103,10 @@ func TestVersion(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Regexp(t, `^lockbridge \S+ \(commit [^,]+, go1\.[0-9.]+\)\n$`, r.stdout)
 	}
-	bi := &debug.BuildInfo{GoVersion: "go1.21.0", Main: debug.Module{Path: "github.com/lockbridge/lockbridge", Version: "v1.2.3"},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time", Value: "2026-11-25T07:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	bi := &debug.BuildInfo{GoVersion: "go1.21.0", Main: debug.Module{Path: "github.com/lockbridge/lockbridge",
+		Version: "v1.2.3"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.time",
+			Value: "2026-11-25T07:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
 	assert.Equal(t, "v1.2.3 (commit 0123456789ab+modified of 2026-11-25T07:00:00Z, go1.21.0)", versionOf(bi))
 	bi = &debug.BuildInfo{GoVersion: "go1.22.1", Main: debug.Module{Version: "(devel)"}}
 	assert.Equal(t, "(devel) (commit unknown, go1.22.1)", versionOf(bi))

@@ -137,7 +137,8 @@ func (c *client) Eval(ctx context.Context, s *driver.Script, keys []string, args
 	}
 	if err != nil {
 		if errors.Is(err, driver.ErrNoPerm) {
-			return nil, fmt.Errorf("driver: script %s (it runs EVALSHA, EVAL and %s): %w", s.Name(), strings.Join(s.Commands(), ", "), err)
+			return nil, fmt.Errorf("driver: script %s (it runs EVALSHA, EVAL and %s): %w", s.Name(), strings.Join(s.Commands(),
+				", "), err)
 		}
 		return nil, fmt.Errorf("driver: script %s: %w", s.Name(), err)
 	}

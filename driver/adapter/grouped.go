@@ -36,7 +36,8 @@ const MoveTimeout = 5 * time.Second
 // driver.Message with Moved set: a message published meanwhile may have been
 // missed. A move that does not succeed within MoveTimeout ends the
 // subscription with its error.
-func NewGroupedSubscription(group func(channel string) string, open func(ctx context.Context, channel, addr string) (PubSubConn, error)) driver.Subscription {
+func NewGroupedSubscription(group func(channel string) string, open func(ctx context.Context, channel,
+	addr string) (PubSubConn, error)) driver.Subscription {
 	return &grouped{
 		group:  group,
 		open:   open,

@@ -44,7 +44,8 @@ func mayHaveRun(name string, err error) bool {
 var readOnly = map[string]bool{
 	"GET": true, "MGET": true, "STRLEN": true, "EXISTS": true, "TYPE": true,
 	"TTL": true, "PTTL": true, "EXPIRETIME": true, "PEXPIRETIME": true,
-	"HGET": true, "HMGET": true, "HGETALL": true, "HLEN": true, "HEXISTS": true, "HKEYS": true, "HVALS": true, "HSCAN": true,
+	"HGET": true, "HMGET": true, "HGETALL": true, "HLEN": true, "HEXISTS": true, "HKEYS": true, "HVALS": true,
+	"HSCAN":    true,
 	"SMEMBERS": true, "SISMEMBER": true, "SCARD": true, "SSCAN": true,
 	"ZRANGE": true, "ZRANGEBYSCORE": true, "ZSCORE": true, "ZCARD": true, "ZCOUNT": true, "ZSCAN": true,
 	"LRANGE": true, "LLEN": true, "LINDEX": true,

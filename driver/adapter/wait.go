@@ -19,7 +19,8 @@ type Pinner interface {
 
 var _ driver.Waiter = (*client)(nil)
 
-func (c *client) EvalWait(ctx context.Context, s *driver.Script, keys []string, replicas int, timeout time.Duration, args ...any) (any, int64, error) {
+func (c *client) EvalWait(ctx context.Context, s *driver.Script, keys []string, replicas int, timeout time.Duration,
+	args ...any) (any, int64, error) {
 	p, ok := c.c.(Pinner)
 	if !ok || len(keys) == 0 {
 		return nil, 0, driver.ErrNoPin
@@ -46,7 +47,8 @@ func (c *client) EvalWait(ctx context.Context, s *driver.Script, keys []string, 
 }
 
 // evalWaitOnce is EvalWait on one pinned connection.
-func (c *client) evalWaitOnce(ctx context.Context, p Pinner, s *driver.Script, keys []string, replicas int, timeout time.Duration, args []any) (any, int64, error) {
+func (c *client) evalWaitOnce(ctx context.Context, p Pinner, s *driver.Script, keys []string, replicas int,
+	timeout time.Duration, args []any) (any, int64, error) {
 	pc, release, err := p.Pin(ctx, keys[0])
 	if err != nil {
 		return nil, 0, fmt.Errorf("driver: pin a connection: %w", err)

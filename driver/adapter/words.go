@@ -63,7 +63,8 @@ func word(a any) (s string, ok bool) {
 
 // evalWords is Eval on a WordsConn; ok is false when an argument has a type
 // word does not take (nothing was sent).
-func (c *client) evalWords(ctx context.Context, wc WordsConn, s *driver.Script, keys []string, args []any) (r any, ok bool, err error) {
+func (c *client) evalWords(ctx context.Context, wc WordsConn, s *driver.Script, keys []string, args []any) (r any,
+	ok bool, err error) {
 	w := getWords()
 	defer putWords(w)
 	words := append(*w, "EVALSHA", s.Hash(), strconv.Itoa(len(keys)))

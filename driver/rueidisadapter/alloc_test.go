@@ -26,7 +26,8 @@ const maxAllocsPerCycle float64 = 7
 // from growing unnoticed.
 func TestAllocsPerCycle(t *testing.T) {
 	srv := redistest.Start(t)
-	l := modern.New(rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()}, ForceSingleClient: true})))
+	l := modern.New(rueidisadapter.New(client(t, rueidis.ClientOption{InitAddress: []string{srv.Addr()},
+		ForceSingleClient: true})))
 	ctx := context.Background()
 	var err error
 	cycle := func() {

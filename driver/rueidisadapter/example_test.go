@@ -65,7 +65,9 @@ func ExampleNew() {
 // Sentinel, so this example only compiles: it needs your nodes' and
 // Sentinels' addresses.
 func ExampleNew_cluster() {
-	cluster, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"node1:7000", "node2:7000", "node3:7000"}})
+	cluster, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress: []string{"node1:7000", "node2:7000", "node3:7000"},
+	})
 	if err != nil {
 		return
 	}

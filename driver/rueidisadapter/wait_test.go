@@ -14,7 +14,8 @@ import (
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 )
 
-var setScript = driver.NewScript("rueidisadapter_test/set.lua", "-- sets KEYS[1] to ARGV[1]\nreturn redis.call('SET', KEYS[1], ARGV[1])")
+var setScript = driver.NewScript("rueidisadapter_test/set.lua",
+	"-- sets KEYS[1] to ARGV[1]\nreturn redis.call('SET', KEYS[1], ARGV[1])")
 
 // EvalWait runs the script and WAIT on one dedicated connection: WAIT
 // counts the replicas that acknowledged that connection's writes.

@@ -102,7 +102,8 @@ func MigrateCycle(ctx context.Context, c driver.Client, t *Telemetry, ns, key st
 	// Init waits until the namespace has shown no trace for the init
 	// silence: here this program's own fleet, a phase lease of 150 ms and
 	// leases of a second (a real fleet keeps the default, 2 minutes).
-	ctl, err := migrate.NewController(c, ns, migrate.WithControllerLogger(t.Logger), migrate.WithControllerMeterProvider(t.Meters),
+	ctl, err := migrate.NewController(c, ns, migrate.WithControllerLogger(t.Logger),
+		migrate.WithControllerMeterProvider(t.Meters),
 		migrate.WithInitSilence(1500*time.Millisecond))
 	if err != nil {
 		return err

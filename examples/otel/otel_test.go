@@ -58,14 +58,18 @@ func TestMetricsReadBack(t *testing.T) {
 		}
 		return n, sum
 	}
-	n, _ := count(acq, map[string]string{"lockbridge_lock_system": "modern", "lockbridge_lock_operation": "try_lock", "lockbridge_lock_outcome": "obtained"})
+	n, _ := count(acq, map[string]string{"lockbridge_lock_system": "modern", "lockbridge_lock_operation": "try_lock",
+		"lockbridge_lock_outcome": "obtained"})
 	assert.Equal(t, uint64(1), n)
-	n, _ = count(acq, map[string]string{"lockbridge_lock_system": "modern", "lockbridge_lock_operation": "try_lock", "lockbridge_lock_outcome": "not_obtained"})
+	n, _ = count(acq, map[string]string{"lockbridge_lock_system": "modern", "lockbridge_lock_operation": "try_lock",
+		"lockbridge_lock_outcome": "not_obtained"})
 	assert.Equal(t, uint64(1), n)
-	n, sum := count(acq, map[string]string{"lockbridge_lock_system": "modern", "lockbridge_lock_operation": "lock", "lockbridge_lock_outcome": "obtained"})
+	n, sum := count(acq, map[string]string{"lockbridge_lock_system": "modern", "lockbridge_lock_operation": "lock",
+		"lockbridge_lock_outcome": "obtained"})
 	assert.Equal(t, uint64(1), n)
 	assert.Greater(t, sum, 0.1, "the Lock waited for the release, after 250 ms")
-	n, _ = count(acq, map[string]string{"lockbridge_lock_system": "migrate", "lockbridge_lock_operation": "try_lock", "lockbridge_lock_outcome": "not_obtained"})
+	n, _ = count(acq, map[string]string{"lockbridge_lock_system": "migrate", "lockbridge_lock_operation": "try_lock",
+		"lockbridge_lock_outcome": "not_obtained"})
 	assert.Equal(t, uint64(1), n, "the migrating client beside the legacy holder")
 
 	wait := m["lockbridge_lock_wait_duration_seconds"]
@@ -74,26 +78,34 @@ func TestMetricsReadBack(t *testing.T) {
 	assert.Equal(t, uint64(1), n, "one Lock waited")
 	assert.Greater(t, sum, 0.0)
 
-	assert.GreaterOrEqual(t, counter(m["lockbridge_lock_contention_total"], map[string]string{"lockbridge_lock_system": "modern"}), 2.0,
+	assert.GreaterOrEqual(t, counter(m["lockbridge_lock_contention_total"],
+		map[string]string{"lockbridge_lock_system": "modern"}), 2.0,
 		"the second TryLock, and the Lock's first attempt")
-	assert.GreaterOrEqual(t, counter(m["lockbridge_lock_refreshes_total"], map[string]string{"lockbridge_lock_outcome": "refreshed"}), 1.0,
+	assert.GreaterOrEqual(t, counter(m["lockbridge_lock_refreshes_total"],
+		map[string]string{"lockbridge_lock_outcome": "refreshed"}), 1.0,
 		"the auto-refresh ran while the first lock was held")
 	assert.Equal(t, 1.0, counter(m["lockbridge_lock_lost_total"], map[string]string{"lockbridge_lock_system": "modern"}))
-	assert.GreaterOrEqual(t, counter(m["lockbridge_lock_refreshes_total"], map[string]string{"lockbridge_lock_outcome": "not_held"}), 1.0)
+	assert.GreaterOrEqual(t, counter(m["lockbridge_lock_refreshes_total"],
+		map[string]string{"lockbridge_lock_outcome": "not_held"}), 1.0)
 	fence := gauge(t, m["lockbridge_lock_fence"], map[string]string{"lockbridge_lock_system": "modern"})
 	assert.Greater(t, fence, 1.0e15, "a fence: max(counter+1, the server's TIME in µs)")
 
-	assert.Equal(t, 2.0, gauge(t, m["lockbridge_migrate_phase"], map[string]string{"lockbridge_migrate_namespace": "example", "lockbridge_migrate_phase": "dual-write"}),
+	assert.Equal(t, 2.0, gauge(t, m["lockbridge_migrate_phase"],
+		map[string]string{"lockbridge_migrate_namespace": "example", "lockbridge_migrate_phase": "dual-write"}),
 		"the client runs dual-write")
-	assert.Equal(t, 1.0, counter(m["lockbridge_migrate_controller_steps_total"], map[string]string{"lockbridge_migrate_phase_from": "legacy", "lockbridge_migrate_phase": "dual-write"}))
-	assert.Equal(t, 1.0, counter(m["lockbridge_migrate_controller_refusals_total"], map[string]string{"lockbridge_migrate_phase": "dual-read", "lockbridge_migrate_refusal_reason": "quiet-period"}))
-	assert.Equal(t, 1.0, counter(m["lockbridge_migrate_sightings_total"], map[string]string{"lockbridge_migrate_namespace": "example"}))
+	assert.Equal(t, 1.0, counter(m["lockbridge_migrate_controller_steps_total"],
+		map[string]string{"lockbridge_migrate_phase_from": "legacy", "lockbridge_migrate_phase": "dual-write"}))
+	assert.Equal(t, 1.0, counter(m["lockbridge_migrate_controller_refusals_total"],
+		map[string]string{"lockbridge_migrate_phase": "dual-read", "lockbridge_migrate_refusal_reason": "quiet-period"}))
+	assert.Equal(t, 1.0, counter(m["lockbridge_migrate_sightings_total"],
+		map[string]string{"lockbridge_migrate_namespace": "example"}))
 
 	var spanNames []string
 	for _, s := range spans.Ended() {
 		spanNames = append(spanNames, s.Name())
 	}
-	assert.Subset(t, spanNames, []string{"lockbridge.modern.try_lock", "lockbridge.modern.lock", "lockbridge.migrate.try_lock"})
+	assert.Subset(t, spanNames, []string{"lockbridge.modern.try_lock", "lockbridge.modern.lock",
+		"lockbridge.migrate.try_lock"})
 }
 
 func match(mt *dto.Metric, labels map[string]string) bool {

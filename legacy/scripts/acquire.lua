@@ -16,15 +16,16 @@
 -- Every argument is checked (args.lua) before any key is read: a bad one
 -- is an error reply, and nothing is written.
 --
--- Returns {state, stored}:
---   {1}          acquired: the key was absent (SETNX)
---   {2, stored}  acquired: stored had expired (stored < cutoff) and was
---                replaced
---   {0, stored}  not acquired: stored is live
---   {-1, stored} not acquired: stored does not decode (a foreign lock);
---   {-1, first, size}  the same for a foreign value above 1024 bytes: its
---                first 1024 bytes and its length (a foreign value can be
---                large; a waiter polls it)
+-- Replies {state, stored}, the states (legacy_state's) named as in Go
+-- (legacy/scripts.go):
+--   stateFree    =  1  acquired: the key was absent (SETNX); {1}, no stored
+--   stateExpired =  2  acquired: stored had expired (stored < cutoff) and
+--                      was replaced
+--   stateLive    =  0  not acquired: stored is live
+--   stateForeign = -1  not acquired: stored does not decode (a foreign
+--                      lock); {-1, first, size} for a foreign value above
+--                      1024 bytes: its first 1024 bytes and its length (a
+--                      foreign value can be large; a waiter polls it)
 -- A key holding another type fails with the WRONGTYPE error of GET.
 
 arg_count(4)

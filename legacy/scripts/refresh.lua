@@ -18,9 +18,13 @@
 -- Every argument is checked before the key is read: a bad one is an error
 -- reply, and nothing is written.
 --
--- Returns legacy_owner's code: 1 rewritten (the new value is stored, with
--- the safety TTL when one is given); 0 taken, -1 gone, -2 W passed by our
--- own clock, -3 the server's clock past W + margin: nothing written.
+-- Replies legacy_owner's code, named as in Go (legacy/scripts.go):
+--   ownerOurs    =  1  rewritten: the new value is stored, with the safety
+--                      TTL when one is given
+--   ownerTaken   =  0  taken: nothing written
+--   ownerGone    = -1  gone: nothing written
+--   ownerExpired = -2  W passed by our own clock: nothing written
+--   ownerLate    = -3  the server's clock past W + margin: nothing written
 
 arg_count(8)
 local codec, unit, w, lease, now, margin, wdigits = legacy_owner_args(1)

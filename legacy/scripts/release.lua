@@ -14,15 +14,17 @@
 -- Every argument is checked (args.lua, legacy_args.lua) before the key is
 -- read: a bad one is an error reply, and nothing is deleted.
 --
--- Returns legacy_owner's code:
---    1  released: the key held our value (within the window), our clock
---       had not reached W and the server's had not passed W + margin; the
---       key is deleted
---    0  the key holds another holder's (or a foreign) value: left alone
---   -1  there is no key
---   -2  W has passed by our own clock: the key is left alone
---   -3  the server's clock is past W + margin (the script ran late): the
---       key is left alone
+-- Replies legacy_owner's code, named as in Go (legacy/scripts.go):
+--   ownerOurs    =  1  released: the key held our value (within the
+--                      window), our clock had not reached W and the
+--                      server's had not passed W + margin; the key is
+--                      deleted
+--   ownerTaken   =  0  the key holds another holder's (or a foreign)
+--                      value: left alone
+--   ownerGone    = -1  there is no key
+--   ownerExpired = -2  W has passed by our own clock: the key is left alone
+--   ownerLate    = -3  the server's clock is past W + margin (the script
+--                      ran late): the key is left alone
 -- Whatever the key holds after -2 or -3 is left to expire by its value,
 -- even bytes equal to ours: a successor can write exactly our bytes (a
 -- contender of the same lease in the same millisecond, or with a clock

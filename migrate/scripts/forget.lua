@@ -2,7 +2,7 @@
 -- leave, or an operator's `lockbridge fleet forget ID`).
 -- Prepended fragments: args.lua, server_time.lua.
 --
--- KEYS[1]  the registry hash (protocol 2)
+-- KEYS[1]  the registry hash (protocols 2 and 3)
 -- KEYS[2]  the registry expiry sorted set
 -- KEYS[3]  the registry heartbeat sorted set
 -- KEYS[4]  the registry hash of protocol 1 (fb598b1)

@@ -1,8 +1,9 @@
 -- migrate/scripts/heartbeat.lua: a client's heartbeat into the namespace's registry
--- (protocol 2), and its reading of the phase, in one round trip. The entry's
+-- (protocol 3), and its reading of the phase, in one round trip. The entry's
 -- liveness is kept by the server's clock: its expiry is the server's TIME
 -- plus the hold the client asks for, so no client clock is ever compared
--- with another host's.
+-- with another host's. No JSON is decoded here: the entry is checked by its
+-- prefix, and judged field by field by the controller.
 -- Prepended fragments: args.lua, server_time.lua.
 --
 -- KEYS[1]  the phase key
@@ -11,49 +12,73 @@
 -- KEYS[4]  the registry expiry sorted set: client id -> server ms
 -- KEYS[5]  the registry heartbeat sorted set: client id -> server ms
 -- ARGV[1]  the client id (non-empty)
--- ARGV[2]  the entry, JSON with "v":2, "id" equal to ARGV[1], and "phase";
---          "seq", when present, an integer from 1 to 2^53-1 that grows with
---          every heartbeat of the client
+-- ARGV[2]  the heartbeat's sequence number, 1 to 2^53-1, growing with every
+--          heartbeat of the client
 -- ARGV[3]  the hold in ms: how long after this heartbeat the client may
---          still lock in the phase it reports (its phase lease plus the
---          longest lease it takes), 1 to 2^40
+--          still lock in the phase its entry reports (its phase lease plus
+--          the longest lease it takes), 1 to 2^40
+-- ARGV[4]  the entry, JSON beginning {"v":3,"seq":<ARGV[2]>, — or '' for a
+--          touch: the entry stored is the one the client last wrote, and
+--          only its expiry and heartbeat time are renewed
 --
--- Returns {phase, init, gen, now}: the phase key's value ('' when absent),
--- the namespace's instance id and generation ('' when absent), and the
--- server's time in ms. The entry is written whatever the phase: a client
--- that cannot trust the phase still says where it was — unless the stored
--- entry has a "seq" at or above this one's: then this heartbeat was held up
--- in the network and a newer one landed first, and nothing is written (an
--- older entry, or a shorter hold, would hide what the client does now).
+-- Returns {phase, init, gen, now, written}: the phase key's value ('' when
+-- absent), the namespace's instance id and generation ('' when absent), the
+-- server's time in ms, and 1 when the entry (or the touch) landed; 0 when
+-- the stored entry has a "seq" at or above this one's (this heartbeat was
+-- held up in the network and a newer one landed first: nothing is written,
+-- since an older entry would hide what the client does now); -1 for a touch
+-- that found no entry (forgotten or pruned meanwhile: nothing is written, and
+-- the client sends its entry again). A touch is judged by its seq as an
+-- entry is (0 when the stored entry's is at or above it: it was sent before
+-- that entry), and never shortens the stored expiry: a touch held up in the
+-- network may land after a newer heartbeat that registered a longer hold
+-- (a longer lock), and must not cut that hold short. The entry is written
+-- whatever the phase: a client that cannot trust the phase still says where
+-- it was.
 
 redis.replicate_commands()
 local id = arg_nonempty(1)
-local entry = arg_nonempty(2)
+local seq = arg_int(2, 1, 9007199254740991)
 local hold = arg_int(3, 1, 1099511627776)
-local ok, e = pcall(cjson.decode, entry)
-if not ok or type(e) ~= 'table' or e['v'] ~= 2 or e['id'] ~= id or type(e['phase']) ~= 'string' then
-  arg_bad(2, 'a registry entry of protocol 2 (JSON with "v":2, "id" equal to ARGV[1] and "phase")')
+local entry = ARGV[4]
+if entry == nil then
+  arg_bad(4, 'an entry or \'\'')
 end
-local seq = e['seq']
-if seq ~= nil and (type(seq) ~= 'number' or seq < 1 or seq > 9007199254740991 or seq ~= math.floor(seq)) then
-  arg_bad(2, 'a registry entry whose "seq" is an integer from 1 to 2^53-1')
-end
-local stale = false
-if seq ~= nil then
-  local old = redis.call('HGET', KEYS[3], id)
-  if old then
-    local ok2, o = pcall(cjson.decode, old)
-    stale = ok2 and type(o) == 'table' and type(o['seq']) == 'number' and o['seq'] >= seq
+local written = 1
+if entry ~= '' then
+  local head = '{"v":3,"seq":' .. ARGV[2] .. ','
+  if string.sub(entry, 1, #head) ~= head or string.sub(entry, -1) ~= '}' then
+    arg_bad(4, 'a registry entry of protocol 3 (JSON beginning {"v":3,"seq":ARGV[2],)')
   end
 end
+local old = redis.call('HGET', KEYS[3], id)
+if old then
+  local s = string.match(old, '^{"v":3,"seq":(%d+),')
+  if s and tonumber(s) >= seq then
+    written = 0
+  end
+elseif entry == '' then
+  written = -1
+end
 local now = server_time()
--- @entry: the entry and its expiry by the server's clock, unless stale
-if not stale then
-  redis.call('HSET', KEYS[3], id, entry)
-  redis.call('ZADD', KEYS[4], now + hold, id)
+local expiry = now + hold
+if entry == '' then
+  local stored = tonumber(redis.call('ZSCORE', KEYS[4], id))
+  if stored and stored > expiry then
+    expiry = stored
+  end
+end
+-- @entry: the entry (or, for a touch, the one stored) and its expiry by the
+-- server's clock — a touch's never earlier than the stored one — unless
+-- stale or gone
+if written == 1 then
+  if entry ~= '' then
+    redis.call('HSET', KEYS[3], id, entry)
+  end
+  redis.call('ZADD', KEYS[4], expiry, id)
   redis.call('ZADD', KEYS[5], now, id)
 end
 -- @read: the phase key, as it is ('' when missing)
 local phase = redis.call('GET', KEYS[1])
 local ns = redis.call('HMGET', KEYS[2], 'init', 'gen')
-return {phase or '', ns[1] or '', ns[2] or '', now}
+return {phase or '', ns[1] or '', ns[2] or '', now, written}

@@ -40,7 +40,7 @@
 -- sets the phase.
 --
 -- Sets the phase, phase-since (the server's ms: a repair restarts the quiet
--- period), the namespace hash and the mark: protocol 2 (hash only), the
+-- period), the namespace hash and the mark: protocol 3 (hash only), the
 -- phase, the highest phase reached, a generation above every earlier one
 -- the hash or the mark holds (at least the server's TIME in µs), the
 -- instance id (set at init, or on the first step of a namespace of
@@ -120,7 +120,7 @@ if init == false or init == nil then
 end
 redis.call('SET', KEYS[1], to)
 redis.call('SET', KEYS[3], string.format('%.0f', now_ms))
-redis.call('HSET', KEYS[4], 'protocol', '2', 'phase', to, 'highest', highest,
+redis.call('HSET', KEYS[4], 'protocol', '3', 'phase', to, 'highest', highest,
   'gen', string.format('%.0f', gen), 'init', init)
 if mode == 'repair' then
   -- @restored: the evidence lost with the namespace refills from here

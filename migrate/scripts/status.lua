@@ -1,7 +1,9 @@
--- migrate/scripts/status.lua: everything the controller judges, read at one moment
--- together with the server's clock that ages it and the server's eviction
--- policy, which says whether that evidence could have vanished. Changes
--- nothing.
+-- migrate/scripts/status.lua: everything the controller judges but the protocol-3
+-- registry, read at one moment together with the server's clock that ages
+-- it and the server's eviction policy, which says whether that evidence
+-- could have vanished. The registry is read apart, in short chunks
+-- (registry_read.lua): read whole, ten thousand entries would hold the
+-- server for tens of milliseconds. Changes nothing.
 -- Prepended fragments: server_time.lua.
 --
 -- KEYS[1]  the phase key             KEYS[6]  the registry heartbeat set
@@ -10,19 +12,18 @@
 -- KEYS[4]  the registry hash         KEYS[9]  the namespace's mark
 -- KEYS[5]  the registry expiry set   KEYS[10] the init-pending stamp
 --
--- Returns {now, phase, since, namespace, entries, expiry, seen, fleet1,
--- sighting, mark, pending, policy, expiring}: the server's time in ms; the
--- phase and since values (false when absent); then HGETALL of the hashes
--- and ZRANGE … WITHSCORES of the sets, as flat arrays; HGETALL of the mark;
--- the init-pending stamp (false when absent); {maxmemory_policy, ''} from
--- INFO memory, or {'', why} when it cannot be read; and the names of the
--- keys among KEYS that carry a TTL (evidence that can expire, or be evicted
--- under a volatile-* policy).
+-- Returns {now, phase, since, namespace, fleet1, sighting, mark, pending,
+-- policy, expiring, entries}: the server's time in ms; the phase and since
+-- values (false when absent); then HGETALL of the namespace hash, the
+-- protocol-1 registry, the sighting hash and the mark, as flat arrays; the
+-- init-pending stamp (false when absent); {maxmemory_policy, ''} from INFO
+-- memory, or {'', why} when it cannot be read; the names of the keys among
+-- KEYS that carry a TTL (evidence that can expire, or be evicted under a
+-- volatile-* policy); and the sizes of the registry hash and of its
+-- expiry set {HLEN, ZCARD} (every script of the registry changes both
+-- together: sizes that differ are an entry or an expiry written by hand).
 
 local now = server_time()
-local function zall(k)
-  return redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
-end
 local policy = {'', ''}
 local info = redis.pcall('INFO', 'memory')
 if type(info) == 'string' then
@@ -42,7 +43,6 @@ for i = 1, #KEYS do
   end
 end
 return {now, redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]),
-  redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[4]),
-  zall(KEYS[5]), zall(KEYS[6]), redis.call('HGETALL', KEYS[7]),
+  redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[7]),
   redis.call('HGETALL', KEYS[8]), redis.call('HGETALL', KEYS[9]),
-  redis.call('GET', KEYS[10]), policy, expiring}
+  redis.call('GET', KEYS[10]), policy, expiring, {redis.call('HLEN', KEYS[4]), redis.call('ZCARD', KEYS[5])}}

@@ -9,9 +9,11 @@
 -- ARGV[1]  now, in ms of this client's clock (0 to 2^53)
 -- ARGV[2]  'PUBLISH', or 'SPUBLISH' in a cluster
 --
--- Prunes the line (queue_prune). Returns 1 when the key existed: it is
--- deleted and the head of the line woken ("0" on "<KEYS[4]>:<head>").
--- Returns 0 when there was no key: no message.
+-- Prunes the line (queue_prune).
+-- Replies, the codes named as in Go (redisson/calls.go):
+--   forceDeleted = 1  the key existed: it is deleted and the head of the
+--                     line woken ("0" on "<KEYS[4]>:<head>")
+--   forceAbsent  = 0  there was no key: no message
 arg_count(2)
 local now = arg_int(1, 0, 9007199254740992)
 local publish = arg_one_of(2, 'PUBLISH', 'SPUBLISH')

@@ -15,15 +15,19 @@
 -- ARGV[5]  the latch's life in ms (1 to 2^53)
 -- ARGV[6]  '0' the first time this request is sent, '1' when sent again
 --
--- The latch is read first, as in release.lua (a request sent again whose
--- latch is gone returns -1 and changes nothing). Then the line is pruned
--- (queue_prune) and:
---   - the key is absent: the head of the line is woken; reply 1 (kept);
---   - the hash has no such field: reply nil;
---   - the count goes down and stays above 0: the lease is set; reply 0
---     (kept);
---   - the count reaches 0: the key is deleted and the head of the line is
---     woken ("0" on "<KEYS[4]>:<head field>"); reply 1 (kept).
+-- The latch is read first, as in release.lua. Then the line is pruned
+-- (queue_prune).
+-- Replies, the codes named as in Go (redisson/calls.go), kept in the
+-- latch but the last:
+--   releaseKept      =  0  the count goes down and stays above 0: the
+--                          lease is set
+--   releaseDone      =  1  the count reaches 0: the key is deleted and the
+--                          head of the line is woken ("0" on
+--                          "<KEYS[4]>:<head field>"); or the key is absent:
+--                          the head of the line is woken
+--   releaseLatchGone = -1  a request sent again whose latch is gone:
+--                          nothing changed
+-- Replies nil when the hash has no such field.
 -- Replying 1 for an absent key is RedissonFairLock's answer; the Go caller
 -- tells that case apart with a look at its field first.
 arg_count(6)

@@ -19,6 +19,10 @@
 --   - the hash has the owner's field: its count goes up by one, the lease
 --     is set; reply nil;
 --   - otherwise reply 1: held by another owner, or others wait first.
+-- Replies, the code named as in Go (redisson/calls.go):
+--   fairTryRefused = 1  not taken: held by another owner, or others wait
+--                       first
+--
 -- The clocks order the line; they never admit anyone (only an absent key
 -- does).
 arg_count(4)

@@ -8,14 +8,17 @@
 -- ARGV[1]  the lease in ms (1 to 2^53)
 -- ARGV[2]  the owner's field, "<client id>:<owner id>" (not empty)
 --
--- Returns {-1, token} when the lock was free or the owner's: the token is
+-- Replies {-1, token} when the lock was free or the owner's: the token is
 -- max(counter + 1, the server's TIME in µs), written back to the counter
 -- (modern_fence), then the hold is counted as acquire.lua counts it.
--- Returns {pttl, -1} when another owner holds it (pttl -1: no expiry);
--- nothing is written. Java's RedissonFencedLock INCRs the same counter, so
--- its tokens follow Go's; the clock floor keeps the tokens Go hands out
--- increasing across a restart without persistence or a failover to a
--- replica that lags (Java's INCR alone starts again from what is left).
+-- Replies {pttl, -1} when another owner holds it (pttl -1: no expiry);
+-- nothing is written. The -1 of each, the half that does not apply, is
+-- named in Go (redisson/calls.go):
+--   fencedNone = -1  no PTTL (acquired), or no token (held by another)
+-- Java's RedissonFencedLock INCRs the same counter, so its tokens follow
+-- Go's; the clock floor keeps the tokens Go hands out increasing across a
+-- restart without persistence or a failover to a replica that lags (Java's
+-- INCR alone starts again from what is left).
 -- Errors, with nothing written: a bad argument; an unusable counter
 -- (FENCE …); KEYS[1] of another type (WRONGTYPE).
 arg_count(2)

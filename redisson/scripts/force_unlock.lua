@@ -6,9 +6,10 @@
 -- KEYS[2]  the lock's channel "redisson_lock__channel:{name}"
 -- ARGV[1]  'PUBLISH', or 'SPUBLISH' in a cluster
 --
--- Returns 1 when the key existed: it is deleted and "0" (Redisson's unlock
--- message) is published on KEYS[2]. Returns 0 when there was no key: no
--- message.
+-- Replies, the codes named as in Go (redisson/calls.go):
+--   forceDeleted = 1  the key existed: it is deleted and "0" (Redisson's
+--                     unlock message) is published on KEYS[2]
+--   forceAbsent  = 0  there was no key: no message
 arg_count(1)
 local publish = arg_one_of(1, 'PUBLISH', 'SPUBLISH')
 

@@ -12,17 +12,21 @@
 -- ARGV[5]  '0' the first time this request is sent, '1' when it is sent
 --          again because the first reply never came
 --
--- Returns, and keeps in the latch for ARGV[4] ms:
---   0  the owner's count went down and is still above 0: the lease is set
---      to ARGV[2];
---   1  the count reached 0: the key is deleted and "0" (Redisson's unlock
---      message) is published on KEYS[2], waking Java and Go waiters.
--- Returns nil, keeping nothing, when the hash has no such field.
+-- Replies, the codes named as in Go (redisson/calls.go); the first two
+-- are kept in the latch for ARGV[4] ms:
+--   releaseKept      =  0  the owner's count went down and is still above
+--                          0: the lease is set to ARGV[2]
+--   releaseDone      =  1  the count reached 0: the key is deleted and "0"
+--                          (Redisson's unlock message) is published on
+--                          KEYS[2], waking Java and Go waiters
+--   releaseLatchGone = -1  a request sent again (ARGV[5] '1') whose latch
+--                          is gone — expired, or evicted under memory
+--                          pressure —, changing nothing: whether the first
+--                          run happened is unknown, and running the release
+--                          again could take a second hold
+-- Replies nil, keeping nothing, when the hash has no such field.
 -- A latch that exists is an earlier run of this request: its value is the
--- reply, and nothing else is done. A request sent again (ARGV[5] '1') whose
--- latch is gone — expired, or evicted under memory pressure — returns -1,
--- changing nothing: whether the first run happened is unknown, and running
--- the release again could take a second hold.
+-- reply, and nothing else is done.
 -- The keys, the message, the latch's name and values are Redisson's
 -- (RedissonLock's unlock, 3.24 and later): Java and Go unlock alike.
 arg_count(5)

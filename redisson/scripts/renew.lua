@@ -5,8 +5,10 @@
 -- ARGV[1]  the lease in ms (1 to 2^53)
 -- ARGV[2]  the owner's field (not empty)
 --
--- Returns 1 when the hash has the owner's field: the whole lock's lease is
--- set to ARGV[1]. Returns 0 otherwise (the hold is gone), writing nothing.
+-- Replies, the codes named as in Go (redisson/calls.go):
+--   renewed   = 1  the hash has the owner's field: the whole lock's lease
+--                  is set to ARGV[1]
+--   renewGone = 0  it has not (the hold is gone): nothing is written
 -- Redisson's watchdog does the same per lock (it batches the locks of one
 -- client in one script; lockbridge sends one lock per call).
 arg_count(2)

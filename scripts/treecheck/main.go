@@ -66,7 +66,8 @@ func main() {
 		fmt.Println(f)
 	}
 	if len(findings) > 0 {
-		fmt.Printf("treecheck: %d tracked file(s) look like build outputs or are too large: remove them (git rm --cached) and ignore them in .gitignore; a large file that is test data belongs under a testdata directory\n", len(findings))
+		fmt.Printf("treecheck: %d tracked file(s) look like build outputs or are too large: remove them (git rm --cached) "+
+			"and ignore them in .gitignore; a large file that is test data belongs under a testdata directory\n", len(findings))
 		os.Exit(1)
 	}
 }

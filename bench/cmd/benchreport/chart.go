@@ -58,8 +58,10 @@ func handoffChart(res *Results) []byte {
 		10.0, html.EscapeString(res.Env.Redis), html.EscapeString(res.Env.Date))
 	fmt.Fprintf(&b, `<text x="%.0f" y="54" fill="#555">recommended: the library's defaults or documented settings · tight: poll every 1 ms (lockbridge modern: notifications off)</text>`+"\n", 10.0)
 	// Legend.
-	fmt.Fprintf(&b, `<rect x="%.0f" y="28" width="12" height="11" fill="%s"/><text x="%.0f" y="38">p50</text>`+"\n", width-130, p50C, width-114)
-	fmt.Fprintf(&b, `<rect x="%.0f" y="28" width="12" height="11" fill="%s"/><text x="%.0f" y="38">p99</text>`+"\n", width-75, p99C, width-59)
+	fmt.Fprintf(&b, `<rect x="%.0f" y="28" width="12" height="11" fill="%s"/><text x="%.0f" y="38">p50</text>`+"\n",
+		width-130, p50C, width-114)
+	fmt.Fprintf(&b, `<rect x="%.0f" y="28" width="12" height="11" fill="%s"/><text x="%.0f" y="38">p99</text>`+"\n",
+		width-75, p99C, width-59)
 	// Grid and ticks.
 	axisY := top + rowH*float64(len(rows))
 	for d := dLo; d <= dHi; d++ {
@@ -68,12 +70,15 @@ func handoffChart(res *Results) []byte {
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#ddd"/>`+"\n", gx, top-4, gx, axisY)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" fill="#333">%s</text>`+"\n", gx, axisY+16, tick(ns))
 	}
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`+"\n", labelW, axisY, labelW+plotW, axisY)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" fill="#333">hand-off latency</text>`+"\n", labelW+plotW/2, axisY+34)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`+"\n", labelW, axisY, labelW+plotW,
+		axisY)
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" fill="#333">hand-off latency</text>`+"\n",
+		labelW+plotW/2, axisY+34)
 	for i, r := range rows {
 		y := top + rowH*float64(i)
 		label := r.Name + " — " + r.Wait
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", labelW-8, y+barH+4, html.EscapeString(label))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", labelW-8, y+barH+4,
+			html.EscapeString(label))
 		for j, v := range []float64{r.P50, r.P99} {
 			c := p50C
 			if j == 1 {
@@ -81,12 +86,14 @@ func handoffChart(res *Results) []byte {
 			}
 			by := y + float64(j)*barH
 			w := x(v) - labelW
-			fmt.Fprintf(&b, `<rect x="%.0f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/>`+"\n", labelW, by, math.Max(w, 1), barH-1, c)
+			fmt.Fprintf(&b, `<rect x="%.0f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/>`+"\n", labelW, by, math.Max(w, 1),
+				barH-1, c)
 			label := fmtDur(v)
 			if v < math.Pow(10, dLo) {
 				label = "< " + tick(math.Pow(10, dLo))
 			}
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="#333">%s</text>`+"\n", labelW+math.Max(w, 1)+4, by+barH-2, label)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="10" fill="#333">%s</text>`+"\n", labelW+math.Max(w, 1)+4,
+				by+barH-2, label)
 		}
 	}
 	b.WriteString("</svg>\n")

@@ -29,13 +29,20 @@ func run() error {
 		chart = flag.String("chart", "results/handoff.svg", "the hand-off chart (SVG) to write")
 		raw   = flag.String("json", "results/results.json", "the raw results (JSON) to write; empty: none")
 		quick = flag.Bool("quick", false, "a short run, to check that everything works (numbers are rough)")
-		from  = flag.String("render", "", "measure nothing: write the report and chart from this raw results file (as -json writes), e.g. after editing analysis.md")
-		only  = flag.String("redis", "", "use this redis-server (host:port) instead of starting one; it must be dedicated to the run, as MONITOR counts every client's commands")
-		wake  = flag.Bool("awake", true, "keep the cores from halting while measuring (a 0 µs CPU latency request on /dev/cpu_dma_latency; needs root): round trips then cost the same from one to the next")
+		from  = flag.String("render", "",
+			"measure nothing: write the report and chart from this raw results file (as -json writes), e.g. after editing "+
+				"analysis.md")
+		only = flag.String("redis", "",
+			"use this redis-server (host:port) instead of starting one; it must be dedicated to the run, as MONITOR counts "+
+				"every client's commands")
+		wake = flag.Bool("awake", true,
+			"keep the cores from halting while measuring (a 0 µs CPU latency request on /dev/cpu_dma_latency; needs root): "+
+				"round trips then cost the same from one to the next")
 	)
 	opts := Options{
 		Rounds: 41, CycleOps: 100, TakeoverOps: 100, CountOps: 200, ServerOps: 2000, AllocOps: 1000,
-		HandoffRounds: 3, HandoffDur: 1500 * time.Millisecond, Workers: 8, Hold: 100 * time.Microsecond, Stagger: 100 * time.Millisecond,
+		HandoffRounds: 3, HandoffDur: 1500 * time.Millisecond, Workers: 8, Hold: 100 * time.Microsecond,
+		Stagger:    100 * time.Millisecond,
 		ManyRounds: 3, ManyDur: time.Second, ManyWorkers: 64, ManyKeys: 1000,
 	}
 	flag.IntVar(&opts.Rounds, "rounds", opts.Rounds, "rounds of the cycle and takeover scenarios")

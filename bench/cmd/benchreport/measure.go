@@ -341,7 +341,8 @@ func (r *runner) cycleBlock(ctx context.Context, res *Results, idx int, deadline
 	if !ok {
 		return fmt.Errorf("%s: no floor of its client (%s) in this run", im.Name, im.ClientName())
 	}
-	fns, ns, err := scenario.Paired(ctx, floor, r.lockers[im.ID], cycleKey("floor-of-"+im.ID), cycleKey(im.ID), n, floorFirst)
+	fns, ns, err := scenario.Paired(ctx, floor, r.lockers[im.ID], cycleKey("floor-of-"+im.ID), cycleKey(im.ID), n,
+		floorFirst)
 	if err != nil {
 		return fmt.Errorf("%s: %w", row.Name, err)
 	}
@@ -536,11 +537,13 @@ func (r *runner) handoff(ctx context.Context, res *Results) error {
 			if c, ok := l.(impls.Closer); ok {
 				r.closers = append(r.closers, c.Close)
 			}
-			configs = append(configs, &config{row: len(res.Handoff), locker: l, key: "bench:handoff:" + im.ID + ":" + w.String()})
+			configs = append(configs, &config{row: len(res.Handoff), locker: l,
+				key: "bench:handoff:" + im.ID + ":" + w.String()})
 			res.Handoff = append(res.Handoff, HandoffRow{ID: im.ID, Name: im.Name, Wait: w.String(), WaitDesc: im.Waits[w]})
 		}
 	}
-	cfg := scenario.HandoffConfig{Workers: r.opts.Workers, Duration: r.opts.HandoffDur, Hold: r.opts.Hold, Stagger: r.opts.Stagger}
+	cfg := scenario.HandoffConfig{Workers: r.opts.Workers, Duration: r.opts.HandoffDur, Hold: r.opts.Hold,
+		Stagger: r.opts.Stagger}
 	pinger := impls.NewClient(r.addr)
 	defer pinger.Close()
 	for round := 0; round < r.opts.HandoffRounds; round++ {

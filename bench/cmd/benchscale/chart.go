@@ -65,25 +65,31 @@ func (c *bars) svg() []byte {
 	fmt.Fprintf(&b, `<text x="10" y="37" fill="#555">%s</text>`+"\n", html.EscapeString(c.subtitle))
 	for i, s := range c.series {
 		it := items[i]
-		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="11" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n", it.x, it.y, palette[i%len(palette)], it.x+15, it.y+9, html.EscapeString(s))
+		fmt.Fprintf(&b, `<rect x="%.0f" y="%.0f" width="11" height="10" fill="%s"/><text x="%.0f" y="%.0f">%s</text>`+"\n",
+			it.x, it.y, palette[i%len(palette)], it.x+15, it.y+9, html.EscapeString(s))
 	}
 	for _, t := range c.ticks(lo, hi) {
 		gx := x(t)
 		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="#ddd"/>`+"\n", gx, top-4, gx, axisY)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.0f" text-anchor="middle" fill="#333">%s</text>`+"\n", gx, axisY+15, c.tick(t))
 	}
-	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`+"\n", labelW, axisY, labelW+plotW, axisY)
-	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" fill="#333">%s</text>`+"\n", labelW+plotW/2, axisY+32, html.EscapeString(c.axis))
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#333"/>`+"\n", labelW, axisY, labelW+plotW,
+		axisY)
+	fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle" fill="#333">%s</text>`+"\n", labelW+plotW/2, axisY+32,
+		html.EscapeString(c.axis))
 	for g, label := range c.groups {
 		y := top + groupH*float64(g)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", labelW-8, y+barH*float64(len(c.series))/2+4, html.EscapeString(label))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%s</text>`+"\n", labelW-8,
+			y+barH*float64(len(c.series))/2+4, html.EscapeString(label))
 		for s, v := range c.values[g] {
 			if v == 0 || math.IsNaN(v) {
 				continue
 			}
 			by, x0 := y+float64(s)*barH, x(c.start(lo))
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/>`+"\n", x0, by, math.Max(x(v)-x0, 1), barH-1, palette[s%len(palette)])
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="9" fill="#333">%s</text>`+"\n", math.Max(x(v), x0+1)+3, by+barH-2, html.EscapeString(c.label(v)))
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" fill="%s"/>`+"\n", x0, by, math.Max(x(v)-x0, 1),
+				barH-1, palette[s%len(palette)])
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-size="9" fill="#333">%s</text>`+"\n", math.Max(x(v), x0+1)+3,
+				by+barH-2, html.EscapeString(c.label(v)))
 		}
 	}
 	b.WriteString("</svg>\n")

@@ -75,7 +75,8 @@ func manyChart(res *Results) *bars {
 	for _, k := range manyKeyCounts(m) {
 		keys = max(keys, k)
 	}
-	c := &bars{title: fmt.Sprintf("Many locks: server CPU per acquisition (%d goroutines, %s keys)", res.Opts.ManyWorkers, thousands(keys)),
+	c := &bars{title: fmt.Sprintf("Many locks: server CPU per acquisition (%d goroutines, %s keys)", res.Opts.ManyWorkers,
+		thousands(keys)),
 		subtitle: "CPU time of all the deployment's redis-servers, idle subtracted, ÷ acquisitions",
 		axis:     "µs per acquisition",
 		label:    func(v float64) string { return fmt.Sprintf("%.1f", v) },

@@ -14,7 +14,8 @@ import (
 // cycleIDs are the implementations of the uncontended cycle and of the
 // latency scenarios: the floor, lockbridge modern and the peer of each
 // client.
-var cycleIDs = []string{impls.Floor.ID, impls.Modern.ID, impls.BSM.ID, impls.FloorRueidis.ID, impls.ModernRueidis.ID, impls.RueidisLock.ID}
+var cycleIDs = []string{impls.Floor.ID, impls.Modern.ID, impls.BSM.ID, impls.FloorRueidis.ID, impls.ModernRueidis.ID,
+	impls.RueidisLock.ID}
 
 func cycleKey(id string) string { return "bench:scale:cycle:" + id }
 
@@ -114,7 +115,8 @@ func measureCycle(ctx context.Context, e *env, res *Results) error {
 	cr := &CycleResult{Regimes: []Regime{
 		{Name: "cores kept awake", Awake: true, Rows: newPairRows(cycleIDs)},
 		{Name: "cores free to halt when idle", Rows: newPairRows(cycleIDs)},
-		{Name: "cores kept awake, pairs of blocks one after the other", Awake: true, Blocks: true, Rows: newPairRows(cycleIDs)},
+		{Name: "cores kept awake, pairs of blocks one after the other", Awake: true, Blocks: true,
+			Rows: newPairRows(cycleIDs)},
 	}}
 	for round := 0; round < e.opts.CycleRounds; round++ {
 		for _, ri := range rotate(indices(len(cr.Regimes)), round) {

@@ -44,14 +44,16 @@ func measureHandoff(ctx context.Context, e *env, res *Results) error {
 		for _, w := range e.opts.Waiters {
 			for _, id := range handoffIDs {
 				im, _ := impls.ByID(id)
-				hr.Rows = append(hr.Rows, HandoffRow{ID: id, Name: im.Name, Client: im.ClientName(), Deployment: d.name, Primaries: d.primaries, Waiters: w})
+				hr.Rows = append(hr.Rows, HandoffRow{ID: id, Name: im.Name, Client: im.ClientName(), Deployment: d.name,
+					Primaries: d.primaries, Waiters: w})
 				configs = append(configs, &handoffConfig{row: &hr.Rows[len(hr.Rows)-1], d: d})
 			}
 		}
 	}
 	for round := 0; round < e.opts.HandoffRounds; round++ {
 		for _, c := range rotate(configs, round) {
-			if err := handoffRun(ctx, e.opts, c, fmt.Sprintf("bench:scale:handoff:%s:%d:%d:%d", c.row.ID, c.row.Primaries, c.row.Waiters, round), e.opts.HandoffDur); err != nil {
+			if err := handoffRun(ctx, e.opts, c, fmt.Sprintf("bench:scale:handoff:%s:%d:%d:%d", c.row.ID, c.row.Primaries,
+				c.row.Waiters, round), e.opts.HandoffDur); err != nil {
 				return err
 			}
 		}
@@ -118,7 +120,8 @@ func handoffRun(ctx context.Context, o Options, c *handoffConfig, key string, du
 	c.row.Violations += out.Violations
 	c.row.GaveUp += out.GaveUp
 	c.row.Early += out.Early
-	logf("  %-36s %-24s %2d waiters: %6.0f cycles/s, wait p99 %v", im.Name, c.d.name, c.row.Waiters, out.CyclesPerSec(), scenario.Percentile(out.Waits, 99))
+	logf("  %-36s %-24s %2d waiters: %6.0f cycles/s, wait p99 %v", im.Name, c.d.name, c.row.Waiters, out.CyclesPerSec(),
+		scenario.Percentile(out.Waits, 99))
 	return nil
 }
 

@@ -24,7 +24,8 @@ func measureLatency(ctx context.Context, e *env, res *Results) error {
 		}
 		// The proxy's address for the clients, the server's own
 		// connections for the statistics.
-		d := &deployment{name: fmt.Sprintf("single server, +%v round trip", rtt), addrs: []string{addr}, nodes: e.single.nodes}
+		d := &deployment{name: fmt.Sprintf("single server, +%v round trip", rtt), addrs: []string{addr},
+			nodes: e.single.nodes}
 		lv, err := measureLevel(ctx, e.opts, d, rtt)
 		stop()
 		if err != nil {
@@ -94,7 +95,8 @@ func latHandoff(ctx context.Context, o Options, d *deployment, lv *LatencyLevel)
 	var configs []*handoffConfig
 	for _, id := range latHandoffIDs {
 		im, _ := impls.ByID(id)
-		lv.Handoff = append(lv.Handoff, HandoffRow{ID: id, Name: im.Name, Client: im.ClientName(), Deployment: d.name, Waiters: waiters})
+		lv.Handoff = append(lv.Handoff, HandoffRow{ID: id, Name: im.Name, Client: im.ClientName(), Deployment: d.name,
+			Waiters: waiters})
 		configs = append(configs, &handoffConfig{row: &lv.Handoff[len(lv.Handoff)-1], d: d})
 	}
 	for round := 0; round < o.HandoffRounds; round++ {

@@ -58,8 +58,10 @@ type Options struct {
 func defaults() Options {
 	return Options{
 		CycleRounds: 31, CycleOps: 100, ServerOps: 2000, CountOps: 200, ClientOps: 20000, AllocOps: 1000,
-		Primaries: []int{1, 3, 6}, ManyKeys: []int{1000, 100_000}, ManyWorkers: 64, ManyRounds: 2, ManyDur: 800 * time.Millisecond,
-		Waiters: []int{8, 64}, HandoffRounds: 2, HandoffDur: 1500 * time.Millisecond, Hold: 100 * time.Microsecond, Stagger: 100 * time.Millisecond,
+		Primaries: []int{1, 3, 6}, ManyKeys: []int{1000, 100_000}, ManyWorkers: 64, ManyRounds: 2,
+		ManyDur: 800 * time.Millisecond,
+		Waiters: []int{8, 64}, HandoffRounds: 2, HandoffDur: 1500 * time.Millisecond, Hold: 100 * time.Microsecond,
+		Stagger:   100 * time.Millisecond,
 		Latencies: []time.Duration{500 * time.Microsecond, 2 * time.Millisecond}, LatCycleRounds: 8, LatCycleOps: 20,
 		LatHandoffDur: 1500 * time.Millisecond, LatManyDur: time.Second,
 	}
@@ -80,9 +82,12 @@ func run() error {
 		raw    = flag.String("json", "results/scale.json", "the raw results (JSON) to write; empty: none")
 		quick  = flag.Bool("quick", false, "a short run, to check that everything works (numbers are rough)")
 		from   = flag.String("render", "", "measure nothing: write the section and charts from this raw results file")
-		only   = flag.String("only", "", "measure only these parts (comma-separated: cycle, many, handoff, latency); the section then shows only them")
-		proxy  = flag.String("delay-proxy", "", "serve only a delay proxy to this address (host:port), adding -delay, until stdin closes; its address is printed (the latency part runs its proxies so)")
-		delay  = flag.Duration("delay", 0, "the round trip -delay-proxy adds")
+		only   = flag.String("only", "",
+			"measure only these parts (comma-separated: cycle, many, handoff, latency); the section then shows only them")
+		proxy = flag.String("delay-proxy", "",
+			"serve only a delay proxy to this address (host:port), adding -delay, until stdin closes; its address is printed "+
+				"(the latency part runs its proxies so)")
+		delay = flag.Duration("delay", 0, "the round trip -delay-proxy adds")
 	)
 	flag.Parse()
 	if *proxy != "" {

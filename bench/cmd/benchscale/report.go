@@ -66,16 +66,20 @@ func (r *report) header() {
 			mods = append(mods, fmt.Sprintf("%s %s", strings.TrimPrefix(m, "github.com/"), v))
 		}
 	}
-	r.p("Measured %s by `make bench-scale` (`cd bench && go run ./cmd/benchscale`) in %v: %s, %d cores (GOMAXPROCS %d), %s; %s; redis-server %s on loopback, started by the run (persistence off); %s. ",
+	r.p("Measured %s by `make bench-scale` (`cd bench && go run ./cmd/benchscale`) in %v: %s, %d cores (GOMAXPROCS %d), "+
+		"%s; %s; redis-server %s on loopback, started by the run (persistence off); %s. ",
 		e.Date, r.res.Elapsed, e.CPU, e.Cores, e.GOMAXPROCS, e.Kernel, e.Go, e.Redis, strings.Join(mods, ", "))
 	r.p("Load average %s before, %s after. ", e.LoadBefore, e.LoadAfter)
 	if e.Awake {
-		r.p("The cores were kept from halting while idle (a 0 µs CPU latency request, bench/internal/awake) except where a table says otherwise: a halted core of this VM takes longer to wake than a loopback round trip. ")
+		r.p("The cores were kept from halting while idle (a 0 µs CPU latency request, bench/internal/awake) except where a " +
+			"table says otherwise: a halted core of this VM takes longer to wake than a loopback round trip. ")
 	} else {
 		r.p("**The cores could not be kept from halting** (%s): every loopback figure includes their wake-ups. ", e.AwakeNote)
 	}
-	r.p("Client, servers and proxy share the machine's cores: two cores show no throughput scaling, so the cluster figures are CPU per acquisition and how the load spreads, not acquisitions per second. ")
-	r.p("Every implementation has a client of its own, configured as in the sections above (go-redis: retries off, and on a cluster redirects off too, as lockbridge's adapter requires; rueidis: its defaults); ")
+	r.p("Client, servers and proxy share the machine's cores: two cores show no throughput scaling, so the cluster " +
+		"figures are CPU per acquisition and how the load spreads, not acquisitions per second. ")
+	r.p("Every implementation has a client of its own, configured as in the sections above (go-redis: retries off, and " +
+		"on a cluster redirects off too, as lockbridge's adapter requires; rueidis: its defaults); ")
 	r.p("scenarios run in rounds, implementations and deployments interleaved, and ratios are paired within a round.\n\n")
 }
 
@@ -88,7 +92,8 @@ func (r *report) goals() {
 	for _, g := range gs {
 		r.p("| %s | %s | %s |\n", g.what, g.measured, g.status)
 	}
-	r.p("\nWhy a goal is missed, and what the stated figures mean: [What the scale figures say](#what-the-scale-figures-say), below.\n\n")
+	r.p("\nWhy a goal is missed, and what the stated figures mean: [What the scale figures " +
+		"say](#what-the-scale-figures-say), below.\n\n")
 }
 
 func (r *report) goalList() []goal {
@@ -131,11 +136,14 @@ func cycleGoals(c *CycleResult) []goal {
 			if !ok || len(row.Ns) == 0 {
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%s: %+.1f µs, %.2f×", rg.Name, median(diffs(row.Ns, row.FloorNs))/1e3, median(ratios(row.Ns, row.FloorNs))))
+			parts = append(parts, fmt.Sprintf("%s: %+.1f µs, %.2f×", rg.Name, median(diffs(row.Ns, row.FloorNs))/1e3,
+				median(ratios(row.Ns, row.FloorNs))))
 		}
 		im, _ := impls.ByID(id)
 		if len(parts) > 0 {
-			gs = append(gs, goal{fmt.Sprintf("uncontended cycle of %s over the minimal correct lock on its client (one truth: §S1)", im.Name), strings.Join(parts, "; "), statusStated})
+			gs = append(gs, goal{fmt.Sprintf(
+				"uncontended cycle of %s over the minimal correct lock on its client (one truth: §S1)", im.Name),
+				strings.Join(parts, "; "), statusStated})
 		}
 	}
 	return gs
@@ -168,8 +176,11 @@ func manyGoals(m *ManyResult) []goal {
 				continue
 			}
 			im, _ := impls.ByID(worstID)
-			floors := fmt.Sprintf("the floors: go-redis %.2f×, rueidis %.2f×", median(clusterRatios(m, impls.Floor.ID, keys, di)), median(clusterRatios(m, impls.FloorRueidis.ID, keys, di)))
-			gs = append(gs, goal{fmt.Sprintf("server CPU per acquisition on a cluster of %d primaries ≤ 1.1× one server (%s keys, every lockbridge row)", d.Primaries, thousands(keys)),
+			floors := fmt.Sprintf("the floors: go-redis %.2f×, rueidis %.2f×", median(clusterRatios(m, impls.Floor.ID, keys,
+				di)), median(clusterRatios(m, impls.FloorRueidis.ID, keys, di)))
+			gs = append(gs, goal{fmt.Sprintf(
+				"server CPU per acquisition on a cluster of %d primaries ≤ 1.1× one server (%s keys, every lockbridge row)",
+				d.Primaries, thousands(keys)),
 				fmt.Sprintf("worst %.2f× (%s); %s", worst, im.Name, floors), status(worst <= 1.1)})
 		}
 		keys := slices.Max(manyKeyCounts(m))
@@ -180,8 +191,11 @@ func manyGoals(m *ManyResult) []goal {
 			}
 		}
 		im, _ := impls.ByID(devID)
-		gs = append(gs, goal{fmt.Sprintf("load on each of %d primaries within ±10%% of their mean (commands run, %s keys, every lockbridge row)", d.Primaries, thousands(keys)),
-			fmt.Sprintf("worst %s (%s); the keys themselves: %s", pct(dev), im.Name, pct(maxDev(d.KeyShare[keys]))), status(math.Abs(dev) <= 0.1)})
+		gs = append(gs, goal{fmt.Sprintf(
+			"load on each of %d primaries within ±10%% of their mean (commands run, %s keys, every lockbridge row)", d.Primaries,
+			thousands(keys)),
+			fmt.Sprintf("worst %s (%s); the keys themselves: %s", pct(dev), im.Name, pct(maxDev(d.KeyShare[keys]))),
+			status(math.Abs(dev) <= 0.1)})
 	}
 	return gs
 }
@@ -198,8 +212,11 @@ func handoffGoals(h *HandoffResult) []goal {
 		if row.Waiters != 8 || row.Primaries < 2 || !isOurs(row.ID) {
 			continue
 		}
-		gs = append(gs, goal{fmt.Sprintf("hand-off on a cluster, 8 waiters on one key, each on a client of its own, woken by SPUBLISH: %s wait p99 ≤ 10 ms", row.Name),
-			fmt.Sprintf("p50 %s, p99 %s, max %s (rueidislock: %s)", dur(row.WaitP50), dur(row.WaitP99), dur(row.WaitMax), strings.Join(rl, ", ")), status(row.WaitP99 <= 10e6)})
+		gs = append(gs, goal{fmt.Sprintf(
+			"hand-off on a cluster, 8 waiters on one key, each on a client of its own, woken by SPUBLISH: %s wait p99 ≤ 10 ms",
+			row.Name),
+			fmt.Sprintf("p50 %s, p99 %s, max %s (rueidislock: %s)", dur(row.WaitP50), dur(row.WaitP99), dur(row.WaitMax),
+				strings.Join(rl, ", ")), status(row.WaitP99 <= 10e6)})
 	}
 	return gs
 }

@@ -12,12 +12,18 @@ func (r *report) many() {
 	m := r.res.Many
 	o := r.res.Opts
 	r.p("### S2. Many locks on a cluster\n\n")
-	r.p("%d goroutines, each taking and releasing a random key of %s with one attempt (`TryLock`), %d round(s) of %v per implementation, key count and deployment. ",
+	r.p("%d goroutines, each taking and releasing a random key of %s with one attempt (`TryLock`), %d round(s) of %v "+
+		"per implementation, key count and deployment. ",
 		o.ManyWorkers, joinInts(manyKeyCounts(m), " or "), o.ManyRounds, o.ManyDur)
-	r.p("Every implementation locks the same names, so they spread over a cluster's slots alike (rueidislock prefixes its own, `rueidislock:0:`); migrate's derived modern key shares its legacy key's slot, modern's release channel `{K}:released` its key's. ")
-	r.p("The migrate lockers run a fixed phase (`WithPhase`) and heartbeat into the namespace `%s` (`WithNamespace`), whose keys all live in one slot. ", "bench")
-	r.p("**Server CPU per acquisition** is the CPU time of all the deployment's redis-servers during the run (INFO cpu), less what each used idle (measured before, %s), ÷ the acquisitions. ", idleCell(m))
-	r.p("\"÷ one server\": per round, that figure on the cluster ÷ on the single server (not in cluster mode); median over the rounds.\n\n")
+	r.p("Every implementation locks the same names, so they spread over a cluster's slots alike (rueidislock prefixes " +
+		"its own, `rueidislock:0:`); migrate's derived modern key shares its legacy key's slot, modern's release channel " +
+		"`{K}:released` its key's. ")
+	r.p("The migrate lockers run a fixed phase (`WithPhase`) and heartbeat into the namespace `%s` (`WithNamespace`), "+
+		"whose keys all live in one slot. ", "bench")
+	r.p("**Server CPU per acquisition** is the CPU time of all the deployment's redis-servers during the run (INFO "+
+		"cpu), less what each used idle (measured before, %s), ÷ the acquisitions. ", idleCell(m))
+	r.p("\"÷ one server\": per round, that figure on the cluster ÷ on the single server (not in cluster mode); median " +
+		"over the rounds.\n\n")
 	if ref, ok := r.refs[chartMany]; ok {
 		r.p("![server CPU per acquisition by deployment](%s)\n\n", ref)
 	}
@@ -51,7 +57,8 @@ func joinInts(xs []int, sep string) string {
 // deployment and the ratios to the single server.
 func (r *report) manyCPUTable(keys int) {
 	m := r.res.Many
-	r.p("**%s keys** — server CPU µs per acquisition (in small print: acquisitions/s; client CPU µs per acquisition; reads from client sockets per acquisition, all primaries together):\n\n| implementation | client |", thousands(keys))
+	r.p("**%s keys** — server CPU µs per acquisition (in small print: acquisitions/s; client CPU µs per acquisition; "+
+		"reads from client sockets per acquisition, all primaries together):\n\n| implementation | client |", thousands(keys))
 	for _, d := range m.Deployments {
 		r.p(" %s |", d.Name)
 	}
@@ -71,7 +78,8 @@ func (r *report) manyCPUTable(keys int) {
 		r.p("| %s | %s |", name, first.Client)
 		for di, d := range m.Deployments {
 			row := m.row(id, keys, di)
-			r.p(" %.1f <sub>%.0f/s; %.1f; %.2f</sub> |", median(row.serverUs(d)), median(row.rate()), median(row.clientUs()), median(row.readsPerAcq()))
+			r.p(" %.1f <sub>%.0f/s; %.1f; %.2f</sub> |", median(row.serverUs(d)), median(row.rate()), median(row.clientUs()),
+				median(row.readsPerAcq()))
 		}
 		for di := range m.Deployments[1:] {
 			r.p(" %s |", ratioCell(clusterRatios(m, id, keys, di+1)))
@@ -96,13 +104,18 @@ func (r *report) spreadTable() {
 	if len(cols) == 0 {
 		return
 	}
-	r.p("**How the load spreads.** On each cluster of two primaries or more, the primary furthest from the mean, above (+) or below (−) it as a share of the mean: in commands run (commandstats, scripts' inner commands included) · in CPU time (idle subtracted), over all rounds. ")
-	r.p("The first row is the keys themselves: how many of the names hash to each primary, which a perfectly even load follows. ")
-	r.p("The last column is the primary serving the migrate namespace's slot: its commands above or below the mean of the other primaries'.\n\n| implementation |")
+	r.p("**How the load spreads.** On each cluster of two primaries or more, the primary furthest from the mean, above " +
+		"(+) or below (−) it as a share of the mean: in commands run (commandstats, scripts' inner commands included) · in " +
+		"CPU time (idle subtracted), over all rounds. ")
+	r.p("The first row is the keys themselves: how many of the names hash to each primary, which a perfectly even load " +
+		"follows. ")
+	r.p("The last column is the primary serving the migrate namespace's slot: its commands above or below the mean of " +
+		"the other primaries'.\n\n| implementation |")
 	for _, c := range cols {
 		r.p(" %d primaries, %s keys |", m.Deployments[c.di].Primaries, thousands(c.keys))
 	}
-	r.p(" namespace primary, %d primaries, %s keys |\n|---|%s---:|\n| *the keys* |", m.Deployments[cols[len(cols)-1].di].Primaries, thousands(cols[len(cols)-1].keys), strings.Repeat("---:|", len(cols)))
+	r.p(" namespace primary, %d primaries, %s keys |\n|---|%s---:|\n| *the keys* |",
+		m.Deployments[cols[len(cols)-1].di].Primaries, thousands(cols[len(cols)-1].keys), strings.Repeat("---:|", len(cols)))
 	for _, c := range cols {
 		r.p(" %s |", pct(maxDev(m.Deployments[c.di].KeyShare[c.keys])))
 	}

@@ -90,8 +90,10 @@ func TestServerUsSubtractsIdle(t *testing.T) {
 // TestChartsAreSVG: every chart is well-formed XML with an svg root.
 func TestChartsAreSVG(t *testing.T) {
 	res := sample(1.2, []int64{10, 11, 12})
-	res.Handoff = &HandoffResult{Rows: []HandoffRow{{Name: "lockbridge modern", Deployment: "single server", Waiters: 8, WaitP50: 2e6, WaitP99: 9e6}}}
-	res.Cycle = &CycleResult{Regimes: []Regime{{Name: "cores kept awake", Awake: true, Rows: []PairRow{{ID: impls.Modern.ID, Name: "lockbridge modern", Ns: []float64{45e3}, FloorNs: []float64{40e3}}}}}}
+	res.Handoff = &HandoffResult{Rows: []HandoffRow{{Name: "lockbridge modern", Deployment: "single server", Waiters: 8,
+		WaitP50: 2e6, WaitP99: 9e6}}}
+	res.Cycle = &CycleResult{Regimes: []Regime{{Name: "cores kept awake", Awake: true,
+		Rows: []PairRow{{ID: impls.Modern.ID, Name: "lockbridge modern", Ns: []float64{45e3}, FloorNs: []float64{40e3}}}}}}
 	charts := renderCharts(res)
 	require.Len(t, charts, 3)
 	for name, svg := range charts {

@@ -48,7 +48,8 @@ func startCluster(n int) (*deployment, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &deployment{name: fmt.Sprintf("cluster, %d primar%s", n, plural(n, "y", "ies")), primaries: n, addrs: c.Addrs(), stop: c.Close}
+	d := &deployment{name: fmt.Sprintf("cluster, %d primar%s", n, plural(n, "y", "ies")), primaries: n, addrs: c.Addrs(),
+		stop: c.Close}
 	if err := d.connect(c.Addrs()); err != nil {
 		c.Close()
 		return nil, err
@@ -104,7 +105,8 @@ type snap struct {
 // ignored are the commands of the measurement and of the clients'
 // connection and topology upkeep, left out of the calls counted.
 func ignored(cmd string) bool {
-	for _, p := range []string{"INFO", "CLUSTER", "HELLO", "CLIENT", "COMMAND", "PING", "READONLY", "SCRIPT", "ECHO", "MONITOR"} {
+	for _, p := range []string{"INFO", "CLUSTER", "HELLO", "CLIENT", "COMMAND", "PING", "READONLY", "SCRIPT", "ECHO",
+		"MONITOR"} {
 		if cmd == p || strings.HasPrefix(cmd, p+"|") {
 			return true
 		}
@@ -120,7 +122,8 @@ func (n *node) snap() (snap, error) {
 	sys, err1 := strconv.ParseFloat(info["used_cpu_sys"], 64)
 	user, err2 := strconv.ParseFloat(info["used_cpu_user"], 64)
 	if err1 != nil || err2 != nil {
-		return snap{}, fmt.Errorf("%s: INFO cpu: used_cpu_sys %q, used_cpu_user %q", n.addr, info["used_cpu_sys"], info["used_cpu_user"])
+		return snap{}, fmt.Errorf("%s: INFO cpu: used_cpu_sys %q, used_cpu_user %q", n.addr, info["used_cpu_sys"],
+			info["used_cpu_user"])
 	}
 	st, err := n.conn.CommandStats()
 	if err != nil {

@@ -123,7 +123,8 @@ var ModernRedigo = Impl{
 			return nil, err
 		}
 		p := newRedigoPool(addr)
-		return closing{Locker: lbLocker{modern.New(redigoadapter.New(p), modernOptions(w)...)}, close: func() { _ = p.Close() }}, nil
+		return closing{Locker: lbLocker{modern.New(redigoadapter.New(p), modernOptions(w)...)},
+			close: func() { _ = p.Close() }}, nil
 	},
 }
 

@@ -121,7 +121,8 @@ func NewClient(addr string) *redis.Client {
 // and redirects off (as lockbridge's go-redis adapter requires), context
 // deadlines applied by go-redis itself.
 func NewClusterClient(addrs []string) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1, ContextTimeoutEnabled: true})
+	return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1,
+		ContextTimeoutEnabled: true})
 }
 
 // All returns every implementation, in report order: the go-redis floor,

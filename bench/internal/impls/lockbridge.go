@@ -76,8 +76,9 @@ var Modern = Impl{
 	ID:   "modern",
 	Name: "lockbridge modern",
 	Waits: map[Wait]string{
-		Recommended: fmt.Sprintf("defaults: release notifications on, ExponentialBackoff(%v, %v)", modern.DefaultBackoffMin, modern.DefaultBackoffMax),
-		Tight:       "WithNotifications(false), LinearBackoff(1ms, 1ms)",
+		Recommended: fmt.Sprintf("defaults: release notifications on, ExponentialBackoff(%v, %v)", modern.DefaultBackoffMin,
+			modern.DefaultBackoffMax),
+		Tight: "WithNotifications(false), LinearBackoff(1ms, 1ms)",
 	},
 	New: func(t Target, w Wait) (Locker, error) {
 		return lbLocker{modern.New(goredis.New(t.GoRedis), modernOptions(w)...)}, nil

@@ -16,23 +16,26 @@ import (
 const MigrateNamespace = "bench"
 
 // migratePhases are the phases a migration goes through, in order.
-var migratePhases = []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern}
+var migratePhases = []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+	migrate.PhaseModern}
 
 // MigrateGoRedis are migrate.Locker in each phase (WithPhase, fixed) through
 // the go-redis adapter, heartbeating into MigrateNamespace (WithNamespace).
-var MigrateGoRedis = migrateImpls(GoRedis, "migrate", "lockbridge migrate", func(t Target) (driver.Client, func(), error) {
+var MigrateGoRedis = migrateImpls(GoRedis, "migrate", "lockbridge migrate", func(t Target) (driver.Client, func(),
+	error) {
 	return goredis.New(t.GoRedis), func() {}, nil
 })
 
 // MigrateRueidis are MigrateGoRedis through the rueidis adapter, each on a
 // rueidis client of its own.
-var MigrateRueidis = migrateImpls(Rueidis, "migrate-rueidis", "lockbridge migrate (rueidis adapter)", func(t Target) (driver.Client, func(), error) {
-	rc, err := newRueidis(t)
-	if err != nil {
-		return nil, nil, err
-	}
-	return rueidisadapter.New(rc), rc.Close, nil
-})
+var MigrateRueidis = migrateImpls(Rueidis, "migrate-rueidis", "lockbridge migrate (rueidis adapter)",
+	func(t Target) (driver.Client, func(), error) {
+		rc, err := newRueidis(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rueidisadapter.New(rc), rc.Close, nil
+	})
 
 func migrateImpls(client, id, name string, open func(Target) (driver.Client, func(), error)) []Impl {
 	out := make([]Impl, 0, len(migratePhases))

@@ -46,7 +46,8 @@ func Cycles(ctx context.Context, l impls.Locker, key string, n int) error {
 // machine: a core waking from idle, a burst of other work or a garbage
 // collection lands on both alike, which blocks of cycles run one after the
 // other do not promise.
-func Paired(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aFirst bool) (aNs, bNs float64, err error) {
+func Paired(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aFirst bool) (aNs, bNs float64,
+	err error) {
 	var ta, tb time.Duration
 	one := func(l impls.Locker, key string, sum *time.Duration) error {
 		start := time.Now()
@@ -89,7 +90,8 @@ func Paired(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aF
 // cycles of a, then n of b (b first unless aFirst). Pairs so formed see the
 // machine's state change between their halves; it is how the earlier reports
 // and an independent harness formed them.
-func Blocks(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aFirst bool) (aNs, bNs float64, err error) {
+func Blocks(ctx context.Context, a, b impls.Locker, keyA, keyB string, n int, aFirst bool) (aNs, bNs float64,
+	err error) {
 	block := func(l impls.Locker, key string) (float64, error) {
 		start := time.Now()
 		if err := Cycles(ctx, l, key, n); err != nil {
@@ -184,7 +186,8 @@ func Allocs(ctx context.Context, l impls.Locker, key string, n int) (allocs, byt
 		return 0, 0, err
 	}
 	runtime.ReadMemStats(&after)
-	return float64(after.Mallocs-before.Mallocs) / float64(n), float64(after.TotalAlloc-before.TotalAlloc) / float64(n), nil
+	return float64(after.Mallocs-before.Mallocs) / float64(n), float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
+		nil
 }
 
 // HandoffConfig says how to run a contended hand-off.
@@ -449,7 +452,8 @@ func (r ManyKeysResult) CyclesPerSec() float64 {
 // ManyKeys runs workers goroutines that each take and release a random key
 // of keys with TryLock, until d has passed or maxCycles cycles were done
 // (0: no limit).
-func ManyKeys(ctx context.Context, l impls.Locker, keys []string, workers int, d time.Duration, maxCycles int64) (ManyKeysResult, error) {
+func ManyKeys(ctx context.Context, l impls.Locker, keys []string, workers int, d time.Duration,
+	maxCycles int64) (ManyKeysResult, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if d > 0 {

@@ -57,7 +57,8 @@ func TestHandoffOneLockerEach(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		ls = append(ls, locker(t, srv.Addr(), impls.Modern))
 	}
-	r, err := scenario.Handoff(context.Background(), ls, "h", scenario.HandoffConfig{Workers: 4, MaxCycles: 50, Hold: 50 * time.Microsecond, Stagger: 10 * time.Millisecond})
+	r, err := scenario.Handoff(context.Background(), ls, "h", scenario.HandoffConfig{Workers: 4, MaxCycles: 50,
+		Hold: 50 * time.Microsecond, Stagger: 10 * time.Millisecond})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, r.Cycles, 50)
 	require.Zero(t, r.Violations)

@@ -57,7 +57,8 @@ func (c KeyCodec) Encode(name string) (string, error) {
 		return name, nil
 	case KeyJavaString:
 		if !utf8.ValidString(name) {
-			return "", fmt.Errorf("legacy: %w: key %q is not valid UTF-8, which a Java String cannot hold", lockbridge.ErrInvalid, name)
+			return "", fmt.Errorf("legacy: %w: key %q is not valid UTF-8, which a Java String cannot hold",
+				lockbridge.ErrInvalid, name)
 		}
 		n := modifiedUTF8Len(name)
 		b := make([]byte, 0, len(jdkStream)+9+n)

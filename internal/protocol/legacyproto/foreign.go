@@ -48,5 +48,6 @@ func (e *ForeignValueError) Error() string {
 	if len(v) < size {
 		more = "…"
 	}
-	return fmt.Sprintf("legacy: foreign value %s%s (%d bytes) does not decode as %v", strconv.Quote(v), more, size, e.Codec)
+	return fmt.Sprintf("legacy: foreign value %s%s (%d bytes) does not decode as %v", strconv.Quote(v), more, size,
+		e.Codec)
 }

@@ -12,7 +12,7 @@ import (
 // caller's own clock decides, as the Java seed's release does: ours only
 // while now < w) and the server-clock margin in milliseconds (rounded up).
 func (p Profile) OwnerArgs(w int64, lease time.Duration) []any {
-	return p.OwnerFixed().Append(make([]any, 0, 6), p, strconv.FormatInt(w, 10), p.LeaseArg(lease))
+	return p.OwnerFixed().Window(p, strconv.FormatInt(w, 10), p.LeaseArg(lease)).Append(make([]any, 0, 6))
 }
 
 // OwnerFixed holds the owner-window arguments that are the same for every
@@ -33,12 +33,28 @@ func (p Profile) OwnerFixed() OwnerFixed {
 	}
 }
 
-// Append appends the six owner-window arguments (OwnerArgs) to dst and
-// returns the extended slice: f's codec and unit, w (in decimal: WDecimal),
-// lease (as LeaseArg formats it, boxed or not), p's clock read now, and f's
-// margin. f must be p.OwnerFixed().
-func (f OwnerFixed) Append(dst []any, p Profile, w string, lease any) []any {
-	return append(dst, f.codec, f.unit, w, lease, strconv.FormatInt(p.Time(p.Now()), 10), f.margin)
+// OwnerWindow is the six owner-window arguments (OwnerArgs), ARGV[1] to
+// ARGV[6] of legacy/scripts/release.lua and refresh.lua, in their order.
+type OwnerWindow struct {
+	Codec  any    // ARGV[1]: the value codec id
+	Unit   any    // ARGV[2]: the unit id
+	W      string // ARGV[3]: our expiry, in decimal (WDecimal)
+	Lease  any    // ARGV[4]: the lease in the unit (as LeaseArg formats it, boxed or not)
+	Now    string // ARGV[5]: the profile's clock, read when the window is made
+	Margin any    // ARGV[6]: the server-clock margin in milliseconds
+}
+
+// Window returns the owner window of the expiry w written with lease,
+// reading p's clock now. f must be p.OwnerFixed().
+func (f OwnerFixed) Window(p Profile, w string, lease any) OwnerWindow {
+	return OwnerWindow{Codec: f.codec, Unit: f.unit, W: w, Lease: lease,
+		Now: strconv.FormatInt(p.Time(p.Now()), 10), Margin: f.margin}
+}
+
+// Append appends o's six arguments to dst, in the scripts' order, and
+// returns the extended slice.
+func (o OwnerWindow) Append(dst []any) []any {
+	return append(dst, o.Codec, o.Unit, o.W, o.Lease, o.Now, o.Margin)
 }
 
 // LeaseArg returns lease in the unit, in decimal: the lease argument of the

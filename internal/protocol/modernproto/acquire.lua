@@ -7,10 +7,12 @@
 -- ARGV[1]  this holder's token (1 to 1024 bytes)
 -- ARGV[2]  the lease in milliseconds (a decimal integer, 1 to 2^53 - 1)
 --
--- Returns {1, fence}: acquired (SET KEYS[1] ARGV[1] NX PX ARGV[2]); fence is
--- max(counter + 1, the server's TIME in microseconds), stored in KEYS[2],
--- with fencing; 0 without. Returns {0, pttl}: held by another; pttl is the
--- holder's remaining lease in ms (-1: the key has no expiry).
+-- Replies {code, v}, the codes named as in Go (modernproto.go):
+--   Ours  = 1  acquired (SET KEYS[1] ARGV[1] NX PX ARGV[2]); v is the fence,
+--              max(counter + 1, the server's TIME in microseconds), stored
+--              in KEYS[2], with fencing; 0 without
+--   Taken = 0  held by another; v is the holder's remaining lease in ms
+--              (-1: the key has no expiry)
 -- Errors, with nothing written: a bad argument ('ERR lockbridge: bad
 -- argument …'); KEYS[1] of another type than string (WRONGTYPE); an
 -- unusable fence counter (FENCE …).

@@ -184,7 +184,8 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 	if set {
 		return true, 0, nil
 	}
-	r, err := nd.c.Eval(ctx, TTLScript, n.acquire[:1], token)
+	a := ttlArgs{names: n, token: token}
+	r, err := nd.c.Eval(ctx, TTLScript, a.keys(), a.argv()...)
 	if err != nil {
 		return false, 0, nd.wrap("acquire", n, err)
 	}
@@ -204,8 +205,10 @@ func (nd *Node) Acquire(ctx context.Context, n *Names, token any, ttl time.Durat
 // plain SET NX needs a second one, the ttl script, when the key is held. It
 // is for an attempt that expects to find the key held (a waiter's, on a key
 // it has waited for); its results are Acquire's.
-func (nd *Node) AcquireScripted(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64, err error) {
-	r, err := nd.c.Eval(ctx, AcquireScript, n.acquire, token, ttl.Milliseconds())
+func (nd *Node) AcquireScripted(ctx context.Context, n *Names, token any, ttl time.Duration) (acquired bool, v int64,
+	err error) {
+	a := acquireArgs{names: n, token: token, ttl: ttl}
+	r, err := nd.c.Eval(ctx, AcquireScript, a.keys(), a.argv()...)
 	if driver.Permitted(err) {
 		nd.scripted.Store(true)
 	}
@@ -230,7 +233,8 @@ func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.D
 	if !ok {
 		return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, driver.ErrNoPin)
 	}
-	r, acked, err := w.EvalWait(ctx, AcquireScript, n.acquire, replicas, timeout, token, ttl.Milliseconds())
+	a := acquireArgs{names: n, token: token, ttl: ttl}
+	r, acked, err := w.EvalWait(ctx, AcquireScript, a.keys(), replicas, timeout, a.argv()...)
 	if err != nil && r == nil {
 		if errors.Is(err, driver.ErrNoPin) {
 			return false, 0, 0, fmt.Errorf("%s: acquire %q: %w", nd.pkg, n.Key, err)
@@ -251,7 +255,8 @@ func (nd *Node) AcquireWait(ctx context.Context, n *Names, token any, ttl time.D
 // Release runs the release script: Ours (deleted, and published on the
 // release channel), Taken or Absent.
 func (nd *Node) Release(ctx context.Context, n *Names, token any) (int64, error) {
-	r, err := nd.c.Eval(ctx, ReleaseScript, n.release, token, nd.publish)
+	a := releaseArgs{names: n, token: token, publish: nd.publish}
+	r, err := nd.c.Eval(ctx, ReleaseScript, a.keys(), a.argv()...)
 	if err != nil {
 		return 0, nd.wrap("unlock", n, err)
 	}
@@ -261,7 +266,8 @@ func (nd *Node) Release(ctx context.Context, n *Names, token any) (int64, error)
 // Refresh runs the refresh script (PEXPIRE ttl if ours): Ours, Taken or
 // Absent.
 func (nd *Node) Refresh(ctx context.Context, n *Names, token any, ttl time.Duration) (int64, error) {
-	r, err := nd.c.Eval(ctx, RefreshScript, n.acquire[:1], token, ttl.Milliseconds())
+	a := refreshArgs{names: n, token: token, ttl: ttl}
+	r, err := nd.c.Eval(ctx, RefreshScript, a.keys(), a.argv()...)
 	if err != nil {
 		return 0, nd.wrap("refresh", n, err)
 	}
@@ -271,7 +277,8 @@ func (nd *Node) Refresh(ctx context.Context, n *Names, token any, ttl time.Durat
 // PTTL runs the ttl script: the code (Ours, Taken or Absent) and the key's
 // PTTL in ms.
 func (nd *Node) PTTL(ctx context.Context, n *Names, token any) (code, ms int64, err error) {
-	r, err := nd.c.Eval(ctx, TTLScript, n.acquire[:1], token)
+	a := ttlArgs{names: n, token: token}
+	r, err := nd.c.Eval(ctx, TTLScript, a.keys(), a.argv()...)
 	if err != nil {
 		return 0, 0, nd.wrap("ttl", n, err)
 	}

@@ -24,10 +24,10 @@ func TestScriptsPinned(t *testing.T) {
 		name, sha string
 		got       interface{ Hash() string }
 	}{
-		{"modern/acquire.lua", "3cfbd6293aff5bfaf997aa94fa6bed6015c6d9be", AcquireScript},
-		{"modern/release.lua", "79f880cfc9da678362ea6676d81fd20a8c6f571d", ReleaseScript},
-		{"modern/refresh.lua", "7a187a2aea455c9acb8b41c617597fb18658ed03", RefreshScript},
-		{"modern/ttl.lua", "a173f95d799ee7c717612568b8eb93e8a06efa6f", TTLScript},
+		{"modern/acquire.lua", "c88d5b8233eabe847508bfc22760d7415e18d8f1", AcquireScript},
+		{"modern/release.lua", "befd0567ebab81ec7383e9b1e06800d9b55c193c", ReleaseScript},
+		{"modern/refresh.lua", "732260163c59ef0525fb0680c1838370e57a94fa", RefreshScript},
+		{"modern/ttl.lua", "fc78ab49abe7386596e2fd7b82f3d8aa7fd7fa09", TTLScript},
 	} {
 		assert.Equal(t, c.sha, c.got.Hash(), c.name)
 	}
@@ -50,7 +50,8 @@ func TestNewToken(t *testing.T) {
 func TestNewNames(t *testing.T) {
 	n, ok := NewNames("order:42", false)
 	require.True(t, ok)
-	assert.Equal(t, Names{Key: "order:42", Channel: "{order:42}:released"}, Names{Key: n.Key, Fence: n.Fence, Channel: n.Channel})
+	assert.Equal(t, Names{Key: "order:42", Channel: "{order:42}:released"}, Names{Key: n.Key, Fence: n.Fence,
+		Channel: n.Channel})
 	assert.Equal(t, []string{"order:42"}, n.acquire)
 	assert.Equal(t, []string{"order:42", "{order:42}:released"}, n.release)
 
@@ -81,7 +82,8 @@ func TestNode(t *testing.T) {
 	ok, fence, err := nd.Acquire(ctx, &n, "tok", time.Minute)
 	require.NoError(t, err)
 	assert.True(t, ok)
-	assert.InDelta(t, time.Now().UnixMicro(), fence, float64(time.Hour.Microseconds()), "the first fence is the server's TIME in µs")
+	assert.InDelta(t, time.Now().UnixMicro(), fence, float64(time.Hour.Microseconds()),
+		"the first fence is the server's TIME in µs")
 
 	ok, left, err := nd.Acquire(ctx, &n, "other", time.Minute)
 	require.NoError(t, err)
@@ -153,7 +155,8 @@ func TestScriptArgumentsStrict(t *testing.T) {
 			[][]any{{"", "1000"}, {long, "1000"}, {"tok"}},
 			badAt(1, []any{"tok", "1000"}, ttls)...)},
 		{"release", ReleaseScript, []string{"held", "{held}:released"}, [][]any{
-			{"", "PUBLISH"}, {long, "PUBLISH"}, {"tok"}, {"tok", "publish"}, {"tok", "PUBLISH "}, {"tok", `"PUBLISH"`}, {"tok", "1"},
+			{"", "PUBLISH"}, {long, "PUBLISH"}, {"tok"}, {"tok", "publish"}, {"tok", "PUBLISH "}, {"tok", `"PUBLISH"`}, {"tok",
+				"1"},
 		}},
 		{"ttl", TTLScript, []string{"held"}, [][]any{{""}, {long}, {}}},
 	} {

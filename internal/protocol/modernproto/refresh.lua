@@ -5,9 +5,10 @@
 -- ARGV[1]  this holder's token (1 to 1024 bytes)
 -- ARGV[2]  the new lease in milliseconds (a decimal integer, 1 to 2^53 - 1)
 --
--- Returns 1: refreshed (PEXPIRE KEYS[1] ARGV[2]);
---         0: the key holds another token (taken): untouched;
---        -1: the key does not exist (expired).
+-- Replies, the codes named as in Go (modernproto.go):
+--   Ours   =  1  refreshed (PEXPIRE KEYS[1] ARGV[2])
+--   Taken  =  0  the key holds another token: untouched
+--   Absent = -1  the key does not exist (expired)
 -- Errors, with nothing changed: a bad argument ('ERR lockbridge: bad
 -- argument …'); KEYS[1] of another type than string (WRONGTYPE).
 local token = modern_token(1)

@@ -6,11 +6,12 @@
 -- ARGV[1]  this holder's token (1 to 1024 bytes)
 -- ARGV[2]  the publish command: "SPUBLISH" in Redis Cluster, "PUBLISH" otherwise
 --
--- Returns 1: released (DEL, then ARGV[2] KEYS[2] "released" unless
---            PUBSUB NUMSUB — SHARDNUMSUB for SPUBLISH — counts no
---            subscriber of KEYS[2]);
---         0: the key holds another token (taken): untouched;
---        -1: the key does not exist (expired).
+-- Replies, the codes named as in Go (modernproto.go):
+--   Ours   =  1  released (DEL, then ARGV[2] KEYS[2] "released" unless
+--                PUBSUB NUMSUB — SHARDNUMSUB for SPUBLISH — counts no
+--                subscriber of KEYS[2])
+--   Taken  =  0  the key holds another token: untouched
+--   Absent = -1  the key does not exist (expired)
 -- Errors, with nothing changed: a bad argument ('ERR lockbridge: bad
 -- argument …'); KEYS[1] of another type than string (WRONGTYPE).
 local token = modern_token(1)

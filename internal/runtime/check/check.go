@@ -40,7 +40,8 @@ func TTL(pkg string, ttl, min time.Duration) error {
 	case ttl < min:
 		return fmt.Errorf("%s: %w: ttl %v is below %v", pkg, lockbridge.ErrInvalid, ttl, min)
 	case ttl > MaxTTL:
-		return fmt.Errorf("%s: %w: ttl %v is above %v, the longest lease the scripts and time arithmetic carry", pkg, lockbridge.ErrInvalid, ttl, MaxTTL)
+		return fmt.Errorf("%s: %w: ttl %v is above %v, the longest lease the scripts and time arithmetic carry", pkg,
+			lockbridge.ErrInvalid, ttl, MaxTTL)
 	}
 	return nil
 }

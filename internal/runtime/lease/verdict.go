@@ -18,7 +18,8 @@ type UnknownReleaseError struct{ Pkg, Key string }
 
 func (e *UnknownReleaseError) Error() string {
 	return fmt.Sprintf("%s: unlock of %q: %v: the release's reply was lost and asking again found another holder: "+
-		"the release may have run before it came, or the key was lost before the release", e.Pkg, e.Key, lockbridge.ErrUnknownOutcome)
+		"the release may have run before it came, or the key was lost before the release", e.Pkg, e.Key,
+		lockbridge.ErrUnknownOutcome)
 }
 
 // Unwrap returns lockbridge.ErrUnknownOutcome.

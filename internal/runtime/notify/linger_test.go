@@ -79,7 +79,8 @@ func TestHubLingerKeepsTheSubscription(t *testing.T) {
 	assert.GreaterOrEqual(t, time.Since(start), linger/2, "not before the linger")
 	assert.False(t, h.Subscribed(ch))
 	assert.Equal(t, 0, h.Lingering())
-	require.Eventually(t, func() bool { return publish(t, tg.Client, ch) == 0 }, 5*time.Second, 5*time.Millisecond, "unsubscribed on the server")
+	require.Eventually(t, func() bool { return publish(t, tg.Client, ch) == 0 }, 5*time.Second, 5*time.Millisecond,
+		"unsubscribed on the server")
 }
 
 // Two channels, one waited on and one lingering: the lingering one alone is
@@ -98,7 +99,8 @@ func TestHubLingerEndsPerChannel(t *testing.T) {
 	require.NoError(t, err)
 	defer relB()
 	relA()
-	require.Eventually(t, func() bool { return publish(t, tg.Client, chA) == 0 }, 5*time.Second, 5*time.Millisecond, "a unsubscribed after its linger")
+	require.Eventually(t, func() bool { return publish(t, tg.Client, chA) == 0 }, 5*time.Second, 5*time.Millisecond,
+		"a unsubscribed after its linger")
 	assert.True(t, h.Open())
 	assert.True(t, h.Subscribed(chB))
 	assert.Equal(t, int64(1), publish(t, tg.Client, chB))
@@ -127,7 +129,8 @@ func TestHubMarkCoversTheGap(t *testing.T) {
 	m = h.Since(ch) // lingering: covers
 	require.True(t, m.Covers())
 	assert.Equal(t, int64(1), publish(t, tg.Client, ch), "the lingering channel hears the release")
-	require.Eventually(t, func() bool { return !h.Since(ch).Covers() || h.Since(ch) != m }, 5*time.Second, time.Millisecond, "the notice is counted")
+	require.Eventually(t, func() bool { return !h.Since(ch).Covers() || h.Since(ch) != m }, 5*time.Second,
+		time.Millisecond, "the notice is counted")
 	rel, covered, err = h.WaitFrom(ctx, ch, w, m)
 	require.NoError(t, err)
 	assert.True(t, covered)

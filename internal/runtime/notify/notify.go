@@ -203,7 +203,8 @@ func (h *Hub) Since(ch string) Mark {
 // false) it subscribes as Wait does, and a release between m and the
 // confirmation may have gone unheard: the waiter should attempt once more
 // before it sleeps.
-func (h *Hub) WaitFrom(ctx context.Context, ch string, wake chan<- struct{}, m Mark) (release func(), covered bool, err error) {
+func (h *Hub) WaitFrom(ctx context.Context, ch string, wake chan<- struct{}, m Mark) (release func(), covered bool,
+	err error) {
 	w := &waiter{wake: wake}
 	h.mu.Lock()
 	if h.isClosed {
@@ -325,7 +326,8 @@ func (h *Hub) failed(ctx context.Context, err error) {
 	h.mu.Lock()
 	h.lastErr, h.retryAt = err, time.Now().Add(h.retryAfter)
 	h.mu.Unlock()
-	h.log.Warn("lockbridge: release notifications: subscribing failed; waiters poll until it succeeds", "retry_after", h.retryAfter, "error", err)
+	h.log.Warn("lockbridge: release notifications: subscribing failed; waiters poll until it succeeds", "retry_after",
+		h.retryAfter, "error", err)
 }
 
 // read dispatches sub's messages until it ends. When it ends on its own (the
@@ -351,7 +353,8 @@ func (h *Hub) read(sub driver.Subscription, reader chan struct{}) {
 		h.lastErr = errors.New("notify: subscription ended")
 	}
 	h.retryAt = time.Now().Add(h.retryAfter)
-	h.log.Warn("lockbridge: release notifications: subscription lost; waiters poll until it is back", "retry_after", h.retryAfter, "error", h.lastErr)
+	h.log.Warn("lockbridge: release notifications: subscription lost; waiters poll until it is back", "retry_after",
+		h.retryAfter, "error", h.lastErr)
 	for name, c := range h.chans {
 		c.confirmed = false
 		c.seen++

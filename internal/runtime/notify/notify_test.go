@@ -178,7 +178,8 @@ func sharedAndClosed(t *testing.T, tg locktest.Target) {
 	assert.False(t, h.Subscribed(chA))
 	require.Eventually(t, func() bool { return publish(t, tg.Client, chA) == 0 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, int64(1), publish(t, tg.Client, chB))
-	require.Eventually(t, func() bool { return pending(wakes) == 1 }, 5*time.Second, time.Millisecond, "one of b's waiters")
+	require.Eventually(t, func() bool { return pending(wakes) == 1 }, 5*time.Second, time.Millisecond,
+		"one of b's waiters")
 	assert.True(t, h.Open())
 	// The last waiter of all: the subscription is closed.
 	for i := 1; i < 6; i += 2 {
@@ -255,7 +256,8 @@ func TestHubSubscribeRefused(t *testing.T) {
 	ctx := ctxT(t)
 	_, err := tg.Client.Do(ctx, "ACL", "SETUSER", "nochannels", "on", ">secret", "~*", "resetchannels", "+@all")
 	require.NoError(t, err)
-	rc := goredislib.NewClient(&goredislib.Options{Addr: tg.Server.Addr(), Username: "nochannels", Password: "secret", MaxRetries: -1})
+	rc := goredislib.NewClient(&goredislib.Options{Addr: tg.Server.Addr(), Username: "nochannels", Password: "secret",
+		MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
 	c := goredis.New(rc)
 

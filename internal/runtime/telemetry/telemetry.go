@@ -97,7 +97,8 @@ func New(system string, s Settings) *T {
 
 func (t *T) instruments(m metric.Meter) *instruments {
 	var errs []error
-	sec := metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+	sec := metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+		10, 30)
 	hist := func(name, desc string) metric.Float64Histogram {
 		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), sec)
 		if errs = append(errs, err); h == nil {
@@ -120,16 +121,22 @@ func (t *T) instruments(m metric.Meter) *instruments {
 		return g
 	}
 	in := &instruments{
-		acquire:    hist("lockbridge.lock.acquire.duration", "Time a TryLock or Lock call took, by outcome."),
-		wait:       hist("lockbridge.lock.wait.duration", "Time a Lock call spent waiting between attempts while the lock was held by another."),
+		acquire: hist("lockbridge.lock.acquire.duration", "Time a TryLock or Lock call took, by outcome."),
+		wait: hist("lockbridge.lock.wait.duration",
+			"Time a Lock call spent waiting between attempts while the lock was held by another."),
 		contention: count("lockbridge.lock.contention", "{attempt}", "Acquire attempts that found the lock held by another."),
-		refreshes:  count("lockbridge.lock.refreshes", "{refresh}", "Background refreshes (auto-refresh, watchdog) by outcome."),
-		lost:       count("lockbridge.lock.lost", "{lock}", "Locks lost while held: found gone by a background refresher, or ended by a migrate phase move."),
-		fence:      gauge("lockbridge.lock.fence", "{fence}", "The last fence value handed out to this process."),
-		phase:      gauge("lockbridge.migrate.phase", "{phase}", "The migration phase a client runs: 1 legacy, 2 dual-write, 3 dual-read, 4 modern."),
-		sightings:  count("lockbridge.migrate.sightings", "{sighting}", "Legacy holders met by a migrating client and recorded in the registry."),
-		steps:      count("lockbridge.migrate.controller.steps", "{step}", "Phase changes the controller made."),
-		refusals:   count("lockbridge.migrate.controller.refusals", "{refusal}", "Phase changes the controller refused as unsafe."),
+		refreshes: count("lockbridge.lock.refreshes", "{refresh}",
+			"Background refreshes (auto-refresh, watchdog) by outcome."),
+		lost: count("lockbridge.lock.lost", "{lock}",
+			"Locks lost while held: found gone by a background refresher, or ended by a migrate phase move."),
+		fence: gauge("lockbridge.lock.fence", "{fence}", "The last fence value handed out to this process."),
+		phase: gauge("lockbridge.migrate.phase", "{phase}",
+			"The migration phase a client runs: 1 legacy, 2 dual-write, 3 dual-read, 4 modern."),
+		sightings: count("lockbridge.migrate.sightings", "{sighting}",
+			"Legacy holders met by a migrating client and recorded in the registry."),
+		steps: count("lockbridge.migrate.controller.steps", "{step}", "Phase changes the controller made."),
+		refusals: count("lockbridge.migrate.controller.refusals", "{refusal}",
+			"Phase changes the controller refused as unsafe."),
 	}
 	if err := errors.Join(errs...); err != nil {
 		t.log.Error("lockbridge: making instruments", "error", err)
@@ -177,7 +184,8 @@ type AcquireFunc func(ctx context.Context, key string, ttl time.Duration) (lockb
 
 // Acquire calls f, the TryLock or Lock (op) of a Locker, between Begin and
 // End: every lock package's TryLock and Lock go through it.
-func Acquire(ctx context.Context, t *T, op string, f AcquireFunc, key string, ttl time.Duration) (lockbridge.Lock, error) {
+func Acquire(ctx context.Context, t *T, op string, f AcquireFunc, key string,
+	ttl time.Duration) (lockbridge.Lock, error) {
 	ctx, o := t.Begin(ctx, op, key)
 	lk, err := f(ctx, key, ttl)
 	t.End(ctx, o, lk, err)
@@ -280,7 +288,8 @@ func (t *T) Phase(ctx context.Context, ns, client string, p int64, name string) 
 	if t == nil || t.m == nil {
 		return
 	}
-	t.m.phase.Record(ctx, p, metric.WithAttributes(AttrNamespace.String(ns), AttrClient.String(client), AttrPhase.String(name)))
+	t.m.phase.Record(ctx, p, metric.WithAttributes(AttrNamespace.String(ns), AttrClient.String(client),
+		AttrPhase.String(name)))
 }
 
 // Sighted counts a legacy holder recorded in namespace ns.
@@ -305,7 +314,8 @@ func (t *T) Refused(ctx context.Context, ns, to, reason string) {
 	if t == nil || t.m == nil {
 		return
 	}
-	t.m.refusals.Add(ctx, 1, metric.WithAttributes(AttrNamespace.String(ns), AttrPhase.String(to), AttrReason.String(reason)))
+	t.m.refusals.Add(ctx, 1, metric.WithAttributes(AttrNamespace.String(ns), AttrPhase.String(to),
+		AttrReason.String(reason)))
 }
 
 // discardHandler drops every record (slog.DiscardHandler is Go 1.24).

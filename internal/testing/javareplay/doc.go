@@ -1,9 +1,10 @@
 // Package javareplay replays, command for command, the Java lock that the legacy
 // package must interoperate with: the "seed" SETNX + GET + GETSET timestamp
 // lock (SETNX, then GET and GETSET once the stored expiry is below the
-// caller's clock; DEL on release while its own clock is below its expiry), as the Spring RedisCallback copies write it. Tests,
-// compat_test.go and the CLI demo use it to stand in for a Java service; it
-// is deliberately faithful, flaws included.
+// caller's clock; DEL on release while its own clock is below its expiry),
+// as the Spring RedisCallback copies write it. Tests, compat_test.go and the
+// CLI demo use it to stand in for a Java service; it is deliberately
+// faithful, flaws included.
 //
 // The Java it replays (key and value through getBytes(): raw bytes, ASCII
 // decimal milliseconds, +1, no TTL):

@@ -45,7 +45,8 @@ func clock(now func() time.Time) func() time.Time {
 // lock acquired; ok is false after a nil GETSET although the key then
 // holds its value (the phantom). err is a Redis error, or a
 // *NumberFormatError where the Java code throws.
-func Lock(ctx context.Context, c driver.Client, key string, lease time.Duration, now func() time.Time) (expiry int64, ok bool, err error) {
+func Lock(ctx context.Context, c driver.Client, key string, lease time.Duration, now func() time.Time) (expiry int64,
+	ok bool, err error) {
 	t := clock(now)().UnixMilli()
 	expireAt := t + lease.Milliseconds() + 1
 	value := strconv.FormatInt(expireAt, 10)
@@ -99,7 +100,8 @@ func Unlock(ctx context.Context, c driver.Client, key string, expiry int64, now 
 // Acquire replays the Java blocking loop: Lock, and Poll between attempts,
 // until it acquires (returning the expiry written), Lock fails, or ctx ends
 // (the error then wraps ctx.Err()).
-func Acquire(ctx context.Context, c driver.Client, key string, lease time.Duration, now func() time.Time) (int64, error) {
+func Acquire(ctx context.Context, c driver.Client, key string, lease time.Duration,
+	now func() time.Time) (int64, error) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C

@@ -114,7 +114,8 @@ func TestSeed(t *testing.T) {
 			w, ok, err := javareplay.Lock(ctx, r, key, time.Second, at(1700000000000))
 			require.NoError(t, err)
 			assert.True(t, ok)
-			assert.Equal(t, []string{"SETNX " + key + " 1700000001001", "GET " + key, "GETSET " + key + " 1700000001001"}, r.take())
+			assert.Equal(t, []string{"SETNX " + key + " 1700000001001", "GET " + key, "GETSET " + key + " 1700000001001"},
+				r.take())
 			v, _ := stored(t, tg.Client, key)
 			assert.Equal(t, fmt.Sprint(w), v)
 		})

@@ -103,8 +103,10 @@ func hashArgs(name string, k probeKeys, _ bool) []any {
 		return []any{name, k.hash, "f"}
 	case "HINCRBY":
 		return []any{name, k.hash, "count", "1"}
-	case "HGETALL", "HVALS":
+	case "HGETALL", "HVALS", "HLEN":
 		return []any{name, k.hash}
+	case "HSCAN":
+		return []any{name, k.hash, "0", "COUNT", "10"}
 	}
 	return nil
 }
@@ -119,6 +121,10 @@ func zsetListArgs(name string, k probeKeys, _ bool) []any {
 		return []any{name, k.hash + "z", "m"}
 	case "ZRANGE":
 		return []any{name, k.hash + "z", "0", "-1"}
+	case "ZCARD":
+		return []any{name, k.hash + "z"}
+	case "ZSCAN":
+		return []any{name, k.hash + "z", "0", "COUNT", "10"}
 	case "ZRANGEBYSCORE":
 		return []any{name, k.hash + "z", "-inf", "+inf"}
 	case "RPUSH":
@@ -333,12 +339,16 @@ func scriptCalls(k probeKeys, cluster bool) [][]string {
 		{"HMGET", k.hash2, "f"},
 		{"HGETALL", k.hash2},
 		{"HVALS", k.hash2},
+		{"HLEN", k.hash2},
+		{"HSCAN", k.hash2, "0", "COUNT", "10"},
 		{"INFO", "memory"},
 		{"HDEL", k.hash2, "f"},
 		{"ZADD", k.zset2, "1", "m"},
 		{"PEXPIRE", k.zset2, scratchTTL},
 		{"ZSCORE", k.zset2, "m"},
 		{"ZRANGE", k.zset2, "0", "-1"},
+		{"ZCARD", k.zset2},
+		{"ZSCAN", k.zset2, "0", "COUNT", "10"},
 		{"ZRANGEBYSCORE", k.zset2, "-inf", "+inf"},
 		{"ZINCRBY", k.zset2, "1", "m"},
 		{"ZREM", k.zset2, "m"},

@@ -30,9 +30,11 @@ func checkClock(ctx context.Context, r *run) (Finding, bool) {
 		if off < 0 {
 			dir, off = "behind", -off
 		}
-		sum := fmt.Sprintf("the server's clock is %v %s this host's (± %v); informational only", roundOffset(off), dir, roundOffset(rtt/2+time.Millisecond))
+		sum := fmt.Sprintf("the server's clock is %v %s this host's (± %v); informational only", roundOffset(off), dir,
+			roundOffset(rtt/2+time.Millisecond))
 		if roundOffset(off) == 0 {
-			sum = fmt.Sprintf("the server's clock agrees with this host's (± %v); informational only", roundOffset(rtt/2+time.Millisecond))
+			sum = fmt.Sprintf("the server's clock agrees with this host's (± %v); informational only",
+				roundOffset(rtt/2+time.Millisecond))
 		}
 		return Finding{
 			Severity: OK,

@@ -58,13 +58,15 @@ func TestDoctorCommandsCoverCode(t *testing.T) {
 	librarySources(t, ".lua", func(path, src string) {
 		for _, m := range lua.FindAllStringSubmatch(src, -1) {
 			inScripts = append(inScripts, strings.ToUpper(m[1])+" ("+path+")")
-			assert.NotZero(t, known[strings.ToUpper(m[1])]&InScript, "%s calls %s: add it to doctor's commands as InScript", path, m[1])
+			assert.NotZero(t, known[strings.ToUpper(m[1])]&InScript, "%s calls %s: add it to doctor's commands as InScript",
+				path, m[1])
 		}
 		for _, m := range dynamic.FindAllStringSubmatch(src, -1) {
 			// The only commands chosen at run time are the publish
 			// commands, which every script that picks one checks against
 			// its list ('PUBLISH', 'SPUBLISH').
-			assert.Contains(t, src, "PUBLISH", "%s calls a command named by %s: add what it can be to doctor's commands", path, m[1])
+			assert.Contains(t, src, "PUBLISH", "%s calls a command named by %s: add what it can be to doctor's commands", path,
+				m[1])
 		}
 	})
 	goCmd := regexp.MustCompile(`(?:Do\([a-zA-Z]*[cC]tx, |append\(a, |c\.do\(ctx, |stringReply\(ctx, )"([A-Z]+)"`)

@@ -172,14 +172,22 @@ func TestDoctorACL(t *testing.T) {
 		named []string // in the summary
 		via   string   // in the detail
 	}{
-		{"missing evalsha, with ACL DRYRUN", []string{"~*", "&*", "+@all", "-evalsha"}, Danger, []string{"EVALSHA"}, viaDryRun},
-		{"missing evalsha, probed by use", []string{"~*", "&*", "+@all", "-evalsha", "-acl"}, Danger, []string{"EVALSHA"}, viaDirect},
-		{"missing hincrby, with ACL DRYRUN", []string{"~*", "&*", "+@all", "-hincrby"}, Danger, []string{"HINCRBY"}, viaDryRun},
-		{"missing time, only in scripts", []string{"~*", "&*", "+@all", "-time", "-acl"}, Danger, []string{"TIME"}, viaScript},
-		{"missing publish, only in scripts", []string{"~*", "&*", "+@all", "-publish", "-acl"}, Danger, []string{"PUBLISH"}, viaScript},
-		{"no scripting", []string{"~*", "&*", "+@all", "-@scripting", "-acl"}, Danger, []string{"EVALSHA", "EVAL"}, viaDirect},
-		{"missing subscribe: waiters poll", []string{"~*", "&*", "+@all", "-subscribe", "-acl"}, Warn, []string{"SUBSCRIBE"}, viaDirect},
-		{"no scratch keys", []string{"~app:*", "resetchannels", "+@all", "-acl"}, Unknown, []string{"GET", "EVALSHA", "TIME"}, "may not touch the scratch keys"},
+		{"missing evalsha, with ACL DRYRUN", []string{"~*", "&*", "+@all", "-evalsha"}, Danger, []string{"EVALSHA"},
+			viaDryRun},
+		{"missing evalsha, probed by use", []string{"~*", "&*", "+@all", "-evalsha", "-acl"}, Danger, []string{"EVALSHA"},
+			viaDirect},
+		{"missing hincrby, with ACL DRYRUN", []string{"~*", "&*", "+@all", "-hincrby"}, Danger, []string{"HINCRBY"},
+			viaDryRun},
+		{"missing time, only in scripts", []string{"~*", "&*", "+@all", "-time", "-acl"}, Danger, []string{"TIME"},
+			viaScript},
+		{"missing publish, only in scripts", []string{"~*", "&*", "+@all", "-publish", "-acl"}, Danger, []string{"PUBLISH"},
+			viaScript},
+		{"no scripting", []string{"~*", "&*", "+@all", "-@scripting", "-acl"}, Danger, []string{"EVALSHA", "EVAL"},
+			viaDirect},
+		{"missing subscribe: waiters poll", []string{"~*", "&*", "+@all", "-subscribe", "-acl"}, Warn, []string{"SUBSCRIBE"},
+			viaDirect},
+		{"no scratch keys", []string{"~app:*", "resetchannels", "+@all", "-acl"}, Unknown, []string{"GET", "EVALSHA", "TIME"},
+			"may not touch the scratch keys"},
 		{"all allowed, probed by use", []string{"~*", "&*", "+@all", "-acl"}, OK, []string{"may run all"}, "by use"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -272,7 +280,8 @@ func TestDoctorCluster(t *testing.T) {
 	}
 	rep := runOK(t, tg)
 	f := byID(t, rep)
-	assert.Equal(t, []string{IDEviction, IDReplication, IDPersistence, IDScripting, IDACL, IDShardedPubSub, IDClusterSlots, IDClock}, ids(rep))
+	assert.Equal(t, []string{IDEviction, IDReplication, IDPersistence, IDScripting, IDACL, IDShardedPubSub, IDClusterSlots,
+		IDClock}, ids(rep))
 	assert.Equal(t, OK, f[IDClusterSlots].Severity, "%+v", f[IDClusterSlots])
 	assert.Contains(t, f[IDClusterSlots].Summary, "all 16384 slots served by 3 masters")
 	assert.Equal(t, OK, f[IDShardedPubSub].Severity, "%+v", f[IDShardedPubSub])
@@ -325,7 +334,8 @@ func TestDoctorNamespace(t *testing.T) {
 
 	// A client deployed with a fixed legacy phase, and the fleet forced to
 	// dual-read: the two do not exclude each other.
-	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace(ns), migrate.WithPhaseInterval(time.Hour))
+	l := migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace(ns),
+		migrate.WithPhaseInterval(time.Hour))
 	defer l.Close(ctx)
 	_, err = l.Phase(ctx)
 	require.NoError(t, err)
@@ -442,7 +452,8 @@ func TestDoctorClassify(t *testing.T) {
 		assert.Equal(t, want, classify(msg), msg)
 	}
 	assert.Equal(t, noAnswer, classifyErr(context.DeadlineExceeded))
-	assert.Equal(t, deniedCommand, classifyErr(errors.Join(errors.New("driver: subscription lost"), errors.New("NOPERM this user has no permissions to run the 'subscribe' command"))))
+	assert.Equal(t, deniedCommand, classifyErr(errors.Join(errors.New("driver: subscription lost"),
+		errors.New("NOPERM this user has no permissions to run the 'subscribe' command"))))
 	assert.Equal(t, allowed, classifyErr(driver.ReplyError("NOSCRIPT x")))
 }
 

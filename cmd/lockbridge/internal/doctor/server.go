@@ -26,7 +26,8 @@ func checkEviction(ctx context.Context, r *run) (Finding, bool) {
 					Severity: Unknown,
 					Summary:  "could not read maxmemory-policy (CONFIG and INFO denied or unanswered)",
 					Detail:   fmt.Sprintf("%s; %s", errText(err), errText(ierr)),
-					Fix:      "run doctor as a user allowed CONFIG GET or INFO, or check maxmemory-policy in the server's configuration by hand: it must be noeviction",
+					Fix: "run doctor as a user allowed CONFIG GET or INFO, or check maxmemory-policy in the server's " +
+						"configuration by hand: it must be noeviction",
 				}
 			}
 			policy, maxmem = info["maxmemory_policy"], info["maxmemory"]
@@ -38,9 +39,11 @@ func checkEviction(ctx context.Context, r *run) (Finding, bool) {
 func evictionFinding(policy, maxmem string) Finding {
 	limit := "maxmemory is " + maxmem
 	if maxmem == "0" {
-		limit = "maxmemory is 0 (no limit) today, so nothing is evicted until a limit is set — but the policy is what a limit would apply"
+		limit = "maxmemory is 0 (no limit) today, so nothing is evicted until a limit is set — but the policy is what a " +
+			"limit would apply"
 	}
-	const fix = "CONFIG SET maxmemory-policy noeviction, and the same in redis.conf (writes then fail with OOM at the limit: lockbridge reports the error and no lock is lost)"
+	const fix = "CONFIG SET maxmemory-policy noeviction, and the same in redis.conf (writes then fail with OOM at the " +
+		"limit: lockbridge reports the error and no lock is lost)"
 	switch {
 	case policy == "noeviction":
 		return Finding{Severity: OK, Summary: "maxmemory-policy noeviction: no lock or namespace key is evicted"}
@@ -84,7 +87,8 @@ func checkReplication(ctx context.Context, r *run) (Finding, bool) {
 				Severity: Unknown,
 				Summary:  "could not read the replication role (INFO denied or unanswered)",
 				Detail:   errText(err),
-				Fix:      "run doctor as a user allowed INFO, or check the topology by hand: lockbridge must talk to a primary, and a failover can lose locks",
+				Fix: "run doctor as a user allowed INFO, or check the topology by hand: lockbridge must talk to a primary, " +
+					"and a failover can lose locks",
 			}
 		}
 		return replicationFinding(info)
@@ -116,7 +120,8 @@ func replicationFinding(info map[string]string) Finding {
 	}
 	return Finding{
 		Severity: Warn,
-		Summary:  fmt.Sprintf("primary with %s: a failover can lose the last lock writes", plural(replicas, "connected replica")),
+		Summary: fmt.Sprintf("primary with %s: a failover can lose the last lock writes", plural(replicas,
+			"connected replica")),
 		Detail: "Replication is asynchronous: a lock written just before the primary fails may not have reached the " +
 			"replica that takes over, and there a second client acquires it while the first still holds it. " +
 			"Fencing does not prevent that overlap, but a fence strictly increasing across holders (modern locks " +
@@ -163,7 +168,8 @@ func persistenceFinding(aof bool, fsync, save string, knowSave bool) Finding {
 		"protects reject the writes of a holder that lost its lock this way."
 	switch {
 	case aof && fsync == "always":
-		return Finding{Severity: OK, Summary: "appendonly yes, appendfsync always: a restart loses no acknowledged lock write"}
+		return Finding{Severity: OK,
+			Summary: "appendonly yes, appendfsync always: a restart loses no acknowledged lock write"}
 	case aof:
 		return Finding{
 			Severity: Warn,
@@ -183,7 +189,8 @@ func persistenceFinding(aof bool, fsync, save string, knowSave bool) Finding {
 	return Finding{
 		Severity: Warn,
 		Summary:  "appendonly no: a restart forgets the locks held",
-		Detail:   fmt.Sprintf("Without the append-only file, %s %s: a second client can take a lock that is still held.", what, since) + fence,
-		Fix:      "CONFIG SET appendonly yes and appendfsync always (and in redis.conf), or accept that restarts lose locks",
+		Detail: fmt.Sprintf("Without the append-only file, %s %s: a second client can take a lock that is still held.",
+			what, since) + fence,
+		Fix: "CONFIG SET appendonly yes and appendfsync always (and in redis.conf), or accept that restarts lose locks",
 	}
 }

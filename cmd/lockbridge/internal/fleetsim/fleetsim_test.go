@@ -94,7 +94,8 @@ func TestRollout(t *testing.T) {
 		assert.Zero(t, sum.Overlaps, "overlaps: %v", sum.OverlapsSeen)
 		assert.Zero(t, sum.Errors, "errors: %v", sum.FirstErrors)
 		assert.True(t, sum.ReachedAll(), "reached %v", sum.Reached)
-		assert.Equal(t, []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern, migrate.PhaseDualRead}, sum.Reached)
+		assert.Equal(t, []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+			migrate.PhaseModern, migrate.PhaseDualRead}, sum.Reached)
 		assert.Equal(t, migrate.PhaseDualRead, sum.Phase)
 		assert.True(t, sum.RolledBack)
 		assert.GreaterOrEqual(t, sum.Refusals, 1, "the controller must refuse the early step")
@@ -104,7 +105,8 @@ func TestRollout(t *testing.T) {
 
 		assert.Positive(t, sum.ByKind[Java].Acquired, "the Java workers acquire before they are retired")
 		assert.Positive(t, sum.ByKind[Go].Acquired)
-		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+			migrate.PhaseModern} {
 			assert.Positive(t, sum.ByPhase[p].Acquired, "Go workers acquire in %v", p)
 		}
 		var java, gow int
@@ -127,7 +129,8 @@ func TestRollout(t *testing.T) {
 		// and the Java workers retired before the step to dual-read.
 		deploys := evs.of(EventDeploy)
 		require.Len(t, deploys, 4*DefaultGoWorkers)
-		for i, want := range []string{"legacy → dual-write", "dual-write → dual-read", "dual-read → modern", "modern → dual-read"} {
+		for i, want := range []string{"legacy → dual-write", "dual-write → dual-read", "dual-read → modern",
+			"modern → dual-read"} {
 			for j := 0; j < DefaultGoWorkers; j++ {
 				assert.Contains(t, deploys[i*DefaultGoWorkers+j].Text, want)
 			}
@@ -137,7 +140,8 @@ func TestRollout(t *testing.T) {
 		require.NotEqual(t, -1, retired)
 		require.NotEqual(t, -1, toDualRead)
 		assert.Less(t, retired, toDualRead)
-		assert.Less(t, evs.index(EventPhase, "legacy → dual-write"), evs.index(EventDeploy, "legacy → dual-write"), "the controller moves before the first redeploy")
+		assert.Less(t, evs.index(EventPhase, "legacy → dual-write"), evs.index(EventDeploy, "legacy → dual-write"),
+			"the controller moves before the first redeploy")
 
 		// Everyone left the registry.
 		ctl, err := migrate.NewController(tg.Client, ns)
@@ -259,7 +263,8 @@ func TestConfig(t *testing.T) {
 	assert.Equal(t, migrate.PhaseLegacy, snap.Phase)
 	assert.Len(t, snap.Workers, DefaultJavaWorkers+DefaultGoWorkers)
 	assert.Equal(t, []string{"fleetsim:lock:0", "fleetsim:lock:1", "fleetsim:lock:2"}, sim.Names())
-	assert.InDelta(t, float64(DefaultDuration-DefaultQuiet)/float64(2+6+5+6), float64(snap.Step), float64(time.Millisecond))
+	assert.InDelta(t, float64(DefaultDuration-DefaultQuiet)/float64(2+6+5+6), float64(snap.Step),
+		float64(time.Millisecond))
 	sim, err = New(Config{Client: c, NoJava: true})
 	require.NoError(t, err)
 	assert.Len(t, sim.Snapshot().Workers, DefaultGoWorkers)
@@ -274,7 +279,8 @@ func TestCleanup(t *testing.T) {
 		require.NoError(t, err)
 		return n.(int64)
 	}
-	sim, err := New(Config{Client: tg.Client, Fresh: true, Namespace: "clean", Duration: 2 * time.Second, Quiet: 200 * time.Millisecond, GoWorkers: 2, Heartbeat: 50 * time.Millisecond})
+	sim, err := New(Config{Client: tg.Client, Fresh: true, Namespace: "clean", Duration: 2 * time.Second,
+		Quiet: 200 * time.Millisecond, GoWorkers: 2, Heartbeat: 50 * time.Millisecond})
 	require.NoError(t, err)
 	_, err = sim.Run(ctx)
 	require.NoError(t, err)
@@ -304,8 +310,10 @@ func TestFoldBlockers(t *testing.T) {
 		return migrate.Blocker{Kind: migrate.BlockClientPhase, Member: id, Phase: p,
 			Text: fmt.Sprintf("client %q runs %v, the fleet is at dual-write", id, p)}
 	}
-	quiet := migrate.Blocker{Kind: migrate.BlockQuietPeriod, Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
-	in := []migrate.Blocker{lag("a-1-x", migrate.PhaseLegacy), lag("b", migrate.PhaseLegacy), lag("c", migrate.PhaseDualRead), quiet}
+	quiet := migrate.Blocker{Kind: migrate.BlockQuietPeriod,
+		Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
+	in := []migrate.Blocker{lag("a-1-x", migrate.PhaseLegacy), lag("b", migrate.PhaseLegacy), lag("c",
+		migrate.PhaseDualRead), quiet}
 	assert.Equal(t, []string{
 		"2 clients run legacy, the fleet is at dual-write",
 		`client "c" runs dual-read, the fleet is at dual-write`,

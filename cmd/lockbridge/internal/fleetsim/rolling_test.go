@@ -58,7 +58,8 @@ func TestCompatRollingMigration(t *testing.T) {
 
 		assert.Zero(t, sum.Overlaps, "two holders at once: %v", sum.OverlapsSeen)
 		assert.Zero(t, sum.Errors, "worker errors: %v", sum.FirstErrors)
-		assert.Equal(t, []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern, migrate.PhaseDualRead}, sum.Reached,
+		assert.Equal(t, []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+			migrate.PhaseModern, migrate.PhaseDualRead}, sum.Reached,
 			"every phase reached, then one step back")
 		assert.True(t, sum.RolledBack)
 		require.NotEmpty(t, sum.RefusedSteps, "the controller refused at least one early step")
@@ -66,7 +67,8 @@ func TestCompatRollingMigration(t *testing.T) {
 		assert.Zero(t, sum.Forced, "no step was forced")
 
 		assert.Positive(t, sum.ByKind[fleetsim.Java].Acquired, "the seed workers acquired before they were retired")
-		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+		for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+			migrate.PhaseModern} {
 			assert.Positive(t, sum.ByPhase[p].Acquired, "Go workers acquired in %v", p)
 		}
 
@@ -103,7 +105,8 @@ func TestCompatRollingFollowers(t *testing.T) {
 		ns := "followers-" + tg.Name
 		name := locktest.Key(t, "lock")
 		guard := locktest.NewGuard(tg.Client, name)
-		ctl, err := migrate.NewController(tg.Client, ns, migrate.WithQuietPeriod(300*time.Millisecond), migrate.WithInitSilence(time.Millisecond))
+		ctl, err := migrate.NewController(tg.Client, ns, migrate.WithQuietPeriod(300*time.Millisecond),
+			migrate.WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		_, err = ctl.Init(ctx, tg.Cluster) // a test's new cluster: forced
 		require.NoError(t, err)
@@ -132,7 +135,8 @@ func TestCompatRollingFollowers(t *testing.T) {
 		var goAcquired, javaAcquired atomic.Int64
 		fast := lockbridge.LinearBackoff(time.Millisecond, 2*time.Millisecond)
 		for i := 0; i < 4; i++ {
-			l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithBackoff(fast))
+			l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond),
+				migrate.WithBackoff(fast))
 			defer l.Close(context.Background())
 			_, err := l.Phase(ctx)
 			require.NoError(t, err)
@@ -189,7 +193,8 @@ func TestCompatRollingFollowers(t *testing.T) {
 		require.Eventually(t, func() bool {
 			_, err := ctl.Advance(ctx, false)
 			return err == nil
-		}, 10*time.Second, 50*time.Millisecond, "dual-read is allowed once the legacy lockers are gone and the quiet period passed")
+		}, 10*time.Second, 50*time.Millisecond,
+			"dual-read is allowed once the legacy lockers are gone and the quiet period passed")
 		settled(migrate.PhaseDualRead)
 		// A lock a follower took just before it moved is held (and
 		// reported) until released: the controller waits for it.

@@ -197,7 +197,8 @@ func (s Snapshot) ReachedAll() bool {
 	for _, p := range s.Reached {
 		seen[p] = true
 	}
-	return seen[migrate.PhaseLegacy] && seen[migrate.PhaseDualWrite] && seen[migrate.PhaseDualRead] && seen[migrate.PhaseModern]
+	return seen[migrate.PhaseLegacy] && seen[migrate.PhaseDualWrite] && seen[migrate.PhaseDualRead] &&
+		seen[migrate.PhaseModern]
 }
 
 // Summary is the end of a run: the last snapshot and what the controller

@@ -44,7 +44,8 @@ type flipReq struct {
 }
 
 func (s *Sim) newWorker(name string, kind Kind) *worker {
-	w := &worker{s: s, name: name, kind: kind, flips: make(chan flipReq), stop: make(chan struct{}), done: make(chan struct{})}
+	w := &worker{s: s, name: name, kind: kind, flips: make(chan flipReq), stop: make(chan struct{}),
+		done: make(chan struct{})}
 	w.phase.Store(int32(migrate.PhaseLegacy))
 	w.state.Store(StateRunning)
 	return w

@@ -1,16 +1,17 @@
 package io.lockbridge;
 
 /**
- * A registry entry of protocol 2, written exactly as Go's migrate writes it
+ * A registry entry of protocol 3, written exactly as Go's migrate writes it
  * (encoding/json of its entry struct: the fields in this order, no spaces,
- * next, seq and the held fields left out when empty). seq grows with every
- * heartbeat of the client, so heartbeat.lua writes nothing over an entry
- * with a seq at or above it: a heartbeat held up in the network that lands
- * after a newer one changes nothing. The entry carries no time:
- * liveness is the server's, in the registry's sorted sets.
+ * next and the held fields left out when empty; v and seq first, the prefix
+ * heartbeat.lua checks). seq grows with every heartbeat of the client, so
+ * heartbeat.lua writes nothing over an entry with a seq at or above it: a
+ * heartbeat held up in the network that lands after a newer one changes
+ * nothing. The entry carries no time: liveness is the server's, in the
+ * registry's sorted sets.
  */
 final class Entry {
-    static final int PROTOCOL = 2;
+    static final int PROTOCOL = 3;
 
     final String id;
     final Phase phase;
@@ -19,7 +20,7 @@ final class Entry {
     final long pid;
     final long nsInit;
     final long gen;
-    final long seq; // the heartbeat's sequence number, 1 to 2^53-1; 0: none
+    final long seq; // the heartbeat's sequence number, 1 to 2^53-1
     final Phase heldOldest; // null: holds nothing
     final Phase heldNewest;
     final long heldMs; // -1 with no held lock
@@ -39,9 +40,25 @@ final class Entry {
         this.heldMs = heldMs;
     }
 
+    /** This entry with another seq. */
+    Entry withSeq(long s) {
+        return new Entry(id, phase, next, host, pid, nsInit, gen, s, heldOldest, heldNewest, heldMs);
+    }
+
+    /**
+     * Whether o says the same but for seq and held_ms (Go: entry.same): a
+     * heartbeat then only touches the stored entry. held_ms is for people;
+     * the hold the touch renews covers the held locks.
+     */
+    boolean same(Entry o) {
+        return o != null && id.equals(o.id) && phase == o.phase && next == o.next && host.equals(o.host) && pid == o.pid && nsInit == o.nsInit
+                && gen == o.gen && heldOldest == o.heldOldest && heldNewest == o.heldNewest;
+    }
+
     String json() {
         StringBuilder b = new StringBuilder(160);
         b.append("{\"v\":").append(PROTOCOL);
+        b.append(",\"seq\":").append(seq);
         b.append(",\"id\":").append(Json.quote(id));
         b.append(",\"phase\":").append(Json.quote(phase.wireName()));
         if (next != null) {
@@ -51,9 +68,6 @@ final class Entry {
         b.append(",\"pid\":").append(pid);
         b.append(",\"ns_init\":").append(nsInit);
         b.append(",\"gen\":").append(gen);
-        if (seq != 0) {
-            b.append(",\"seq\":").append(seq);
-        }
         if (heldOldest != null) {
             b.append(",\"held_oldest\":").append(Json.quote(heldOldest.wireName()));
             b.append(",\"held_newest\":").append(Json.quote(heldNewest.wireName()));

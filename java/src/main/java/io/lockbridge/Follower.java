@@ -14,8 +14,12 @@ import java.util.function.Supplier;
 
 /**
  * The phase a {@link MigrateLocker} runs when it has a namespace, as Go's
- * migrate follower: one script (heartbeat.lua) writes its registry entry
- * and reads the phase; it moves at most one phase per reading towards the
+ * migrate follower: one script (heartbeat.lua) writes its registry entry —
+ * or, when the entry is the one its last confirmed write stored, only
+ * renews its expiry (a touch) — and reads the phase; it reads at every
+ * interval while it does not hear the phase notices (on one of the
+ * namespace's sharded notice channels) or its last reading failed, and
+ * otherwise two intervals before its phase lease would lapse; it moves at most one phase per reading towards the
  * stored one, announcing the move first (the entry's next) and moving only
  * if a second reading still wants it, then reporting the new phase; and it
  * trusts what it read only for the phase lease after the reading was sent,
@@ -30,7 +34,7 @@ final class Follower {
 
     private record Read(Phase ran, Phase want, long startNanos, Duration maxTtl) {}
 
-    private record Reply(String phase, boolean hasNs, long instance, long gen) {}
+    private record Reply(String phase, boolean hasNs, long instance, long gen, long written) {}
 
     /** A phase to lock in, and the end of the phase lease it is trusted under (System.nanoTime()). */
     record Trusted(Phase phase, long untilNanos) {
@@ -70,6 +74,10 @@ final class Follower {
     private RuntimeException lastErr;
     private Duration maxTtl = Duration.ZERO;
     private long seq; // the last heartbeat's sequence number
+    private Entry stored; // what the last confirmed write stored; null: unknown
+    private long lastGoodNanos; // when the last good reading was sent
+    private boolean hasLastGood;
+    private final int shard; // the notice channel it listens on
     private boolean sent;
     private boolean closed;
     private Thread loop;
@@ -89,6 +97,7 @@ final class Follower {
         byte[] r = new byte[6];
         ThreadLocalRandom.current().nextBytes(r);
         this.id = host + "-" + pid + "-" + HexFormat.of().formatHex(r);
+        this.shard = (r[0] & 0xff) % Namespace.NOTICE_SHARDS;
     }
 
     /** The host name as Go's os.Hostname reads it (the kernel's, no DNS lookup), so both languages' entries agree. */
@@ -254,13 +263,7 @@ final class Follower {
         long start = System.nanoTime();
         Reply rep;
         try {
-            List<?> r = redis.evalList(Scripts.HEARTBEAT, new byte[][] {k.phase, k.meta, k.clients, k.expiry, k.seen}, Redis.arg(id),
-                    Redis.arg(e.json()), Redis.arg(holdMs));
-            List<?> a = Replies.list(Scripts.HEARTBEAT, r, 4);
-            String init = Replies.text(Scripts.HEARTBEAT, a.get(1));
-            String gs = Replies.text(Scripts.HEARTBEAT, a.get(2));
-            boolean hasNs = !init.isEmpty() || !gs.isEmpty();
-            rep = new Reply(Replies.text(Scripts.HEARTBEAT, a.get(0)), hasNs, decimal(init), decimal(gs));
+            rep = beat(e, holdMs);
         } catch (RuntimeException err) {
             synchronized (mu) {
                 lastErr = err;
@@ -270,6 +273,8 @@ final class Follower {
         }
         synchronized (mu) {
             lastErr = null;
+            lastGoodNanos = start;
+            hasLastGood = true;
             Phase target;
             try {
                 target = judge(rep);
@@ -291,6 +296,80 @@ final class Follower {
                 maxTtl = max;
             }
             return new Read(ranNow, want, start, max);
+        }
+    }
+
+    /**
+     * One heartbeat (Go: follower.beat): a touch when e says what the last
+     * confirmed write stored, else the entry; the entry at once when a touch
+     * found none (forgotten or pruned meanwhile). Keeps what the registry holds.
+     * A heartbeat that wrote nothing because an entry with a seq at or above
+     * its own stands throws: readings go one at a time, so that entry is not
+     * this locker's newer one, the registry does not count the locker on it,
+     * and the reading must renew no phase lease.
+     */
+    private Reply beat(Entry e, long holdMs) {
+        boolean touch;
+        synchronized (mu) {
+            touch = e.same(stored);
+        }
+        Reply rep = null;
+        try {
+            rep = send(e, holdMs, touch);
+            if (touch && rep.written < 0) {
+                synchronized (mu) {
+                    e = e.withSeq(++seq);
+                }
+                touch = false;
+                rep = send(e, holdMs, false);
+            }
+            if (rep.written == 0) {
+                throw new IllegalStateException("lockbridge: heartbeat: the registry holds an entry for " + id + " with a seq at or above " + e.seq
+                        + " that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace "
+                        + k.ns + " --force " + id + "`");
+            }
+            return rep;
+        } finally {
+            synchronized (mu) {
+                if (rep == null || rep.written != 1) {
+                    stored = null; // unknown, or a newer entry stands: write it next time
+                } else if (!touch) {
+                    stored = e;
+                }
+            }
+        }
+    }
+
+    private Reply send(Entry e, long holdMs, boolean touch) {
+        List<?> r = redis.evalList(Scripts.HEARTBEAT, new byte[][] {k.phase, k.meta, k.clients, k.expiry, k.seen}, Redis.arg(id),
+                Redis.arg(e.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : e.json()));
+        List<?> a = Replies.list(Scripts.HEARTBEAT, r, 5);
+        String init = Replies.text(Scripts.HEARTBEAT, a.get(1));
+        String gs = Replies.text(Scripts.HEARTBEAT, a.get(2));
+        boolean hasNs = !init.isEmpty() || !gs.isEmpty();
+        Object w = a.get(4);
+        long written = w instanceof Long l ? l : 0;
+        return new Reply(Replies.text(Scripts.HEARTBEAT, a.get(0)), hasNs, decimal(init), decimal(gs), written);
+    }
+
+    /**
+     * Whether a tick may pass without a reading (Go: follower.quiet): it
+     * hears the notices — subscribed, its pub/sub connection up (or a fixed
+     * phase, which reads none) —, its last reading was good, and the next
+     * tick still comes at least two intervals before its phase lease lapses.
+     * A resubscription after a reconnect wakes it as a notice does
+     * (Redis.subscribe), as Go's loop reads after subscribing again.
+     */
+    private boolean quiet() {
+        if (fixed == null && !redis.pubsubOpen()) {
+            return false;
+        }
+        synchronized (mu) {
+            if ((fixed == null && subscription == null) || lastErr != null || refusal != null || !hasLastGood) {
+                return false;
+            }
+            long since = System.nanoTime() - lastGoodNanos;
+            return since + interval.toNanos() <= lease.toNanos() - 2 * interval.toNanos();
         }
     }
 
@@ -377,15 +456,18 @@ final class Follower {
             }
             if (fixed == null && subscription == null) {
                 try {
-                    subscription = redis.subscribe(k.channel, wake::release);
+                    subscription = redis.subscribe(k.shard(shard), wake::release);
                     wake.release(); // a change before the subscription sent no notice we saw
                 } catch (RuntimeException e) {
                     // polling covers it; try again next time
                 }
             }
             try {
-                wake.tryAcquire(interval.toNanos(), TimeUnit.NANOSECONDS);
+                boolean notice = wake.tryAcquire(interval.toNanos(), TimeUnit.NANOSECONDS);
                 wake.drainPermits();
+                if (!notice && quiet()) {
+                    continue;
+                }
             } catch (InterruptedException e) {
                 return;
             }
@@ -456,8 +538,7 @@ final class Follower {
                 // extra second covers the last unit of a legacy expiry in seconds.
                 long left = Math.max(0, h.left.toMillis());
                 Entry e = new Entry(id, entryPhase, null, host, pid, inst, g, sq, h.oldest, h.newest, left);
-                redis.evalList(Scripts.HEARTBEAT, new byte[][] {k.phase, k.meta, k.clients, k.expiry, k.seen}, Redis.arg(id), Redis.arg(e.json()),
-                        Redis.arg(left + 1000));
+                send(e, left + 1000, false);
                 return;
             }
             redis.evalLong(Scripts.FORGET, new byte[][] {k.clients, k.expiry, k.seen, k.fleet}, Redis.arg(id), Redis.arg("1"), Redis.arg("0"));

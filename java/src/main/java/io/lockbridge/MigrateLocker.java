@@ -33,10 +33,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * }</pre>
  */
 public final class MigrateLocker implements AutoCloseable {
-    /** How often a following locker reads the phase and heartbeats (Go: DefaultPhaseInterval). */
+    /**
+     * How often a following locker reads the phase and heartbeats while it
+     * does not hear the phase notices, or after a failed reading (Go:
+     * DefaultPhaseInterval); while it hears them, two intervals before its
+     * phase lease would lapse.
+     */
     public static final Duration DEFAULT_PHASE_INTERVAL = Duration.ofSeconds(2);
     /** The phase lease, in phase intervals (Go: DefaultPhaseLeaseIntervals). */
-    public static final int DEFAULT_PHASE_LEASE_INTERVALS = 3;
+    public static final int DEFAULT_PHASE_LEASE_INTERVALS = 12;
 
     /** The phase lease is below this: half the longest hold a heartbeat registers (Go: maxHold/2). */
     static final Duration MAX_LEASE = Follower.MAX_HOLD.dividedBy(2);

@@ -42,6 +42,14 @@ final class Namespace {
         mark = k("lockbridge-mark:{" + ns + "}");
     }
 
+    /** How many channels the phase notices of protocol 3 go out on (Go: noticeShards). */
+    static final int NOTICE_SHARDS = 64;
+
+    /** Notice channel i (0 ≤ i < NOTICE_SHARDS): …:phase-changed:i. */
+    byte[] shard(int i) {
+        return k("lockbridge:{" + ns + "}:phase-changed:" + i);
+    }
+
     private static byte[] k(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }

@@ -653,7 +653,9 @@ public final class Redis implements AutoCloseable {
 
     /**
      * Calls onMessage on every message on channel until the returned handle
-     * is closed. Returns once Redis confirmed the subscription; throws
+     * is closed, and on every confirmation of the subscription (the first,
+     * and each one Lettuce makes after a reconnect: notices sent meanwhile
+     * were lost). Returns once Redis confirmed the subscription; throws
      * {@link RedisUnavailableException} when it cannot subscribe (callers
      * then poll). In a cluster, a sharded subscription (SSUBSCRIBE) on the
      * master of the channel's slot, moved to the slot's new master when the
@@ -918,6 +920,20 @@ public final class Redis implements AutoCloseable {
                             dropped(a, channel);
                         }
                     }
+
+                    // A (re)subscription confirmed — Lettuce resubscribes
+                    // by itself after a reconnect — ends a gap in which
+                    // notices may have been lost: every listener checks
+                    // again, as after its first subscription.
+                    @Override
+                    public void subscribed(byte[] channel, long count) {
+                        deliver(channel);
+                    }
+
+                    @Override
+                    public void ssubscribed(byte[] channel, long count) {
+                        deliver(channel);
+                    }
                 });
                 pubsubs.put(a, ps);
                 return ps;
@@ -1085,6 +1101,17 @@ public final class Redis implements AutoCloseable {
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // closed
+        }
+    }
+
+    /**
+     * Whether every pub/sub connection is up: while one is down (Lettuce
+     * reconnecting) no notice on its channels reaches a subscriber. False
+     * before the first subscription.
+     */
+    boolean pubsubOpen() {
+        synchronized (connMu) {
+            return !pubsubs.isEmpty() && pubsubs.values().stream().allMatch(StatefulRedisPubSubConnection::isOpen);
         }
     }
 

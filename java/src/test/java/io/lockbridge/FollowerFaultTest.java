@@ -74,27 +74,112 @@ class FollowerFaultTest extends ServerTest {
     /**
      * Every heartbeat carries a seq one above the last, so heartbeat.lua
      * writes nothing over a newer entry: a heartbeat held up in the network
-     * cannot put back an older phase or hold. Here a newer entry (seq
-     * 2^53-1) stands; the locker's heartbeats leave it as it is.
+     * cannot put back an older phase or hold. A heartbeat whose entry is the
+     * one its last confirmed write stored only touches it (renews its
+     * expiry). Here a newer entry (seq 2^53-1) that is not the locker's
+     * stands; the locker's heartbeats, touches (sent before it, by their
+     * seq) and writes alike, leave it as it is — and, since the registry
+     * then no longer counts the locker, renew no phase lease: it refuses
+     * (Go: TestFaultHeartbeatThatDidNotLandRenewsNoLease) until the entry is
+     * gone.
      */
     @Test
     void faultLateHeartbeatDoesNotOverwriteANewerOne() throws Exception {
         srv.setPhase("seq1", "", Phase.LEGACY, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50)).build()) {
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50))
+                .phaseLease(Duration.ofMillis(150)).build()) {
             assertEquals(Phase.LEGACY, m.phase());
-            assertNotNull(entry("seq1", m.clientId()).get("seq"), "heartbeats carry a seq");
-            long first = (Long) entry("seq1", m.clientId()).get("seq");
-            assertTrue(first >= 1, "seq from 1");
-            MigrateLockerTest.eventually("a later heartbeat has a higher seq", () -> (Long) entry("seq1", m.clientId()).get("seq") > first);
+            Map<String, Object> first = entry("seq1", m.clientId());
+            assertTrue((Long) first.get("seq") >= 1, "seq from 1");
+            double exp = srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(m.clientId()));
+            MigrateLockerTest.eventually("a touch renews the expiry",
+                    () -> srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(m.clientId())) > exp);
+            assertEquals(first, entry("seq1", m.clientId()), "and leaves the entry");
 
-            String newer = "{\"v\":2,\"id\":\"" + m.clientId() + "\",\"phase\":\"modern\",\"host\":\"h\",\"pid\":1,\"ns_init\":0,\"gen\":0,"
-                    + "\"seq\":9007199254740991}";
+            String newer = "{\"v\":3,\"seq\":9007199254740991,\"id\":\"" + m.clientId()
+                    + "\",\"phase\":\"modern\",\"host\":\"h\",\"pid\":1,\"ns_init\":0,\"gen\":0}";
             srv.raw.hset(b("lockbridge:{seq1}:clients"), b(m.clientId()), b(newer));
+            Thread.sleep(100); // a heartbeat in flight has landed
             long seen = srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue();
             Thread.sleep(300); // several heartbeats
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class, () -> m.tryLock("seq-orders", Duration.ofSeconds(5)),
+                    "a reading whose heartbeat wrote nothing renews no lease");
+            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
             assertEquals(newer, new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(m.clientId())), StandardCharsets.UTF_8),
                     "a heartbeat with a lower seq changes nothing");
             assertEquals(seen, srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue());
+
+            srv.raw.hdel(b("lockbridge:{seq1}:clients"), b(m.clientId())); // forgotten: its next heartbeat writes its own
+            MigrateLockerTest.eventually("it locks again once its entry is its own", () -> {
+                try {
+                    m.tryLock("seq-orders", Duration.ofSeconds(5)).unlock();
+                    return true;
+                } catch (PhaseUnknownException e) {
+                    return false;
+                }
+            });
+        }
+    }
+
+    /** How many subscribers the phase notices of ns have (the sharded channels of protocol 3). */
+    static long listeners(String ns) {
+        Namespace k = new Namespace(ns);
+        byte[][] chs = new byte[Namespace.NOTICE_SHARDS][];
+        for (int i = 0; i < chs.length; i++) {
+            chs[i] = k.shard(i);
+        }
+        return srv.raw.pubsubNumsub(chs).values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    /** The controller's notices of a step to p (Go: store.notify): one on each shard. */
+    static void notifyShards(String ns, Phase p) {
+        Namespace k = new Namespace(ns);
+        for (int i = 0; i < Namespace.NOTICE_SHARDS; i++) {
+            srv.raw.publish(k.shard(i), b(p.wireName()));
+        }
+    }
+
+    /**
+     * A follower that hears the notices reads only as its phase lease needs
+     * (here every 58 s): a notice sent while its pub/sub connection is
+     * down never comes. It then reads at every interval until it hears them
+     * again, as Go's does, and a resubscription after a reconnect makes it
+     * read at once, as Go's loop does after subscribing again. Before, it
+     * counted its subscription as heard whatever its connection, and saw a
+     * step made meanwhile only at its next reading by the lease.
+     */
+    @Test
+    void faultNoticesLostWhileThePubSubConnectionIsDown() throws Exception {
+        srv.setPhase("deaf1", "", Phase.LEGACY, "init");
+        srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
+        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("deafsvc", "pw").build();
+        try (Redis r = Redis.of(uri, Duration.ofSeconds(1));
+                MigrateLocker m = MigrateLocker.builder(r).followPhase("deaf1").phaseInterval(Duration.ofSeconds(1))
+                        .phaseLease(Duration.ofSeconds(60)).build()) {
+            assertEquals(Phase.LEGACY, m.phase());
+            MigrateLockerTest.eventually("it listens to the notices", () -> listeners("deaf1") == 1);
+
+            // Its pub/sub connection is cut and cannot come back (the user
+            // is off; its other connection stays); a step is announced
+            // meanwhile.
+            srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.off());
+            srv.raw.clientKill(io.lettuce.core.KillArgs.Builder.typePubsub().user("deafsvc"));
+            MigrateLockerTest.eventually("its subscription is gone", () -> listeners("deaf1") == 0);
+            srv.setPhase("deaf1", "legacy", Phase.DUAL_WRITE, "step");
+            notifyShards("deaf1", Phase.DUAL_WRITE);
+            MigrateLockerTest.eventually("it reads at every interval while it hears nothing, and moves", () -> m.phase() == Phase.DUAL_WRITE);
+
+            srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on());
+            MigrateLockerTest.eventually("it listens again", () -> listeners("deaf1") == 1);
+            Thread.sleep(1500); // the readings of the resubscription are done: it is quiet again
+
+            // A step whose notice was lost (none sent here), then a reconnect
+            // (Lettuce's, at once): the resubscription makes it read.
+            srv.setPhase("deaf1", "dual-write", Phase.DUAL_READ, "step");
+            srv.raw.clientKill(io.lettuce.core.KillArgs.Builder.typePubsub().user("deafsvc"));
+            MigrateLockerTest.eventually("it reads when it subscribed again, and moves", () -> m.phase() == Phase.DUAL_READ);
+        } finally {
+            srv.raw.aclDeluser("deafsvc");
         }
     }
 

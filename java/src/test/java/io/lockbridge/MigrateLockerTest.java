@@ -166,7 +166,7 @@ class MigrateLockerTest extends ServerTest {
             String entry = new String(srv.raw.hget(b("lockbridge:{ns2}:clients"), b(m.clientId())), StandardCharsets.UTF_8);
             @SuppressWarnings("unchecked")
             Map<String, Object> e = (Map<String, Object>) Json.parse(entry);
-            assertEquals(2L, e.get("v"));
+            assertEquals(3L, e.get("v"));
             assertEquals(m.clientId(), e.get("id"));
             assertEquals("legacy", e.get("phase"));
             assertEquals(ProcessHandle.current().pid(), e.get("pid"));

@@ -115,10 +115,10 @@ class VectorsTest {
         // The example of docs/protocol.md, which Go's encoding/json writes.
         Entry e = new Entry("web-1-4242-9f86d081884c", Phase.DUAL_WRITE, null, "web-1", 4242, 1717171717171717L, 1717171717171718L, 42, null, null,
                 -1);
-        assertEquals("{\"v\":2,\"id\":\"web-1-4242-9f86d081884c\",\"phase\":\"dual-write\",\"host\":\"web-1\",\"pid\":4242,"
-                + "\"ns_init\":1717171717171717,\"gen\":1717171717171718,\"seq\":42}", e.json());
-        Entry h = new Entry("a<b", Phase.LEGACY, Phase.DUAL_WRITE, "h\"", 1, 0, 0, 0, Phase.LEGACY, Phase.LEGACY, 250);
-        assertEquals("{\"v\":2,\"id\":\"a\\u003cb\",\"phase\":\"legacy\",\"next\":\"dual-write\",\"host\":\"h\\\"\",\"pid\":1,"
+        assertEquals("{\"v\":3,\"seq\":42,\"id\":\"web-1-4242-9f86d081884c\",\"phase\":\"dual-write\",\"host\":\"web-1\",\"pid\":4242,"
+                + "\"ns_init\":1717171717171717,\"gen\":1717171717171718}", e.json());
+        Entry h = new Entry("a<b", Phase.LEGACY, Phase.DUAL_WRITE, "h\"", 1, 0, 0, 7, Phase.LEGACY, Phase.LEGACY, 250);
+        assertEquals("{\"v\":3,\"seq\":7,\"id\":\"a\\u003cb\",\"phase\":\"legacy\",\"next\":\"dual-write\",\"host\":\"h\\\"\",\"pid\":1,"
                 + "\"ns_init\":0,\"gen\":0,\"held_oldest\":\"legacy\",\"held_newest\":\"legacy\",\"held_ms\":250}", h.json());
     }
 
