@@ -80,7 +80,11 @@ java-spring-test:
 # and a raw Lettuce floor (java/jmh; not in make test): rewrites the Java
 # section of docs/performance.md (the Go report, make bench, keeps it).
 # JMH_ARGS passes io.lockbridge.jmh.Report's options: --rounds N (default 5),
-# --iteration-ms N (default 1000), --only a,b. About 10 minutes on two cores.
+# --iteration-ms N (default 1000), --handoff-rounds N (default 3),
+# --handoff-ms N (default 2000), --only a,b, --render FILE (rewrite the
+# section from the figures a run saved in java/jmh/target/java-bench.ser,
+# as after editing java/jmh/src/main/resources/analysis.md). About 15
+# minutes on two cores.
 JMH_ARGS ?=
 java-bench:
 	./scripts/setup.sh

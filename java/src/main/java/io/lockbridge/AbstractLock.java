@@ -7,7 +7,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -61,22 +60,26 @@ abstract class AbstractLock implements Lock {
 
     /** Asked before each refresh; null without a phase lease. */
     volatile Trust trust;
+
+    /** Run once the release is confirmed (a locker's {@link LocalWakes}); null: nothing. */
+    volatile Runnable afterRelease;
     private Trust refreshTrust; // under op: the trust of the refresh in flight, null without one
     private long refreshUntil; // under op: the end of its phase lease
     private Duration sentHold; // under op: the hold of the refresh sent, null until it is
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
-    private ScheduledFuture<?> timer; // under mu: the give-up point armed last
+    private LeaseTimer.Task timer; // under mu: the give-up point armed last
     private long timerGen; // under mu
 
     /**
-     * The lease timer: one daemon thread of lockbridge's own for every
-     * lock's give-up point. Its tasks only take a lock's mu (never held
-     * across I/O) and hand done()'s completion to {@link #SIGNAL}, so no
-     * caller's code, no stalled command and no busy shared pool delays it.
+     * The lease timer ({@link LeaseTimer}): one daemon thread of lockbridge's
+     * own for every lock's give-up point. Its tasks only take a lock's mu
+     * (never held across I/O) and hand done()'s completion to
+     * {@link #SIGNAL}, so no caller's code, no stalled command and no busy
+     * shared pool delays it.
      */
-    private static final ScheduledThreadPoolExecutor TIMER = timer();
+    private static final LeaseTimer TIMER = new LeaseTimer("lockbridge-lease-timer");
 
     /** Where a loss found on lockbridge's own threads completes done(): the callers' callbacks run here, not on the timer or a watchdog. */
     private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
@@ -90,12 +93,6 @@ abstract class AbstractLock implements Lock {
      */
     private static final ExecutorService REFRESH = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
             Threads.daemon("lockbridge-refresh"));
-
-    private static ScheduledThreadPoolExecutor timer() {
-        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, Threads.daemon("lockbridge-lease-timer"));
-        t.setRemoveOnCancelPolicy(true);
-        return t;
-    }
 
     /** A lease this long or longer is treated as this long (about 73 years): nanoTime arithmetic never wraps. */
     private static final long FOREVER = Long.MAX_VALUE / 4;
@@ -367,9 +364,9 @@ abstract class AbstractLock implements Lock {
         }
         long gen = ++timerGen;
         if (timer != null) {
-            timer.cancel(false);
+            TIMER.cancel(timer);
         }
-        timer = TIMER.schedule(() -> giveUp(gen), Math.max(0, giveUpNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        timer = TIMER.schedule(() -> giveUp(gen), giveUpNanos);
     }
 
     private void giveUp(long gen) {
@@ -433,6 +430,10 @@ abstract class AbstractLock implements Lock {
                 lose("the release may or may not have happened", e);
                 throw e;
             }
+        }
+        Runnable r = afterRelease;
+        if (r != null) {
+            r.run();
         }
     }
 
@@ -580,7 +581,7 @@ abstract class AbstractLock implements Lock {
         stopWatchdogLocked();
         timerGen++;
         if (timer != null) {
-            timer.cancel(false);
+            TIMER.cancel(timer);
             timer = null;
         }
     }

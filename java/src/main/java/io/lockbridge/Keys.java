@@ -37,6 +37,22 @@ final class Keys {
         return null;
     }
 
+    /** CRC16-XMODEM (polynomial 0x1021) of each byte value: a byte at a time, not a bit. */
+    private static final int[] CRC16 = crc16Table();
+
+    private static int[] crc16Table() {
+        int[] t = new int[256];
+        for (int v = 0; v < 256; v++) {
+            int crc = v << 8;
+            for (int b = 0; b < 8; b++) {
+                crc = (crc & 0x8000) != 0 ? ((crc << 1) ^ 0x1021) : (crc << 1);
+                crc &= 0xffff;
+            }
+            t[v] = crc;
+        }
+        return t;
+    }
+
     /** The key's Redis Cluster hash slot: CRC16-XMODEM of its tag (or of all of it), mod 16384. */
     static int slot(byte[] key) {
         int[] t = tag(key);
@@ -44,11 +60,7 @@ final class Keys {
         int to = t == null ? key.length : t[1];
         int crc = 0;
         for (int i = from; i < to; i++) {
-            crc ^= (key[i] & 0xff) << 8;
-            for (int b = 0; b < 8; b++) {
-                crc = (crc & 0x8000) != 0 ? ((crc << 1) ^ 0x1021) : (crc << 1);
-                crc &= 0xffff;
-            }
+            crc = ((crc << 8) ^ CRC16[((crc >>> 8) ^ key[i]) & 0xff]) & 0xffff;
         }
         return crc % SLOTS;
     }

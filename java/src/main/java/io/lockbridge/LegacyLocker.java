@@ -28,6 +28,7 @@ public final class LegacyLocker implements AutoCloseable {
     private final LegacyProfile profile;
     private final Backoff backoff;
     private final ScheduledExecutorService watchdog; // null without auto-refresh
+    private final LocalWakes wakes = new LocalWakes();
     private volatile boolean closed;
 
     private LegacyLocker(Builder b) {
@@ -85,18 +86,25 @@ public final class LegacyLocker implements AutoCloseable {
         byte[] key = profile.encodeKey(name);
         Wait.notInterrupted(name);
         LegacyLock lk = acquire(redis, profile, name, key, ttl, Phase.LEGACY);
+        lk.afterRelease = () -> wakes.released(name);
         if (watchdog != null) {
             lk.autoRefresh(watchdog);
         }
         return lk;
     }
 
-    /** Waits up to wait for the lock; NotObtainedException when the wait ends first. */
+    /**
+     * Waits up to wait for the lock; NotObtainedException when the wait ends
+     * first. Between attempts it sleeps the backoff, never past the holder's
+     * expiry; a release by this locker of a lock on name wakes it at once
+     * (the legacy protocol has no release notice: releases elsewhere are
+     * found by polling).
+     */
     public Lock lock(String name, Duration ttl, Duration wait) {
         checkOpen();
         profile.checkTtl(ttl);
         profile.encodeKey(name);
-        return Wait.loop(name, wait, backoff, () -> tryLock(name, ttl), null);
+        return Wait.loop(name, wait, backoff, again -> tryLock(name, ttl), wake -> wakes.add(name, wake));
     }
 
     /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends, as every lock is that nothing extended. */

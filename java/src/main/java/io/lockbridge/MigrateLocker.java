@@ -54,6 +54,7 @@ public final class MigrateLocker implements AutoCloseable {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Redis redis;
+    private final ModernAcquire modernAttempts; // the MODERN phase's acquire, as a ModernLocker's
     private final LegacyProfile profile;
     private final Phase fixed;
     private final boolean autoRefresh;
@@ -61,12 +62,14 @@ public final class MigrateLocker implements AutoCloseable {
     private final Namespace ns; // null without a namespace
     private final Follower follow; // null without a namespace
     private final HeldSet held = new HeldSet();
+    private final LocalWakes wakes = new LocalWakes();
     private final ScheduledExecutorService watchdog;
     private final AtomicLong lastSighting = new AtomicLong(Long.MIN_VALUE);
     private volatile boolean closed;
 
     private MigrateLocker(Builder b) {
         this.redis = b.redis;
+        this.modernAttempts = new ModernAcquire(b.redis);
         this.profile = b.profile;
         this.fixed = b.phase;
         this.autoRefresh = b.autoRefresh;
@@ -226,19 +229,38 @@ public final class MigrateLocker implements AutoCloseable {
     /** One attempt in the current phase: NotObtainedException when held, PhaseUnknownException when the phase is untrusted. */
     public Lock tryLock(String name, Duration ttl) {
         Args a = prepare(name, ttl);
-        return attempt(a);
+        return attempt(a, false);
     }
 
     /**
      * Waits up to wait for the lock, each attempt in the phase current then;
      * between attempts it sleeps the backoff, never past the holder's
      * remaining lease, and wakes at once on the modern key's release notice
-     * (what Go's releases publish).
+     * (what Go's releases publish, and this locker's in the dual and modern
+     * phases), and on the release of this locker's own legacy-phase locks
+     * on name, which publish none.
      */
     public Lock lock(String name, Duration ttl, Duration wait) {
         Args a = prepare(name, ttl);
-        Wait.Notices notices = a.channel == null ? null : wake -> redis.subscribe(a.channel, wake);
-        return Wait.loop(name, wait, backoff, () -> attempt(a), notices);
+        Wait.Notices notices = wake -> {
+            AutoCloseable local = wakes.add(a.name, wake);
+            if (a.channel == null) {
+                return local;
+            }
+            try {
+                AutoCloseable remote = redis.subscribe(a.channel, wake);
+                return () -> {
+                    try {
+                        remote.close();
+                    } finally {
+                        local.close();
+                    }
+                };
+            } catch (RedisUnavailableException e) {
+                return local; // no notices from Redis: poll, woken still by this locker's releases
+            }
+        };
+        return Wait.loop(name, wait, backoff, again -> attempt(a, again), notices);
     }
 
     /**
@@ -272,13 +294,14 @@ public final class MigrateLocker implements AutoCloseable {
         return new Args(name, l, m, Keys.companion(m, Keys.RELEASED_SUFFIX), ttl);
     }
 
-    private Lock attempt(Args a) {
+    /** One attempt in the phase current now; again: lock()'s attempts after a miss. */
+    private Lock attempt(Args a, boolean again) {
         if (closed) {
             throw new InvalidException("migrate: locker closed");
         }
         Wait.notInterrupted(a.name);
         if (follow == null) {
-            AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a);
+            AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a, again);
             started(lk);
             return lk;
         }
@@ -287,7 +310,7 @@ public final class MigrateLocker implements AutoCloseable {
         Phase p = tr.phase();
         AbstractLock lk;
         try {
-            lk = acquire(p, a);
+            lk = acquire(p, a, again);
         } catch (RuntimeException e) {
             held.settle(res[0], e);
             throw e;
@@ -337,12 +360,16 @@ public final class MigrateLocker implements AutoCloseable {
         }
     }
 
-    private AbstractLock acquire(Phase p, Args a) {
-        return switch (p) {
+    private AbstractLock acquire(Phase p, Args a, boolean again) {
+        AbstractLock lk = switch (p) {
             case LEGACY -> LegacyLocker.acquire(redis, profile, a.name, a.legacyKey, a.ttl, Phase.LEGACY);
-            case MODERN -> acquireModern(a);
+            case MODERN -> acquireModern(a, again);
             default -> acquireDual(p, a);
         };
+        if (p == Phase.LEGACY || a.channel == null) {
+            lk.afterRelease = () -> wakes.released(a.name); // its release publishes no notice
+        }
+        return lk;
     }
 
     static String token() {
@@ -378,13 +405,12 @@ public final class MigrateLocker implements AutoCloseable {
                 + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
     }
 
-    private AbstractLock acquireModern(Args a) {
+    private AbstractLock acquireModern(Args a, boolean again) {
         String token = token();
         long start = System.nanoTime();
-        Script s = Scripts.MODERN_ACQUIRE;
-        List<?> r;
+        ModernAcquire.Reply r;
         try {
-            r = redis.evalList(s, new byte[][] {a.modernKey}, Redis.arg(token), Redis.arg(a.ttl.toMillis()));
+            r = modernAttempts.once(a.modernKey, null, Redis.arg(token), a.ttl.toMillis(), again);
         } catch (UnknownOutcomeException e) {
             if (readBack(a, token, e)) {
                 return new ModernLock(a, token, start);
@@ -392,16 +418,13 @@ public final class MigrateLocker implements AutoCloseable {
             throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
-        List<?> l = Replies.list(s, r, 2);
-        long code = Replies.num(s, l.get(0));
-        if (code == 1) {
+        if (r.acquired()) {
             return new ModernLock(a, token, start);
         }
-        long pttl = Replies.num(s, l.get(1));
+        long pttl = r.value();
         Duration left = pttl < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, pttl));
         throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held on its modern key (" + left + " left)", left);
     }
-
 
     /** The dual-write modern key's PX: the ttl, or longer while the legacy value w stands. */
     private Duration modernPx(Instant now, Duration ttl, long w) {

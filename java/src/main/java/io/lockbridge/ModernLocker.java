@@ -11,11 +11,14 @@ import java.util.function.Supplier;
 /**
  * The modern lock outside a migration: exactly the lock Go's
  * {@code modern.Locker} takes, so Go and Java services share it key for key.
- * The acquire is {@code SET key token NX PX ttl} (modern/acquire.lua: the
- * token is 16 random bytes in unpadded base64url, as Go's
- * {@code modern.NewToken}); a failed attempt learns the holder's PTTL in the
- * same round trip; release and refresh are Go's owner-checked scripts
- * (modern/release.lua, modern/refresh.lua), and the release publishes
+ * The acquire is {@code SET key token NX PX ttl} (the token is 16 random
+ * bytes in unpadded base64url, as Go's {@code modern.NewToken}), sent as Go
+ * sends it: the plain command, and only when it finds the key taken a read
+ * of the holder's PTTL (modern/ttl.lua); with fencing, for a locker's first
+ * attempt and for a waiting lock()'s attempts after a miss, the script
+ * modern/acquire.lua instead, which learns the PTTL in the same round trip
+ * ({@link ModernAcquire}); release and refresh are Go's owner-checked
+ * scripts (modern/release.lua, modern/refresh.lua), and the release publishes
  * {@code "released"} on the key's channel ({@code {key}:released}, or
  * key + ":released" for a key with a hash tag) when anyone listens, which
  * wakes Go's and Java's waiters alike.
@@ -67,10 +70,13 @@ public final class ModernLocker implements AutoCloseable {
     private final Duration waitTimeout;
     private final Supplier<String> tokens;
     private final ScheduledExecutorService watchdog; // null without auto-refresh
+    private final ModernAcquire attempts;
+    private final LocalWakes wakes = new LocalWakes();
     private volatile boolean closed;
 
     private ModernLocker(Builder b) {
         this.redis = b.redis;
+        this.attempts = new ModernAcquire(b.redis);
         this.derive = b.derive;
         this.backoff = b.backoff;
         this.fencing = b.fencing;
@@ -246,7 +252,7 @@ public final class ModernLocker implements AutoCloseable {
     public Lock tryLock(String name, Duration ttl) {
         checkOpen();
         Duration t = checkTtl(ttl);
-        return attempt(names(name), t);
+        return attempt(names(name), t, false);
     }
 
     /**
@@ -263,10 +269,10 @@ public final class ModernLocker implements AutoCloseable {
         Names n = names(name);
         if (!poll.isZero()) {
             // As a poller: d/2 to d between attempts, no notice cuts it short.
-            return Wait.loop(name, wait, Backoff.exponential(poll, poll), () -> attempt(n, t), null);
+            return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(n, t, again), null);
         }
-        Wait.Notices notices = notifications && n.channel != null ? wake -> redis.subscribe(n.channel, wake) : null;
-        return Wait.loop(name, wait, backoff, () -> attempt(n, t), notices);
+        Wait.Notices notices = !notifications ? null : n.channel != null ? wake -> redis.subscribe(n.channel, wake) : wake -> wakes.add(name, wake);
+        return Wait.loop(name, wait, backoff, again -> attempt(n, t, again), notices);
     }
 
     /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed and end at their lease's give-up point, as every lock nothing extends. */
@@ -284,10 +290,14 @@ public final class ModernLocker implements AutoCloseable {
         }
     }
 
-    private Lock attempt(Names n, Duration ttl) {
+    /** One attempt; again: lock()'s attempts after a miss. */
+    private Lock attempt(Names n, Duration ttl, boolean again) {
         checkOpen();
         Wait.notInterrupted(n.name);
-        ModernLock lk = acquire(n, ttl);
+        ModernLock lk = acquire(n, ttl, again);
+        if (n.channel == null) {
+            lk.afterRelease = () -> wakes.released(n.name); // no channel in the key's slot: its release publishes nothing
+        }
         if (watchdog != null) {
             lk.autoRefresh(watchdog);
         }
@@ -303,31 +313,24 @@ public final class ModernLocker implements AutoCloseable {
         return t;
     }
 
-    private ModernLock acquire(Names n, Duration ttl) {
+    private ModernLock acquire(Names n, Duration ttl, boolean again) {
         String token = token();
-        byte[][] keys = n.fence == null ? new byte[][] {n.key} : new byte[][] {n.key, n.fence};
-        Script s = Scripts.MODERN_ACQUIRE;
         long start = System.nanoTime();
         if (waitReplicas > 0) {
+            byte[][] keys = n.fence == null ? new byte[][] {n.key} : new byte[][] {n.key, n.fence};
             return acquireWait(n, keys, token, start, ttl);
         }
-        List<?> r;
+        ModernAcquire.Reply r;
         try {
-            r = redis.evalList(s, keys, Redis.arg(token), Redis.arg(ttl.toMillis()));
+            r = attempts.once(n.key, n.fence, Redis.arg(token), ttl.toMillis(), again);
         } catch (UnknownOutcomeException e) {
             long fence = readBack(n, token, e);
             return new ModernLock(n, token, fence, start, ttl);
         }
-        List<?> l = Replies.list(s, r, 2);
-        long code = Replies.num(s, l.get(0));
-        long v = Replies.num(s, l.get(1));
-        if (code == 1) {
-            return new ModernLock(n, token, v, start, ttl);
+        if (r.acquired()) {
+            return new ModernLock(n, token, r.value(), start, ttl);
         }
-        if (code != 0) {
-            throw Replies.unexpected(s, r);
-        }
-        throw notObtained(n, v);
+        throw notObtained(n, r.value());
     }
 
     /** Go's notObtained: the holder has v ms left; no expiry leaves the wait to the backoff; 0 ms left is 1 ms. */

@@ -20,6 +20,7 @@ import io.lettuce.core.RedisCommandInterruptedException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
@@ -115,7 +116,7 @@ public final class Redis implements AutoCloseable {
     /** Pub/sub connections: in a cluster one per node ("host:port"), else one under "". Guarded by connMu. */
     private final Map<String, StatefulRedisPubSubConnection<byte[], byte[]>> pubsubs = new java.util.HashMap<>();
     private final Map<ByteBuffer, Set<Runnable>> listeners = new ConcurrentHashMap<>();
-    /** Cluster: the node each subscribed channel is subscribed on. Guarded by listeners. */
+    /** The node each channel is subscribed on, once Redis confirmed it ("" but in a cluster). Guarded by listeners. */
     private final Map<ByteBuffer, String> homes = new java.util.HashMap<>();
     /** Cluster, Sentinel: subscribes channels again on their slot's (the) new master, off the callers' threads. */
     private final ExecutorService rehomer;
@@ -636,6 +637,15 @@ public final class Redis implements AutoCloseable {
         return w;
     }
 
+    /**
+     * SET key value NX PX ms: whether it was set. Sent once, as
+     * {@link #eval}: no reply is an {@link UnknownOutcomeException}.
+     */
+    boolean setNxPx(byte[] key, byte[] value, long ms) {
+        SetArgs nxpx = SetArgs.Builder.nx().px(ms);
+        return "OK".equals(call("SET", Keys.slot(key), (c, asking) -> c.set(key, value, nxpx)));
+    }
+
     /** GET key (a read: changes nothing). */
     byte[] get(byte[] key) {
         return (byte[]) call("GET", Keys.slot(key), (c, asking) -> c.get(key));
@@ -650,17 +660,27 @@ public final class Redis implements AutoCloseable {
      * then poll). In a cluster, a sharded subscription (SSUBSCRIBE) on the
      * master of the channel's slot, moved to the slot's new master when the
      * slot map changes (onMessage is then called once).
+     *
+     * <p>A channel whose subscription Redis has confirmed, and that has not
+     * been unsubscribed since (it has listeners all along), is not
+     * subscribed again: the new listener hears every message from the moment
+     * it is added, so it returns at once — the waiters of one key in one
+     * process pay one SUBSCRIBE between them, not one each.
      */
     AutoCloseable subscribe(byte[] channel, Runnable onMessage) {
         ByteBuffer k = ByteBuffer.wrap(channel.clone());
+        boolean confirmed;
         synchronized (listeners) {
             listeners.computeIfAbsent(k, x -> new CopyOnWriteArraySet<>()).add(onMessage);
+            confirmed = homes.containsKey(k);
         }
-        try {
-            subscribeAt(k, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
-        } catch (RuntimeException e) {
-            unsubscribe(k, onMessage);
-            throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
+        if (!confirmed) {
+            try {
+                subscribeAt(k, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
+            } catch (RuntimeException e) {
+                unsubscribe(k, onMessage);
+                throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
+            }
         }
         return () -> unsubscribe(k, onMessage);
     }
@@ -675,6 +695,11 @@ public final class Redis implements AutoCloseable {
         byte[] ch = bytes(k);
         if (kind != Kind.CLUSTER) {
             pubsubConnection("").sync().subscribe(ch);
+            synchronized (listeners) {
+                if (listeners.containsKey(k)) {
+                    homes.put(k, ""); // confirmed
+                }
+            }
             return;
         }
         for (int hop = 0;; hop++) {
@@ -773,9 +798,11 @@ public final class Redis implements AutoCloseable {
     /**
      * Node a unsubscribed channel: ours (a listener left, a re-home), or
      * the server's own when its slot left the node (Redis does so on the
-     * master a failover demotes). The server's: the slot map is read again
-     * and the channel subscribed on the slot's master, in the background,
-     * then its listeners are woken once.
+     * master a failover demotes). The server's: the channel no longer counts
+     * as confirmed (the next listener to come subscribes it, should what
+     * follows fail), the slot map is read again and the channel subscribed
+     * on the slot's master, in the background, then its listeners are woken
+     * once.
      */
     private void dropped(String a, byte[] channel) {
         ByteBuffer k = ByteBuffer.wrap(channel.clone());
@@ -783,6 +810,9 @@ public final class Redis implements AutoCloseable {
             if (!listeners.containsKey(k) || !a.equals(homes.get(k))) {
                 return; // ours
             }
+            // Subscribed nowhere now: until it is again, a newcomer subscribes
+            // it itself (it must not take the dropped subscription for its own).
+            homes.remove(k);
         }
         try {
             rehomer.execute(() -> {
@@ -816,31 +846,42 @@ public final class Redis implements AutoCloseable {
         return b;
     }
 
-    /** Removes a listener; the last one of a channel unsubscribes it (a service's many lock names do not pile up). */
+    /**
+     * Removes a listener; the last one of a channel unsubscribes it (a
+     * service's many lock names do not pile up). The UNSUBSCRIBE is sent
+     * (asynchronously) before the listeners' lock is let go, so that it goes
+     * out before the SUBSCRIBE of a listener that comes next: sent after it,
+     * it would leave that listener deaf.
+     */
     private void unsubscribe(ByteBuffer k, Runnable onMessage) {
-        String at;
         synchronized (listeners) {
             Set<Runnable> s = listeners.get(k);
             if (s == null || !s.remove(onMessage) || !s.isEmpty()) {
                 return;
             }
             listeners.remove(k);
-            at = kind == Kind.CLUSTER ? homes.remove(k) : "";
-        }
-        if (at == null) {
-            return;
-        }
-        if (kind == Kind.CLUSTER) {
-            leave(at, bytes(k), false);
-            return;
-        }
-        synchronized (connMu) {
-            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(at);
-            if (ps != null && ps.isOpen()) {
-                ps.async().unsubscribe(bytes(k));
+            String home = homes.remove(k);
+            Runnable hook = beforeUnsubscribe;
+            if (hook != null) {
+                hook.run();
+            }
+            if (kind == Kind.CLUSTER) {
+                if (home != null) {
+                    leave(home, bytes(k), false);
+                }
+                return;
+            }
+            synchronized (connMu) {
+                StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get("");
+                if (ps != null && ps.isOpen()) {
+                    ps.async().unsubscribe(bytes(k));
+                }
             }
         }
     }
+
+    /** Tests only: runs when the last listener of a channel has left, just before its UNSUBSCRIBE is sent. */
+    volatile Runnable beforeUnsubscribe;
 
     private void deliver(byte[] channel) {
         Set<Runnable> s = listeners.get(ByteBuffer.wrap(channel));
@@ -1019,7 +1060,10 @@ public final class Redis implements AutoCloseable {
      * Sentinel: the master may have changed. The pool is retired (its idle
      * connections closed; a reply on one in use is not trusted), so that the
      * next call asks the sentinels; the release-notice subscriptions are made
-     * again on the master they name, and their listeners woken once.
+     * again on the master they name, and their listeners woken once. Until a
+     * channel is subscribed again it no longer counts as confirmed: one that
+     * cannot be (the new master unreachable or refusing it) is subscribed by
+     * the next listener that comes.
      */
     private void switched() {
         Pool old = pools.get("");
@@ -1033,6 +1077,12 @@ public final class Redis implements AutoCloseable {
                 StatefulRedisPubSubConnection<byte[], byte[]> ps;
                 synchronized (connMu) {
                     ps = pubsubs.remove("");
+                }
+                synchronized (listeners) {
+                    // No channel is subscribed now: until one is again here, a
+                    // newcomer subscribes it itself (it must not take the old
+                    // master's subscription for its own, confirmed).
+                    homes.clear();
                 }
                 if (ps == null) {
                     return;

@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
  * it, and wake at once on a notice; until the wait runs out.
  */
 final class Wait {
-    /** One attempt: a lock, or NotObtainedException (with the holder's time left). */
+    /** One attempt: a lock, or NotObtainedException (with the holder's time left); again after a miss. */
     interface Attempt {
-        Lock once();
+        Lock once(boolean again);
     }
 
     /** Subscribes wake to the lock's release notices after the first miss; null when there are none. */
@@ -40,12 +40,12 @@ final class Wait {
         Semaphore wake = new Semaphore(0);
         AutoCloseable sub = null;
         try {
-            for (int n = 0;; n++) {
+            for (int n = 0, slept = 0;; n++) {
                 notInterrupted(name);
                 NotObtainedException miss;
                 wake.drainPermits(); // a notice from now on wakes the sleep below
                 try {
-                    return attempt.once();
+                    return attempt.once(n > 0);
                 } catch (NotObtainedException e) {
                     miss = e;
                 }
@@ -64,7 +64,7 @@ final class Wait {
                     throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " not obtained within " + wait + ": "
                             + miss.getMessage(), miss.holderLeft(), miss);
                 }
-                long sleep = backoff.delay(n).toNanos();
+                long sleep = backoff.delay(slept++).toNanos(); // the retry after subscribing is no wait: as Go's, the first sleep is the backoff's first
                 Duration holder = miss.holderLeft();
                 if (!holder.isZero() && holder.toNanos() < sleep) {
                     sleep = holder.toNanos();

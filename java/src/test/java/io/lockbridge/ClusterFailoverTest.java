@@ -83,6 +83,54 @@ class ClusterFailoverTest {
         }
     }
 
+    /**
+     * The listeners of a channel on one Redis share its sharded
+     * subscription. When its node drops it (the slot moved away) it is made
+     * again on the slot's new owner in the background; when that fails (here
+     * the new owner refuses the channel for a while: an ACL without it) the
+     * channel is subscribed nowhere, and a listener that comes afterwards
+     * must subscribe it itself. Before, the dropped subscription still
+     * counted as confirmed: the newcomer sent no SSUBSCRIBE and heard
+     * nothing — as long as the channel had listeners, no waiter of the key
+     * in this process heard a release notice again.
+     */
+    @Test
+    void faultListenerAfterAFailedResubscribeSubscribesItself() throws Exception {
+        try (Topology.Cluster c = new Topology.Cluster(); Redis wr = Redis.cluster(c.seeds())) {
+            String channel = "{orders}:released";
+            byte[] ch = channel.getBytes(StandardCharsets.UTF_8);
+            int slot = Keys.slot(ch);
+            int from = c.ownerOf(slot);
+            int to = (from + 1) % 3;
+            AutoCloseable first = wr.subscribe(ch, () -> { });
+            subscribedOn(c.nodes.get(from), channel);
+            acl(c.nodes.get(to), "resetchannels"); // the slot's next owner refuses the channel
+            c.moveSlot(slot, from, to);
+            Topology.eventually("the new owner refused the subscription made again", () -> c.nodes.get(to).cmd.aclLog().stream()
+                    .anyMatch(e -> channel.equals(e.get("object"))));
+            acl(c.nodes.get(to), "allchannels");
+            java.util.concurrent.atomic.AtomicInteger heard = new java.util.concurrent.atomic.AtomicInteger();
+            AutoCloseable second = wr.subscribe(ch, heard::incrementAndGet);
+            subscribedOn(c.nodes.get(to), channel);
+            Topology.eventually("the newcomer hears a notice", () -> {
+                c.nodes.get(to).cmd.spublish(channel, "released");
+                return heard.get() > 0;
+            });
+            second.close();
+            first.close();
+        }
+    }
+
+    /** ACL SETUSER default rules on node n. */
+    static void acl(Topology.Node n, String... rules) {
+        io.lettuce.core.protocol.CommandArgs<String, String> a = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+                .add("SETUSER").add("default");
+        for (String r : rules) {
+            a.add(r);
+        }
+        n.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), a);
+    }
+
     @Test
     void faultFencesIncreaseAcrossAFailoverAndALostCounter() throws Exception {
         try (Topology.Cluster c = new Topology.Cluster(); Redis r = Redis.cluster(c.seeds());

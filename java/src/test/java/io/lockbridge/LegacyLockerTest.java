@@ -131,4 +131,22 @@ class LegacyLockerTest extends ServerTest {
                 .tryLock("x", Duration.ofMillis(500)));
         assertThrows(InvalidException.class, () -> LegacyLocker.builder(null));
     }
+
+    /**
+     * The legacy lock publishes no release notice, so a waiter polls; but a
+     * release by its own locker wakes it at once (here long before its
+     * 20-40 s backoff would).
+     */
+    @Test
+    void aReleaseByTheSameLockerWakesItsWaiter() throws Exception {
+        LegacyLocker l = LegacyLocker.builder(redis).backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40))).build();
+        Lock held = l.tryLock("woken", Duration.ofSeconds(60));
+        java.util.concurrent.CompletableFuture<Lock> w = ModernLockerTest.asyncGet(() -> l.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
+        Thread.sleep(300); // it missed and sleeps its backoff
+        held.unlock();
+        Lock got = w.get(15, java.util.concurrent.TimeUnit.SECONDS);
+        assertTrue(got.isHeld(), "woken by the release, not by its backoff");
+        got.unlock();
+        l.close();
+    }
 }

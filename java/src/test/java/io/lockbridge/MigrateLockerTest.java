@@ -254,4 +254,19 @@ class MigrateLockerTest extends ServerTest {
             assertEquals(0, srv.raw.dbsize());
         }
     }
+
+    /** In the legacy phase a release publishes nothing; the same locker's release still wakes its waiter at once. */
+    @Test
+    void aLegacyPhaseReleaseByTheSameLockerWakesItsWaiter() throws Exception {
+        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.LEGACY).backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40)))
+                .build()) {
+            Lock held = m.tryLock("woken", Duration.ofSeconds(60));
+            java.util.concurrent.CompletableFuture<Lock> w = ModernLockerTest.asyncGet(() -> m.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
+            Thread.sleep(300); // it missed and sleeps its backoff
+            held.unlock();
+            Lock got = w.get(15, java.util.concurrent.TimeUnit.SECONDS);
+            assertTrue(got.isHeld(), "woken by the release, not by its backoff");
+            got.unlock();
+        }
+    }
 }

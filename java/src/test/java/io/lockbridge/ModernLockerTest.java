@@ -347,6 +347,70 @@ class ModernLockerTest extends ServerTest {
         }
     }
 
+    /** Calls of command (lower case) the server ran so far (INFO commandstats). */
+    static long calls(String command) {
+        for (String line : srv.raw.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_" + command + ":")) {
+                return Long.parseLong(line.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1"));
+            }
+        }
+        return 0;
+    }
+
+    /**
+     * After a locker's first attempt (the script: an ACL without script
+     * rights refuses it before anything is written), an uncontended cycle
+     * sends what a bare lock sends, as Go's: SET NX PX and the release
+     * script; a miss reads the holder's PTTL with modern/ttl.lua.
+     */
+    @Test
+    void anUncontendedCycleIsSetNxPxAndTheReleaseScript() throws Exception {
+        try (ModernLocker m = ModernLocker.builder(redis).build(); ModernLocker other = ModernLocker.builder(redis).build()) {
+            long scripts = scriptCalls();
+            long sets = calls("set");
+            m.tryLock("plain", Duration.ofSeconds(5)).unlock();
+            assertEquals(scripts + 2, scriptCalls(), "the first acquire is the script");
+            assertEquals(sets + 1, calls("set"), "the script's SET (commandstats counts a script's commands too)");
+            m.tryLock("plain", Duration.ofSeconds(5)).unlock();
+            assertEquals(scripts + 3, scriptCalls(), "then only the release is a script");
+            assertEquals(sets + 2, calls("set"), "and the acquire SET NX PX");
+            Lock held = m.tryLock("plain", Duration.ofSeconds(20));
+            assertEquals(22, s(srv.raw.get(b("plain"))).length(), "a 16-byte token, base64url");
+            assertTrue(srv.raw.pttl(b("plain")) > 19_000);
+            other.tryLock("w", Duration.ofSeconds(1)).unlock(); // other's first attempt: the script
+            scripts = scriptCalls();
+            sets = calls("set");
+            NotObtainedException e = assertThrows(NotObtainedException.class, () -> other.tryLock("plain", Duration.ofSeconds(1)));
+            assertTrue(e.holderLeft().toMillis() > 19_000, "" + e.holderLeft());
+            assertEquals(sets + 1, calls("set"));
+            assertEquals(scripts + 1, scriptCalls(), "the miss read the PTTL");
+            CompletableFuture<Lock> w = asyncGet(() -> other.lock("plain", Duration.ofSeconds(5), Duration.ofSeconds(10)));
+            Thread.sleep(300);
+            held.unlock();
+            w.get(10, TimeUnit.SECONDS).unlock();
+        }
+    }
+
+    /** The plain SET's reply is lost: the key is read back (a GET, no resend), and the lock is held. */
+    @Test
+    void faultLostSetReplyIsReadBackNotResent() throws Exception {
+        try (FaultProxy proxy = new FaultProxy(srv.port);
+                Redis pr = Redis.of(proxy.uri(), Duration.ofMillis(800));
+                ModernLocker m = ModernLocker.builder(pr).build()) {
+            m.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the first attempt is the script; the next ones SET
+            long sets = calls("set");
+            proxy.dropReplies(true);
+            CompletableFuture<Lock> f = asyncGet(() -> m.tryLock("setback", Duration.ofSeconds(10)));
+            Thread.sleep(300); // the SET ran, its reply thrown away
+            proxy.dropReplies(false); // the read back, on a new connection after the timeout, gets its replies
+            Lock l = f.get(10, TimeUnit.SECONDS);
+            assertEquals(sets + 1, calls("set"), "the SET ran once");
+            assertTrue(l.isHeld());
+            l.unlock();
+            assertEquals(0L, srv.raw.exists(b("setback")));
+        }
+    }
+
     /** An acquire whose reply is lost is read back (GETs, no resend): held, with the fence its acquire handed out. */
     @Test
     void faultLostAcquireReplyIsReadBackNotResent() throws Exception {

@@ -16,7 +16,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.lettuce.core.RedisURI;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * An acquire whose reply is lost is settled by reading the key back on
@@ -113,52 +114,92 @@ class ReadBackFaultTest {
         }
     }
 
+    /**
+     * How the held acquire is sent: the acquire script (a locker's first
+     * attempt), or the plain SET NX PX (ModernAcquire, once a script ran)
+     * from a ModernLocker and from a MigrateLocker in the modern phase.
+     */
+    enum Via {
+        SCRIPT, SET, MIGRATE_SET
+    }
+
     /** With CLIENT KILL allowed: the given-up connection is killed first, so the read settles it, and the held acquire never runs. */
-    @Test
-    void faultAcquireOvertakenByItsReadBackIsKilledFirst() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Via.class)
+    void faultAcquireOvertakenByItsReadBackIsKilledFirst(Via via) throws Exception {
         try (RedisServer srv = new RedisServer()) {
-            Object err = overtaken(srv, null, "orders");
+            Object err = overtaken(srv, null, via);
             assertInstanceOf(NotObtainedException.class, err, "the connection was killed: a confirmed not-obtained");
-            assertNull(srv.get("orders"), () -> "told NotObtainedException, and then the acquire ran: a lock nobody holds, PTTL "
-                    + srv.raw.pttl(RedisServer.b("orders")) + " ms");
+            assertNull(srv.get(key(via)), () -> "told NotObtainedException, and then the acquire ran: a lock nobody holds, PTTL "
+                    + srv.raw.pttl(RedisServer.b(key(via))) + " ms");
         }
     }
 
     /** Without the right to kill (an ACL without CLIENT KILL): the outcome stays unknown, naming the token; the late lock ends by its ttl. */
-    @Test
-    void faultAcquireOvertakenByItsReadBackWithoutClientKillIsUnknown() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Via.class)
+    void faultAcquireOvertakenByItsReadBackWithoutClientKillIsUnknown(Via via) throws Exception {
         try (RedisServer srv = new RedisServer()) {
             srv.raw.aclSetuser("nokill", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands()
                     .removeCommand(io.lettuce.core.protocol.CommandType.CLIENT, io.lettuce.core.protocol.CommandKeyword.KILL));
-            Object err = overtaken(srv, "nokill", "orders");
+            Object err = overtaken(srv, "nokill", via);
             UnknownOutcomeException u = assertInstanceOf(UnknownOutcomeException.class, err, "a negative read-back without a kill settles nothing");
-            byte[] v = srv.raw.get(RedisServer.b("orders"));
+            byte[] v = srv.raw.get(RedisServer.b(key(via)));
             assertNotNull(v, "the held acquire ran after the read");
             String token = new String(v, java.nio.charset.StandardCharsets.UTF_8);
             assertTrue(u.getMessage().contains(token), () -> "the error names the token " + token + ": " + u.getMessage());
-            long pttl = srv.raw.pttl(RedisServer.b("orders"));
+            long pttl = srv.raw.pttl(RedisServer.b(key(via)));
             assertTrue(pttl > 0 && pttl <= 30_000, "the late lock ends by its own ttl: PTTL " + pttl);
         }
     }
 
+    private static final String NAME = "orders";
+
+    /** The key the acquire of NAME writes. */
+    private static String key(Via via) {
+        if (via != Via.MIGRATE_SET) {
+            return NAME;
+        }
+        return new String(Keys.modernKey(LegacyProfile.defaults().encodeKey(NAME)), java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     /** A tryLock whose acquire a proxy holds past the 300 ms timeout; what it threw, once the held bytes had time to arrive. */
-    private static Object overtaken(RedisServer srv, String user, String name) throws Exception {
+    private static Object overtaken(RedisServer srv, String user, Via via) throws Exception {
         try (HoldProxy px = new HoldProxy(srv.uri().getPort(), 1500)) {
             RedisURI uri = user == null ? px.uri() : RedisURI.builder(px.uri()).withAuthentication(user, "pw").build();
-            try (Redis r = Redis.of(uri, Duration.ofMillis(300)); ModernLocker m = ModernLocker.builder(r).build()) {
+            try (Redis r = Redis.of(uri, Duration.ofMillis(300)); ModernLocker m = ModernLocker.builder(r).build();
+                    MigrateLocker mg = MigrateLocker.builder(r).phase(Phase.MODERN).build()) {
                 for (Script s : Scripts.all().values()) {
                     srv.raw.scriptLoad(s.source()); // EVALSHA runs at once (a NOSCRIPT reply would make the client send EVAL)
                 }
+                if (via == Via.SET) {
+                    m.tryLock("warm-up", Duration.ofSeconds(30)).unlock(); // a script ran: the next acquire is SET NX PX
+                } else if (via == Via.MIGRATE_SET) {
+                    mg.tryLock("warm-up", Duration.ofSeconds(30)).unlock();
+                }
+                long sets = sets(srv);
                 px.holdNext();
                 Object err = null;
                 try {
-                    m.tryLock(name, Duration.ofSeconds(30)).unlock();
+                    (via == Via.MIGRATE_SET ? mg.tryLock(NAME, Duration.ofSeconds(30)) : m.tryLock(NAME, Duration.ofSeconds(30))).unlock();
                 } catch (LockbridgeException e) {
                     err = e;
                 }
                 Thread.sleep(2500); // the held acquire reaches the server (and runs, unless its connection was killed)
+                if (via != Via.SCRIPT && user == null) {
+                    assertTrue(sets(srv) == sets, "the held SET, its connection killed, never ran");
+                } else if (via != Via.SCRIPT) {
+                    assertTrue(sets(srv) == sets + 1, "the held acquire was the plain SET NX PX");
+                }
                 return err;
             }
         }
+    }
+
+    /** How many SET commands the server ran. */
+    private static long sets(RedisServer srv) {
+        String info = srv.raw.info("commandstats");
+        java.util.regex.Matcher mt = java.util.regex.Pattern.compile("cmdstat_set:calls=(\\d+)").matcher(info);
+        return mt.find() ? Long.parseLong(mt.group(1)) : 0;
     }
 }

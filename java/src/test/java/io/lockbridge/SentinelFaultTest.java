@@ -148,6 +148,58 @@ class SentinelFaultTest {
     }
 
     /**
+     * The waiters of a key on one Redis share its subscription; after a
+     * failover it is made again on the new master in the background, and
+     * when that fails (here the new master refuses the channel for a while:
+     * an ACL without it) the channel is no longer subscribed anywhere. A
+     * waiter that comes afterwards must subscribe it itself. Before, the
+     * subscription still counted as confirmed: the newcomer sent no
+     * SUBSCRIBE, heard no release notice and slept its whole backoff (60 s
+     * here) — as long as the key had waiters, no waiter of it in this
+     * process heard a notice again.
+     */
+    @Test
+    void faultWaiterAfterAFailedResubscribeSubscribesItself() throws Exception {
+        Duration slow = Duration.ofSeconds(60);
+        try (Topology.Sentinel s = new Topology.Sentinel();
+                Redis hr = Redis.of(s.uri(), Duration.ofSeconds(1));
+                Redis wr = Redis.of(s.uri(), Duration.ofSeconds(1));
+                ModernLocker holder = ModernLocker.builder(hr).build();
+                ModernLocker waiter = ModernLocker.builder(wr).backoff(Backoff.exponential(slow, slow)).build()) {
+            Lock held = holder.tryLock("orders", slow);
+            assertEquals(1L, s.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
+            CompletableFuture<Lock> first = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+            String ch = "{orders}:released";
+            Topology.eventually("the first waiter subscribed on the master", () -> s.master.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
+            acl(s.replica, "resetchannels", "&__sentinel__:*"); // the replica, master soon, refuses the lock's channel
+            failoverWhilePaused(s, () -> {}, () -> {
+                Topology.eventually("the new master refused the subscription made again", () -> s.replica.cmd.aclLog().stream()
+                        .anyMatch(e -> ch.equals(e.get("object"))));
+                acl(s.replica, "allchannels");
+                CompletableFuture<Lock> second = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+                Topology.eventually("the second waiter subscribed on the new master", () -> s.replica.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
+                Thread.sleep(200); // both waiters asleep in their backoff
+                held.unlock(); // on the new master, which publishes
+                Lock l = CompletableFuture.anyOf(first, second).thenApply(Lock.class::cast).get(20, TimeUnit.SECONDS);
+                assertTrue(l.isHeld());
+                l.unlock();
+                Lock other = (first.getNow(null) == l ? second : first).get(20, TimeUnit.SECONDS); // woken by l's release
+                other.unlock();
+            });
+        }
+    }
+
+    /** ACL SETUSER default rules on node n. */
+    private static void acl(Topology.Node n, String... rules) {
+        io.lettuce.core.protocol.CommandArgs<String, String> a = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+                .add("SETUSER").add("default");
+        for (String r : rules) {
+            a.add(r);
+        }
+        n.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), a);
+    }
+
+    /**
      * No sentinel's events can be heard (the one sentinel killed): a failover
      * would go unnoticed, so a lock call refuses before sending anything,
      * with RedisUnavailableException, instead of writing on a pooled

@@ -15,10 +15,8 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 
 /**
- * The two measurements, per subject (the redis-server's port in the system
- * property lockbridge.jmh.port). Each thread of the hand-off has its own
- * subject — its own connections, as the instances of a fleet — and all
- * eight take one key.
+ * The uncontended cycle, per subject (the redis-server's port in the system
+ * property lockbridge.jmh.port). The contended hand-off is {@link Handoff}.
  */
 @BenchmarkMode(Mode.SampleTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -41,33 +39,10 @@ public class Locks {
         }
     }
 
-    /** A subject per thread, of the shared state's kind. */
-    @State(Scope.Thread)
-    public static class Own {
-        Subject s;
-
-        @Setup(Level.Trial)
-        public void up(Shared shared) {
-            s = Subject.of(shared.subject, Integer.getInteger("lockbridge.jmh.port"));
-        }
-
-        @TearDown(Level.Trial)
-        public void down() {
-            s.close();
-        }
-    }
-
     /** Acquire and release a free lock, one thread. */
     @Benchmark
     @Threads(1)
     public void uncontended(Shared b) throws Exception {
         b.s.cycle("jmh:uncontended");
-    }
-
-    /** Wait for, acquire and release one lock that eight threads (eight clients) take in turn. */
-    @Benchmark
-    @Threads(8)
-    public void handoff(Own o) throws Exception {
-        o.s.handoff("jmh:handoff");
     }
 }

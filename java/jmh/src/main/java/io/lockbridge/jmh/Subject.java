@@ -25,8 +25,10 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
 
 /**
  * One lock implementation under benchmark, with its own connections: one
- * acquire-and-release on a free key ({@link #cycle}), and one waiting
- * acquire-and-release on a contended key ({@link #handoff}).
+ * acquire-and-release on a free key ({@link #cycle}), and a waiting acquire
+ * on a contended key ({@link #lock}) whose lock is released by the thread
+ * that took it. Threads may share a subject (its client) as a service's
+ * threads do.
  */
 abstract class Subject implements AutoCloseable {
     /** The lease of every lock taken. */
@@ -35,12 +37,18 @@ abstract class Subject implements AutoCloseable {
     static final Duration WAIT = Duration.ofSeconds(30);
 
     /** The subjects, in the order of the report. */
-    static final String[] NAMES = {"lettuce-floor", "legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read", "migrate-modern",
+    static final String[] NAMES = {"lettuce-floor", "floor-via-lockbridge", "legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read", "migrate-modern",
         "modern", "redisson", "redis-lock-registry"};
+
+    /** A lock taken by {@link #lock}. */
+    interface Held {
+        void unlock() throws Exception;
+    }
 
     abstract void cycle(String key) throws Exception;
 
-    abstract void handoff(String key) throws Exception;
+    /** Waits (up to {@link #WAIT}) for the lock on key, each implementation its own way. */
+    abstract Held lock(String key) throws Exception;
 
     @Override
     public abstract void close();
@@ -49,6 +57,7 @@ abstract class Subject implements AutoCloseable {
         RedisURI uri = RedisURI.create("127.0.0.1", port);
         return switch (name) {
         case "lettuce-floor" -> new Floor(uri);
+        case "floor-via-lockbridge" -> new FloorVia(uri);
         case "legacy" -> new Lockbridge(uri, r -> LegacyLocker.builder(r).build());
         case "migrate-legacy" -> new Lockbridge(uri, r -> MigrateLocker.builder(r).phase(Phase.LEGACY).build());
         case "migrate-dual-write" -> new Lockbridge(uri, r -> MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build());
@@ -95,18 +104,60 @@ abstract class Subject implements AutoCloseable {
         }
 
         @Override
-        void handoff(String key) throws InterruptedException {
+        Held lock(String key) throws InterruptedException {
             String token = Long.toHexString(ThreadLocalRandom.current().nextLong());
+            long deadline = System.nanoTime() + WAIT.toNanos();
             while (!once(key, token)) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("floor: " + key + " not obtained");
+                }
                 Thread.sleep(1);
             }
-            release(key, token);
+            return () -> release(key, token);
         }
 
         @Override
         public void close() {
             conn.close();
             client.shutdown();
+        }
+    }
+
+    /** The floor's two commands through lockbridge-java's connections (io.lockbridge.Redis), without any lock logic. */
+    static final class FloorVia extends Subject {
+        private final Redis redis;
+
+        FloorVia(RedisURI uri) {
+            redis = Redis.of(uri);
+        }
+
+        @Override
+        void cycle(String key) {
+            byte[] k = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            if (!io.lockbridge.BenchAccess.setNxPx(redis, k, token, TTL.toMillis())) {
+                throw new IllegalStateException("floor-via-lockbridge: " + key + " held");
+            }
+            io.lockbridge.BenchAccess.compareAndDelete(redis, k, token);
+        }
+
+        @Override
+        Held lock(String key) throws InterruptedException {
+            byte[] k = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (!io.lockbridge.BenchAccess.setNxPx(redis, k, token, TTL.toMillis())) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("floor-via-lockbridge: " + key + " not obtained");
+                }
+                Thread.sleep(1);
+            }
+            return () -> io.lockbridge.BenchAccess.compareAndDelete(redis, k, token);
+        }
+
+        @Override
+        public void close() {
+            redis.close();
         }
     }
 
@@ -136,14 +187,16 @@ abstract class Subject implements AutoCloseable {
         }
 
         @Override
-        void handoff(String key) {
-            if (locker instanceof LegacyLocker l) {
-                l.lock(key, TTL, WAIT).unlock();
+        Held lock(String key) {
+            io.lockbridge.Lock l;
+            if (locker instanceof LegacyLocker x) {
+                l = x.lock(key, TTL, WAIT);
             } else if (locker instanceof MigrateLocker m) {
-                m.lock(key, TTL, WAIT).unlock();
+                l = m.lock(key, TTL, WAIT);
             } else {
-                ((ModernLocker) locker).lock(key, TTL, WAIT).unlock();
+                l = ((ModernLocker) locker).lock(key, TTL, WAIT);
             }
+            return l::unlock;
         }
 
         @Override
@@ -177,12 +230,12 @@ abstract class Subject implements AutoCloseable {
         }
 
         @Override
-        void handoff(String key) throws InterruptedException {
+        Held lock(String key) throws InterruptedException {
             RLock l = client.getLock(key);
             if (!l.tryLock(WAIT.toMillis(), TTL.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("redisson: " + key + " not obtained");
             }
-            l.unlock();
+            return l::unlock;
         }
 
         @Override
@@ -213,12 +266,12 @@ abstract class Subject implements AutoCloseable {
         }
 
         @Override
-        void handoff(String key) throws InterruptedException {
+        Held lock(String key) throws InterruptedException {
             java.util.concurrent.locks.Lock l = registry.obtain(key);
             if (!l.tryLock(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("registry: " + key + " not obtained");
             }
-            l.unlock();
+            return l::unlock;
         }
 
         @Override

@@ -1,0 +1,96 @@
+package io.lockbridge;
+
+import static io.lockbridge.RedisServer.b;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * Release notices on one Redis: the waiters of a key share its
+ * subscription, and the last one's UNSUBSCRIBE never overtakes the next
+ * one's SUBSCRIBE.
+ */
+class SubscribeFaultTest {
+    static long subscribes(RedisServer srv) {
+        for (String line : srv.raw.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_subscribe:")) {
+                return Long.parseLong(line.replaceAll("^cmdstat_\\w+:calls=(\\d+),.*", "$1"));
+            }
+        }
+        return 0;
+    }
+
+    /** PUBSUB NUMSUB of ch (its reply's keys are byte arrays: read the one value). */
+    static long numsub(RedisServer srv, byte[] ch) {
+        return srv.raw.pubsubNumsub(ch).values().iterator().next();
+    }
+
+    /** A second listener of a channel whose subscription Redis confirmed sends no SUBSCRIBE, and hears the notices. */
+    @Test
+    void theWaitersOfAKeyShareItsSubscription() throws Exception {
+        try (RedisServer srv = new RedisServer(); Redis r = srv.redis()) {
+            byte[] ch = b("shared:released");
+            AtomicInteger first = new AtomicInteger();
+            AtomicInteger second = new AtomicInteger();
+            long before = subscribes(srv);
+            AutoCloseable a = r.subscribe(ch, first::incrementAndGet);
+            AutoCloseable c = r.subscribe(ch, second::incrementAndGet);
+            assertEquals(before + 1, subscribes(srv), "one SUBSCRIBE for both");
+            srv.raw.publish(ch, b("released"));
+            // The first is called on its subscription's confirmation too (Redis.subscribe); the second sent none.
+            MigrateLockerTest.eventually("both heard the notice", () -> first.get() == 2 && second.get() == 1);
+            a.close();
+            srv.raw.publish(ch, b("released"));
+            MigrateLockerTest.eventually("the one left heard the next", () -> second.get() == 2);
+            c.close();
+            MigrateLockerTest.eventually("the last one unsubscribed", () -> numsub(srv, ch) == 0);
+        }
+    }
+
+    /**
+     * The last listener of a channel leaves while another subscribes: its
+     * UNSUBSCRIBE goes out first. Sent after the newcomer's SUBSCRIBE (as it
+     * was, once the listeners' lock was let go), it unsubscribed the
+     * newcomer's channel, which then heard no release notice and slept its
+     * whole backoff (up to 512 ms by default).
+     */
+    @Test
+    void faultTheLastListenersUnsubscribeDoesNotOvertakeTheNextSubscribe() throws Exception {
+        try (RedisServer srv = new RedisServer(); Redis r = srv.redis()) {
+            byte[] ch = b("race:released");
+            AutoCloseable a = r.subscribe(ch, () -> { });
+            AtomicInteger heard = new AtomicInteger();
+            CompletableFuture<AutoCloseable> next = new CompletableFuture<>();
+            r.beforeUnsubscribe = () -> {
+                r.beforeUnsubscribe = null;
+                new Thread(() -> {
+                    try {
+                        next.complete(r.subscribe(ch, heard::incrementAndGet));
+                    } catch (Throwable e) {
+                        next.completeExceptionally(e);
+                    }
+                }, "next-listener").start();
+                try {
+                    next.get(500, TimeUnit.MILLISECONDS); // the newcomer subscribes now, if nothing holds it back
+                } catch (TimeoutException e) {
+                    // held back until this UNSUBSCRIBE is sent
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            };
+            a.close();
+            AutoCloseable b = next.get(10, TimeUnit.SECONDS);
+            MigrateLockerTest.eventually("the newcomer hears the release notice", () -> {
+                srv.raw.publish(ch, b("released"));
+                return heard.get() > 0;
+            });
+            assertEquals(1L, numsub(srv, ch), "subscribed");
+            b.close();
+        }
+    }
+}
