@@ -16,17 +16,17 @@
  * and do not refresh them, the controller reaches modern (weak fairness).
  *
  * Ties to code:
- *   follower reading     migrate/scripts/heartbeat.lua @entry @read; Go: follower.sync, follower.reading, follower.beat, follower.judge, want, follower.move
+ *   follower reading     internal/protocol/migrateproto/scripts/heartbeat.lua @entry @read; Go: follower.sync, follower.reading, follower.beat, follower.judge, want, follower.move
  *                        (a reading, an announcing reading with next,
  *                        the move, a reporting reading; a missing phase
  *                        refuses)
  *   acquire in flight    Go: heldSet.reserve, heldSet.land, heldSet.settle
  *   phase lease          Go: follower.valid
  *                        (lock only while the lease runs)
- *   acquire per phase    migrate/scripts/acquire.lua @free @write (dual phases);
+ *   acquire per phase    internal/protocol/migrateproto/scripts/acquire.lua @free @write (dual phases);
  *                        legacy/scripts/acquire.lua @setnx @takeover (legacy);
  *                        internal/protocol/modernproto/acquire.lua (modern)
- *   sighting             migrate/scripts/sighting.lua @record
+ *   sighting             internal/protocol/migrateproto/scripts/sighting.lua @record
  *   refresh of a lock    Go: Lock.Refresh
  *                        (ends when two steps from the phase)
  *   controller           Go: Controller.judge, Controller.clientBlockers, Controller.Step
@@ -193,10 +193,10 @@ inline land(i, p, left) {
 	if
 	:: p == LEGACY && LFREE -> /* legacy/scripts/acquire.lua @setnx @takeover: W fixed before the send */
 		lk = true; lwho = i; lleft = left; held[i] = true
-	:: (p == DW || p == DR) && LFREE && MFREE -> /* migrate/scripts/acquire.lua @free @write */
+	:: (p == DW || p == DR) && LFREE && MFREE -> /* internal/protocol/migrateproto/scripts/acquire.lua @free @write */
 		if :: p == DW -> lk = true; lwho = i; lleft = left :: else -> skip fi;
 		mk = true; mwho = i; mleft = LL; held[i] = true
-	:: (p == DW || p == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> sightAge = 0 /* migrate/scripts/sighting.lua @record */
+	:: (p == DW || p == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> sightAge = 0 /* internal/protocol/migrateproto/scripts/sighting.lua @record */
 	:: p == MODERN && MFREE -> /* internal/protocol/modernproto/acquire.lua */
 		mk = true; mwho = i; mleft = LL; held[i] = true
 	:: else -> skip

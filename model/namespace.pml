@@ -67,23 +67,23 @@
  * acquisition and refresh, as in migrate.pml.
  *
  * Ties to code:
- *   follower reading   migrate/scripts/heartbeat.lua @entry @read; Go: follower.reading, follower.judge
+ *   follower reading   internal/protocol/migrateproto/scripts/heartbeat.lua @entry @read; Go: follower.reading, follower.judge
  *                      (a missing phase, or another instance, refuses)
- *   acquire per phase  migrate/scripts/acquire.lua @free @write (dual phases);
+ *   acquire per phase  internal/protocol/migrateproto/scripts/acquire.lua @free @write (dual phases);
  *                      legacy/scripts/acquire.lua @setnx (legacy)
- *   sighting           migrate/scripts/sighting.lua @record
- *   status             migrate/scripts/status.lua; Go: Controller.judge,
+ *   sighting           internal/protocol/migrateproto/scripts/sighting.lua @record
+ *   status             internal/protocol/migrateproto/scripts/status.lua; Go: Controller.judge,
  *                      evictionBlockers (the policy read with the state)
- *   phase set          migrate/scripts/phase_set.lua @silence @mark; Go: Controller.Step,
+ *   phase set          internal/protocol/migrateproto/scripts/phase_set.lua @silence @mark; Go: Controller.Step,
  *                      Controller.Repair, Controller.Init, Controller.initOnce,
  *                      Controller.repairPlan (each writes the mark; init waits
  *                      the silence from its stamp)
- *   restore            migrate/scripts/phase_set.lua @restored; Go: Controller.judge
+ *   restore            internal/protocol/migrateproto/scripts/phase_set.lua @restored; Go: Controller.judge
  *                      (blocker kinds restored and sighting: the silence, the
  *                      quiet period after it; the mark's generation decides
  *                      which entries speak without the hash), Controller.repairPlan
  *                      (the evidence it repairs to)
- *   end state          migrate/scripts/cleanup.lua @mark; Go: Controller.Cleanup
+ *   end state          internal/protocol/migrateproto/scripts/cleanup.lua @mark; Go: Controller.Cleanup
  */
 
 #define LEGACY 1
@@ -286,10 +286,10 @@ inline land(i, p, left) {
 	if
 	:: p == LEGACY && LFREE -> /* legacy/scripts/acquire.lua @setnx */
 		lk = true; lwho = i; lleft = left; held[i] = true
-	:: (p == DW || p == DR) && LFREE && MFREE -> /* migrate/scripts/acquire.lua @free @write */
+	:: (p == DW || p == DR) && LFREE && MFREE -> /* internal/protocol/migrateproto/scripts/acquire.lua @free @write */
 		if :: p == DW -> lk = true; lwho = i; lleft = left :: else -> skip fi;
 		mk = true; mwho = i; mleft = LL; held[i] = true
-	:: (p == DW || p == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> /* migrate/scripts/sighting.lua @record */
+	:: (p == DW || p == DR) && !LFREE && MFREE && !(mk && mwho == lwho) -> /* internal/protocol/migrateproto/scripts/sighting.lua @record */
 		sightKey = true; sightAge = 0
 	:: p == MODERN && MFREE -> /* internal/protocol/modernproto/acquire.lua */
 		mk = true; mwho = i; mleft = LL; held[i] = true

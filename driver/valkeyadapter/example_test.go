@@ -67,7 +67,9 @@ func ExampleNew() {
 // Sentinel, so this example only compiles: it needs your nodes' and
 // Sentinels' addresses.
 func ExampleNew_cluster() {
-	cluster, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"node1:7000", "node2:7000", "node3:7000"}})
+	cluster, err := valkey.NewClient(valkey.ClientOption{
+		InitAddress: []string{"node1:7000", "node2:7000", "node3:7000"},
+	})
 	if err != nil {
 		return
 	}
