@@ -25,9 +25,11 @@
 // our clock), with or without auto-refresh (WithModern(modern.WithAutoRefresh())),
 // by a timer nothing in flight can delay; Err then wraps lockbridge.ErrLost
 // and says the lease ran out. A refresh to a shorter ttl shortens the lease
-// when it is sent. An Unlock whose first reply was lost asks again; finding
-// the modern key held by another token it returns an error wrapping
-// lockbridge.ErrUnknownOutcome. A lock that ended otherwise than by a
+// when it is sent. A release or refresh whose reply never came is never
+// sent again: Unlock returns an error wrapping lockbridge.ErrUnknownOutcome
+// and the lock ends as lost; Refresh returns one too, and the lease runs on
+// to its timer (dual-write's lock ends: the legacy value it may have
+// rewritten is not unique). A lock that ended otherwise than by a
 // release stays in the heartbeats' report until its local lease end.
 //
 // Lockers in the same or neighbouring phases exclude each other, and so do

@@ -119,16 +119,12 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 	if d.a.channel != "" {
 		call.Publish = d.l.pub
 	}
-	keys, args := call.Keys(), call.Argv()
-	sent := time.Now()
-	r, err := d.l.c.Eval(ctx, migrateproto.ReleaseScript, keys, args...)
-	resent := false
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
-		// The release may have run. It acts only when the modern key holds
-		// our token (no one else writes it), and touches the legacy key
-		// only then: asking again cannot touch another holder's keys.
-		r, err = d.l.c.Eval(ctx, migrateproto.ReleaseScript, keys, args...)
-		resent = true
+	r, err := d.l.c.Eval(ctx, migrateproto.ReleaseScript, call.Keys(), call.Argv()...)
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		// The release may have run: it is never sent again (no resends),
+		// and the lock ends as lost; if the release did not run, the keys
+		// expire at their lease.
+		return lease.UnansweredRelease(pkg, d.a.key, err)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
@@ -136,15 +132,6 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 	m, l, err := codes(r)
 	if err != nil {
 		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
-	}
-	switch {
-	case resent && m == migrateproto.ModernAbsent && sent.Before(d.life.ExpiresAt()):
-		// No modern key although our lease had time left when the first
-		// release was sent: that release did it (or the key was lost
-		// before it: nobody holds the lock either way).
-		m, l = migrateproto.ModernOurs, migrateproto.OwnerOurs
-	case resent && m == migrateproto.ModernTaken:
-		return lease.UnknownRelease(pkg, d.a.key)
 	}
 	if m != migrateproto.ModernOurs || l != migrateproto.OwnerOurs {
 		// l != 1 with m == 1: the modern key was ours and is released, but
@@ -205,11 +192,15 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 		DualWrite: d.phase == PhaseDualWrite, Token: d.token, PX: px, Value: value,
 		Owner: d.l.profile.OwnerArgs(d.w, d.lease)}
 	d.sent.send()
-	r, start, err := d.sendRefresh(ctx, call, start)
+	r, err := d.sendRefresh(ctx, call)
 	defer d.sent.back(ttl)
 	if err != nil {
 		err = fmt.Errorf("%s: refresh %q: %w", pkg, d.a.key, err)
-		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		if d.phase == PhaseDualWrite && errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			// The legacy value may have been rewritten, and its expiry is
+			// not unique: later commands' owner window cannot tell it
+			// from another holder's. The lock ends. (Dual-read keeps the
+			// lock until its timer: a later refresh is judged by token.)
 			d.life.Lose(err)
 		}
 		return err
@@ -233,24 +224,16 @@ func (d *dualLock) refresh(ctx context.Context, ttl time.Duration, auto bool) er
 	return d.life.Extend(start.Add(local), local)
 }
 
-// sendRefresh runs refresh.lua with call; start is when it was sent, and
-// it returns when the reply's request was (later, when it asked again).
-func (d *dualLock) sendRefresh(ctx context.Context, call migrateproto.RefreshArgs, start time.Time) (any, time.Time, error) {
-	keys, args := call.Keys(), call.Argv()
-	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
+// sendRefresh runs refresh.lua with call, once: a refresh whose reply
+// never came is an unknown outcome, never sent again (no resends). It may
+// still run on the server at any later time, so no later grant counts for
+// more than its ttl past its own send (lease.Unsure).
+func (d *dualLock) sendRefresh(ctx context.Context, call migrateproto.RefreshArgs) (any, error) {
+	r, err := d.l.c.Eval(ctx, migrateproto.RefreshScript, call.Keys(), call.Argv()...)
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
-		d.life.Unsure(call.PX) // it may run later, after a grant confirmed meanwhile
+		d.life.Unsure(call.PX)
 	}
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil && d.phase == PhaseDualRead {
-		// Dual-read refreshes only the modern key, by our token: running
-		// it twice sets the same expiry, so ask again to learn the outcome.
-		// (A dual-write refresh also rewrote the legacy value, whose new
-		// expiry the owner window of a second run would not match: the
-		// lock ends as lost instead.)
-		start = time.Now()
-		r, err = d.l.c.Eval(ctx, migrateproto.RefreshScript, keys, args...)
-	}
-	return r, start, err
+	return r, err
 }
 
 // localTTL is the lease as this holder must count it: ttl, or less in

@@ -272,25 +272,31 @@ func (f *follower) reading(ctx context.Context, ttl time.Duration, next Phase) (
 	return r, nil
 }
 
-// beat sends one heartbeat: a touch when e says what the last confirmed
-// write stored, else the entry; and the entry at once when a touch found
-// none (forgotten or pruned meanwhile). It keeps what the registry holds.
+// beat sends one heartbeat: a touch naming the last confirmed write (its
+// seq) when e says what that write stored, else the entry; and the entry
+// at once when a touch found none, or another than the one it names
+// (forgotten or pruned meanwhile, and maybe an older write of ours landed
+// late since). It keeps what the registry holds.
 // A heartbeat that wrote nothing because an entry with a seq at or above
 // its own stands is an error: readings go one at a time, so that entry is
 // not this locker's newer one, and the registry does not count the locker
 // on it — the reading must renew no phase lease.
 func (f *follower) beat(ctx context.Context, e migrateproto.Entry, hold time.Duration) (syncReply, error) {
 	f.mu.Lock()
-	touch := f.confirmed && e.Same(f.stored)
+	var renews int64 // the seq of the entry a touch renews; 0: send the entry
+	if f.confirmed && e.Same(f.stored) {
+		renews = f.stored.Seq
+	}
 	f.mu.Unlock()
-	rep, err := f.s.heartbeat(ctx, e, hold, touch)
+	touch := renews != 0
+	rep, err := f.s.heartbeat(ctx, e, hold, renews)
 	if err == nil && touch && rep.Written < 0 {
 		f.mu.Lock()
 		f.seq++
 		e.Seq = f.seq
 		f.mu.Unlock()
 		touch = false
-		rep, err = f.s.heartbeat(ctx, e, hold, false)
+		rep, err = f.s.heartbeat(ctx, e, hold, 0)
 	}
 	if err == nil && rep.Written == 0 {
 		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace %s --force %s`", e.ID, e.Seq, f.s.k.NS, e.ID)
@@ -504,7 +510,7 @@ func (f *follower) close(ctx context.Context) error {
 			// The extra second covers the last unit of a legacy expiry in
 			// seconds.
 			withHeld(&e, h)
-			_, err := f.s.heartbeat(ctx, e, max(h.left, 0)+time.Second, false)
+			_, err := f.s.heartbeat(ctx, e, max(h.left, 0)+time.Second, 0)
 			return err
 		}
 	}

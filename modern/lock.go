@@ -87,10 +87,14 @@ func (lk *Lock) valid(ctx context.Context, nilLock error) error {
 // expired or was taken; a second Unlock returns an error wrapping ErrNotHeld
 // without asking Redis.
 //
-// When Redis fails to answer, Unlock returns that error and the lock ends
-// locally all the same (Done is closed, Err wraps ErrLost): the release may
-// or may not have happened, and without refreshes the lease ends by itself
-// at ExpiresAt. Calling Unlock again retries the release.
+// When the release was sent and its reply never came, Unlock returns a
+// *lease.UnknownReleaseError wrapping lockbridge.ErrUnknownOutcome: the
+// release may or may not have happened, and it is never sent again (a
+// second Unlock returns an error wrapping ErrNotHeld). The lock ends
+// locally all the same (Done is closed, Err wraps ErrLost); a key the
+// release did not reach expires by itself at the end of its lease. When
+// Redis fails otherwise (nothing was sent), Unlock returns that error, the
+// lock ends locally, and calling Unlock again retries the release.
 func (lk *Lock) Unlock(ctx context.Context) error {
 	if err := lk.valid(ctx, errNilLock); err != nil {
 		return err
@@ -103,26 +107,13 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 	// Whatever the outcome, this Locker's next waiter on the key tries now.
 	defer lk.locker.waiters.Wake(lk.names.Key)
 	lk.lease.StopRefresh()
-	sent := time.Now()
 	code, err := lk.locker.node.Release(ctx, &lk.names, lk.arg)
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
-		// The release may have run. It deletes only a key holding our
-		// token, which no one else ever writes, so sending our own
-		// compare-and-delete again cannot touch another holder (the no-resend
-		// rule is about lower layers repeating a command blindly; this is
-		// the lock asking again, knowing the answer is safe either way).
-		code, err = lk.locker.node.Release(ctx, &lk.names, lk.arg)
-		switch {
-		case err != nil:
-		case code == codeAbsent && sent.Before(lk.lease.ExpiresAt()):
-			// No key although our lease had time left when the first
-			// release was sent: that release did it (or the key was lost
-			// before it: nobody holds the lock either way).
-			code = codeOurs
-		case code == codeTaken:
-			err = lease.UnknownRelease("modern", lk.names.Key)
-			lk.released.Store(true)
-		}
+	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		// The release may have run: it is never sent again (no resends),
+		// nor by a later Unlock. If it did not run, the key expires at its
+		// lease.
+		err = lease.UnansweredRelease("modern", lk.names.Key, err)
+		lk.released.Store(true)
 	}
 	if err != nil {
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))

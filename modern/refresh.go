@@ -56,15 +56,10 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 		// It may still run at any later time, after a grant confirmed
-		// meanwhile: no grant counts for more than ttl from now on.
+		// meanwhile: no grant counts for more than ttl from now on. It is
+		// never sent again (no resends); the lease ends by its timer
+		// unless a later round is confirmed.
 		lk.lease.Unsure(ttl)
-	}
-	if errors.Is(err, lockbridge.ErrUnknownOutcome) && ctx.Err() == nil {
-		// The refresh may have run. It acts only on a key holding our
-		// token, and running it twice sets the same expiry: ask again
-		// to learn the outcome.
-		start = time.Now()
-		code, err = lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
 	}
 	if err != nil {
 		return err

@@ -44,7 +44,7 @@ func beat(t *testing.T, s store, id string, p migrate.Phase, hold time.Duration,
 		ms := int64(1000)
 		e.HeldOldest, e.HeldNewest, e.HeldMS = held[0].String(), held[1].String(), &ms
 	}
-	_, err := s.heartbeat(context.Background(), e, hold, false)
+	_, err := s.heartbeat(context.Background(), e, hold, 0)
 	require.NoError(t, err)
 }
 

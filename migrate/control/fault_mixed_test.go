@@ -110,8 +110,9 @@ func containsKind(bs []Blocker, k BlockerKind) bool {
 }
 
 // heartbeat.lua of protocol 3: a full write lands unless a newer seq is
-// stored; a touch renews only the stored entry's expiry, and writes nothing
-// when there is none; no JSON is decoded, the entry checked by its prefix.
+// stored; a touch renews only the stored entry's expiry, and only when that
+// entry is the one it names (by seq), writing nothing when there is none or
+// another; no JSON is decoded, the entry checked by its prefix.
 func TestHeartbeatTouchAndSeq(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
@@ -120,14 +121,14 @@ func TestHeartbeatTouchAndSeq(t *testing.T) {
 	s := store{c: tg.Client, k: k}
 	e := migrateproto.Entry{V: migrateproto.Version, Seq: 5, ID: "a", Phase: "legacy", Host: "h", PID: 1}
 
-	r, err := s.heartbeat(ctx, e, time.Minute, true)
+	r, err := s.heartbeat(ctx, e, time.Minute, 4)
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1), r.Written, "a touch without an entry")
 	n, err := tg.Client.Do(ctx, "EXISTS", k.Clients, k.Expiry, k.Seen)
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), n, "writes nothing")
 
-	r, err = s.heartbeat(ctx, e, time.Minute, false)
+	r, err = s.heartbeat(ctx, e, time.Minute, 0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r.Written)
 	stored := locktest.Do(t, tg.Client, "HGET", k.Clients, "a")
@@ -135,7 +136,7 @@ func TestHeartbeatTouchAndSeq(t *testing.T) {
 
 	older := e
 	older.Seq, older.Phase = 4, "dual-write"
-	r, err = s.heartbeat(ctx, older, time.Minute, false)
+	r, err = s.heartbeat(ctx, older, time.Minute, 0)
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), r.Written, "a late, older entry")
 	assert.Equal(t, stored, locktest.Do(t, tg.Client, "HGET", k.Clients, "a"), "the newer entry stands")
@@ -144,7 +145,7 @@ func TestHeartbeatTouchAndSeq(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	touch := e
 	touch.Seq = 6
-	r, err = s.heartbeat(ctx, touch, 2*time.Minute, true)
+	r, err = s.heartbeat(ctx, touch, 2*time.Minute, 5)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r.Written)
 	assert.Equal(t, stored, locktest.Do(t, tg.Client, "HGET", k.Clients, "a"), "a touch leaves the entry")
@@ -156,14 +157,26 @@ func TestHeartbeatTouchAndSeq(t *testing.T) {
 	// A late touch: one sent before the stored entry (a lower seq) writes
 	// nothing; one with a shorter hold than the stored expiry's leaves it.
 	touch.Seq = 4
-	r, err = s.heartbeat(ctx, touch, time.Second, true)
+	r, err = s.heartbeat(ctx, touch, time.Second, 3)
 	require.NoError(t, err)
 	assert.Equal(t, int64(0), r.Written, "a touch sent before the stored entry")
 	touch.Seq = 7
-	r, err = s.heartbeat(ctx, touch, time.Second, true)
+	r, err = s.heartbeat(ctx, touch, time.Second, 5)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r.Written)
 	assert.Equal(t, later, fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Expiry, "a")), "a touch never shortens the stored expiry")
+
+	// A touch naming another entry than the stored one (the client's last
+	// confirmed write was seq 6, and an older one of seq 5 stands, landed
+	// late after a forget): nothing written, answered as for no entry.
+	seen := fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Seen, "a"))
+	touch.Seq = 8
+	r, err = s.heartbeat(ctx, touch, 3*time.Minute, 6)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), r.Written, "a touch of another entry")
+	assert.Equal(t, stored, locktest.Do(t, tg.Client, "HGET", k.Clients, "a"))
+	assert.Equal(t, later, fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Expiry, "a")), "its expiry is not renewed")
+	assert.Equal(t, seen, fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Seen, "a")), "nor its heartbeat time")
 }
 
 // The controller reads the registry in SCAN chunks: a registry larger than

@@ -589,16 +589,23 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 		keys []string
 		args []any
 	}{
-		"heartbeat hold with a space":   {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000 ", good}},
-		"heartbeat hold quoted":         {migrateproto.HeartbeatScript, hb, []any{"a", "1", `"1000"`, good}},
-		"heartbeat hold zero":           {migrateproto.HeartbeatScript, hb, []any{"a", "1", "0", good}},
-		"heartbeat empty id":            {migrateproto.HeartbeatScript, hb, []any{"", "1", "1000", good}},
-		"heartbeat seq zero":            {migrateproto.HeartbeatScript, hb, []any{"a", "0", "1000", good}},
-		"heartbeat seq differs":         {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", good}},
-		"heartbeat protocol 2 entry":    {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":2,"seq":1,"id":"a","phase":"legacy"}`}},
-		"heartbeat v as a string":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":"3","seq":1,"id":"a","phase":"legacy"}`}},
-		"heartbeat not JSON":            {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", "v=3"}},
+		"heartbeat hold with a space":   {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000 ", good, ""}},
+		"heartbeat hold quoted":         {migrateproto.HeartbeatScript, hb, []any{"a", "1", `"1000"`, good, ""}},
+		"heartbeat hold zero":           {migrateproto.HeartbeatScript, hb, []any{"a", "1", "0", good, ""}},
+		"heartbeat empty id":            {migrateproto.HeartbeatScript, hb, []any{"", "1", "1000", good, ""}},
+		"heartbeat seq zero":            {migrateproto.HeartbeatScript, hb, []any{"a", "0", "1000", good, ""}},
+		"heartbeat seq differs":         {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", good, ""}},
+		"heartbeat protocol 2 entry":    {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":2,"seq":1,"id":"a","phase":"legacy"}`, ""}},
+		"heartbeat v as a string":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":"3","seq":1,"id":"a","phase":"legacy"}`, ""}},
+		"heartbeat not JSON":            {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", "v=3", ""}},
 		"heartbeat entry missing":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000"}},
+		"heartbeat renews missing":      {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", good}},
+		"heartbeat entry with renews":   {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", good, "1"}},
+		"heartbeat touch, no renews":    {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", "", ""}},
+		"heartbeat touch renews zero":   {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", "", "0"}},
+		"heartbeat touch renews itself": {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", "", "2"}},
+		"heartbeat touch of seq 1":      {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", "", "1"}},
+		"heartbeat touch renews quoted": {migrateproto.HeartbeatScript, hb, []any{"a", "3", "1000", "", `"1"`}},
 		"phase_set unknown phase":       {migrateproto.PhaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0", "0"}},
 		"phase_set bad mode":            {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0", "0"}},
 		"phase_set bad publish":         {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0", "0"}},
@@ -616,7 +623,7 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 		"registry_read bad cursor":      {migrateproto.RegistryReadScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"entries", "-1", "10"}},
 		"sighting empty key":            {migrateproto.SightingScript, []string{k.Sighting}, []any{""}},
 		"phase_set missing arguments":   {migrateproto.PhaseSetScript, ps, []any{"", "legacy"}},
-		"heartbeat hold beyond 2^40 ms": {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1099511627777", good}},
+		"heartbeat hold beyond 2^40 ms": {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1099511627777", good, ""}},
 	} {
 		_, err := tg.Client.Eval(ctx, tc.s, tc.keys, tc.args...)
 		assert.ErrorContains(t, err, "lockbridge: bad argument", name)

@@ -172,7 +172,7 @@ func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
 	gen := locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "gen").(string)
 	e := migrateproto.Entry{V: migrateproto.Version, Seq: 1, ID: "cut-off-at-dual-read", Phase: migrate.PhaseDualRead.String(), Host: "h", PID: 7,
 		Instance: migrateproto.Decimal(inst), Gen: migrateproto.Decimal(gen)}
-	_, err = ctl.s.heartbeat(ctx, e, time.Minute, false)
+	_, err = ctl.s.heartbeat(ctx, e, time.Minute, 0)
 	require.NoError(t, err)
 
 	_, err = ctl.Rollback(ctx, false)

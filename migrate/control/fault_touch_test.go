@@ -2,7 +2,10 @@ package control
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,4 +151,96 @@ func TestFaultHeartbeatThatDidNotLandRenewsNoLease(t *testing.T) {
 	require.Len(t, st.Members, 1)
 	assert.True(t, st.Members[0].Live)
 	assert.True(t, st.Members[0].Expires.After(lk.ExpiresAt()), "counted beyond its lock's end")
+}
+
+// A full write of the follower's entry is held up in the network past its
+// reading's deadline (its outcome unknown); the follower's next reading
+// writes a newer entry, confirmed. The operator forgets the live client
+// (`fleet forget --force`), and only then the old write lands: the registry
+// holds an entry the client stopped reporting, older than its last
+// confirmed one. The follower's next heartbeat would only touch (its entry
+// has not changed since its confirmed write); a touch names the seq of that
+// write, finds another there and writes nothing, so the follower sends its
+// entry again. Before, a touch renewed whatever entry stood under the id
+// with a lower seq, and so kept the old write alive, reporting a lock
+// released long ago.
+func TestFaultLateFullWriteAfterForgetIsNotTouched(t *testing.T) {
+	srv := redistest.Start(t)
+	direct := locktest.GoRedis(t, srv)
+	ctx := context.Background()
+	ns := t.Name()
+	ctl := initNS(t, direct, ns, WithLivenessMargin(0))
+	walk(t, ctl, migrate.PhaseDualRead)
+
+	p := faultproxy.Start(t, srv.Addr())
+	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1, ReadTimeout: 500 * time.Millisecond})
+	defer rc.Close()
+	// A long interval: no reading of the loop's comes between the lock
+	// calls' readings, which run when a lock's ttl is longer than any before.
+	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(time.Minute))
+	defer func() {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_ = l.Close(cctx)
+	}()
+	k := ctl.s.k
+	beats := p.Count(faultproxy.Script(migrateproto.HeartbeatScript))
+	_, err := l.Phase(ctx)
+	require.NoError(t, err)
+	// Its loop listens to the notices and has read once more (three
+	// heartbeats to start, one after subscribing).
+	require.Eventually(t, func() bool { return listeners(t, direct, k) == 1 && beats() >= 4 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	a, err := l.TryLock(ctx, locktest.Key(t, "a"), time.Second)
+	require.NoError(t, err)
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Members, 1)
+	id := st.Members[0].ID
+
+	// The next full write (reporting lock a) is held up for 2 s: past the
+	// client's read timeout.
+	var oldSeq atomic.Value
+	p.Hold(func(w []string) bool {
+		if faultproxy.Script(migrateproto.HeartbeatScript)(w) && len(w) > 11 && strings.HasPrefix(w[11], "{") {
+			oldSeq.Store(w[9])
+			return true
+		}
+		return false
+	}, 2*time.Second)
+	_, err = l.TryLock(ctx, locktest.Key(t, "b"), 2*time.Second)
+	require.Error(t, err, "the reading's outcome is unknown")
+	require.NotNil(t, oldSeq.Load(), "the full write was held up")
+
+	// A newer entry (no lock held), confirmed; then the operator forgets
+	// the client, and the old write lands.
+	require.NoError(t, a.Unlock(ctx))
+	c, err := l.TryLock(ctx, locktest.Key(t, "c"), 3*time.Second)
+	require.NoError(t, err)
+	require.NoError(t, c.Unlock(ctx))
+	confirmed := entrySeq(t, locktest.Do(t, direct, "HGET", k.Clients, id))
+	ok, err := ctl.Forget(ctx, id, true)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Eventually(t, func() bool {
+		v, err := direct.Do(ctx, "HGET", k.Clients, id)
+		return err == nil && v != nil && fmt.Sprint(entrySeq(t, v)) == oldSeq.Load()
+	}, 5*time.Second, 10*time.Millisecond, "the old write landed after the forget")
+
+	// The next reading: the entry has not changed since the confirmed
+	// write, so it touches.
+	d, err := l.TryLock(ctx, locktest.Key(t, "d"), 4*time.Second)
+	require.NoError(t, err)
+	defer d.Unlock(ctx)
+	v := locktest.Do(t, direct, "HGET", k.Clients, id)
+	assert.Greater(t, entrySeq(t, v), confirmed, "the follower wrote its entry again; the registry holds %s", v)
+	assert.NotContains(t, fmt.Sprint(v), "held_oldest", "no lock released long ago is reported")
+}
+
+// entrySeq is the seq of a registry entry (a protocol 3 entry's JSON).
+func entrySeq(t *testing.T, v any) int64 {
+	t.Helper()
+	var e migrateproto.Entry
+	require.NoError(t, json.Unmarshal([]byte(fmt.Sprint(v)), &e), "entry %v", v)
+	return e.Seq
 }

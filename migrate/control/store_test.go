@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// heartbeat writes e as a client would (touch: renews its expiry only).
-func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration, touch bool) (migrateproto.HeartbeatReply, error) {
-	return migrateproto.Heartbeat(ctx, s.c, migrateproto.HeartbeatArgs{NS: s.k, Entry: e, Hold: hold, Touch: touch})
+// heartbeat writes e as a client would (renews not 0: a touch, which
+// renews only the expiry of the stored entry of seq renews).
+func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration, renews int64) (migrateproto.HeartbeatReply, error) {
+	return migrateproto.Heartbeat(ctx, s.c, migrateproto.HeartbeatArgs{NS: s.k, Entry: e, Hold: hold, Touch: renews != 0,
+		Renews: renews})
 }
 
 // leave removes a client's entry as a closing Locker does.

@@ -80,7 +80,7 @@ func TestScriptHeaders(t *testing.T) {
 				"KEYS[10]": k.Pending}, map[string]int64{}},
 		{"heartbeat.lua", heartbeatSrc, heartbeat.Keys(), heartbeat.argv(""),
 			map[string]any{"KEYS[1]": k.Phase, "KEYS[2]": k.Meta, "KEYS[3]": k.Clients, "KEYS[4]": k.Expiry,
-				"KEYS[5]": k.Seen, "ARGV[1]": "c1", "ARGV[2]": 5, "ARGV[3]": 1, "ARGV[4]": ""},
+				"KEYS[5]": k.Seen, "ARGV[1]": "c1", "ARGV[2]": 5, "ARGV[3]": 1, "ARGV[4]": "", "ARGV[5]": ""},
 			map[string]int64{"HeartbeatWritten": HeartbeatWritten, "HeartbeatStale": HeartbeatStale,
 				"HeartbeatNoEntry": HeartbeatNoEntry}},
 		{"forget.lua", forgetSrc, forget.Keys(), forget.Argv(),

@@ -13,12 +13,15 @@ import (
 // HeartbeatArgs are heartbeat.lua's arguments: the client's entry (ARGV[1]
 // its id, ARGV[2] its sequence number, ARGV[4] the entry), and how long
 // after the server's now its expiry is (ARGV[3]; at least 1 ms). With Touch
-// the stored entry's expiry is renewed and the entry not sent (ARGV[4] "").
+// the stored entry's expiry is renewed and the entry not sent (ARGV[4] ""),
+// if the stored entry is the one whose seq Renews names (ARGV[5]: the seq
+// of the client's last confirmed write; "" without Touch).
 type HeartbeatArgs struct {
-	NS    Keys // KEYS[1] to KEYS[5]: the phase key, the namespace hash, the registry
-	Entry Entry
-	Hold  time.Duration
-	Touch bool
+	NS     Keys // KEYS[1] to KEYS[5]: the phase key, the namespace hash, the registry
+	Entry  Entry
+	Hold   time.Duration
+	Touch  bool
+	Renews int64
 }
 
 // Keys returns KEYS.
@@ -29,7 +32,11 @@ func (a HeartbeatArgs) Keys() []string {
 
 // argv returns ARGV, with raw the entry's JSON ("" for a touch).
 func (a HeartbeatArgs) argv(raw string) []any {
-	return []any{a.Entry.ID, strconv.FormatInt(a.Entry.Seq, 10), Millis(max(a.Hold, time.Millisecond)), raw}
+	renews := ""
+	if a.Touch {
+		renews = strconv.FormatInt(a.Renews, 10)
+	}
+	return []any{a.Entry.ID, strconv.FormatInt(a.Entry.Seq, 10), Millis(max(a.Hold, time.Millisecond)), raw, renews}
 }
 
 // What became of a heartbeat's entry (heartbeat.lua's WRITTEN, STALE and
@@ -37,7 +44,7 @@ func (a HeartbeatArgs) argv(raw string) []any {
 const (
 	HeartbeatWritten = 1  // the entry (or the touch) landed
 	HeartbeatStale   = 0  // a newer entry stood: nothing written
-	HeartbeatNoEntry = -1 // a touch found no entry (forgotten, pruned)
+	HeartbeatNoEntry = -1 // a touch found no entry (forgotten, pruned), or not the one it names
 )
 
 // HeartbeatReply is what a heartbeat read back: the phase key's value (""

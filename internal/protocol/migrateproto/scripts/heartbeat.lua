@@ -20,6 +20,8 @@
 -- ARGV[4]  the entry, JSON beginning {"v":3,"seq":<ARGV[2]>, — or '' for a
 --          touch: the entry stored is the one the client last wrote, and
 --          only its expiry and heartbeat time are renewed
+-- ARGV[5]  for a touch, the seq of the entry it renews: that of the
+--          client's last confirmed write, 1 to ARGV[2]-1; '' with an entry
 --
 -- Returns {phase, init, gen, now, written}: the phase key's value ('' when
 -- absent), the namespace's instance id and generation ('' when absent), the
@@ -32,38 +34,50 @@
 --                          written, since an older entry would hide what
 --                          the client does now)
 --   HeartbeatNoEntry = -1  a touch found no entry (forgotten or pruned
---                          meanwhile: nothing is written, and the client
---                          sends its entry again)
+--                          meanwhile), or another than the one it names:
+--                          nothing is written, and the client sends its
+--                          entry again
 --
 -- A touch is judged by its seq as an entry is (0 when the stored entry's is
--- at or above it: it was sent before that entry), and never shortens the
+-- at or above it: it was sent before that entry), renews only the entry it
+-- names (an older write of the client's, held up in the network, may have
+-- landed after a forced forget: a touch must not keep it alive), and never
+-- shortens the
 -- stored expiry: a touch held up in the network may land after a newer
 -- heartbeat that registered a longer hold (a longer lock), and must not cut
 -- that hold short. The entry is written whatever the phase: a client that
 -- cannot trust the phase still says where it was.
 
 redis.replicate_commands()
+arg_count(5)
 local id = arg_nonempty(1)
 local seq = arg_int(2, 1, 9007199254740991)
 local hold = arg_int(3, 1, 1099511627776)
 local entry = ARGV[4]
-if entry == nil then
-  arg_bad(4, 'an entry or \'\'')
-end
-local written = 1
-if entry ~= '' then
+local renews
+if entry == '' then
+  if seq < 2 then
+    arg_bad(2, 'a touch\'s seq, above the seq of the entry it renews (2 or more)')
+  end
+  renews = arg_int(5, 1, seq - 1)
+else
   local head = '{"v":3,"seq":' .. ARGV[2] .. ','
   if string.sub(entry, 1, #head) ~= head or string.sub(entry, -1) ~= '}' then
     arg_bad(4, 'a registry entry of protocol 3 (JSON beginning {"v":3,"seq":ARGV[2],)')
   end
-end
-local old = redis.call('HGET', KEYS[3], id)
-if old then
-  local s = string.match(old, '^{"v":3,"seq":(%d+),')
-  if s and tonumber(s) >= seq then
-    written = 0
+  if ARGV[5] ~= '' then
+    arg_bad(5, '\'\' with an entry')
   end
-elseif entry == '' then
+end
+local written = 1
+local old = redis.call('HGET', KEYS[3], id)
+local s
+if old then
+  s = string.match(old, '^{"v":3,"seq":(%d+),')
+end
+if s and tonumber(s) >= seq then
+  written = 0
+elseif entry == '' and (not s or tonumber(s) ~= renews) then
   written = -1
 end
 local now = server_time()

@@ -300,28 +300,31 @@ final class Follower {
     }
 
     /**
-     * One heartbeat (Go: follower.beat): a touch when e says what the last
-     * confirmed write stored, else the entry; the entry at once when a touch
-     * found none (forgotten or pruned meanwhile). Keeps what the registry holds.
+     * One heartbeat (Go: follower.beat): a touch naming the last confirmed
+     * write (its seq) when e says what that write stored, else the entry;
+     * the entry at once when a touch found none, or another than the one it
+     * names (forgotten or pruned meanwhile, and maybe an older write of ours
+     * landed late since). Keeps what the registry holds.
      * A heartbeat that wrote nothing because an entry with a seq at or above
      * its own stands throws: readings go one at a time, so that entry is not
      * this locker's newer one, the registry does not count the locker on it,
      * and the reading must renew no phase lease.
      */
     private Reply beat(Entry e, long holdMs) {
-        boolean touch;
+        long renews; // the seq of the entry a touch renews; 0: send the entry
         synchronized (mu) {
-            touch = e.same(stored);
+            renews = e.same(stored) ? stored.seq : 0;
         }
+        boolean touch = renews != 0;
         Reply rep = null;
         try {
-            rep = send(e, holdMs, touch);
+            rep = send(e, holdMs, renews);
             if (touch && rep.written < 0) {
                 synchronized (mu) {
                     e = e.withSeq(++seq);
                 }
                 touch = false;
-                rep = send(e, holdMs, false);
+                rep = send(e, holdMs, 0);
             }
             if (rep.written == 0) {
                 throw new IllegalStateException("lockbridge: heartbeat: the registry holds an entry for " + id + " with a seq at or above " + e.seq
@@ -340,9 +343,11 @@ final class Follower {
         }
     }
 
-    private Reply send(Entry e, long holdMs, boolean touch) {
+    /** Sends e's heartbeat: the entry, or (renews not 0) a touch of the stored entry of seq renews. */
+    private Reply send(Entry e, long holdMs, long renews) {
+        boolean touch = renews != 0;
         List<?> r = redis.evalList(Scripts.HEARTBEAT, new byte[][] {k.phase, k.meta, k.clients, k.expiry, k.seen}, Redis.arg(id),
-                Redis.arg(e.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : e.json()));
+                Redis.arg(e.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : e.json()), Redis.arg(touch ? Long.toString(renews) : ""));
         List<?> a = Replies.list(Scripts.HEARTBEAT, r, 5);
         String init = Replies.text(Scripts.HEARTBEAT, a.get(1));
         String gs = Replies.text(Scripts.HEARTBEAT, a.get(2));
@@ -538,7 +543,7 @@ final class Follower {
                 // extra second covers the last unit of a legacy expiry in seconds.
                 long left = Math.max(0, h.left.toMillis());
                 Entry e = new Entry(id, entryPhase, null, host, pid, inst, g, sq, h.oldest, h.newest, left);
-                send(e, left + 1000, false);
+                send(e, left + 1000, 0);
                 return;
             }
             redis.evalLong(Scripts.FORGET, new byte[][] {k.clients, k.expiry, k.seen, k.fleet}, Redis.arg(id), Redis.arg("1"), Redis.arg("0"));

@@ -25,6 +25,7 @@ final class FaultProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile boolean drop;
     private volatile boolean closed;
+    private final StringBuilder commands = new StringBuilder(); // every command byte sent, as ISO-8859-1 chars
 
     FaultProxy(int upstreamPort) throws IOException {
         this.upstream = upstreamPort;
@@ -36,6 +37,21 @@ final class FaultProxy implements AutoCloseable {
 
     RedisURI uri() {
         return RedisURI.create("127.0.0.1", listener.getLocalPort());
+    }
+
+    /**
+     * How many times text (an ASCII word: a script's SHA1, say) has passed
+     * towards the server since the proxy started: the sends of a command
+     * that names it, counted at the server's door.
+     */
+    int sent(String text) {
+        synchronized (commands) {
+            int n = 0;
+            for (int i = commands.indexOf(text); i >= 0; i = commands.indexOf(text, i + text.length())) {
+                n++;
+            }
+            return n;
+        }
     }
 
     /** While on, the server's replies are read and thrown away. */
@@ -70,6 +86,11 @@ final class FaultProxy implements AutoCloseable {
                 while ((n = in.read(buf)) >= 0) {
                     if (replies && drop) {
                         continue;
+                    }
+                    if (!replies) {
+                        synchronized (commands) {
+                            commands.append(new String(buf, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1));
+                        }
                     }
                     out.write(buf, 0, n);
                     out.flush();

@@ -342,4 +342,39 @@ class FollowerFaultTest extends ServerTest {
         assertThrows(InvalidException.class,
                 () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofSeconds(2)).phaseLease(Duration.ofSeconds(2)).build());
     }
+    /**
+     * A touch names the entry it renews: the seq of the locker's last
+     * confirmed write. Here an older write of the locker's (reporting a lock
+     * released since) stands under its id again — as when one held up in the
+     * network lands after a forced {@code fleet forget} — while its entry
+     * has not changed since its last confirmed write, so its heartbeats are
+     * touches. They find another entry than the one they name, write
+     * nothing, and the locker sends its entry again. Before, a touch renewed
+     * any entry with a lower seq and kept the old write alive. (Go, with the
+     * write held up by the proxy: TestFaultLateFullWriteAfterForgetIsNotTouched.)
+     */
+    @Test
+    void faultTouchRenewsOnlyTheEntryItNames() throws Exception {
+        srv.setPhase("touch2", "", Phase.LEGACY, "init");
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("touch2").phaseInterval(Duration.ofMillis(50)).build()) {
+            String id = m.clientId();
+            byte[] clients = b("lockbridge:{touch2}:clients");
+            Lock lock = m.tryLock("touch-orders", Duration.ofSeconds(30));
+            MigrateLockerTest.eventually("an entry reports the lock", () -> entry("touch2", id).containsKey("held_oldest"));
+            byte[] old = srv.raw.hget(clients, b(id));
+            long oldSeq = (Long) entry("touch2", id).get("seq");
+            lock.unlock();
+            MigrateLockerTest.eventually("a newer entry reports no lock", () -> !entry("touch2", id).containsKey("held_oldest"));
+            long confirmed = (Long) entry("touch2", id).get("seq");
+            double exp = srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id));
+            MigrateLockerTest.eventually("then it touches", () -> srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id)) > exp);
+            assertEquals(confirmed, (Long) entry("touch2", id).get("seq"), "a touch leaves the entry");
+
+            srv.raw.hset(clients, b(id), old); // forgotten, and the older write landed late
+            MigrateLockerTest.eventually("the locker sends its entry again", () -> (Long) entry("touch2", id).get("seq") > confirmed);
+            Map<String, Object> now = entry("touch2", id);
+            assertTrue(!now.containsKey("held_oldest"), "no lock released long ago is reported: " + now);
+            assertTrue(oldSeq < confirmed);
+        }
+    }
 }
