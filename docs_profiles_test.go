@@ -263,7 +263,7 @@ func parseJavaProfile(t *testing.T, code string) (spec profileSpec, ok bool, err
 			if !known {
 				return spec, true, fmt.Errorf("%q: lockbridge-java has no %s", code, m)
 			}
-			if spec.key, err = legacy.ParseKeyCodec(id); err != nil {
+			if spec.key, err = legacyproto.ParseKeyCodec(id); err != nil {
 				return spec, true, err
 			}
 			spec.set["key"] = true
@@ -272,7 +272,7 @@ func parseJavaProfile(t *testing.T, code string) (spec profileSpec, ok bool, err
 			if !known {
 				return spec, true, fmt.Errorf("%q: lockbridge-java has no %s", code, m)
 			}
-			if spec.value, err = legacy.ParseValueCodec(id); err != nil {
+			if spec.value, err = legacyproto.ParseValueCodec(id); err != nil {
 				return spec, true, err
 			}
 			spec.set["value"] = true

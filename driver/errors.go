@@ -68,9 +68,9 @@ func (e ReplyError) Is(target error) bool {
 	return ok && c.match(string(e))
 }
 
-// ClassOf returns the class of err's Redis error reply, or nil when err
+// classOf returns the class of err's Redis error reply, or nil when err
 // carries no reply of a known class.
-func ClassOf(err error) *Class {
+func classOf(err error) *Class {
 	var re ReplyError
 	if !errors.As(err, &re) {
 		return nil

@@ -193,7 +193,7 @@ func redissonGoWorker(ctx context.Context, r *rdsEnv, id string, count int64, fa
 		if err != nil {
 			return fmt.Errorf("reentry: %w", err)
 		}
-		if n, err := inner.(*redisson.Lock).HoldCount(ctx); err != nil || n != 2 {
+		if n, err := inner.(*redisson.Lock).Owner().HoldCount(ctx, inner.Key()); err != nil || n != 2 {
 			return fmt.Errorf("reentrant hold count %d, %v", n, err)
 		}
 		if err := inner.Unlock(ctx); err != nil {

@@ -28,9 +28,6 @@ const (
 	KeyJavaString = legacyproto.KeyJavaString
 )
 
-// ParseKeyCodec returns the key codec whose id (KeyCodec.String) is id.
-func ParseKeyCodec(id string) (KeyCodec, error) { return legacyproto.ParseKeyCodec(id) }
-
 // ValueCodec is how a Java service serializes the expiry timestamp it
 // stores as the lock's value. Each codec writes exactly the bytes the Java
 // side writes and decodes strictly: what Long.parseLong accepts in ASCII,
@@ -68,7 +65,3 @@ const (
 // ValueCodecs returns every value codec, in declaration order: what a tool
 // that decodes an unknown value tries in turn.
 func ValueCodecs() []ValueCodec { return legacyproto.ValueCodecs() }
-
-// ParseValueCodec returns the value codec whose id (ValueCodec.String) is
-// id.
-func ParseValueCodec(id string) (ValueCodec, error) { return legacyproto.ParseValueCodec(id) }

@@ -33,11 +33,7 @@ func (e *NotObtainedError) Unwrap() error { return lockbridge.ErrNotObtained }
 // is never treated as expired and never taken over. TryLock returns it
 // wrapped together with lockbridge.ErrNotObtained; get it with errors.As.
 // Its fields: Value, the stored value byte for byte (from TryLock and Lock,
-// at most its first MaxForeignKept bytes); Size, its length in bytes; Codec,
+// at most its first 1024 bytes: a foreign value may be large, and a waiter
+// reads it on every attempt); Size, its length in bytes; Codec,
 // the value codec it failed to decode under.
 type ForeignValueError = legacyproto.ForeignValueError
-
-// MaxForeignKept is how many bytes of a foreign value TryLock and Lock
-// fetch and keep in a ForeignValueError: a foreign value may be large, and a
-// waiter reads it on every attempt.
-const MaxForeignKept = legacyproto.MaxForeignKept

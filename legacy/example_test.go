@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -138,7 +139,7 @@ func Example_springDefaultTemplate() {
 	defer lock.Unlock(ctx)
 	stored, _ := rdb.Get(ctx, key).Result()
 	expiry, _ := legacy.ValueJavaString.Decode(stored)
-	fmt.Println(stored == lock.(*legacy.Lock).Value(), expiry == lock.(*legacy.Lock).Expiry())
+	fmt.Println(stored == lock.(*legacy.Lock).Value(), strconv.FormatInt(expiry, 10) == lock.Token())
 	// Output:
 	// key   ac ed 00 05 74 00 0a 6c 6f 63 6b 3a 6f 72 64 65 72
 	// value ac ed 00 05 74 00 0d 31 37 30 30 30 30 30 30 30 30 30 30 31

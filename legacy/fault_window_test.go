@@ -35,7 +35,7 @@ func TestFaultOwnerWindowServerBehind(t *testing.T) {
 		Take: func(t *testing.T, ctx context.Context, key string, now func() time.Time) (lockbridge.Lock, int64) {
 			l, err := legacy.New(tg.Client, legacy.WithClock(now)).TryLock(ctx, key, 10*time.Second)
 			require.NoError(t, err)
-			return l, l.(*legacy.Lock).Expiry()
+			return l, legacy.ExpiryOf(l.(*legacy.Lock))
 		},
 	}
 	for _, op := range []string{"unlock", "refresh"} {

@@ -71,8 +71,8 @@ func (lk *Lock) valid(ctx context.Context) error {
 	return check.Context(pkg, ctx)
 }
 
-// Key returns the lock name the caller gave (not the encoded Redis key: see
-// RedisKey).
+// Key returns the lock name the caller gave (not the Redis key the key codec
+// encodes it to).
 func (lk *Lock) Key() string {
 	if lk == nil {
 		return ""
@@ -80,29 +80,13 @@ func (lk *Lock) Key() string {
 	return lk.key
 }
 
-// RedisKey returns the Redis key, as the profile's key codec encoded the name.
-func (lk *Lock) RedisKey() string {
-	if lk == nil {
-		return ""
-	}
-	return lk.ekey
-}
-
-// Token returns the expiry this holder wrote, as ASCII decimal in the
+// Token returns the expiry W this holder wrote, as ASCII decimal in the
 // profile's unit (e.g. "1700000000001"), whatever the value codec.
 func (lk *Lock) Token() string {
 	if lk == nil {
 		return ""
 	}
 	return strconv.FormatInt(lk.expiry(), 10)
-}
-
-// Expiry returns the expiry W this holder wrote, in the profile's unit.
-func (lk *Lock) Expiry() int64 {
-	if lk == nil {
-		return 0
-	}
-	return lk.expiry()
 }
 
 // Value returns the exact bytes this holder wrote: W in the value codec.

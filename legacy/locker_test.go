@@ -70,8 +70,8 @@ func testAcquireRelease(t *testing.T, tg locktest.Target) {
 			assert.Equal(t, ll.Value(), stored, "the stored bytes are the value we wrote")
 			assert.Equal(t, l.Token(), stored, "decimal: the token is the stored value")
 			assert.Equal(t, key, l.Key())
-			assert.Equal(t, key, ll.RedisKey())
-			w := ll.Expiry()
+			assert.Equal(t, key, legacy.RedisKeyOf(ll))
+			w := legacy.ExpiryOf(ll)
 			assert.GreaterOrEqual(t, w, before.UnixMilli()+60_000+1)
 			assert.LessOrEqual(t, w, time.Now().UnixMilli()+60_000+1)
 			assert.Equal(t, time.UnixMilli(w), l.ExpiresAt())
@@ -280,7 +280,7 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 					if kc == legacy.KeyJavaString {
 						redisKey = "\xac\xed\x00\x05\x74" + string([]byte{byte(len(name) >> 8), byte(len(name))}) + name
 					}
-					assert.Equal(t, redisKey, l.(*legacy.Lock).RedisKey())
+					assert.Equal(t, redisKey, legacy.RedisKeyOf(l.(*legacy.Lock)))
 					stored, ok := locktest.Get(t, tg.Client, redisKey)
 					require.True(t, ok, "the lock lives at the encoded key")
 					assert.Equal(t, unhex(t, golden[codec]), stored)
@@ -339,7 +339,7 @@ func testLongJavaKey(t *testing.T, tg locktest.Target) {
 	lk := legacy.New(tg.Client, legacy.WithKeyCodec(legacy.KeyJavaString))
 	l, err := lk.TryLock(ctx, name, time.Minute)
 	require.NoError(t, err)
-	rk := l.(*legacy.Lock).RedisKey()
+	rk := legacy.RedisKeyOf(l.(*legacy.Lock))
 	assert.Equal(t, "\xac\xed\x00\x05\x7c\x00\x00\x00\x00\x00\x01\x00\x00"+name, rk)
 	_, ok := locktest.Get(t, tg.Client, rk)
 	assert.True(t, ok)
@@ -362,17 +362,17 @@ func testRefresh(t *testing.T, tg locktest.Target) {
 			l, err := lk.TryLock(ctx, key, 10*time.Second)
 			require.NoError(t, err)
 			ll := l.(*legacy.Lock)
-			w := ll.Expiry()
+			w := legacy.ExpiryOf(ll)
 			require.NoError(t, l.Refresh(ctx, time.Minute))
-			assert.GreaterOrEqual(t, ll.Expiry(), w+50_000)
+			assert.GreaterOrEqual(t, legacy.ExpiryOf(ll), w+50_000)
 			stored, _ := locktest.Get(t, tg.Client, key)
-			assert.Equal(t, legacy.ValueJavaString.Encode(ll.Expiry()), stored, "the new expiry, in the codec's bytes")
+			assert.Equal(t, legacy.ValueJavaString.Encode(legacy.ExpiryOf(ll)), stored, "the new expiry, in the codec's bytes")
 			assert.Equal(t, ll.Value(), stored)
-			assert.Equal(t, fmt.Sprint(ll.Expiry()), l.Token())
+			assert.Equal(t, fmt.Sprint(legacy.ExpiryOf(ll)), l.Token())
 
 			// After a losing contender's GETSET (a value near ours), Refresh
 			// still recognises the lock and rewrites our value.
-			_, _, err = tg.Client.GetSet(ctx, key, legacy.ValueJavaString.Encode(ll.Expiry()+5))
+			_, _, err = tg.Client.GetSet(ctx, key, legacy.ValueJavaString.Encode(legacy.ExpiryOf(ll)+5))
 			require.NoError(t, err)
 			require.NoError(t, l.Refresh(ctx, 2*time.Minute))
 			stored, _ = locktest.Get(t, tg.Client, key)
@@ -444,7 +444,7 @@ func testLockWaitsForExpiry(t *testing.T, tg locktest.Target) {
 				key := locktest.Key(t, "k")
 				holder, err := legacy.New(tg.Client, legacy.WithMode(holderMode)).TryLock(ctx, key, 150*time.Millisecond)
 				require.NoError(t, err)
-				w := holder.(*legacy.Lock).Expiry()
+				w := legacy.ExpiryOf(holder.(*legacy.Lock))
 				// The holder crashes: it never unlocks.
 				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.LinearBackoff(time.Hour,
 					time.Hour)))

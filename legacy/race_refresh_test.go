@@ -67,7 +67,7 @@ func TestConcurrentRefreshUnlockRace(t *testing.T) {
 						uerr := ll.Unlock(c)
 						cancel()
 						inner.Wait()
-						got, ok := locktest.Get(t, tg.Client, ll.RedisKey())
+						got, ok := locktest.Get(t, tg.Client, legacy.RedisKeyOf(ll))
 						switch {
 						case uerr == nil:
 							assert.False(t, ok && got == ll.Value(), "released, yet our value is there")

@@ -67,7 +67,7 @@ func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 			assert.False(t, ok, "the Go lock is live for the seed")
 			sw, err := javareplay.Acquire(ctx, tg.Client, key, time.Minute, nil)
 			require.NoError(t, err)
-			assert.Greater(t, time.Now().UnixMilli(), l.(*legacy.Lock).Expiry())
+			assert.Greater(t, time.Now().UnixMilli(), legacy.ExpiryOf(l.(*legacy.Lock)))
 			stored, _ := locktest.Get(t, tg.Client, key)
 			assert.Equal(t, fmt.Sprint(sw), stored)
 			require.ErrorIs(t, l.Unlock(ctx), lockbridge.ErrNotHeld)

@@ -115,9 +115,9 @@
 // lost such a race (woken by a release, it found the lock taken again), or
 // has waited through a line of notices, its heads put off each attempt
 // after a wake, so that the one waiting longest attempts first: a call
-// younger than ElderFirst (2 ms) by the difference, and a call that has
-// heard fewer notices than its Locker's last call needed by LineSpacing
-// (0.5 ms, or twice its last round trip) per notice missing; they join the
+// younger than 2 ms by the difference, and a call that has heard fewer
+// notices than its Locker's last call needed by 0.5 ms (or twice its last
+// round trip) per notice missing; they join the
 // channel's waiters before their first attempt. A notice meanwhile counts
 // again; a delay that passes without one ends in an attempt (those ahead
 // may have gone). Nothing is skipped: each wake still leads to an attempt,

@@ -45,27 +45,34 @@ type WrongTypeError = modernproto.WrongTypeError
 
 // ReplicationError is an acquire that took the lock on the primary but was
 // not acknowledged by as many replicas as WithWait asks for, within its
-// timeout (or whose WAIT failed: Err). The lock is not reported held: it was
-// released at once (Released says whether that release found it; when it
-// did not answer, the key expires after its ttl, held by nobody).
+// timeout (or whose WAIT failed: it wraps WAIT's error). The lock is not
+// reported held: it was released at once (Released says whether that
+// release found it; when it did not answer, the key expires after its ttl,
+// held by nobody).
+//
+//	var re *modern.ReplicationError
+//	if errors.As(err, &re) {
+//		log.Printf("lock %s: only %d replicas acknowledged", re.Key, re.Acked)
+//	}
 type ReplicationError struct {
 	Key      string
-	Want     int   // replicas asked for
 	Acked    int64 // replicas that acknowledged
 	Released bool  // the owner-checked release ran and deleted the key
-	Err      error // WAIT's error, if it failed
+
+	want int   // replicas asked for
+	err  error // WAIT's error, if it failed
 }
 
 func (e *ReplicationError) Error() string {
-	msg := fmt.Sprintf("modern: lock %q not taken: %d of %d replicas acknowledged the acquire", e.Key, e.Acked, e.Want)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+	msg := fmt.Sprintf("modern: lock %q not taken: %d of %d replicas acknowledged the acquire", e.Key, e.Acked, e.want)
+	if e.err != nil {
+		msg += ": " + e.err.Error()
 	}
 	return msg
 }
 
 // Unwrap returns WAIT's error, if any.
-func (e *ReplicationError) Unwrap() error { return e.Err }
+func (e *ReplicationError) Unwrap() error { return e.err }
 
 // errReleased is what Unlock, Refresh and TTL return on a lock this Lock
 // value already unlocked.

@@ -1,6 +1,13 @@
 package modern
 
-import "context"
+import (
+	"context"
+
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
+)
+
+// DefaultNotifyLinger is WithNotifyLinger's default.
+const DefaultNotifyLinger = modernproto.DefaultNotifyLinger
 
 // Test hooks: what the external tests may see of a Locker's notification hub.
 

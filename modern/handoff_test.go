@@ -228,7 +228,7 @@ func (b tries) Delay(n int) (time.Duration, bool) { return b.d, n < b.n }
 // Waiters of several Lockers (each on a client of its own, as processes
 // are) contending for one key, with notifications and an hour's backoff:
 // only release notices, and the ordering's own delays, let a waiter in.
-// They order their attempts (see ElderFirst) and keep their subscriptions
+// They order their attempts (see elderFirst) and keep their subscriptions
 // between waits, and still no waiter misses a release — every call gets the
 // lock — and the guard never sees two holders. On one server and on a
 // cluster.

@@ -183,7 +183,7 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 		// The key was waited for here a moment ago (its channel is
 		// subscribed): an attempt is expected to find it taken.
 		w.held = l.hub.Since(n.Channel).Covers()
-		w.line = min(l.hub.Line(n.Channel), MaxLine)
+		w.line = min(l.hub.Line(n.Channel), maxLine)
 		w.contended = l.hub.Contended(n.Channel, contendedFor)
 	}
 	lk, err := retry.LoopDelayed(ctx, l.tel, l.polite.Backoff(l.cfg.Backoff), w.wake, w.attempt, &w.delayed)
@@ -210,25 +210,25 @@ func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockb
 // found the lock taken again (waiters elsewhere compete for it), its calls
 // on the key put off each attempt after a wake:
 //
-//   - by age: a call that has waited for less than ElderFirst puts off its
+//   - by age: a call that has waited for less than elderFirst puts off its
 //     attempt by the difference, so that calls waiting longer go first;
 //   - by place in line: a call that waited records how many notices it
 //     heard before it got the lock (the line it waited in, as its Locker
-//     last saw it, counted up to MaxLine); the next calls put off their
-//     attempt by LineSpacing (or twice their last round trip, if longer)
+//     last saw it, counted up to maxLine); the next calls put off their
+//     attempt by lineSpacing (or twice their last round trip, if longer)
 //     per notice they are short of that line.
 //
 // A call that hears another notice meanwhile counts again; one that hears
 // none attempts at the end of its delay (those ahead may have left). The
 // delays only order the attempts: each still runs, no notice is ignored, and
-// no attempt is put off by more than MaxPutOff in all (a slow round trip
+// no attempt is put off by more than maxPutOff in all (a slow round trip
 // must not turn a long line into a sleep past the backoff with the key
 // free); the backoff and the holder's lease bound the wait as before.
 const (
-	ElderFirst  = 2 * time.Millisecond
-	LineSpacing = 500 * time.Microsecond
-	MaxLine     = 64
-	MaxPutOff   = MaxLine * LineSpacing
+	elderFirst  = 2 * time.Millisecond
+	lineSpacing = 500 * time.Microsecond
+	maxLine     = 64
+	maxPutOff   = maxLine * lineSpacing
 )
 
 // contendedFor is how long a lost race keeps a Locker's calls on a key
@@ -257,10 +257,10 @@ type waiting struct {
 	// round trip.
 	held bool
 	// line: the line the last call of this Locker waited in (see
-	// LineSpacing); base: the mark this call's notices count from, once
+	// lineSpacing); base: the mark this call's notices count from, once
 	// registered; rtt: the last attempt's round trip.
 	line       int
-	contended  bool // see ElderFirst
+	contended  bool // see elderFirst
 	short      bool // the last delay ended with no notice: nobody ahead took the lock
 	registered bool
 	base       notify.Mark
@@ -270,7 +270,7 @@ type waiting struct {
 }
 
 // ordered reports whether the call orders its attempts with other
-// Lockers' waiters (see ElderFirst).
+// Lockers' waiters (see elderFirst).
 func (w *waiting) ordered() bool { return w.contended || w.line > 1 }
 
 // leave ends the call's turn in the line.
@@ -391,14 +391,14 @@ func (w *waiting) inLine(ctx context.Context) (time.Duration, bool) {
 }
 
 // inTurn puts off an attempt while waiters ahead of this one attempt first
-// (see ElderFirst): until the call is old enough and has heard as many
+// (see elderFirst): until the call is old enough and has heard as many
 // notices as the line is long, or has heard none for the rest of its
 // delay, or its context ended (the attempt then reports it). The wakes it
 // takes are for notices it counts; the attempt after it acts on them.
 func (w *waiting) inTurn(ctx context.Context) {
 	hub, ch := w.l.hub, w.n.Channel
-	spacing := max(LineSpacing, 2*w.rtt)
-	until := time.Now().Add(MaxPutOff)
+	spacing := max(lineSpacing, 2*w.rtt)
+	until := time.Now().Add(maxPutOff)
 	var t *time.Timer
 	defer func() {
 		if t != nil {
@@ -417,7 +417,7 @@ func (w *waiting) inTurn(ctx context.Context) {
 			d = time.Duration(w.line-k) * spacing
 		}
 		if w.contended {
-			d = max(d, ElderFirst-time.Since(w.start))
+			d = max(d, elderFirst-time.Since(w.start))
 		}
 		if d = min(d, time.Until(until)); d <= 0 {
 			return
@@ -592,7 +592,7 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 		return v, 0, nil
 	}
 	// Held on the primary, not acknowledged enough: not held.
-	re := &ReplicationError{Key: n.Key, Want: l.cfg.WaitN, Acked: acked, Err: err}
+	re := &ReplicationError{Key: n.Key, want: l.cfg.WaitN, Acked: acked, err: err}
 	if ctxEnded(ctx, err) {
 		l.undo(ctx, n, token)
 		return 0, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, re)

@@ -23,8 +23,6 @@ const (
 	// Lock: lockbridge.ExponentialBackoff(8 ms, 512 ms), with jitter.
 	DefaultBackoffMin = modernproto.DefaultBackoffMin
 	DefaultBackoffMax = modernproto.DefaultBackoffMax
-	// DefaultNotifyLinger is WithNotifyLinger's default: 1 s.
-	DefaultNotifyLinger = modernproto.DefaultNotifyLinger
 )
 
 // WithAutoRefresh makes every lock refresh itself every ttl/3 (with the ttl
@@ -83,7 +81,7 @@ func WithNotifications(on bool) Option { return func(c *modernproto.Config) { c.
 // subscription's reader goroutine and a timer, until d after the last wait
 // or Close; releases of a key whose channel lingers publish their notice
 // (to nobody who waits). At most 1,024 channels linger at once. Default
-// DefaultNotifyLinger (1 s); 0 closes the subscription as the last waiter
+// 1 s; 0 closes the subscription as the last waiter
 // returns. A negative d is invalid.
 func WithNotifyLinger(d time.Duration) Option {
 	return func(c *modernproto.Config) {

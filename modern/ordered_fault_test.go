@@ -17,8 +17,8 @@ import (
 	"github.com/lockbridge/lockbridge/modern"
 )
 
-// A waiter that orders its attempts after a notice (ElderFirst,
-// LineSpacing) puts off its attempt by a delay that grows with the line its
+// A waiter that orders its attempts after a notice (elderFirst,
+// lineSpacing) puts off its attempt by a delay that grows with the line its
 // Locker last saw and with its own round trip. The release notice of a lock
 // nobody else wants must still lead to an attempt within the backoff's
 // bound: here the line was long (a waiter heard many notices before it got

@@ -6,9 +6,6 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
 
-// TokenBytes is how many random bytes NewToken draws.
-const TokenBytes = modernproto.TokenBytes
-
 // MaxTokenLen is the longest token a WithTokenFunc may return.
 const MaxTokenLen = modernproto.MaxTokenLen
 

@@ -7,7 +7,7 @@
 // Java Redisson and with this package and comparing the stored state and
 // the messages.
 // *Locker and *Owner implement lockbridge.Locker, *Lock implements
-// lockbridge.Lock (assert lk.(*redisson.Lock) for Owner and HoldCount).
+// lockbridge.Lock (assert lk.(*redisson.Lock) for Owner and Fence).
 //
 //	locker := redisson.New(goredis.New(rdb), redisson.WithWatchdog())
 //	owner := locker.NewOwner() // what a Java thread is to Redisson
@@ -41,7 +41,7 @@
 //
 // Unlocks publish with SPUBLISH in a Redis Cluster and PUBLISH otherwise,
 // as Redisson's default (sharded subscription mode AUTO) subscribes
-// (WithPubSub overrides it). In a cluster, the key, its channel and its
+// (WithPlainPublish makes it PUBLISH everywhere). In a cluster, the key, its channel and its
 // latches must hash to one slot: keys with odd braces ("{}x") are refused
 // with lockbridge.ErrInvalid there, as Redisson cannot run them either.
 //
@@ -118,7 +118,7 @@
 // run's result. When the latch is gone (expired, or evicted under memory
 // pressure) the script does nothing and the answer stays unknown: a hold is
 // never released twice. The second call is refused after half the latch's
-// life (WithUnlockLatch, default 20 s), the margin for the first command's
+// life (20 s), the margin for the first command's
 // way to the server.
 //
 // # Errors

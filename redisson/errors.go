@@ -20,15 +20,16 @@ type NotObtainedError struct {
 	// read with PTTL just after it). Negative when the key has no expiry; 0
 	// when unknown or nobody holds it.
 	HolderTTL time.Duration
-	// Ahead is, on a fair lock (WithFair), the field
+
+	// ahead is, on a fair lock (WithFair), the field
 	// ("<client id>:<owner id>") of the waiter at the head of the queue when
 	// it is not this owner: it goes first, even with the lock free. A waiter
-	// that died keeps its place until AheadUntil. Read after the attempt,
-	// not with it; "" when none or unknown.
-	Ahead string
-	// AheadUntil is Ahead's timeout in the timeout set: the time, by the
+	// that died keeps its place until aheadUntil. Read after the attempt,
+	// not with it; "" when none or unknown. The message names both.
+	ahead string
+	// aheadUntil is ahead's timeout in the timeout set: the time, by the
 	// waiters' clocks, after which the next attempt drops it from the queue.
-	AheadUntil time.Time
+	aheadUntil time.Time
 }
 
 func (e *NotObtainedError) Error() string {
@@ -38,16 +39,16 @@ func (e *NotObtainedError) Error() string {
 		msg += "held by another owner for " + e.HolderTTL.String() + " more"
 	case e.HolderTTL < 0:
 		msg += "held by another owner with no expiry"
-	case e.Ahead == "":
+	case e.ahead == "":
 		msg += "held by another owner (its lease unknown)"
 	}
-	if e.Ahead != "" {
+	if e.ahead != "" {
 		if e.HolderTTL != 0 {
 			msg += ", and "
 		}
-		msg += "a queued waiter is ahead (" + strconv.Quote(e.Ahead)
-		if !e.AheadUntil.IsZero() {
-			msg += ", keeping its place until " + e.AheadUntil.UTC().Format(
+		msg += "a queued waiter is ahead (" + strconv.Quote(e.ahead)
+		if !e.aheadUntil.IsZero() {
+			msg += ", keeping its place until " + e.aheadUntil.UTC().Format(
 				"2006-01-02T15:04:05.000Z07:00") + " if it does not take its turn"
 		}
 		msg += ")"

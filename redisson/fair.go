@@ -126,10 +126,10 @@ func (l *Locker) explain(ctx context.Context, n *names, field string, err error)
 	if err != nil || !ok || head == field {
 		return
 	}
-	ne.Ahead = head
+	ne.ahead = head
 	if r, err := l.c.Do(rctx, "ZSCORE", n.timeouts, head); err == nil {
 		if ms, err := strconv.ParseFloat(fmt.Sprint(r), 64); err == nil && r != nil {
-			ne.AheadUntil = time.UnixMilli(int64(ms))
+			ne.aheadUntil = time.UnixMilli(int64(ms))
 		}
 	}
 }

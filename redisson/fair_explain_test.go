@@ -30,8 +30,9 @@ func TestFairNotObtainedSaysWaiterAhead(t *testing.T) {
 	_, err := l.TryLock(ctx, key, time.Second)
 	var ne *redisson.NotObtainedError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, ghost, ne.Ahead)
-	assert.True(t, ne.AheadUntil.Equal(until), "%v != %v", ne.AheadUntil, until)
+	ahead, aheadUntil := redisson.Ahead(ne)
+	assert.Equal(t, ghost, ahead)
+	assert.True(t, aheadUntil.Equal(until), "%v != %v", aheadUntil, until)
 	assert.Zero(t, ne.HolderTTL, "nobody holds it")
 	assert.Equal(t, `redisson: lock "`+key+`" not obtained: a queued waiter is ahead ("`+ghost+
 		`", keeping its place until `+
@@ -44,7 +45,8 @@ func TestFairNotObtainedSaysWaiterAhead(t *testing.T) {
 	cancel()
 	require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 	if errors.As(err, &ne) {
-		assert.Equal(t, ghost, ne.Ahead, "%v", err)
+		ahead, _ := redisson.Ahead(ne)
+		assert.Equal(t, ghost, ahead, "%v", err)
 	}
 	assert.Contains(t, err.Error(), "a queued waiter is ahead")
 
@@ -61,7 +63,8 @@ func TestFairNotObtainedSaysWaiterAhead(t *testing.T) {
 	locktest.Do(t, tg.Client, "DEL", "redisson_lock_queue:{"+key+"}", "redisson_lock_timeout:{"+key+"}")
 	_, err = l.TryLock(ctx, key, time.Second)
 	require.ErrorAs(t, err, &ne)
-	assert.Empty(t, ne.Ahead)
+	ahead, _ = redisson.Ahead(ne)
+	assert.Empty(t, ahead)
 	assert.Regexp(t, `not obtained: held by another owner for [0-9.]+s more$`, err.Error())
 }
 
@@ -75,7 +78,7 @@ func TestNotObtainedErrorText(t *testing.T) {
 			`redisson: lock "k" not obtained: held by another owner for 2s more`},
 		{redisson.NotObtainedError{Key: "k", HolderTTL: -1},
 			`redisson: lock "k" not obtained: held by another owner with no expiry`},
-		{redisson.NotObtainedError{Key: "k", Ahead: "u:1"},
+		{redisson.NotObtainedAhead("k", "u:1"),
 			`redisson: lock "k" not obtained: a queued waiter is ahead ("u:1")`},
 	} {
 		assert.Equal(t, tc.want, tc.e.Error())

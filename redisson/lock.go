@@ -14,7 +14,7 @@ import (
 
 // Lock is one hold of a Redisson lock by an Owner, as returned (behind
 // lockbridge.Lock) by TryLock and Lock: assert lk.(*redisson.Lock) for
-// Owner, Field and HoldCount. An owner that takes a lock n times has n
+// Owner and Fence (the owner's HoldCount counts its holds). An owner that takes a lock n times has n
 // Lock values, each unlocked once. Its methods are safe for concurrent use,
 // and safe on a nil *Lock (which reports ErrNotHeld).
 type Lock struct {
@@ -73,15 +73,6 @@ func (lk *Lock) state() *Lock {
 	return nl
 }
 
-// HoldCount returns the owner's holds of the lock as the hash counts them
-// (this one included, while it is held).
-func (lk *Lock) HoldCount(ctx context.Context) (int64, error) {
-	if err := lk.valid(ctx); err != nil {
-		return 0, err
-	}
-	return lk.owner.HoldCount(ctx, lk.names.key)
-}
-
 // valid checks a call's receiver and context.
 func (lk *Lock) valid(ctx context.Context) error {
 	switch {
@@ -117,7 +108,7 @@ func (lk *Lock) valid(ctx context.Context) error {
 // error wrapping ErrUnknownOutcome, to this call and every later one, and a
 // count the first run may have left ends with the lease (after the owner's
 // last known hold is unlocked). The second call must come within half the
-// latch's life (WithUnlockLatch) of the first; later, it refuses at once
+// latch's life (20 s) of the first; later, it refuses at once
 // with an error wrapping ErrUnknownOutcome.
 func (lk *Lock) Unlock(ctx context.Context) error {
 	if err := lk.valid(ctx); err != nil {

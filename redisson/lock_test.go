@@ -43,7 +43,7 @@ func TestLockOnTheWire(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, map[string]int64{o.Field(): 2}, hash(t, tg.Client, key))
 		assert.Greater(t, locktest.PTTL(t, tg.Client, key), int64(15000))
-		n, err := second.(*redisson.Lock).HoldCount(ctx)
+		n, err := second.(*redisson.Lock).Owner().HoldCount(ctx, second.Key())
 		require.NoError(t, err)
 		assert.Equal(t, int64(2), n)
 

@@ -45,14 +45,11 @@ func New(c driver.Client, opts ...Option) *Locker {
 	} else {
 		l.hub = notify.New(c, notify.Logger(l.tel.Log()))
 	}
-	l.clientID = l.cfg.clientID
-	if l.clientID == "" {
-		id, err := newUUID()
-		if err != nil {
-			l.cfg.errs.Keep(err)
-		}
-		l.clientID = id
+	id, err := newUUID()
+	if err != nil {
+		l.cfg.errs.Keep(err)
 	}
+	l.clientID = id
 	l.err = l.cfg.errs.Err()
 	return l
 }
@@ -181,13 +178,10 @@ func (l *Locker) prepare(ctx context.Context, key string) (names, error) {
 	return n, nil
 }
 
-// publishCommand is the command unlocks publish with (WithPubSub).
+// publishCommand is the command unlocks publish with (WithPlainPublish).
 func (l *Locker) publishCommand() string {
-	switch l.cfg.pubsub {
-	case PubSubPlain:
+	if l.cfg.plainPublish {
 		return "PUBLISH"
-	case PubSubSharded:
-		return "SPUBLISH"
 	}
 	return notify.PublishCommand(l.c)
 }

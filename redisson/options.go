@@ -6,7 +6,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"strings"
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -18,46 +17,24 @@ import (
 // ForceUnlock, …) returns it, wrapping lockbridge.ErrInvalid.
 type Option func(*config)
 
-// PubSub says which command unlocks publish with.
-type PubSub int
-
-const (
-	// PubSubAuto is Redisson's default (ShardedSubscriptionMode.AUTO):
-	// SPUBLISH in a Redis Cluster (sharded pub/sub, Redis >= 7), PUBLISH
-	// otherwise. Go waiters listen the same way. Redisson's AUTO also
-	// probes the cluster (PUBSUB SHARDNUMSUB) and falls back to PUBLISH
-	// where sharded pub/sub is missing (Redis < 7); this one does not, and
-	// there an unlock's script fails at its SPUBLISH after deleting the
-	// lock: set PubSubPlain on a cluster below Redis 7.
-	PubSubAuto PubSub = iota
-	// PubSubPlain always publishes with PUBLISH: for Redisson clients set
-	// to ShardedSubscriptionMode.OFF, or a cluster below Redis 7. In a
-	// cluster, Go waiters (which listen with SSUBSCRIBE) then hear no unlock
-	// and wait by the holder's lease and the backoff.
-	PubSubPlain
-	// PubSubSharded always publishes with SPUBLISH (Redis >= 7).
-	PubSubSharded
-)
-
 type config struct {
-	fencing  bool
-	fair     bool
-	fairWait time.Duration
-	watchdog bool
-	notify   bool
-	pubsub   PubSub
-	clientID string
-	latch    time.Duration
-	backoff  lockbridge.Backoff
-	errs     lockopt.Errs
+	fencing      bool
+	fair         bool
+	fairWait     time.Duration
+	watchdog     bool
+	notify       bool
+	plainPublish bool
+	latch        time.Duration
+	backoff      lockbridge.Backoff
+	errs         lockopt.Errs
 }
 
 func newConfig(opts []Option) config {
 	c := config{
 		notify:   true,
-		latch:    DefaultUnlockLatch,
+		latch:    defaultUnlockLatch,
 		fairWait: DefaultFairWait,
-		backoff:  lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		backoff:  lockbridge.ExponentialBackoff(defaultBackoffMin, defaultBackoffMax),
 		errs:     lockopt.For("redisson"),
 	}
 	lockopt.Apply(&c.errs, &c, opts)
@@ -124,43 +101,27 @@ func WithFencing() Option { return func(c *config) { c.fencing = true } }
 // remaining lease. Unlocks publish either way. Default: on.
 func WithNotifications(on bool) Option { return func(c *config) { c.notify = on } }
 
-// WithPubSub sets the command unlocks publish with. Default: PubSubAuto,
-// Redisson's own default. Values outside the three are invalid.
-func WithPubSub(p PubSub) Option {
-	return func(c *config) {
-		if p < PubSubAuto || p > PubSubSharded {
-			c.errs.Invalid("WithPubSub(%d): unknown mode", int(p))
-			return
-		}
-		c.pubsub = p
-	}
-}
+// WithPlainPublish makes unlocks publish with PUBLISH everywhere, as
+// Redisson clients set to ShardedSubscriptionMode.OFF listen, or on a
+// cluster below Redis 7 (no sharded pub/sub). In a cluster, Go waiters
+// (which listen with SSUBSCRIBE) then hear no unlock and wait by the
+// holder's lease and the backoff. Default: Redisson's own default
+// (ShardedSubscriptionMode.AUTO): SPUBLISH in a Redis Cluster (sharded
+// pub/sub, Redis >= 7), PUBLISH otherwise; Go waiters listen the same way.
+// Redisson's AUTO also probes the cluster (PUBSUB SHARDNUMSUB) and falls
+// back to PUBLISH where sharded pub/sub is missing; the default here does
+// not, and there an unlock's script fails at its SPUBLISH after deleting
+// the lock: set WithPlainPublish on a cluster below Redis 7.
+func WithPlainPublish() Option { return func(c *config) { c.plainPublish = true } }
 
-// WithClientID sets the client id, the first half of every field this
-// Locker writes ("<client id>:<owner id>"), in place of a fresh random UUID.
-// Two Lockers — or a Locker and a Java RedissonClient — must never share
-// one: owners with equal ids would share holds. It must be 1 to 64
-// printable ASCII bytes without ':' (Redisson's is a 36-character UUID).
-// Default: a random version-4 UUID, lower case, like Redisson's.
-func WithClientID(id string) Option {
-	return func(c *config) {
-		if id == "" || len(id) > 64 || strings.ContainsRune(id, ':') || !printable(id) {
-			c.errs.Invalid("WithClientID(%q): want 1 to 64 printable ASCII bytes without ':'", id)
-			return
-		}
-		c.clientID = id
-	}
-}
-
-// WithUnlockLatch sets how long an unlock's latch lives on the server (at
-// least 1 s). An Unlock whose reply was lost may be called again within half
-// of it — the other half is the margin for the time the first command took
-// to reach the server — and gets the first run's result instead of
-// releasing a second hold. Default: DefaultUnlockLatch (20 s).
-func WithUnlockLatch(d time.Duration) Option {
+// withUnlockLatch sets how long an unlock's latch lives on the server (at
+// least 1 s; tests only): an Unlock whose reply was lost may be called again
+// within half of it and gets the first run's result. Default:
+// defaultUnlockLatch.
+func withUnlockLatch(d time.Duration) Option {
 	return func(c *config) {
 		if d < time.Second {
-			c.errs.Invalid("WithUnlockLatch(%v): want at least 1s", d)
+			c.errs.Invalid("unlock latch %v: want at least 1s", d)
 			return
 		}
 		c.latch = d.Truncate(time.Millisecond)
@@ -176,15 +137,6 @@ func WithBackoff(b lockbridge.Backoff) Option {
 	return func(c *config) { c.errs.Backoff(&c.backoff, b) }
 }
 
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] > '~' {
-			return false
-		}
-	}
-	return true
-}
-
 // The defaults of the options, and Redisson's own figures.
 const (
 	// DefaultWatchdogTimeout is Redisson's default lockWatchdogTimeout: the
@@ -192,16 +144,16 @@ const (
 	// of it (10 s). Pass it as the ttl of a Locker WithWatchdog to lock
 	// exactly as Java's lock() does.
 	DefaultWatchdogTimeout = 30 * time.Second
-	// DefaultUnlockLatch is how long an unlock's latch lives: the window in
+	// defaultUnlockLatch is how long an unlock's latch lives: the window in
 	// which an Unlock whose reply was lost can be asked again and get the
 	// first result.
-	DefaultUnlockLatch = 20 * time.Second
-	// DefaultBackoffMin and DefaultBackoffMax bound Lock's default backoff
+	defaultUnlockLatch = 20 * time.Second
+	// defaultBackoffMin and defaultBackoffMax bound Lock's default backoff
 	// between attempts when no unlock message comes:
 	// lockbridge.ExponentialBackoff(8 ms, 512 ms), never past the holder's
 	// remaining lease.
-	DefaultBackoffMin = 8 * time.Millisecond
-	DefaultBackoffMax = 512 * time.Millisecond
+	defaultBackoffMin = 8 * time.Millisecond
+	defaultBackoffMax = 512 * time.Millisecond
 	// DefaultFairWait is Redisson's default fairLockWaitTimeout: how long a
 	// fair waiter keeps its place past the one ahead of it (WithFair).
 	DefaultFairWait = 5 * time.Minute

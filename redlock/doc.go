@@ -26,7 +26,7 @@
 //
 //	validity = ttl − (time the round took) − drift,  drift = ttl×0.01 + 2 ms
 //
-// (WithDriftFactor, WithDrift). Lock.ExpiresAt is the end of that validity.
+// (WithDrift). Lock.ExpiresAt is the end of that validity.
 // Otherwise the round is undone: the release goes, in parallel, on a short
 // detached context, to every node that acquired and every node that did not
 // answer (its SET may have landed), and the error is a *QuorumError

@@ -91,11 +91,11 @@ func (r NodeResult) String() string {
 	return b.String()
 }
 
-// The operations a QuorumError reports on.
+// The rounds a QuorumError reports on.
 const (
-	OpAcquire = "acquire"
-	OpRefresh = "refresh"
-	OpUnlock  = "unlock"
+	opAcquire = "acquire"
+	opRefresh = "refresh"
+	opUnlock  = "unlock"
 )
 
 // QuorumError is the error of a round that did not reach a majority of the
@@ -126,30 +126,30 @@ const (
 //     lockbridge.ErrUnknownOutcome — on acquire, only while the round's
 //     outcome is unknown: once the undo has settled it, it is not obtained).
 type QuorumError struct {
-	Op  string // OpAcquire, OpRefresh or OpUnlock
 	Key string
 	// Need is the quorum, N/2+1; Got how many nodes answered OK.
 	Need, Got int
-	// Validity is, on acquire and refresh when Got >= Need, what was left of
-	// the lease after the round and the drift allowance: zero or negative,
-	// which is why the round failed. 0 otherwise.
-	Validity time.Duration
 	// Nodes are all the nodes' answers, by index.
 	Nodes []NodeResult
 
-	unknown bool // acquire: nodes whose outcome is unknown could make a majority
+	op string // opAcquire, opRefresh or opUnlock
+	// validity is, on acquire and refresh when Got >= Need, what was left
+	// of the lease after the round and the drift allowance: zero or
+	// negative, which is why the round failed (the message says it).
+	validity time.Duration
+	unknown  bool // acquire: nodes whose outcome is unknown could make a majority
 }
 
 func (e *QuorumError) Error() string {
 	var b strings.Builder
-	switch e.Op {
-	case OpAcquire:
+	switch e.op {
+	case opAcquire:
 		fmt.Fprintf(&b, "redlock: lock %q not obtained: ", e.Key)
 	default:
-		fmt.Fprintf(&b, "redlock: %s of lock %q failed: ", e.Op, e.Key)
+		fmt.Fprintf(&b, "redlock: %s of lock %q failed: ", e.op, e.Key)
 	}
 	if e.Got >= e.Need {
-		fmt.Fprintf(&b, "%d of %d nodes %s but no validity left (%v)", e.Got, len(e.Nodes), e.done(), e.Validity)
+		fmt.Fprintf(&b, "%d of %d nodes %s but no validity left (%v)", e.Got, len(e.Nodes), e.done(), e.validity)
 	} else {
 		fmt.Fprintf(&b, "%d of %d nodes %s, need %d", e.Got, len(e.Nodes), e.done(), e.Need)
 	}
@@ -173,12 +173,12 @@ type trimmed struct{ error }
 func (t trimmed) Error() string { return strings.TrimPrefix(t.error.Error(), "redlock: ") }
 
 func (e *QuorumError) done() string {
-	switch e.Op {
-	case OpAcquire:
+	switch e.op {
+	case opAcquire:
 		return "acquired"
-	case OpRefresh:
+	case opRefresh:
 		return "refreshed"
-	case OpUnlock:
+	case opUnlock:
 		return "released"
 	}
 	return "ok"
@@ -189,11 +189,11 @@ func (e *QuorumError) done() string {
 func (e *QuorumError) Unwrap() []error {
 	errs := make([]error, 0, 1+len(e.Nodes))
 	switch {
-	case e.Op == OpAcquire && e.unknown:
+	case e.op == opAcquire && e.unknown:
 		errs = append(errs, lockbridge.ErrUnknownOutcome)
-	case e.Op == OpAcquire && !e.refused():
+	case e.op == opAcquire && !e.refused():
 		errs = append(errs, lockbridge.ErrNotObtained)
-	case e.Op == OpAcquire:
+	case e.op == opAcquire:
 		// A node answered with a Redis error (NOPERM, scripting disabled, …):
 		// a misconfiguration, not a lock held by another; Lock must not
 		// retry it until its context ends.
@@ -203,7 +203,7 @@ func (e *QuorumError) Unwrap() []error {
 	for _, n := range e.Nodes {
 		switch {
 		case n.Err == nil:
-		case e.Op == OpAcquire && !e.unknown:
+		case e.op == opAcquire && !e.unknown:
 			// The round is settled (the undo took our token back): a
 			// node's lost reply no longer leaves the outcome unknown.
 			errs = append(errs, settled{n.Err})

@@ -24,7 +24,7 @@ func TestQuorumError(t *testing.T) {
 		{Index: 3, Status: redlock.Failed, Err: refused},
 		{Index: 4, Name: "e:6379", Status: redlock.Failed, Err: timeout},
 	}
-	acq := &redlock.QuorumError{Op: redlock.OpAcquire, Key: "k", Need: 3, Got: 1, Nodes: nodes}
+	acq := redlock.WithOp(redlock.OpAcquire, &redlock.QuorumError{Key: "k", Need: 3, Got: 1, Nodes: nodes})
 	assert.EqualError(t, acq, `redlock: lock "k" not obtained: 1 of 5 nodes acquired, need 3: `+
 		`node 0: ok; node 1 (b:6379): held by another for 1.5s more; node 2: held by another, with no expiry; `+
 		`node 3: failed: acquire "k": dial tcp: connection refused; node 4 (e:6379): failed: node timed out after 50ms`)
@@ -38,7 +38,7 @@ func TestQuorumError(t *testing.T) {
 	assert.Nil(t, acq.Indexes(redlock.Expired))
 
 	// Refresh: 1 ok + 2 failed could still be a majority: undecided.
-	ref := &redlock.QuorumError{Op: redlock.OpRefresh, Key: "k", Need: 3, Got: 1, Nodes: nodes}
+	ref := redlock.WithOp(redlock.OpRefresh, &redlock.QuorumError{Key: "k", Need: 3, Got: 1, Nodes: nodes})
 	assert.NotErrorIs(t, ref, lockbridge.ErrNotHeld)
 	assert.NotErrorIs(t, ref, lockbridge.ErrNotObtained)
 	assert.ErrorIs(t, ref, refused)
@@ -46,7 +46,7 @@ func TestQuorumError(t *testing.T) {
 	// 1 ok + 1 failed cannot: lost.
 	lost := append([]redlock.NodeResult(nil), nodes...)
 	lost[4] = redlock.NodeResult{Index: 4, Status: redlock.Expired}
-	un := &redlock.QuorumError{Op: redlock.OpUnlock, Key: "k", Need: 3, Got: 1, Nodes: lost}
+	un := redlock.WithOp(redlock.OpUnlock, &redlock.QuorumError{Key: "k", Need: 3, Got: 1, Nodes: lost})
 	assert.ErrorIs(t, un, lockbridge.ErrNotHeld)
 	assert.Contains(t, un.Error(), `redlock: unlock of lock "k" failed: 1 of 5 nodes released, need 3: `)
 	assert.Contains(t, un.Error(), `node 4: expired`)
@@ -58,11 +58,11 @@ func TestQuorumError(t *testing.T) {
 // A Redis error reply from the nodes is a misconfiguration, not a lock held
 // by another: the error does not wrap ErrNotObtained, so Lock stops at once.
 func TestRefusedIsNotNotObtained(t *testing.T) {
-	e := &redlock.QuorumError{Op: redlock.OpAcquire, Key: "k", Need: 2, Got: 0, Nodes: []redlock.NodeResult{
+	e := redlock.WithOp(redlock.OpAcquire, &redlock.QuorumError{Key: "k", Need: 2, Got: 0, Nodes: []redlock.NodeResult{
 		{Index: 0, Status: redlock.Failed, Err: driver.ReplyError("NOPERM this user has no permissions")},
 		{Index: 1, Status: redlock.Failed, Err: driver.ReplyError("NOPERM this user has no permissions")},
 		{Index: 2, Status: redlock.Taken},
-	}}
+	}})
 	assert.False(t, errors.Is(e, lockbridge.ErrNotObtained))
 	assert.True(t, driver.HasPrefix(e, "NOPERM"))
 

@@ -155,9 +155,9 @@ func (lk *Lock) refresh(ctx context.Context, t *timing) error {
 		}
 		return nil
 	}
-	qe := &QuorumError{Op: OpRefresh, Key: lk.names.Key, Need: l.quorum, Got: got, Nodes: res}
+	qe := &QuorumError{op: opRefresh, Key: lk.names.Key, Need: l.quorum, Got: got, Nodes: res}
 	if got >= l.quorum {
-		qe.Validity = validity
+		qe.validity = validity
 	}
 	if qe.lost() {
 		lk.lease.Lose(qe)
@@ -248,7 +248,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		lk.lease.End(nil)
 		return nil
 	}
-	qe := &QuorumError{Op: OpUnlock, Key: lk.names.Key, Need: l.quorum, Got: got, Nodes: append([]NodeResult(nil), res...)}
+	qe := &QuorumError{op: opUnlock, Key: lk.names.Key, Need: l.quorum, Got: got, Nodes: append([]NodeResult(nil), res...)}
 	if qe.lost() {
 		lk.released.Store(true)
 		lk.lease.Lose(qe)

@@ -22,8 +22,8 @@ import (
 
 var _ lockbridge.Locker = (*Locker)(nil)
 
-// MinNodes is the fewest clients New accepts.
-const MinNodes = 3
+// minNodes is the fewest clients New accepts.
+const minNodes = 3
 
 // undoRecheck is how long the release that undoes a failed acquire waits
 // before looking a second time on a node whose acquire got no answer, for a
@@ -69,8 +69,8 @@ func New(clients []driver.Client, opts ...Option) *Locker {
 		}
 		o(&l.cfg)
 	}
-	if len(clients) < MinNodes {
-		l.cfg.errs.Invalid("%d clients: Redlock needs at least %d independent masters", len(clients), MinNodes)
+	if len(clients) < minNodes {
+		l.cfg.errs.Invalid("%d clients: Redlock needs at least %d independent masters", len(clients), minNodes)
 	}
 	if l.cfg.names != nil && len(l.cfg.names) != len(clients) {
 		l.cfg.errs.Invalid("%d node names for %d clients", len(l.cfg.names), len(clients))
@@ -197,7 +197,7 @@ func (l *Locker) timing(ttl time.Duration) (*timing, error) {
 	t := &timing{ttl: ttl, drift: time.Duration(float64(ttl)*l.cfg.driftFactor) + l.cfg.drift,
 		nodeTimeout: l.cfg.nodeTimeout}
 	if t.nodeTimeout == 0 {
-		t.nodeTimeout = min(max(ttl/10, time.Millisecond), DefaultNodeTimeoutMax)
+		t.nodeTimeout = min(max(ttl/10, time.Millisecond), defaultNodeTimeoutMax)
 	}
 	if t.drift+t.nodeTimeout >= ttl {
 		return nil, fmt.Errorf("redlock: %w: ttl %v leaves no validity after the drift allowance %v and the node timeout %v",
@@ -349,9 +349,9 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 		return lk, 0, nil
 	}
 	undone := l.undo(ctx, n, arg, res, t.nodeTimeout)
-	qe := &QuorumError{Op: OpAcquire, Key: n.Key, Need: l.quorum, Got: got, Nodes: res}
+	qe := &QuorumError{op: opAcquire, Key: n.Key, Need: l.quorum, Got: got, Nodes: res}
 	if got >= l.quorum {
-		qe.Validity = validity
+		qe.validity = validity
 	}
 	// A node whose acquire got no reply may hold our token after all; the
 	// undo removed it (by our unique token) wherever the release answered.

@@ -19,19 +19,19 @@ import (
 // every TryLock and Lock of that Locker (New itself returns no error).
 type Option func(*config)
 
-// The defaults of the options.
+// The defaults of the options, as their docs state them.
 const (
-	// DefaultNodeTimeoutMax caps the default node timeout: ttl/10, at most
+	// defaultNodeTimeoutMax caps the default node timeout: ttl/10, at most
 	// 50 ms (and at least 1 ms).
-	DefaultNodeTimeoutMax = 50 * time.Millisecond
-	// DefaultDriftFactor and DefaultDrift make the default clock-drift
+	defaultNodeTimeoutMax = 50 * time.Millisecond
+	// defaultDriftFactor and defaultDrift make the default clock-drift
 	// allowance ttl×0.01 + 2 ms, as in the Redlock description.
-	DefaultDriftFactor = 0.01
-	DefaultDrift       = 2 * time.Millisecond
-	// DefaultBackoffMin and DefaultBackoffMax bound the default backoff of
+	defaultDriftFactor = 0.01
+	defaultDrift       = 2 * time.Millisecond
+	// defaultBackoffMin and defaultBackoffMax bound the default backoff of
 	// Lock: lockbridge.ExponentialBackoff(8 ms, 512 ms), with jitter.
-	DefaultBackoffMin = 8 * time.Millisecond
-	DefaultBackoffMax = 512 * time.Millisecond
+	defaultBackoffMin = 8 * time.Millisecond
+	defaultBackoffMax = 512 * time.Millisecond
 )
 
 type config struct {
@@ -46,20 +46,20 @@ type config struct {
 }
 
 // idTimeout bounds the one-time INFO server that identifies a node's server:
-// the node timeout if set, else DefaultNodeTimeoutMax.
+// the node timeout if set, else defaultNodeTimeoutMax.
 func (c *config) idTimeout() time.Duration {
 	if c.nodeTimeout > 0 {
 		return c.nodeTimeout
 	}
-	return DefaultNodeTimeoutMax
+	return defaultNodeTimeoutMax
 }
 
 func defaults() config {
 	return config{
 		errs:        lockopt.For("redlock"),
-		driftFactor: DefaultDriftFactor,
-		drift:       DefaultDrift,
-		backoff:     lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
+		driftFactor: defaultDriftFactor,
+		drift:       defaultDrift,
+		backoff:     lockbridge.ExponentialBackoff(defaultBackoffMin, defaultBackoffMax),
 		token:       modernproto.NewToken,
 	}
 }
@@ -80,30 +80,22 @@ func WithNodeTimeout(d time.Duration) Option {
 	}
 }
 
-// WithDriftFactor sets the part of the clock-drift allowance that grows with
-// the ttl: the allowance is ttl×f + the fixed drift (WithDrift), and a lock
-// is valid for ttl − (time the round took) − allowance. f must be in [0, 1).
-// Default: DefaultDriftFactor, 0.01.
-func WithDriftFactor(f float64) Option {
+// WithDrift sets the clock-drift allowance: ttl×factor + fixed, and a lock
+// is valid for ttl − (time the round took) − allowance. factor, the part
+// that grows with the ttl, must be in [0, 1); fixed, which covers Redis'
+// millisecond expiry resolution, must not be negative. Default: ttl×0.01 +
+// 2 ms, as in the Redlock description.
+func WithDrift(factor float64, fixed time.Duration) Option {
 	return func(c *config) {
-		if math.IsNaN(f) || f < 0 || f >= 1 {
-			c.errs.Invalid("drift factor %v is not in [0, 1)", f)
+		if math.IsNaN(factor) || factor < 0 || factor >= 1 {
+			c.errs.Invalid("drift factor %v is not in [0, 1)", factor)
 			return
 		}
-		c.driftFactor = f
-	}
-}
-
-// WithDrift sets the fixed part of the clock-drift allowance (see
-// WithDriftFactor), which covers Redis' millisecond expiry resolution.
-// d must not be negative. Default: DefaultDrift, 2 ms.
-func WithDrift(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.errs.Invalid("drift %v is negative", d)
+		if fixed < 0 {
+			c.errs.Invalid("drift %v is negative", fixed)
 			return
 		}
-		c.drift = d
+		c.driftFactor, c.drift = factor, fixed
 	}
 }
 

@@ -182,7 +182,7 @@ func keyCodecs(s string) ([]legacy.KeyCodec, error) {
 	case "java-string":
 		return []legacy.KeyCodec{legacy.KeyJavaString}, nil
 	}
-	kc, err := legacy.ParseKeyCodec(s)
+	kc, err := legacyproto.ParseKeyCodec(s)
 	if err != nil {
 		return nil, usageErrorf("bad --key-codec %q: want raw, jdk-string (java-string) or auto", s)
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 )
 
-// MoveTimeout bounds how long a grouped subscription takes to follow a
+// moveTimeout bounds how long a grouped subscription takes to follow a
 // slot to its new owner (see NewGroupedSubscription); past it the whole
 // subscription ends with the error.
-const MoveTimeout = 5 * time.Second
+const moveTimeout = 5 * time.Second
 
 // NewGroupedSubscription is a driver.Subscription over several connections,
 // one per group of channels, for clients that must subscribe where a channel
@@ -34,7 +34,7 @@ const MoveTimeout = 5 * time.Second
 // MaxRedirects and ClusterRetryFor), subscribes all its channels there,
 // closes the old connection, and delivers, for each channel it had, a
 // driver.Message with Moved set: a message published meanwhile may have been
-// missed. A move that does not succeed within MoveTimeout ends the
+// missed. A move that does not succeed within moveTimeout ends the
 // subscription with its error.
 func NewGroupedSubscription(group func(channel string) string, open func(ctx context.Context, channel,
 	addr string) (PubSubConn, error)) driver.Subscription {
@@ -44,7 +44,7 @@ func NewGroupedSubscription(group func(channel string) string, open func(ctx con
 		parts:  map[string]*subscription{},
 		chans:  map[string]map[string]bool{},
 		moving: map[string]*subscription{},
-		msgs:   make(chan driver.Message, MessageBuffer),
+		msgs:   make(chan driver.Message, messageBuffer),
 		stop:   make(chan struct{}),
 	}
 }
@@ -225,7 +225,7 @@ func (g *grouped) follow(name string, p *subscription) {
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), MoveTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), moveTimeout)
 		defer cancel()
 		go func() {
 			select {

@@ -40,8 +40,8 @@ type PubSubConn interface {
 	Close() error
 }
 
-// MessageBuffer is the capacity of driver.Subscription.Messages.
-const MessageBuffer = 256
+// messageBuffer is the capacity of driver.Subscription.Messages.
+const messageBuffer = 256
 
 // NewSubscription runs pc's receive loop in a goroutine, which ends with
 // Close or when the connection fails.
@@ -58,7 +58,7 @@ func newSubscription(pc PubSubConn, unsubscribed func(s *subscription, channel s
 	s := &subscription{
 		pc:           pc,
 		unsubscribed: unsubscribed,
-		msgs:         make(chan driver.Message, MessageBuffer),
+		msgs:         make(chan driver.Message, messageBuffer),
 		pending:      map[string][]*pendingSub{},
 		done:         make(chan struct{}),
 	}

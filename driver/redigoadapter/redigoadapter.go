@@ -17,16 +17,16 @@ type ConnSource interface {
 	GetContext(ctx context.Context) (redis.Conn, error)
 }
 
-// DefaultPubSubPing is how often a subscription's connection is pinged.
-const DefaultPubSubPing = time.Second
+// defaultPubSubPing is how often a subscription's connection is pinged.
+const defaultPubSubPing = time.Second
 
 // Option configures the adapter.
 type Option func(*conn)
 
 // PubSubPing sets how often an idle subscription connection sends PING, so
 // that a read timeout on the pool's connections (redis.DialReadTimeout)
-// does not end it: set it below that timeout. Default DefaultPubSubPing
-// (1 s); a value <= 0 keeps the default.
+// does not end it: set it below that timeout. Default 1 s; a value <= 0
+// keeps the default.
 func PubSubPing(d time.Duration) Option {
 	return func(c *conn) {
 		if d > 0 {
@@ -37,7 +37,7 @@ func PubSubPing(d time.Duration) Option {
 
 // New returns the driver.Client for connections from src.
 func New(src ConnSource, opts ...Option) driver.Client {
-	c := conn{src: src, ping: DefaultPubSubPing}
+	c := conn{src: src, ping: defaultPubSubPing}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
