@@ -337,16 +337,22 @@ abstract class AbstractLock implements Lock {
         if (Threads.own()) {
             try {
                 SIGNAL.execute(() -> {
-                    reportLost(ev);
-                    done.completeExceptionally(e);
+                    try {
+                        reportLost(ev);
+                    } finally {
+                        done.completeExceptionally(e);
+                    }
                 });
                 return;
             } catch (RejectedExecutionException | OutOfMemoryError x) {
                 // no thread to be had: complete it here
             }
         }
-        reportLost(ev);
-        done.completeExceptionally(e);
+        try {
+            reportLost(ev);
+        } finally {
+            done.completeExceptionally(e);
+        }
     }
 
     /** The loss reported to the listener, before done() completes (on the lease timer's thread never: see signal). */

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -128,7 +129,7 @@ class ListenerTest extends ServerTest {
         try (ModernLocker m = ModernLocker.builder(redis).listener(rec).autoRefresh(true).build()) {
             Lock l = m.tryLock("gone", Duration.ofMillis(600));
             srv.raw.del(b("gone"));
-            ExecutionException e = assertThrows(ExecutionException.class, () -> l.done().get());
+            ExecutionException e = assertThrows(ExecutionException.class, () -> l.done().get(10, TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof LostException, e.getCause().toString());
             MigrateLockerTest.eventually("the refresh reported", () -> rec.count("refreshed modern not_held") == 1);
             assertEquals(1, rec.count("lost modern"), "reported before done() completed: " + rec.events);
@@ -142,7 +143,7 @@ class ListenerTest extends ServerTest {
         Recorder rec = new Recorder();
         try (ModernLocker m = ModernLocker.builder(redis).listener(rec).build()) {
             Lock l = m.tryLock("ranout", Duration.ofMillis(120));
-            assertThrows(ExecutionException.class, () -> l.done().get());
+            assertThrows(ExecutionException.class, () -> l.done().get(10, TimeUnit.SECONDS));
             assertTrue(rec.events.isEmpty(), "Go counts the losses of the locks its refresher keeps: " + rec.events);
         }
     }
@@ -157,7 +158,7 @@ class ListenerTest extends ServerTest {
             MigrateLockerTest.eventually("dual-write", () -> m.phase() == Phase.DUAL_WRITE);
             srv.setPhase("lnsmove", "dual-write", Phase.DUAL_READ, "step");
             MigrateLockerTest.eventually("dual-read", () -> m.phase() == Phase.DUAL_READ);
-            assertThrows(ExecutionException.class, () -> held.done().get());
+            assertThrows(ExecutionException.class, () -> held.done().get(10, TimeUnit.SECONDS));
             MigrateLockerTest.eventually("the loss reported", () -> rec.count("lost migrate") == 1);
             assertEquals(1, rec.count("lost migrate"), rec.events.toString());
         }
