@@ -61,11 +61,20 @@ abstract class AbstractLock implements Lock {
     /** Asked before each refresh; null without a phase lease. */
     volatile Trust trust;
 
+    /**
+     * Where the loss and the background refreshes are reported (a locker's
+     * {@link LockListener}); null: nowhere. Set by the locker before the
+     * lock is handed out, for the locks Go's instruments count: those an
+     * auto-refresh keeps, and every migrate lock.
+     */
+    volatile Events events;
+
     /** Run once the release is confirmed (a locker's {@link LocalWakes}); null: nothing. */
     volatile Runnable afterRelease;
     private Trust refreshTrust; // under op: the trust of the refresh in flight, null without one
     private long refreshUntil; // under op: the end of its phase lease
     private Duration sentHold; // under op: the hold of the refresh sent, null until it is
+    private boolean refreshSent; // under op: the last refresh was sent
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
@@ -324,15 +333,33 @@ abstract class AbstractLock implements Lock {
         if (e == null) {
             return;
         }
+        Events ev = events;
         if (Threads.own()) {
             try {
-                SIGNAL.execute(() -> done.completeExceptionally(e));
+                SIGNAL.execute(() -> {
+                    try {
+                        reportLost(ev);
+                    } finally {
+                        done.completeExceptionally(e);
+                    }
+                });
                 return;
             } catch (RejectedExecutionException | OutOfMemoryError x) {
                 // no thread to be had: complete it here
             }
         }
-        done.completeExceptionally(e);
+        try {
+            reportLost(ev);
+        } finally {
+            done.completeExceptionally(e);
+        }
+    }
+
+    /** The loss reported to the listener, before done() completes (on the lease timer's thread never: see signal). */
+    private static void reportLost(Events ev) {
+        if (ev != null) {
+            ev.lost();
+        }
     }
 
     /** Under mu: ends the lock as lost; null when it had ended already. */
@@ -466,6 +493,7 @@ abstract class AbstractLock implements Lock {
             lose("the refresh may or may not have happened", e);
             throw e;
         } finally {
+            refreshSent = sentHold != null;
             if (sentHold != null) {
                 settled(sentHold, written);
                 sentHold = null;
@@ -540,15 +568,31 @@ abstract class AbstractLock implements Lock {
             if (ended()) {
                 return;
             }
+            Events ev = events;
             try {
                 refreshLocked(t);
+                if (ev != null) {
+                    ev.refreshed(LockListener.Refresh.REFRESHED);
+                }
                 synchronized (mu) {
                     schedule(t.dividedBy(3));
                 }
                 return;
-            } catch (NotHeldException | UnknownOutcomeException e) {
+            } catch (NotHeldException e) {
+                if (ev != null && refreshSent) { // else the lock had ended: nothing was sent
+                    // ENDED after a send: the reply came past the give-up point, as Go's refresh cut off by its deadline
+                    ev.refreshed(e.reason() == NotHeldException.Reason.ENDED ? LockListener.Refresh.ERROR : LockListener.Refresh.NOT_HELD);
+                }
+                return; // lost, by refreshLocked
+            } catch (UnknownOutcomeException e) {
+                if (ev != null) {
+                    ev.refreshed(LockListener.Refresh.ERROR);
+                }
                 return; // lost, by refreshLocked
             } catch (RuntimeException e) {
+                if (ev != null) {
+                    ev.refreshed(LockListener.Refresh.ERROR);
+                }
                 Duration retry = t.dividedBy(12);
                 if (left().compareTo(retry.multipliedBy(2)) <= 0) {
                     lose("no refresh succeeded before the lease's last ttl/12", e);

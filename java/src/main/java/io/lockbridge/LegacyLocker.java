@@ -29,12 +29,14 @@ public final class LegacyLocker implements AutoCloseable {
     private final Backoff backoff;
     private final ScheduledExecutorService watchdog; // null without auto-refresh
     private final LocalWakes wakes = new LocalWakes();
+    private final Events events; // null without a listener
     private volatile boolean closed;
 
     private LegacyLocker(Builder b) {
         this.redis = b.redis;
         this.profile = b.profile;
         this.backoff = b.backoff;
+        this.events = Events.of("legacy", b.listener);
         this.watchdog = b.autoRefresh ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-legacy-watchdog")) : null;
     }
 
@@ -48,6 +50,7 @@ public final class LegacyLocker implements AutoCloseable {
         private LegacyProfile profile = LegacyProfile.defaults();
         private Backoff backoff = Backoff.legacyDefault();
         private boolean autoRefresh;
+        private LockListener listener;
 
         private Builder(Redis redis) {
             if (redis == null) {
@@ -74,6 +77,16 @@ public final class LegacyLocker implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Reports contention, lock()'s waits and, for auto-refreshed locks,
+         * their background refreshes and losses to l (system
+         * {@code legacy}; see {@link LockListener}). Default: none.
+         */
+        public Builder listener(LockListener l) {
+            this.listener = Objects.requireNonNull(l);
+            return this;
+        }
+
         public LegacyLocker build() {
             return new LegacyLocker(this);
         }
@@ -81,6 +94,18 @@ public final class LegacyLocker implements AutoCloseable {
 
     /** One attempt; NotObtainedException when another holder has the lock (or its value is foreign). */
     public Lock tryLock(String name, Duration ttl) {
+        try {
+            return attempt(name, ttl);
+        } catch (NotObtainedException e) {
+            if (events != null) {
+                events.contended();
+            }
+            throw e;
+        }
+    }
+
+    /** One attempt (tryLock's, and each of lock()'s). */
+    private Lock attempt(String name, Duration ttl) {
         checkOpen();
         profile.checkTtl(ttl);
         byte[] key = profile.encodeKey(name);
@@ -88,6 +113,7 @@ public final class LegacyLocker implements AutoCloseable {
         LegacyLock lk = acquire(redis, profile, name, key, ttl, Phase.LEGACY);
         lk.afterRelease = () -> wakes.released(name);
         if (watchdog != null) {
+            lk.events = events;
             lk.autoRefresh(watchdog);
         }
         return lk;
@@ -104,7 +130,7 @@ public final class LegacyLocker implements AutoCloseable {
         checkOpen();
         profile.checkTtl(ttl);
         profile.encodeKey(name);
-        return Wait.loop(name, wait, backoff, again -> tryLock(name, ttl), wake -> wakes.add(name, wake));
+        return Wait.loop(name, wait, backoff, again -> attempt(name, ttl), wake -> wakes.add(name, wake), events);
     }
 
     /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends, as every lock is that nothing extended. */

@@ -65,10 +65,12 @@ public final class MigrateLocker implements AutoCloseable {
     private final LocalWakes wakes = new LocalWakes();
     private final ScheduledExecutorService watchdog;
     private final AtomicLong lastSighting = new AtomicLong(Long.MIN_VALUE);
+    private final Events events; // null without a listener
     private volatile boolean closed;
 
     private MigrateLocker(Builder b) {
         this.redis = b.redis;
+        this.events = Events.of("migrate", b.listener);
         this.modernAttempts = new ModernAcquire(b.redis);
         this.profile = b.profile;
         this.fixed = b.phase;
@@ -102,6 +104,7 @@ public final class MigrateLocker implements AutoCloseable {
         private Duration phaseLease;
         private boolean autoRefresh;
         private Backoff backoff = Backoff.modernDefault();
+        private LockListener listener;
 
         private Builder(Redis redis) {
             if (redis == null) {
@@ -170,6 +173,17 @@ public final class MigrateLocker implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Reports contention, lock()'s waits, the background refreshes of
+         * auto-refreshed locks, the loss of any of its locks (a phase move
+         * that ends one included) and the legacy sightings it records to l
+         * (system {@code migrate}; see {@link LockListener}). Default: none.
+         */
+        public Builder listener(LockListener l) {
+            this.listener = Objects.requireNonNull(l);
+            return this;
+        }
+
         public MigrateLocker build() {
             if (from != null && phase != null) {
                 throw new InvalidException("migrate: followPhase and a fixed phase exclude each other");
@@ -229,7 +243,14 @@ public final class MigrateLocker implements AutoCloseable {
     /** One attempt in the current phase: NotObtainedException when held, PhaseUnknownException when the phase is untrusted. */
     public Lock tryLock(String name, Duration ttl) {
         Args a = prepare(name, ttl);
-        return attempt(a, false);
+        try {
+            return attempt(a, false);
+        } catch (NotObtainedException e) {
+            if (events != null) {
+                events.contended();
+            }
+            throw e;
+        }
     }
 
     /**
@@ -260,7 +281,7 @@ public final class MigrateLocker implements AutoCloseable {
                 return local; // no notices from Redis: poll, woken still by this locker's releases
             }
         };
-        return Wait.loop(name, wait, backoff, again -> attempt(a, again), notices);
+        return Wait.loop(name, wait, backoff, again -> attempt(a, again), notices, events);
     }
 
     /**
@@ -302,6 +323,7 @@ public final class MigrateLocker implements AutoCloseable {
         Wait.notInterrupted(a.name);
         if (follow == null) {
             AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a, again);
+            lk.events = events;
             started(lk);
             return lk;
         }
@@ -334,6 +356,7 @@ public final class MigrateLocker implements AutoCloseable {
             }
             throw out;
         }
+        lk.events = events; // every migrate lock's loss counts, a phase move's included: set before the held set can end it
         held.land(res[0], lk);
         lk.trust = new AbstractLock.Trust() {
             @Override
@@ -512,7 +535,10 @@ public final class MigrateLocker implements AutoCloseable {
         try {
             redis.evalLong(Scripts.SIGHTING, new byte[][] {ns.sighting, ns.meta}, legacyKey);
         } catch (RuntimeException ignored) {
-            // the evidence matters, not every instance of it
+            return; // the evidence matters, not every instance of it
+        }
+        if (events != null) {
+            events.sighted(ns.ns);
         }
     }
 

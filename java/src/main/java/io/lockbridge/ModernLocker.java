@@ -72,10 +72,12 @@ public final class ModernLocker implements AutoCloseable {
     private final ScheduledExecutorService watchdog; // null without auto-refresh
     private final ModernAcquire attempts;
     private final LocalWakes wakes = new LocalWakes();
+    private final Events events; // null without a listener
     private volatile boolean closed;
 
     private ModernLocker(Builder b) {
         this.redis = b.redis;
+        this.events = Events.of("modern", b.listener);
         this.attempts = new ModernAcquire(b.redis);
         this.derive = b.derive;
         this.backoff = b.backoff;
@@ -104,6 +106,7 @@ public final class ModernLocker implements AutoCloseable {
         private int waitReplicas;
         private Duration waitTimeout;
         private Supplier<String> tokens = MigrateLocker::token;
+        private LockListener listener;
 
         private Builder(Redis redis) {
             if (redis == null) {
@@ -203,6 +206,17 @@ public final class ModernLocker implements AutoCloseable {
             return this;
         }
 
+        /**
+         * Reports contention, lock()'s waits and, for auto-refreshed locks,
+         * their background refreshes and losses to l (system
+         * {@code modern}; see {@link LockListener}). Go: WithMeterProvider's
+         * instruments. Default: none.
+         */
+        public Builder listener(LockListener l) {
+            this.listener = Objects.requireNonNull(l);
+            return this;
+        }
+
         public ModernLocker build() {
             return new ModernLocker(this);
         }
@@ -252,7 +266,14 @@ public final class ModernLocker implements AutoCloseable {
     public Lock tryLock(String name, Duration ttl) {
         checkOpen();
         Duration t = checkTtl(ttl);
-        return attempt(names(name), t, false);
+        try {
+            return attempt(names(name), t, false);
+        } catch (NotObtainedException e) {
+            if (events != null) {
+                events.contended();
+            }
+            throw e;
+        }
     }
 
     /**
@@ -269,10 +290,10 @@ public final class ModernLocker implements AutoCloseable {
         Names n = names(name);
         if (!poll.isZero()) {
             // As a poller: d/2 to d between attempts, no notice cuts it short.
-            return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(n, t, again), null);
+            return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(n, t, again), null, events);
         }
         Wait.Notices notices = !notifications ? null : n.channel != null ? wake -> redis.subscribe(n.channel, wake) : wake -> wakes.add(name, wake);
-        return Wait.loop(name, wait, backoff, again -> attempt(n, t, again), notices);
+        return Wait.loop(name, wait, backoff, again -> attempt(n, t, again), notices, events);
     }
 
     /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed and end at their lease's give-up point, as every lock nothing extends. */
@@ -299,6 +320,7 @@ public final class ModernLocker implements AutoCloseable {
             lk.afterRelease = () -> wakes.released(n.name); // no channel in the key's slot: its release publishes nothing
         }
         if (watchdog != null) {
+            lk.events = events;
             lk.autoRefresh(watchdog);
         }
         return lk;

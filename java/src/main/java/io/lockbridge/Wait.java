@@ -7,7 +7,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * The waiting loop of lock(): attempt; on NotObtainedException sleep the
  * backoff, never past the holder's remaining lease when the attempt learnt
- * it, and wake at once on a notice; until the wait runs out.
+ * it, and wake at once on a notice; until the wait runs out. With
+ * {@link Events} it reports each failed attempt as contended and, when the
+ * call ends, the time it spent in its sleeps (the attempts' round trips
+ * not counted).
  */
 final class Wait {
     /** One attempt: a lock, or NotObtainedException (with the holder's time left); again after a miss. */
@@ -35,10 +38,11 @@ final class Wait {
         }
     }
 
-    static Lock loop(String name, Duration wait, Backoff backoff, Attempt attempt, Notices notices) {
+    static Lock loop(String name, Duration wait, Backoff backoff, Attempt attempt, Notices notices, Events events) {
         long deadline = System.nanoTime() + wait.toNanos();
         Semaphore wake = new Semaphore(0);
         AutoCloseable sub = null;
+        long waited = 0;
         try {
             for (int n = 0, slept = 0;; n++) {
                 notInterrupted(name);
@@ -48,6 +52,9 @@ final class Wait {
                     return attempt.once(n > 0);
                 } catch (NotObtainedException e) {
                     miss = e;
+                }
+                if (events != null) {
+                    events.contended();
                 }
                 if (sub == null && notices != null) {
                     try {
@@ -70,14 +77,22 @@ final class Wait {
                     sleep = holder.toNanos();
                 }
                 sleep = Math.min(sleep, left);
+                long slept0 = events == null ? 0 : System.nanoTime();
                 try {
                     wake.tryAcquire(sleep, TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + ": interrupted while waiting", Duration.ZERO, e);
+                } finally {
+                    if (events != null) {
+                        waited += System.nanoTime() - slept0;
+                    }
                 }
             }
         } finally {
+            if (events != null) {
+                events.waited(waited);
+            }
             if (sub != null) {
                 try {
                     sub.close();

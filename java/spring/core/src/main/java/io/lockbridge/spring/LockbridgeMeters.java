@@ -22,9 +22,15 @@ import io.micrometer.core.instrument.Timer;
  * (timer; system), {@code lockbridge.lock.contention},
  * {@code lockbridge.lock.refreshes} (system, outcome),
  * {@code lockbridge.lock.lost} (counters; system),
- * {@code lockbridge.lock.fence} (gauge; system) and
+ * {@code lockbridge.lock.fence} (gauge; system),
  * {@code lockbridge.migrate.phase} (gauge, 1 legacy … 4 modern; namespace,
- * client id). Lock keys are never tags.
+ * client id) and {@code lockbridge.migrate.sightings} (counter; namespace).
+ * Lock keys are never tags. Contention, waits, refreshes, losses and
+ * sightings are what the locker reports as its
+ * {@link io.lockbridge.LockListener}: each attempt that found the lock held,
+ * the time a lock() call slept between attempts, the auto-refresher's
+ * refreshes, the loss of auto-refreshed and migrate locks, the legacy
+ * sightings recorded.
  */
 public final class LockbridgeMeters implements LockObserver {
     static final String SYSTEM = "lockbridge.lock.system";
@@ -38,6 +44,7 @@ public final class LockbridgeMeters implements LockObserver {
     private final Map<Tags, Counter> refreshes = new ConcurrentHashMap<>();
     private final Map<String, Counter> lost = new ConcurrentHashMap<>();
     private final Map<String, AtomicLong> fences = new ConcurrentHashMap<>();
+    private final Map<String, Counter> sightings = new ConcurrentHashMap<>();
 
     public LockbridgeMeters(MeterRegistry registry) {
         this.registry = registry;
@@ -71,27 +78,35 @@ public final class LockbridgeMeters implements LockObserver {
     @Override
     public void waited(String system, long nanos) {
         wait.computeIfAbsent(system, s -> Timer.builder("lockbridge.lock.wait.duration")
-                .description("the time one lock call spent waiting after its first attempt found the lock held").tags(SYSTEM, s).register(registry))
+                .description("the time one lock call spent waiting between attempts (recorded only for calls that waited)").tags(SYSTEM, s).register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
     public void contended(String system) {
         contention.computeIfAbsent(system, s -> Counter.builder("lockbridge.lock.contention")
-                .description("attempts that found the lock held by another").baseUnit("{attempt}").tags(SYSTEM, s).register(registry))
+                .description("attempts that found the lock held by another: each tryLock not obtained, each failed attempt of lock").baseUnit("{attempt}").tags(SYSTEM, s).register(registry))
                 .increment();
     }
 
     @Override
-    public void refreshed(String system, String outcome) {
-        refreshes.computeIfAbsent(Tags.of(SYSTEM, system, OUTCOME, outcome), k -> Counter.builder("lockbridge.lock.refreshes")
-                .description("refreshes of held locks").baseUnit("{refresh}").tags(k).register(registry)).increment();
+    public void refreshed(String system, Refresh outcome) {
+        refreshes.computeIfAbsent(Tags.of(SYSTEM, system, OUTCOME, outcome.tag()), k -> Counter.builder("lockbridge.lock.refreshes")
+                .description("refreshes the background refresher made").baseUnit("{refresh}").tags(k).register(registry)).increment();
     }
 
     @Override
     public void lost(String system) {
-        lost.computeIfAbsent(system, s -> Counter.builder("lockbridge.lock.lost").description("locks lost while held").baseUnit("{lock}")
-                .tags(SYSTEM, s).register(registry)).increment();
+        lost.computeIfAbsent(system, s -> Counter.builder("lockbridge.lock.lost")
+                .description("locks lost while held: of those an auto-refresh keeps, and every migrate lock (a phase move's end included)")
+                .baseUnit("{lock}").tags(SYSTEM, s).register(registry)).increment();
+    }
+
+    @Override
+    public void sighted(String namespace) {
+        sightings.computeIfAbsent(namespace, n -> Counter.builder("lockbridge.migrate.sightings")
+                .description("legacy-only holders a migrating client met and recorded in the registry").baseUnit("{sighting}")
+                .tags("lockbridge.migrate.namespace", n).register(registry)).increment();
     }
 
     @Override

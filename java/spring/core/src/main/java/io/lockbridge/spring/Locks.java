@@ -1,11 +1,9 @@
 package io.lockbridge.spring;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.lockbridge.InvalidException;
@@ -25,8 +23,9 @@ import io.lockbridge.UnknownOutcomeException;
  * The locks of a Spring application: the locker {@code lockbridge.mode}
  * names ({@link LegacyLocker}, {@link MigrateLocker} or
  * {@link ModernLocker}), built from {@link LockbridgeProperties}, with each
- * call reported to a {@link LockObserver} (the Micrometer instruments) and
- * the locks it holds counted for the health check. Its locks are
+ * call reported to a {@link LockObserver} (the Micrometer instruments) —
+ * which the locker is given as its {@link io.lockbridge.LockListener}, for
+ * what only it sees — and the locks it holds counted for the health check. Its locks are
  * lockbridge-java's: {@link Lock#done()} is the lost-lock signal,
  * {@link Lock#unlock()} throws {@link NotHeldException} when the lock was
  * no longer ours.
@@ -74,9 +73,14 @@ public final class Locks implements AutoCloseable {
             throw new InvalidException("lockbridge: lockbridge.default-wait must not be negative, got " + p.getDefaultWait());
         }
         LegacyProfile profile = profile(p.getLegacy());
+        boolean listen = observer != null && observer != LockObserver.NONE; // none: the locker reports nothing at all
         switch (p.getMode()) {
         case LEGACY -> {
-            LegacyLocker l = LegacyLocker.builder(redis).profile(profile).autoRefresh(p.isAutoRefresh()).build();
+            LegacyLocker.Builder b = LegacyLocker.builder(redis).profile(profile).autoRefresh(p.isAutoRefresh());
+            if (listen) {
+                b.listener(observer);
+            }
+            LegacyLocker l = b.build();
             return new Locks("legacy", of(l::tryLock, l::lock, l::close), null, observer, p);
         }
         case MODERN -> {
@@ -85,11 +89,18 @@ public final class Locks implements AutoCloseable {
             if (p.getModern().isDeriveKey()) {
                 b.derivedFrom(profile);
             }
+            if (listen) {
+                b.listener(observer);
+            }
             ModernLocker m = b.build();
             return new Locks("modern", of(m::tryLock, m::lock, m::close), null, observer, p);
         }
         default -> {
-            MigrateLocker m = migrateLocker(redis, p, profile);
+            MigrateLocker.Builder b = migrateLocker(redis, p, profile);
+            if (listen) {
+                b.listener(observer);
+            }
+            MigrateLocker m = b.build();
             return new Locks("migrate", of(m::tryLock, m::lock, m::close), m, observer, p);
         }
         }
@@ -108,7 +119,7 @@ public final class Locks implements AutoCloseable {
         return locks;
     }
 
-    private static MigrateLocker migrateLocker(Redis redis, LockbridgeProperties p, LegacyProfile profile) {
+    private static MigrateLocker.Builder migrateLocker(Redis redis, LockbridgeProperties p, LegacyProfile profile) {
         if (p.getPhase() == null && p.getNamespace() == null) {
             // No evidence of the fleet's phase: better no locker than a guess (legacy, unregistered, whatever the fleet runs).
             throw new InvalidException("lockbridge: lockbridge.mode=migrate (the default) needs lockbridge.namespace, to follow the fleet's"
@@ -130,7 +141,7 @@ public final class Locks implements AutoCloseable {
         } else if (p.getNamespace() != null) {
             b.followPhase(p.getNamespace());
         }
-        return b.build();
+        return b;
     }
 
     private interface TryLock {
@@ -188,9 +199,6 @@ public final class Locks implements AutoCloseable {
             observer.acquired(system, "try_lock", "obtained", System.nanoTime() - start);
             return track(l);
         } catch (RuntimeException e) {
-            if (e instanceof NotObtainedException) {
-                observer.contended(system);
-            }
             observer.acquired(system, "try_lock", outcome(e), System.nanoTime() - start);
             throw e;
         }
@@ -208,19 +216,7 @@ public final class Locks implements AutoCloseable {
             if (wait == null || wait.isNegative()) {
                 throw new InvalidException("lockbridge: wait " + wait + " is negative");
             }
-            Lock l;
-            try {
-                l = locker.tryLock(name, ttl);
-            } catch (NotObtainedException first) {
-                observer.contended(system);
-                Duration left = wait.minusNanos(System.nanoTime() - start);
-                long waitStart = System.nanoTime();
-                try {
-                    l = locker.lock(name, ttl, left.isNegative() ? Duration.ZERO : left);
-                } finally {
-                    observer.waited(system, System.nanoTime() - waitStart);
-                }
-            }
+            Lock l = locker.lock(name, ttl, wait);
             observer.acquired(system, "lock", "obtained", System.nanoTime() - start);
             return track(l);
         } catch (RuntimeException e) {
@@ -246,83 +242,9 @@ public final class Locks implements AutoCloseable {
         if (l.fence() != 0) {
             observer.fence(system, l.fence());
         }
-        Tracked t = new Tracked(l);
-        held.add(t);
-        l.done().whenComplete((v, err) -> {
-            held.remove(t);
-            if (err != null) {
-                observer.lost(system);
-            }
-        });
-        return t;
-    }
-
-    /** A held lock whose refreshes are reported. */
-    private final class Tracked implements Lock {
-        private final Lock l;
-
-        Tracked(Lock l) {
-            this.l = l;
-        }
-
-        @Override
-        public String name() {
-            return l.name();
-        }
-
-        @Override
-        public Phase phase() {
-            return l.phase();
-        }
-
-        @Override
-        public long fence() {
-            return l.fence();
-        }
-
-        @Override
-        public Instant expiresAt() {
-            return l.expiresAt();
-        }
-
-        @Override
-        public Duration remaining() {
-            return l.remaining();
-        }
-
-        @Override
-        public Duration ttl() {
-            return l.ttl();
-        }
-
-        @Override
-        public boolean isHeld() {
-            return l.isHeld();
-        }
-
-        @Override
-        public CompletableFuture<Void> done() {
-            return l.done();
-        }
-
-        @Override
-        public void unlock() {
-            l.unlock();
-        }
-
-        @Override
-        public void refresh(Duration ttl) {
-            try {
-                l.refresh(ttl);
-                observer.refreshed(system, "refreshed");
-            } catch (NotHeldException e) {
-                observer.refreshed(system, "not_held");
-                throw e;
-            } catch (RuntimeException e) {
-                observer.refreshed(system, "error");
-                throw e;
-            }
-        }
+        held.add(l);
+        l.done().whenComplete((v, err) -> held.remove(l));
+        return l;
     }
 
     /** How many locks taken through this object are held now (released or lost ones are not). */

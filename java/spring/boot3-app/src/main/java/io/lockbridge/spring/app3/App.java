@@ -7,6 +7,7 @@ import io.lockbridge.shedlock.LockbridgeLockProvider;
 import io.lockbridge.spring.Locks;
 import io.lockbridge.spring.boot3.LockbridgeLockRegistry;
 import io.lockbridge.spring.fleet.Fleet;
+import io.lockbridge.spring.fleet.Reports;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
 import org.springframework.beans.factory.annotation.Value;
@@ -69,6 +70,12 @@ public class App {
         LockProvider lockProvider(RedisConnectionFactory factory) {
             return new RedisLockProvider(factory);
         }
+    }
+
+    /** The application's job, locked per report. */
+    @Bean
+    Reports reports(Locks locks) {
+        return new Reports(locks);
     }
 
     /**

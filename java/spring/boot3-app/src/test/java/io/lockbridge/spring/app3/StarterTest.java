@@ -2,74 +2,32 @@ package io.lockbridge.spring.app3;
 
 import java.util.Map;
 
-import io.lockbridge.Fixtures;
-import io.lockbridge.Phase;
-import io.lockbridge.spring.Locks;
+import io.lockbridge.spring.testing.AbstractStarterTest;
 import io.lockbridge.spring.testing.StarterScenarios;
-import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.actuate.health.HealthEndpoint;
-import org.springframework.boot.actuate.health.HealthComponent;
 import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.HealthEndpoint;
 import org.springframework.boot.actuate.info.InfoEndpoint;
 import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
-/**
- * The Boot 3.5 application, configured by application.properties and
- * spring.data.redis.host/port, on a real redis-server: it follows the
- * namespace's phase, and shows it in its health, info and metrics.
- */
+/** The Boot 3.5 application follows the phase and shows it ({@link AbstractStarterTest}), read through Boot 3.5's Actuator. */
 @SpringBootTest(properties = "management.info.defaults.enabled=false")
 @AutoConfigureObservability(tracing = false)
-class StarterTest {
-    static Fixtures.Standalone srv;
-
-    @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry r) throws Exception {
-        srv = new Fixtures.Standalone();
-        srv.initPhase("reports", Phase.LEGACY);
-        r.add("spring.data.redis.host", () -> "127.0.0.1");
-        r.add("spring.data.redis.port", srv::port);
-        r.add("lockbridge.phase-interval", () -> "200ms");
-    }
-
-    @AfterAll
-    static void stop() {
-        srv.close();
-    }
-
-    @Autowired
-    Locks locks;
-    @Autowired
-    MeterRegistry meters;
+class StarterTest extends AbstractStarterTest {
     @Autowired
     HealthEndpoint health;
     @Autowired
     InfoEndpoint info;
-    @Autowired
-    Reports reports;
 
-    @Test
-    void followsThePhaseAndReportsIt() throws Exception {
-        StarterScenarios.followsAndReports(srv, "reports", locks, meters, () -> {
-            HealthComponent c = health.healthForPath("lockbridge");
-            Health h = (Health) c;
-            return new StarterScenarios.Health() {
-                @Override
-                public String status() {
-                    return h.getStatus().getCode();
-                }
+    @Override
+    protected StarterScenarios.Health health() {
+        Health h = (Health) health.healthForPath("lockbridge");
+        return StarterScenarios.Health.of(h.getStatus().getCode(), h.getDetails());
+    }
 
-                @Override
-                public Map<String, Object> details() {
-                    return h.getDetails();
-                }
-            };
-        }, info::info, () -> reports.build("9"));
+    @Override
+    protected Map<String, Object> info() {
+        return info.info();
     }
 }

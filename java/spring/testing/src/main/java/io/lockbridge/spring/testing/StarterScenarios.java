@@ -31,6 +31,21 @@ public final class StarterScenarios {
         String status();
 
         Map<String, Object> details();
+
+        /** The answer with status (UP, DOWN, …) and details. */
+        static Health of(String status, Map<String, Object> details) {
+            return new Health() {
+                @Override
+                public String status() {
+                    return status;
+                }
+
+                @Override
+                public Map<String, Object> details() {
+                    return details;
+                }
+            };
+        }
     }
 
     /**

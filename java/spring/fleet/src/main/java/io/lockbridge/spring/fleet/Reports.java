@@ -1,11 +1,13 @@
-package io.lockbridge.spring.app4;
+package io.lockbridge.spring.fleet;
 
 import io.lockbridge.Lock;
 import io.lockbridge.spring.Locks;
-import org.springframework.stereotype.Service;
 
-/** A job only one instance of the fleet runs at a time per report. */
-@Service
+/**
+ * A job only one instance of the fleet runs at a time per report: the
+ * test applications' service on the starter's {@link Locks} (each
+ * application declares it as a bean).
+ */
 public class Reports {
     private final Locks locks;
 
