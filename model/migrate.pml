@@ -83,8 +83,8 @@
 #endif
 #ifndef LATE
 /* a heartbeat held up in the network lands later (one per locker at a
- * time): 0 none; 1 c0's first readings (of follower.sync: the loop's, a lock
- * call's); 2 every heartbeat of every locker */
+ * time): 0 none; 1 c0's first readings of follower.sync (with the hold its
+ * lease covers already); 2 every heartbeat of every locker */
 #define LATE 0
 #endif
 #ifndef HOLDS
