@@ -19,7 +19,13 @@
  *   follower reading     internal/protocol/migrateproto/scripts/heartbeat.lua @entry @read; Go: follower.sync, follower.reading, follower.beat, follower.judge, want, follower.move
  *                        (a reading, an announcing reading with next,
  *                        the move, a reporting reading; a missing phase
- *                        refuses)
+ *                        refuses; a reading fails when its heartbeat was
+ *                        held up or wrote nothing)
+ *   heartbeat            Go: follower.beat, follower.entryLocked, entry.same
+ *                        (sent and landing as two steps when held up in
+ *                        the network; a touch when the entry says what
+ *                        the last confirmed write stored; the hold is the
+ *                        phase lease plus the longest ttl it covers)
  *   acquire in flight    Go: heldSet.reserve, heldSet.land, heldSet.settle
  *   phase lease          Go: follower.valid
  *                        (lock only while the lease runs)
@@ -69,8 +75,25 @@
 #ifndef START
 #define START LEGACY
 #endif
+#ifndef TOP
+#define TOP MODERN /* the controller steps no further (a bound) */
+#endif
 #ifndef OLDV
 #define OLDV 0 /* locker 1 is an old-version locker (an upgrade in progress) */
+#endif
+#ifndef LATE
+/* a heartbeat held up in the network lands later (one per locker at a
+ * time): 0 none; 1 c0's first readings of follower.sync (with the hold its
+ * lease covers already); 2 every heartbeat of every locker */
+#define LATE 0
+#endif
+#ifndef HOLDS
+/* 0 every hold covers a lock (PL + LL); 1 c0 starts with none (PL: it took
+ * no lock yet) and covers one from a lock call's reading on; 2 both */
+#define HOLDS 0
+#endif
+#ifndef TWIN
+#define TWIN 0 /* an entry under c0's id with a seq above its own may be written (another process under its id) */
 #endif
 
 #define READS_LEGACY(p)  ((p) <= DR)
@@ -99,6 +122,28 @@ byte ephase[NG];
 byte ephase2[NG];     /* next: the phase it is about to run, 0 none */
 byte eheld[NG];       /* oldest phase of a held lock, 0 none */
 byte eleft[NG];
+/* the follower's memory of its last confirmed write (follower.stored,
+ * follower.confirmed; cleared while not confirmed): a heartbeat whose entry
+ * says the same is a touch */
+bool conf[NG];
+byte sph[NG], snx[NG], shd[NG];
+/* the hold its phase lease was granted under covers a lock of ttl LL
+ * (follower.maxTTL; it never shrinks): a lock call needs it, else it reads
+ * first with the longer hold */
+bool mt[NG];
+#if LATE
+/* a heartbeat held up in the network (its reading gave up on it: an unknown
+ * outcome): a touch or an entry (its fields), its hold, and whether an entry
+ * of the same client written since stands (a seq at or above its own) */
+bool fl[NG], ftouch[NG], fstale[NG];
+byte fph[NG], fnx[NG], fhd[NG], fhold[NG];
+#endif
+#if TWIN
+bool forn; /* c0's entry is one with a seq above any of its own, not its write */
+#define FOREIGN (i == 0 && forn)
+#else
+#define FOREIGN false
+#endif
 /* the lock: holder ids (NG = the Java locker), what is left of each key */
 bool lk, mk;
 byte lwho, mwho;
@@ -159,8 +204,23 @@ end:	do
 		k = 0;
 		do
 		:: k < NG -> DOWN(eleft[k]); DOWN(trust[k]); DOWN(tb[k]); DOWN(rleft[k]); hbt[k] = false;
-			/* a dead entry's fields are never read again: forget them (fewer states, same behaviours) */
-			if :: eleft[k] == 0 -> ephase[k] = 0; ephase2[k] = 0; eheld[k] = 0 :: else -> skip fi;
+			/* a dead entry is pruned at once here (the code prunes after a
+			 * grace; a touch in between renews what the client last wrote,
+			 * which only keeps it counted longer): its fields are never read
+			 * again, and a late heartbeat finds no seq to be judged by */
+			if :: eleft[k] == 0 -> ephase[k] = 0; ephase2[k] = 0; eheld[k] = 0;
+				/* the follower's memory of it is kept, in the code, and its
+				 * next heartbeat is a touch that finds none and sends the
+				 * entry at once: here, the entry at once */
+				conf[k] = false; sph[k] = 0; snx[k] = 0; shd[k] = 0;
+#if LATE
+				fstale[k] = false;
+#endif
+#if TWIN
+				if :: k == 0 -> forn = false :: else -> skip fi;
+#endif
+				skip
+			:: else -> skip fi;
 #if LIVE_RUN
 			/* heldSet.settle: an acquire whose ttl has passed since its send
 			 * is over, whether or not its reply came (the liveness run needs
@@ -230,22 +290,147 @@ byte lastheld[NG];
 #define HELDREP (VALID(i) -> hph[i] : (res[i] -> rph[i] : 0))
 #endif
 /* heartbeat.lua @entry: the entry reports the phase run, the phase about
- * to be run (next, 0 none), the held phases; its life by the server's clock.
- * Protocol 3: when the entry says what the stored one (the client's last
- * confirmed write) says, the heartbeat is a touch (follower.beat,
- * entry.same): it renews only the stored entry's life. */
+ * to be run (next, 0 none), the held phases; its life by the server's clock
+ * is the hold the client asks for — its phase lease plus the longest ttl its
+ * lease covers (follower.reading: PL, or PL + LL once a lock call read).
+ * Protocol 3: when the entry says what the client's last confirmed write
+ * stored (its memory, follower.stored, not the registry), the heartbeat is a
+ * touch (follower.beat, entry.same): it renews only the stored entry's life. */
 #ifdef MUT_TOUCH_IGNORES_NEXT
-#define SAME(nx) (ephase[i] == (cur == 0 -> LEGACY : cur) && eheld[i] == HELDREP)
+#define SAME (conf[i] && sph[i] == eph && shd[i] == ehd)
 #else
-#define SAME(nx) (ephase[i] == (cur == 0 -> LEGACY : cur) && ephase2[i] == nx && eheld[i] == HELDREP)
+#define SAME (conf[i] && sph[i] == eph && snx[i] == enx && shd[i] == ehd)
 #endif
-#define ENTRY(nx) if \
-	:: SAME(nx) -> eleft[i] = PL + LL \
-	:: else -> ephase[i] = (cur == 0 -> LEGACY : cur); ephase2[i] = nx; eheld[i] = HELDREP; eleft[i] = PL + LL \
+/* A touch is judged by its seq as an entry is, and never lowers the stored
+ * expiry. The mutant is the touch before the fix: no seq check, and the
+ * expiry set to its own hold. */
+#ifdef MUT_TOUCH_LOWERS
+#define TSTALE(t, st) ((st) && !(t))
+#define TLIFE(h) (h)
+#else
+#define TSTALE(t, st) (st)
+#define TLIFE(h) (eleft[i] > (h) -> eleft[i] : (h))
+#endif
+/* A reading whose heartbeat wrote nothing (written 0) fails: it renews no
+ * phase lease. The mutant: it counts as a good reading. */
+#ifdef MUT_ZERO_RENEWS
+#define GOOD (wr <= 1)
+#else
+#define GOOD (wr == 1)
+#endif
+
+/* heartbeat.lua @entry for locker i: wr = 1 landed; 0 an entry with a seq
+ * at or above its own stands (st: an entry this client wrote after sending
+ * it; FOREIGN: one it never wrote): nothing written; 2 (the script's -1) a
+ * touch that found no entry: nothing written. */
+inline hbland(ph, nx, hd, t, h, st) {
+	if
+	:: !LIVE(i) && t -> wr = 2
+	:: LIVE(i) && (FOREIGN || TSTALE(t, st)) -> wr = 0
+	:: else -> wr = 1;
+		if
+		:: t -> eleft[i] = TLIFE(h)
+		:: else -> ephase[i] = ph; ephase2[i] = nx; eheld[i] = hd; eleft[i] = h
+		fi
 	fi
+}
+
+/* The heartbeat's entry and hold, and whether it is a touch. rc: the sync's
+ * hold covers a lock (a lock call's reading, or one since). */
+inline hbmake(nx) {
+	eph = (cur == 0 -> LEGACY : cur); enx = nx; ehd = HELDREP; t = SAME;
+	h = (rc -> PL + LL : PL)
+}
+
+inline forget() {
+	conf[i] = false; sph[i] = 0; snx[i] = 0; shd[i] = 0
+}
+
+/* follower.beat, the heartbeat landing at once (its reply comes): a touch
+ * that found no entry sends the entry at once; the memory follows the reply
+ * (a write that landed is confirmed; anything else is not); ok: the reading
+ * may be trusted. An entry that lands while an older heartbeat is held up
+ * makes that one stale (its seq is below the stored one). */
+inline beat(nx) {
+	hbmake(nx);
+	hbland(eph, enx, ehd, t, h, false);
+	if :: wr == 2 -> t = false; hbland(eph, enx, ehd, false, h, false) :: else -> skip fi;
+	if
+	:: wr == 1 && !t -> conf[i] = true; sph[i] = eph; snx[i] = enx; shd[i] = ehd;
+#if LATE
+		if :: fl[i] -> fstale[i] = true :: else -> skip fi;
+#endif
+		skip
+	:: wr == 1 && t -> skip
+	:: else -> forget()
+	fi;
+	ok = GOOD;
+	printf("EV c%d heartbeat (touch %d, next %d, hold %d): written %d\n", i, t, enx, h, (wr == 2 -> -1 : wr))
+}
+
+#if LATE
+/* The heartbeat is held up in the network: the reading gives up on it (its
+ * outcome unknown: not confirmed, the reading fails); it lands later, in its
+ * own step (the locker's late landing). */
+inline holdup(nx) {
+	hbmake(nx);
+	fl[i] = true; ftouch[i] = t; fhold[i] = h; fstale[i] = false;
+	if :: !t -> fph[i] = eph; fnx[i] = enx; fhd[i] = ehd :: else -> skip fi;
+	forget();
+	ok = false;
+	printf("EV c%d heartbeat (touch %d, next %d, hold %d) held up in the network: the reading fails\n", i, t, enx, h)
+}
+#endif
+
+#define CLEAR eph = 0; enx = 0; ehd = 0; h = 0; wr = 0; t = false; ok = false
+/* a reading that agrees: the phase lease runs from it, for locks of the ttl
+ * its hold covers */
+#ifdef MUT_NO_LEASE
+#define RENEW trust[i] = 255; if :: rc -> mt[i] = true :: else -> skip fi
+#else
+#define RENEW trust[i] = PL; if :: rc -> mt[i] = true :: else -> skip fi
+#endif
+
+/* What a first reading does with the phase it read (it failed: nothing). */
+inline read0() {
+	if
+	:: !ok -> skip /* held up, or wrote nothing: no lease, no move */
+	:: else ->
+		if
+#ifdef MUT_LOST_AS_LEGACY
+		:: !phaseKey -> target = LEGACY
+#else
+		:: !phaseKey -> target = 0; trust[i] = 0 /* refuse: ReasonLost / ReasonUninitialized */
+#endif
+		:: else -> target = phase
+		fi;
+		if
+		:: target != 0 && WANT(cur, target) == cur && WAITS -> skip /* no lease until its locks are gone */
+		:: target != 0 && WANT(cur, target) == cur && !WAITS -> RENEW
+		:: target != 0 && WANT(cur, target) != cur ->
+			pend = WANT(cur, target);
+#ifdef MUT_MOVE_FIRST
+			/* the old follower: moves at once, reports later */
+			cur = pend; pend = 0; trust[i] = PL; stage = 3;
+			if :: rc -> mt[i] = true :: else -> skip fi
+#else
+			stage = 1
+#endif
+		:: else -> skip
+		fi
+	fi;
+	if :: stage == 0 -> rc = false :: else -> skip fi;
+	printf("EV c%d reads phase %d (registry says %d), wants %d\n", i, target, ephase[i], (pend != 0 -> pend : cur));
+	target = 0;
+	CLEAR
+}
 
 proctype locker(byte i) {
 	byte cur = 0, k, target, pend, stage;
+	/* one reading's scratch (cleared after each step): the entry, its hold,
+	 * written; rc: the sync's hold covers a lock of ttl LL */
+	byte eph, enx, ehd, h, wr;
+	bool t, ok, rc;
 #if LIVE_RUN
 	byte calls = TRIES;
 #define CALL_LEFT (calls > 0)
@@ -258,66 +443,57 @@ proctype locker(byte i) {
 	 * agreed: move; 3 moved: report */
 end:	do
 	/* follower.reading (the first of follower.sync): report the phase run,
-	 * read the stored one; the lease is renewed only if it agrees */
-	:: d_step { stage == 0 && !hbt[i] ->
-		hbt[i] = true;
-		ENTRY(0);
-		if
-#ifdef MUT_LOST_AS_LEGACY
-		:: !phaseKey -> target = LEGACY
-#else
-		:: !phaseKey -> target = 0; trust[i] = 0 /* refuse: ReasonLost / ReasonUninitialized */
-#endif
-		:: else -> target = phase
-		fi;
-		if
-		:: target != 0 && WANT(cur, target) == cur && WAITS -> skip /* no lease until its locks are gone */
-		:: target != 0 && WANT(cur, target) == cur && !WAITS ->
-#ifdef MUT_NO_LEASE
-			trust[i] = 255
-#else
-			trust[i] = PL
-#endif
-		:: target != 0 && WANT(cur, target) != cur ->
-			pend = WANT(cur, target);
-#ifdef MUT_MOVE_FIRST
-			/* the old follower: moves at once, reports later */
-			cur = pend; pend = 0; trust[i] = PL; stage = 3
-#else
-			stage = 1
-#endif
-		:: else -> skip
-		fi;
-		printf("EV c%d heartbeat: registry says %d, reads phase %d, wants %d\n", i, ephase[i], target, (pend != 0 -> pend : cur));
-		target = 0 }
+	 * read the stored one; the lease is renewed only if it agrees. The
+	 * loop's reading covers the ttl the lease covers already; a lock call
+	 * whose ttl it does not cover reads with the longer hold. */
+	:: d_step { stage == 0 && !hbt[i] -> hbt[i] = true; rc = mt[i]; beat(0); read0() }
+	:: d_step { stage == 0 && !hbt[i] && !mt[i] -> hbt[i] = true; rc = true; beat(0); read0() }
 	/* follower.reading with next: announce the move, read again */
-	:: d_step { stage == 1 ->
-		ENTRY(pend);
+	:: d_step { stage == 1 -> beat(pend);
 		if
-		:: !phaseKey -> trust[i] = 0; pend = 0; stage = 0
-		:: phaseKey && WANT(cur, phase) == pend -> tb[i] = PL; stage = 2
-		:: phaseKey && WANT(cur, phase) == cur && WANT(cur, phase) != pend -> if :: !WAITS -> trust[i] = PL :: else -> skip fi; pend = 0; stage = 0
-		:: phaseKey && WANT(cur, phase) != cur && WANT(cur, phase) != pend -> pend = 0; stage = 0
+		:: !ok -> pend = 0; stage = 0
+		:: ok && !phaseKey -> trust[i] = 0; pend = 0; stage = 0
+		:: ok && phaseKey && WANT(cur, phase) == pend -> tb[i] = PL; stage = 2
+		:: ok && phaseKey && WANT(cur, phase) == cur && WANT(cur, phase) != pend -> if :: !WAITS -> RENEW :: else -> skip fi; pend = 0; stage = 0
+		:: ok && phaseKey && WANT(cur, phase) != cur && WANT(cur, phase) != pend -> pend = 0; stage = 0
 		fi;
-		printf("EV c%d announces %d (registry: %d next %d)\n", i, pend, ephase[i], ephase2[i]) }
+		if :: stage == 0 -> rc = false :: else -> skip fi;
+		printf("EV c%d announces %d (registry: %d next %d)\n", i, pend, ephase[i], ephase2[i]);
+		CLEAR }
 	/* follower.move: run the announced phase; the lease runs from the
 	 * announcing reading; held locks two phases away end */
 	:: d_step { stage == 2 ->
 		cur = pend; pend = 0; trust[i] = tb[i]; tb[i] = 0; stage = 3;
+		if :: rc -> mt[i] = true :: else -> skip fi;
 		if :: VALID(i) && !COMPAT(hph[i], cur) -> held[i] = false; hleft[i] = 0; hph[i] = 0 :: else -> skip fi;
 		printf("EV c%d now runs %d\n", i, cur) }
 	/* follower.reading after the move: report the new phase */
-	:: d_step { stage == 3 ->
-		ENTRY(0);
+	:: d_step { stage == 3 -> beat(0);
 		if
-		:: !phaseKey -> trust[i] = 0
-		:: phaseKey && WANT(cur, phase) == cur && !WAITS -> trust[i] = PL
+		:: !ok -> skip
+		:: ok && !phaseKey -> trust[i] = 0
+		:: ok && phaseKey && WANT(cur, phase) == cur && !WAITS -> RENEW
 		:: else -> skip
 		fi;
-		stage = 0;
-		printf("EV c%d reports %d\n", i, cur) }
-	/* lock call: follower.valid + heldSet.reserve, in one step */
-	:: d_step { !held[i] && !res[i] && cur != 0 && trust[i] > 0 && CALL_LEFT ->
+		stage = 0; rc = false;
+		printf("EV c%d reports %d\n", i, cur);
+		CLEAR }
+#if LATE
+	/* a reading whose heartbeat is held up in the network fails */
+	:: d_step { stage == 0 && !hbt[i] && !fl[i] && (LATE >= 2 || i == 0) -> hbt[i] = true; rc = mt[i]; holdup(0); rc = false; CLEAR }
+	:: d_step { stage == 1 && !fl[i] && LATE >= 2 -> holdup(pend); pend = 0; stage = 0; rc = false; CLEAR }
+	:: d_step { stage == 3 && !fl[i] && LATE >= 2 -> holdup(0); stage = 0; rc = false; CLEAR }
+	/* the held-up heartbeat lands (heartbeat.lua @entry, judged by its seq);
+	 * nobody reads its reply */
+	:: d_step { fl[i] ->
+		hbland(fph[i], fnx[i], fhd[i], ftouch[i], fhold[i], fstale[i]);
+		printf("EV c%d's held-up heartbeat (touch %d, hold %d) lands: written %d, entry life %d\n", i, ftouch[i], fhold[i], (wr == 2 -> -1 : wr), eleft[i]);
+		fl[i] = false; ftouch[i] = false; fstale[i] = false; fph[i] = 0; fnx[i] = 0; fhd[i] = 0; fhold[i] = 0;
+		CLEAR }
+#endif
+	/* lock call: follower.valid (the lease runs and covers the ttl) +
+	 * heldSet.reserve, in one step */
+	:: d_step { !held[i] && !res[i] && cur != 0 && trust[i] > 0 && mt[i] && CALL_LEFT ->
 		CALL; res[i] = true; rph[i] = cur; rleft[i] = LL }
 	/* the acquire lands, in the phase reserved (Locker.acquire) */
 	:: d_step { res[i] ->
@@ -439,7 +615,7 @@ end:	do
 
 active proctype controller() {
 end:	do
-	:: d_step { !ctlt && phaseKey && V1FREE && phase + STEP <= MODERN && ALL_AT(phase) && QUIET(phase + STEP) ->
+	:: d_step { !ctlt && phaseKey && V1FREE && phase + STEP <= TOP && ALL_AT(phase) && QUIET(phase + STEP) ->
 		ctlt = true; phase = phase + STEP; sinceAge = 0; mphase = phase;
 		printf("EV controller steps to phase %d\n", phase) }
 #if ROLLBACK
@@ -466,8 +642,23 @@ active proctype loss() {
 }
 #endif
 
+#if TWIN
+/* Once, while c0's entry lives: an entry under c0's id with a seq above any
+ * of its own (another process run under its id; as in
+ * TestFaultHeartbeatThatDidNotLandRenewsNoLease, its expiry is left as it
+ * was, and here what it says too). Every heartbeat of c0 then writes
+ * nothing until the entry is gone (pruned once dead). */
+active proctype twin() {
+	d_step { eleft[0] > 0 -> forn = true; printf("EV an entry under c0's id with a higher seq is written\n") }
+}
+#endif
+
 init {
 	atomic {
+		mt[0] = (HOLDS == 0);
+#if NG == 2
+		mt[1] = (HOLDS <= 1);
+#endif
 		run locker(0);
 #if NG == 2 && OLDV
 		run v1locker(1);
