@@ -21,7 +21,7 @@
  *                        the move, a reporting reading; a missing phase
  *                        refuses; a reading fails when its heartbeat was
  *                        held up or wrote nothing)
- *   heartbeat            Go: follower.beat, follower.entryLocked, entry.same
+ *   heartbeat            Go: follower.beat, follower.entryLocked, Entry.Same
  *                        (sent and landing as two steps when held up in
  *                        the network; a touch when the entry says what
  *                        the last confirmed write stored; the hold is the
@@ -295,7 +295,7 @@ byte lastheld[NG];
  * lease covers (follower.reading: PL, or PL + LL once a lock call read).
  * Protocol 3: when the entry says what the client's last confirmed write
  * stored (its memory, follower.stored, not the registry), the heartbeat is a
- * touch (follower.beat, entry.same): it renews only the stored entry's life. */
+ * touch (follower.beat, Entry.Same): it renews only the stored entry's life. */
 #ifdef MUT_TOUCH_IGNORES_NEXT
 #define SAME (conf[i] && sph[i] == eph && shd[i] == ehd)
 #else
