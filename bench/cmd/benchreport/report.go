@@ -531,9 +531,27 @@ const (
 type target struct{ what, measured, status string }
 
 func targets(res *Results) []target {
-	var ts []target
-	add := func(what, measured string, ok bool) { ts = append(ts, target{what, measured, status(ok)}) }
-	missing := func(what string) { ts = append(ts, target{what, "not in this run", statusNone}) }
+	l := &targetList{}
+	targetsCycle(l, res)
+	targetsAllocs(l, res)
+	targetsTakeover(l, res)
+	targetsHandoff(l, res)
+	targetsManyKeys(l, res)
+	return l.ts
+}
+
+// targetList collects the rows of the Targets table.
+type targetList struct{ ts []target }
+
+func (l *targetList) add(what, measured string, ok bool) {
+	l.ts = append(l.ts, target{what, measured, status(ok)})
+}
+
+func (l *targetList) missing(what string) {
+	l.ts = append(l.ts, target{what, "not in this run", statusNone})
+}
+
+func targetsCycle(l *targetList, res *Results) {
 	ratioTo := func(id, ref string) (float64, string) {
 		a, b := cycleRow(res, id), cycleRow(res, ref)
 		if len(a.Ns) == 0 || len(b.Ns) == 0 {
@@ -556,10 +574,10 @@ func targets(res *Results) []target {
 	} {
 		r, cell := ratioTo(t.id, floorIDOf(t.id))
 		if r == 0 {
-			missing(t.what)
+			l.missing(t.what)
 			continue
 		}
-		add(t.what, fmt.Sprintf("%s (medians %s vs %s)", cell, us(cycleMedian(res, t.id)), us(cycleMedian(res,
+		l.add(t.what, fmt.Sprintf("%s (medians %s vs %s)", cell, us(cycleMedian(res, t.id)), us(cycleMedian(res,
 			floorIDOf(t.id)))), r <= t.limit)
 	}
 	for _, t := range []struct{ id, peer string }{{idModern, idBSM}, {idModern, idRedsync}, {idModernRueidis,
@@ -567,22 +585,28 @@ func targets(res *Results) []target {
 		what := fmt.Sprintf("%s cycle ahead of %s (same client)", cycleRow(res, t.id).Name, cycleRow(res, t.peer).Name)
 		r, cell := ratioTo(t.id, t.peer)
 		if r == 0 {
-			missing(what)
+			l.missing(what)
 			continue
 		}
-		add(what, cell+" (time ÷ the peer's)", r < 1)
+		l.add(what, cell+" (time ÷ the peer's)", r < 1)
 	}
+}
+
+func targetsAllocs(l *targetList, res *Results) {
 	if mr := cycleRow(res, idModern); len(mr.Ns) > 0 {
-		add("modern cycle: 2 round trips", num(mr.RoundTrips)+" ("+mr.Sent+")", mr.RoundTrips <= 2)
+		l.add("modern cycle: 2 round trips", num(mr.RoundTrips)+" ("+mr.Sent+")", mr.RoundTrips <= 2)
 		fa := cycleRow(res, idFloor).Allocs
-		add("allocations per modern cycle ≤ the go-redis floor's + 4", fmt.Sprintf("modern %.0f, floor %.0f", mr.Allocs, fa),
+		l.add("allocations per modern cycle ≤ the go-redis floor's + 4", fmt.Sprintf("modern %.0f, floor %.0f", mr.Allocs, fa),
 			mr.Allocs <= fa+4)
 	}
 	if rr := cycleRow(res, idModernRueidis); len(rr.Ns) > 0 {
 		fa := cycleRow(res, idFloorRueidis).Allocs
-		add("allocations per modern cycle on rueidis close to the rueidis floor's",
+		l.add("allocations per modern cycle on rueidis close to the rueidis floor's",
 			fmt.Sprintf("modern on rueidis %.0f, rueidis floor %.0f", rr.Allocs, fa), rr.Allocs <= fa+4)
 	}
+}
+
+func targetsTakeover(l *targetList, res *Results) {
 	var atomic, seed *TakeoverRow
 	for i := range res.Takeover {
 		switch res.Takeover[i].ID {
@@ -593,15 +617,18 @@ func targets(res *Results) []target {
 		}
 	}
 	if atomic == nil {
-		missing("legacy expired takeover in fewer round trips than the seed's 3")
+		l.missing("legacy expired takeover in fewer round trips than the seed's 3")
 	} else {
 		m := fmt.Sprintf("%s (%s)", num(atomic.RoundTrips), atomic.Sent)
 		if seed != nil {
 			m += fmt.Sprintf("; seed sequence %s (%s)", num(seed.RoundTrips), seed.Sent)
 		}
 		// an EVAL now and then: the script's first load
-		add("legacy expired takeover in fewer round trips than the seed's 3", m, atomic.RoundTrips < 2.5)
+		l.add("legacy expired takeover in fewer round trips than the seed's 3", m, atomic.RoundTrips < 2.5)
 	}
+}
+
+func targetsHandoff(l *targetList, res *Results) {
 	handoff := func(id string) *HandoffRow {
 		for i := range res.Handoff {
 			if h := &res.Handoff[i]; h.ID == id && h.Wait == impls.Recommended.String() {
@@ -617,18 +644,21 @@ func targets(res *Results) []target {
 			"contended, %d goroutines: %s more cycles/s than rueidislock and wait p99 ≤ 10 ms (max wait reported)",
 			res.Opts.Workers, cycleRow(res, id).Name)
 		if h == nil || rl == nil {
-			missing(what)
+			l.missing(what)
 			continue
 		}
-		add(what, fmt.Sprintf("%.0f vs %.0f cycles/s (%s); wait p99 %s, max %s (rueidislock: p99 %s, max %s)",
+		l.add(what, fmt.Sprintf("%.0f vs %.0f cycles/s (%s); wait p99 %s, max %s (rueidislock: p99 %s, max %s)",
 			median(h.CyclesPerSec), median(rl.CyclesPerSec), pratio(h.CyclesPerSec, rl.CyclesPerSec),
 			fmtDur(h.WaitP99), fmtDur(h.WaitMax), fmtDur(rl.WaitP99), fmtDur(rl.WaitMax)),
 			paired(h.CyclesPerSec, rl.CyclesPerSec) > 1 && h.WaitP99 <= 10e6)
 	}
 	if h := handoff(idModern); h != nil {
-		add("a release notification reaches a waiter in ≤ 1 ms p50 (hand-off, modern on go-redis; p99 reported)",
+		l.add("a release notification reaches a waiter in ≤ 1 ms p50 (hand-off, modern on go-redis; p99 reported)",
 			fmt.Sprintf("p50 %s, p99 %s", fmtDur(h.P50), fmtDur(h.P99)), h.P50 <= 1e6)
 	}
+}
+
+func targetsManyKeys(l *targetList, res *Results) {
 	mk := func(id string) []float64 {
 		for _, r := range res.ManyKeys {
 			if r.ID == id {
@@ -639,12 +669,11 @@ func targets(res *Results) []target {
 	}
 	if m, rl, bsm := mk(idModernRueidis), mk(idRueidisLock), mk(idBSM); m != nil && rl != nil && bsm != nil {
 		a, c := paired(m, rl), paired(m, bsm)
-		add(fmt.Sprintf("many locks (%d goroutines, %d keys): modern on rueidis ≥ 1.0× rueidislock and ≥ 1.5× "+
+		l.add(fmt.Sprintf("many locks (%d goroutines, %d keys): modern on rueidis ≥ 1.0× rueidislock and ≥ 1.5× "+
 			"bsm/redislock acquisitions/s", res.Opts.ManyWorkers, res.Opts.ManyKeys),
 			fmt.Sprintf("%.0f/s: %.2f× rueidislock (%.0f/s), %.2f× bsm/redislock (%.0f/s)", median(m), a, median(rl), c,
 				median(bsm)), a >= 1 && c >= 1.5)
 	}
-	return ts
 }
 
 func status(ok bool) string {
