@@ -138,7 +138,8 @@ func TestInteropJavaMigrates(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	ns := "jfleet"
-	ctl, err := control.New(e.lock, ns, control.WithQuietPeriod(time.Second), control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(e.lock, ns, control.WithQuietPeriod(time.Second),
+		control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, false)
 	require.NoError(t, err)
@@ -298,7 +299,8 @@ func TestFaultJavaReleaseReplyDropped(t *testing.T) {
 // with a short quiet period and liveness margin for the test.
 func jfleetController(t *testing.T, e *env, ns string) *control.Controller {
 	t.Helper()
-	ctl, err := control.New(e.lock, ns, control.WithQuietPeriod(time.Second), control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(e.lock, ns, control.WithQuietPeriod(time.Second),
+		control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(context.Background(), false)
 	require.NoError(t, err)

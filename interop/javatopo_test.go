@@ -228,7 +228,8 @@ func runTopoFleet(t *testing.T, f topoFleet) {
 	e.guard = goredislib.NewClient(&goredislib.Options{Addr: guardSrv.Addr(), MaxRetries: -1})
 	t.Cleanup(func() { _ = e.guard.Close() })
 	ns := "jtopo"
-	ctl, err := control.New(f.lock, ns, control.WithQuietPeriod(time.Second), control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
+	ctl, err := control.New(f.lock, ns, control.WithQuietPeriod(time.Second),
+		control.WithLivenessMargin(500*time.Millisecond), control.WithInitSilence(time.Millisecond))
 	require.NoError(t, err)
 	_, err = ctl.Init(ctx, f.force)
 	require.NoError(t, err)

@@ -37,7 +37,8 @@ import (
 // error wraps lockbridge.ErrNotObtained; when the Locker cannot trust its
 // phase it wraps ErrPhaseUnknown instead (see Phase).
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock, l.tryLock, key, ttl)
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock,
+		l.tryLock, key, ttl)
 }
 
 func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
@@ -60,7 +61,8 @@ func (l *Locker) tryLock(ctx context.Context, key string, ttl time.Duration) (lo
 // for 10 s after an attempt met a legacy-only holder: then it waits as the
 // Java pollers do, unwoken (WithPollers).
 func (l *Locker) Lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
-	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock, key, ttl)
+	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpLock, l.lock,
+		key, ttl)
 }
 
 func (l *Locker) lock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
@@ -246,7 +248,9 @@ func (l *Locker) dualTry(p Phase, a args) (dualTry, error) {
 	if l.mset.WaitN > 0 {
 		// The dual-phase acquire is a script of its own, which does not
 		// WAIT: refuse rather than report a lock no replica acknowledged.
-		return dualTry{}, fmt.Errorf("%s: %w: modern.WithWait is honoured only in the modern phase; the %v acquire does not wait for replicas", pkg, lockbridge.ErrInvalid, p)
+		return dualTry{}, fmt.Errorf(
+			"%s: %w: modern.WithWait is honoured only in the modern phase; the %v acquire does not wait for replicas", pkg,
+			lockbridge.ErrInvalid, p)
 	}
 	token, err := l.mset.Token()
 	if err != nil {
@@ -305,7 +309,9 @@ func (l *Locker) dualUnknown(ctx context.Context, t dualTry, err error) (lockbri
 		// Not settled: the script may still be on its way and run after
 		// the read (see modern's try).
 		t.undo(l) // best effort: by our token only
-		return nil, fmt.Errorf("%s: acquire %q: the modern key does not hold our token %q yet, and the acquire may still run: %w", pkg, a.key, t.call.Token, err)
+		return nil, fmt.Errorf(
+			"%s: acquire %q: the modern key does not hold our token %q yet, and the acquire may still run: %w", pkg, a.key,
+			t.call.Token, err)
 	}
 	return t.lock(l, fence), nil
 }
@@ -326,7 +332,8 @@ func (l *Locker) dualReply(ctx context.Context, t dualTry, r any) (lockbridge.Lo
 	case code == migrateproto.AcquireModernHeld:
 		pttl, _ := reply[1].(int64)
 		left := time.Duration(pttl) * time.Millisecond
-		return nil, left, fmt.Errorf("%s: lock %q is held on its modern key (%v left): %w", pkg, a.key, left, lockbridge.ErrNotObtained)
+		return nil, left, fmt.Errorf("%s: lock %q is held on its modern key (%v left): %w", pkg, a.key, left,
+			lockbridge.ErrNotObtained)
 	case code == migrateproto.AcquireLegacyHeld && len(reply) >= 4:
 		left, err := l.legacyHeld(ctx, t, reply)
 		return nil, left, err
@@ -346,14 +353,16 @@ func (l *Locker) legacyHeld(ctx context.Context, t dualTry, reply []any) (time.D
 	if state == migrateproto.LegacyForeign {
 		stored, _, _ := l.c.Get(ctx, a.legacyKey)
 		_, derr := l.profile.DecodeValue(stored)
-		return 0, fmt.Errorf("%s: lock %q is held by a foreign legacy value: %w: %w", pkg, a.key, lockbridge.ErrNotObtained, derr)
+		return 0, fmt.Errorf("%s: lock %q is held by a foreign legacy value: %w: %w", pkg, a.key, lockbridge.ErrNotObtained,
+			derr)
 	}
 	left := l.profile.Remaining(expiry, t.now)
 	if modernExists == 0 && left >= l.profile.Unit()+sightingSlack {
 		l.metLegacy.Store(max(int64(time.Since(l.born)), 1))
 		l.sighted(ctx, a.legacyKey)
 	}
-	return left, fmt.Errorf("%s: lock %q is held on its legacy key until %d: %w", pkg, a.key, expiry, lockbridge.ErrNotObtained)
+	return left, fmt.Errorf("%s: lock %q is held on its legacy key until %d: %w", pkg, a.key, expiry,
+		lockbridge.ErrNotObtained)
 }
 
 // sightingSlack: a legacy value with less than one unit plus this left is
@@ -442,7 +451,8 @@ func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 	}
 	// Stamped with the server's clock.
 	if err := l.store.recordSighting(ctx, legacyKey); err != nil {
-		l.tel.Log().WarnContext(ctx, "lockbridge: recording a legacy sighting failed", "lockbridge.migrate.namespace", l.store.k.NS, "lockbridge.lock.key", legacyKey, "error", err)
+		l.tel.Log().WarnContext(ctx, "lockbridge: recording a legacy sighting failed", "lockbridge.migrate.namespace",
+			l.store.k.NS, "lockbridge.lock.key", legacyKey, "error", err)
 		return
 	}
 	l.tel.Sighted(ctx, l.store.k.NS)
@@ -451,7 +461,8 @@ func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 // attemptOn is one TryLock of the legacy or modern Locker l, returning its
 // concrete lock and, when another holder has the lock, how long the holder
 // has left by left(err) (0 when unknown), for the waiting loop.
-func attemptOn[L lockbridge.Lock](ctx context.Context, l lockbridge.Locker, key string, ttl time.Duration, left func(error) time.Duration) (L, time.Duration, error) {
+func attemptOn[L lockbridge.Lock](ctx context.Context, l lockbridge.Locker, key string, ttl time.Duration,
+	left func(error) time.Duration) (L, time.Duration, error) {
 	lk, err := l.TryLock(ctx, key, ttl)
 	if err != nil {
 		var zero L

@@ -61,7 +61,8 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		good := []string{"1", "token", "PUBLISH", "decimal", "ms", ms(w), "10000", ms(now), "2000"}
 		bad := locktest.BadOwnerArgs(3)
 		bad[0], bad[1], bad[2] = locktest.BadFlags, []string{""}, locktest.BadPublish
-		r := locktest.StrictArgs(t, tg.Client, migrateproto.ReleaseScript, []string{L, M, M + ":released"}, good, bad, []string{L, M})
+		r := locktest.StrictArgs(t, tg.Client, migrateproto.ReleaseScript, []string{L, M, M + ":released"}, good, bad,
+			[]string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments release both keys")
 		_, ok := locktest.Get(t, tg.Client, L)
 		assert.False(t, ok)
@@ -75,7 +76,8 @@ func TestFaultDualScriptArgumentsStrict(t *testing.T) {
 		set(M, "token", 100_000)
 		good := []string{"1", "token", "500000", ms(w + 5000), "decimal", "ms", ms(w), "10000", ms(now), "2000"}
 		bad := locktest.BadOwnerArgs(4)
-		bad[0], bad[1], bad[2], bad[3] = locktest.BadFlags, []string{""}, append([]string{"0", "-1"}, locktest.BadInts...), locktest.BadDecimalValues
+		bad[0], bad[1], bad[2], bad[3] = locktest.BadFlags, []string{""}, append([]string{"0", "-1"}, locktest.BadInts...),
+			locktest.BadDecimalValues
 		r := locktest.StrictArgs(t, tg.Client, migrateproto.RefreshScript, []string{L, M}, good, bad, []string{L, M})
 		assert.Equal(t, []any{int64(1), int64(1)}, r, "the good arguments refresh both keys")
 		stored, _ := locktest.Get(t, tg.Client, L)

@@ -53,8 +53,10 @@ func TestFaultLateRefreshStaysReportedUntilTheServerLeaseEnds(t *testing.T) {
 			for time.Since(start) < 3*ttl {
 				report := l.held.report()
 				if pttl := locktest.PTTL(t, direct, modernKey); pttl > 0 {
-					assert.NotZero(t, report.newest, "the server holds the lock for %v more, and the heartbeat would not report it", time.Duration(pttl)*time.Millisecond)
-					assert.GreaterOrEqual(t, report.left, time.Duration(pttl)*time.Millisecond-50*time.Millisecond, "the reported hold covers the server's lease")
+					assert.NotZero(t, report.newest, "the server holds the lock for %v more, and the heartbeat would not report it",
+						time.Duration(pttl)*time.Millisecond)
+					assert.GreaterOrEqual(t, report.left, time.Duration(pttl)*time.Millisecond-50*time.Millisecond,
+						"the reported hold covers the server's lease")
 				} else {
 					break
 				}

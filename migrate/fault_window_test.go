@@ -129,7 +129,8 @@ func TestFaultDualWriteLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tg.Client.Del(ctx, name) // the legacy value vanished
 	require.NoError(t, err)
-	other, err := legacy.New(tg.Client, legacy.WithClock(func() time.Time { return then })).TryLock(ctx, name, 5*time.Second)
+	other, err := legacy.New(tg.Client, legacy.WithClock(func() time.Time { return then })).TryLock(ctx, name,
+		5*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, lk.(*Lock).impl.(*dualLock).value, other.(*legacy.Lock).Value())
 	clock.Pin(time.Time{})

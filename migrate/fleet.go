@@ -19,7 +19,8 @@ type syncReply = migrateproto.HeartbeatReply
 // heartbeat writes the client's entry — or, when renews is not 0, touches:
 // renews the expiry only of the stored entry whose seq is renews — with an
 // expiry hold after the server's now, and reads the phase.
-func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration, renews int64) (syncReply, error) {
+func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration, renews int64) (syncReply,
+	error) {
 	return migrateproto.Heartbeat(ctx, s.c, migrateproto.HeartbeatArgs{NS: s.k, Entry: e, Hold: hold, Touch: renews != 0,
 		Renews: renews})
 }

@@ -127,7 +127,8 @@ type PhaseEndedError struct {
 }
 
 func (e *PhaseEndedError) Error() string {
-	return fmt.Sprintf("migrate: lock %q taken in %v ended: its locker now runs %v, which does not exclude it", e.Key, e.Taken, e.LockerAt)
+	return fmt.Sprintf("migrate: lock %q taken in %v ended: its locker now runs %v, which does not exclude it", e.Key,
+		e.Taken, e.LockerAt)
 }
 
 // endIncompatible ends every held lock whose phase does not exclude cur:
@@ -245,7 +246,8 @@ func (h *heldLock) Unlock(ctx context.Context) error {
 		return fmt.Errorf("%s: unlock %q: %w: %w", pkg, h.Key(), lockbridge.ErrNotHeld, err)
 	}
 	if h.life.Ended() && !h.life.RanOut() {
-		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(), Reason: lockbridge.ReasonEnded, Detail: "released"})
+		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(),
+			Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	// A lease that ran out by our clock was neither released nor found
 	// gone: the inner lock's Unlock sends its release, under its rules.
@@ -286,7 +288,8 @@ func (h *heldLock) refresh(ctx context.Context, ttl time.Duration) error {
 		if err := h.life.Err(); err != nil {
 			return fmt.Errorf("%s: refresh %q: %w: %w", pkg, h.Key(), lockbridge.ErrNotHeld, err)
 		}
-		return fmt.Errorf("%s: refresh: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(), Reason: lockbridge.ReasonEnded, Detail: "released"})
+		return fmt.Errorf("%s: refresh: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: h.Key(),
+			Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	until, err := h.l.follow.trusted(ctx, ttl)
 	if err != nil {

@@ -56,10 +56,12 @@ func slotTag(slot int) string {
 // sameSlot checks a custom mapping's result.
 func sameSlot(legacyKey, modernKey string) error {
 	if modernKey == "" || modernKey == legacyKey {
-		return fmt.Errorf("migrate: %w: modern key %q for legacy key %q must be another, non-empty key", lockbridge.ErrInvalid, modernKey, legacyKey)
+		return fmt.Errorf("migrate: %w: modern key %q for legacy key %q must be another, non-empty key",
+			lockbridge.ErrInvalid, modernKey, legacyKey)
 	}
 	if keyslot.Of(legacyKey) != keyslot.Of(modernKey) {
-		return fmt.Errorf("migrate: %w: modern key %q is not in the hash slot of legacy key %q", lockbridge.ErrInvalid, modernKey, legacyKey)
+		return fmt.Errorf("migrate: %w: modern key %q is not in the hash slot of legacy key %q", lockbridge.ErrInvalid,
+			modernKey, legacyKey)
 	}
 	return nil
 }

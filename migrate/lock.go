@@ -40,7 +40,8 @@ var _ lockbridge.Lock = (*dualLock)(nil)
 
 // start is when the acquire was sent (monotonic); now the legacy profile's
 // clock then, which w was computed with.
-func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value string, start, now time.Time) *dualLock {
+func newDualLock(l *Locker, p Phase, a args, token string, fence, w int64, value string, start,
+	now time.Time) *dualLock {
 	d := &dualLock{l: l, phase: p, a: a, token: token, fence: fence, w: w, value: value, lease: a.ttl}
 	d.life.Init(pkg, start, d.localTTL(now, a.ttl, w))
 	d.life.Observe(l.tel, a.key) // a phase move ends it in the background
@@ -94,7 +95,8 @@ func (d *dualLock) Unlock(ctx context.Context) error {
 		if err := d.life.Err(); err != nil {
 			return fmt.Errorf("%s: unlock %q: %w: %w", pkg, d.a.key, lockbridge.ErrNotHeld, err)
 		}
-		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: d.a.key, Reason: lockbridge.ReasonEnded, Detail: "released"})
+		return fmt.Errorf("%s: unlock: %w", pkg, &lockbridge.NotHeldError{Pkg: pkg, Key: d.a.key,
+			Reason: lockbridge.ReasonEnded, Detail: "released"})
 	}
 	err := d.releaseLocked(ctx)
 	switch {
@@ -288,7 +290,8 @@ func notHeld(key string, m, l int64) *lockbridge.NotHeldError {
 	case l == migrateproto.OwnerExpired:
 		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry has passed by our clock"
 	case l == migrateproto.OwnerLate:
-		e.Reason, e.Detail = lockbridge.ReasonExpired, "the legacy expiry had passed by the server's clock, beyond the margin, when the command ran"
+		e.Reason, e.Detail = lockbridge.ReasonExpired,
+			"the legacy expiry had passed by the server's clock, beyond the margin, when the command ran"
 	default:
 		e.Reason, e.Detail = lockbridge.ReasonTaken, "the modern key holds another token"
 	}

@@ -258,7 +258,8 @@ func TestLockKeepsItsPhase(t *testing.T) {
 
 	time.Sleep(5 * time.Millisecond)
 	walk(t, n, PhaseDualRead)
-	require.Eventually(t, func() bool { p, _ := l.Phase(ctx); return p == PhaseDualRead }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { p, _ := l.Phase(ctx); return p == PhaseDualRead }, 5*time.Second,
+		5*time.Millisecond)
 
 	require.NoError(t, lk.Unlock(ctx))
 	_, ok := locktest.Get(t, tg.Client, name)

@@ -68,7 +68,8 @@ func (c *config) err() error {
 		c.errs.Invalid("phase lease %v must be longer than the phase interval %v", c.lease, c.interval)
 	}
 	if c.lease == 0 && c.interval >= maxHold/(2*DefaultPhaseLeaseIntervals) {
-		c.errs.Invalid("phase interval %v must be below %v (its phase lease, %d intervals, below %v)", c.interval, maxHold/(2*DefaultPhaseLeaseIntervals), DefaultPhaseLeaseIntervals, maxHold/2)
+		c.errs.Invalid("phase interval %v must be below %v (its phase lease, %d intervals, below %v)", c.interval,
+			maxHold/(2*DefaultPhaseLeaseIntervals), DefaultPhaseLeaseIntervals, maxHold/2)
 	}
 	return c.errs.Err()
 }

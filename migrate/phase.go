@@ -76,7 +76,8 @@ func ParsePhase(s string) (Phase, error) {
 			return p, nil
 		}
 	}
-	return 0, fmt.Errorf("migrate: %w: unknown phase %q (want legacy, dual-write, dual-read or modern)", lockbridge.ErrInvalid, s)
+	return 0, fmt.Errorf("migrate: %w: unknown phase %q (want legacy, dual-write, dual-read or modern)",
+		lockbridge.ErrInvalid, s)
 }
 
 // MarshalText implements encoding.TextMarshaler.

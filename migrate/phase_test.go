@@ -20,7 +20,8 @@ func TestPhaseNamesRoundTrip(t *testing.T) {
 		require.NoError(t, r.UnmarshalText(b))
 		assert.Equal(t, p, r)
 	}
-	for in, want := range map[string]Phase{"DualWrite": PhaseDualWrite, "dual_read": PhaseDualRead, " MODERN ": PhaseModern, "Legacy": PhaseLegacy} {
+	for in, want := range map[string]Phase{"DualWrite": PhaseDualWrite, "dual_read": PhaseDualRead,
+		" MODERN ": PhaseModern, "Legacy": PhaseLegacy} {
 		got, err := ParsePhase(in)
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)

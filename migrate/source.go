@@ -109,7 +109,9 @@ func newFollower(c driver.Client, k migrateproto.Keys, interval, lease time.Dura
 // not trust what it did.
 func (f *follower) phase(ctx context.Context, ttl time.Duration, on func(Phase, time.Time)) (Phase, time.Time, error) {
 	if longest := maxHold - f.lease; ttl > longest {
-		return 0, time.Time{}, fmt.Errorf("%s: %w: ttl %v is above %v: the registry counts a client for at most %v after a heartbeat, its phase lease %v included", pkg, lockbridge.ErrInvalid, ttl, longest, maxHold, f.lease)
+		return 0, time.Time{},
+			fmt.Errorf("%s: %w: ttl %v is above %v: the registry counts a client for at most %v after a heartbeat, its phase "+
+				"lease %v included", pkg, lockbridge.ErrInvalid, ttl, longest, maxHold, f.lease)
 	}
 	if p, until, ok, err := f.valid(ttl, on); ok || err != nil {
 		return p, until, err
@@ -159,7 +161,8 @@ func (f *follower) trusted(ctx context.Context, ttl time.Duration) (time.Time, e
 // phase lease it was sent under had ended, at or after until.
 func (f *follower) outlived(p Phase, what string) error {
 	return &PhaseUnknownError{Namespace: f.s.k.NS, Reason: ReasonLeaseLapsed, Last: p,
-		Cause:  fmt.Errorf("the %s came back after the phase lease it was sent under had ended (a pause between the check and the send?): the registry may no longer have counted this client when it ran", what),
+		Cause: fmt.Errorf("the %s came back after the phase lease it was sent under had ended (a pause between the check "+
+			"and the send?): the registry may no longer have counted this client when it ran", what),
 		Remedy: "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)"}
 }
 
@@ -299,7 +302,9 @@ func (f *follower) beat(ctx context.Context, e migrateproto.Entry, hold time.Dur
 		rep, err = f.s.heartbeat(ctx, e, hold, 0)
 	}
 	if err == nil && rep.Written == 0 {
-		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace %s --force %s`", e.ID, e.Seq, f.s.k.NS, e.ID)
+		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this "+
+			"locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge "+
+			"fleet forget --namespace %s --force %s`", e.ID, e.Seq, f.s.k.NS, e.ID)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -346,7 +351,8 @@ func (f *follower) move(a read) {
 	f.mu.Unlock()
 	ctx := context.Background()
 	f.tel.Phase(ctx, f.s.k.NS, f.id, int64(a.want), a.want.String())
-	f.tel.Log().Info("lockbridge: migrate: phase moved", "lockbridge.migrate.namespace", f.s.k.NS, "lockbridge.migrate.client.id", f.id,
+	f.tel.Log().Info("lockbridge: migrate: phase moved", "lockbridge.migrate.namespace", f.s.k.NS,
+		"lockbridge.migrate.client.id", f.id,
 		"lockbridge.migrate.phase.from", phaseOrNone(from), "lockbridge.migrate.phase", a.want.String())
 	if from != 0 && f.onStep != nil {
 		f.onStep(a.want)
@@ -364,7 +370,8 @@ func (f *follower) judge(r syncReply) (Phase, error) {
 		return 0, &PhaseUnknownError{Namespace: ns, Reason: why, Last: f.current, Remedy: remedy, Cause: cause}
 	}
 	if r.HasNS && (r.Instance < 0 || r.Gen < 0) {
-		return refuse(ReasonUnreadable, migrateproto.RemedyRepair(ns), fmt.Errorf("the namespace hash %s has an unreadable init or gen", f.s.k.Meta))
+		return refuse(ReasonUnreadable, migrateproto.RemedyRepair(ns),
+			fmt.Errorf("the namespace hash %s has an unreadable init or gen", f.s.k.Meta))
 	}
 	if r.Phase == "" {
 		if f.ran || f.instance != 0 || r.HasNS {
@@ -377,10 +384,12 @@ func (f *follower) judge(r syncReply) (Phase, error) {
 		return refuse(ReasonUnreadable, migrateproto.RemedyRepair(ns), fmt.Errorf("the phase key holds %q", r.Phase))
 	}
 	if f.instance != 0 && (!r.HasNS || r.Instance != f.instance) {
-		return refuse(ReasonWentBack, migrateproto.RemedyRepair(ns), fmt.Errorf("the namespace is not the instance %d this locker read", f.instance))
+		return refuse(ReasonWentBack, migrateproto.RemedyRepair(ns),
+			fmt.Errorf("the namespace is not the instance %d this locker read", f.instance))
 	}
 	if r.HasNS && r.Gen < f.gen {
-		return refuse(ReasonWentBack, migrateproto.RemedyRepair(ns), fmt.Errorf("generation %d is older than %d, read before", r.Gen, f.gen))
+		return refuse(ReasonWentBack, migrateproto.RemedyRepair(ns), fmt.Errorf("generation %d is older than %d, read before",
+			r.Gen, f.gen))
 	}
 	if r.HasNS {
 		f.instance, f.gen = r.Instance, max(f.gen, r.Gen)
@@ -466,7 +475,8 @@ func (f *follower) refresh(ctx context.Context) {
 	defer cancel()
 	if err := f.sync(rctx, 0); err != nil && ctx.Err() == nil {
 		// The lock calls report it too, once it makes them refuse.
-		f.tel.Log().Warn("lockbridge: migrate: phase reading and heartbeat failed", "lockbridge.migrate.namespace", f.s.k.NS, "lockbridge.migrate.client.id", f.id, "error", err)
+		f.tel.Log().Warn("lockbridge: migrate: phase reading and heartbeat failed", "lockbridge.migrate.namespace", f.s.k.NS,
+			"lockbridge.migrate.client.id", f.id, "error", err)
 	}
 }
 
@@ -522,7 +532,8 @@ func (f *follower) close(ctx context.Context) error {
 // the network that lands after a newer one changes nothing. f.mu is held.
 func (f *follower) entryLocked(next Phase) migrateproto.Entry {
 	f.seq++
-	e := migrateproto.Entry{V: migrateproto.Version, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid, Instance: f.instance, Gen: f.gen, Seq: f.seq}
+	e := migrateproto.Entry{V: migrateproto.Version, ID: f.id, Phase: PhaseLegacy.String(), Host: f.host, PID: f.pid,
+		Instance: f.instance, Gen: f.gen, Seq: f.seq}
 	switch {
 	case f.fixed != 0:
 		e.Phase = f.fixed.String()

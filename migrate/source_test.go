@@ -105,7 +105,8 @@ func TestFollowerStartsAfterAFailedFirstHeartbeat(t *testing.T) {
 
 	_, err = tg.Client.Do(ctx, "SET", k.Phase, "dual-write")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { p, _, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { p, _, _ := f.phase(ctx, 0, nil); return p == PhaseDualWrite }, 5*time.Second,
+		5*time.Millisecond,
 		"the follower follows")
 	require.Len(t, n.members(t), 1, "and heartbeats")
 }

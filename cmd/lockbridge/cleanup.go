@@ -64,7 +64,8 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 					"LOCKBRIDGE_NAMESPACE)")
 			}
 			if quiet < control.DefaultQuietPeriod {
-				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long", quiet, control.DefaultQuietPeriod)
+				return usageErrorf("fleet cleanup: --quiet %v is below the default %v: the evidence is kept for at least that long",
+					quiet, control.DefaultQuietPeriod)
 			}
 			if cmd.Flags().Changed("force") {
 				return usageErrorf("fleet cleanup has no --force: it acts only once the migration has ended")
@@ -93,7 +94,8 @@ func newCleanupCmd(e *env, g *globalFlags) *cobra.Command {
 	// Not a flag of cleanup: taken only to refuse it with the reason.
 	cmd.Flags().Bool("force", false, "")
 	_ = cmd.Flags().MarkHidden("force")
-	cmd.Flags().DurationVar(&quiet, "quiet", control.DefaultQuietPeriod, "how long the fleet must have run modern, by the server's clock (at least the default)")
+	cmd.Flags().DurationVar(&quiet, "quiet", control.DefaultQuietPeriod,
+		"how long the fleet must have run modern, by the server's clock (at least the default)")
 	return cmd
 }
 
@@ -337,7 +339,8 @@ type cleanupKeyJSON struct {
 	Reason    *string    `json:"reason"`
 }
 
-func cleanupDoc(ns, where string, quiet, margin time.Duration, dry bool, done control.Cleanup, leftovers []legacyLeftover) cleanupJSON {
+func cleanupDoc(ns, where string, quiet, margin time.Duration, dry bool, done control.Cleanup,
+	leftovers []legacyLeftover) cleanupJSON {
 	doc := cleanupJSON{
 		Schema: "lockbridge.cleanup/v1", Namespace: ns, Server: where, DryRun: dry,
 		Now: jsonTime(done.Now), Since: jsonTime(done.Since),

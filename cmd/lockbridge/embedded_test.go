@@ -197,7 +197,8 @@ func TestEmbeddedMigrateCycle(t *testing.T) {
 		const ns = "emb"
 		// The embedded server cannot report its eviction policy; it never
 		// evicts.
-		ctl, err := control.New(c, ns, control.WithQuietPeriod(50*time.Millisecond), control.WithInitSilence(time.Millisecond),
+		ctl, err := control.New(c, ns, control.WithQuietPeriod(50*time.Millisecond),
+			control.WithInitSilence(time.Millisecond),
 			control.WithMaxmemoryPolicy("noeviction"))
 		require.NoError(t, err)
 		_, err = ctl.Init(ctx, false)

@@ -15,7 +15,8 @@ import (
 // longer earlier report stays); otherwise the readings follow each other,
 // each headed by the time it was read, or as one JSON document a line. A
 // reading that fails is shown and the watch goes on.
-func watchFleet(ctx context.Context, e *env, cf *connFlags, ctl *control.Controller, interval time.Duration, asJSON bool) error {
+func watchFleet(ctx context.Context, e *env, cf *connFlags, ctl *control.Controller, interval time.Duration,
+	asJSON bool) error {
 	tty := e.isTTY && !asJSON
 	if tty {
 		fmt.Fprint(e.stdout, "\x1b[H\x1b[2J")

@@ -130,13 +130,17 @@ func newPhaseCmd(e *env, g *globalFlags) *cobra.Command {
 		return phases, cobra.ShellCompDirectiveNoFileComp
 	}
 	set.Flags().BoolVar(&o.force, "force", false, "take the step despite its blockers (prints them loudly)")
-	set.Flags().DurationVar(&o.quiet, "quiet", control.DefaultQuietPeriod, "quiet period: how long no legacy sighting may be seen before a step beyond dual-write (shorter only with --force)")
+	set.Flags().DurationVar(&o.quiet, "quiet", control.DefaultQuietPeriod,
+		"quiet period: how long no legacy sighting may be seen before a step beyond dual-write (shorter only with --force)")
 	o.policyFlag(set)
 
 	initc := sub("init", "start a namespace at legacy (or the phase its mark shows)", phaseInitLong,
 		exactArgs(0, "phase init takes no arguments"), (*phaseRun).init)
-	initc.Flags().DurationVar(&o.silence, "silence", control.DefaultInitSilence, "how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + longest lease + liveness margin")
-	initc.Flags().BoolVar(&o.force, "force", false, "start at legacy at once, whatever the namespace shows (prints what it overrode)")
+	initc.Flags().DurationVar(&o.silence, "silence", control.DefaultInitSilence,
+		"how long a namespace without a trace must stay so before it starts at legacy: at least the fleet's phase lease + "+
+			"longest lease + liveness margin")
+	initc.Flags().BoolVar(&o.force, "force", false,
+		"start at legacy at once, whatever the namespace shows (prints what it overrode)")
 	o.policyFlag(initc)
 
 	repair := sub("repair --to PHASE", "restore a lost phase", phaseRepairLong,
@@ -208,7 +212,8 @@ func (p *phaseRun) changedNS(action string) (string, error) {
 
 // controller connects and returns ns's controller, the server's address,
 // and a context for its calls (bounded by --timeout); done ends both.
-func (p *phaseRun) controller(ctx context.Context, ns string, opts ...control.Option) (ctl *control.Controller, where string, cctx context.Context, done func(), err error) {
+func (p *phaseRun) controller(ctx context.Context, ns string, opts ...control.Option) (ctl *control.Controller,
+	where string, cctx context.Context, done func(), err error) {
 	c, where, closeFn, err := p.cf.dialAt(ctx, p.e)
 	if err != nil {
 		return nil, "", nil, nil, err
@@ -251,7 +256,8 @@ func (p *phaseRun) set(ctx context.Context, args []string) error {
 	if p.o.quiet < control.DefaultQuietPeriod && !p.o.force {
 		// The quiet period is the migration's safety margin: shortening
 		// it is overriding the controller, as loudly as --force.
-		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add --force to mean it", p.o.quiet, control.DefaultQuietPeriod)
+		return usageErrorf("phase set: --quiet %v is below the default %v: that overrides the controller's check; add "+
+			"--force to mean it", p.o.quiet, control.DefaultQuietPeriod)
 	}
 	ctl, where, cctx, done, err := p.controller(ctx, ns, control.WithQuietPeriod(p.o.quiet))
 	if err != nil {
@@ -259,7 +265,8 @@ func (p *phaseRun) set(ctx context.Context, args []string) error {
 	}
 	defer done()
 	if p.o.quiet < control.DefaultQuietPeriod {
-		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet, control.DefaultQuietPeriod)
+		fmt.Fprintf(p.e.stderr, "WARNING: quiet period shortened to %v (default %v).\n", p.o.quiet,
+			control.DefaultQuietPeriod)
 	}
 	return p.setPhase(cctx, ctl, ns, where, want)
 }
@@ -337,7 +344,8 @@ func (p *phaseRun) repair(ctx context.Context, _ []string) error {
 	step, err := ctl.Repair(cctx, want, p.o.force)
 	if err != nil {
 		if errors.Is(err, control.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err,
+				printable(ns), where)}
 		}
 		return err
 	}
@@ -375,7 +383,8 @@ func (p *phaseRun) setPhase(cctx context.Context, ctl *control.Controller, ns, w
 	}
 	if err != nil {
 		if errors.Is(err, control.ErrUnsafeStep) {
-			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err, printable(ns), where)}
+			return &exitErr{exitUnsafe, fmt.Errorf("%w\n(namespace %s on %s unchanged; re-run with --force to override)", err,
+				printable(ns), where)}
 		}
 		return err
 	}

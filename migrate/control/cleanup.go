@@ -153,7 +153,8 @@ func (c *Controller) cleanupRefusals(st Status) []string {
 	case st.PhaseProblem != nil:
 		r = append(r, "the phase is unknown: "+st.PhaseProblem.Error())
 	case st.Phase != migrate.PhaseModern:
-		r = append(r, fmt.Sprintf("the namespace is at %v, not modern: the evidence is still needed to judge the steps", st.Phase))
+		r = append(r, fmt.Sprintf("the namespace is at %v, not modern: the evidence is still needed to judge the steps",
+			st.Phase))
 	}
 	for _, b := range st.Blockers {
 		if b.Kind != blockAtModern && b.Kind != blockPhaseUnknown {
@@ -165,7 +166,8 @@ func (c *Controller) cleanupRefusals(st Status) []string {
 		case st.Since.IsZero():
 			r = append(r, "when the fleet reached modern is unknown (no phase-since)")
 		case ran < c.quiet:
-			r = append(r, fmt.Sprintf("the fleet has run modern for %v, less than the quiet period %v", max(ran, 0).Round(time.Second), c.quiet))
+			r = append(r, fmt.Sprintf("the fleet has run modern for %v, less than the quiet period %v", max(ran,
+				0).Round(time.Second), c.quiet))
 		}
 	}
 	return r

@@ -29,7 +29,8 @@ func atPhase(t *testing.T, ctl *Controller, p migrate.Phase) {
 // sight records a legacy sighting at the server's now minus ago.
 func sight(t *testing.T, s store, ago time.Duration) {
 	t.Helper()
-	_, err := s.c.Do(context.Background(), "HSET", s.k.Sighting, "at", strconv.FormatInt(serverNow(t, s.c)-ago.Milliseconds(), 10), "key", "orders-1", "count", "3")
+	_, err := s.c.Do(context.Background(), "HSET", s.k.Sighting, "at", strconv.FormatInt(serverNow(t,
+		s.c)-ago.Milliseconds(), 10), "key", "orders-1", "count", "3")
 	require.NoError(t, err)
 }
 
@@ -51,20 +52,24 @@ func TestCleanupRefuses(t *testing.T) {
 	}{
 		"not at modern":         {phase: migrate.PhaseDualRead, ran: time.Hour, want: "at dual-read, not modern"},
 		"quiet period not over": {phase: migrate.PhaseModern, ran: 10 * time.Second, want: "less than the quiet period"},
-		"a client lags": {phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out", clients: func(t *testing.T, s store) {
-			beat(t, s, "lagging", migrate.PhaseDualRead, time.Minute)
-		}},
-		"a client holds a dual-read lock": {phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out", clients: func(t *testing.T, s store) {
-			beat(t, s, "holder", migrate.PhaseModern, time.Minute, migrate.PhaseDualRead, migrate.PhaseModern)
-		}},
-		"an entry that does not parse": {phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out", clients: func(t *testing.T, s store) {
-			_, err := s.c.Do(context.Background(), "HSET", s.k.Clients, "junk", "{")
-			require.NoError(t, err)
-		}},
+		"a client lags": {phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out",
+			clients: func(t *testing.T, s store) {
+				beat(t, s, "lagging", migrate.PhaseDualRead, time.Minute)
+			}},
+		"a client holds a dual-read lock": {phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out",
+			clients: func(t *testing.T, s store) {
+				beat(t, s, "holder", migrate.PhaseModern, time.Minute, migrate.PhaseDualRead, migrate.PhaseModern)
+			}},
+		"an entry that does not parse": {phase: migrate.PhaseModern, ran: time.Hour, want: "a step is still rolling out",
+			clients: func(t *testing.T, s store) {
+				_, err := s.c.Do(context.Background(), "HSET", s.k.Clients, "junk", "{")
+				require.NoError(t, err)
+			}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			ctl, err := New(tg.Client, name, WithQuietPeriod(quiet), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
+			ctl, err := New(tg.Client, name, WithQuietPeriod(quiet), WithLivenessMargin(time.Second),
+				WithInitSilence(time.Millisecond))
 			require.NoError(t, err)
 			atPhase(t, ctl, tc.phase)
 			backdate(t, ctl.s, tc.ran)
@@ -96,7 +101,8 @@ func TestCleanupRefuses(t *testing.T) {
 func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
 	locktest.Run(t, locktest.All(t), func(t *testing.T, tg locktest.Target) {
 		ctx := context.Background()
-		ctl, err := New(tg.Client, t.Name(), WithQuietPeriod(time.Minute), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
+		ctl, err := New(tg.Client, t.Name(), WithQuietPeriod(time.Minute), WithLivenessMargin(time.Second),
+			WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		s := ctl.s
 		atPhase(t, ctl, migrate.PhaseModern)
@@ -132,7 +138,8 @@ func TestCleanupRemovesEvidenceAtModern(t *testing.T) {
 		require.NoError(t, err)
 		st, err = ctl.Status(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, mark{phase: migrate.PhaseModern, highest: migrate.PhaseModern, at: st.mark.at, instance: st.mark.instance, gen: st.mark.gen}, st.mark)
+		assert.Equal(t, mark{phase: migrate.PhaseModern, highest: migrate.PhaseModern, at: st.mark.at,
+			instance: st.mark.instance, gen: st.mark.gen}, st.mark)
 		assert.WithinDuration(t, st.Now, st.mark.at, time.Second)
 		assert.Positive(t, st.mark.instance, "the namespace's instance, kept for a restore")
 
@@ -182,7 +189,8 @@ func TestCleanupScriptChecksAgain(t *testing.T) {
 	assert.Equal(t, int64(-2), run(strconv.FormatInt(older-1, 10), "60000", at.(string))[0], "phase set since the reading")
 	assert.Equal(t, int64(-3), run(since, "7200000", at.(string))[0], "quiet period not over")
 	newer, _ := strconv.ParseInt(at.(string), 10, 64)
-	assert.Equal(t, []any{int64(1), int64(0)}, run(since, "60000", strconv.FormatInt(newer-1, 10)), "another sighting than the one read")
+	assert.Equal(t, []any{int64(1), int64(0)}, run(since, "60000", strconv.FormatInt(newer-1, 10)),
+		"another sighting than the one read")
 	assert.True(t, exists(t, s, s.k.Sighting))
 	_, err = tg.Client.Do(ctx, "SET", s.k.Phase, "dual-read")
 	require.NoError(t, err)

@@ -125,7 +125,8 @@ func WithMaxmemoryPolicy(policy string) Option {
 				return
 			}
 		}
-		c.err = fmt.Errorf("migrate: %w: maxmemory-policy %q is not one of %v", lockbridge.ErrInvalid, policy, maxmemoryPolicies)
+		c.err = fmt.Errorf("migrate: %w: maxmemory-policy %q is not one of %v", lockbridge.ErrInvalid, policy,
+			maxmemoryPolicies)
 	}
 }
 
@@ -153,7 +154,8 @@ func New(c driver.Client, ns string, opts ...Option) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctl := &Controller{s: store{c: c, k: k}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin, silence: DefaultInitSilence}
+	ctl := &Controller{s: store{c: c, k: k}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin,
+		silence: DefaultInitSilence}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("migrate: %w: nil option", lockbridge.ErrInvalid)
@@ -471,7 +473,10 @@ func (c *Controller) blockers(sn snapshot, st Status) []Blocker {
 	if st.PhaseProblem != nil {
 		bs = append(bs, Blocker{Kind: blockPhaseUnknown, Text: st.PhaseProblem.Error()})
 	} else if len(sn.meta) == 0 && st.mark.phase != 0 {
-		bs = append(bs, Blocker{Kind: blockPhaseUnknown, Phase: st.mark.phase, Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it", st.mark.phase, st.Namespace, st.Evidence)})
+		bs = append(bs, Blocker{Kind: blockPhaseUnknown, Phase: st.mark.phase,
+			Text: fmt.Sprintf("the namespace hash is gone while its mark shows the controller set %v: evidence of this "+
+				"namespace was lost (deleted or evicted); `lockbridge phase repair --namespace %s --to %v` restores it",
+				st.mark.phase, st.Namespace, st.Evidence)})
 	}
 	bs = append(bs, evictionBlockers(sn, c.policy)...)
 	restored := time.Duration(-1) // how long ago the namespace was restored; -1: never
@@ -479,7 +484,10 @@ func (c *Controller) blockers(sn snapshot, st Status) []Blocker {
 		restored = max(sn.now.Sub(time.UnixMilli(ms)), 0)
 	}
 	if restored >= 0 && restored < c.silence {
-		bs = append(bs, Blocker{Kind: blockRestored, Text: fmt.Sprintf("the namespace was restored %v ago (a repair, or init from its mark): the registry entries lost with it come back only as their lockers heartbeat, and a locker cut off meanwhile may hold a lock for its lease; wait the init silence %v", restored.Round(time.Second), c.silence)})
+		bs = append(bs, Blocker{Kind: blockRestored,
+			Text: fmt.Sprintf("the namespace was restored %v ago (a repair, or init from its mark): the registry entries lost "+
+				"with it come back only as their lockers heartbeat, and a locker cut off meanwhile may hold a lock for its "+
+				"lease; wait the init silence %v", restored.Round(time.Second), c.silence)})
 	}
 	for _, cl := range sn.clients {
 		bs = append(bs, c.clientBlockers(cl, st.Phase, 0)...)
@@ -502,11 +510,15 @@ func (c *Controller) legacyBlockers(sn snapshot, st Status, restored time.Durati
 		bs = append(bs, Blocker{Kind: blockSighting, Text: "the legacy-sighting hash is unreadable: " + e})
 	}
 	if restored >= 0 && restored < c.quiet {
-		bs = append(bs, Blocker{Kind: blockSighting, Text: fmt.Sprintf("the namespace was restored %v ago: a legacy sighting lost with it is recorded again only when a locker meets the legacy holder; wait the quiet period %v", restored.Round(time.Second), c.quiet)})
+		bs = append(bs, Blocker{Kind: blockSighting,
+			Text: fmt.Sprintf("the namespace was restored %v ago: a legacy sighting lost with it is recorded again only when "+
+				"a locker meets the legacy holder; wait the quiet period %v", restored.Round(time.Second), c.quiet)})
 	}
 	if at := st.Sighting.At; !at.IsZero() {
 		if age := sn.now.Sub(at); age < c.quiet {
-			bs = append(bs, Blocker{Kind: blockSighting, Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
+			bs = append(bs, Blocker{Kind: blockSighting,
+				Text: fmt.Sprintf("a legacy-only locker was seen %v ago on key %q (quiet period %v): retire every legacy locker "+
+					"first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
 		}
 	}
 	if st.Next != migrate.PhaseDualRead {
@@ -514,9 +526,13 @@ func (c *Controller) legacyBlockers(sn snapshot, st Status, restored time.Durati
 	}
 	switch running := sn.now.Sub(st.Since); {
 	case st.Since.IsZero():
-		bs = append(bs, Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("when the fleet started dual-write is unknown (no phase-since): it must run dual-write for the quiet period %v; `lockbridge phase repair --to dual-write` restarts the count", c.quiet)})
+		bs = append(bs, Blocker{Kind: BlockQuietPeriod,
+			Text: fmt.Sprintf("when the fleet started dual-write is unknown (no phase-since): it must run dual-write for the "+
+				"quiet period %v; `lockbridge phase repair --to dual-write` restarts the count", c.quiet)})
 	case running < c.quiet:
-		bs = append(bs, Blocker{Kind: BlockQuietPeriod, Text: fmt.Sprintf("the fleet has run dual-write for %v, less than the quiet period %v", max(running, 0).Round(time.Second), c.quiet)})
+		bs = append(bs, Blocker{Kind: BlockQuietPeriod,
+			Text: fmt.Sprintf("the fleet has run dual-write for %v, less than the quiet period %v", max(running,
+				0).Round(time.Second), c.quiet)})
 	}
 	return bs
 }
@@ -559,16 +575,21 @@ func formatBlocker(cl Member, who string) (b *Blocker, judged bool) {
 			field = ee.Field
 		}
 		return &Blocker{Kind: blockInvalidEntry, Member: cl.ID, Field: field,
-			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}, true
+			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; "+
+				"fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}, true
 	case cl.Protocol == 1:
 		return &Blocker{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
-			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)}, true
+				Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge "+
+					"by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)},
+			true
 	case cl.Protocol != migrateproto.Version:
 		if !cl.Live {
 			return nil, true
 		}
 		return &Blocker{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
-			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d (an older lockbridge), which this controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", who, cl.Phase, cl.Protocol)}, true
+			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d (an older lockbridge), which this "+
+				"controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", who, cl.Phase,
+				cl.Protocol)}, true
 	}
 	return nil, false
 }
@@ -606,11 +627,13 @@ func advanceBlockers(cl Member, who string, cur migrate.Phase) []Blocker {
 			Text: fmt.Sprintf("%s is moving to %v, the fleet is at %v", who, cl.Next, cur)})
 	}
 	for _, p := range []migrate.Phase{cl.HeldOldest, cl.HeldNewest} {
-		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 && out[len(out)-1].Kind == blockHeldLock) {
+		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 &&
+			out[len(out)-1].Kind == blockHeldLock) {
 			continue
 		}
 		out = append(out, Blocker{Kind: blockHeldLock, Member: cl.ID, Phase: p,
-			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", who, p, cl.heldLeft.Round(time.Millisecond), cur)})
+			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", who, p,
+				cl.heldLeft.Round(time.Millisecond), cur)})
 	}
 	return out
 }
@@ -699,14 +722,16 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 // apply takes step — setPhase(seen, step.To, how, minGen, keep) — unless
 // blockers stand and force is not set: then it refuses with an
 // *UnsafeStepError. It logs and counts what it did.
-func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, force bool, seen, how string, minGen, keep int64) (Step, error) {
+func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, force bool, seen, how string, minGen,
+	keep int64) (Step, error) {
 	ns, from, to := c.s.k.NS, phaseOrNone(step.From), step.To.String()
 	log := c.tel.Log()
 	if len(blockers) > 0 {
 		if !force {
 			c.tel.Refused(ctx, ns, to, string(blockers[0].Kind))
 			log.WarnContext(ctx, "lockbridge: migrate: controller refused a phase change", "lockbridge.migrate.namespace", ns,
-				"lockbridge.migrate.phase.from", from, "lockbridge.migrate.phase", to, "blockers", len(blockers), "first", blockers[0].Text)
+				"lockbridge.migrate.phase.from", from, "lockbridge.migrate.phase", to, "blockers", len(blockers), "first",
+				blockers[0].Text)
 			return step, &UnsafeStepError{Step: step, Blockers: blockers}
 		}
 		step.Overridden = blockers
@@ -715,7 +740,8 @@ func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, f
 		return step, err
 	}
 	if err := c.s.notify(ctx, step.To); err != nil {
-		log.WarnContext(ctx, "lockbridge: migrate: a phase notice failed (followers read the phase at their next heartbeat)", "lockbridge.migrate.namespace", ns, "error", err)
+		log.WarnContext(ctx, "lockbridge: migrate: a phase notice failed (followers read the phase at their next heartbeat)",
+			"lockbridge.migrate.namespace", ns, "error", err)
 	}
 	c.tel.Stepped(ctx, ns, from, to)
 	lvl := slog.LevelInfo
@@ -760,9 +786,12 @@ func (c *Controller) Repair(ctx context.Context, to migrate.Phase, force bool) (
 // override — the blockers — and the generation and instance to write.
 func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (blockers []Blocker, minGen, keep int64) {
 	if st.Evidence == 0 {
-		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Text: "nothing shows which phase the fleet reached (no namespace hash, no mark, no registry entry of a client that ran it): if the namespace is new, use `lockbridge phase init`"})
+		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown,
+			Text: "nothing shows which phase the fleet reached (no namespace hash, no mark, no registry entry of a client " +
+				"that ran it): if the namespace is new, use `lockbridge phase init`"})
 	} else if to != st.Evidence {
-		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Phase: st.Evidence, Text: fmt.Sprintf("the evidence shows the fleet reached %v, not %v", st.Evidence, to)})
+		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Phase: st.Evidence,
+			Text: fmt.Sprintf("the evidence shows the fleet reached %v, not %v", st.Evidence, to)})
 	}
 	for _, b := range st.Blockers {
 		if b.Kind == blockEviction {
@@ -789,11 +818,15 @@ func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (block
 		keep = st.mark.instance
 		for _, id := range ids {
 			if id != keep {
-				blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Text: fmt.Sprintf("registry clients read namespace instance %d, the mark's is %d: they go on refusing until restarted", id, keep)})
+				blockers = append(blockers, Blocker{Kind: blockPhaseUnknown,
+					Text: fmt.Sprintf("registry clients read namespace instance %d, the mark's is %d: they go on refusing until "+
+						"restarted", id, keep)})
 			}
 		}
 	case len(ids) > 1:
-		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown, Text: fmt.Sprintf("the registry's clients read different namespace instances %v: the newest is kept, clients of the others go on refusing", ids)})
+		blockers = append(blockers, Blocker{Kind: blockPhaseUnknown,
+			Text: fmt.Sprintf("the registry's clients read different namespace instances %v: the newest is kept, clients of "+
+				"the others go on refusing", ids)})
 		fallthrough
 	case len(ids) == 1:
 		keep = ids[len(ids)-1]
@@ -818,7 +851,9 @@ func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, e
 		return false, err
 	}
 	if n < 0 {
-		return false, fmt.Errorf("migrate: %w: client %q is live by the server's clock (its hold plus the liveness margin %v has not passed since its last heartbeat): if you know it is dead, force it", ErrUnsafeStep, id, c.margin)
+		return false, fmt.Errorf(
+			"migrate: %w: client %q is live by the server's clock (its hold plus the liveness margin %v has not passed since "+
+				"its last heartbeat): if you know it is dead, force it", ErrUnsafeStep, id, c.margin)
 	}
 	return n > 0, nil
 }

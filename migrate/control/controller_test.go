@@ -39,7 +39,8 @@ func backdate(t *testing.T, s store, d time.Duration) {
 // the time in µs: growing).
 func beat(t *testing.T, s store, id string, p migrate.Phase, hold time.Duration, held ...migrate.Phase) {
 	t.Helper()
-	e := migrateproto.Entry{V: migrateproto.Version, Seq: time.Now().UnixMicro(), ID: id, Phase: p.String(), Host: "h", PID: 7, Instance: 1, Gen: 1}
+	e := migrateproto.Entry{V: migrateproto.Version, Seq: time.Now().UnixMicro(), ID: id, Phase: p.String(), Host: "h",
+		PID: 7, Instance: 1, Gen: 1}
 	if len(held) == 2 {
 		ms := int64(1000)
 		e.HeldOldest, e.HeldNewest, e.HeldMS = held[0].String(), held[1].String(), &ms
@@ -51,7 +52,8 @@ func beat(t *testing.T, s store, id string, p migrate.Phase, hold time.Duration,
 // kill makes id's entry expired long ago by the server's clock.
 func kill(t *testing.T, s store, id string, ago time.Duration) {
 	t.Helper()
-	_, err := s.c.Do(context.Background(), "ZADD", s.k.Expiry, strconv.FormatInt(serverNow(t, s.c)-ago.Milliseconds(), 10), id)
+	_, err := s.c.Do(context.Background(), "ZADD", s.k.Expiry, strconv.FormatInt(serverNow(t, s.c)-ago.Milliseconds(), 10),
+		id)
 	require.NoError(t, err)
 }
 
@@ -68,7 +70,8 @@ func TestController(t *testing.T) {
 		ctx := context.Background()
 		quiet := time.Minute
 		ns := t.Name()
-		ctl, err := New(tg.Client, ns, WithQuietPeriod(quiet), WithLivenessMargin(time.Second), WithInitSilence(time.Millisecond))
+		ctl, err := New(tg.Client, ns, WithQuietPeriod(quiet), WithLivenessMargin(time.Second),
+			WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		s := ctl.s
 

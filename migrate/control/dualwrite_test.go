@@ -87,9 +87,11 @@ func TestDualWriteSecondsLease(t *testing.T) {
 	w, err := strconv.ParseInt(v, 10, 64)
 	require.NoError(t, err)
 	legacyEnd := time.Unix(w+1, 0)
-	assert.False(t, lk.ExpiresAt().After(legacyEnd), "lease %v ends after legacy lockers may take over at %v", lk.ExpiresAt(), legacyEnd)
+	assert.False(t, lk.ExpiresAt().After(legacyEnd), "lease %v ends after legacy lockers may take over at %v",
+		lk.ExpiresAt(), legacyEnd)
 	_, modernKey, _ := l.Keys(name)
-	assert.GreaterOrEqual(t, time.Now().Add(time.Duration(locktest.PTTL(t, tg.Client, modernKey))*time.Millisecond).Add(20*time.Millisecond), legacyEnd,
+	assert.GreaterOrEqual(t, time.Now().Add(time.Duration(locktest.PTTL(t, tg.Client,
+		modernKey))*time.Millisecond).Add(20*time.Millisecond), legacyEnd,
 		"the modern key outlives the legacy value")
 
 	// The holder crashes. A contender waits it out and never reports a

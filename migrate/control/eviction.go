@@ -26,12 +26,20 @@ func evictionBlockers(sn snapshot, declared string) []Blocker {
 	}
 	switch {
 	case policy == "":
-		out = append(out, Blocker{Kind: blockEviction, Text: fmt.Sprintf("the controller cannot tell whether the server evicts keys (%s): a registry entry or legacy sighting it needs may be gone without a trace; allow INFO for its user, or declare the server's maxmemory-policy (WithMaxmemoryPolicy, `--maxmemory-policy`)", sn.policyErr)})
+		out = append(out, Blocker{Kind: blockEviction,
+			Text: fmt.Sprintf("the controller cannot tell whether the server evicts keys (%s): a registry entry or legacy "+
+				"sighting it needs may be gone without a trace; allow INFO for its user, or declare the server's "+
+				"maxmemory-policy (WithMaxmemoryPolicy, `--maxmemory-policy`)", sn.policyErr)})
 	case strings.HasPrefix(policy, "allkeys-"):
-		out = append(out, Blocker{Kind: blockEviction, Text: fmt.Sprintf("%s maxmemory-policy %s: Redis may evict any key, so a registry entry or legacy sighting the controller needs may be gone without a trace; set maxmemory-policy to noeviction or a volatile-* policy on the server that holds the namespace (its keys carry no TTL)", how, policy)})
+		out = append(out, Blocker{Kind: blockEviction,
+			Text: fmt.Sprintf("%s maxmemory-policy %s: Redis may evict any key, so a registry entry or legacy sighting the "+
+				"controller needs may be gone without a trace; set maxmemory-policy to noeviction or a volatile-* policy on the "+
+				"server that holds the namespace (its keys carry no TTL)", how, policy)})
 	}
 	for _, k := range sn.expiring {
-		out = append(out, Blocker{Kind: blockEviction, Text: fmt.Sprintf("key %q carries a TTL: evidence that can expire, or be evicted under a volatile-* policy; remove the TTL (PERSIST) — lockbridge never sets one on it", k)})
+		out = append(out, Blocker{Kind: blockEviction,
+			Text: fmt.Sprintf("key %q carries a TTL: evidence that can expire, or be evicted under a volatile-* policy; "+
+				"remove the TTL (PERSIST) — lockbridge never sets one on it", k)})
 	}
 	return out
 }

@@ -43,7 +43,8 @@ func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *tes
 	require.Equal(t, nsNode, keyslot.Of(markKey)*3/16384, "the mark lives on the namespace's node")
 	name := ""
 	for i := 0; name == ""; i++ { // a lock served by another node
-		if k := "orders:" + strconv.Itoa(i+100); keyslot.Of(k)*3/16384 != nsNode && keyslot.Of("{"+k+"}:modern")*3/16384 != nsNode {
+		if k := "orders:" + strconv.Itoa(i+100); keyslot.Of(k)*3/16384 != nsNode &&
+			keyslot.Of("{"+k+"}:modern")*3/16384 != nsNode {
 			name = k
 		}
 	}
@@ -97,7 +98,8 @@ func TestFaultClusterEndStateNamespaceNodeRestartInitsLegacyBesideAHolder(t *tes
 		select {
 		case <-holder.Done():
 		default:
-			t.Fatalf("two holders: a locker started after init took %q in %v while the end-state modern holder still holds %q (its Done open, PTTL %d ms)",
+			t.Fatalf("two holders: a locker started after init took %q in %v while the end-state modern holder still holds %q "+
+				"(its Done open, PTTL %d ms)",
 				name, lk.(interface{ Phase() migrate.Phase }).Phase(), modernKey, locktest.PTTL(t, c, modernKey))
 		}
 	}

@@ -94,7 +94,8 @@ func TestFaultStepRefusedWhenThePolicyCannotBeRead(t *testing.T) {
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
 	locktest.Do(t, tg.Client, "ACL", "SETUSER", "noinfo", "on", ">secret", "~*", "&*", "+@all", "-info")
-	rc := goredislib.NewClient(&goredislib.Options{Addr: tg.Server.Addr(), Username: "noinfo", Password: "secret", MaxRetries: -1})
+	rc := goredislib.NewClient(&goredislib.Options{Addr: tg.Server.Addr(), Username: "noinfo", Password: "secret",
+		MaxRetries: -1})
 	t.Cleanup(func() { _ = rc.Close() })
 	c := goredis.New(rc)
 

@@ -39,8 +39,10 @@ func TestFaultJavaStringNameWithBraceLengthByte(t *testing.T) {
 			mkey, err := migrate.DeriveModernKey(lkey)
 			require.NoError(t, err)
 			require.Equal(t, keyslot.Of(lkey), keyslot.Of(mkey))
-			for _, ph := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
-				l := migrate.New(tg.Client, migrate.WithPhase(ph), migrate.WithLegacy(legacy.WithKeyCodec(legacy.KeyJavaString)), migrate.WithModern(modern.WithFencing()))
+			for _, ph := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+				migrate.PhaseModern} {
+				l := migrate.New(tg.Client, migrate.WithPhase(ph), migrate.WithLegacy(legacy.WithKeyCodec(legacy.KeyJavaString)),
+					migrate.WithModern(modern.WithFencing()))
 				lk, err := l.TryLock(ctx, name, time.Minute)
 				require.NoError(t, err, "%d bytes, %v", n, ph)
 				_, lok := locktest.Get(t, tg.Client, lkey)

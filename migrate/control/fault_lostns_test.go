@@ -42,7 +42,8 @@ func noSecondHolder(t *testing.T, c driver.Client, ns, name string) {
 		_ = lk.Unlock(ctx)
 		t.Fatalf("two holders: a locker started after init took %q in %v while the first holder still holds it", name, p)
 	}
-	assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, migrate.ErrPhaseUnknown), "refused, typed: %v", err)
+	assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, migrate.ErrPhaseUnknown),
+		"refused, typed: %v", err)
 }
 
 // initAfterLoss runs init on a namespace that lost its keys: it may refuse,
@@ -148,7 +149,8 @@ func TestFaultInitWaitsForTheSilence(t *testing.T) {
 	step, err := waiter.Init(ctx, false)
 	require.NoError(t, err)
 	assert.Equal(t, Step{To: migrate.PhaseLegacy}, step)
-	assert.Equal(t, int64(-2), locktest.PTTL(t, tg.Client, modernKey), "the lock nobody could see ran out before legacy began")
+	assert.Equal(t, int64(-2), locktest.PTTL(t, tg.Client, modernKey),
+		"the lock nobody could see ran out before legacy began")
 	_ = lk
 }
 

@@ -30,10 +30,13 @@ func v2Heartbeat(t *testing.T) *driver.Script {
 
 // v2Beat replays one heartbeat of a protocol-2 follower: its entry and its
 // hold, as that release sent them; it returns the phase it read.
-func v2Beat(t *testing.T, c driver.Client, k migrateproto.Keys, s *driver.Script, id string, p migrate.Phase, seq int64, hold time.Duration) string {
+func v2Beat(t *testing.T, c driver.Client, k migrateproto.Keys, s *driver.Script, id string, p migrate.Phase, seq int64,
+	hold time.Duration) string {
 	t.Helper()
-	e := `{"v":2,"id":"` + id + `","phase":"` + p.String() + `","host":"old","pid":2,"ns_init":0,"gen":0,"seq":` + strconv.FormatInt(seq, 10) + `}`
-	r, err := c.Eval(context.Background(), s, []string{k.Phase, k.Meta, k.Clients, k.Expiry, k.Seen}, id, e, strconv.FormatInt(hold.Milliseconds(), 10))
+	e := `{"v":2,"id":"` + id + `","phase":"` + p.String() + `","host":"old","pid":2,"ns_init":0,"gen":0,"seq":` +
+		strconv.FormatInt(seq, 10) + `}`
+	r, err := c.Eval(context.Background(), s, []string{k.Phase, k.Meta, k.Clients, k.Expiry, k.Seen}, id, e,
+		strconv.FormatInt(hold.Milliseconds(), 10))
 	require.NoError(t, err)
 	a := r.([]any)
 	require.Len(t, a, 4, "protocol 2's reply")
@@ -164,7 +167,8 @@ func TestHeartbeatTouchAndSeq(t *testing.T) {
 	r, err = s.heartbeat(ctx, touch, time.Second, 5)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), r.Written)
-	assert.Equal(t, later, fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Expiry, "a")), "a touch never shortens the stored expiry")
+	assert.Equal(t, later, fmt.Sprint(locktest.Do(t, tg.Client, "ZSCORE", k.Expiry, "a")),
+		"a touch never shortens the stored expiry")
 
 	// A touch naming another entry than the stored one (the client's last
 	// confirmed write was seq 6, and an older one of seq 5 stands, landed

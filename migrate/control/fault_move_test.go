@@ -39,7 +39,8 @@ func TestFaultReturningLockerStartsAtTheStoredPhase(t *testing.T) {
 	p := faultproxy.Start(t, srv.Addr())
 	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rc.Close()
-	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
+	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond),
+		migrate.WithPhaseLease(200*time.Millisecond))
 	defer l.Close(ctx)
 	ph, err := l.Phase(ctx)
 	require.NoError(t, err)
@@ -66,7 +67,8 @@ func TestFaultReturningLockerStartsAtTheStoredPhase(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond, "it locks again once it reads the phase")
 	defer lk.Unlock(ctx)
-	assert.Equal(t, migrate.PhaseLegacy, heldPhase(lk), "it took the lock in the fleet's phase, not one step from its old one")
+	assert.Equal(t, migrate.PhaseLegacy, heldPhase(lk),
+		"it took the lock in the fleet's phase, not one step from its old one")
 
 	java := legacy.New(direct)
 	_, err = java.TryLock(ctx, name, time.Minute)
@@ -277,7 +279,8 @@ func TestFaultUnknownAcquireStaysReported(t *testing.T) {
 	}, 5*time.Second, 5*time.Millisecond)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, migrate.PhaseDualRead, st.Members[0].HeldOldest, "the acquire of unknown outcome is reported as held in dual-read")
+	assert.Equal(t, migrate.PhaseDualRead, st.Members[0].HeldOldest,
+		"the acquire of unknown outcome is reported as held in dual-read")
 	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseLegacy, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
@@ -307,7 +310,8 @@ func TestFaultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase(t *testing.
 	p := faultproxy.Start(t, srv.Addr())
 	rc := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rc.Close()
-	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
+	l := migrate.New(goredis.New(rc), migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond),
+		migrate.WithPhaseLease(200*time.Millisecond))
 	defer l.Close(ctx)
 	old, err := l.TryLock(ctx, locktest.Key(t, "forgotten"), 300*time.Millisecond) // never unlocked
 	require.NoError(t, err)
@@ -329,7 +333,8 @@ func TestFaultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase(t *testing.
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond, "it locks again once it reads the phase")
 	defer lk.Unlock(ctx)
-	assert.Equal(t, migrate.PhaseLegacy, heldPhase(lk), "it took the lock in the fleet's phase, not one step from its old one")
+	assert.Equal(t, migrate.PhaseLegacy, heldPhase(lk),
+		"it took the lock in the fleet's phase, not one step from its old one")
 
 	java := legacy.New(direct)
 	_, err = java.TryLock(ctx, name, time.Minute)

@@ -25,7 +25,8 @@ func TestFaultLockNilContext(t *testing.T) {
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
 	var nilCtx context.Context
-	for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead, migrate.PhaseModern} {
+	for _, p := range []migrate.Phase{migrate.PhaseLegacy, migrate.PhaseDualWrite, migrate.PhaseDualRead,
+		migrate.PhaseModern} {
 		for _, follow := range []bool{false, true} {
 			opts := []migrate.Option{migrate.WithPhase(p)}
 			name := p.String()

@@ -78,7 +78,8 @@ func TestFaultAcquireOutlivingThePhaseLease(t *testing.T) {
 	fz := newFreezer(tg.Client)
 	var thaw sync.Once
 	defer thaw.Do(func() { close(fz.thawed) })
-	c := migrate.New(fz, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
+	c := migrate.New(fz, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond),
+		migrate.WithPhaseLease(200*time.Millisecond))
 	defer c.Close(ctx)
 	ph, err := c.Phase(ctx)
 	require.NoError(t, err)

@@ -78,13 +78,15 @@ func TestFaultPhaseLeaseCutOffFromNamespace(t *testing.T) {
 	nsNode := keyslot.Of("lockbridge:{"+ns+"}:phase") * 3 / 16384
 	var names []string
 	for i := 0; len(names) < 2; i++ { // a lock name served by another node
-		if k := "orders:" + strconv.Itoa(i); keyslot.Of(k)*3/16384 != nsNode && keyslot.Of("{"+k+"}:modern")*3/16384 != nsNode {
+		if k := "orders:" + strconv.Itoa(i); keyslot.Of(k)*3/16384 != nsNode &&
+			keyslot.Of("{"+k+"}:modern")*3/16384 != nsNode {
 			names = append(names, k)
 		}
 	}
 	name, other := names[0], names[1]
 	initNS(t, c, ns)
-	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond), migrate.WithPhaseLease(200*time.Millisecond))
+	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond),
+		migrate.WithPhaseLease(200*time.Millisecond))
 	defer l.Close(ctx)
 	p, err := l.Phase(ctx)
 	require.NoError(t, err)
@@ -144,7 +146,8 @@ func TestFaultRegistryJudgedByServerClock(t *testing.T) {
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns)
 	walk(t, ctl, migrate.PhaseDualWrite)
-	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace(ns), migrate.WithPhaseInterval(time.Second))
+	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithNamespace(ns),
+		migrate.WithPhaseInterval(time.Second))
 	defer l.Close(ctx)
 	_, err := l.Phase(ctx)
 	require.NoError(t, err)
@@ -158,7 +161,8 @@ func TestFaultRegistryJudgedByServerClock(t *testing.T) {
 	server := time.UnixMilli(serverNow(t, tg.Client))
 	assert.WithinDuration(t, server, st.Now, 2*time.Second, "Status is read at the server's time")
 	hold := migrate.DefaultPhaseLeaseIntervals * time.Second
-	assert.WithinDuration(t, cl.Seen.Add(hold), cl.Expires, 10*time.Millisecond, "expiry = the server's heartbeat time + the hold")
+	assert.WithinDuration(t, cl.Seen.Add(hold), cl.Expires, 10*time.Millisecond,
+		"expiry = the server's heartbeat time + the hold")
 	_, err = ctl.Advance(ctx, false)
 	var ue *UnsafeStepError
 	require.ErrorAs(t, err, &ue)
@@ -176,7 +180,8 @@ func TestFaultSightingStampedByServerClock(t *testing.T) {
 	ctl := initNS(t, tg.Client, ns)
 	walk(t, ctl, migrate.PhaseDualWrite)
 	slow := func() time.Time { return time.Now().Add(-20 * time.Minute) }
-	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace(ns), migrate.WithLegacy(legacy.WithClock(slow)))
+	l := migrate.New(tg.Client, migrate.WithPhase(migrate.PhaseDualWrite), migrate.WithNamespace(ns),
+		migrate.WithLegacy(legacy.WithClock(slow)))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "k")
 	exp, ok, err := javareplay.Lock(ctx, tg.Client, name, 30*time.Second, nil)
@@ -366,7 +371,8 @@ func TestFaultNamespaceStateWentBack(t *testing.T) {
 	refusesWith(t, ls, locktest.Key(t, "k"), migrate.ReasonWentBack)
 	_, err = ctl.Repair(ctx, migrate.PhaseModern, false)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { p, err := ls[0].Phase(ctx); return err == nil && p == migrate.PhaseModern }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { p, err := ls[0].Phase(ctx); return err == nil && p == migrate.PhaseModern },
+		10*time.Second, 5*time.Millisecond)
 }
 
 // Registry entries written the way common Java serializers write them
@@ -381,15 +387,19 @@ func TestFaultUnparseableRegistryEntriesBlock(t *testing.T) {
 	backdate(t, ctl.s, time.Hour)
 	now := time.Now()
 	bad := map[string]string{
-		"millis":   `{"id":"millis","phase":"legacy","host":"h","pid":1,"seen":` + strconv.FormatInt(now.UnixMilli(), 10) + `,"expires":` + strconv.FormatInt(now.Add(time.Hour).UnixMilli(), 10) + `}`,
-		"pidstr":   `{"id":"pidstr","phase":"legacy","host":"h","pid":"1234","seen":"` + now.Format(time.RFC3339) + `","expires":"` + now.Add(time.Hour).Format(time.RFC3339) + `"}`,
-		"zoneless": `{"id":"zoneless","phase":"legacy","host":"h","pid":1,"seen":"` + now.Format("2006-01-02T15:04:05") + `","expires":"` + now.Add(time.Hour).Format("2006-01-02T15:04:05") + `"}`,
+		"millis": `{"id":"millis","phase":"legacy","host":"h","pid":1,"seen":` + strconv.FormatInt(now.UnixMilli(),
+			10) + `,"expires":` + strconv.FormatInt(now.Add(time.Hour).UnixMilli(), 10) + `}`,
+		"pidstr": `{"id":"pidstr","phase":"legacy","host":"h","pid":"1234","seen":"` + now.Format(
+			time.RFC3339) + `","expires":"` + now.Add(time.Hour).Format(time.RFC3339) + `"}`,
+		"zoneless": `{"id":"zoneless","phase":"legacy","host":"h","pid":1,"seen":"` + now.Format(
+			"2006-01-02T15:04:05") + `","expires":"` + now.Add(time.Hour).Format("2006-01-02T15:04:05") + `"}`,
 	}
 	for id, v := range bad {
 		_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Fleet, id, v)
 		require.NoError(t, err)
 	}
-	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Clients, "v2bad", `{"v":2,"id":"v2bad","phase":"legacy","host":"h","pid":"7","ns_init":1,"gen":1}`)
+	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Clients, "v2bad",
+		`{"v":2,"id":"v2bad","phase":"legacy","host":"h","pid":"7","ns_init":1,"gen":1}`)
 	require.NoError(t, err)
 
 	st, err := ctl.Status(ctx)
@@ -417,7 +427,8 @@ func TestFaultOldFormatEntryBlocks(t *testing.T) {
 	backdate(t, ctl.s, time.Hour)
 	now := time.Now()
 	_, err := tg.Client.Do(ctx, "HSET", ctl.s.k.Fleet, "old",
-		`{"id":"old","phase":"dual-write","host":"h","pid":3,"seen":"`+now.Format(time.RFC3339Nano)+`","expires":"`+now.Add(6*time.Second).Format(time.RFC3339Nano)+`"}`)
+		`{"id":"old","phase":"dual-write","host":"h","pid":3,"seen":"`+now.Format(time.RFC3339Nano)+`","expires":"`+now.Add(
+			6*time.Second).Format(time.RFC3339Nano)+`"}`)
 	require.NoError(t, err)
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
@@ -589,14 +600,16 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 		keys []string
 		args []any
 	}{
-		"heartbeat hold with a space":   {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000 ", good, ""}},
-		"heartbeat hold quoted":         {migrateproto.HeartbeatScript, hb, []any{"a", "1", `"1000"`, good, ""}},
-		"heartbeat hold zero":           {migrateproto.HeartbeatScript, hb, []any{"a", "1", "0", good, ""}},
-		"heartbeat empty id":            {migrateproto.HeartbeatScript, hb, []any{"", "1", "1000", good, ""}},
-		"heartbeat seq zero":            {migrateproto.HeartbeatScript, hb, []any{"a", "0", "1000", good, ""}},
-		"heartbeat seq differs":         {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", good, ""}},
-		"heartbeat protocol 2 entry":    {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":2,"seq":1,"id":"a","phase":"legacy"}`, ""}},
-		"heartbeat v as a string":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", `{"v":"3","seq":1,"id":"a","phase":"legacy"}`, ""}},
+		"heartbeat hold with a space": {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000 ", good, ""}},
+		"heartbeat hold quoted":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", `"1000"`, good, ""}},
+		"heartbeat hold zero":         {migrateproto.HeartbeatScript, hb, []any{"a", "1", "0", good, ""}},
+		"heartbeat empty id":          {migrateproto.HeartbeatScript, hb, []any{"", "1", "1000", good, ""}},
+		"heartbeat seq zero":          {migrateproto.HeartbeatScript, hb, []any{"a", "0", "1000", good, ""}},
+		"heartbeat seq differs":       {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", good, ""}},
+		"heartbeat protocol 2 entry": {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000",
+			`{"v":2,"seq":1,"id":"a","phase":"legacy"}`, ""}},
+		"heartbeat v as a string": {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000",
+			`{"v":"3","seq":1,"id":"a","phase":"legacy"}`, ""}},
 		"heartbeat not JSON":            {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", "v=3", ""}},
 		"heartbeat entry missing":       {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000"}},
 		"heartbeat renews missing":      {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", good}},
@@ -606,21 +619,33 @@ func TestFaultNamespaceScriptsRejectBadArguments(t *testing.T) {
 		"heartbeat touch renews itself": {migrateproto.HeartbeatScript, hb, []any{"a", "2", "1000", "", "2"}},
 		"heartbeat touch of seq 1":      {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1000", "", "1"}},
 		"heartbeat touch renews quoted": {migrateproto.HeartbeatScript, hb, []any{"a", "3", "1000", "", `"1"`}},
-		"phase_set unknown phase":       {migrateproto.PhaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0", "0"}},
-		"phase_set bad mode":            {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0", "0"}},
-		"phase_set bad publish":         {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0", "0"}},
-		"phase_set step from absent":    {migrateproto.PhaseSetScript, ps, []any{"", "dual-write", "PUBLISH", "0", "step", "0", "0"}},
-		"phase_set init from a phase":   {migrateproto.PhaseSetScript, ps, []any{"legacy", "legacy", "PUBLISH", "0", "init", "0", "0"}},
-		"phase_set gen with a sign":     {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "+1", "init", "0", "0"}},
-		"phase_set silence negative":    {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0", "-1"}},
-		"phase_set silence missing":     {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0"}},
-		"forget flag true":              {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet}, []any{"a", "true", "0"}},
-		"forget flag quoted":            {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet}, []any{"a", `"1"`, "0"}},
-		"forget margin negative":        {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet}, []any{"a", "0", "-1"}},
-		"prune grace negative":          {migrateproto.PruneScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"-1", "10"}},
-		"prune limit zero":              {migrateproto.PruneScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"0", "0"}},
-		"registry_read bad mode":        {migrateproto.RegistryReadScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"all", "0", "10"}},
-		"registry_read bad cursor":      {migrateproto.RegistryReadScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"entries", "-1", "10"}},
+		"phase_set unknown phase": {migrateproto.PhaseSetScript, ps, []any{"", "Legacy", "PUBLISH", "0", "init", "0",
+			"0"}},
+		"phase_set bad mode": {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "INIT", "0",
+			"0"}},
+		"phase_set bad publish": {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "publish", "0", "init", "0",
+			"0"}},
+		"phase_set step from absent": {migrateproto.PhaseSetScript, ps, []any{"", "dual-write", "PUBLISH", "0", "step",
+			"0", "0"}},
+		"phase_set init from a phase": {migrateproto.PhaseSetScript, ps, []any{"legacy", "legacy", "PUBLISH", "0", "init",
+			"0", "0"}},
+		"phase_set gen with a sign": {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "+1", "init", "0",
+			"0"}},
+		"phase_set silence negative": {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0",
+			"-1"}},
+		"phase_set silence missing": {migrateproto.PhaseSetScript, ps, []any{"", "legacy", "PUBLISH", "0", "init", "0"}},
+		"forget flag true": {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet},
+			[]any{"a", "true", "0"}},
+		"forget flag quoted": {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet},
+			[]any{"a", `"1"`, "0"}},
+		"forget margin negative": {migrateproto.ForgetScript, []string{k.Clients, k.Expiry, k.Seen, k.Fleet},
+			[]any{"a", "0", "-1"}},
+		"prune grace negative": {migrateproto.PruneScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"-1", "10"}},
+		"prune limit zero":     {migrateproto.PruneScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"0", "0"}},
+		"registry_read bad mode": {migrateproto.RegistryReadScript, []string{k.Clients, k.Expiry, k.Seen}, []any{"all",
+			"0", "10"}},
+		"registry_read bad cursor": {migrateproto.RegistryReadScript, []string{k.Clients, k.Expiry, k.Seen},
+			[]any{"entries", "-1", "10"}},
 		"sighting empty key":            {migrateproto.SightingScript, []string{k.Sighting}, []any{""}},
 		"phase_set missing arguments":   {migrateproto.PhaseSetScript, ps, []any{"", "legacy"}},
 		"heartbeat hold beyond 2^40 ms": {migrateproto.HeartbeatScript, hb, []any{"a", "1", "1099511627777", good, ""}},

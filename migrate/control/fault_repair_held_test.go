@@ -85,7 +85,8 @@ func TestFaultRepairAfterFlushFollowsAHeldLockPastARollback(t *testing.T) {
 	if err == nil {
 		hp := heldPhase(lk)
 		_ = lk.Unlock(ctx)
-		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.mark.phase, name, hp)
+		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v "+
+			"beside the legacy holder", p, st.mark.phase, name, hp)
 	}
 	require.Equal(t, migrate.PhaseDualRead, p, "only the phase the mark recorded")
 }

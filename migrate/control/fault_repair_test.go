@@ -170,7 +170,8 @@ func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
 	// instance and generation; its hold runs on.
 	inst := locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "init").(string)
 	gen := locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "gen").(string)
-	e := migrateproto.Entry{V: migrateproto.Version, Seq: 1, ID: "cut-off-at-dual-read", Phase: migrate.PhaseDualRead.String(), Host: "h", PID: 7,
+	e := migrateproto.Entry{V: migrateproto.Version, Seq: 1, ID: "cut-off-at-dual-read",
+		Phase: migrate.PhaseDualRead.String(), Host: "h", PID: 7,
 		Instance: migrateproto.Decimal(inst), Gen: migrateproto.Decimal(gen)}
 	_, err = ctl.s.heartbeat(ctx, e, time.Minute, 0)
 	require.NoError(t, err)
@@ -184,6 +185,7 @@ func TestFaultRepairAfterFlushFollowsTheNewestGeneration(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // b heartbeats the new generation
 
 	// The namespace flushed; the registry survived.
-	repairLost(t, ctl, migrate.PhaseDualRead, "the clients that read the newest generation run dual-write", ctl.s.k.Phase, ctl.s.k.Meta)
+	repairLost(t, ctl, migrate.PhaseDualRead, "the clients that read the newest generation run dual-write", ctl.s.k.Phase,
+		ctl.s.k.Meta)
 	javaExcluded(t, tg.Client, b)
 }

@@ -62,9 +62,11 @@ func TestFaultInitRestoresDualReadAndTheLostSightingPermitsModern(t *testing.T) 
 		if err == nil {
 			p := heldPhase(lk)
 			_ = lk.Unlock(ctx)
-			t.Fatalf("two holders: after the flush and init, an unforced dual-read → modern went through with the sighting lost; a locker took %q in %v while the legacy locker holds it", name, p)
+			t.Fatalf("two holders: after the flush and init, an unforced dual-read → modern went through with the sighting "+
+				"lost; a locker took %q in %v while the legacy locker holds it", name, p)
 		}
-		t.Fatalf("unforced dual-read → modern went through although the sighting that blocked it was lost in the flush (no lock taken: %v)", err)
+		t.Fatalf("unforced dual-read → modern went through although the sighting that blocked it was lost in the flush (no "+
+			"lock taken: %v)", err)
 	}
 	require.ErrorIs(t, err, ErrUnsafeStep)
 }
@@ -161,7 +163,8 @@ func TestFaultRepairAfterFlushUndoesARollbackTheMarkRecorded(t *testing.T) {
 	if err == nil {
 		hp := heldPhase(lk)
 		_ = lk.Unlock(ctx)
-		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v beside the legacy holder", p, st.mark.phase, name, hp)
+		t.Fatalf("two holders: an unforced init/repair after the flush set %v (the mark says %v); a locker took %q in %v "+
+			"beside the legacy holder", p, st.mark.phase, name, hp)
 	}
 	require.Equal(t, migrate.PhaseDualWrite, p, "only the phase the mark recorded")
 }
@@ -220,7 +223,9 @@ func TestFaultRollbackRightAfterInitRestoreIgnoresTheLostRegistry(t *testing.T) 
 			t.Fatalf("the first lock ended before (%v): not two holders", lk.Err())
 		default:
 		}
-		t.Fatalf("two holders: after init restored dual-write, an unforced rollback to legacy went through; a locker took %q in %v while the cut-off follower holds it in %v", name, heldPhase(other), heldPhase(lk))
+		t.Fatalf("two holders: after init restored dual-write, an unforced rollback to legacy went through; a locker took "+
+			"%q in %v while the cut-off follower holds it in %v", name, heldPhase(other), heldPhase(lk))
 	}
-	t.Fatalf("unforced rollback dual-write → legacy went through right after the restore, past a live dual-read holder (no lock taken: %v)", err)
+	t.Fatalf("unforced rollback dual-write → legacy went through right after the restore, past a live dual-read holder "+
+		"(no lock taken: %v)", err)
 }

@@ -63,7 +63,8 @@ func TestFaultLateHeartbeatDoesNotOverwriteANewerOne(t *testing.T) {
 	backdate(t, ctl.s, time.Hour)
 	_, err = ctl.Step(ctx, migrate.PhaseDualWrite, migrate.PhaseDualRead, false)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { p, err := c.Phase(ctx); return err == nil && p == migrate.PhaseDualRead }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { p, err := c.Phase(ctx); return err == nil && p == migrate.PhaseDualRead },
+		5*time.Second, 5*time.Millisecond)
 	lk, err := c.TryLock(ctx, locktest.Key(t, "orders"), time.Minute)
 	require.NoError(t, err)
 	defer lk.Unlock(ctx)
@@ -72,7 +73,8 @@ func TestFaultLateHeartbeatDoesNotOverwriteANewerOne(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		st, err := ctl.Status(ctx)
-		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == migrate.PhaseDualWrite && st.Members[0].Next == 0 &&
+		return err == nil && len(st.Members) == 1 && st.Members[0].Phase == migrate.PhaseDualWrite &&
+			st.Members[0].Next == 0 &&
 			st.Members[0].HeldOldest == migrate.PhaseDualRead
 	}, 5*time.Second, 5*time.Millisecond)
 	require.Less(t, time.Since(held), 2*time.Second, "the held-up heartbeat has not landed yet")

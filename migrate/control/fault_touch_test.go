@@ -58,7 +58,8 @@ func TestFaultLateTouchKeepsTheLongerHold(t *testing.T) {
 	require.Equal(t, migrate.PhaseDualRead, ph)
 	// Its loop listens to the notices and has read once more (three
 	// heartbeats to start, one after subscribing).
-	require.Eventually(t, func() bool { return listeners(t, direct, ctl.s.k) == 1 && beats() >= 4 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return listeners(t, direct, ctl.s.k) == 1 && beats() >= 4 }, 10*time.Second,
+		10*time.Millisecond)
 	time.Sleep(100 * time.Millisecond)
 
 	// The loop's next reading is a touch (nothing changed) with the short
@@ -90,7 +91,8 @@ func TestFaultLateTouchKeepsTheLongerHold(t *testing.T) {
 	st, err := ctl.Status(ctx)
 	require.NoError(t, err)
 	require.Len(t, st.Members, 1)
-	assert.True(t, st.Members[0].Live, "the entry lives for the hold of its lock (until %v), not the late touch's", st.Members[0].Expires)
+	assert.True(t, st.Members[0].Live, "the entry lives for the hold of its lock (until %v), not the late touch's",
+		st.Members[0].Expires)
 
 	_, err = ctl.Step(ctx, migrate.PhaseDualRead, migrate.PhaseDualWrite, false)
 	require.NoError(t, err, "dual-write excludes dual-read: one rollback is safe")
@@ -189,7 +191,8 @@ func TestFaultLateFullWriteAfterForgetIsNotTouched(t *testing.T) {
 	require.NoError(t, err)
 	// Its loop listens to the notices and has read once more (three
 	// heartbeats to start, one after subscribing).
-	require.Eventually(t, func() bool { return listeners(t, direct, k) == 1 && beats() >= 4 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return listeners(t, direct, k) == 1 && beats() >= 4 }, 10*time.Second,
+		10*time.Millisecond)
 	time.Sleep(100 * time.Millisecond)
 	a, err := l.TryLock(ctx, locktest.Key(t, "a"), time.Second)
 	require.NoError(t, err)

@@ -51,11 +51,16 @@ func (c Member) trace() bool {
 }
 
 func noMark(ns string) Blocker {
-	return Blocker{Kind: blockNoMark, Text: fmt.Sprintf("namespace %q has no mark, and in Redis Cluster its absence proves nothing: a restart of the node that holds the namespace's slot, without persistence, takes the mark with the namespace's keys while locks on other nodes live on (a plain modern lock at the end state heartbeats nothing). If the namespace is new (no locker of it has ever run), start it with `lockbridge phase init --force --namespace %s`", ns, ns)}
+	return Blocker{Kind: blockNoMark,
+		Text: fmt.Sprintf("namespace %q has no mark, and in Redis Cluster its absence proves nothing: a restart of the "+
+			"node that holds the namespace's slot, without persistence, takes the mark with the namespace's keys while locks "+
+			"on other nodes live on (a plain modern lock at the end state heartbeats nothing). If the namespace is new (no "+
+			"locker of it has ever run), start it with `lockbridge phase init --force --namespace %s`", ns, ns)}
 }
 
 func remedyRestore(ns string, m mark) string {
-	return fmt.Sprintf("its mark shows the controller set %v last (at %s): `lockbridge phase init --namespace %s` restores %v", m.phase, m.at.UTC().Format(time.RFC3339), ns, m.phase)
+	return fmt.Sprintf("its mark shows the controller set %v last (at %s): `lockbridge phase init --namespace %s` "+
+		"restores %v", m.phase, m.at.UTC().Format(time.RFC3339), ns, m.phase)
 }
 
 // Init gives a namespace without a phase its phase. Nothing that lockbridge
@@ -98,11 +103,14 @@ func (c *Controller) Init(ctx context.Context, force bool) (Step, error) {
 			return step, err
 		}
 		wait := &UnsafeStepError{Step: step, Blockers: []Blocker{{Kind: blockSilence,
-			Text: fmt.Sprintf("the namespace must stay without a trace for %v by the server's clock before init starts it at legacy: %v left (a locker whose registry entry was lost shows itself by heartbeating meanwhile)", c.silence, left.Round(time.Millisecond))}}}
+			Text: fmt.Sprintf("the namespace must stay without a trace for %v by the server's clock before init starts it at "+
+				"legacy: %v left (a locker whose registry entry was lost shows itself by heartbeating meanwhile)", c.silence,
+				left.Round(time.Millisecond))}}}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < left {
 			return step, wait
 		}
-		c.tel.Log().InfoContext(ctx, "lockbridge: migrate: init waits for the namespace's silence", "lockbridge.migrate.namespace", c.s.k.NS, "left", left)
+		c.tel.Log().InfoContext(ctx, "lockbridge: migrate: init waits for the namespace's silence",
+			"lockbridge.migrate.namespace", c.s.k.NS, "left", left)
 		t := time.NewTimer(left)
 		select {
 		case <-ctx.Done():
@@ -148,9 +156,12 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 		}
 		return Step{}, 0, &p
 	case ran: // forced
-		ranB := Blocker{Kind: blockRan, Phase: st.Evidence, Text: fmt.Sprintf("the namespace ran before (evidence: %v): lockers that still run a later phase lock beside those that read legacy", phaseOrNone(st.Evidence))}
+		ranB := Blocker{Kind: blockRan, Phase: st.Evidence,
+			Text: fmt.Sprintf("the namespace ran before (evidence: %v): lockers that still run a later phase lock beside "+
+				"those that read legacy", phaseOrNone(st.Evidence))}
 		blockers, minGen, keep := c.repairPlan(sn, st, migrate.PhaseLegacy)
-		step, err := c.apply(ctx, Step{To: migrate.PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen, migrateproto.PhaseSetRepair, minGen, keep)
+		step, err := c.apply(ctx, Step{To: migrate.PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen,
+			migrateproto.PhaseSetRepair, minGen, keep)
 		return step, 0, err
 	case len(evicted) > 0 && !force:
 		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(blockEviction))
@@ -164,21 +175,26 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 
 // initEmpty starts a namespace that shows no trace at legacy, once the
 // silence has passed (or at once, forced).
-func (c *Controller) initEmpty(ctx context.Context, sn snapshot, evicted []Blocker, force bool) (Step, time.Duration, error) {
+func (c *Controller) initEmpty(ctx context.Context, sn snapshot, evicted []Blocker, force bool) (Step, time.Duration,
+	error) {
 	step, silence := Step{To: migrate.PhaseLegacy}, c.silence
 	if force {
 		silence = 0
 		step.Overridden = evicted
 		since, err := strconv.ParseInt(sn.pending, 10, 64)
 		if age := sn.now.Sub(time.UnixMilli(since)); err != nil || age < c.silence {
-			step.Overridden = append(step.Overridden, Blocker{Kind: blockSilence, Text: fmt.Sprintf("init forced before the namespace stayed without a trace for %v: a locker whose registry entry was lost may still lock in a later phase", c.silence)})
+			step.Overridden = append(step.Overridden, Blocker{Kind: blockSilence,
+				Text: fmt.Sprintf("init forced before the namespace stayed without a trace for %v: a locker whose registry entry "+
+					"was lost may still lock in a later phase", c.silence)})
 		}
 	}
 	left, err := c.s.initPhase(ctx, migrate.PhaseLegacy, silence)
 	switch {
 	case errors.Is(err, errNotEmpty):
-		return step, 0, &migrate.PhaseUnknownError{Namespace: c.s.k.NS, Reason: migrate.ReasonLost, Remedy: migrateproto.RemedyRepair(c.s.k.NS),
-			Cause: errors.New("a trace of the namespace (its hash, mark, a registry entry or a sighting) appeared while init waited")}
+		return step, 0, &migrate.PhaseUnknownError{Namespace: c.s.k.NS, Reason: migrate.ReasonLost,
+			Remedy: migrateproto.RemedyRepair(c.s.k.NS),
+			Cause: errors.New("a trace of the namespace (its hash, mark, a registry entry or a sighting) appeared while init " +
+				"waited")}
 	case err != nil || left > 0:
 		return step, left, err
 	}
@@ -188,7 +204,8 @@ func (c *Controller) initEmpty(ctx context.Context, sn snapshot, evicted []Block
 		lvl = slog.LevelWarn
 	}
 	c.tel.Stepped(ctx, c.s.k.NS, "none", migrate.PhaseLegacy.String())
-	c.tel.Log().Log(ctx, lvl, "lockbridge: migrate: controller initialised the namespace", "lockbridge.migrate.namespace", c.s.k.NS,
+	c.tel.Log().Log(ctx, lvl, "lockbridge: migrate: controller initialised the namespace", "lockbridge.migrate.namespace",
+		c.s.k.NS,
 		"lockbridge.migrate.phase", migrate.PhaseLegacy.String(), "overridden", len(step.Overridden))
 	return step, 0, nil
 }

@@ -88,7 +88,8 @@ func TestPhaseEndedLockLogged(t *testing.T) {
 	ns := t.Name()
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
 	rec, log := logtest.New()
-	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond), migrate.WithLogger(log))
+	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond),
+		migrate.WithLogger(log))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "orders")
 	lk, err := l.TryLock(ctx, name, time.Minute)

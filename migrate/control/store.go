@@ -140,7 +140,8 @@ func (s store) initPhase(ctx context.Context, to migrate.Phase, silence time.Dur
 // registry or sighting) that its reading had not.
 var errNotEmpty = errors.New("migrate: the namespace shows it ran")
 
-func (s store) phaseSet(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64, silence time.Duration) (time.Duration, error) {
+func (s store) phaseSet(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64,
+	silence time.Duration) (time.Duration, error) {
 	a := migrateproto.PhaseSetArgs{NS: s.k, Seen: seen, To: to.String(), Publish: notify.PublishCommand(s.c),
 		MinGen: minGen, Mode: mode, KeepInit: keepInit, Silence: silence}
 	r, err := s.c.Eval(ctx, migrateproto.PhaseSetScript, a.Keys(), a.Argv()...)
@@ -209,7 +210,8 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 		if err != nil {
 			return snapshot{}, err
 		}
-		if again.phase != sn.phase || again.hasPhase != sn.hasPhase || again.since != sn.since || again.meta["gen"] != sn.meta["gen"] || again.meta["init"] != sn.meta["init"] {
+		if again.phase != sn.phase || again.hasPhase != sn.hasPhase || again.since != sn.since ||
+			again.meta["gen"] != sn.meta["gen"] || again.meta["init"] != sn.meta["init"] {
 			continue
 		}
 		if again.sizes[0] != again.sizes[1] && !reg.orphansRead {
@@ -220,7 +222,8 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 		sn.judgeRegistry(reg, margin, s.k.Expiry)
 		return sn, nil
 	}
-	return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w: the phase changed during each of 3 readings", s.k.NS, errPhaseChanged)
+	return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w: the phase changed during each of 3 readings", s.k.NS,
+		errPhaseChanged)
 }
 
 // registryRead is the protocol-3 registry as read in chunks.
@@ -365,7 +368,8 @@ func (sn *snapshot) judgeRegistry(reg registryRead, margin time.Duration, expiry
 		if _, ok := reg.entries[id]; ok {
 			continue // the entry came meanwhile
 		}
-		c := Member{ID: id, Protocol: migrateproto.Version, Invalid: &migrateproto.EntryError{ID: id, Problem: "an expiry in " + expiryKey + " without an entry"}}
+		c := Member{ID: id, Protocol: migrateproto.Version, Invalid: &migrateproto.EntryError{ID: id,
+			Problem: "an expiry in " + expiryKey + " without an entry"}}
 		if ms, ok := score(v); ok {
 			c.Expires = time.UnixMilli(ms)
 		}
@@ -409,7 +413,8 @@ func (sn *snapshot) judgeSighting() {
 	// have been evicted without it.
 	if v, ok := sn.meta["sighting-at"]; ok {
 		if ms, err := strconv.ParseInt(v, 10, 64); err != nil || ms < 0 {
-			sn.sightingErrs = append(sn.sightingErrs, fmt.Sprintf("the namespace hash's field \"sighting-at\" holds %q, not Unix milliseconds", v))
+			sn.sightingErrs = append(sn.sightingErrs,
+				fmt.Sprintf("the namespace hash's field \"sighting-at\" holds %q, not Unix milliseconds", v))
 		} else if at := time.UnixMilli(ms); at.After(sn.sighting.At) {
 			sn.sighting.At = at
 		}

@@ -12,7 +12,8 @@ import (
 
 // heartbeat writes e as a client would (renews not 0: a touch, which
 // renews only the expiry of the stored entry of seq renews).
-func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration, renews int64) (migrateproto.HeartbeatReply, error) {
+func (s store) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration,
+	renews int64) (migrateproto.HeartbeatReply, error) {
 	return migrateproto.Heartbeat(ctx, s.c, migrateproto.HeartbeatArgs{NS: s.k, Entry: e, Hold: hold, Touch: renews != 0,
 		Renews: renews})
 }

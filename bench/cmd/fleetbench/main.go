@@ -30,7 +30,9 @@ func main() {
 
 func run() error {
 	var (
-		doc    = flag.String("doc", "../docs/performance.md", "the Markdown file whose fleet section (between <!-- begin fleet --> and <!-- end fleet -->) is rewritten; empty: print it")
+		doc = flag.String("doc", "../docs/performance.md",
+			"the Markdown file whose fleet section (between <!-- begin fleet --> and <!-- end fleet -->) is rewritten; empty: "+
+				"print it")
 		chart  = flag.String("chart", "results/fleet.svg", "the chart (SVG) to write; empty: none")
 		sizes  = flag.String("sizes", "100,1000,10000", "fleet sizes")
 		topos  = flag.String("topologies", "single,cluster", "single, cluster or both")
@@ -122,7 +124,10 @@ func pct(f float64) string      { return strconv.FormatFloat(f*100, 'f', 2, 64) 
 
 // row is one line of the progress log.
 func row(r fleet.Result) string {
-	return fmt.Sprintf("%s %d: %.0f round trips/s %v, CPU %s (others %v, upkeep %s, commands %s), %s µs/rt (floor %s), Status %s ms (server %s), Advance %s ms (server %s), memory %d B, seen 99%% %s ms all %s ms, commands %v, after step %v",
-		topo(r), r.Lockers, r.RoundTrips, r.Sent, pct(r.CPU), r.CPUOthers, pct(r.Upkeep), pct(r.Heartbeats), us(r.PerRoundTrip), us(r.Floor), ms(r.Status), ms(r.StatusServer),
+	return fmt.Sprintf("%s %d: %.0f round trips/s %v, CPU %s (others %v, upkeep %s, commands %s), %s µs/rt (floor %s), "+
+		"Status %s ms (server %s), Advance %s ms (server %s), memory %d B, seen 99%% %s ms all %s ms, commands %v, after "+
+		"step %v",
+		topo(r), r.Lockers, r.RoundTrips, r.Sent, pct(r.CPU), r.CPUOthers, pct(r.Upkeep), pct(r.Heartbeats),
+		us(r.PerRoundTrip), us(r.Floor), ms(r.Status), ms(r.StatusServer),
 		ms(r.Advance), ms(r.AdvanceServer), r.Memory, ms(r.Seen99), ms(r.SeenAll), r.Commands, r.AfterStep)
 }

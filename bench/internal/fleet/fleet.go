@@ -248,7 +248,8 @@ func (r *run) servers() (func(), error) {
 	const pool = 20
 	if r.cfg.Cluster {
 		r.newRedis = func() redis.UniversalClient {
-			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1, PoolSize: pool, MinIdleConns: pool})
+			c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRetries: -1, MaxRedirects: -1, PoolSize: pool,
+				MinIdleConns: pool})
 			c.AddHook(hook)
 			return c
 		}
@@ -362,7 +363,8 @@ func (r *run) steady(ctx context.Context, res *Result) error {
 		total += v
 	}
 	res.RoundTrips = float64(total) / r.cfg.Window.Seconds()
-	if res.Commands, err = r.logged(func() error { time.Sleep(2 * migrate.DefaultPhaseInterval); return nil }, nil); err != nil {
+	if res.Commands, err = r.logged(func() error { time.Sleep(2 * migrate.DefaultPhaseInterval); return nil },
+		nil); err != nil {
 		return err
 	}
 	keys, _ := control.NamespaceKeys(r.ns)
@@ -633,7 +635,8 @@ func (r *run) floor(ctx context.Context, res *Result) error {
 	}
 	res.FloorCPU = cpu[0].Seconds() / r.cfg.Window.Seconds()
 	if total > 0 {
-		res.Floor = time.Duration((res.FloorCPU - res.Upkeep) * float64(time.Second) * r.cfg.Window.Seconds() / float64(total))
+		res.Floor = time.Duration((res.FloorCPU - res.Upkeep) * float64(time.Second) * r.cfg.Window.Seconds() / float64(
+			total))
 	}
 	return nil
 }

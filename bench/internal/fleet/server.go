@@ -57,7 +57,8 @@ func (n *node) slowlog(all bool) error {
 	if all {
 		th = "0"
 	}
-	for _, a := range [][]string{{"CONFIG", "SET", "slowlog-max-len", "1000000"}, {"CONFIG", "SET", "slowlog-log-slower-than", th}, {"SLOWLOG", "RESET"}} {
+	for _, a := range [][]string{{"CONFIG", "SET", "slowlog-max-len", "1000000"}, {"CONFIG", "SET",
+		"slowlog-log-slower-than", th}, {"SLOWLOG", "RESET"}} {
 		if _, err := n.do(a...); err != nil {
 			return err
 		}
@@ -133,7 +134,8 @@ func (s slow) name(shas map[string]string) string {
 	if len(s.args) == 0 {
 		return "?"
 	}
-	if (s.args[0] == "EVALSHA" || s.args[0] == "evalsha" || s.args[0] == "EVALSHA_RO" || s.args[0] == "evalsha_ro") && len(s.args) > 1 {
+	if (s.args[0] == "EVALSHA" || s.args[0] == "evalsha" || s.args[0] == "EVALSHA_RO" || s.args[0] == "evalsha_ro") &&
+		len(s.args) > 1 {
 		if n, ok := shas[s.args[1]]; ok {
 			return n
 		}

@@ -19,7 +19,8 @@ func TestScriptHeaders(t *testing.T) {
 	dual := map[string]int64{"ModernOurs": ModernOurs, "ModernTaken": ModernTaken, "ModernAbsent": ModernAbsent,
 		"OwnerOurs": OwnerOurs, "OwnerTaken": OwnerTaken, "OwnerGone": OwnerGone, "OwnerExpired": OwnerExpired,
 		"OwnerLate": OwnerLate}
-	acquire := AcquireArgs{LegacyKey: "l", ModernKey: "m", FenceKey: "f", DualWrite: true, Value: "1700", Codec: "ms-decimal",
+	acquire := AcquireArgs{LegacyKey: "l", ModernKey: "m", FenceKey: "f", DualWrite: true, Value: "1700",
+		Codec:  "ms-decimal",
 		Cutoff: 1600, Token: "t", PX: 30 * time.Second, Fencing: true}
 	release := ReleaseArgs{LegacyKey: "l", ModernKey: "m", Channel: "c", DualWrite: true, Token: "t", Publish: "PUBLISH",
 		Owner: owner}

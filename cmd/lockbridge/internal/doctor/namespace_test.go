@@ -23,10 +23,11 @@ func TestNamespaceFindingUninitialised(t *testing.T) {
 	assert.Equal(t, "lockbridge phase init --namespace shop", f.Fix)
 
 	for name, st := range map[string]control.Status{
-		"evidence":   {Namespace: "shop", PhaseProblem: uninit(), Evidence: migrate.PhaseDualWrite},
-		"registry":   {Namespace: "shop", PhaseProblem: uninit(), Members: []control.Member{{ID: "a"}}},
-		"sighting":   {Namespace: "shop", PhaseProblem: uninit(), Sighting: control.Sighting{At: now, Count: 1}},
-		"phase lost": {Namespace: "shop", PhaseProblem: &migrate.PhaseUnknownError{Namespace: "shop", Reason: migrate.ReasonLost}},
+		"evidence": {Namespace: "shop", PhaseProblem: uninit(), Evidence: migrate.PhaseDualWrite},
+		"registry": {Namespace: "shop", PhaseProblem: uninit(), Members: []control.Member{{ID: "a"}}},
+		"sighting": {Namespace: "shop", PhaseProblem: uninit(), Sighting: control.Sighting{At: now, Count: 1}},
+		"phase lost": {Namespace: "shop", PhaseProblem: &migrate.PhaseUnknownError{Namespace: "shop",
+			Reason: migrate.ReasonLost}},
 	} {
 		f := namespaceFinding(st, now)
 		assert.Equal(t, Danger, f.Severity, name)

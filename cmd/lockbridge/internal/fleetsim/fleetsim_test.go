@@ -311,8 +311,10 @@ func TestFoldBlockers(t *testing.T) {
 		return control.Blocker{Kind: control.BlockClientPhase, Member: id, Phase: p,
 			Text: fmt.Sprintf("client %q runs %v, the fleet is at dual-write", id, p)}
 	}
-	quiet := control.Blocker{Kind: control.BlockQuietPeriod, Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
-	in := []control.Blocker{lag("a-1-x", migrate.PhaseLegacy), lag("b", migrate.PhaseLegacy), lag("c", migrate.PhaseDualRead), quiet}
+	quiet := control.Blocker{Kind: control.BlockQuietPeriod,
+		Text: "the fleet has run dual-write for 0s, less than the quiet period 1s"}
+	in := []control.Blocker{lag("a-1-x", migrate.PhaseLegacy), lag("b", migrate.PhaseLegacy), lag("c",
+		migrate.PhaseDualRead), quiet}
 	assert.Equal(t, []string{
 		"2 clients run legacy, the fleet is at dual-write",
 		`client "c" runs dual-read, the fleet is at dual-write`,

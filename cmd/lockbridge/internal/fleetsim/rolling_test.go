@@ -106,7 +106,8 @@ func TestCompatRollingFollowers(t *testing.T) {
 		ns := "followers-" + tg.Name
 		name := locktest.Key(t, "lock")
 		guard := locktest.NewGuard(tg.Client, name)
-		ctl, err := control.New(tg.Client, ns, control.WithQuietPeriod(300*time.Millisecond), control.WithInitSilence(time.Millisecond))
+		ctl, err := control.New(tg.Client, ns, control.WithQuietPeriod(300*time.Millisecond),
+			control.WithInitSilence(time.Millisecond))
 		require.NoError(t, err)
 		_, err = ctl.Init(ctx, tg.Cluster) // a test's new cluster: forced
 		require.NoError(t, err)
