@@ -66,9 +66,9 @@ func miniClient(t *testing.T) driver.Client {
 	return goredis.New(rdb)
 }
 
-// Every locker takes WithMeterProvider and WithTracerProvider
+// Every locker takes WithTelemetry
 // (docs/observability.md) and uses what it is given: a meter at New, a span
-// per TryLock; and the controller takes control.WithMeterProvider.
+// per TryLock; and the controller takes control.WithTelemetry.
 func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	ctx := context.Background()
 	type locker struct {
@@ -77,21 +77,19 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	}
 	for _, l := range []locker{
 		{"legacy", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return legacy.New(c, legacy.WithMeterProvider(mp), legacy.WithTracerProvider(tp))
+			return legacy.New(c, legacy.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 		{"modern", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return modern.New(c, modern.WithMeterProvider(mp), modern.WithTracerProvider(tp))
+			return modern.New(c, modern.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 		{"migrate", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithMeterProvider(mp),
-				migrate.WithTracerProvider(tp))
+			return migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 		{"redisson", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return redisson.New(c, redisson.WithMeterProvider(mp), redisson.WithTracerProvider(tp))
+			return redisson.New(c, redisson.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 		{"redlock", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return redlock.New([]driver.Client{c, miniClient(t), miniClient(t)}, redlock.WithMeterProvider(mp),
-				redlock.WithTracerProvider(tp))
+			return redlock.New([]driver.Client{c, miniClient(t), miniClient(t)}, redlock.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 	} {
 		t.Run(l.name, func(t *testing.T) {
@@ -109,7 +107,7 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	}
 	t.Run("controller", func(t *testing.T) {
 		var meters atomic.Int64
-		_, err := control.New(miniClient(t), "telemetry", control.WithMeterProvider(countingMeters{n: &meters}))
+		_, err := control.New(miniClient(t), "telemetry", control.WithTelemetry(lockbridge.Telemetry{MeterProvider: countingMeters{n: &meters}}))
 		require.NoError(t, err)
 		assert.Positive(t, meters.Load(), "no meter asked for")
 	})

@@ -66,7 +66,7 @@ func New(c driver.Client, opts ...Option) *Locker {
 		safety:  cfg.Safety,
 		backoff: cfg.Backoff,
 		err:     cfg.Errs.Err(),
-		tel:     cfg.Errs.Telemetry(),
+		tel:     cfg.Errs.Reporter(),
 		owner:   cfg.Profile.OwnerFixed(),
 		safeMS:  strconv.FormatInt(cfg.Safety.Milliseconds(), 10),
 	}

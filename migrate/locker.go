@@ -70,12 +70,12 @@ func New(c driver.Client, opts ...Option) *Locker {
 	if c == nil {
 		l.cfg.errs.Invalid("nil driver.Client")
 	}
-	l.tel = l.cfg.errs.Telemetry()
+	l.tel = l.cfg.errs.Reporter()
 	// The inner lockers log (their background work) but do not measure:
 	// the acquires are this Locker's, measured once.
-	lg := l.cfg.errs.Settings().Logger
-	l.cfg.legacyOpts = append([]legacy.Option{legacy.WithLogger(lg)}, l.cfg.legacyOpts...)
-	l.cfg.modernOpts = append([]modern.Option{modern.WithLogger(lg)}, l.cfg.modernOpts...)
+	logOnly := lockbridge.Telemetry{Logger: l.cfg.errs.Settings().Logger}
+	l.cfg.legacyOpts = append([]legacy.Option{legacy.WithTelemetry(logOnly)}, l.cfg.legacyOpts...)
+	l.cfg.modernOpts = append([]modern.Option{modern.WithTelemetry(logOnly)}, l.cfg.modernOpts...)
 	var err error
 	if l.profile, err = legacyproto.NewProfile(l.cfg.legacyOpts...); err != nil {
 		l.cfg.errs.Keep(err)

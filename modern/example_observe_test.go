@@ -10,13 +10,14 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/modern"
 )
 
-// WithLogger hears what the Locker does in the background: here the
+// WithTelemetry's Logger hears what the Locker does in the background: here the
 // auto-refresh finds the lock deleted behind its holder's back.
-func ExampleWithLogger() {
+func ExampleWithTelemetry() {
 	// An in-process Redis (miniredis), so the example runs as pasted: in
 	// your code, your server's address. With ClockTTL, leases count down on
 	// the wall clock, as on a real server.
@@ -38,7 +39,7 @@ func ExampleWithLogger() {
 			return a
 		},
 	}))
-	locker := modern.New(goredis.New(rdb), modern.WithAutoRefresh(), modern.WithLogger(log))
+	locker := modern.New(goredis.New(rdb), modern.WithAutoRefresh(), modern.WithTelemetry(lockbridge.Telemetry{Logger: log}))
 	ctx := context.Background()
 
 	lock, err := locker.TryLock(ctx, "example:logged", 300*time.Millisecond)

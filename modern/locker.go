@@ -53,7 +53,7 @@ type Locker struct {
 // lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: modernproto.NewConfig(opts)}
-	l.tel = l.cfg.Errs.Telemetry()
+	l.tel = l.cfg.Errs.Reporter()
 	if c == nil {
 		l.cfg.Errs.Invalid("nil driver.Client")
 	} else {

@@ -3,6 +3,7 @@ package modern
 import (
 	"testing"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/logtest"
 )
@@ -11,6 +12,6 @@ import (
 func TestAutoRefreshLogsTheLoss(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	rec, log := logtest.New()
-	logtest.CheckLossLogged(t, New(tg.Client, WithAutoRefresh(), WithLogger(log)), rec, "modern", logtest.Del(t,
+	logtest.CheckLossLogged(t, New(tg.Client, WithAutoRefresh(), WithTelemetry(lockbridge.Telemetry{Logger: log})), rec, "modern", logtest.Del(t,
 		tg.Client))
 }

@@ -1,11 +1,6 @@
 package modern
 
 import (
-	"log/slog"
-
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
-
 	"time"
 
 	"github.com/lockbridge/lockbridge"
@@ -145,20 +140,10 @@ func WithWait(replicas int, timeout time.Duration) Option {
 	}
 }
 
-// WithLogger sets the logger of what the Locker does in the background
-// (docs/observability.md lists the records). Default: nil, which discards.
-func WithLogger(l *slog.Logger) Option { return func(c *modernproto.Config) { c.Errs.Logger(l) } }
-
-// WithMeterProvider sets where the Locker's metrics go (the instruments
-// are listed in docs/observability.md). Default: nil, no metrics — not the
-// global otel provider: pass otel.GetMeterProvider() for that.
-func WithMeterProvider(p metric.MeterProvider) Option {
-	return func(c *modernproto.Config) { c.Errs.Meter(p) }
-}
-
-// WithTracerProvider sets where the Locker's spans go: one per TryLock
-// and Lock. Default: nil, no spans — not the global otel provider: pass
-// otel.GetTracerProvider() for that.
-func WithTracerProvider(p trace.TracerProvider) Option {
-	return func(c *modernproto.Config) { c.Errs.Tracer(p) }
+// WithTelemetry sets where the Locker reports what it does: background
+// events to t.Logger, metrics to t.MeterProvider, a span per TryLock and
+// Lock to t.TracerProvider (docs/observability.md lists them). Default:
+// the zero Telemetry, which reports nothing.
+func WithTelemetry(t lockbridge.Telemetry) Option {
+	return func(c *modernproto.Config) { c.Errs.Telemetry(t) }
 }

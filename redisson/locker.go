@@ -39,7 +39,7 @@ type Locker struct {
 // here but by every call, with an error wrapping lockbridge.ErrInvalid.
 func New(c driver.Client, opts ...Option) *Locker {
 	l := &Locker{cfg: newConfig(opts), c: c}
-	l.tel = l.cfg.errs.Telemetry()
+	l.tel = l.cfg.errs.Reporter()
 	if c == nil {
 		l.cfg.errs.Invalid("nil driver.Client")
 	} else {

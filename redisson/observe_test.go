@@ -3,6 +3,7 @@ package redisson
 import (
 	"testing"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/logtest"
 )
@@ -12,5 +13,5 @@ import (
 func TestWatchdogLogsTheLoss(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	rec, log := logtest.New()
-	logtest.CheckLossLogged(t, New(tg.Client, WithWatchdog(), WithLogger(log)), rec, "redisson", logtest.Del(t, tg.Client))
+	logtest.CheckLossLogged(t, New(tg.Client, WithWatchdog(), WithTelemetry(lockbridge.Telemetry{Logger: log})), rec, "redisson", logtest.Del(t, tg.Client))
 }

@@ -89,7 +89,7 @@ func New(clients []driver.Client, opts ...Option) *Locker {
 		nodes[i] = modernproto.NewNode("redlock", c)
 	}
 	l.err = l.cfg.errs.Err()
-	l.tel = l.cfg.errs.Telemetry()
+	l.tel = l.cfg.errs.Reporter()
 	if l.err == nil {
 		l.nodes, l.names = nodes, l.cfg.names
 		l.quorum = len(nodes)/2 + 1

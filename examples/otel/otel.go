@@ -48,6 +48,11 @@ func NewTelemetry(log *slog.Logger, spans ...sdktrace.SpanProcessor) (*Telemetry
 	}, nil
 }
 
+// Lockbridge is what every lockbridge package's WithTelemetry takes.
+func (t *Telemetry) Lockbridge() lockbridge.Telemetry {
+	return lockbridge.Telemetry{Logger: t.Logger, MeterProvider: t.Meters, TracerProvider: t.Tracers}
+}
+
 // Shutdown flushes and stops both providers.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
 	return errors.Join(t.Meters.Shutdown(ctx), t.Tracers.Shutdown(ctx))
@@ -60,7 +65,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // back and the auto-refresh reports it lost.
 func LockCycle(ctx context.Context, c driver.Client, t *Telemetry, key string, hold time.Duration) error {
 	l := modern.New(c, modern.WithFencing(), modern.WithAutoRefresh(),
-		modern.WithLogger(t.Logger), modern.WithMeterProvider(t.Meters), modern.WithTracerProvider(t.Tracers))
+		modern.WithTelemetry(t.Lockbridge()))
 	first, err := l.TryLock(ctx, key, 300*time.Millisecond)
 	if err != nil {
 		return fmt.Errorf("first TryLock: %w", err)
@@ -103,7 +108,7 @@ func MigrateCycle(ctx context.Context, c driver.Client, t *Telemetry, ns, key st
 	// Init waits until the namespace has shown no trace for the init
 	// silence: here this program's own fleet, a phase lease of 150 ms and
 	// leases of a second (a real fleet keeps the default, 2 minutes).
-	ctl, err := control.New(c, ns, control.WithLogger(t.Logger), control.WithMeterProvider(t.Meters),
+	ctl, err := control.New(c, ns, control.WithTelemetry(t.Lockbridge()),
 		control.WithInitSilence(1500*time.Millisecond))
 	if err != nil {
 		return err
@@ -112,7 +117,7 @@ func MigrateCycle(ctx context.Context, c driver.Client, t *Telemetry, ns, key st
 		return err
 	}
 	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(50*time.Millisecond),
-		migrate.WithLogger(t.Logger), migrate.WithMeterProvider(t.Meters), migrate.WithTracerProvider(t.Tracers))
+		migrate.WithTelemetry(t.Lockbridge()))
 	defer l.Close(ctx)
 	if _, err := l.Phase(ctx); err != nil {
 		return err

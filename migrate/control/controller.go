@@ -3,8 +3,6 @@ package control
 import (
 	"log/slog"
 
-	"go.opentelemetry.io/otel/metric"
-
 	"context"
 	"errors"
 	"fmt"
@@ -130,18 +128,14 @@ func WithMaxmemoryPolicy(policy string) Option {
 	}
 }
 
-// WithLogger sets where the controller logs the steps it takes
-// (info; warn when forced past blockers) and refuses (warn). Default: nil,
-// which discards.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *Controller) { c.tset.Logger = l }
-}
-
-// WithMeterProvider sets where the controller counts its steps
-// and refusals (lockbridge.migrate.controller.steps and .refusals, in
-// docs/observability.md). Default: nil, no metrics.
-func WithMeterProvider(p metric.MeterProvider) Option {
-	return func(c *Controller) { c.tset.Meter = p }
+// WithTelemetry sets where the controller reports: the steps it takes
+// (info; warn when forced past blockers) and refuses (warn) to t.Logger,
+// and their counts (lockbridge.migrate.controller.steps and .refusals, in
+// docs/observability.md) to t.MeterProvider. It makes no spans, so
+// t.TracerProvider is not used. Default: the zero Telemetry, which reports
+// nothing.
+func WithTelemetry(t lockbridge.Telemetry) Option {
+	return func(c *Controller) { c.tset = t }
 }
 
 // New returns the controller of namespace ns (the namespace the

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/logtest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
@@ -25,7 +26,7 @@ func TestLogsPhaseMoveAndHeartbeatFailure(t *testing.T) {
 	ns := t.Name()
 	initNS(t, c, ns)
 	rec, log := logtest.New()
-	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond), migrate.WithLogger(log))
+	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond), migrate.WithTelemetry(lockbridge.Telemetry{Logger: log}))
 	p, err := l.Phase(ctx)
 	require.NoError(t, err)
 	require.Equal(t, migrate.PhaseLegacy, p)
@@ -61,7 +62,7 @@ func TestControllerLogsStepsAndRefusals(t *testing.T) {
 	ctx := context.Background()
 	ns := t.Name()
 	rec, log := logtest.New()
-	ctl := initNS(t, tg.Client, ns, WithLogger(log))
+	ctl := initNS(t, tg.Client, ns, WithTelemetry(lockbridge.Telemetry{Logger: log}))
 	_, err := ctl.Advance(ctx, false)
 	require.NoError(t, err)
 	_, err = ctl.Advance(ctx, false) // the quiet period holds dual-read back
@@ -89,7 +90,7 @@ func TestPhaseEndedLockLogged(t *testing.T) {
 	ctl := initNS(t, tg.Client, ns, WithLivenessMargin(0))
 	rec, log := logtest.New()
 	l := migrate.New(tg.Client, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond),
-		migrate.WithLogger(log))
+		migrate.WithTelemetry(lockbridge.Telemetry{Logger: log}))
 	defer l.Close(ctx)
 	name := locktest.Key(t, "orders")
 	lk, err := l.TryLock(ctx, name, time.Minute)

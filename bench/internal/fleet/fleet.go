@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/bench/internal/redisserver"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
@@ -288,7 +289,7 @@ var period = max(migrate.DefaultPhaseInterval, (migrate.DefaultPhaseLeaseInterva
 // settle for another interval.
 func (r *run) start(ctx context.Context) error {
 	ctl, err := control.New(r.client(0), r.ns, control.WithQuietPeriod(time.Second),
-		control.WithLogger(slog.New(warnCounter{&r.warns})))
+		control.WithTelemetry(lockbridge.Telemetry{Logger: slog.New(warnCounter{&r.warns})}))
 	if err != nil {
 		return err
 	}

@@ -2,5 +2,5 @@
 // invalid option is recorded (never a panic: the Locker's calls then fail
 // with an error wrapping lockbridge.ErrInvalid), WithBackoff's check, the
 // token check, the zero-Locker check, and the telemetry options
-// (WithLogger, WithMeterProvider, WithTracerProvider).
+// (WithTelemetry).
 package lockopt

@@ -3,11 +3,7 @@ package lockopt
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
-
-	"go.opentelemetry.io/otel/metric"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/runtime/telemetry"
@@ -17,7 +13,7 @@ import (
 // records names the package and wraps lockbridge.ErrInvalid (or the error
 // a check returned, which wraps it).
 // It also carries the telemetry options every package shares
-// (WithLogger, WithMeterProvider, WithTracerProvider), since every
+// (WithTelemetry), since every
 // package's config holds one.
 type Errs struct {
 	pkg  string
@@ -90,20 +86,12 @@ func Zero(pkg string) error {
 // legacy or modern option given to migrate), already named and wrapped.
 func (e *Errs) Keep(err error) { e.errs = append(e.errs, err) }
 
-// Logger is WithLogger: l logs what the Locker does in the background; nil
-// (the default) discards.
-func (e *Errs) Logger(l *slog.Logger) { e.tel.Logger = l }
-
-// Meter is WithMeterProvider: p makes the Locker's instruments; nil (the
-// default) records nothing.
-func (e *Errs) Meter(p metric.MeterProvider) { e.tel.Meter = p }
-
-// Tracer is WithTracerProvider: p makes the Locker's spans; nil (the
-// default) makes none.
-func (e *Errs) Tracer(p trace.TracerProvider) { e.tel.Tracer = p }
+// Telemetry is WithTelemetry: t is where the Locker reports; its zero
+// value (the default) reports nothing.
+func (e *Errs) Telemetry(t lockbridge.Telemetry) { e.tel = t }
 
 // Settings are the telemetry options given.
 func (e *Errs) Settings() telemetry.Settings { return e.tel }
 
-// Telemetry builds the telemetry of the package's Locker from the options.
-func (e *Errs) Telemetry() *telemetry.T { return telemetry.New(e.pkg, e.tel) }
+// Reporter builds the telemetry of the package's Locker from the options.
+func (e *Errs) Reporter() *telemetry.T { return telemetry.New(e.pkg, e.tel) }

@@ -47,12 +47,9 @@ const (
 	OutcomeNotHeld   = "not_held"
 )
 
-// Settings is what a Locker was given: each nil means off.
-type Settings struct {
-	Logger *slog.Logger
-	Meter  metric.MeterProvider
-	Tracer trace.TracerProvider
-}
+// Settings is what a Locker was given (its WithTelemetry): each nil means
+// off.
+type Settings = lockbridge.Telemetry
 
 // T reports for one Locker. A nil *T is off, like one built from empty
 // Settings.
@@ -86,11 +83,11 @@ func New(system string, s Settings) *T {
 	if s.Logger != nil {
 		t.log = s.Logger.With("lockbridge.lock.system", system)
 	}
-	if s.Tracer != nil {
-		t.tracer = s.Tracer.Tracer(Scope)
+	if s.TracerProvider != nil {
+		t.tracer = s.TracerProvider.Tracer(Scope)
 	}
-	if s.Meter != nil {
-		t.m = t.instruments(s.Meter.Meter(Scope))
+	if s.MeterProvider != nil {
+		t.m = t.instruments(s.MeterProvider.Meter(Scope))
 	}
 	return t
 }
