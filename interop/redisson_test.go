@@ -52,7 +52,7 @@ func TestRedissonSameLock(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, map[string]int64{field: 2}, h)
 				_, err = locker.TryLock(ctx, lockName, time.Second)
-				var no *redisson.NotObtainedError
+				var no *lockbridge.NotObtainedError
 				require.ErrorAs(t, err, &no)
 				assert.Greater(t, no.HolderTTL, time.Duration(0), "Java's watchdog lease")
 				assert.LessOrEqual(t, no.HolderTTL, time.Duration(v.Watchdog.TimeoutMS)*time.Millisecond)

@@ -1,31 +1,8 @@
 package legacy
 
 import (
-	"fmt"
-	"time"
-
-	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
-
-// NotObtainedError is what TryLock returns when a live value holds the
-// lock (and what Lock's error wraps when it gives up): the holder's expiry,
-// and how long it has left by this locker's clock and skew margin. It wraps
-// lockbridge.ErrNotObtained. A value that does not decode is a
-// *ForeignValueError instead.
-type NotObtainedError struct {
-	Key    string
-	Expiry int64         // the stored expiry, in the profile's unit
-	Until  time.Time     // the instant Expiry stands for
-	Left   time.Duration // until a takeover is allowed, from the attempt
-}
-
-func (e *NotObtainedError) Error() string {
-	return fmt.Sprintf("%s: lock %q is held until %s (%d)", pkg, e.Key, e.Until.UTC().Format(time.RFC3339Nano), e.Expiry)
-}
-
-// Unwrap returns lockbridge.ErrNotObtained.
-func (e *NotObtainedError) Unwrap() error { return lockbridge.ErrNotObtained }
 
 // ForeignValueError is a stored value that does not decode under the
 // profile's value codec: a lock written by some other scheme (a

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -106,9 +107,9 @@ func attempt(ctx context.Context, lk *legacy.Locker, key string,
 	ttl time.Duration) (*legacy.Lock, time.Duration, error) {
 	l, err := lk.TryLock(ctx, key, ttl)
 	if err != nil {
-		var no *legacy.NotObtainedError
+		var no *lockbridge.NotObtainedError
 		if errors.As(err, &no) {
-			return nil, no.Left, err
+			return nil, no.HolderTTL, err
 		}
 		return nil, 0, err
 	}

@@ -211,7 +211,8 @@ func (l *Locker) localTTL(w int64, now time.Time) time.Duration {
 // returns how long the holder has left.
 func (l *Locker) held(key string, t int64, now time.Time) (time.Duration, error) {
 	left := l.profile.Remaining(t, now)
-	return left, &NotObtainedError{Key: key, Expiry: t, Until: l.profile.TimeOf(t), Left: left}
+	detail := fmt.Sprintf("its stored expiry %d is %s", t, l.profile.TimeOf(t).UTC().Format(time.RFC3339Nano))
+	return left, &lockbridge.NotObtainedError{Pkg: pkg, Key: key, HolderTTL: left, Detail: detail}
 }
 
 // foreign is the error of an attempt that found a value that does not decode.

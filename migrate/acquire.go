@@ -473,9 +473,9 @@ func attemptOn[L lockbridge.Lock](ctx context.Context, l lockbridge.Locker, key 
 
 // legacyLeft is how long a legacy holder has left, from a TryLock error.
 func legacyLeft(err error) time.Duration {
-	var no *legacy.NotObtainedError
+	var no *lockbridge.NotObtainedError
 	if errors.As(err, &no) {
-		return no.Left
+		return no.HolderTTL
 	}
 	return 0
 }
@@ -484,7 +484,7 @@ func legacyLeft(err error) time.Duration {
 // key without expiry leaves it to the backoff (0), one expiring this very
 // millisecond is waited for 1 ms.
 func modernLeft(err error) time.Duration {
-	var no *modern.NotObtainedError
+	var no *lockbridge.NotObtainedError
 	switch {
 	case !errors.As(err, &no) || no.HolderTTL < 0:
 		return 0

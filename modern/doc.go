@@ -49,7 +49,7 @@
 //
 // # Errors
 //
-// TryLock on a held lock returns a *NotObtainedError, wrapping
+// TryLock on a held lock returns a *lockbridge.NotObtainedError, wrapping
 // lockbridge.ErrNotObtained and saying how long the holder has left.
 // Unlock, Refresh and TTL on a lock that is no longer ours return a
 // *lockbridge.NotHeldError wrapping lockbridge.ErrNotHeld, whose Reason is

@@ -3,31 +3,10 @@ package modern
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 )
-
-// NotObtainedError is what TryLock returns when another holder has the lock
-// (and what Lock's error wraps when its backoff gives up). It wraps
-// lockbridge.ErrNotObtained.
-type NotObtainedError struct {
-	Key string
-	// HolderTTL is the holder's remaining lease when the attempt was made,
-	// read in the same round trip; negative when the key has no expiry.
-	HolderTTL time.Duration
-}
-
-func (e *NotObtainedError) Error() string {
-	if e.HolderTTL < 0 {
-		return fmt.Sprintf("modern: lock %q not obtained: held by another, with no expiry", e.Key)
-	}
-	return fmt.Sprintf("modern: lock %q not obtained: held by another for %v more", e.Key, e.HolderTTL)
-}
-
-// Unwrap returns lockbridge.ErrNotObtained.
-func (e *NotObtainedError) Unwrap() error { return lockbridge.ErrNotObtained }
 
 // FenceError is an acquire refused because the fence counter cannot give a
 // fence (it holds another type, a value that is not a decimal integer, or

@@ -44,7 +44,7 @@ func ExampleLocker_TryLock() {
 	// A second attempt, while we hold it, fails and says for how long the
 	// holder has it.
 	_, err = locker.TryLock(ctx, "report:daily", 30*time.Second)
-	var held *modern.NotObtainedError
+	var held *lockbridge.NotObtainedError
 	if errors.As(err, &held) {
 		fmt.Println("busy for another", held.HolderTTL.Round(time.Second))
 	}

@@ -73,7 +73,7 @@ func TestWaitingAttemptIsOneRoundTrip(t *testing.T) {
 				tokens.n.Store(0)
 
 				_, err = waiter.Lock(ctx, key, time.Second)
-				var no *modern.NotObtainedError
+				var no *lockbridge.NotObtainedError
 				require.ErrorAs(t, err, &no, "the backoff gave up")
 				assert.Greater(t, no.HolderTTL, time.Duration(0), "the last attempt read the holder's lease")
 				assert.LessOrEqual(t, no.HolderTTL, 400*time.Millisecond)

@@ -46,7 +46,7 @@ func TestTryLockUnlock(t *testing.T) {
 		other, err := modern.New(tg.Client).TryLock(ctx, key, time.Second)
 		assert.Nil(t, other)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained)
-		var no *modern.NotObtainedError
+		var no *lockbridge.NotObtainedError
 		require.ErrorAs(t, err, &no)
 		assert.Equal(t, key, no.Key)
 		assert.Greater(t, no.HolderTTL, 9*time.Second)
@@ -213,7 +213,7 @@ func TestErrorMessages(t *testing.T) {
 	assert.Equal(t, `modern: lock "k" not held: another holder has it (detail)`, (&lockbridge.NotHeldError{Pkg: "modern",
 		Key: "k", Reason: lockbridge.ReasonTaken, Detail: "detail"}).Error())
 	assert.Equal(t, `modern: lock "k" not obtained: held by another for 1.5s more`,
-		(&modern.NotObtainedError{Key: "k", HolderTTL: 1500 * time.Millisecond}).Error())
+		(&lockbridge.NotObtainedError{Pkg: "modern", Key: "k", HolderTTL: 1500 * time.Millisecond}).Error())
 	assert.Equal(t, "gone", lockbridge.ReasonGone.String())
 	assert.Equal(t, "taken", lockbridge.ReasonTaken.String())
 }

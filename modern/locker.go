@@ -107,7 +107,7 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 
 // TryLock makes one attempt to take the lock key for ttl (at least 1 ms;
 // sub-millisecond parts are dropped). When another holder has it, the error
-// is a *NotObtainedError (wrapping lockbridge.ErrNotObtained) that says how
+// is a *lockbridge.NotObtainedError (wrapping lockbridge.ErrNotObtained) that says how
 // long the holder has left. The Lock returned is a *Lock. A Redis error is
 // returned wrapped, never as ErrNotObtained; when ctx ends during the
 // attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
@@ -605,7 +605,7 @@ func (l *Locker) acquire(ctx context.Context, n *names, token any, ttl time.Dura
 }
 
 // acquire makes one attempt. It returns the fence (0 without fencing), or a
-// *NotObtainedError and the holder's remaining lease (0 if it has no expiry).
+// *lockbridge.NotObtainedError and the holder's remaining lease (0 if it has no expiry).
 func acquire(ctx context.Context, nd *modernproto.Node, n *names, token any,
 	ttl time.Duration) (int64, time.Duration, error) {
 	ok, v, err := nd.Acquire(ctx, n, token, ttl)
@@ -634,7 +634,7 @@ func notObtained(n *names, v int64) (int64, time.Duration, error) {
 	case v == 0:
 		left = time.Millisecond // expiring this very millisecond
 	}
-	return 0, left, &NotObtainedError{Key: n.Key, HolderTTL: held}
+	return 0, left, &lockbridge.NotObtainedError{Pkg: "modern", Key: n.Key, HolderTTL: held}
 }
 
 // notHeld is the error of a script that found the lock not ours (code).

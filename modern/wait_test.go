@@ -200,7 +200,7 @@ func TestLockNoRetry(t *testing.T) {
 	var tokens countingTokens
 	l := modern.New(tg.Client, modern.WithBackoff(lockbridge.NoRetry()), modern.WithTokenFunc(tokens.token))
 	_, err = l.Lock(ctx, key, time.Minute)
-	var no *modern.NotObtainedError
+	var no *lockbridge.NotObtainedError
 	require.ErrorAs(t, err, &no)
 	assert.Equal(t, int64(1), tokens.n.Load())
 	assert.False(t, modern.HubOpen(l))

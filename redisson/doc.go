@@ -123,9 +123,9 @@
 //
 // # Errors
 //
-// TryLock on a lock held by another owner returns a *NotObtainedError
+// TryLock on a lock held by another owner returns a *lockbridge.NotObtainedError
 // (wrapping lockbridge.ErrNotObtained) with the holder's remaining lease;
-// on a fair lock also the queued waiter ahead, if any, and until when it
+// on a fair lock its Detail names the queued waiter ahead, if any, and until when it
 // keeps its place.
 // Unlock and Refresh on a hold whose field is gone return a
 // *lockbridge.NotHeldError. Bad arguments and options wrap

@@ -74,7 +74,7 @@ func ExampleLocker_TryLock() {
 
 	holder, _ := locker.TryLock(ctx, "report", 10*time.Second)
 	_, err = locker.TryLock(ctx, "report", 10*time.Second)
-	var no *redisson.NotObtainedError
+	var no *lockbridge.NotObtainedError
 	if errors.As(err, &no) && errors.Is(err, lockbridge.ErrNotObtained) {
 		fmt.Println("held by another owner")
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/lockbridge/lockbridge"
 )
 
 // The plain and the fair lock differ only in their scripts (scripts.go) and
@@ -94,13 +96,13 @@ func fenced(r any, err error) (held bool, holder time.Duration, fence int64, _ e
 	return false, holderPTTL(ms), 0, nil
 }
 
-// explain completes err, a fair lock's *NotObtainedError, with what kept
+// explain completes err, a fair lock's *lockbridge.NotObtainedError, with what kept
 // field out: the holder's lease and the queue's head when it is another
 // waiter (a dead waiter's entry blocks the lock, free or not, until its
 // timeout). Reads (PTTL, LINDEX, ZSCORE) on a detached context, best
 // effort: they explain, they decide nothing.
 func (l *Locker) explain(ctx context.Context, n *names, field string, err error) {
-	var ne *NotObtainedError
+	var ne *lockbridge.NotObtainedError
 	if !l.cfg.fair || !errors.As(err, &ne) {
 		return
 	}
@@ -126,12 +128,16 @@ func (l *Locker) explain(ctx context.Context, n *names, field string, err error)
 	if err != nil || !ok || head == field {
 		return
 	}
-	ne.ahead = head
+	// The waiter at the head goes first, even with the lock free; one
+	// that died keeps its place until its timeout, by the waiters' clocks.
+	ne.Detail = "a queued waiter is ahead (" + strconv.Quote(head)
 	if r, err := l.c.Do(rctx, "ZSCORE", n.timeouts, head); err == nil {
 		if ms, err := strconv.ParseFloat(fmt.Sprint(r), 64); err == nil && r != nil {
-			ne.aheadUntil = time.UnixMilli(int64(ms))
+			ne.Detail += ", keeping its place until " + time.UnixMilli(int64(ms)).UTC().Format(
+				"2006-01-02T15:04:05.000Z07:00") + " if it does not take its turn"
 		}
 	}
+	ne.Detail += ")"
 }
 
 // leave takes field out of a fair lock's queue after a Lock call that

@@ -51,7 +51,7 @@ func TestLockOnTheWire(t *testing.T) {
 		for _, other := range []*redisson.Owner{l.NewOwner(), redisson.New(tg.Client).NewOwner()} {
 			lk, err := other.TryLock(ctx, key, time.Second)
 			assert.Nil(t, lk)
-			var no *redisson.NotObtainedError
+			var no *lockbridge.NotObtainedError
 			require.ErrorAs(t, err, &no)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.Greater(t, no.HolderTTL, 15*time.Second)

@@ -70,7 +70,7 @@ func (l *Locker) NewOwner() *Owner {
 // TryLock makes one attempt to take the lock key for ttl (at least 1 ms;
 // sub-millisecond parts are dropped) for a new owner of its own: the lock
 // returned is not reentrant with any other (use an Owner for that). When
-// another owner holds it the error is a *NotObtainedError. The Lock
+// another owner holds it the error is a *lockbridge.NotObtainedError. The Lock
 // returned is a *Lock.
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	return l.NewOwner().TryLock(ctx, key, ttl)

@@ -76,7 +76,7 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // when the lock is free or already this owner's (a reentrant hold; the
 // lease is then set to ttl for the whole lock, or to what the owner's other
 // holds have left when that is longer). When another owner holds
-// it, the error is a *NotObtainedError with the holder's remaining lease.
+// it, the error is a *lockbridge.NotObtainedError with the holder's remaining lease.
 // The Lock returned is a *Lock.
 //
 // When the reply is lost (the error would wrap lockbridge.ErrUnknownOutcome)
@@ -139,13 +139,13 @@ func (o *Owner) lock(ctx context.Context, key string, ttl time.Duration) (lockbr
 	wait := o.l.waitFor(ctx) // a fair Locker queues us
 	w := o.l.waiter(&n, o.field)
 	defer w.close()
-	var last *NotObtainedError // the last refusal, to explain a fair lock's wait that ended
+	var last *lockbridge.NotObtainedError // the last refusal, to explain a fair lock's wait that ended
 	lk, err := retry.Loop(ctx, o.l.tel, o.l.cfg.backoff, w.wake, func(ctx context.Context) (*Lock, time.Duration, error) {
 		lk, left, err := o.try(ctx, &n, ttl, wait)
 		if w.subscribe(ctx, err) {
 			lk, left, err = o.try(ctx, &n, ttl, wait)
 		}
-		if ne := (*NotObtainedError)(nil); errors.As(err, &ne) {
+		if ne := (*lockbridge.NotObtainedError)(nil); errors.As(err, &ne) {
 			last = ne
 		}
 		return lk, left, err
@@ -164,8 +164,8 @@ func (o *Owner) lock(ctx context.Context, key string, ttl time.Duration) (lockbr
 // what held it: the holder's lease, or the queued waiter ahead (see
 // Locker.explain). The error texts are made when wrapped, so those that
 // wrap the refusal are made again.
-func (o *Owner) explainWait(ctx context.Context, n *names, err error, last *NotObtainedError) error {
-	var ne *NotObtainedError
+func (o *Owner) explainWait(ctx context.Context, n *names, err error, last *lockbridge.NotObtainedError) error {
+	var ne *lockbridge.NotObtainedError
 	cerr := ctx.Err()
 	switch {
 	case errors.Is(err, lockbridge.ErrUnknownOutcome) && !errors.Is(err, lockbridge.ErrNotObtained):
@@ -363,7 +363,7 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	case err == nil:
 		// Wait no longer than the holder's lease; unknown (0) or none
 		// (negative): the backoff decides.
-		return nil, max(holder, 0), &NotObtainedError{Key: n.key, HolderTTL: holder}
+		return nil, max(holder, 0), &lockbridge.NotObtainedError{Pkg: "redisson", Key: n.key, HolderTTL: holder}
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if !alone {
 			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key,

@@ -62,7 +62,7 @@ func TestCycle(t *testing.T) {
 	// And the same lock: a modern locker on any node sees it held.
 	for i, c := range f.clients {
 		_, err := modern.New(c).TryLock(ctx, "order:1", time.Second)
-		var no *modern.NotObtainedError
+		var no *lockbridge.NotObtainedError
 		assert.True(t, errors.As(err, &no), "node %d: %v", i, err)
 	}
 

@@ -1,6 +1,10 @@
 package lockbridge
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Reason is why a Refresh or Unlock found a lock no longer ours.
 type Reason int
@@ -74,3 +78,43 @@ func (e *NotHeldError) Error() string {
 
 // Unwrap returns ErrNotHeld.
 func (e *NotHeldError) Unwrap() error { return ErrNotHeld }
+
+// NotObtainedError is an attempt that found the lock held by another
+// holder, and what Lock's error wraps when it gives up. Every lock package
+// reports it the same way. It wraps ErrNotObtained:
+//
+//	var no *lockbridge.NotObtainedError
+//	if errors.As(err, &no) && no.HolderTTL > 0 { retryAfter(no.HolderTTL) }
+type NotObtainedError struct {
+	Pkg string // the package reporting it: "legacy", "modern", "redisson", …
+	Key string // the lock's name
+	// HolderTTL is how long the holder has left, read by the attempt: the
+	// key's PTTL in the same round trip (modern, redisson) or, for a
+	// timestamp lock (legacy), the time until a takeover is allowed by this
+	// locker's clock and skew margin. Negative when the key has no expiry;
+	// 0 when unknown.
+	HolderTTL time.Duration
+	// Detail says more, in words, when there is more to say: a timestamp
+	// lock's stored expiry and the instant it stands for, a fair lock's
+	// waiter ahead in the queue. It may be empty.
+	Detail string
+}
+
+func (e *NotObtainedError) Error() string {
+	var why []string
+	switch {
+	case e.HolderTTL > 0:
+		why = append(why, fmt.Sprintf("held by another for %v more", e.HolderTTL))
+	case e.HolderTTL < 0:
+		why = append(why, "held by another with no expiry")
+	case e.Detail == "":
+		why = append(why, "held by another (its lease unknown)")
+	}
+	if e.Detail != "" {
+		why = append(why, e.Detail)
+	}
+	return fmt.Sprintf("%s: lock %q not obtained: %s", e.Pkg, e.Key, strings.Join(why, ", "))
+}
+
+// Unwrap returns ErrNotObtained.
+func (e *NotObtainedError) Unwrap() error { return ErrNotObtained }
