@@ -16,18 +16,6 @@ type Backoff interface {
 	Delay(n int) (time.Duration, bool)
 }
 
-// ValidateBackoff reports an error wrapping ErrInvalid when b is nil or was
-// built with out-of-range arguments. The lockers' WithBackoff options call it.
-func ValidateBackoff(b Backoff) error {
-	if b == nil {
-		return fmt.Errorf("%w: nil backoff", ErrInvalid)
-	}
-	if v, ok := b.(interface{ validate() error }); ok {
-		return v.validate()
-	}
-	return nil
-}
-
 // ExponentialBackoff doubles the wait from min up to max, with jitter: each
 // delay is drawn uniformly from [d/2, d] so that waiters woken together do not
 // retry together. min must be positive and max at least min.
@@ -37,7 +25,11 @@ func ExponentialBackoff(min, max time.Duration) Backoff {
 
 type exponential struct{ min, max time.Duration }
 
-func (e exponential) validate() error {
+// Validate reports an error wrapping ErrInvalid for out-of-range arguments:
+// the lockers' WithBackoff options call it, so a bad Backoff makes the
+// Locker's calls fail rather than wait wrongly.
+
+func (e exponential) Validate() error {
 	if e.min <= 0 || e.max < e.min {
 		return fmt.Errorf("%w: exponential backoff needs 0 < min <= max, got min %v, max %v", ErrInvalid, e.min, e.max)
 	}
@@ -68,7 +60,7 @@ func LinearBackoff(step, max time.Duration) Backoff {
 
 type linear struct{ step, max time.Duration }
 
-func (l linear) validate() error {
+func (l linear) Validate() error {
 	if l.step <= 0 || l.max < l.step {
 		return fmt.Errorf("%w: linear backoff needs 0 < step <= max, got step %v, max %v", ErrInvalid, l.step, l.max)
 	}

@@ -1,7 +1,6 @@
 package lockbridge_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 
 func TestExponentialBackoffDoublesWithJitterAndCap(t *testing.T) {
 	b := lockbridge.ExponentialBackoff(10*time.Millisecond, 80*time.Millisecond)
-	require.NoError(t, lockbridge.ValidateBackoff(b))
 	want := []time.Duration{10, 20, 40, 80, 80, 80} // upper bounds in ms
 	for i, upper := range want {
 		upper *= time.Millisecond
@@ -43,7 +41,6 @@ func TestExponentialBackoffJitters(t *testing.T) {
 
 func TestLinearBackoff(t *testing.T) {
 	b := lockbridge.LinearBackoff(5*time.Millisecond, 12*time.Millisecond)
-	require.NoError(t, lockbridge.ValidateBackoff(b))
 	for n, want := range map[int]time.Duration{0: 5, 1: 5, 2: 10, 3: 12, 4: 12, 1 << 40: 12} {
 		d, ok := b.Delay(n)
 		require.True(t, ok)
@@ -53,23 +50,6 @@ func TestLinearBackoff(t *testing.T) {
 
 func TestNoRetry(t *testing.T) {
 	b := lockbridge.NoRetry()
-	require.NoError(t, lockbridge.ValidateBackoff(b))
 	_, ok := b.Delay(1)
 	assert.False(t, ok)
-}
-
-func TestValidateBackoffRejectsBadArguments(t *testing.T) {
-	for name, b := range map[string]lockbridge.Backoff{
-		"nil":                   nil,
-		"exponential zero min":  lockbridge.ExponentialBackoff(0, time.Second),
-		"exponential max < min": lockbridge.ExponentialBackoff(time.Second, time.Millisecond),
-		"linear negative step":  lockbridge.LinearBackoff(-time.Millisecond, time.Second),
-		"linear max < step":     lockbridge.LinearBackoff(time.Second, time.Millisecond),
-	} {
-		t.Run(name, func(t *testing.T) {
-			err := lockbridge.ValidateBackoff(b)
-			require.Error(t, err)
-			assert.True(t, errors.Is(err, lockbridge.ErrInvalid), "got %v", err)
-		})
-	}
 }

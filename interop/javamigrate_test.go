@@ -169,8 +169,8 @@ func TestInteropJavaMigrates(t *testing.T) {
 		javaMembers := 0
 		for _, m := range st.Members {
 			if m.PID != os.Getpid() && m.Live {
-				require.NoError(t, m.Invalid, "the controller parses the Java entry %s", m.Raw)
-				assert.Equal(t, s.from, m.Phase, "the Java client runs the fleet's phase: %s", m.Raw)
+				require.NoError(t, m.Invalid, "the controller parses the Java entry %+v", m)
+				assert.Equal(t, s.from, m.Phase, "the Java client runs the fleet's phase: %+v", m)
 				host, _ := os.Hostname()
 				assert.Equal(t, host, m.Host, "the host name as Go reads it")
 				javaMembers++
@@ -333,8 +333,8 @@ func TestInteropJavaKilledMidHold(t *testing.T) {
 	for _, m := range st.Members {
 		if m.PID != os.Getpid() {
 			require.NoError(t, m.Invalid)
-			assert.True(t, m.Live, "the killed client is counted until its hold passes: %s", m.Raw)
-			assert.Equal(t, migrate.PhaseDualWrite, m.HeldNewest, "the killed client's entry reports its held lock: %s", m.Raw)
+			assert.True(t, m.Live, "the killed client is counted until its hold passes: %+v", m)
+			assert.Equal(t, migrate.PhaseDualWrite, m.HeldNewest, "the killed client's entry reports its held lock: %+v", m)
 			dead++
 		}
 	}

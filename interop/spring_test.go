@@ -364,9 +364,9 @@ func springMembers(t *testing.T, ctl *control.Controller, apps []*springApp, p m
 		found := 0
 		for _, m := range st.Members {
 			if m.PID == a.cmd.Process.Pid {
-				require.NoError(t, m.Invalid, "the controller parses %s's entry %s", a.id, m.Raw)
-				require.True(t, m.Live, "%s: %s", a.id, m.Raw)
-				require.Equal(t, p, m.Phase, "%s runs the fleet's phase: %s", a.id, m.Raw)
+				require.NoError(t, m.Invalid, "the controller parses %s's entry %+v", a.id, m)
+				require.True(t, m.Live, "%s: %+v", a.id, m)
+				require.Equal(t, p, m.Phase, "%s runs the fleet's phase: %+v", a.id, m)
 				require.Equal(t, info["clientId"], m.ID, "%s: the entry its info shows", a.id)
 				found++
 			}

@@ -251,7 +251,7 @@ func TestProfileArithmetic(t *testing.T) {
 	// The margins: defaults, the cutoff (skew margin rounded up to whole
 	// units), and the owner-window arguments (server margin rounded up to ms).
 	assert.Equal(t, time.Duration(0), p.SkewMargin())
-	assert.Equal(t, legacy.DefaultServerClockMargin, p.ServerClockMargin())
+	assert.Equal(t, 2*time.Second, p.ServerClockMargin())
 	assert.Equal(t, int64(42_000), p.Cutoff(time.Unix(42, 0)), "no margin: the Java rule")
 	assert.Equal(t, []any{"decimal", "ms", "43000", "500", "42000", "2000"}, p.OwnerArgs(43000, 500*time.Millisecond))
 	p, err = legacyproto.NewProfile(legacy.WithSkewMargin(1500*time.Microsecond),

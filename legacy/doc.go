@@ -75,7 +75,7 @@
 //
 // The server's clock never permits anything. The scripts also read TIME,
 // but only to refuse: when the server's clock is past W by more than a
-// margin (WithServerClockMargin, DefaultServerClockMargin = 2 s), the
+// margin (WithServerClockMargin, 2 s by default), the
 // script ran long after we decided — a pause or a stalled connection in
 // between — and a successor may hold the lock. A server clock ahead of ours
 // by less than the margin causes no false loss. What is left: a script that

@@ -104,19 +104,6 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// DefaultServerClockMargin is the default of WithServerClockMargin.
-//
-// Why 2 s: the margin is how far ahead of a client's clock the server's may
-// run without a release or refresh being refused while the client's own
-// clock says the lease has not ended (a false loss). Hosts kept by NTP agree
-// to within milliseconds; 2 s also covers a clock that is badly kept (a VM
-// after a suspend, a host without NTP for days) without false losses. The
-// margin is also how late past W, by the server's clock, a release decided
-// in time may still land and act: 2 s is well below the leases Java
-// services use (seconds to minutes), and beyond it every release decided
-// before a pause or a stalled connection is refused.
-const DefaultServerClockMargin = legacyproto.DefaultServerClockMargin
-
 // WithServerClockMargin sets the margin m of the second guard of release and
 // refresh in ModeAtomic (and of migrate's dual-write release and refresh,
 // through migrate.WithLegacy). Whether our lease W has ended is decided by
@@ -129,8 +116,18 @@ const DefaultServerClockMargin = legacyproto.DefaultServerClockMargin
 // ahead by more may refuse (ErrNotHeld) a release or refresh sent within
 // (its lead − m) of W. The guard misses a late script that runs within
 // m + (how far the server's clock is behind ours) after W. Rounded up to
-// whole milliseconds; 0 is the strictest guard. Default:
-// DefaultServerClockMargin (2 s). A negative margin is invalid.
+// whole milliseconds; 0 is the strictest guard. A negative margin is
+// invalid.
+//
+// Default 2 s. The margin is how far ahead of a client's clock the
+// server's may run without a release or refresh being refused while the
+// client's own clock says the lease has not ended (a false loss). Hosts
+// kept by NTP agree to within milliseconds; 2 s also covers a clock that is
+// badly kept (a VM after a suspend, a host without NTP for days) without
+// false losses. The margin is also how late past W, by the server's clock,
+// a release decided in time may still land and act: 2 s is well below the
+// leases Java services use (seconds to minutes), and beyond it every
+// release decided before a pause or a stalled connection is refused.
 func WithServerClockMargin(m time.Duration) Option {
 	return func(c *legacyproto.Config) {
 		if m < 0 {

@@ -43,8 +43,8 @@ func TestPhasesWriteWhatTheyShould(t *testing.T) {
 
 				lv, lok := locktest.Get(t, tg.Client, legacyKey)
 				mv, mok := locktest.Get(t, tg.Client, modernKey)
-				assert.Equal(t, p.WritesLegacy(), lok, "legacy key written")
-				assert.Equal(t, p.WritesModern(), mok, "modern key written")
+				assert.Equal(t, p.writesLegacy(), lok, "legacy key written")
+				assert.Equal(t, p.writesModern(), mok, "modern key written")
 				if lok {
 					assert.Equal(t, strconv.FormatInt(now.UnixMilli()+5000+1, 10), lv, "the Java seed's bytes")
 					assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, legacyKey), "no TTL on the legacy key, as Java")

@@ -15,18 +15,18 @@ import (
 // every TryLock and Lock of that Locker (New itself returns no error).
 type Option func(*config)
 
-// DefaultPollers is the Java lockers' polling interval that Lock defers to
+// defaultPollers is the Java lockers' polling interval that Lock defers to
 // while it meets legacy-only holders (WithPollers): 100 ms, the default of
 // the Spring lockers, of Spring Integration's RedisLockRegistry and the
 // fixed interval of jedis-lock.
-const DefaultPollers = 100 * time.Millisecond
+const defaultPollers = 100 * time.Millisecond
 
-// DefaultBackoffMin and DefaultBackoffMax bound the default backoff of Lock:
+// defaultBackoffMin and defaultBackoffMax bound the default backoff of Lock:
 // lockbridge.ExponentialBackoff(10 ms, 100 ms) — the Java lockers poll every
 // 100 ms, and their releases publish nothing.
 const (
-	DefaultBackoffMin = 10 * time.Millisecond
-	DefaultBackoffMax = 100 * time.Millisecond
+	defaultBackoffMin = 10 * time.Millisecond
+	defaultBackoffMax = 100 * time.Millisecond
 )
 
 type config struct {
@@ -46,8 +46,8 @@ type config struct {
 func defaults() config {
 	return config{
 		errs:     lockopt.For(pkg),
-		backoff:  lockbridge.ExponentialBackoff(DefaultBackoffMin, DefaultBackoffMax),
-		poll:     DefaultPollers,
+		backoff:  lockbridge.ExponentialBackoff(defaultBackoffMin, defaultBackoffMax),
+		poll:     defaultPollers,
 		interval: DefaultPhaseInterval,
 	}
 }
@@ -126,8 +126,7 @@ func WithNamespace(ns string) Option {
 // server-clock margin of releases and refreshes (legacy.WithServerClockMargin,
 // in PhaseLegacy and for dual-write locks), and, for PhaseLegacy, the mode
 // and safety TTL. Default: legacy's defaults (raw key, decimal milliseconds
-// with +1, atomic mode, no skew margin, a server-clock margin of
-// legacy.DefaultServerClockMargin).
+// with +1, atomic mode, no skew margin, a server-clock margin of 2 s).
 func WithLegacy(opts ...legacy.Option) Option {
 	return func(c *config) { c.legacyOpts = append(c.legacyOpts, opts...) }
 }
@@ -163,7 +162,8 @@ func WithBackoff(b lockbridge.Backoff) Option {
 
 // WithPollers sets the polling interval of the legacy-only lockers (the
 // Java services) that Lock defers to, and 0 turns the deference off.
-// Default DefaultPollers (100 ms).
+// Default 100 ms: the default of the Spring lockers, of Spring
+// Integration's RedisLockRegistry and the fixed interval of jedis-lock.
 //
 // In the dual phases, a failed attempt that meets a live legacy value with
 // no modern key has met a legacy-only holder (a legacy sighting). For 10 s

@@ -55,17 +55,17 @@ func (p Phase) Prev() (Phase, bool) {
 	return p - 1, true
 }
 
-// WritesLegacy reports whether lockers in p write the legacy key.
-func (p Phase) WritesLegacy() bool { return p == PhaseLegacy || p == PhaseDualWrite }
+// writesLegacy reports whether lockers in p write the legacy key.
+func (p Phase) writesLegacy() bool { return p == PhaseLegacy || p == PhaseDualWrite }
 
-// WritesModern reports whether lockers in p write the modern key.
-func (p Phase) WritesModern() bool { return p >= PhaseDualWrite }
+// writesModern reports whether lockers in p write the modern key.
+func (p Phase) writesModern() bool { return p >= PhaseDualWrite }
 
-// ReadsLegacy reports whether lockers in p need the legacy key free.
-func (p Phase) ReadsLegacy() bool { return p <= PhaseDualRead }
+// readsLegacy reports whether lockers in p need the legacy key free.
+func (p Phase) readsLegacy() bool { return p <= PhaseDualRead }
 
-// ReadsModern reports whether lockers in p need the modern key free.
-func (p Phase) ReadsModern() bool { return p >= PhaseDualWrite }
+// readsModern reports whether lockers in p need the modern key free.
+func (p Phase) readsModern() bool { return p >= PhaseDualWrite }
 
 // ParsePhase reads a phase name as String writes it; case, '-', '_' and
 // spaces are ignored ("DualWrite", "dual_write" and "dual-write" are one).
@@ -113,7 +113,7 @@ func Compatible(a, b Phase) bool {
 // overlap reports whether a holder in phase w writes a key that a locker in
 // phase r reads.
 func overlap(w, r Phase) bool {
-	return (w.WritesLegacy() && r.ReadsLegacy()) || (w.WritesModern() && r.ReadsModern())
+	return (w.writesLegacy() && r.readsLegacy()) || (w.writesModern() && r.readsModern())
 }
 
 // phaseName accepts a phase exactly as stored.

@@ -184,7 +184,7 @@ func BenchmarkCycleVsRaw(b *testing.B) {
 	var raw, rawScript, mod time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		tok, _ := modern.NewToken()
+		tok, _ := randomToken() // what the Locker draws per acquire
 		t0 := time.Now()
 		if err := rc.SetArgs(ctx, "raw", tok, nxPX).Err(); err != nil {
 			b.Fatal(err)

@@ -18,7 +18,7 @@
 // # On the wire
 //
 // A lock on key K is the string key K holding the holder's token (by default
-// NewToken: 16 random bytes, base64url) with a PX lease. Two more names live
+// 16 random bytes, base64url) with a PX lease. Two more names live
 // in K's hash slot, so each script touches one slot and runs in Redis
 // Cluster: the release channel "{K}:released" and, with WithFencing, the
 // fence counter "{K}:fence" (for a K that already has a hash tag, such as

@@ -1,6 +1,8 @@
 package modern_test
 
 import (
+	"encoding/base64"
+	"math/rand"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,7 +26,17 @@ type countingTokens struct{ n atomic.Int64 }
 
 func (c *countingTokens) token() (string, error) {
 	c.n.Add(1)
-	return modern.NewToken()
+	return randomToken()
+}
+
+// randomToken is a token as the Locker's default draws one: 16 bytes from
+// crypto/rand, unpadded base64url.
+func randomToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
 // waitDone waits up to d for a lock's Done channel.

@@ -12,14 +12,6 @@ import (
 // every TryLock and Lock of that Locker (New itself returns no error).
 type Option = modernproto.Option
 
-// The defaults of the options.
-const (
-	// DefaultBackoffMin and DefaultBackoffMax bound the default backoff of
-	// Lock: lockbridge.ExponentialBackoff(8 ms, 512 ms), with jitter.
-	DefaultBackoffMin = modernproto.DefaultBackoffMin
-	DefaultBackoffMax = modernproto.DefaultBackoffMax
-)
-
 // WithAutoRefresh makes every lock refresh itself every ttl/3 (with the ttl
 // it was obtained or last refreshed with) until Unlock. When a refresh finds
 // the lock gone or taken, or no refresh succeeds before the last ttl/12 of
@@ -106,9 +98,10 @@ func WithPollers(d time.Duration) Option {
 // WithTokenFunc sets how each acquire makes its token, the value that proves
 // ownership on release and refresh. It must return a value unique to this
 // acquisition (a token reused by two holders lets one release the other's
-// lock) of 1 to MaxTokenLen bytes; an error from it fails the acquire. Use it
+// lock) of 1 to 1,024 bytes; an error from it fails the acquire. Use it
 // for tokens that name the holder (say "host/pid/random") for inspection.
-// Default: NewToken (16 random bytes, base64url). nil is invalid.
+// Default: 16 bytes from crypto/rand, unpadded base64url (22 printable
+// characters). nil is invalid.
 func WithTokenFunc(f func() (string, error)) Option {
 	return func(c *modernproto.Config) { c.Errs.TokenFunc(&c.TokenFunc, f) }
 }

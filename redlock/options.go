@@ -120,7 +120,7 @@ func WithBackoff(b lockbridge.Backoff) Option {
 // every node that proves ownership on refresh and release. It must return a
 // value unique to this acquisition, of 1 to 1024 bytes; an error from it
 // fails the acquire. Default: 16 bytes from crypto/rand, base64url — the
-// modern lock's token (modern.NewToken). nil is invalid.
+// modern lock's token (16 random bytes, base64url). nil is invalid.
 func WithTokenFunc(f func() (string, error)) Option {
 	return func(c *config) {
 		if f == nil {

@@ -151,22 +151,24 @@ func fleetController(ctx context.Context, e *env, cf *connFlags, quiet time.Dura
 // atModern reports a fleet at modern with nothing to step to: no step is
 // due, so none is unsafe.
 func atModern(st control.Status) bool {
-	return st.PhaseProblem == nil && !st.HasNext && len(st.Blockers) <= 1
+	_, hasNext := st.Phase.Next()
+	return st.PhaseProblem == nil && !hasNext && len(st.Blockers) <= 1
 }
 
 // fleetOutcome is fleet's exit: exit 4 when the next step is not safe or
 // the phase is unknown, so that a script can gate on it.
 func fleetOutcome(st control.Status) error {
+	next, hasNext := st.Phase.Next()
 	switch {
 	case st.PhaseProblem != nil:
 		return &exitErr{exitUnsafe,
 			fmt.Errorf("namespace %s: phase unknown (%s): no step is safe", printable(st.Namespace), st.PhaseProblem.Reason)}
 	case atModern(st) || st.Safe():
 		return nil
-	case st.HasNext:
+	case hasNext:
 		return &exitErr{exitUnsafe,
 			fmt.Errorf("namespace %s: the next step %v → %v is not safe (%d blockers)", printable(st.Namespace), st.Phase,
-				st.Next, len(st.Blockers))}
+				next, len(st.Blockers))}
 	}
 	return &exitErr{exitUnsafe,
 		fmt.Errorf("namespace %s: at modern with %d blockers", printable(st.Namespace), len(st.Blockers))}
@@ -252,16 +254,17 @@ func memberRow(now time.Time, c control.Member) string {
 // printNextStep prints printStatus's last lines: the next step and whether
 // it is safe, with what blocks it.
 func printNextStep(out io.Writer, st control.Status) {
+	next, hasNext := st.Phase.Next()
 	switch {
 	case st.PhaseProblem != nil:
 		fmt.Fprintf(out, "next step: none: %s\n", message(st.PhaseProblem))
 	case atModern(st):
 		fmt.Fprintln(out, "next step: none, the fleet is at modern")
 	case st.Safe():
-		fmt.Fprintf(out, "next step: %v → %v is safe\n", st.Phase, st.Next)
+		fmt.Fprintf(out, "next step: %v → %v is safe\n", st.Phase, next)
 	default:
-		if st.HasNext {
-			fmt.Fprintf(out, "next step: %v → %v is NOT safe:\n", st.Phase, st.Next)
+		if hasNext {
+			fmt.Fprintf(out, "next step: %v → %v is NOT safe:\n", st.Phase, next)
 		} else {
 			fmt.Fprintln(out, "next step: none, the fleet is at modern; blockers of any step:")
 		}

@@ -71,8 +71,8 @@ func fleetDoc(st control.Status) fleetJSON {
 	} else {
 		doc.Phase = phasePtr(st.Phase)
 		doc.Next.From = phasePtr(st.Phase)
-		if st.HasNext {
-			doc.Next.To = phasePtr(st.Next)
+		if next, ok := st.Phase.Next(); ok {
+			doc.Next.To = phasePtr(next)
 		}
 	}
 	for _, b := range st.Blockers {

@@ -269,16 +269,17 @@ type Status struct {
 	// the phase. Zero when there is none (a namespace never initialised, or
 	// last changed by a release before the mark).
 	mark mark
-	// Next is the phase Advance would move to; HasNext is false at Modern
-	// or when the phase is unknown.
-	Next    migrate.Phase
-	HasNext bool
 	// Blockers say why Advance would refuse now; empty when the step is safe.
 	Blockers []Blocker
 }
 
-// Safe reports whether Advance would take the next step without force.
-func (st Status) Safe() bool { return st.HasNext && len(st.Blockers) == 0 }
+// Safe reports whether Advance would take the next step — to
+// st.Phase.Next() — without force: false at PhaseModern and when the phase
+// is unknown.
+func (st Status) Safe() bool {
+	_, ok := st.Phase.Next()
+	return ok && len(st.Blockers) == 0
+}
 
 // Step is a phase change made by Advance, Rollback or Repair.
 type Step struct {
@@ -335,9 +336,6 @@ func (c *Controller) judge(sn snapshot) Status {
 		if cl.Protocol >= 2 && cl.Invalid == nil && cl.Live {
 			st.Live[cl.Phase]++
 		}
-	}
-	if st.Phase != 0 {
-		st.Next, st.HasNext = st.Phase.Next()
 	}
 	st.Blockers = c.blockers(sn, st)
 	return st
@@ -486,10 +484,11 @@ func (c *Controller) blockers(sn snapshot, st Status) []Blocker {
 	for _, cl := range sn.clients {
 		bs = append(bs, c.clientBlockers(cl, st.Phase, 0)...)
 	}
-	if st.Phase != 0 && !st.HasNext {
+	next, hasNext := st.Phase.Next()
+	if st.Phase != 0 && !hasNext {
 		bs = append(bs, Blocker{Kind: blockAtModern, Text: "already at modern: nothing to advance to"})
 	}
-	if st.HasNext && st.Next > migrate.PhaseDualWrite {
+	if hasNext && next > migrate.PhaseDualWrite {
 		bs = append(bs, c.legacyBlockers(sn, st, restored)...)
 	}
 	return bs
@@ -515,7 +514,7 @@ func (c *Controller) legacyBlockers(sn snapshot, st Status, restored time.Durati
 					"first", max(age, 0).Round(time.Second), st.Sighting.Key, c.quiet)})
 		}
 	}
-	if st.Next != migrate.PhaseDualRead {
+	if next, _ := st.Phase.Next(); next != migrate.PhaseDualRead {
 		return bs
 	}
 	switch running := sn.now.Sub(st.Since); {

@@ -110,7 +110,8 @@ func TestController(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, migrate.PhaseLegacy, st.Phase)
 			assert.Equal(t, migrateproto.Version, st.Protocol)
-			assert.Equal(t, migrate.PhaseDualWrite, st.Next)
+			next, _ := st.Phase.Next()
+			assert.Equal(t, migrate.PhaseDualWrite, next)
 			assert.True(t, st.Safe(), "blockers: %v", st.Blockers)
 		})
 

@@ -69,7 +69,8 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("at", st.Phase, "next", st.Next, "safe:", st.Safe(), "live lockers:", st.Live[migrate.PhaseLegacy])
+	next, _ := st.Phase.Next()
+	fmt.Println("at", st.Phase, "next", next, "safe:", st.Safe(), "live lockers:", st.Live[migrate.PhaseLegacy])
 
 	step, err := ctl.Advance(ctx, false)
 	fmt.Println(step.From, "->", step.To, err)

@@ -50,8 +50,6 @@ type Member struct {
 	// Invalid is why the entry does not parse (an error naming the field; Blocker.Field has it), nil when it
 	// does. Such an entry is a blocker, never skipped.
 	Invalid error
-	// Raw is the entry as stored.
-	Raw string
 }
 
 // Phases returns every phase the client may lock or hold a lock in: its
@@ -467,7 +465,7 @@ func phaseOrNone(p migrate.Phase) string {
 // Invalid says why it does not parse.
 func memberOf(id, raw string) Member {
 	e, err := migrateproto.ParseEntry(id, raw)
-	m := Member{ID: id, Protocol: migrateproto.Version, Raw: raw, Invalid: err}
+	m := Member{ID: id, Protocol: migrateproto.Version, Invalid: err}
 	if e.V == 2 || e.V == migrateproto.Version {
 		m.Protocol = e.V
 	}
@@ -489,7 +487,7 @@ func memberOf(id, raw string) Member {
 // live: the controller cannot judge it.
 func memberOfV1(id, raw string) Member {
 	e, err := migrateproto.ParseEntryV1(id, raw)
-	m := Member{ID: id, Protocol: 1, Raw: raw, Live: true, Invalid: err}
+	m := Member{ID: id, Protocol: 1, Live: true, Invalid: err}
 	if err == nil {
 		m.Phase, _ = phaseOf(e.Phase)
 		m.Host, m.PID, m.Seen, m.Expires = e.Host, e.PID, e.Seen, e.Expires

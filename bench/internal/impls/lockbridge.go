@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
+
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
@@ -76,8 +78,8 @@ var Modern = Impl{
 	ID:   "modern",
 	Name: "lockbridge modern",
 	Waits: map[Wait]string{
-		Recommended: fmt.Sprintf("defaults: release notifications on, ExponentialBackoff(%v, %v)", modern.DefaultBackoffMin,
-			modern.DefaultBackoffMax),
+		Recommended: fmt.Sprintf("defaults: release notifications on, ExponentialBackoff(%v, %v)",
+			modernproto.DefaultBackoffMin, modernproto.DefaultBackoffMax),
 		Tight: "WithNotifications(false), LinearBackoff(1ms, 1ms)",
 	},
 	New: func(t Target, w Wait) (Locker, error) {

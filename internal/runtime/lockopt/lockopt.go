@@ -51,7 +51,7 @@ func Apply[C any, O ~func(*C)](e *Errs, cfg *C, opts []O) {
 
 // Backoff is WithBackoff: it stores b in dst, or records why b is invalid.
 func (e *Errs) Backoff(dst *lockbridge.Backoff, b lockbridge.Backoff) {
-	if err := lockbridge.ValidateBackoff(b); err != nil {
+	if err := checkBackoff(b); err != nil {
 		e.Add(err)
 		return
 	}
@@ -95,3 +95,16 @@ func (e *Errs) Settings() telemetry.Settings { return e.tel }
 
 // Reporter builds the telemetry of the package's Locker from the options.
 func (e *Errs) Reporter() *telemetry.T { return telemetry.New(e.pkg, e.tel) }
+
+// checkBackoff reports an error wrapping lockbridge.ErrInvalid when b is nil
+// or one of lockbridge's backoffs built with out-of-range arguments (they
+// have a Validate method).
+func checkBackoff(b lockbridge.Backoff) error {
+	if b == nil {
+		return fmt.Errorf("%w: nil backoff", lockbridge.ErrInvalid)
+	}
+	if v, ok := b.(interface{ Validate() error }); ok {
+		return v.Validate()
+	}
+	return nil
+}

@@ -73,13 +73,13 @@ func namespaceFinding(st control.Status, _ time.Time) Finding {
 				st.Sighting.At.UTC().Format(time.RFC3339), st.Sighting.Key, st.Phase))
 		}
 	}
-	switch {
-	case !st.HasNext:
+	switch next, hasNext := st.Phase.Next(); {
+	case !hasNext:
 		lines = append(lines, "next step: none (modern)")
 	case st.Safe():
-		lines = append(lines, fmt.Sprintf("next step %v → %v: safe now", st.Phase, st.Next))
+		lines = append(lines, fmt.Sprintf("next step %v → %v: safe now", st.Phase, next))
 	default:
-		lines = append(lines, fmt.Sprintf("next step %v → %v: blocked — %s", st.Phase, st.Next, blockerText(st.Blockers)))
+		lines = append(lines, fmt.Sprintf("next step %v → %v: blocked — %s", st.Phase, next, blockerText(st.Blockers)))
 	}
 	f.Detail = strings.Join(lines, "\n")
 	if len(dangers) > 0 {

@@ -191,7 +191,7 @@ func (s *Sim) advanceWhenSafe(ctx context.Context, to migrate.Phase) error {
 		if err != nil {
 			return fmt.Errorf("fleetsim: %w", err)
 		}
-		if st.Safe() && st.Next == to {
+		if next, _ := st.Phase.Next(); st.Safe() && next == to {
 			err := s.advance(ctx, false)
 			if err == nil || !errors.Is(err, control.ErrUnsafeStep) {
 				return err
