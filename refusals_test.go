@@ -23,8 +23,8 @@ func TestNotObtainedErrorText(t *testing.T) {
 			`modern: lock "k" not obtained: held by another with no expiry`},
 		{lockbridge.NotObtainedError{Pkg: "redisson", Key: "k", Detail: `a queued waiter is ahead ("u:1")`},
 			`redisson: lock "k" not obtained: a queued waiter is ahead ("u:1")`},
-		{lockbridge.NotObtainedError{Pkg: "legacy", Key: "k", HolderTTL: time.Second, Detail: "its stored expiry 5 is x"},
-			`legacy: lock "k" not obtained: held by another for 1s more, its stored expiry 5 is x`},
+		{lockbridge.NotObtainedError{Pkg: "legacy", Key: "k", HolderTTL: time.Second, Detail: "held until x (5)"},
+			`legacy: lock "k" not obtained: held by another for 1s more, held until x (5)`},
 	} {
 		assert.Equal(t, tc.want, tc.e.Error())
 		assert.True(t, errors.Is(&tc.e, lockbridge.ErrNotObtained))

@@ -211,7 +211,7 @@ func (l *Locker) localTTL(w int64, now time.Time) time.Duration {
 // returns how long the holder has left.
 func (l *Locker) held(key string, t int64, now time.Time) (time.Duration, error) {
 	left := l.profile.Remaining(t, now)
-	detail := fmt.Sprintf("its stored expiry %d is %s", t, l.profile.TimeOf(t).UTC().Format(time.RFC3339Nano))
+	detail := fmt.Sprintf("held until %s (%d)", l.profile.TimeOf(t).UTC().Format(time.RFC3339Nano), t)
 	return left, &lockbridge.NotObtainedError{Pkg: pkg, Key: key, HolderTTL: left, Detail: detail}
 }
 
