@@ -102,7 +102,7 @@ func participants() []participant {
 			return legacy.New(c, legacy.WithBackoff(fast))
 		}, same),
 		lockerParticipant("legacy-classic", migrate.PhaseLegacy, func(c driver.Client) lockbridge.Locker {
-			return legacy.New(c, legacy.WithMode(legacy.ModeClassic), legacy.WithBackoff(fast))
+			return legacy.New(c, legacy.WithClassic(), legacy.WithBackoff(fast))
 		}, same),
 		seedParticipant,
 		lockerParticipant("modern", migrate.PhaseModern, func(c driver.Client) lockbridge.Locker {

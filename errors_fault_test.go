@@ -26,7 +26,7 @@ import (
 func errorLockers(c driver.Client) map[string]lockbridge.Locker {
 	return map[string]lockbridge.Locker{
 		"legacy-atomic":      legacy.New(c),
-		"legacy-classic":     legacy.New(c, legacy.WithMode(legacy.ModeClassic)),
+		"legacy-classic":     legacy.New(c, legacy.WithClassic()),
 		"modern":             modern.New(c, modern.WithFencing()),
 		"modern-unfenced":    modern.New(c),
 		"migrate-legacy":     migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy)),

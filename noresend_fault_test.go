@@ -20,6 +20,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
@@ -75,7 +76,7 @@ func TestFaultLostLegacyReleaseReply(t *testing.T) {
 	srv := redistest.Start(t)
 	direct := locktest.GoRedis(t, srv)
 	ctx := context.Background()
-	for _, mode := range []legacy.Mode{legacy.ModeAtomic, legacy.ModeClassic} {
+	for _, mode := range []legacyproto.Mode{legacyproto.ModeAtomic, legacyproto.ModeClassic} {
 		for _, retries := range []int{0, -1} { // 0: go-redis's default, 3 resends
 			t.Run(mode.String()+"/MaxRetries="+strconv.Itoa(retries), func(t *testing.T) {
 				p := faultproxy.Start(t, srv.Addr())
@@ -83,7 +84,7 @@ func TestFaultLostLegacyReleaseReply(t *testing.T) {
 					ReadTimeout: 300 * time.Millisecond})
 				defer rdb.Close()
 				key := locktest.Key(t, "lock")
-				holder := legacy.New(goredis.New(rdb), legacy.WithMode(mode))
+				holder := legacy.New(goredis.New(rdb), legacyproto.WithMode(mode))
 				lk, err := holder.TryLock(ctx, key, 4*time.Second)
 				if retries == 0 {
 					require.ErrorIs(t, err, lockbridge.ErrInvalid, "a client that resends is refused")
@@ -92,7 +93,7 @@ func TestFaultLostLegacyReleaseReply(t *testing.T) {
 				require.NoError(t, err)
 				warmUp(t, holder)
 				release := faultproxy.Command("EVALSHA")
-				if mode == legacy.ModeClassic {
+				if mode == legacyproto.ModeClassic {
 					release = faultproxy.Command("DEL")
 				}
 				p.DropReply(release, 1, faultproxy.Hang)
@@ -134,8 +135,8 @@ func TestFaultLostLegacyAcquireReply(t *testing.T) {
 	rdb := goredislib.NewClient(&goredislib.Options{Addr: p.Addr(), MaxRetries: -1})
 	defer rdb.Close()
 	ctx := context.Background()
-	for _, mode := range []legacy.Mode{legacy.ModeAtomic, legacy.ModeClassic} {
-		l := legacy.New(goredis.New(rdb), legacy.WithMode(mode))
+	for _, mode := range []legacyproto.Mode{legacyproto.ModeAtomic, legacyproto.ModeClassic} {
+		l := legacy.New(goredis.New(rdb), legacyproto.WithMode(mode))
 		warmUp(t, l) // the scripts are loaded: EVALSHA runs them
 		key := "lost-acquire:" + mode.String()
 		// Both modes acquire a free key with SETNX.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
@@ -37,10 +38,10 @@ func fairnessPairs(polite bool) []pair {
 		migOpts = nil
 	}
 	return []pair{
-		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, append(profileRaw, lo...)),
+		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, append(profileRaw, lo...)),
 			javaFlags: poll},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw, migOpts...), javaFlags: poll},
-		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, append(profileRaw, lo...)),
+		{java: javaJedisLock, goes: legacySide("legacy-classic", legacyproto.ModeClassic, append(profileRaw, lo...)),
 			javaFlags: poll},
 		{java: javaJedisLock, goes: migrateSide(migrate.PhaseDualWrite, profileRaw, migOpts...), javaFlags: poll},
 		{java: javaIntegration, goes: modernSide("locks:"+lockName, mo...), javaFlags: poll},

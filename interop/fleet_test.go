@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
 	"github.com/lockbridge/lockbridge/modern"
@@ -52,9 +53,9 @@ var (
 	profileJDK = []legacy.Option{legacy.WithKeyCodec(legacy.KeyJavaString), legacy.WithValueCodec(legacy.ValueJavaString)}
 )
 
-func legacySide(name string, mode legacy.Mode, opts []legacy.Option) goSide {
+func legacySide(name string, mode legacyproto.Mode, opts []legacy.Option) goSide {
 	return goSide{name: name, key: lockName, mk: func(c driver.Client) lockbridge.Locker {
-		return legacy.New(c, append([]legacy.Option{legacy.WithMode(mode)}, opts...)...)
+		return legacy.New(c, append([]legacy.Option{legacyproto.WithMode(mode)}, opts...)...)
 	}}
 }
 
@@ -108,17 +109,17 @@ func pairs() []pair {
 	// one acquisition per lease).
 	zombie := javaFlags{"threads": "1", "think-ms": "4000", "lease-ms": "2000"}
 	return []pair{
-		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw)},
-		{java: javaCallbackLettuceString, goes: legacySide("legacy-classic", legacy.ModeClassic, profileRaw)},
+		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, profileRaw)},
+		{java: javaCallbackLettuceString, goes: legacySide("legacy-classic", legacyproto.ModeClassic, profileRaw)},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseLegacy, profileRaw)},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw)},
-		{java: javaCallbackJedisString, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw)},
-		{java: javaCallbackLettuceJDK, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw), javaFlags: zombie},
-		{java: javaOpsJedisJDK, goes: legacySide("legacy-atomic-jdk", legacy.ModeAtomic, profileJDK)},
+		{java: javaCallbackJedisString, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, profileRaw)},
+		{java: javaCallbackLettuceJDK, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, profileRaw), javaFlags: zombie},
+		{java: javaOpsJedisJDK, goes: legacySide("legacy-atomic-jdk", legacyproto.ModeAtomic, profileJDK)},
 		{java: javaOpsJedisJDK, goes: migrateSide(migrate.PhaseDualWrite, profileJDK)},
-		{java: javaOpsLettuceString, goes: legacySide("legacy-classic", legacy.ModeClassic, profileRaw)},
-		{java: javaJedisLock, goes: legacySide("legacy-atomic", legacy.ModeAtomic, profileRaw)},
-		{java: javaJedisLock, goes: legacySide("legacy-classic", legacy.ModeClassic, profileRaw)},
+		{java: javaOpsLettuceString, goes: legacySide("legacy-classic", legacyproto.ModeClassic, profileRaw)},
+		{java: javaJedisLock, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, profileRaw)},
+		{java: javaJedisLock, goes: legacySide("legacy-classic", legacyproto.ModeClassic, profileRaw)},
 		{java: javaJedisLock, goes: migrateSide(migrate.PhaseDualWrite, profileRaw)},
 		{java: javaIntegration, goes: modernSide("locks:" + lockName)},
 		{java: javaShedLock, goes: modernSide("job-lock:default:" + lockName)},

@@ -10,7 +10,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
 
-// acquireAtomic is one attempt in ModeAtomic. A free key takes one plain
+// acquireAtomic is one attempt in the atomic mode. A free key takes one plain
 // command, the Java scheme's own first step: SETNX key value (SET key value
 // NX PX safety with a safety TTL: the same write and its TTL at once). Only
 // a key that is there already takes the second round trip, acquire.lua,

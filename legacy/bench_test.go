@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
@@ -69,9 +70,9 @@ func measure(b *testing.B, c *counting, op func(i int)) {
 }
 
 // An uncontended acquire + release.
-func benchCycle(b *testing.B, mode legacy.Mode) {
+func benchCycle(b *testing.B, mode legacyproto.Mode) {
 	c := benchClient(b)
-	lk := legacy.New(c, legacy.WithMode(mode))
+	lk := legacy.New(c, legacyproto.WithMode(mode))
 	ctx := context.Background()
 	cycle := func(int) {
 		l, err := lk.TryLock(ctx, "bench", time.Minute)
@@ -86,8 +87,8 @@ func benchCycle(b *testing.B, mode legacy.Mode) {
 	measure(b, c, cycle)
 }
 
-func BenchmarkLegacyAtomicCycle(b *testing.B)  { benchCycle(b, legacy.ModeAtomic) }
-func BenchmarkLegacyClassicCycle(b *testing.B) { benchCycle(b, legacy.ModeClassic) }
+func BenchmarkLegacyAtomicCycle(b *testing.B)  { benchCycle(b, legacyproto.ModeAtomic) }
+func BenchmarkLegacyClassicCycle(b *testing.B) { benchCycle(b, legacyproto.ModeClassic) }
 
 // advancing is a clock that moves an hour on every reading: each acquire
 // finds the previous holder's lease (a minute) long expired.
@@ -99,9 +100,9 @@ func advancing() func() time.Time {
 
 // An expired takeover: every iteration takes over the expired value the
 // previous one left.
-func benchTakeover(b *testing.B, mode legacy.Mode) {
+func benchTakeover(b *testing.B, mode legacyproto.Mode) {
 	c := benchClient(b)
-	lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(advancing()))
+	lk := legacy.New(c, legacyproto.WithMode(mode), legacy.WithClock(advancing()))
 	ctx := context.Background()
 	take := func(int) {
 		if _, err := lk.TryLock(ctx, "bench", time.Minute); err != nil {
@@ -112,8 +113,8 @@ func benchTakeover(b *testing.B, mode legacy.Mode) {
 	measure(b, c, take)
 }
 
-func BenchmarkLegacyAtomicTakeover(b *testing.B)  { benchTakeover(b, legacy.ModeAtomic) }
-func BenchmarkLegacyClassicTakeover(b *testing.B) { benchTakeover(b, legacy.ModeClassic) }
+func BenchmarkLegacyAtomicTakeover(b *testing.B)  { benchTakeover(b, legacyproto.ModeAtomic) }
+func BenchmarkLegacyClassicTakeover(b *testing.B) { benchTakeover(b, legacyproto.ModeClassic) }
 
 // The Java seed's expired takeover: SETNX, GET, GETSET.
 func BenchmarkSeedTakeover(b *testing.B) {

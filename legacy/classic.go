@@ -9,7 +9,7 @@ import (
 	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 )
 
-// acquireClassic is one attempt in ModeClassic, the Java scheme's literal
+// acquireClassic is one attempt in the classic mode, the Java scheme's literal
 // commands: SETNX; else GET, and when the stored expiry has passed, GETSET.
 // A nil GETSET reply means our GETSET created the key: acquired (the Java
 // seed reports failure there and leaves a phantom lock; we do not).

@@ -219,7 +219,7 @@ func TestProfileArithmetic(t *testing.T) {
 	_, err = legacyproto.NewProfile(legacy.WithUnit(time.Minute))
 	assert.ErrorIs(t, err, lockbridge.ErrInvalid)
 	p, err = legacyproto.NewProfile(legacy.WithKeyCodec(legacy.KeyJavaString), legacy.WithValueCodec(legacy.ValueJavaLong),
-		legacy.WithMode(legacy.ModeClassic), legacy.WithSafetyTTL(time.Minute))
+		legacy.WithClassic(), legacy.WithSafetyTTL(time.Minute))
 	require.NoError(t, err)
 	assert.Equal(t, legacy.KeyJavaString, p.KeyCodec())
 	assert.Equal(t, legacy.ValueJavaLong, p.ValueCodec())

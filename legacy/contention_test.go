@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
@@ -99,11 +100,11 @@ func contend(t *testing.T, clients []driver.Client, c contention) {
 						}
 					}
 				default:
-					mode := legacy.ModeAtomic
+					mode := legacyproto.ModeAtomic
 					if kind == "classic" {
-						mode = legacy.ModeClassic
+						mode = legacyproto.ModeClassic
 					}
-					l, err := legacy.New(cl, legacy.WithMode(mode)).Lock(ctx, key, c.lease)
+					l, err := legacy.New(cl, legacyproto.WithMode(mode)).Lock(ctx, key, c.lease)
 					if err != nil {
 						fail(fmt.Errorf("%s %d: %w", kind, i, err))
 						return

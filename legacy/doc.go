@@ -32,11 +32,11 @@
 //
 // # Modes
 //
-// ModeAtomic (the default) acquires with one Lua script: SETNX, else decode
+// The atomic mode (the default) acquires with one Lua script: SETNX, else decode
 // the stored value strictly and take it over only if it has expired. An
 // uncontended acquire and an expired takeover each cost one round trip,
 // and Go never overwrites a live value (a Java loser's GETSET does; see
-// below). ModeClassic sends the Java commands literally — SETNX, GET,
+// below). The classic mode (WithClassic) sends the Java commands literally — SETNX, GET,
 // GETSET — for servers with scripting disabled and for byte-level parity;
 // unlike the Java seed, it treats a nil GETSET reply as acquired (our
 // GETSET created the key), so it never leaves a phantom lock.
@@ -57,7 +57,7 @@
 //
 // # Release and refresh: the owner window
 //
-// In ModeAtomic, Unlock deletes the key, and Refresh rewrites it with a new
+// In the atomic mode, Unlock deletes the key, and Refresh rewrites it with a new
 // expiry, in one script each, only if the stored value decodes to T with
 // |T − W| ≤ lease/2 (W being the expiry we wrote) and our own clock, read
 // just before the script is sent, has not reached W: now < W, exactly the
@@ -87,7 +87,7 @@
 // inside the window: so a lock never sends a second release or refresh once
 // it has released, and after an error that leaves it unknown whether a
 // release or refresh reached Redis (a timeout, a cancelled context) the
-// lock ends as lost rather than try again. In ModeClassic, Unlock deletes
+// lock ends as lost rather than try again. In the classic mode, Unlock deletes
 // the key as the Java seed does, when the local clock says W has not
 // passed; Refresh uses GET and GETSET.
 //

@@ -2,7 +2,7 @@ package legacy
 
 import "github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 
-// The scripts of ModeAtomic, for the tests of their arguments.
+// The scripts of legacyproto.ModeAtomic, for the tests of their arguments.
 var (
 	AcquireScript = acquireScript
 	ReleaseScript = releaseScript

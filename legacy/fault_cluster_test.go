@@ -45,7 +45,7 @@ func TestFaultClassicNotSentPastW(t *testing.T) {
 			defer admin.Close()
 
 			c := newSpy(goredis.New(rdb))
-			l, err := legacy.New(c, legacy.WithMode(legacy.ModeClassic)).TryLock(ctx, key, time.Second)
+			l, err := legacy.New(c, legacy.WithClassic()).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			lk := l.(*legacy.Lock)
 			refused := make(chan error, 1)
@@ -97,7 +97,7 @@ func TestFaultClassicNotSentPastW(t *testing.T) {
 			v, err := admin.Do("GET", key)
 			require.NoError(t, err)
 			assert.Equal(t, java, v, "the Java holder's lock stands")
-			_, err = legacy.New(goredis.New(rdb), legacy.WithMode(legacy.ModeClassic)).TryLock(ctx, key, time.Second)
+			_, err = legacy.New(goredis.New(rdb), legacy.WithClassic()).TryLock(ctx, key, time.Second)
 			assert.ErrorIs(t, err, lockbridge.ErrNotObtained, "a third client while the Java client holds")
 		})
 	}

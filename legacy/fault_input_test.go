@@ -44,9 +44,9 @@ func TestFaultRemainingMaxInt64(t *testing.T) {
 // of a nil Lock: ErrNotHeld, as before). A nil context used to panic.
 func TestFaultNilInputs(t *testing.T) {
 	tg := locktest.Single(t)[0]
-	for _, mode := range []legacy.Mode{legacy.ModeAtomic, legacy.ModeClassic} {
+	for _, mode := range []legacyproto.Mode{legacyproto.ModeAtomic, legacyproto.ModeClassic} {
 		t.Run(mode.String(), func(t *testing.T) {
-			l := legacy.New(tg.Client, legacy.WithMode(mode))
+			l := legacy.New(tg.Client, legacyproto.WithMode(mode))
 			held, err := l.TryLock(context.Background(), locktest.Key(t, "held"), time.Minute)
 			require.NoError(t, err)
 			locktest.NilInputs(t, l, held, locktest.Nils{

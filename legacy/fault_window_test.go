@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -134,7 +135,7 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			then := time.Now().Add(-10 * time.Second)
 			clock := &locktest.PinClock{}
 			clock.Pin(then)
-			l, err := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key, time.Second)
+			l, err := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key, time.Second)
 			require.NoError(t, err)
 			_, err = tg.Client.Del(ctx, key) // our value vanished
 			require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			held := now.Add(-100 * time.Millisecond).UnixMilli()
 			locktest.Set(t, tg.Client, key, strconv.FormatInt(held, 10))
 
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)),
+			lk := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(locktest.At(now)),
 				legacy.WithSkewMargin(500*time.Millisecond))
 			l, left, err := attempt(ctx, lk, key, time.Second)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
@@ -177,7 +178,7 @@ func TestFaultSkewMarginRefusesTakeoverInsideIt(t *testing.T) {
 			assert.Equal(t, strconv.FormatInt(held, 10), stored, "the value is left alone")
 
 			// Outside the margin: taken over.
-			lk = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)),
+			lk = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(locktest.At(now)),
 				legacy.WithSkewMargin(50*time.Millisecond))
 			got, err := lk.TryLock(ctx, key, time.Second)
 			require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/runtime/check"
 	"github.com/lockbridge/lockbridge/internal/runtime/lease"
 )
@@ -127,12 +128,12 @@ func (lk *Lock) Err() error {
 	return lk.life.Err()
 }
 
-// Unlock releases the lock. In ModeAtomic it deletes the key only if it
+// Unlock releases the lock. In the atomic mode it deletes the key only if it
 // still holds our value, within the owner window (a losing contender's
 // GETSET may have replaced W by a nearby value), and only while the local
 // clock says W has not passed (now < W, the Java seed's condition) — the
 // server's clock may only refuse, once it is past W by more than the margin
-// (WithServerClockMargin); in ModeClassic it deletes it, as the Java seed
+// (WithServerClockMargin); in the classic mode it deletes it, as the Java seed
 // does, while the local clock says W has not passed. When the lock is
 // no longer ours the error wraps lockbridge.ErrNotHeld and Err then wraps
 // lockbridge.ErrLost. An error reply from Redis (the script did not run) is
@@ -160,7 +161,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 		code int64
 		err  error
 	)
-	if lk.locker.mode == ModeClassic {
+	if lk.locker.mode == legacyproto.ModeClassic {
 		code, err = lk.releaseClassic(ctx)
 	} else {
 		code, err = lk.releaseAtomic(ctx)
@@ -179,7 +180,7 @@ func (lk *Lock) Unlock(ctx context.Context) error {
 
 // Refresh extends the lease to ttl from now (by the profile's clock): it
 // rewrites our value with the new expiry, under the same condition as
-// Unlock (in ModeClassic: the local clock, then GET and GETSET). The ttl
+// Unlock (in the classic mode: the local clock, then GET and GETSET). The ttl
 // must be at least one unit and at most half the safety TTL, else the error
 // wraps lockbridge.ErrInvalid. When the lock is no longer ours the error
 // wraps lockbridge.ErrNotHeld and Err then wraps lockbridge.ErrLost.
@@ -205,7 +206,7 @@ func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 		code int64
 		err  error
 	)
-	if lk.locker.mode == ModeClassic {
+	if lk.locker.mode == legacyproto.ModeClassic {
 		code, err = lk.refreshClassic(ctx, nvalue)
 	} else {
 		code, err = lk.refreshAtomic(ctx, nvalue)

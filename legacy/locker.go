@@ -23,7 +23,7 @@ import (
 type Locker struct {
 	c       driver.Client
 	profile legacyproto.Profile
-	mode    Mode
+	mode    legacyproto.Mode
 	safety  time.Duration
 	backoff lockbridge.Backoff
 	polite  *retry.Courtesy // WithPollers; nil off
@@ -170,7 +170,7 @@ func (l *Locker) checkTTL(ttl time.Duration) error {
 // When the lock is held it returns how long the holder has left (0 when
 // unknown), for the waiting loop.
 func (l *Locker) attempt(ctx context.Context, key, ekey string, ttl time.Duration) (*Lock, time.Duration, error) {
-	if l.mode == ModeClassic {
+	if l.mode == legacyproto.ModeClassic {
 		return l.acquireClassic(ctx, key, ekey, ttl)
 	}
 	return l.acquireAtomic(ctx, key, ekey, ttl)

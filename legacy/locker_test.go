@@ -18,7 +18,7 @@ import (
 	"github.com/lockbridge/lockbridge/legacy"
 )
 
-var modes = []legacy.Mode{legacy.ModeAtomic, legacy.ModeClassic}
+var modes = []legacyproto.Mode{legacyproto.ModeAtomic, legacyproto.ModeClassic}
 
 // behaviour is one behaviour test, run on every target.
 type behaviour struct {
@@ -59,7 +59,7 @@ func testAcquireRelease(t *testing.T, tg locktest.Target) {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			lk := legacy.New(tg.Client, legacy.WithMode(mode))
+			lk := legacy.New(tg.Client, legacyproto.WithMode(mode))
 			before := time.Now()
 			l, err := lk.TryLock(ctx, key, time.Minute)
 			require.NoError(t, err)
@@ -85,7 +85,7 @@ func testAcquireRelease(t *testing.T, tg locktest.Target) {
 
 			// Held: a second locker, of either mode, is refused.
 			for _, m := range modes {
-				_, err = legacy.New(tg.Client, legacy.WithMode(m)).TryLock(ctx, key, time.Minute)
+				_, err = legacy.New(tg.Client, legacyproto.WithMode(m)).TryLock(ctx, key, time.Minute)
 				require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 				assert.False(t, errors.As(err, new(*legacy.ForeignValueError)))
 				assert.True(t, strings.HasPrefix(err.Error(), "legacy: "), err.Error())
@@ -119,7 +119,7 @@ func testTakeoverExpiredNotLive(t *testing.T, tg locktest.Target) {
 			t.Run(mode.String()+"/"+codec.String(), func(t *testing.T) {
 				ctx := locktest.Ctx(t)
 				key := locktest.Key(t, "k")
-				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec),
+				lk := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithValueCodec(codec),
 					legacy.WithClock(locktest.At(time.UnixMilli(now))))
 				for _, live := range []int64{now, now + 1, now + 60_000} {
 					locktest.Set(t, tg.Client, key, codec.Encode(live))
@@ -161,7 +161,7 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
 			// The clock is far ahead: any decodable value would be expired.
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(100*365*24*time.Hour)))
+			lk := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(locktest.Skewed(100*365*24*time.Hour)))
 			for _, v := range foreignValues {
 				locktest.Set(t, tg.Client, key, v)
 				_, err := lk.TryLock(ctx, key, time.Second)
@@ -183,7 +183,7 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 			// was on the wire, an unknown outcome: never a guess.
 			assert.True(t, errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, lockbridge.ErrUnknownOutcome), "%v", err)
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
-			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.NoRetry())).Lock(ctx, key,
+			_, err = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithBackoff(lockbridge.NoRetry())).Lock(ctx, key,
 				time.Second)
 			assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			assert.ErrorAs(t, err, new(*legacy.ForeignValueError))
@@ -203,7 +203,7 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 
 			// Under a binary codec, a decimal is foreign.
 			locktest.Set(t, tg.Client, key, "1")
-			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaLong)).TryLock(ctx, key,
+			_, err = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaLong)).TryLock(ctx, key,
 				time.Second)
 			require.ErrorAs(t, err, new(*legacy.ForeignValueError))
 			stored, _ = locktest.Get(t, tg.Client, key)
@@ -219,7 +219,7 @@ func testWrongType(t *testing.T, tg locktest.Target) {
 			key := locktest.Key(t, "list")
 			_, err := tg.Client.Do(ctx, "RPUSH", key, "x")
 			require.NoError(t, err)
-			lk := legacy.New(tg.Client, legacy.WithMode(mode))
+			lk := legacy.New(tg.Client, legacyproto.WithMode(mode))
 			for _, try := range []func() (lockbridge.Lock, error){
 				func() (lockbridge.Lock, error) { return lk.TryLock(ctx, key, time.Second) },
 				func() (lockbridge.Lock, error) { return lk.Lock(ctx, key, time.Second) },
@@ -245,7 +245,7 @@ func testWrongType(t *testing.T, tg locktest.Target) {
 			err = l.Refresh(ctx, time.Minute)
 			assert.True(t, driver.HasPrefix(err, "WRONGTYPE"), "%v", err)
 			assert.False(t, errors.Is(err, lockbridge.ErrNotHeld))
-			if mode == legacy.ModeAtomic {
+			if mode == legacyproto.ModeAtomic {
 				err = l.Unlock(ctx)
 				assert.True(t, driver.HasPrefix(err, "WRONGTYPE"), "%v", err)
 				assert.NoError(t, l.Err(), "a Redis error leaves the lock as it was")
@@ -271,7 +271,7 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 				t.Run(fmt.Sprintf("%v/%v/%v", mode, codec, kc), func(t *testing.T) {
 					ctx := locktest.Ctx(t)
 					name := locktest.Key(t, "lock:order")
-					lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithKeyCodec(kc),
+					lk := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithValueCodec(codec), legacy.WithKeyCodec(kc),
 						legacy.WithClock(locktest.At(now)))
 					l, err := lk.TryLock(ctx, name, time.Second)
 					require.NoError(t, err)
@@ -312,7 +312,7 @@ func testGoldenBytesStored(t *testing.T, tg locktest.Target) {
 		for _, mode := range modes {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "units")
-			lk := legacy.New(tg.Client, append(tc.opts, legacy.WithMode(mode), legacy.WithClock(locktest.At(tc.now)))...)
+			lk := legacy.New(tg.Client, append(tc.opts, legacyproto.WithMode(mode), legacy.WithClock(locktest.At(tc.now)))...)
 			_, err := lk.TryLock(ctx, key, tc.ttl)
 			require.NoError(t, err)
 			stored, _ := locktest.Get(t, tg.Client, key)
@@ -358,7 +358,7 @@ func testRefresh(t *testing.T, tg locktest.Target) {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaString))
+			lk := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaString))
 			l, err := lk.TryLock(ctx, key, 10*time.Second)
 			require.NoError(t, err)
 			ll := l.(*legacy.Lock)
@@ -403,7 +403,7 @@ func testSafetyTTL(t *testing.T, tg locktest.Target) {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithSafetyTTL(20*time.Second))
+			lk := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithSafetyTTL(20*time.Second))
 			_, err := lk.TryLock(ctx, key, 11*time.Second)
 			assert.ErrorIs(t, err, lockbridge.ErrInvalid, "the safety TTL must be at least twice the lease")
 			_, err = lk.Lock(ctx, key, 11*time.Second)
@@ -442,11 +442,11 @@ func testLockWaitsForExpiry(t *testing.T, tg locktest.Target) {
 			t.Run(holderMode.String()+"/"+mode.String(), func(t *testing.T) {
 				ctx := locktest.Ctx(t)
 				key := locktest.Key(t, "k")
-				holder, err := legacy.New(tg.Client, legacy.WithMode(holderMode)).TryLock(ctx, key, 150*time.Millisecond)
+				holder, err := legacy.New(tg.Client, legacyproto.WithMode(holderMode)).TryLock(ctx, key, 150*time.Millisecond)
 				require.NoError(t, err)
 				w := legacy.ExpiryOf(holder.(*legacy.Lock))
 				// The holder crashes: it never unlocks.
-				lk := legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithBackoff(lockbridge.LinearBackoff(time.Hour,
+				lk := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithBackoff(lockbridge.LinearBackoff(time.Hour,
 					time.Hour)))
 				l, err := lk.Lock(ctx, key, time.Minute)
 				require.NoError(t, err)
@@ -466,7 +466,7 @@ func testLockDeadline(t *testing.T, tg locktest.Target) {
 	require.NoError(t, err)
 	for _, mode := range modes {
 		dctx, cancel := context.WithTimeout(ctx, 80*time.Millisecond)
-		l, err := legacy.New(tg.Client, legacy.WithMode(mode)).Lock(dctx, key, time.Minute)
+		l, err := legacy.New(tg.Client, legacyproto.WithMode(mode)).Lock(dctx, key, time.Minute)
 		cancel()
 		assert.Nil(t, l)
 		// The deadline falls in a wait, or (rarely) on an attempt on the
@@ -498,7 +498,7 @@ func testRoundTrips(t *testing.T, tg locktest.Target) {
 	key := locktest.Key(t, "k")
 	s := newSpy(tg.Client)
 	atomic := legacy.New(s)
-	classic := legacy.New(s, legacy.WithMode(legacy.ModeClassic))
+	classic := legacy.New(s, legacy.WithClassic())
 
 	l, err := atomic.TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)

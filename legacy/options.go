@@ -10,37 +10,19 @@ import (
 // pkg prefixes every error message of the package.
 const pkg = "legacy"
 
-// Mode is how a Locker talks to Redis.
-type Mode = legacyproto.Mode
-
-// The modes.
-const (
-	// ModeAtomic (the default) acquires, releases and refreshes with one Lua
-	// script each: one round trip for an uncontended acquire and for an
-	// expired takeover, and a live value is never overwritten.
-	ModeAtomic = legacyproto.ModeAtomic
-	// ModeClassic sends the Java scheme's literal commands: SETNX, GET,
-	// GETSET to acquire (three round trips for a takeover) and, to release,
-	// DEL when the local clock says the lease has not ended. For servers with
-	// scripting disabled and for byte-level parity with the Java side.
-	ModeClassic = legacyproto.ModeClassic
-)
-
 // Option configures a Locker (New), or migrate's legacy half (migrate.WithLegacy). An invalid
 // option never panics: it is recorded, and every TryLock and Lock of the
 // Locker returns an error wrapping lockbridge.ErrInvalid.
 type Option = legacyproto.Option
 
-// WithMode sets the mode: ModeAtomic (the default) or ModeClassic.
-func WithMode(m Mode) Option {
-	return func(c *legacyproto.Config) {
-		if !m.Valid() {
-			c.Errs.Invalid("unknown mode %v", m)
-			return
-		}
-		c.Mode = m
-	}
-}
+// WithClassic makes the Locker send the Java scheme's literal commands:
+// SETNX, GET, GETSET to acquire (three round trips for a takeover) and, to
+// release, DEL when the local clock says the lease has not ended. For
+// servers with scripting disabled and for byte-level parity with the Java
+// side. Default: the atomic mode, which acquires, releases and refreshes
+// with one Lua script each — one round trip for an uncontended acquire and
+// for an expired takeover — and never overwrites a live value.
+func WithClassic() Option { return legacyproto.WithMode(legacyproto.ModeClassic) }
 
 // WithUnit sets the unit of the stored timestamps: time.Millisecond (the
 // default, System.currentTimeMillis()) or time.Second (the redis.io SETNX
@@ -91,7 +73,7 @@ func WithValueCodec(v ValueCodec) Option {
 // WithClock sets the local clock that expiries are computed and judged
 // by (the Java side uses its own wall clock): the takeover of an expired
 // value, and whether our own lease has ended when we release or refresh.
-// Default: time.Now. Release and refresh in ModeAtomic also consult the
+// Default: time.Now. Release and refresh in the atomic mode also consult the
 // server's clock (TIME), but only to refuse (WithServerClockMargin). Tests
 // use WithClock to fake skew and pauses.
 func WithClock(now func() time.Time) Option {
@@ -105,7 +87,7 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithServerClockMargin sets the margin m of the second guard of release and
-// refresh in ModeAtomic (and of migrate's dual-write release and refresh,
+// refresh in the atomic mode (and of migrate's dual-write release and refresh,
 // through migrate.WithLegacy). Whether our lease W has ended is decided by
 // our own clock, as the Java side decides it: we release or refresh only
 // while our now < W. The server's clock never permits anything; it is
@@ -163,7 +145,7 @@ func WithSkewMargin(d time.Duration) Option {
 // names then do not accumulate forever. Default: none (0), like the Java
 // side. It must be at least twice the ttl of every TryLock, Lock and
 // Refresh (else they fail with ErrInvalid), so it never ends a live lease.
-// A Java takeover (GETSET) wipes it. In ModeClassic it costs one more round
+// A Java takeover (GETSET) wipes it. In the classic mode (WithClassic) it costs one more round
 // trip (PEXPIRE) per acquire and refresh.
 func WithSafetyTTL(d time.Duration) Option {
 	return func(c *legacyproto.Config) {

@@ -27,7 +27,7 @@ func TestInvalidOptions(t *testing.T) {
 	c := locktest.Single(t)[0].Client
 	ctx := locktest.Ctx(t)
 	for name, opt := range map[string]legacy.Option{
-		"mode":                legacy.WithMode(legacy.Mode(7)),
+		"mode":                legacyproto.WithMode(legacyproto.Mode(7)),
 		"unit":                legacy.WithUnit(time.Minute),
 		"unit zero":           legacy.WithUnit(0),
 		"key codec":           legacy.WithKeyCodec(legacy.KeyCodec(-1)),
@@ -99,7 +99,7 @@ func TestInvalidArguments(t *testing.T) {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
 	for _, mode := range modes {
-		_, err = legacy.New(c, legacy.WithMode(mode)).TryLock(cctx, "k2", time.Second)
+		_, err = legacy.New(c, legacyproto.WithMode(mode)).TryLock(cctx, "k2", time.Second)
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.False(t, errors.Is(err, lockbridge.ErrNotObtained))
 	}
@@ -113,7 +113,7 @@ func TestAttempt(t *testing.T) {
 	now := time.UnixMilli(1700000000000).Add(250 * time.Microsecond)
 	for _, mode := range modes {
 		key := locktest.Key(t, mode.String())
-		lk := legacy.New(c, legacy.WithMode(mode), legacy.WithClock(locktest.At(now)))
+		lk := legacy.New(c, legacyproto.WithMode(mode), legacy.WithClock(locktest.At(now)))
 		l, left, err := attempt(ctx, lk, key, time.Second)
 		require.NoError(t, err)
 		assert.Equal(t, time.Duration(0), left)
@@ -148,9 +148,9 @@ func TestNilLock(t *testing.T) {
 }
 
 func TestModeAndCodecNames(t *testing.T) {
-	assert.Equal(t, "atomic", legacy.ModeAtomic.String())
-	assert.Equal(t, "classic", legacy.ModeClassic.String())
-	assert.Equal(t, "Mode(9)", legacy.Mode(9).String())
+	assert.Equal(t, "atomic", legacyproto.ModeAtomic.String())
+	assert.Equal(t, "classic", legacyproto.ModeClassic.String())
+	assert.Equal(t, "Mode(9)", legacyproto.Mode(9).String())
 	assert.Equal(t, "KeyCodec(9)", legacy.KeyCodec(9).String())
 }
 
@@ -162,7 +162,7 @@ func TestConcurrentUnlockRefresh(t *testing.T) {
 		for _, mode := range modes {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, tg.Name+mode.String())
-			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, time.Minute)
+			l, err := legacy.New(tg.Client, legacyproto.WithMode(mode)).TryLock(ctx, key, time.Minute)
 			require.NoError(t, err)
 			var wg sync.WaitGroup
 			var unlocked atomic.Int32

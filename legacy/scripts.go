@@ -26,7 +26,7 @@ var (
 	refreshSrc string
 )
 
-// The scripts of ModeAtomic. Each is built once; a *driver.Script is
+// The scripts of the atomic mode. Each is built once; a *driver.Script is
 // immutable.
 var (
 	acquireScript = luafrag.Script("legacy/scripts/acquire.lua", acquireSrc,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
@@ -34,10 +35,10 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 			w, ok, err := javareplay.Lock(ctx, tg.Client, key, 100*time.Millisecond, nil)
 			require.NoError(t, err)
 			require.True(t, ok)
-			lk := legacy.New(tg.Client, legacy.WithMode(mode))
+			lk := legacy.New(tg.Client, legacyproto.WithMode(mode))
 			// Seen from a clock a minute back (so that no stall of the test
 			// can make it expire), the seed's lock is live.
-			_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
+			_, err = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
 				key, time.Minute)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the seed's lock is live")
 			l, err := lk.Lock(ctx, key, time.Minute)
@@ -60,7 +61,7 @@ func testGoHolderTakenOverBySeed(t *testing.T, tg locktest.Target) {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 100*time.Millisecond)
+			l, err := legacy.New(tg.Client, legacyproto.WithMode(mode)).TryLock(ctx, key, 100*time.Millisecond)
 			require.NoError(t, err)
 			_, ok, err := javareplay.Lock(ctx, tg.Client, key, time.Minute, locktest.Skewed(-time.Minute))
 			require.NoError(t, err)
@@ -101,7 +102,7 @@ func testSeedPhantom(t *testing.T, tg locktest.Target) {
 	assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, key))
 
 	for _, mode := range modes {
-		_, err = legacy.New(tg.Client, legacy.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
+		_, err = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
 			key, time.Minute)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the phantom looks live until it expires")
 	}
@@ -124,7 +125,7 @@ func testClassicNilGetSetAcquires(t *testing.T, tg locktest.Target) {
 		_, err := tg.Client.Del(context.Background(), key)
 		require.NoError(t, err)
 	})
-	l, err := legacy.New(s, legacy.WithMode(legacy.ModeClassic)).TryLock(ctx, key, time.Minute)
+	l, err := legacy.New(s, legacy.WithClassic()).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err, "a nil GETSET: acquired")
 	assert.Equal(t, []string{"SETNX", "GET", "GETSET"}, s.Commands())
 	stored, _ := locktest.Get(t, tg.Client, key)
@@ -147,7 +148,7 @@ func testSeedLoserOverwritesOurValue(t *testing.T, tg locktest.Target) {
 			var l lockbridge.Lock
 			s.Before("GETSET", func() {
 				var err error
-				l, err = legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(context.Background(), key, 10*time.Second)
+				l, err = legacy.New(tg.Client, legacyproto.WithMode(mode)).TryLock(context.Background(), key, 10*time.Second)
 				require.NoError(t, err, "Go takes the expired value over first")
 			})
 			x, ok, err := javareplay.Lock(ctx, s, key, 9*time.Second, nil) // X ≠ W, inside the window
@@ -175,7 +176,7 @@ func testPausedHolderSeedSuccessor(t *testing.T, tg locktest.Target) {
 		t.Run(mode.String(), func(t *testing.T) {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, "k")
-			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 40*time.Millisecond)
+			l, err := legacy.New(tg.Client, legacyproto.WithMode(mode)).TryLock(ctx, key, 40*time.Millisecond)
 			require.NoError(t, err)
 			time.Sleep(120 * time.Millisecond)
 			sw, ok, err := javareplay.Lock(ctx, tg.Client, key, 20*time.Millisecond, nil)

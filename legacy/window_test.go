@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/legacy"
 )
@@ -115,7 +116,7 @@ func testPausedHolderRealSleep(t *testing.T, tg locktest.Target) {
 		for _, op := range []string{"unlock", "refresh"} {
 			ctx := locktest.Ctx(t)
 			key := locktest.Key(t, mode.String()+op)
-			l, err := legacy.New(tg.Client, legacy.WithMode(mode)).TryLock(ctx, key, 50*time.Millisecond)
+			l, err := legacy.New(tg.Client, legacyproto.WithMode(mode)).TryLock(ctx, key, 50*time.Millisecond)
 			require.NoError(t, err)
 			time.Sleep(150 * time.Millisecond)
 			successor, err := legacy.New(tg.Client).TryLock(ctx, key, time.Minute)
@@ -177,7 +178,7 @@ func testClassicRelease(t *testing.T, tg locktest.Target) {
 	ctx := locktest.Ctx(t)
 	key := locktest.Key(t, "k")
 	s := newSpy(tg.Client)
-	lk := legacy.New(s, legacy.WithMode(legacy.ModeClassic))
+	lk := legacy.New(s, legacy.WithClassic())
 	l, err := lk.TryLock(ctx, key, 10*time.Second)
 	require.NoError(t, err)
 	_, _, err = tg.Client.GetSet(ctx, key, legacy.ValueDecimal.Encode(legacy.ExpiryOf(l.(*legacy.Lock))+3))
@@ -201,11 +202,11 @@ func testClassicRelease(t *testing.T, tg locktest.Target) {
 	// at the acquire; now the pause is over): no DEL at all.
 	clock := &locktest.OffsetClock{}
 	clock.Set(-10 * time.Second)
-	paused := legacy.New(s, legacy.WithMode(legacy.ModeClassic), legacy.WithClock(clock.Now))
+	paused := legacy.New(s, legacy.WithClassic(), legacy.WithClock(clock.Now))
 	l, err = paused.TryLock(ctx, key, time.Second)
 	require.NoError(t, err)
 	clock.Set(0)
-	successor, err := legacy.New(tg.Client, legacy.WithMode(legacy.ModeClassic)).TryLock(ctx, key, time.Minute)
+	successor, err := legacy.New(tg.Client, legacy.WithClassic()).TryLock(ctx, key, time.Minute)
 	require.NoError(t, err)
 	theirs, _ := locktest.Get(t, tg.Client, key)
 	s.Commands()

@@ -344,7 +344,7 @@ func (h *harness) newWorker(tb testing.TB, g *group, name string, k Kind, i int,
 	case Atomic:
 		w.locker = legacy.New(clients[0], clock, legacy.WithBackoff(fast))
 	case Classic:
-		w.locker = legacy.New(clients[0], clock, legacy.WithMode(legacy.ModeClassic), legacy.WithBackoff(fast))
+		w.locker = legacy.New(clients[0], clock, legacy.WithClassic(), legacy.WithBackoff(fast))
 	case MigLegacy:
 		w.locker = mig(migrate.PhaseLegacy)
 	case MigDualWrite:

@@ -19,8 +19,8 @@ type Kind string
 // The worker kinds.
 const (
 	Java         Kind = "java"           // the Java seed, replayed (internal/testing/javareplay)
-	Atomic       Kind = "legacy-atomic"  // legacy.ModeAtomic
-	Classic      Kind = "legacy-classic" // legacy.ModeClassic
+	Atomic       Kind = "legacy-atomic"  // legacyproto.ModeAtomic
+	Classic      Kind = "legacy-classic" // legacyproto.ModeClassic
 	MigLegacy    Kind = "migrate-legacy" // migrate.WithPhase(PhaseLegacy)
 	MigDualWrite Kind = "migrate-dual-write"
 	MigDualRead  Kind = "migrate-dual-read"

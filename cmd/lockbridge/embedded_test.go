@@ -17,6 +17,7 @@ import (
 	"github.com/lockbridge/lockbridge/driver"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/driver/redigoadapter"
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/testing/javareplay"
 	"github.com/lockbridge/lockbridge/legacy"
 	"github.com/lockbridge/lockbridge/migrate"
@@ -58,10 +59,10 @@ func eachEmbedded(t *testing.T, fn func(t *testing.T, em *embedded, c driver.Cli
 func TestEmbeddedLegacyCycle(t *testing.T) {
 	eachEmbedded(t, func(t *testing.T, em *embedded, c driver.Client) {
 		ctx := context.Background()
-		for _, mode := range []legacy.Mode{legacy.ModeAtomic, legacy.ModeClassic} {
+		for _, mode := range []legacyproto.Mode{legacyproto.ModeAtomic, legacyproto.ModeClassic} {
 			for _, kc := range []legacy.KeyCodec{legacy.KeyRaw, legacy.KeyJavaString} {
 				for _, vc := range legacy.ValueCodecs() {
-					l := legacy.New(c, legacy.WithMode(mode), legacy.WithKeyCodec(kc), legacy.WithValueCodec(vc))
+					l := legacy.New(c, legacyproto.WithMode(mode), legacy.WithKeyCodec(kc), legacy.WithValueCodec(vc))
 					name := "cycle:" + mode.String() + ":" + kc.String() + ":" + vc.String()
 					lk, err := l.TryLock(ctx, name, 5*time.Second)
 					require.NoError(t, err, name)

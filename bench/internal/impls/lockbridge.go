@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lockbridge/lockbridge/internal/protocol/legacyproto"
 	"github.com/lockbridge/lockbridge/internal/protocol/modernproto"
 
 	"github.com/lockbridge/lockbridge"
@@ -106,7 +107,7 @@ var LegacyAtomic = Impl{
 	},
 	Takeover: true,
 	New: func(t Target, w Wait) (Locker, error) {
-		opts := []legacy.Option{legacy.WithMode(legacy.ModeAtomic)}
+		opts := []legacy.Option{legacyproto.WithMode(legacyproto.ModeAtomic)}
 		if w == Tight {
 			opts = append(opts, legacy.WithBackoff(tightBackoff))
 		}
@@ -121,7 +122,7 @@ var LegacyClassic = Impl{
 	Name:     "lockbridge legacy (classic)",
 	Takeover: true,
 	New: func(t Target, _ Wait) (Locker, error) {
-		return lbLocker{legacy.New(goredis.New(t.GoRedis), legacy.WithMode(legacy.ModeClassic))}, nil
+		return lbLocker{legacy.New(goredis.New(t.GoRedis), legacy.WithClassic())}, nil
 	},
 }
 

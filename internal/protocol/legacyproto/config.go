@@ -50,6 +50,18 @@ type Config struct {
 // Option is an option of the legacy package (legacy.Option).
 type Option func(*Config)
 
+// WithMode sets the mode: legacy.WithClassic's option, and the tests' way
+// to run a case in both modes.
+func WithMode(m Mode) Option {
+	return func(c *Config) {
+		if !m.Valid() {
+			c.Errs.Invalid("unknown mode %v", m)
+			return
+		}
+		c.Mode = m
+	}
+}
+
 // DefaultBackoff polls no slower than the Java seed's 100 ms.
 func DefaultBackoff() lockbridge.Backoff {
 	return lockbridge.ExponentialBackoff(10*time.Millisecond, 100*time.Millisecond)
