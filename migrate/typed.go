@@ -23,19 +23,19 @@ var _ lockbridge.Lock = (*Lock)(nil)
 func typed(lk lockbridge.Lock, p Phase) *Lock { return &Lock{impl: lk, phase: p} }
 
 // Phase returns the phase the lock was taken in (0 for a nil Lock).
-func (l *Lock) Phase() Phase {
-	if l == nil {
+func (lk *Lock) Phase() Phase {
+	if lk == nil {
 		return 0
 	}
-	return l.phase
+	return lk.phase
 }
 
 // get is the lock inside, or for a nil or zero Lock one whose calls fail.
-func (l *Lock) get() lockbridge.Lock {
-	if l == nil || l.impl == nil {
+func (lk *Lock) get() lockbridge.Lock {
+	if lk == nil || lk.impl == nil {
 		return nilLock{}
 	}
-	return l.impl
+	return lk.impl
 }
 
 // nilLock stands in for a nil *Lock: Unlock and Refresh fail with an error
@@ -60,36 +60,36 @@ func (nilLock) Err() error { return errNilLock }
 // Fence returns the lock's fence when it was taken with fencing
 // (modern.WithFencing through WithModern) in a phase that writes the modern
 // key, and 0 otherwise.
-func (l *Lock) Fence() int64 {
-	if f, ok := l.get().(interface{ Fence() int64 }); ok {
+func (lk *Lock) Fence() int64 {
+	if f, ok := lk.get().(interface{ Fence() int64 }); ok {
 		return f.Fence()
 	}
 	return 0
 }
 
 // Key is the lock's name, as the caller gave it.
-func (l *Lock) Key() string { return l.get().Key() }
+func (lk *Lock) Key() string { return lk.get().Key() }
 
 // Token is what this holder wrote: the modern token, or in the legacy
 // phase the legacy value.
-func (l *Lock) Token() string { return l.get().Token() }
+func (lk *Lock) Token() string { return lk.get().Token() }
 
 // ExpiresAt is this holder's view of the end of the lease.
-func (l *Lock) ExpiresAt() time.Time { return l.get().ExpiresAt() }
+func (lk *Lock) ExpiresAt() time.Time { return lk.get().ExpiresAt() }
 
 // Refresh extends the lease to ttl from now, in the phase the lock was
 // taken in (see the package documentation).
-func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	return l.get().Refresh(ctx, ttl)
+func (lk *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	return lk.get().Refresh(ctx, ttl)
 }
 
 // Unlock releases the lock.
-func (l *Lock) Unlock(ctx context.Context) error { return l.get().Unlock(ctx) }
+func (lk *Lock) Unlock(ctx context.Context) error { return lk.get().Unlock(ctx) }
 
 // Done is closed once the lock is released or known lost — also when its
 // Locker moved to a phase that does not exclude it.
-func (l *Lock) Done() <-chan struct{} { return l.get().Done() }
+func (lk *Lock) Done() <-chan struct{} { return lk.get().Done() }
 
 // Err is nil while held and after a clean Unlock; otherwise it wraps
 // lockbridge.ErrLost.
-func (l *Lock) Err() error { return l.get().Err() }
+func (lk *Lock) Err() error { return lk.get().Err() }
