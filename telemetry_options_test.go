@@ -83,13 +83,15 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 			return modern.New(c, modern.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 		{"migrate", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy), migrate.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
+			return migrate.New(c, migrate.WithPhase(migrate.PhaseLegacy),
+				migrate.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 		{"redisson", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
 			return redisson.New(c, redisson.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 		{"redlock", func(c driver.Client, mp metric.MeterProvider, tp trace.TracerProvider) lockbridge.Locker {
-			return redlock.New([]driver.Client{c, miniClient(t), miniClient(t)}, redlock.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
+			return redlock.New([]driver.Client{c, miniClient(t), miniClient(t)},
+				redlock.WithTelemetry(lockbridge.Telemetry{MeterProvider: mp, TracerProvider: tp}))
 		}},
 	} {
 		t.Run(l.name, func(t *testing.T) {
@@ -107,7 +109,8 @@ func TestEveryLockerTakesTheTelemetryOptions(t *testing.T) {
 	}
 	t.Run("controller", func(t *testing.T) {
 		var meters atomic.Int64
-		_, err := control.New(miniClient(t), "telemetry", control.WithTelemetry(lockbridge.Telemetry{MeterProvider: countingMeters{n: &meters}}))
+		_, err := control.New(miniClient(t), "telemetry",
+			control.WithTelemetry(lockbridge.Telemetry{MeterProvider: countingMeters{n: &meters}}))
 		require.NoError(t, err)
 		assert.Positive(t, meters.Load(), "no meter asked for")
 	})

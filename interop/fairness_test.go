@@ -38,7 +38,8 @@ func fairnessPairs(polite bool) []pair {
 		migOpts = nil
 	}
 	return []pair{
-		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, append(profileRaw, lo...)),
+		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, append(profileRaw,
+			lo...)),
 			javaFlags: poll},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw, migOpts...), javaFlags: poll},
 		{java: javaJedisLock, goes: legacySide("legacy-classic", legacyproto.ModeClassic, append(profileRaw, lo...)),

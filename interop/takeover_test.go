@@ -27,7 +27,8 @@ func takeoverCases() []takeoverCase {
 	return []takeoverCase{
 		{java: javaCallbackLettuceString, goes: legacySide("legacy-atomic", legacyproto.ModeAtomic, profileRaw),
 			profile: profileRaw},
-		{java: javaOpsJedisJDK, goes: legacySide("legacy-atomic-jdk", legacyproto.ModeAtomic, profileJDK), profile: profileJDK},
+		{java: javaOpsJedisJDK, goes: legacySide("legacy-atomic-jdk", legacyproto.ModeAtomic, profileJDK),
+			profile: profileJDK},
 		{java: javaJedisLock, goes: legacySide("legacy-classic", legacyproto.ModeClassic, profileRaw), profile: profileRaw},
 		{java: javaCallbackLettuceString, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), profile: profileRaw},
 		{java: javaJedisLock, goes: migrateSide(migrate.PhaseDualWrite, profileRaw), profile: profileRaw},

@@ -135,7 +135,8 @@ func TestFaultLateReleaseLeavesBytesEqualToOurs(t *testing.T) {
 			then := time.Now().Add(-10 * time.Second)
 			clock := &locktest.PinClock{}
 			clock.Pin(then)
-			l, err := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key, time.Second)
+			l, err := legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(clock.Now)).TryLock(ctx, key,
+				time.Second)
 			require.NoError(t, err)
 			_, err = tg.Client.Del(ctx, key) // our value vanished
 			require.NoError(t, err)

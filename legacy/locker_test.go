@@ -203,7 +203,8 @@ func testForeignValuesKept(t *testing.T, tg locktest.Target) {
 
 			// Under a binary codec, a decimal is foreign.
 			locktest.Set(t, tg.Client, key, "1")
-			_, err = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithValueCodec(legacy.ValueJavaLong)).TryLock(ctx, key,
+			_, err = legacy.New(tg.Client, legacyproto.WithMode(mode),
+				legacy.WithValueCodec(legacy.ValueJavaLong)).TryLock(ctx, key,
 				time.Second)
 			require.ErrorAs(t, err, new(*legacy.ForeignValueError))
 			stored, _ = locktest.Get(t, tg.Client, key)

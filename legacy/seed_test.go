@@ -38,7 +38,8 @@ func testSeedHolderTakenOverByGo(t *testing.T, tg locktest.Target) {
 			lk := legacy.New(tg.Client, legacyproto.WithMode(mode))
 			// Seen from a clock a minute back (so that no stall of the test
 			// can make it expire), the seed's lock is live.
-			_, err = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
+			_, err = legacy.New(tg.Client, legacyproto.WithMode(mode),
+				legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
 				key, time.Minute)
 			require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the seed's lock is live")
 			l, err := lk.Lock(ctx, key, time.Minute)
@@ -102,7 +103,8 @@ func testSeedPhantom(t *testing.T, tg locktest.Target) {
 	assert.Equal(t, int64(-1), locktest.PTTL(t, tg.Client, key))
 
 	for _, mode := range modes {
-		_, err = legacy.New(tg.Client, legacyproto.WithMode(mode), legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
+		_, err = legacy.New(tg.Client, legacyproto.WithMode(mode),
+			legacy.WithClock(locktest.Skewed(-time.Minute))).TryLock(ctx,
 			key, time.Minute)
 		require.ErrorIs(t, err, lockbridge.ErrNotObtained, "the phantom looks live until it expires")
 	}

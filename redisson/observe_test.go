@@ -13,5 +13,6 @@ import (
 func TestWatchdogLogsTheLoss(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	rec, log := logtest.New()
-	logtest.CheckLossLogged(t, New(tg.Client, WithWatchdog(), WithTelemetry(lockbridge.Telemetry{Logger: log})), rec, "redisson", logtest.Del(t, tg.Client))
+	logtest.CheckLossLogged(t, New(tg.Client, WithWatchdog(), WithTelemetry(lockbridge.Telemetry{Logger: log})), rec,
+		"redisson", logtest.Del(t, tg.Client))
 }

@@ -26,7 +26,8 @@ func TestLogsPhaseMoveAndHeartbeatFailure(t *testing.T) {
 	ns := t.Name()
 	initNS(t, c, ns)
 	rec, log := logtest.New()
-	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond), migrate.WithTelemetry(lockbridge.Telemetry{Logger: log}))
+	l := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond),
+		migrate.WithTelemetry(lockbridge.Telemetry{Logger: log}))
 	p, err := l.Phase(ctx)
 	require.NoError(t, err)
 	require.Equal(t, migrate.PhaseLegacy, p)
