@@ -39,7 +39,8 @@ func ExampleWithTelemetry() {
 			return a
 		},
 	}))
-	locker := modern.New(goredis.New(rdb), modern.WithAutoRefresh(), modern.WithTelemetry(lockbridge.Telemetry{Logger: log}))
+	locker := modern.New(goredis.New(rdb), modern.WithAutoRefresh(),
+		modern.WithTelemetry(lockbridge.Telemetry{Logger: log}))
 	ctx := context.Background()
 
 	lock, err := locker.TryLock(ctx, "example:logged", 300*time.Millisecond)
