@@ -1,8 +1,8 @@
 package modern_test
 
 import (
+	"crypto/rand"
 	"encoding/base64"
-	"math/rand"
 	"sync/atomic"
 	"testing"
 	"time"
