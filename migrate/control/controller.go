@@ -148,7 +148,7 @@ func New(c driver.Client, ns string, opts ...Option) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctl := &Controller{s: store{c: c, k: k}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin,
+	ctl := &Controller{s: store{c: c, k: k, entries: &entryCache{}}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin,
 		silence: DefaultInitSilence}
 	for _, o := range opts {
 		if o == nil {
@@ -533,8 +533,7 @@ func (c *Controller) legacyBlockers(sn snapshot, st Status, restored time.Durati
 // clientBlockers are the blockers one registry entry raises for a step to
 // rollback (0 for an advance, judged against the fleet's phase cur).
 func (c *Controller) clientBlockers(cl Member, cur, rollback migrate.Phase) []Blocker {
-	who := fmt.Sprintf("client %q%s", cl.ID, hostOf(cl))
-	if b, judged := formatBlocker(cl, who); judged {
+	if b, judged := formatBlocker(cl); judged {
 		if b == nil {
 			return nil
 		}
@@ -544,19 +543,19 @@ func (c *Controller) clientBlockers(cl Member, cur, rollback migrate.Phase) []Bl
 		return nil
 	}
 	if rollback != 0 {
-		return rollbackBlockers(cl, who, rollback)
+		return rollbackBlockers(cl, rollback)
 	}
 	if cur == 0 {
 		return nil
 	}
-	return advanceBlockers(cl, who, cur)
+	return advanceBlockers(cl, cur)
 }
 
 // formatBlocker judges an entry the controller cannot read as a member of
 // its own protocol: one that does not parse, or of another protocol. judged
 // is false for a readable entry of this protocol; b is nil for such an
 // entry that blocks nothing (dead).
-func formatBlocker(cl Member, who string) (b *Blocker, judged bool) {
+func formatBlocker(cl Member) (b *Blocker, judged bool) {
 	switch {
 	case cl.Invalid != nil:
 		if !cl.Live {
@@ -569,11 +568,11 @@ func formatBlocker(cl Member, who string) (b *Blocker, judged bool) {
 		}
 		return &Blocker{Kind: blockInvalidEntry, Member: cl.ID, Field: field,
 			Text: fmt.Sprintf("%s: registry entry does not parse (%v): it may be a live client the controller cannot read; "+
-				"fix its writer, or if it is gone: `lockbridge fleet forget %s`", who, cl.Invalid, cl.ID)}, true
+				"fix its writer, or if it is gone: `lockbridge fleet forget %s`", cl.who(), cl.Invalid, cl.ID)}, true
 	case cl.Protocol == 1:
 		return &Blocker{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
 				Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d, whose liveness the controller cannot judge "+
-					"by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", who, cl.Phase, cl.Protocol, cl.ID)},
+					"by one clock: upgrade it, or if it is gone: `lockbridge fleet forget %s`", cl.who(), cl.Phase, cl.Protocol, cl.ID)},
 			true
 	case cl.Protocol != migrateproto.Version:
 		if !cl.Live {
@@ -581,7 +580,7 @@ func formatBlocker(cl Member, who string) (b *Blocker, judged bool) {
 		}
 		return &Blocker{Kind: blockOldProtocol, Member: cl.ID, Phase: cl.Phase,
 			Text: fmt.Sprintf("%s runs %v with the registry format of protocol %d (an older lockbridge), which this "+
-				"controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", who, cl.Phase,
+				"controller does not step beside: upgrade it; once stopped, its entry blocks until it has expired", cl.who(), cl.Phase,
 				cl.Protocol)}, true
 	}
 	return nil, false
@@ -590,7 +589,7 @@ func formatBlocker(cl Member, who string) (b *Blocker, judged bool) {
 // rollbackBlockers are the blockers a live entry raises for a rollback to
 // rollback: each phase it runs, moves to or holds a lock of that does not
 // exclude rollback.
-func rollbackBlockers(cl Member, who string, rollback migrate.Phase) []Blocker {
+func rollbackBlockers(cl Member, rollback migrate.Phase) []Blocker {
 	var out []Blocker
 	for _, p := range cl.Phases() {
 		if !migrate.Compatible(p, rollback) {
@@ -601,7 +600,7 @@ func rollbackBlockers(cl Member, who string, rollback migrate.Phase) []Blocker {
 				what = "holds a lock taken in"
 			}
 			out = append(out, Blocker{Kind: blockIncompatible, Member: cl.ID, Phase: p,
-				Text: fmt.Sprintf("%s %s %v, which does not exclude %v", who, what, p, rollback)})
+				Text: fmt.Sprintf("%s %s %v, which does not exclude %v", cl.who(), what, p, rollback)})
 		}
 	}
 	return out
@@ -609,15 +608,15 @@ func rollbackBlockers(cl Member, who string, rollback migrate.Phase) []Blocker {
 
 // advanceBlockers are the blockers a live entry raises for an advance
 // from cur: a phase it runs, moves to or holds a lock of other than cur.
-func advanceBlockers(cl Member, who string, cur migrate.Phase) []Blocker {
+func advanceBlockers(cl Member, cur migrate.Phase) []Blocker {
 	var out []Blocker
 	if cl.Phase != cur {
 		out = append(out, Blocker{Kind: BlockClientPhase, Member: cl.ID, Phase: cl.Phase,
-			Text: fmt.Sprintf("%s runs %v, the fleet is at %v", who, cl.Phase, cur)})
+			Text: fmt.Sprintf("%s runs %v, the fleet is at %v", cl.who(), cl.Phase, cur)})
 	}
 	if cl.Next != 0 && cl.Next != cur {
 		out = append(out, Blocker{Kind: BlockClientPhase, Member: cl.ID, Phase: cl.Next,
-			Text: fmt.Sprintf("%s is moving to %v, the fleet is at %v", who, cl.Next, cur)})
+			Text: fmt.Sprintf("%s is moving to %v, the fleet is at %v", cl.who(), cl.Next, cur)})
 	}
 	for _, p := range []migrate.Phase{cl.HeldOldest, cl.HeldNewest} {
 		if p == 0 || p == cur || (p == cl.HeldNewest && p == cl.HeldOldest && len(out) > 0 &&
@@ -625,11 +624,15 @@ func advanceBlockers(cl Member, who string, cur migrate.Phase) []Blocker {
 			continue
 		}
 		out = append(out, Blocker{Kind: blockHeldLock, Member: cl.ID, Phase: p,
-			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", who, p,
+			Text: fmt.Sprintf("%s holds a lock taken in %v (for %v more at its last heartbeat), the fleet is at %v", cl.who(), p,
 				cl.heldLeft.Round(time.Millisecond), cur)})
 	}
 	return out
 }
+
+// who names cl in a blocker's text: its id, and its host and pid when
+// known. Made only for a blocker: most members block nothing.
+func (cl Member) who() string { return fmt.Sprintf("client %q%s", cl.ID, hostOf(cl)) }
 
 func hostOf(c Member) string {
 	if c.Host == "" {

@@ -217,7 +217,7 @@ func (s store) read(ctx context.Context, margin time.Duration) (snapshot, error)
 				return snapshot{}, err
 			}
 		}
-		sn.judgeRegistry(reg, margin, s.k.Expiry)
+		sn.judgeRegistry(reg, s.entries.members(reg.entries), margin, s.k.Expiry)
 		return sn, nil
 	}
 	return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w: the phase changed during each of 3 readings", s.k.NS,
@@ -343,12 +343,12 @@ func (s store) head(ctx context.Context) (snapshot, error) {
 	return sn, nil
 }
 
-// judgeRegistry parses what the readings found into sn's members and
-// sighting, judging liveness at sn.now.
-func (sn *snapshot) judgeRegistry(reg registryRead, margin time.Duration, expiryKey string) {
+// judgeRegistry turns what the readings found (the entries parsed, by id)
+// into sn's members and sighting, judging liveness at sn.now.
+func (sn *snapshot) judgeRegistry(reg registryRead, parsed map[string]Member, margin time.Duration, expiryKey string) {
 	live := func(c *Member) { c.Live = c.Expires.IsZero() || sn.now.Before(c.Expires.Add(margin)) }
-	for id, raw := range reg.entries {
-		c := memberOf(id, raw)
+	for id := range reg.entries {
+		c := parsed[id]
 		if v, ok := reg.seen[id]; ok {
 			if ms, ok := score(v); ok {
 				c.Seen = time.UnixMilli(ms)
@@ -443,8 +443,9 @@ const pkg = "control"
 
 // store reads and writes a namespace's phase, registry and sightings.
 type store struct {
-	c driver.Client
-	k migrateproto.Keys
+	c       driver.Client
+	k       migrateproto.Keys
+	entries *entryCache // the registry entries parsed at the last reading
 }
 
 // phaseOf reads a phase exactly as stored.
