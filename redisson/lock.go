@@ -159,10 +159,12 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		return err
 	}
 	rest := max(lk.lease.TTL(), lk.owner.keep(lk.names.key, lk)) // a partial unlock sets the lock's lease to this
+	lk.owner.sent(lk.names.key, rest)
 	r, err := l.release(ctx, &lk.names, lk.owner.field, rest, lk.reqID, again)
 	if err != nil {
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 			lk.owner.unsure(lk.names.key, rest)
+			lk.owner.doubt(lk.names.key)
 		}
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -189,6 +191,7 @@ func (lk *Lock) sendNothing() error {
 		// judged by the check below, as before it had a timer.)
 		lk.released = true
 		lk.owner.remove(lk)
+		lk.owner.doubt(lk.names.key)
 		return &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonEnded,
 			Detail: "the hold was lost before Unlock: " + lk.lease.Err().Error()}
 	}
@@ -200,6 +203,7 @@ func (lk *Lock) sendNothing() error {
 		// nothing; a count of ours still there ends with the lease.
 		lk.released = true
 		lk.owner.remove(lk)
+		lk.owner.doubt(lk.names.key)
 		nh := &lockbridge.NotHeldError{Pkg: "redisson", Key: lk.names.key, Reason: lockbridge.ReasonExpired,
 			Detail: "the lease ran out and the owner has taken the lock again since: the field may be that hold's"}
 		lk.lease.Lose(nh)
@@ -218,6 +222,7 @@ func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error
 		// and the script did nothing now. Never ask again.
 		lk.released = true
 		lk.owner.remove(lk)
+		lk.owner.doubt(lk.names.key) // the first run may still come, or have left the count
 		lk.unknown = fmt.Errorf("redisson: unlock of %q: %w: the first unlock's answer (its latch) is gone, "+
 			"so whether it ran is not known; nothing was released by asking again, and a hold it left ends "+
 			"with the lease", lk.names.key, lockbridge.ErrUnknownOutcome)
@@ -230,6 +235,11 @@ func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error
 	}
 	lk.released = true
 	lk.owner.remove(lk)
+	if r == int64(releaseKept) {
+		// A count stays: another hold's — or one no hold knows of, which
+		// lives on with the lease this unlock set.
+		lk.owner.doubt(lk.names.key)
+	}
 	var nh *lockbridge.NotHeldError
 	switch {
 	case r == nil || gone:
@@ -323,6 +333,7 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 	send := max(ttl, lk.owner.keep(key, lk)) // the whole lock's lease: never below another hold's
 	start := time.Now()                      // after keep: start+send covers every hold's lease
 	lk.lease.Sending(start, ttl)
+	lk.owner.sent(key, send)
 	a := renewArgs{key: key, lease: send, field: lk.owner.field}
 	r, err := lk.owner.l.c.Eval(ctx, renewScript, a.keys(), a.argv()...)
 	if err != nil {

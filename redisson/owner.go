@@ -45,6 +45,15 @@ type Owner struct {
 	holds  map[string]map[*Lock]struct{} // the holds of this Owner value not yet unlocked, by key
 	gens   map[string]uint64             // by key: acquires that may have made the field anew
 	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
+	doubts map[string]doubt              // by key: a count no live hold knows of may be in the hash
+}
+
+// doubt is what an Owner knows of counts of its own in a lock's hash that
+// none of its live holds accounts for: the longest lease it ever sent on
+// the key, and until when such a count may be there.
+type doubt struct {
+	longest time.Duration
+	until   time.Time
 }
 
 // Field returns the owner's field in a lock's hash: "<client id>:<id>".
@@ -82,7 +91,11 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // When the reply is lost (the error would wrap lockbridge.ErrUnknownOutcome)
 // and this Owner holds no other hold of key, the attempt reads the field
 // back (HEXISTS, a read): present, the acquire ran and the hold is
-// returned; absent, it did not. With another hold the count cannot tell,
+// returned; absent, it did not — unless a count of the owner's that no
+// hold knows of may linger in the hash (a hold lost or forgotten without a
+// release, a count an unlock left, an acquire of unknown outcome, within the
+// longest lease the owner sent on key since): then the field shows nothing
+// and the error wraps lockbridge.ErrUnknownOutcome. With another hold the count cannot tell,
 // and the error wraps lockbridge.ErrUnknownOutcome: a hold the acquire may
 // have added stays in the count until the lease ends after the last known
 // hold is unlocked. When ctx ends during the attempt the error wraps
@@ -325,6 +338,40 @@ func (o *Owner) tryAttempt(key string) (func(), bool) {
 	}, true
 }
 
+// sent records that a write setting the lock's lease to d is about to be
+// sent on key.
+func (o *Owner) sent(key string, d time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	dt := o.doubts[key]
+	dt.longest = max(dt.longest, d)
+	o.doubts[key] = dt
+}
+
+// doubt records that from now the hash of key may hold a count of the
+// owner's that none of its live holds accounts for — a hold forgotten
+// without a release (lost, or its unlock's outcome unknown), a count
+// another unlock left, an acquire whose outcome is unknown — until the
+// longest lease the owner sent on key has passed from now. Until then the
+// owner's field shows nothing about an acquire whose reply was lost.
+func (o *Owner) doubt(key string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	dt := o.doubts[key]
+	if u := time.Now().Add(dt.longest); u.After(dt.until) {
+		dt.until = u
+	}
+	o.doubts[key] = dt
+}
+
+// doubted reports whether the owner's field of key may hold a count none
+// of its live holds accounts for (see doubt).
+func (o *Owner) doubted(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return time.Now().Before(o.doubts[key].until)
+}
+
 // unsure tells every live hold of key that a write setting the lock's
 // lease to d may still run on the server at any later time (its reply
 // never came): no grant of theirs counts for more than d from then on.
@@ -351,8 +398,11 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	alone := o.live(n.key) == 0
 	sent := max(ttl, o.keep(n.key, nil)) // the whole lock's lease: never below another hold's
 	start := time.Now()                  // after keep: start+sent covers every hold's lease
+	o.sent(n.key, sent)
 	held, holder, fence, err := o.l.acquire(ctx, n, o.field, sent, wait)
-	if err != nil && !held && !alone && (errors.Is(err, lockbridge.ErrUnknownOutcome) || ctx.Err() != nil) {
+	unknown := err != nil && !held && (errors.Is(err, lockbridge.ErrUnknownOutcome) || ctx.Err() != nil ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+	if unknown && !alone {
 		// A re-entry that may still run later sets the lock's lease to
 		// sent from then, under the other holds.
 		o.unsure(n.key, sent)
@@ -364,35 +414,59 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 		// Wait no longer than the holder's lease; unknown (0) or none
 		// (negative): the backoff decides.
 		return nil, max(holder, 0), &lockbridge.NotObtainedError{Pkg: "redisson", Key: n.key, HolderTTL: holder}
+	case !unknown:
+		return nil, 0, fmt.Errorf("redisson: lock %q: %w", n.key, err)
+	}
+	lk, err := o.settle(ctx, n, start, ttl, alone, err)
+	if lk == nil {
+		// The acquire may have left a count no hold knows of, or still
+		// run and leave one: the undo is best effort.
+		o.doubt(n.key)
+	}
+	return lk, 0, err
+}
+
+// settle settles an acquire sent at start whose context ended with it on
+// the wire, or whose reply never came (err): it returns the hold when
+// reading the owner's field back shows the acquire ran, else the error.
+// alone says the owner had no other hold of the lock when it was sent.
+func (o *Owner) settle(ctx context.Context, n *names, start time.Time, ttl time.Duration, alone bool,
+	err error) (*Lock, error) {
+	switch {
 	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		if !alone {
-			return nil, 0, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key,
+			return nil, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key,
 				lockbridge.ErrUnknownOutcome, err)
 		}
 		o.undo(ctx, n, ttl)
-		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
-	case !errors.Is(err, lockbridge.ErrUnknownOutcome):
-		return nil, 0, fmt.Errorf("redisson: lock %q: %w", n.key, err)
+		return nil, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
 	case !alone:
-		return nil, 0, fmt.Errorf("redisson: lock %q: the re-entry may have been counted: %w", n.key, err)
+		return nil, fmt.Errorf("redisson: lock %q: the re-entry may have been counted: %w", n.key, err)
+	case o.doubted(n.key):
+		// A count of ours that no hold knows of may be in the hash:
+		// finding the field shows nothing about this acquire.
+		o.undo(ctx, n, ttl)
+		return nil, fmt.Errorf("redisson: lock %q: the hash may still hold a count of this owner's that no hold "+
+			"knows of (a hold lost or forgotten, an acquire of unknown outcome), so finding the field would not "+
+			"show that this acquire ran: %w", n.key, err)
 	}
-	// The acquire may have run and its reply been lost. The field is ours
-	// alone and we had no hold: its presence settles the outcome (a read,
-	// not a resend). While we hold it no one else acquires, so a fenced
-	// lock's counter still holds the token our acquire got.
+	// The reply was lost. The field is ours alone, we had no hold, and no
+	// count of ours lingers: its presence settles the outcome (a read, not
+	// a resend). While we hold it no one else acquires, so a fenced lock's
+	// counter still holds the token our acquire got.
 	held, fence, rerr := o.readBack(ctx, n)
 	switch {
 	case rerr != nil:
 		o.undo(ctx, n, ttl)
-		return nil, 0, fmt.Errorf("redisson: lock %q: %w (reading the field back: %v)", n.key, err, rerr)
+		return nil, fmt.Errorf("redisson: lock %q: %w (reading the field back: %v)", n.key, err, rerr)
 	case !held:
 		// Not settled: the acquire may still be on its way and run after
 		// the read (see modern's try).
 		o.undo(ctx, n, ttl)
-		return nil, 0, fmt.Errorf("redisson: lock %q: the hash has no field of ours yet, and the acquire may still run: %w",
+		return nil, fmt.Errorf("redisson: lock %q: the hash has no field of ours yet, and the acquire may still run: %w",
 			n.key, err)
 	}
-	return o.hold(ctx, n, start, ttl, fence), 0, nil
+	return o.hold(ctx, n, start, ttl, fence), nil
 }
 
 // readBack reports whether the owner's field is in the lock's hash and,

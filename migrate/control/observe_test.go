@@ -83,7 +83,7 @@ func TestControllerLogsStepsAndRefusals(t *testing.T) {
 }
 
 // A lock that a phase move ends, in the background, is logged as lost,
-// before its Done closes.
+// once its Done closed (after: a logger that blocks must not hold it).
 func TestPhaseEndedLockLogged(t *testing.T) {
 	tg := locktest.Single(t)[0]
 	ctx := context.Background()
@@ -99,6 +99,8 @@ func TestPhaseEndedLockLogged(t *testing.T) {
 	defer lk.Unlock(ctx)
 	walk(t, ctl, migrate.PhaseDualRead) // forced past the held lock
 	require.True(t, locktest.WaitDone(lk, 10*time.Second), "the legacy lock ends at dual-read")
+	_, ok := rec.Wait("lock lost", 5*time.Second)
+	require.True(t, ok, "the loss is logged")
 	lost := rec.Records("lock lost")
 	require.Len(t, lost, 1)
 	assert.Equal(t, slog.LevelError, lost[0].Level)

@@ -83,7 +83,7 @@ func (l *Lease) expire() {
 		l.mu.Unlock()
 		return
 	}
-	l.finish(&LostError{Pkg: l.pkg, Cause: &RanOutError{Last: l.last, Refreshed: l.kick != nil}}, false)
+	l.finish(&LostError{Pkg: l.pkg, Cause: &RanOutError{Last: l.last, Refreshed: l.kick != nil}})
 }
 
 // ExpiresAt is the local end of the lease: when the last successful acquire
@@ -113,7 +113,7 @@ func (l *Lease) TTL() time.Duration {
 func (l *Lease) Extend(expires time.Time, ttl time.Duration) error {
 	l.mu.Lock()
 	if !l.ended && !time.Now().Before(l.giveUp()) {
-		l.finish(&LostError{Pkg: l.pkg, Cause: &RanOutError{Last: l.last, Refreshed: l.kick != nil}}, false)
+		l.finish(&LostError{Pkg: l.pkg, Cause: &RanOutError{Last: l.last, Refreshed: l.kick != nil}})
 		l.mu.Lock()
 	}
 	defer l.mu.Unlock()
@@ -244,35 +244,27 @@ func (l *Lease) End(err error) bool {
 		l.mu.Unlock()
 		return false
 	}
-	l.finish(err, true)
+	l.finish(err)
 	return true
 }
 
-// finish ends the lease with err, called under mu, which it releases. The
-// loss is reported outside mu: before Done closes when logFirst (whoever
-// waits on Done finds the record written), after it for the give-up timer,
-// which waits for no callback before closing Done.
-func (l *Lease) finish(err error, logFirst bool) {
+// finish ends the lease with err, called under mu, which it releases. It
+// closes Done first and reports the loss after, outside mu: the report
+// calls the caller's logger and meter, which may block, and the give-up
+// timer is stopped by then — nothing the loss signal waits for may run
+// before Done closes.
+func (l *Lease) finish(err error) {
 	l.ended, l.err = true, err
 	if l.timer != nil {
 		l.timer.Stop()
 	}
 	done, tel, key := l.done, l.tel, l.key
 	l.mu.Unlock()
-	_, lost := err.(*LostError)
-	report := func() {
-		if lost && tel != nil {
-			tel.Lost(context.Background(), key, err)
-		}
-	}
-	if logFirst {
-		report()
-	}
 	if done != nil {
 		close(done)
 	}
-	if !logFirst {
-		report()
+	if _, lost := err.(*LostError); lost && tel != nil {
+		tel.Lost(context.Background(), key, err)
 	}
 }
 

@@ -324,10 +324,13 @@ abstract class AbstractLock implements Lock {
     }
 
     /**
-     * Completes done() with the loss e (nothing when null): on the caller's
-     * thread, or — on a thread of lockbridge's own (the lease timer, a
-     * watchdog, a follower) — on {@link #SIGNAL}, so that the callbacks of
-     * done() cannot hold up other locks' timers and refreshes.
+     * Completes done() with the loss e (nothing when null), then reports
+     * it to the listener: on the caller's thread, or — on a thread of
+     * lockbridge's own (the lease timer, a watchdog, a follower) — on
+     * {@link #SIGNAL}, so that the callbacks of done() cannot hold up other
+     * locks' timers and refreshes. done() completes first: the listener is
+     * the caller's code, which may block, and the loss signal waits for
+     * nothing.
      */
     private void signal(LostException e) {
         if (e == null) {
@@ -338,9 +341,9 @@ abstract class AbstractLock implements Lock {
             try {
                 SIGNAL.execute(() -> {
                     try {
-                        reportLost(ev);
-                    } finally {
                         done.completeExceptionally(e);
+                    } finally {
+                        reportLost(ev);
                     }
                 });
                 return;
@@ -349,13 +352,13 @@ abstract class AbstractLock implements Lock {
             }
         }
         try {
-            reportLost(ev);
-        } finally {
             done.completeExceptionally(e);
+        } finally {
+            reportLost(ev);
         }
     }
 
-    /** The loss reported to the listener, before done() completes (on the lease timer's thread never: see signal). */
+    /** The loss reported to the listener, once done() has completed (on the lease timer's thread never: see signal). */
     private static void reportLost(Events ev) {
         if (ev != null) {
             ev.lost();

@@ -63,8 +63,8 @@ public interface LockListener {
      * auto-refresh keeps, a refresh, unlock or ttl() found it gone or
      * taken, or no refresh succeeded before its give-up point; and every
      * {@link MigrateLocker} lock, including those a phase move ended.
-     * Called before its {@link Lock#done()} completes when the loss is
-     * found on a call, once per lock.
+     * Called once per lock, just after its {@link Lock#done()} completed
+     * (never before: a listener that blocks must not hold the loss signal).
      */
     default void lost(String system) {}
 

@@ -150,7 +150,8 @@ class LockbridgeMetersTest {
             cmd.flushall(); // its key (the modern key derived from the name, or the name) is gone
             ExecutionException e = assertThrows(ExecutionException.class, () -> l.done().get(10, TimeUnit.SECONDS));
             assertTrue(e.getCause() instanceof LostException, e.getCause().toString());
-            assertEquals(1, counter("lockbridge.lock.lost", "lockbridge.lock.system", "modern"));
+            StarterScenarios.eventually("the loss counted (just after done())", () -> counter("lockbridge.lock.lost", "lockbridge.lock.system",
+                    "modern") == 1);
             StarterScenarios.eventually("the refresh counted", () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
                     "lockbridge.lock.outcome", "not_held") == 1);
             assertEquals(0, locks.held());
