@@ -159,7 +159,6 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		return err
 	}
 	rest := max(lk.lease.TTL(), lk.owner.keep(lk.names.key, lk)) // a partial unlock sets the lock's lease to this
-	lk.owner.sent(lk.names.key, rest)
 	r, err := l.release(ctx, &lk.names, lk.owner.field, rest, lk.reqID, again)
 	if err != nil {
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -333,7 +332,6 @@ func (lk *Lock) renew(ctx context.Context, ttl time.Duration) error {
 	send := max(ttl, lk.owner.keep(key, lk)) // the whole lock's lease: never below another hold's
 	start := time.Now()                      // after keep: start+send covers every hold's lease
 	lk.lease.Sending(start, ttl)
-	lk.owner.sent(key, send)
 	a := renewArgs{key: key, lease: send, field: lk.owner.field}
 	r, err := lk.owner.l.c.Eval(ctx, renewScript, a.keys(), a.argv()...)
 	if err != nil {

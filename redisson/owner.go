@@ -45,15 +45,7 @@ type Owner struct {
 	holds  map[string]map[*Lock]struct{} // the holds of this Owner value not yet unlocked, by key
 	gens   map[string]uint64             // by key: acquires that may have made the field anew
 	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
-	doubts map[string]doubt              // by key: a count no live hold knows of may be in the hash
-}
-
-// doubt is what an Owner knows of counts of its own in a lock's hash that
-// none of its live holds accounts for: the longest lease it ever sent on
-// the key, and until when such a count may be there.
-type doubt struct {
-	longest time.Duration
-	until   time.Time
+	doubts map[string]struct{}           // keys whose hash may hold a count of ours no live hold knows of
 }
 
 // Field returns the owner's field in a lock's hash: "<client id>:<id>".
@@ -91,11 +83,12 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // When the reply is lost (the error would wrap lockbridge.ErrUnknownOutcome)
 // and this Owner holds no other hold of key, the attempt reads the field
 // back (HEXISTS, a read): present, the acquire ran and the hold is
-// returned; absent, it did not — unless a count of the owner's that no
-// hold knows of may linger in the hash (a hold lost or forgotten without a
-// release, a count an unlock left, an acquire of unknown outcome, within the
-// longest lease the owner sent on key since): then the field shows nothing
-// and the error wraps lockbridge.ErrUnknownOutcome. With another hold the count cannot tell,
+// returned; absent, it did not — unless the Owner ever left, or may have
+// left, a count in the hash of key that no hold knows of (a hold lost or
+// forgotten without a release, a count an unlock left, an acquire of
+// unknown outcome, which may land at any later time): then the field shows
+// nothing, and the error wraps lockbridge.ErrUnknownOutcome for as long as
+// this Owner lives. With another hold the count cannot tell,
 // and the error wraps lockbridge.ErrUnknownOutcome: a hold the acquire may
 // have added stays in the count until the lease ends after the last known
 // hold is unlocked. When ctx ends during the attempt the error wraps
@@ -338,30 +331,17 @@ func (o *Owner) tryAttempt(key string) (func(), bool) {
 	}, true
 }
 
-// sent records that a write setting the lock's lease to d is about to be
-// sent on key.
-func (o *Owner) sent(key string, d time.Duration) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	dt := o.doubts[key]
-	dt.longest = max(dt.longest, d)
-	o.doubts[key] = dt
-}
-
-// doubt records that from now the hash of key may hold a count of the
-// owner's that none of its live holds accounts for — a hold forgotten
-// without a release (lost, or its unlock's outcome unknown), a count
-// another unlock left, an acquire whose outcome is unknown — until the
-// longest lease the owner sent on key has passed from now. Until then the
-// owner's field shows nothing about an acquire whose reply was lost.
+// doubt records that the hash of key may hold, now or at any later time, a
+// count of the owner's that none of its live holds accounts for: a hold
+// forgotten without a release (lost, or its unlock's outcome unknown), a
+// count another unlock left, an acquire whose outcome is unknown (which may
+// still land). From then on the owner's field shows nothing about an
+// acquire whose reply was lost: no time bound is guessed for a write held
+// up in the network.
 func (o *Owner) doubt(key string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	dt := o.doubts[key]
-	if u := time.Now().Add(dt.longest); u.After(dt.until) {
-		dt.until = u
-	}
-	o.doubts[key] = dt
+	o.doubts[key] = struct{}{}
 }
 
 // doubted reports whether the owner's field of key may hold a count none
@@ -369,7 +349,8 @@ func (o *Owner) doubt(key string) {
 func (o *Owner) doubted(key string) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return time.Now().Before(o.doubts[key].until)
+	_, ok := o.doubts[key]
+	return ok
 }
 
 // unsure tells every live hold of key that a write setting the lock's
@@ -398,7 +379,6 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 	alone := o.live(n.key) == 0
 	sent := max(ttl, o.keep(n.key, nil)) // the whole lock's lease: never below another hold's
 	start := time.Now()                  // after keep: start+sent covers every hold's lease
-	o.sent(n.key, sent)
 	held, holder, fence, err := o.l.acquire(ctx, n, o.field, sent, wait)
 	unknown := err != nil && !held && (errors.Is(err, lockbridge.ErrUnknownOutcome) || ctx.Err() != nil ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
