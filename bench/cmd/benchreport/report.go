@@ -379,7 +379,8 @@ func mdUncontended(b *strings.Builder, res *Results) {
 		"\"÷ floor\" is against the same client's floor with such a context); ")
 	p("the other columns use `context.Background()`. \"exec µs\": the time Redis spent executing the commands (INFO " +
 		"commandstats `usec`); ")
-	p("\"server CPU\": the redis-server process's CPU time (INFO cpu); the rest of a cycle is network, kernel and client. ")
+	p("\"server CPU\": the redis-server process's CPU time (INFO cpu); the rest of a cycle is network, kernel " +
+		"and client. ")
 	p("\"floor through lockbridge's driver.Client\" sends the floor's two commands through lockbridge's go-redis " +
 		"adapter, without any lock logic: the adapter's share. ")
 	p("rueidislock takes its lease from its own setting (KeyValidity, 5 s) and keeps extending it from a goroutine " +
@@ -596,8 +597,8 @@ func targetsAllocs(l *targetList, res *Results) {
 	if mr := cycleRow(res, idModern); len(mr.Ns) > 0 {
 		l.add("modern cycle: 2 round trips", num(mr.RoundTrips)+" ("+mr.Sent+")", mr.RoundTrips <= 2)
 		fa := cycleRow(res, idFloor).Allocs
-		l.add("allocations per modern cycle ≤ the go-redis floor's + 4", fmt.Sprintf("modern %.0f, floor %.0f", mr.Allocs, fa),
-			mr.Allocs <= fa+4)
+		l.add("allocations per modern cycle ≤ the go-redis floor's + 4",
+			fmt.Sprintf("modern %.0f, floor %.0f", mr.Allocs, fa), mr.Allocs <= fa+4)
 	}
 	if rr := cycleRow(res, idModernRueidis); len(rr.Ns) > 0 {
 		fa := cycleRow(res, idFloorRueidis).Allocs

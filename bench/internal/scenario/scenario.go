@@ -244,63 +244,19 @@ func (r HandoffResult) CyclesPerSec() float64 {
 // cfg.Hold, release and lock again, until cfg.Duration has passed or
 // cfg.MaxCycles locks were taken. Worker w locks through ls[w % len(ls)]:
 // one Locker for all, as one process, or one each, as many processes, whose
-// waiters learn of a release only from Redis. A worker that released calls Lock again only
-// once another worker has taken the lock: every hand-off then goes to a
-// goroutine that was waiting, as the latency is meant to measure (a releaser
-// retrying at once would often beat the waiters), and all other workers are
-// waiting at any time.
+// waiters learn of a release only from Redis. A worker that released calls
+// Lock again only once another worker has taken the lock: every hand-off then
+// goes to a goroutine that was waiting, as the latency is meant to measure (a
+// releaser retrying at once would often beat the waiters), and all other
+// workers are waiting at any time.
 func Handoff(ctx context.Context, ls []impls.Locker, key string, cfg HandoffConfig) (HandoffResult, error) {
 	if len(ls) == 0 {
 		return HandoffResult{}, errors.New("scenario: no locker")
 	}
-	limit := 1 << 20 // generations recorded
-	if cfg.MaxCycles > 0 {
-		limit = cfg.MaxCycles + 1<<16 // room for the cycles during the stagger
-	}
-	acq := make([]int64, limit+1)   // acq[g]: when holder g's Lock returned
-	rel := make([]int64, limit+1)   // rel[g]: when holder g's Unlock returned
-	owner := make([]int32, limit+1) // owner[g]: the worker that was holder g
-	base := time.Now()
-	since := func() int64 { return int64(time.Since(base)) }
-
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if cfg.Duration > 0 {
-		runCtx, cancel = context.WithTimeout(runCtx, cfg.Stagger+cfg.Duration)
-		defer cancel()
-	}
-
-	// handed is broadcast after every acquire; a releaser waits on it.
-	var mu sync.Mutex
-	handed := sync.NewCond(&mu)
-	stop := context.AfterFunc(runCtx, func() {
-		mu.Lock()
-		handed.Broadcast()
-		mu.Unlock()
-	})
-	defer stop()
-
-	from := int64(cfg.Stagger) // the measurement starts here
-	var (
-		gen, guard         atomic.Int64
-		counted            atomic.Int64
-		gaveUp, violations atomic.Int64
-		held               atomic.Int64
-		errMu              sync.Mutex
-		firstErr           error
-		wg                 sync.WaitGroup
-		waitMu             sync.Mutex
-		waits              []time.Duration
-	)
-	fail := func(err error) {
-		errMu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		errMu.Unlock()
-		cancel()
-	}
-	rnd := rand.New(rand.NewPCG(uint64(base.UnixNano()), 1))
+	r, done := newHandoffRun(ctx, ls, key, cfg)
+	defer done()
+	var wg sync.WaitGroup
+	rnd := rand.New(rand.NewPCG(uint64(r.base.UnixNano()), 1))
 	for w := 0; w < cfg.Workers; w++ {
 		var delay time.Duration
 		if cfg.Stagger > 0 {
@@ -309,111 +265,219 @@ func Handoff(ctx context.Context, ls []impls.Locker, key string, cfg HandoffConf
 		wg.Add(1)
 		go func(w int32) {
 			defer wg.Done()
-			l := ls[int(w)%len(ls)]
-			if delay > 0 {
-				select {
-				case <-time.After(delay):
-				case <-runCtx.Done():
-					return
-				}
-			}
-			var mine []time.Duration
-			defer func() {
-				waitMu.Lock()
-				waits = append(waits, mine...)
-				waitMu.Unlock()
-			}()
-			for runCtx.Err() == nil {
-				called := since()
-				h, err := l.Lock(runCtx, key, TTL)
-				if err != nil {
-					if runCtx.Err() != nil {
-						return
-					}
-					if gaveUp.Add(1) > 1_000_000 {
-						fail(fmt.Errorf("lock keeps failing: %w", err))
-						return
-					}
-					continue
-				}
-				t := since()
-				if t >= from {
-					mine = append(mine, time.Duration(t-called))
-				}
-				if guard.Add(1) != 1 {
-					violations.Add(1)
-				}
-				g := gen.Add(1)
-				if g <= int64(limit) {
-					acq[g], owner[g] = t, w
-				}
-				mu.Lock()
-				handed.Broadcast()
-				mu.Unlock()
-				if cfg.Hold > 0 {
-					work(cfg.Hold)
-				}
-				if t >= from {
-					held.Add(since() - t)
-				}
-				guard.Add(-1)
-				// Release even when the run has ended, so no lock is left.
-				if err := h.Unlock(context.WithoutCancel(runCtx)); err != nil {
-					fail(fmt.Errorf("unlock: %w", err))
-					return
-				}
-				if g <= int64(limit) {
-					rel[g] = since()
-				}
-				if t >= from && cfg.MaxCycles > 0 && counted.Add(1) >= int64(cfg.MaxCycles) {
-					cancel()
-				}
-				if g >= int64(limit) {
-					cancel()
-					return
-				}
-				mu.Lock()
-				for gen.Load() == g && runCtx.Err() == nil {
-					handed.Wait()
-				}
-				mu.Unlock()
-			}
+			r.worker(w, delay)
 		}(int32(w))
 	}
 	wg.Wait()
-	end := since()
-	if firstErr != nil {
-		return HandoffResult{}, firstErr
+	end := r.since()
+	if r.firstErr != nil {
+		return HandoffResult{}, r.firstErr
 	}
-	n := int(min(gen.Load(), int64(limit)))
-	r := HandoffResult{
-		Total:      n,
-		Elapsed:    time.Duration(end - from),
-		GaveUp:     int(gaveUp.Load()),
-		Violations: int(violations.Load()),
-		Handoffs:   make([]time.Duration, 0, n),
-		Waits:      waits,
-		held:       time.Duration(held.Load()),
+	return r.result(end), nil
+}
+
+// handoffRun is one run of Handoff: what its workers share.
+type handoffRun struct {
+	ls    []impls.Locker
+	key   string
+	cfg   HandoffConfig
+	limit int64     // generations recorded
+	base  time.Time // times are nanoseconds since base
+	from  int64     // the measurement starts here
+
+	ctx    context.Context // ends the run
+	cancel context.CancelFunc
+
+	acq   []int64 // acq[g]: when holder g's Lock returned
+	rel   []int64 // rel[g]: when holder g's Unlock returned
+	owner []int32 // owner[g]: the worker that was holder g
+
+	// handed is broadcast after every acquire and when the run ends; a
+	// releaser waits on it.
+	mu     sync.Mutex
+	handed *sync.Cond
+
+	gen, guard, counted, gaveUp, violations, held atomic.Int64
+
+	errMu    sync.Mutex
+	firstErr error
+	waitMu   sync.Mutex
+	waits    []time.Duration
+}
+
+// newHandoffRun prepares a run; done releases its context.
+func newHandoffRun(ctx context.Context, ls []impls.Locker, key string, cfg HandoffConfig) (*handoffRun, func()) {
+	limit := int64(1 << 20)
+	if cfg.MaxCycles > 0 {
+		limit = int64(cfg.MaxCycles) + 1<<16 // room for the cycles during the stagger
 	}
-	for g := 1; g <= n; g++ {
-		if acq[g] < from {
-			continue // before the measurement started
+	r := &handoffRun{ls: ls, key: key, cfg: cfg, limit: limit, base: time.Now(), from: int64(cfg.Stagger),
+		acq: make([]int64, limit+1), rel: make([]int64, limit+1), owner: make([]int32, limit+1)}
+	r.handed = sync.NewCond(&r.mu)
+	if cfg.Duration > 0 {
+		r.ctx, r.cancel = context.WithTimeout(ctx, cfg.Stagger+cfg.Duration)
+	} else {
+		r.ctx, r.cancel = context.WithCancel(ctx)
+	}
+	stop := context.AfterFunc(r.ctx, r.broadcast)
+	return r, func() {
+		stop()
+		r.cancel()
+	}
+}
+
+// since is the time since the run's base, in nanoseconds.
+func (r *handoffRun) since() int64 { return int64(time.Since(r.base)) }
+
+// broadcast wakes the releasers waiting for a hand-off.
+func (r *handoffRun) broadcast() {
+	r.mu.Lock()
+	r.handed.Broadcast()
+	r.mu.Unlock()
+}
+
+// fail records the run's first error and ends the run.
+func (r *handoffRun) fail(err error) {
+	r.errMu.Lock()
+	if r.firstErr == nil {
+		r.firstErr = err
+	}
+	r.errMu.Unlock()
+	r.cancel()
+}
+
+// worker is worker w: after delay, it locks, holds, releases and waits for
+// the hand-off until the run ends.
+func (r *handoffRun) worker(w int32, delay time.Duration) {
+	l := r.ls[int(w)%len(r.ls)]
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-r.ctx.Done():
+			return
 		}
-		r.Cycles++
-		if g == 1 || acq[g-1] < from || rel[g-1] == 0 {
+	}
+	var mine []time.Duration
+	defer func() {
+		r.waitMu.Lock()
+		r.waits = append(r.waits, mine...)
+		r.waitMu.Unlock()
+	}()
+	for r.ctx.Err() == nil {
+		called := r.since()
+		h, err := l.Lock(r.ctx, r.key, TTL)
+		if err != nil {
+			if r.lockFailed(err) {
+				return
+			}
 			continue
 		}
-		d := acq[g] - rel[g-1]
+		t := r.since()
+		if t >= r.from {
+			mine = append(mine, time.Duration(t-called))
+		}
+		g, err := r.hold(h, w, t)
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		if !r.afterRelease(g, t) {
+			return
+		}
+	}
+}
+
+// lockFailed counts a Lock call that returned err; true: the worker stops
+// (the run has ended, or Lock keeps failing).
+func (r *handoffRun) lockFailed(err error) bool {
+	if r.ctx.Err() != nil {
+		return true
+	}
+	if r.gaveUp.Add(1) > 1_000_000 {
+		r.fail(fmt.Errorf("lock keeps failing: %w", err))
+		return true
+	}
+	return false
+}
+
+// hold is worker w inside, as holder g, from t on: it records the
+// acquire, works for cfg.Hold and releases h. It returns g.
+func (r *handoffRun) hold(h impls.Held, w int32, t int64) (int64, error) {
+	if r.guard.Add(1) != 1 {
+		r.violations.Add(1)
+	}
+	g := r.gen.Add(1)
+	if g <= r.limit {
+		r.acq[g], r.owner[g] = t, w
+	}
+	r.broadcast()
+	if r.cfg.Hold > 0 {
+		work(r.cfg.Hold)
+	}
+	if t >= r.from {
+		r.held.Add(r.since() - t)
+	}
+	r.guard.Add(-1)
+	// Release even when the run has ended, so no lock is left.
+	if err := h.Unlock(context.WithoutCancel(r.ctx)); err != nil {
+		return g, fmt.Errorf("unlock: %w", err)
+	}
+	if g <= r.limit {
+		r.rel[g] = r.since()
+	}
+	return g, nil
+}
+
+// afterRelease follows holder g's release (its Lock returned at t): it
+// ends the run at cfg.MaxCycles or the recording limit, else waits until
+// another worker took the lock. False: the worker stops.
+func (r *handoffRun) afterRelease(g, t int64) bool {
+	if t >= r.from && r.cfg.MaxCycles > 0 && r.counted.Add(1) >= int64(r.cfg.MaxCycles) {
+		r.cancel()
+	}
+	if g >= r.limit {
+		r.cancel()
+		return false
+	}
+	r.mu.Lock()
+	for r.gen.Load() == g && r.ctx.Err() == nil {
+		r.handed.Wait()
+	}
+	r.mu.Unlock()
+	return true
+}
+
+// result is what the run measured, once every worker has stopped at end.
+func (r *handoffRun) result(end int64) HandoffResult {
+	n := int(min(r.gen.Load(), r.limit))
+	out := HandoffResult{
+		Total:      n,
+		Elapsed:    time.Duration(end - r.from),
+		GaveUp:     int(r.gaveUp.Load()),
+		Violations: int(r.violations.Load()),
+		Handoffs:   make([]time.Duration, 0, n),
+		Waits:      r.waits,
+		held:       time.Duration(r.held.Load()),
+	}
+	for g := 1; g <= n; g++ {
+		if r.acq[g] < r.from {
+			continue // before the measurement started
+		}
+		out.Cycles++
+		if g == 1 || r.acq[g-1] < r.from || r.rel[g-1] == 0 {
+			continue
+		}
+		d := r.acq[g] - r.rel[g-1]
 		if d < 0 {
-			r.Early++
+			out.Early++
 			d = 0
 		}
-		if owner[g] == owner[g-1] {
-			r.Self++
+		if r.owner[g] == r.owner[g-1] {
+			out.Self++
 		}
-		r.Handoffs = append(r.Handoffs, time.Duration(d))
+		out.Handoffs = append(out.Handoffs, time.Duration(d))
 	}
-	return r, nil
+	return out
 }
 
 // Percentile returns the p-th percentile (0 < p ≤ 100) of ds, nearest rank.
