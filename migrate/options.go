@@ -205,7 +205,7 @@ func WithPhaseInterval(d time.Duration) Option {
 // steps past a client that may still lock or hold in its old phase. It must
 // be longer than the phase interval and below 2^39 ms; a lock's ttl may
 // then be at most 2^40 ms minus the lease (else ErrInvalid). Default
-// DefaultPhaseLeaseIntervals (3) phase intervals: 6 s by default.
+// DefaultPhaseLeaseIntervals (12) phase intervals: 24 s by default.
 func WithPhaseLease(d time.Duration) Option {
 	return func(c *config) {
 		if d <= 0 || d >= maxHold/2 {

@@ -34,12 +34,17 @@ func TestMetricsReadBack(t *testing.T) {
 	require.NoError(t, LockCycle(ctx, c, tel, "example:orders", 250*time.Millisecond))
 	require.NoError(t, MigrateCycle(ctx, c, tel, "example", "payments"))
 
-	fams, err := tel.Registry.Gather()
-	require.NoError(t, err)
+	// The loss is counted just after the lost lock's Done closes (nothing
+	// may hold Done up), so gather until it is there.
 	m := map[string]*dto.MetricFamily{}
-	for _, f := range fams {
-		m[f.GetName()] = f
-	}
+	require.Eventually(t, func() bool {
+		fams, err := tel.Registry.Gather()
+		require.NoError(t, err)
+		for _, f := range fams {
+			m[f.GetName()] = f
+		}
+		return m["lockbridge_lock_lost_total"] != nil
+	}, 5*time.Second, 10*time.Millisecond)
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
