@@ -51,7 +51,7 @@ func TestFaultBlockedLoggerHoldsDoneOpen(t *testing.T) {
 	key := locktest.Key(t, "k")
 	h := &stuckHandler{entered: make(chan struct{}), release: make(chan struct{})}
 	defer close(h.release)
-	l := modern.New(tg.Client, modern.WithAutoRefresh(), modern.WithLogger(slog.New(h)))
+	l := modern.New(tg.Client, modern.WithAutoRefresh(), modern.WithTelemetry(lockbridge.Telemetry{Logger: slog.New(h)}))
 	lk, err := l.TryLock(ctx, key, 600*time.Millisecond)
 	require.NoError(t, err)
 	done := lk.Done()

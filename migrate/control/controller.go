@@ -630,9 +630,9 @@ func advanceBlockers(cl Member, cur migrate.Phase) []Blocker {
 	return out
 }
 
-// who names cl in a blocker's text: its id, and its host and pid when
+// who names c in a blocker's text: its id, and its host and pid when
 // known. Made only for a blocker: most members block nothing.
-func (cl Member) who() string { return fmt.Sprintf("client %q%s", cl.ID, hostOf(cl)) }
+func (c Member) who() string { return fmt.Sprintf("client %q%s", c.ID, hostOf(c)) }
 
 func hostOf(c Member) string {
 	if c.Host == "" {
