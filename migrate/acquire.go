@@ -439,7 +439,8 @@ func (l *Locker) legacyRecent() bool {
 
 // sighted records a legacy sighting, at most once per sightingEvery, best
 // effort: the evidence matters, not every instance of it, and a failure to
-// record it must not fail the caller's lock.
+// record it must not fail the caller's lock. A write that failed gives its
+// turn back, so the next meeting records the evidence it dropped.
 func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 	if l.store == nil {
 		return
@@ -451,6 +452,7 @@ func (l *Locker) sighted(ctx context.Context, legacyKey string) {
 	}
 	// Stamped with the server's clock.
 	if err := l.store.recordSighting(ctx, legacyKey); err != nil {
+		l.lastSighting.CompareAndSwap(now.UnixNano(), last)
 		l.tel.Log().WarnContext(ctx, "lockbridge: recording a legacy sighting failed", "lockbridge.migrate.namespace",
 			l.store.k.NS, "lockbridge.lock.key", legacyKey, "error", err)
 		return

@@ -522,7 +522,10 @@ public final class MigrateLocker implements AutoCloseable {
         throw Replies.unexpected(s, r);
     }
 
-    /** Records a legacy sighting, at most once a second, best effort (stamped with the server's clock). */
+    /**
+     * Records a legacy sighting, at most once a second, best effort (stamped with the server's clock). A write that failed
+     * gives its turn back, so the next meeting records the evidence it dropped.
+     */
     private void sighted(byte[] legacyKey) {
         if (ns == null) {
             return;
@@ -535,7 +538,8 @@ public final class MigrateLocker implements AutoCloseable {
         try {
             redis.evalLong(Scripts.SIGHTING, new byte[][] {ns.sighting, ns.meta}, legacyKey);
         } catch (RuntimeException ignored) {
-            return; // the evidence matters, not every instance of it
+            lastSighting.compareAndSet(now, last); // the evidence matters, not every instance of it
+            return;
         }
         if (events != null) {
             events.sighted(ns.ns);

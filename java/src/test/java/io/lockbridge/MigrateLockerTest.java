@@ -158,6 +158,27 @@ class MigrateLockerTest extends ServerTest {
         legacy.unlock();
     }
 
+    /**
+     * A sighting whose write failed (the sighting key holds a string: WRONGTYPE) is recorded at the next meeting, even
+     * within the second in which a locker records at most one: else the controller would see no legacy locker.
+     */
+    @Test
+    void faultFailedSightingIsRecordedAtTheNextMeeting() throws Exception {
+        srv.setPhase("nsfail", "", Phase.DUAL_WRITE, "init");
+        byte[] sighting = b("lockbridge:{nsfail}:legacy-sighting");
+        Lock legacy = LegacyLocker.builder(redis).build().tryLock("invoices", Duration.ofSeconds(30));
+        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("nsfail").build()) {
+            srv.raw.set(sighting, b("not a hash"));
+            assertThrows(NotObtainedException.class, () -> m.tryLock("invoices", Duration.ofSeconds(1)));
+            srv.raw.del(sighting);
+            assertThrows(NotObtainedException.class, () -> m.tryLock("invoices", Duration.ofSeconds(1)));
+            assertEquals("invoices", new String(srv.raw.hget(sighting, b("key")), StandardCharsets.UTF_8),
+                    "the next meeting records the sighting the failed write dropped");
+            assertEquals("1", new String(srv.raw.hget(sighting, b("count")), StandardCharsets.UTF_8));
+        }
+        legacy.unlock();
+    }
+
     @Test
     void followsThePhaseOneStepAtATimeAndHeartbeatsAsGo() throws Exception {
         srv.setPhase("ns2", "", Phase.LEGACY, "init");
