@@ -114,7 +114,9 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (ar
 	if err := l.profile.CheckTTL(ttl); err != nil {
 		return args{}, err
 	}
-	a := args{key: key, ttl: ttl}
+	// PX takes whole milliseconds: the lease counted here must not be
+	// longer than the one the server keeps (as modern's and redlock's).
+	a := args{key: key, ttl: ttl.Truncate(time.Millisecond)}
 	var err error
 	if a.legacyKey, a.modernKey, err = l.Keys(key); err != nil {
 		return args{}, err

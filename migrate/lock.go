@@ -156,7 +156,7 @@ func (d *dualLock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if ttl < time.Millisecond {
 		return fmt.Errorf("%s: %w: ttl %v is below 1ms", pkg, lockbridge.ErrInvalid, ttl)
 	}
-	err := d.refresh(ctx, ttl, false)
+	err := d.refresh(ctx, ttl.Truncate(time.Millisecond), false) // PX takes whole milliseconds
 	if isNotHeld(err) {
 		d.life.Lose(err)
 	}

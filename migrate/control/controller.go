@@ -833,8 +833,10 @@ func (c *Controller) repairPlan(sn snapshot, st Status, to migrate.Phase) (block
 // Forget removes a client from the registry, for an entry known dead (a
 // crashed client, or one of the first release's format). Without force it
 // refuses, with an error wrapping ErrUnsafeStep, while the entry is live by
-// the server's clock, with the liveness margin, as Status counts it. It
-// reports whether an entry was removed.
+// the server's clock, with the liveness margin, as Status counts it — and
+// while an entry of protocol 2 or 3 has no expiry at all (lost, or written
+// by hand): Status counts that one live too. It reports whether an entry
+// was removed.
 func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, error) {
 	if err := c.usable(ctx); err != nil {
 		return false, err
@@ -845,6 +847,11 @@ func (c *Controller) Forget(ctx context.Context, id string, force bool) (bool, e
 	n, err := migrateproto.Forget(ctx, c.s.c, migrateproto.ForgetArgs{NS: c.s.k, ID: id, Force: force, Margin: c.margin})
 	if err != nil {
 		return false, err
+	}
+	if n == migrateproto.ForgetNoExpiry {
+		return false, fmt.Errorf(
+			"migrate: %w: client %q has a registry entry without an expiry (lost, or written by hand): nothing shows it "+
+				"dead, and Status counts it live; if you know it is dead, force it", ErrUnsafeStep, id)
 	}
 	if n < 0 {
 		return false, fmt.Errorf(

@@ -86,7 +86,8 @@ func TestScriptHeaders(t *testing.T) {
 				"HeartbeatNoEntry": HeartbeatNoEntry}},
 		{"forget.lua", forgetSrc, forget.Keys(), forget.Argv(),
 			map[string]any{"KEYS[1]": k.Clients, "KEYS[2]": k.Expiry, "KEYS[3]": k.Seen, "KEYS[4]": k.Fleet,
-				"ARGV[1]": "c1", "ARGV[2]": "1", "ARGV[3]": 2000}, map[string]int64{"ForgetLive": ForgetLive}},
+				"ARGV[1]": "c1", "ARGV[2]": "1", "ARGV[3]": 2000}, map[string]int64{"ForgetLive": ForgetLive,
+				"ForgetNoExpiry": ForgetNoExpiry}},
 		{"sighting.lua", sightingSrc, sighting.Keys(), sighting.Argv(),
 			map[string]any{"KEYS[1]": k.Sighting, "KEYS[2]": k.Meta, "ARGV[1]": "l"}, map[string]int64{}},
 	} {

@@ -112,8 +112,13 @@ func (a ForgetArgs) Argv() []any { return []any{a.ID, Flag(a.Force), Millis(a.Ma
 // not forced.
 const ForgetLive = -1
 
+// ForgetNoExpiry is forget.lua's reply for an entry it kept because it has
+// no expiry (its expiry was lost): nothing shows it dead, and the
+// controller counts it live; not forced.
+const ForgetNoExpiry = -2
+
 // Forget runs forget.lua: it removes the client from both registries and
-// returns how many entries went, or ForgetLive.
+// returns how many entries went, or ForgetLive or ForgetNoExpiry.
 func Forget(ctx context.Context, c driver.Client, a ForgetArgs) (int64, error) {
 	r, err := c.Eval(ctx, ForgetScript, a.Keys(), a.Argv()...)
 	if err != nil {

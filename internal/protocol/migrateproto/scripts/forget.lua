@@ -14,7 +14,11 @@
 --
 -- Returns the number of entries removed (0: none had that id), or:
 -- Replies, the codes named as in Go (migrateproto's registry.go):
---   ForgetLive = -1  the entry is live and ARGV[2] is '0' (nothing removed)
+--   ForgetLive     = -1  the entry is live and ARGV[2] is '0' (nothing
+--                        removed)
+--   ForgetNoExpiry = -2  the entry (protocols 2 and 3) has no expiry and
+--                        ARGV[2] is '0': nothing shows it dead — the
+--                        controller counts it live —, so nothing is removed
 
 local id = arg_nonempty(1)
 local force = arg_flag(2)
@@ -26,6 +30,8 @@ if not force then
     if tonumber(exp) + margin > now then
       return -1
     end
+  elseif redis.call('HEXISTS', KEYS[1], id) == 1 then
+    return -2
   end
 end
 local n = redis.call('HDEL', KEYS[1], id) + redis.call('HDEL', KEYS[4], id)

@@ -312,7 +312,13 @@ public final class MigrateLocker implements AutoCloseable {
         profile.checkTtl(ttl);
         byte[] l = profile.encodeKey(name);
         byte[] m = Keys.modernKey(l);
-        return new Args(name, l, m, Keys.companion(m, Keys.RELEASED_SUFFIX), ttl);
+        // PX takes whole milliseconds: the lease counted must not be longer than the one the server keeps.
+        return new Args(name, l, m, Keys.companion(m, Keys.RELEASED_SUFFIX), wholeMillis(ttl));
+    }
+
+    /** ttl in whole milliseconds (PX's unit; checked to be at least 1 ms). */
+    static Duration wholeMillis(Duration ttl) {
+        return Duration.ofMillis(ttl.toMillis());
     }
 
     /** One attempt in the phase current now; again: lock()'s attempts after a miss. */
@@ -588,8 +594,9 @@ public final class MigrateLocker implements AutoCloseable {
         }
 
         @Override
-        void refreshOnce(Duration ttl) {
-            profile.checkTtl(ttl);
+        void refreshOnce(Duration newTtl) {
+            profile.checkTtl(newTtl);
+            Duration ttl = wholeMillis(newTtl);
             long start = System.nanoTime();
             Instant now = profile.now();
             long nw = profile.expiry(now, ttl);
@@ -659,7 +666,8 @@ public final class MigrateLocker implements AutoCloseable {
         }
 
         @Override
-        void refreshOnce(Duration ttl) {
+        void refreshOnce(Duration newTtl) {
+            Duration ttl = wholeMillis(newTtl);
             long start = System.nanoTime();
             Script s = Scripts.MODERN_REFRESH;
             sending(start, ttl, ttl, ttl);
