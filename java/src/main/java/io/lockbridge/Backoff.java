@@ -34,12 +34,12 @@ public final class Backoff {
         return exponential(Duration.ofMillis(8), Duration.ofMillis(512));
     }
 
-    Duration delay(int n) {
-        long m = max.toNanos();
-        long d = base.toNanos();
-        for (int i = 0; i < n && d < m; i++) {
-            d = d > m / 2 ? m : d * 2; // never past max, never overflowing
+    Duration delay(int attempt) {
+        long maxNanos = max.toNanos();
+        long nanos = base.toNanos();
+        for (int i = 0; i < attempt && nanos < maxNanos; i++) {
+            nanos = nanos > maxNanos / 2 ? maxNanos : nanos * 2; // never past max, never overflowing
         }
-        return Duration.ofNanos(d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1));
+        return Duration.ofNanos(nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1));
     }
 }

@@ -27,8 +27,8 @@ public class UnknownOutcomeException extends LockbridgeException {
      * outcome unknown.
      */
     boolean stopRequest() {
-        java.util.function.BooleanSupplier s = stopper;
+        java.util.function.BooleanSupplier stop = stopper;
         stopper = null;
-        return s != null && s.getAsBoolean();
+        return stop != null && stop.getAsBoolean();
     }
 }

@@ -44,12 +44,12 @@ final class Wait {
         AutoCloseable sub = null;
         long waited = 0;
         try {
-            for (int n = 0, slept = 0;; n++) {
+            for (int tries = 0, slept = 0;; tries++) {
                 notInterrupted(name);
                 NotObtainedException miss;
                 wake.drainPermits(); // a notice from now on wakes the sleep below
                 try {
-                    return attempt.once(n > 0);
+                    return attempt.once(tries > 0);
                 } catch (NotObtainedException e) {
                     miss = e;
                 }

@@ -87,7 +87,7 @@ class LeaseTimerTest {
         t.schedule(() -> {
             running.countDown();
             try {
-                release.await(); // a long task, for the test only (a give-up takes a lock's mu, never held across I/O)
+                release.await(); // a long task, for the test only (a give-up takes a lock's stateLock, never held across I/O)
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
