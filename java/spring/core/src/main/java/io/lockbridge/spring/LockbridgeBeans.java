@@ -44,8 +44,8 @@ public class LockbridgeBeans {
         @Bean
         @ConditionalOnMissingBean(LockObserver.class)
         LockObserver lockbridgeMeters(ObjectProvider<MeterRegistry> registry) {
-            MeterRegistry r = registry.getIfAvailable();
-            return r == null ? LockObserver.NONE : new LockbridgeMeters(r);
+            MeterRegistry meters = registry.getIfAvailable();
+            return meters == null ? LockObserver.NONE : new LockbridgeMeters(meters);
         }
     }
 }

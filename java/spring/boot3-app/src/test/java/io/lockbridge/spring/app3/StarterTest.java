@@ -22,8 +22,8 @@ class StarterTest extends AbstractStarterTest {
 
     @Override
     protected StarterScenarios.Health health() {
-        Health h = (Health) health.healthForPath("lockbridge");
-        return StarterScenarios.Health.of(h.getStatus().getCode(), h.getDetails());
+        Health shown = (Health) health.healthForPath("lockbridge");
+        return StarterScenarios.Health.of(shown.getStatus().getCode(), shown.getDetails());
     }
 
     @Override

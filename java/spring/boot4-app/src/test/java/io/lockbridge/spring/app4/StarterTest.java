@@ -20,8 +20,8 @@ class StarterTest extends AbstractStarterTest {
 
     @Override
     protected StarterScenarios.Health health() {
-        IndicatedHealthDescriptor h = (IndicatedHealthDescriptor) health.healthForPath("lockbridge");
-        return StarterScenarios.Health.of(h.getStatus().getCode(), h.getDetails());
+        IndicatedHealthDescriptor shown = (IndicatedHealthDescriptor) health.healthForPath("lockbridge");
+        return StarterScenarios.Health.of(shown.getStatus().getCode(), shown.getDetails());
     }
 
     @Override

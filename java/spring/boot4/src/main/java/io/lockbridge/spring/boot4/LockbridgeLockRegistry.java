@@ -50,8 +50,8 @@ public class LockbridgeLockRegistry
 
     /** The Spring Integration 7 lock: the core lock, whose lock(Duration) and tryLock(Duration, Duration) are DistributedLock's. */
     static final class Lock7 extends RegistryLock implements DistributedLock {
-        Lock7(RegistryLocks<?> r, String k) {
-            super(r, k);
+        Lock7(RegistryLocks<?> registry, String key) {
+            super(registry, key);
         }
     }
 
