@@ -47,11 +47,15 @@ abstract class AbstractLock implements Lock {
     private LostException lost;
     private boolean auto; // refreshed by a watchdog (for the loss's reason)
     private long serverEndNanos; // the server-side lease has surely ended by then, but for a write in flight
-    private Duration inflightHold; // under stateLock: a refresh is in flight that may keep the lock on the server this long after it runs
+    // under stateLock: a refresh is in flight that may keep the lock on the server this long after it runs
+    private Duration inflightHold;
 
     /** A migrate lock's phase lease, asked before each refresh. */
     interface Trust {
-        /** Throws to refuse a refresh to ttl; else the end of the phase lease it is trusted under (System.nanoTime()). */
+        /**
+         * Throws to refuse a refresh to ttl; else the end of the phase lease it
+         * is trusted under (System.nanoTime()).
+         */
         long until(Duration ttl);
 
         /** The error of a refresh of a lock taken in phase that came back at or after that end. */
@@ -90,9 +94,12 @@ abstract class AbstractLock implements Lock {
      */
     private static final LeaseTimer TIMER = new LeaseTimer("lockbridge-lease-timer");
 
-    /** Where a loss found on lockbridge's own threads completes done(): the callers' callbacks run here, not on the timer or a watchdog. */
-    private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-            Threads.daemon("lockbridge-done"));
+    /**
+     * Where a loss found on lockbridge's own threads completes done(): the
+     * callers' callbacks run here, not on the timer or a watchdog.
+     */
+    private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+            new SynchronousQueue<>(), Threads.daemon("lockbridge-done"));
 
     /**
      * Where auto-refreshes run: a locker's watchdog only times them. One
@@ -100,8 +107,8 @@ abstract class AbstractLock implements Lock {
      * back no other lock's, as Go refreshes each lock on a goroutine of its
      * own; a lock's refreshes and its unlock stay serialised by its opLock.
      */
-    private static final ExecutorService REFRESH = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-            Threads.daemon("lockbridge-refresh"));
+    private static final ExecutorService REFRESH = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+            new SynchronousQueue<>(), Threads.daemon("lockbridge-refresh"));
 
     /** A lease this long or longer is treated as this long (about 73 years): nanoTime arithmetic never wraps. */
     private static final long FOREVER = Long.MAX_VALUE / 4;
@@ -295,7 +302,8 @@ abstract class AbstractLock implements Lock {
                 now = endLostLocked(leaseRanOut(), null);
             }
             over = new NotHeldException(name, NotHeldException.Reason.ENDED,
-                    "refresh: its reply came after the lease's give-up point (ttl/12 before its local end): the lock is over, and no refresh revives it");
+                    "refresh: its reply came after the lease's give-up point (ttl/12 before its local end): the lock "
+                            + "is over, and no refresh revives it");
             over.initCause(lost);
         }
         signal(now);
@@ -411,7 +419,10 @@ abstract class AbstractLock implements Lock {
         signal(loss);
     }
 
-    /** Ends the lock as lost when its give-up point has passed and the timer has not run yet (nothing is sent past it). */
+    /**
+     * Ends the lock as lost when its give-up point has passed and the timer has
+     * not run yet (nothing is sent past it).
+     */
     private void pastGiveUp() {
         LostException loss = null;
         synchronized (stateLock) {
@@ -429,7 +440,8 @@ abstract class AbstractLock implements Lock {
                 return;
             }
             if (lost != null) {
-                NotHeldException notHeld = new NotHeldException(name, NotHeldException.Reason.ENDED, opName + ": the lock was lost");
+                NotHeldException notHeld = new NotHeldException(name, NotHeldException.Reason.ENDED,
+                        opName + ": the lock was lost");
                 notHeld.initCause(lost);
                 throw notHeld;
             }
@@ -486,7 +498,8 @@ abstract class AbstractLock implements Lock {
         try {
             refreshOnce(newTtl);
         } catch (NotHeldException e) {
-            written = e.reason() == NotHeldException.Reason.ENDED; // ENDED: ours (extend); the others: the script's reply, nothing written
+            // ENDED: ours (extend); the others: the script's reply, nothing written
+            written = e.reason() == NotHeldException.Reason.ENDED;
             lose("refresh found it " + e.reason().name().toLowerCase(), e);
             throw e;
         } catch (UnknownOutcomeException e) {
@@ -501,7 +514,10 @@ abstract class AbstractLock implements Lock {
         }
     }
 
-    /** The longest ttl: Go's longest time.Duration, 2^63-1 ns (about 292 years); a lease's arithmetic never overflows below it. */
+    /**
+     * The longest ttl: Go's longest time.Duration, 2^63-1 ns (about 292 years);
+     * a lease's arithmetic never overflows below it.
+     */
     static final Duration MAX_TTL = Duration.ofNanos(Long.MAX_VALUE);
 
     /** Throws InvalidException unless 1 ms &lt;= ttl &lt;= {@link #MAX_TTL}. */
@@ -580,8 +596,10 @@ abstract class AbstractLock implements Lock {
                 return;
             } catch (NotHeldException e) {
                 if (reportTo != null && refreshSent) { // else the lock had ended: nothing was sent
-                    // ENDED after a send: the reply came past the give-up point, as Go's refresh cut off by its deadline
-                    reportTo.refreshed(e.reason() == NotHeldException.Reason.ENDED ? LockListener.Refresh.ERROR : LockListener.Refresh.NOT_HELD);
+                    // ENDED after a send: the reply came past the
+                    // give-up point, as Go's refresh cut off by its deadline
+                    reportTo.refreshed(e.reason() == NotHeldException.Reason.ENDED ? LockListener.Refresh.ERROR
+                            : LockListener.Refresh.NOT_HELD);
                 }
                 return; // lost, by refreshLocked
             } catch (UnknownOutcomeException e) {
@@ -605,7 +623,10 @@ abstract class AbstractLock implements Lock {
         }
     }
 
-    /** Stops the watchdog (no more ticks; the lease timer stays armed); a refresh in flight finishes first (unlock takes opLock after). */
+    /**
+     * Stops the watchdog (no more ticks; the lease timer stays armed); a
+     * refresh in flight finishes first (unlock takes opLock after).
+     */
     void stopWatchdog() {
         synchronized (stateLock) {
             stopWatchdogLocked();

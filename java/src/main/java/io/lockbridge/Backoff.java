@@ -18,8 +18,10 @@ public final class Backoff {
 
     /** A backoff from base doubling to max; both positive, base ≤ max ≤ 2^63-1 ns (Go's longest time.Duration). */
     public static Backoff exponential(Duration base, Duration max) {
-        if (base == null || max == null || base.isNegative() || base.isZero() || max.compareTo(base) < 0 || max.compareTo(AbstractLock.MAX_TTL) > 0) {
-            throw new InvalidException("lockbridge: backoff needs 0 < base <= max <= 2^63-1 ns, got " + base + ", " + max);
+        if (base == null || max == null || base.isNegative() || base.isZero() || max.compareTo(base) < 0
+                || max.compareTo(AbstractLock.MAX_TTL) > 0) {
+            throw new InvalidException("lockbridge: backoff needs 0 < base <= max <= 2^63-1 ns, got " + base
+                    + ", " + max);
         }
         return new Backoff(base, max);
     }

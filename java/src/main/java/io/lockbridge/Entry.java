@@ -25,8 +25,8 @@ final class Entry {
     final Phase heldNewest;
     final long heldMs; // -1 with no held lock
 
-    Entry(String id, Phase phase, Phase next, String host, long pid, long nsInit, long gen, long seq, Phase heldOldest, Phase heldNewest,
-            long heldMs) {
+    Entry(String id, Phase phase, Phase next, String host, long pid, long nsInit, long gen, long seq, Phase heldOldest,
+            Phase heldNewest, long heldMs) {
         this.id = id;
         this.phase = phase;
         this.next = next;
@@ -51,7 +51,8 @@ final class Entry {
      * the hold the touch renews covers the held locks.
      */
     boolean same(Entry other) {
-        return other != null && id.equals(other.id) && phase == other.phase && next == other.next && host.equals(other.host) && pid == other.pid && nsInit == other.nsInit
+        return other != null && id.equals(other.id) && phase == other.phase && next == other.next
+                && host.equals(other.host) && pid == other.pid && nsInit == other.nsInit
                 && gen == other.gen && heldOldest == other.heldOldest && heldNewest == other.heldNewest;
     }
 

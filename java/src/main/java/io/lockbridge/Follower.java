@@ -84,7 +84,8 @@ final class Follower {
     private final Semaphore wake = new Semaphore(0);
     private AutoCloseable subscription;
 
-    Follower(Redis redis, Namespace namespace, Duration interval, Duration lease, Phase fixed, Supplier<Held> held, Consumer<Phase> onStep) {
+    Follower(Redis redis, Namespace namespace, Duration interval, Duration lease, Phase fixed, Supplier<Held> held,
+            Consumer<Phase> onStep) {
         this.redis = redis;
         this.namespace = namespace;
         this.interval = interval;
@@ -136,7 +137,8 @@ final class Follower {
     Trusted phase(Duration ttl, Consumer<Phase> onPhase) {
         Duration longest = MAX_HOLD.minus(lease);
         if (ttl.compareTo(longest) > 0) {
-            throw new InvalidException("migrate: ttl " + ttl + " is above " + longest + ": the registry counts a client for at most "
+            throw new InvalidException("migrate: ttl " + ttl + " is above " + longest
+                    + ": the registry counts a client for at most "
                     + MAX_HOLD + " after a heartbeat, its phase lease " + lease + " included");
         }
         Trusted trusted = valid(ttl, onPhase);
@@ -160,7 +162,8 @@ final class Follower {
     PhaseUnknownException outlived(Phase phase, String what) {
         return new PhaseUnknownException(namespace.name, PhaseUnknownException.Reason.LEASE_LAPSED, phase,
                 "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)",
-                new LockbridgeException("the " + what + " came back after the phase lease it was sent under had ended (a pause between the check "
+                new LockbridgeException("the " + what + " came back after the phase lease it was sent under had ended "
+                        + "(a pause between the check "
                         + "and the send?): the registry may no longer have counted this client when it ran"));
     }
 
@@ -188,7 +191,8 @@ final class Follower {
                 return refusal;
             }
             return new PhaseUnknownException(namespace.name, PhaseUnknownException.Reason.LEASE_LAPSED, current,
-                    "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)", lastErr);
+                    "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)",
+                    lastErr);
         }
     }
 
@@ -198,7 +202,11 @@ final class Follower {
         }
     }
 
-    /** How long the phase lease still runs by the monotonic clock, without reading: zero once it has lapsed, before the first reading, or while a refusal stands. */
+    /**
+     * How long the phase lease still runs by the monotonic clock, without
+     * reading: zero once it has lapsed, before the first reading, or while a
+     * refusal stands.
+     */
     Duration leaseLeft() {
         synchronized (stateLock) {
             if (current == null || !hasUntil || refusal != null) {
@@ -258,7 +266,8 @@ final class Follower {
         }
         Phase nextPhase = next != null && next != entryPhase ? next : null;
         long left = holds.oldest == null ? -1 : Math.max(0, holds.left.toMillis());
-        Entry entry = new Entry(id, entryPhase, nextPhase, host, pid, inst, generation, sequence, holds.oldest, holds.newest, left);
+        Entry entry = new Entry(id, entryPhase, nextPhase, host, pid, inst, generation, sequence, holds.oldest,
+                holds.newest, left);
         long holdMs = Math.max(1, lease.plus(max).toMillis());
         long start = System.nanoTime();
         Reply rep;
@@ -268,7 +277,8 @@ final class Follower {
             synchronized (stateLock) {
                 lastErr = err;
                 throw new PhaseUnknownException(namespace.name, PhaseUnknownException.Reason.LEASE_LAPSED, current,
-                        "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)", err);
+                        "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)",
+                        err);
             }
         }
         synchronized (stateLock) {
@@ -289,7 +299,8 @@ final class Follower {
             }
             // A lock whose lease has run out holds nothing: it does not keep
             // a returning follower from starting afresh.
-            Phase want = want(current, target, lapsed && (holds.oldest == null || holds.left.isNegative() || holds.left.isZero()));
+            Phase want = want(current, target, lapsed
+                    && (holds.oldest == null || holds.left.isNegative() || holds.left.isZero()));
             if (want == current) {
                 untilNanos = start + lease.toNanos();
                 hasUntil = true;
@@ -327,8 +338,10 @@ final class Follower {
                 rep = send(entry, holdMs, 0);
             }
             if (rep.written == 0) {
-                throw new IllegalStateException("lockbridge: heartbeat: the registry holds an entry for " + id + " with a seq at or above " + entry.seq
-                        + " that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace "
+                throw new IllegalStateException("lockbridge: heartbeat: the registry holds an entry for " + id
+                        + " with a seq at or above " + entry.seq
+                        + " that this locker did not write, so it does not count this locker; if no other process runs "
+                        + "under that id: `lockbridge fleet forget --namespace "
                         + namespace.name + " --force " + id + "`");
             }
             return rep;
@@ -346,15 +359,19 @@ final class Follower {
     /** Sends entry's heartbeat: the entry, or (renews not 0) a touch of the stored entry of seq renews. */
     private Reply send(Entry entry, long holdMs, long renews) {
         boolean touch = renews != 0;
-        List<?> raw = redis.evalList(Scripts.HEARTBEAT, new byte[][] {namespace.phase, namespace.meta, namespace.clients, namespace.expiry, namespace.seen}, Redis.arg(id),
-                Redis.arg(entry.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : entry.json()), Redis.arg(touch ? Long.toString(renews) : ""));
+        List<?> raw = redis.evalList(Scripts.HEARTBEAT,
+                new byte[][] {namespace.phase, namespace.meta, namespace.clients, namespace.expiry, namespace.seen},
+                Redis.arg(id),
+                Redis.arg(entry.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : entry.json()),
+                Redis.arg(touch ? Long.toString(renews) : ""));
         List<?> reply = Replies.list(Scripts.HEARTBEAT, raw, 5);
         String init = Replies.text(Scripts.HEARTBEAT, reply.get(1));
         String genText = Replies.text(Scripts.HEARTBEAT, reply.get(2));
         boolean hasNs = !init.isEmpty() || !genText.isEmpty();
         Object writtenReply = reply.get(4);
         long written = writtenReply instanceof Long count ? count : 0;
-        return new Reply(Replies.text(Scripts.HEARTBEAT, reply.get(0)), hasNs, decimal(init), decimal(genText), written);
+        return new Reply(Replies.text(Scripts.HEARTBEAT, reply.get(0)), hasNs, decimal(init), decimal(genText),
+                written);
     }
 
     /**
@@ -415,7 +432,8 @@ final class Follower {
             return fixed;
         }
         if (reply.hasNs && (reply.instance < 0 || reply.gen < 0)) {
-            throw refuse(PhaseUnknownException.Reason.UNREADABLE, namespace.remedyRepair(), "the namespace hash has an unreadable init or gen");
+            throw refuse(PhaseUnknownException.Reason.UNREADABLE, namespace.remedyRepair(),
+                    "the namespace hash has an unreadable init or gen");
         }
         if (reply.phase.isEmpty()) {
             if (ran || instance != 0 || reply.hasNs) {
@@ -425,13 +443,16 @@ final class Follower {
         }
         Phase phase = Phase.ofWire(reply.phase);
         if (phase == null) {
-            throw refuse(PhaseUnknownException.Reason.UNREADABLE, namespace.remedyRepair(), "the phase key holds " + Keys.show(reply.phase));
+            throw refuse(PhaseUnknownException.Reason.UNREADABLE, namespace.remedyRepair(),
+                    "the phase key holds " + Keys.show(reply.phase));
         }
         if (instance != 0 && (!reply.hasNs || reply.instance != instance)) {
-            throw refuse(PhaseUnknownException.Reason.WENT_BACK, namespace.remedyRepair(), "the namespace is not the instance " + instance + " this locker read");
+            throw refuse(PhaseUnknownException.Reason.WENT_BACK, namespace.remedyRepair(),
+                    "the namespace is not the instance " + instance + " this locker read");
         }
         if (reply.hasNs && reply.gen < gen) {
-            throw refuse(PhaseUnknownException.Reason.WENT_BACK, namespace.remedyRepair(), "generation " + reply.gen + " is older than " + gen + ", read before");
+            throw refuse(PhaseUnknownException.Reason.WENT_BACK, namespace.remedyRepair(),
+                    "generation " + reply.gen + " is older than " + gen + ", read before");
         }
         if (reply.hasNs) {
             instance = reply.instance;
@@ -441,7 +462,8 @@ final class Follower {
     }
 
     private PhaseUnknownException refuse(PhaseUnknownException.Reason why, String remedy, String cause) {
-        return new PhaseUnknownException(namespace.name, why, current, remedy, cause == null ? null : new LockbridgeException(cause));
+        return new PhaseUnknownException(namespace.name, why, current, remedy,
+                cause == null ? null : new LockbridgeException(cause));
     }
 
     /** A non-negative decimal; -1 when it is not one. */
@@ -542,11 +564,14 @@ final class Follower {
                 // leaving at once would let the controller step past them. The
                 // extra second covers the last unit of a legacy expiry in seconds.
                 long left = Math.max(0, holds.left.toMillis());
-                Entry entry = new Entry(id, entryPhase, null, host, pid, inst, generation, sequence, holds.oldest, holds.newest, left);
+                Entry entry = new Entry(id, entryPhase, null, host, pid, inst, generation, sequence, holds.oldest,
+                        holds.newest, left);
                 send(entry, left + 1000, 0);
                 return;
             }
-            redis.evalLong(Scripts.FORGET, new byte[][] {namespace.clients, namespace.expiry, namespace.seen, namespace.fleet}, Redis.arg(id), Redis.arg("1"), Redis.arg("0"));
+            redis.evalLong(Scripts.FORGET,
+                    new byte[][] {namespace.clients, namespace.expiry, namespace.seen, namespace.fleet}, Redis.arg(id),
+                    Redis.arg("1"), Redis.arg("0"));
         } finally {
             syncMu.unlock();
         }

@@ -119,7 +119,8 @@ final class HeldSet {
             }
         }
         for (AbstractLock lock : end) {
-            lock.lose("taken in " + lock.phase + ", and its locker now runs " + cur + ", which does not exclude it", null);
+            lock.lose("taken in " + lock.phase + ", and its locker now runs " + cur + ", which does not exclude it",
+                    null);
         }
     }
 }

@@ -191,7 +191,8 @@ final class Json {
                 case '\r' -> out.append("\\r");
                 case '\t' -> out.append("\\t");
                 default -> {
-                    if (character < 0x20 || character == '<' || character == '>' || character == '&' || character == '\u2028' || character == '\u2029') {
+                    if (character < 0x20 || character == '<' || character == '>' || character == '&'
+                            || character == '\u2028' || character == '\u2029') {
                         out.append(String.format("\\u%04x", (int) character));
                     } else {
                         out.append(character);

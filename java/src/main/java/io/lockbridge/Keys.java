@@ -95,7 +95,10 @@ final class Keys {
         return concat(ascii("{"), ascii(slotTag(slot(legacyKey))), ascii("}"), legacyKey, MODERN_SUFFIX);
     }
 
-    /** SLOT_TAGS[s]: the first decimal number 0, 1, 2, … whose slot is s (Go's migrate.slotTag); built once, on first use. */
+    /**
+     * SLOT_TAGS[s]: the first decimal number 0, 1, 2, … whose slot is s (Go's
+     * migrate.slotTag); built once, on first use.
+     */
     private static final class SlotTags {
         static final String[] SLOT_TAGS = build();
 

@@ -37,7 +37,8 @@ public final class LegacyLocker implements AutoCloseable {
         this.profile = builder.profile;
         this.backoff = builder.backoff;
         this.events = Events.of("legacy", builder.listener);
-        this.watchdog = builder.autoRefresh ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-legacy-watchdog")) : null;
+        this.watchdog = builder.autoRefresh
+                ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-legacy-watchdog")) : null;
     }
 
     public static Builder builder(Redis redis) {
@@ -133,7 +134,11 @@ public final class LegacyLocker implements AutoCloseable {
         return Wait.loop(name, wait, backoff, again -> attempt(name, ttl), wake -> wakes.add(name, wake), events);
     }
 
-    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends, as every lock is that nothing extended. */
+    /**
+     * Stops the watchdog; later lock calls throw InvalidException. Held locks
+     * are no longer refreshed, and each is signalled lost on done() at ttl/12
+     * before its lease ends, as every lock is that nothing extended.
+     */
     @Override
     public void close() {
         closed = true;
@@ -155,25 +160,31 @@ public final class LegacyLocker implements AutoCloseable {
         long expiry = profile.expiry(now, ttl);
         byte[] value = profile.valueCodec().encode(expiry);
         Script script = Scripts.LEGACY_ACQUIRE;
-        List<?> raw = redis.evalList(script, new byte[][] {key}, value, Redis.arg(profile.valueCodec().id()), Redis.arg(profile.cutoff(now)), Redis.arg("0"));
+        List<?> raw = redis.evalList(script, new byte[][] {key}, value, Redis.arg(profile.valueCodec().id()),
+                Redis.arg(profile.cutoff(now)), Redis.arg("0"));
         List<?> reply = Replies.list(script, raw, 1);
         long state = Replies.num(script, reply.get(0));
         if (state == 1 || state == 2) {
-            return new LegacyLock(redis, profile, name, key, expiry, ttl, phase, start, profile.holderLease(now, ttl, expiry));
+            return new LegacyLock(redis, profile, name, key, expiry, ttl, phase, start,
+                    profile.holderLease(now, ttl, expiry));
         }
         if (state == 0) {
             Long heldUntil = profile.valueCodec().decode(Replies.bytes(script, reply.get(1)));
             Duration left = heldUntil == null ? Duration.ZERO : profile.remaining(heldUntil, now);
-            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " is held until " + heldUntil + " (" + left + " left)", left);
+            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " is held until " + heldUntil
+                    + " (" + left + " left)", left);
         }
         if (state == -1) {
-            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " holds a foreign value (not " + profile.valueCodec().id()
-                    + "): never taken over", Duration.ZERO);
+            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " holds a foreign value (not "
+                    + profile.valueCodec().id() + "): never taken over", Duration.ZERO);
         }
         throw Replies.unexpected(script, raw);
     }
 
-    /** A legacy lock: our expiry W and the lease it was written with; its holder counts the lease only while W keeps others out. */
+    /**
+     * A legacy lock: our expiry W and the lease it was written with; its holder
+     * counts the lease only while W keeps others out.
+     */
     static final class LegacyLock extends AbstractLock {
         private final Redis redis;
         private final LegacyProfile profile;
@@ -181,7 +192,8 @@ public final class LegacyLocker implements AutoCloseable {
         private long expiry;
         private Duration lease;
 
-        LegacyLock(Redis redis, LegacyProfile profile, String name, byte[] key, long expiry, Duration ttl, Phase phase, long start, Duration local) {
+        LegacyLock(Redis redis, LegacyProfile profile, String name, byte[] key, long expiry, Duration ttl, Phase phase,
+                long start, Duration local) {
             super(name, phase, start, local, ttl, profile.serverHold(ttl));
             this.redis = redis;
             this.profile = profile;
@@ -236,7 +248,8 @@ public final class LegacyLocker implements AutoCloseable {
     /** The NotHeldException of an owner-window code (legacy_owner.lua). */
     static NotHeldException notHeld(String name, long code) {
         if (code == 0) {
-            return new NotHeldException(name, NotHeldException.Reason.TAKEN, "the legacy key holds another holder's value");
+            return new NotHeldException(name, NotHeldException.Reason.TAKEN,
+                    "the legacy key holds another holder's value");
         }
         if (code == -1) {
             return new NotHeldException(name, NotHeldException.Reason.GONE, "the legacy key is gone");

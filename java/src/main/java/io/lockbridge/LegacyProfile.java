@@ -58,11 +58,13 @@ public final class LegacyProfile {
     }
 
     public LegacyProfile keyCodec(KeyCodec keyCodec) {
-        return new LegacyProfile(unit, plusOne, Objects.requireNonNull(keyCodec), valueCodec, skewMargin, serverClockMargin, clock);
+        return new LegacyProfile(unit, plusOne, Objects.requireNonNull(keyCodec), valueCodec, skewMargin,
+                serverClockMargin, clock);
     }
 
     public LegacyProfile valueCodec(ValueCodec valueCodec) {
-        return new LegacyProfile(unit, plusOne, keyCodec, Objects.requireNonNull(valueCodec), skewMargin, serverClockMargin, clock);
+        return new LegacyProfile(unit, plusOne, keyCodec, Objects.requireNonNull(valueCodec), skewMargin,
+                serverClockMargin, clock);
     }
 
     /**
@@ -86,7 +88,8 @@ public final class LegacyProfile {
 
     /** The clock whose now computes expiries and judges them (a seam for tests). */
     public LegacyProfile clock(Clock clock) {
-        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin, Objects.requireNonNull(clock));
+        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin,
+                Objects.requireNonNull(clock));
     }
 
     public TimeUnit unit() {
@@ -129,7 +132,8 @@ public final class LegacyProfile {
      */
     Instant timeOf(long value) {
         if (unit == TimeUnit.SECONDS) {
-            return Instant.ofEpochSecond(Math.max(Math.min(value, Instant.MAX.getEpochSecond()), Instant.MIN.getEpochSecond()));
+            return Instant.ofEpochSecond(
+                    Math.max(Math.min(value, Instant.MAX.getEpochSecond()), Instant.MIN.getEpochSecond()));
         }
         return Instant.ofEpochMilli(value);
     }
@@ -209,7 +213,8 @@ public final class LegacyProfile {
      */
     byte[][] ownerArgs(long expiry, Duration lease) {
         long marginMs = (serverClockMargin.toNanos() + 999_999) / 1_000_000;
-        return new byte[][] {Redis.arg(valueCodec.id()), Redis.arg(unitId()), Redis.arg(expiry), Redis.arg(units(lease)),
+        return new byte[][] {Redis.arg(valueCodec.id()), Redis.arg(unitId()), Redis.arg(expiry),
+                Redis.arg(units(lease)),
             Redis.arg(time(now())), Redis.arg(marginMs)};
     }
 
@@ -227,6 +232,7 @@ public final class LegacyProfile {
 
     @Override
     public String toString() {
-        return "key " + keyCodec.id() + ", value " + valueCodec.id() + ", " + unitId() + ", " + (plusOne ? "+1" : "no +1");
+        return "key " + keyCodec.id() + ", value " + valueCodec.id() + ", " + unitId() + ", "
+                + (plusOne ? "+1" : "no +1");
     }
 }

@@ -80,8 +80,10 @@ public final class MigrateLocker implements AutoCloseable {
         if (namespaceName != null) {
             this.namespace = new Namespace(namespaceName);
             Phase heartbeatOnly = builder.from == null ? (builder.phase == null ? Phase.LEGACY : builder.phase) : null;
-            Duration lease = builder.phaseLease != null ? builder.phaseLease : builder.interval.multipliedBy(DEFAULT_PHASE_LEASE_INTERVALS);
-            this.follow = new Follower(redis, namespace, builder.interval, lease, heartbeatOnly, held::report, held::endIncompatible);
+            Duration lease = builder.phaseLease != null ? builder.phaseLease
+                    : builder.interval.multipliedBy(DEFAULT_PHASE_LEASE_INTERVALS);
+            this.follow = new Follower(redis, namespace, builder.interval, lease, heartbeatOnly, held::report,
+                    held::endIncompatible);
         } else {
             this.namespace = null;
             this.follow = null;
@@ -155,7 +157,8 @@ public final class MigrateLocker implements AutoCloseable {
          */
         public Builder phaseLease(Duration lease) {
             if (lease == null || lease.compareTo(Duration.ofMillis(1)) < 0 || lease.compareTo(MAX_LEASE) >= 0) {
-                throw new InvalidException("migrate: phase lease must be at least 1ms and below " + MAX_LEASE + ", got " + lease);
+                throw new InvalidException("migrate: phase lease must be at least 1ms and below " + MAX_LEASE
+                        + ", got " + lease);
             }
             this.phaseLease = lease;
             return this;
@@ -192,11 +195,14 @@ public final class MigrateLocker implements AutoCloseable {
                 throw new InvalidException("migrate: followPhase already names the namespace");
             }
             if (phaseLease != null && phaseLease.compareTo(interval) <= 0) {
-                throw new InvalidException("migrate: phase lease " + phaseLease + " must be longer than the phase interval " + interval);
+                throw new InvalidException("migrate: phase lease " + phaseLease
+                        + " must be longer than the phase interval " + interval);
             }
             if (phaseLease == null && interval.multipliedBy(DEFAULT_PHASE_LEASE_INTERVALS).compareTo(MAX_LEASE) >= 0) {
-                throw new InvalidException("migrate: phase interval " + interval + " must be below " + MAX_LEASE.dividedBy(DEFAULT_PHASE_LEASE_INTERVALS)
-                        + " (its phase lease, " + DEFAULT_PHASE_LEASE_INTERVALS + " intervals, below " + MAX_LEASE + ")");
+                throw new InvalidException("migrate: phase interval " + interval + " must be below "
+                        + MAX_LEASE.dividedBy(DEFAULT_PHASE_LEASE_INTERVALS)
+                        + " (its phase lease, " + DEFAULT_PHASE_LEASE_INTERVALS + " intervals, below "
+                        + MAX_LEASE + ")");
             }
             return new MigrateLocker(this);
         }
@@ -223,7 +229,8 @@ public final class MigrateLocker implements AutoCloseable {
             return null;
         }
         Phase phase = follow.current();
-        return new PhaseLease(namespace.name, follow.id, phase == null && fixed != null ? fixed : phase, follow.leaseLeft());
+        return new PhaseLease(namespace.name, follow.id, phase == null && fixed != null ? fixed : phase,
+                follow.leaseLeft());
     }
 
     /** See {@link MigrateLocker#phaseLease()}. */
@@ -240,7 +247,10 @@ public final class MigrateLocker implements AutoCloseable {
         return List.of(legacyKey, Keys.modernKey(legacyKey));
     }
 
-    /** One attempt in the current phase: NotObtainedException when held, PhaseUnknownException when the phase is untrusted. */
+    /**
+     * One attempt in the current phase: NotObtainedException when held,
+     * PhaseUnknownException when the phase is untrusted.
+     */
     public Lock tryLock(String name, Duration ttl) {
         Args args = prepare(name, ttl);
         try {
@@ -346,8 +356,8 @@ public final class MigrateLocker implements AutoCloseable {
             try {
                 lock.unlock();
             } catch (RuntimeException e) {
-                uerr = new UnknownOutcomeException("migrate: acquire " + Keys.show(args.name) + ": giving back a lock taken after the phase lease: "
-                        + e.getMessage(), e);
+                uerr = new UnknownOutcomeException("migrate: acquire " + Keys.show(args.name)
+                        + ": giving back a lock taken after the phase lease: " + e.getMessage(), e);
             }
             held.settle(res[0], uerr);
             PhaseUnknownException out = follow.outlived(phase, "acquire");
@@ -356,7 +366,8 @@ public final class MigrateLocker implements AutoCloseable {
             }
             throw out;
         }
-        lock.events = events; // every migrate lock's loss counts, a phase move's included: set before the held set can end it
+        // every migrate lock's loss counts, a phase move's included: set before the held set can end it
+        lock.events = events;
         held.land(res[0], lock);
         lock.trust = new AbstractLock.Trust() {
             @Override
@@ -424,7 +435,8 @@ public final class MigrateLocker implements AutoCloseable {
         if (stopped) {
             return false;
         }
-        throw new UnknownOutcomeException("migrate: acquire " + Keys.show(args.name) + ": the reply was lost and the modern key does not hold our token "
+        throw new UnknownOutcomeException("migrate: acquire " + Keys.show(args.name)
+                + ": the reply was lost and the modern key does not hold our token "
                 + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
     }
 
@@ -438,7 +450,8 @@ public final class MigrateLocker implements AutoCloseable {
             if (readBack(args, token, e)) {
                 return new ModernLock(args, token, start);
             }
-            throw new NotObtainedException("migrate: acquire " + Keys.show(args.name) + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
+            throw new NotObtainedException("migrate: acquire " + Keys.show(args.name)
+                    + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
         if (reply.acquired()) {
@@ -446,7 +459,8 @@ public final class MigrateLocker implements AutoCloseable {
         }
         long pttl = reply.value();
         Duration left = pttl < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, pttl));
-        throw new NotObtainedException("migrate: lock " + Keys.show(args.name) + " is held on its modern key (" + left + " left)", left);
+        throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                + " is held on its modern key (" + left + " left)", left);
     }
 
     /** The dual-write modern key's PX: the ttl, or longer while the legacy value expiry stands. */
@@ -459,7 +473,11 @@ public final class MigrateLocker implements AutoCloseable {
         return ttl;
     }
 
-    /** How long after a dual-phase write with modernTtl (its PX) for ttl runs the server may keep the lock: modernTtl, and in dual-write the legacy value's hold. */
+    /**
+     * How long after a dual-phase write with modernTtl (its PX) for ttl runs
+     * the server may keep the lock: modernTtl, and in dual-write the legacy
+     * value's hold.
+     */
     private Duration hold(Phase phase, Duration modernTtl, Duration ttl) {
         if (phase != Phase.DUAL_WRITE) {
             return modernTtl;
@@ -483,33 +501,38 @@ public final class MigrateLocker implements AutoCloseable {
         Script script = Scripts.MIGRATE_ACQUIRE;
         List<?> raw;
         try {
-            raw = redis.evalList(script, new byte[][] {args.legacyKey, args.modernKey, args.modernKey}, flag(phase == Phase.DUAL_WRITE), value,
-                    Redis.arg(profile.valueCodec().id()), Redis.arg(profile.cutoff(now)), Redis.arg(token), Redis.arg(modernTtl.toMillis()),
-                    Redis.arg("0"), Redis.arg("0"));
+            raw = redis.evalList(script, new byte[][] {args.legacyKey, args.modernKey, args.modernKey},
+                    flag(phase == Phase.DUAL_WRITE), value,
+                    Redis.arg(profile.valueCodec().id()), Redis.arg(profile.cutoff(now)), Redis.arg(token),
+                    Redis.arg(modernTtl.toMillis()), Redis.arg("0"), Redis.arg("0"));
         } catch (UnknownOutcomeException e) {
             // The script writes the modern key (and, in dual-write, the
             // legacy key) in one step, and the token is ours alone.
             if (readBack(args, token, e)) {
-                return new DualLock(phase, args, token, expiry, start, localTtl(phase, now, args.ttl, expiry), hold(phase, modernTtl, args.ttl));
+                return new DualLock(phase, args, token, expiry, start, localTtl(phase, now, args.ttl, expiry),
+                        hold(phase, modernTtl, args.ttl));
             }
-            throw new NotObtainedException("migrate: acquire " + Keys.show(args.name) + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
+            throw new NotObtainedException("migrate: acquire " + Keys.show(args.name)
+                    + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
         List<?> reply = Replies.list(script, raw, 2);
         long code = Replies.num(script, reply.get(0));
         if (code == 1) {
-            return new DualLock(phase, args, token, expiry, start, localTtl(phase, now, args.ttl, expiry), hold(phase, modernTtl, args.ttl));
+            return new DualLock(phase, args, token, expiry, start, localTtl(phase, now, args.ttl, expiry),
+                    hold(phase, modernTtl, args.ttl));
         }
         if (code == 0) {
             long pttl = Replies.num(script, reply.get(1));
             Duration left = pttl < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, pttl));
-            throw new NotObtainedException("migrate: lock " + Keys.show(args.name) + " is held on its modern key (" + left + " left)", left);
+            throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                    + " is held on its modern key (" + left + " left)", left);
         }
         if (code == -1 && reply.size() >= 4) {
             long state = Replies.num(script, reply.get(1));
             if (state == -1) {
-                throw new NotObtainedException("migrate: lock " + Keys.show(args.name) + " is held by a foreign legacy value (not "
-                        + profile.valueCodec().id() + ")", Duration.ZERO);
+                throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                        + " is held by a foreign legacy value (not " + profile.valueCodec().id() + ")", Duration.ZERO);
             }
             long legacyExpiry = Replies.num(script, reply.get(2));
             long modernExists = Replies.num(script, reply.get(3));
@@ -517,7 +540,8 @@ public final class MigrateLocker implements AutoCloseable {
             if (modernExists == 0 && left.compareTo(profile.unitDuration().plus(SIGHTING_SLACK)) >= 0) {
                 sighted(args.legacyKey); // a live legacy lock with no modern key: a legacy-only locker
             }
-            throw new NotObtainedException("migrate: lock " + Keys.show(args.name) + " is held on its legacy key until " + legacyExpiry, left);
+            throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                    + " is held on its legacy key until " + legacyExpiry, left);
         }
         throw Replies.unexpected(script, raw);
     }
@@ -529,7 +553,8 @@ public final class MigrateLocker implements AutoCloseable {
         }
         long now = System.nanoTime();
         long last = lastSighting.get();
-        if ((last != Long.MIN_VALUE && now - last < SIGHTING_EVERY.toNanos()) || !lastSighting.compareAndSet(last, now)) {
+        if ((last != Long.MIN_VALUE && now - last < SIGHTING_EVERY.toNanos())
+                || !lastSighting.compareAndSet(last, now)) {
             return;
         }
         try {
@@ -574,7 +599,9 @@ public final class MigrateLocker implements AutoCloseable {
             argv[2] = pub;
             System.arraycopy(owner, 0, argv, 3, 6);
             Script script = Scripts.MIGRATE_RELEASE;
-            List<?> raw = redis.evalList(script, new byte[][] {args.legacyKey, args.modernKey, args.channel == null ? args.modernKey : args.channel}, argv);
+            List<?> raw = redis.evalList(script,
+                    new byte[][] {args.legacyKey, args.modernKey, args.channel == null ? args.modernKey : args.channel},
+                    argv);
             List<?> reply = Replies.list(script, raw, 2);
             long modern = Replies.num(script, reply.get(0));
             long legacy = Replies.num(script, reply.get(1));
@@ -647,9 +674,11 @@ public final class MigrateLocker implements AutoCloseable {
             Script script = Scripts.MODERN_RELEASE;
             long code;
             if (args.channel != null) {
-                code = redis.evalLong(script, new byte[][] {args.modernKey, args.channel}, Redis.arg(token), Redis.arg(redis.publishCommand()));
+                code = redis.evalLong(script, new byte[][] {args.modernKey, args.channel}, Redis.arg(token),
+                        Redis.arg(redis.publishCommand()));
             } else {
-                code = redis.evalLong(script, new byte[][] {args.modernKey}, Redis.arg(token), Redis.arg(redis.publishCommand()));
+                code = redis.evalLong(script, new byte[][] {args.modernKey}, Redis.arg(token),
+                        Redis.arg(redis.publishCommand()));
             }
             modernCode(code);
         }
@@ -659,13 +688,15 @@ public final class MigrateLocker implements AutoCloseable {
             long start = System.nanoTime();
             Script script = Scripts.MODERN_REFRESH;
             sending(start, ttl, ttl, ttl);
-            modernCode(redis.evalLong(script, new byte[][] {args.modernKey}, Redis.arg(token), Redis.arg(ttl.toMillis())));
+            modernCode(redis.evalLong(script, new byte[][] {args.modernKey}, Redis.arg(token),
+                    Redis.arg(ttl.toMillis())));
             extend(start, ttl, ttl);
         }
 
         private void modernCode(long code) {
             if (code == 0) {
-                throw new NotHeldException(args.name, NotHeldException.Reason.TAKEN, "the modern key holds another token");
+                throw new NotHeldException(args.name, NotHeldException.Reason.TAKEN,
+                        "the modern key holds another token");
             }
             if (code == -1) {
                 throw new NotHeldException(args.name, NotHeldException.Reason.GONE, "the modern key has expired");

@@ -19,7 +19,10 @@ import java.util.List;
  * sends).
  */
 final class ModernAcquire {
-    /** An attempt's outcome: acquired with its fence (0 without fencing), or not, with the holder's PTTL in ms (-1 no expiry; 0 gone since). */
+    /**
+     * An attempt's outcome: acquired with its fence (0 without fencing), or
+     * not, with the holder's PTTL in ms (-1 no expiry; 0 gone since).
+     */
     record Reply(boolean acquired, long value) {}
 
     private final Redis redis;

@@ -87,7 +87,8 @@ public final class ModernLocker implements AutoCloseable {
         this.waitReplicas = builder.waitReplicas;
         this.waitTimeout = builder.waitTimeout;
         this.tokens = builder.tokens;
-        this.watchdog = builder.autoRefresh ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-modern-watchdog")) : null;
+        this.watchdog = builder.autoRefresh
+                ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-modern-watchdog")) : null;
     }
 
     public static Builder builder(Redis redis) {
@@ -138,7 +139,10 @@ public final class ModernLocker implements AutoCloseable {
             return this;
         }
 
-        /** Wake lock()'s waits on the key's release notices (Go: on by default; WithNotifications(false)); default on. */
+        /**
+         * Wake lock()'s waits on the key's release notices (Go: on by default;
+         * WithNotifications(false)); default on.
+         */
         public Builder notifications(boolean enabled) {
             this.notifications = enabled;
             return this;
@@ -162,7 +166,8 @@ public final class ModernLocker implements AutoCloseable {
          */
         public Builder pollers(Duration interval) {
             if (interval == null || interval.isNegative() || interval.compareTo(AbstractLock.MAX_TTL) > 0) {
-                throw new InvalidException("lockbridge: pollers " + interval + ": want zero (off) or a positive interval up to 2^63-1 ns");
+                throw new InvalidException("lockbridge: pollers " + interval
+                        + ": want zero (off) or a positive interval up to 2^63-1 ns");
             }
             this.poll = interval;
             return this;
@@ -186,7 +191,8 @@ public final class ModernLocker implements AutoCloseable {
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
             if (replicas < 1 || timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0) {
-                throw new InvalidException("lockbridge: waitForReplicas(" + replicas + ", " + timeout + "): want at least 1 replica and a timeout of at least 1ms");
+                throw new InvalidException("lockbridge: waitForReplicas(" + replicas + ", " + timeout
+                        + "): want at least 1 replica and a timeout of at least 1ms");
             }
             this.waitReplicas = replicas;
             this.waitTimeout = Duration.ofMillis(timeout.toMillis());
@@ -223,7 +229,10 @@ public final class ModernLocker implements AutoCloseable {
         }
     }
 
-    /** The Redis names of one lock: its key, release channel (null: none in its slot) and fence counter (null without fencing). */
+    /**
+     * The Redis names of one lock: its key, release channel (null: none in its
+     * slot) and fence counter (null without fencing).
+     */
     record Names(String name, byte[] key, byte[] channel, byte[] fence) {}
 
     /** The Redis key the lock called name is taken on. */
@@ -243,13 +252,17 @@ public final class ModernLocker implements AutoCloseable {
         if (fencing) {
             fence = Keys.companion(key, FENCE_SUFFIX);
             if (fence == null) {
-                throw new InvalidException("lockbridge: key " + Keys.show(key) + " cannot have a fence counter in its hash slot");
+                throw new InvalidException("lockbridge: key " + Keys.show(key)
+                        + " cannot have a fence counter in its hash slot");
             }
         }
         return new Names(name, key, Keys.companion(key, Keys.RELEASED_SUFFIX), fence);
     }
 
-    /** Throws InvalidException unless 1 ms &lt;= ttl &lt;= 2^40 ms; the lease in whole milliseconds (PX takes no less). */
+    /**
+     * Throws InvalidException unless 1 ms &lt;= ttl &lt;= 2^40 ms; the lease in
+     * whole milliseconds (PX takes no less).
+     */
     static Duration checkTtl(Duration ttl) {
         AbstractLock.checkTtl(ttl);
         if (ttl.compareTo(MAX_TTL) > 0) {
@@ -291,13 +304,19 @@ public final class ModernLocker implements AutoCloseable {
         Names names = names(name);
         if (!poll.isZero()) {
             // As a poller: poll/2 to poll between attempts, no notice cuts it short.
-            return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(names, checkedTtl, again), null, events);
+            return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(names, checkedTtl, again),
+                    null, events);
         }
-        Wait.Notices notices = !notifications ? null : names.channel != null ? wake -> redis.subscribe(names.channel, wake) : wake -> wakes.add(name, wake);
+        Wait.Notices notices = !notifications ? null
+                : names.channel != null ? wake -> redis.subscribe(names.channel, wake) : wake -> wakes.add(name, wake);
         return Wait.loop(name, wait, backoff, again -> attempt(names, checkedTtl, again), notices, events);
     }
 
-    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed and end at their lease's give-up point, as every lock nothing extends. */
+    /**
+     * Stops the watchdog; later lock calls throw InvalidException. Held locks
+     * are no longer refreshed and end at their lease's give-up point, as every
+     * lock nothing extends.
+     */
     @Override
     public void close() {
         closed = true;
@@ -318,7 +337,8 @@ public final class ModernLocker implements AutoCloseable {
         Wait.notInterrupted(names.name);
         ModernLock lock = acquire(names, ttl, again);
         if (names.channel == null) {
-            lock.afterRelease = () -> wakes.released(names.name); // no channel in the key's slot: its release publishes nothing
+            // no channel in the key's slot: its release publishes nothing
+            lock.afterRelease = () -> wakes.released(names.name);
         }
         if (watchdog != null) {
             lock.events = events;
@@ -359,7 +379,8 @@ public final class ModernLocker implements AutoCloseable {
     /** Go's notObtained: the holder has leftMs ms left; no expiry leaves the wait to the backoff; 0 ms left is 1 ms. */
     private static NotObtainedException notObtained(Names names, long leftMs) {
         Duration left = leftMs < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, leftMs));
-        return new NotObtainedException("lockbridge: lock " + Keys.show(names.name) + " is held" + (leftMs < 0 ? " (no expiry)" : " (" + left + " left)"), left);
+        return new NotObtainedException("lockbridge: lock " + Keys.show(names.name) + " is held"
+                + (leftMs < 0 ? " (no expiry)" : " (" + left + " left)"), left);
     }
 
     /**
@@ -372,7 +393,8 @@ public final class ModernLocker implements AutoCloseable {
         Script script = Scripts.MODERN_ACQUIRE;
         Redis.Waited waited;
         try {
-            waited = redis.evalListWait(script, keys, waitReplicas, waitTimeout, Redis.arg(token), Redis.arg(ttl.toMillis()));
+            waited = redis.evalListWait(script, keys, waitReplicas, waitTimeout, Redis.arg(token),
+                    Redis.arg(ttl.toMillis()));
         } catch (UnknownOutcomeException e) {
             undo(names, token, e);
             throw e;
@@ -397,7 +419,8 @@ public final class ModernLocker implements AutoCloseable {
     private boolean undo(Names names, String token, Throwable cause) {
         byte[][] keys = names.channel == null ? new byte[][] {names.key} : new byte[][] {names.key, names.channel};
         try {
-            return redis.evalLong(Scripts.MODERN_RELEASE, keys, Redis.arg(token), Redis.arg(redis.publishCommand())) == 1;
+            return redis.evalLong(Scripts.MODERN_RELEASE, keys, Redis.arg(token),
+                    Redis.arg(redis.publishCommand())) == 1;
         } catch (RuntimeException e) {
             if (cause != null) {
                 cause.addSuppressed(e);
@@ -427,10 +450,12 @@ public final class ModernLocker implements AutoCloseable {
             if (stored == null || !Keys.same(stored, Redis.arg(token))) {
                 if (stopped) {
                     throw new NotObtainedException("lockbridge: acquire " + Keys.show(names.name)
-                            + ": the reply was lost, its connection was killed, and the key does not hold our token", Duration.ZERO, cause);
+                            + ": the reply was lost, its connection was killed, and the key does not hold our token",
+                            Duration.ZERO, cause);
                 }
                 undo(names, token, cause);
-                throw new UnknownOutcomeException("lockbridge: acquire " + Keys.show(names.name) + ": the reply was lost and the key does not hold our token "
+                throw new UnknownOutcomeException("lockbridge: acquire " + Keys.show(names.name)
+                        + ": the reply was lost and the key does not hold our token "
                         + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
             }
             if (names.fence == null) {
@@ -497,7 +522,8 @@ public final class ModernLocker implements AutoCloseable {
             Duration checkedTtl = ModernLocker.checkTtl(ttl);
             long start = System.nanoTime();
             sending(start, checkedTtl, checkedTtl, checkedTtl);
-            code(redis.evalLong(Scripts.MODERN_REFRESH, new byte[][] {names.key}, token, Redis.arg(checkedTtl.toMillis())));
+            code(redis.evalLong(Scripts.MODERN_REFRESH, new byte[][] {names.key}, token,
+                    Redis.arg(checkedTtl.toMillis())));
             extend(start, checkedTtl, checkedTtl);
         }
 
@@ -509,7 +535,8 @@ public final class ModernLocker implements AutoCloseable {
                 throw new NotHeldException(names.name, NotHeldException.Reason.GONE, "the key has expired");
             }
             if (reply != 1) {
-                throw new LockbridgeException("lockbridge: lock " + Keys.show(names.name) + ": unexpected reply " + reply);
+                throw new LockbridgeException("lockbridge: lock " + Keys.show(names.name) + ": unexpected reply "
+                        + reply);
             }
         }
     }

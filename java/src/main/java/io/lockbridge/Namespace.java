@@ -25,7 +25,8 @@ final class Namespace {
 
     Namespace(String name) {
         if (name == null || name.isEmpty() || name.contains("{") || name.contains("}")) {
-            throw new InvalidException("migrate: namespace " + Keys.show(name) + " must be non-empty and without braces");
+            throw new InvalidException("migrate: namespace " + Keys.show(name)
+                    + " must be non-empty and without braces");
         }
         this.name = name;
         String prefix = "lockbridge:{" + name + "}:";
@@ -56,11 +57,12 @@ final class Namespace {
 
     String remedyInit() {
         return "if the namespace is new, start it at legacy with `lockbridge phase init --namespace " + name
-                + "`; if it ran before, its state was lost: `lockbridge phase repair --namespace " + name + " --to PHASE`";
+                + "`; if it ran before, its state was lost: `lockbridge phase repair --namespace " + name
+                + " --to PHASE`";
     }
 
     String remedyRepair() {
-        return "an operator restores it with `lockbridge phase repair --namespace " + name + " --to PHASE` (see `lockbridge fleet --namespace "
-                + name + "` for the phase the evidence shows)";
+        return "an operator restores it with `lockbridge phase repair --namespace " + name
+                + " --to PHASE` (see `lockbridge fleet --namespace " + name + "` for the phase the evidence shows)";
     }
 }

@@ -124,7 +124,8 @@ public final class Redis implements AutoCloseable {
     private final SentinelWatch watch;
     private volatile boolean closed;
 
-    private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
+    private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout,
+            boolean replay) {
         this.kind = kind;
         this.uri = uri;
         this.seeds = seeds;
@@ -134,14 +135,16 @@ public final class Redis implements AutoCloseable {
         this.client = RedisClient.create(res);
         // replay: only for the tests that show what a resend does.
         this.client.setOptions(replay ? ClientOptions.builder().autoReconnect(true).build()
-                : ClientOptions.builder().autoReconnect(false).disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+                : ClientOptions.builder().autoReconnect(false)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
         this.pubsubClient = RedisClient.create(res);
         if (kind == Kind.CLUSTER) {
             for (RedisURI seed : seeds) {
                 nodes.put(addr(seed.getHost(), seed.getPort()), seed);
             }
         }
-        this.rehomer = kind == Kind.STANDALONE ? null : Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
+        this.rehomer = kind == Kind.STANDALONE ? null
+                : Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
         this.watch = kind == Kind.SENTINEL ? new SentinelWatch(res) : null;
     }
 
@@ -184,7 +187,8 @@ public final class Redis implements AutoCloseable {
     }
 
     static Redis cluster(List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
-        checkTimeout(seeds != null && !seeds.isEmpty() && seeds.stream().allMatch(java.util.Objects::nonNull), timeout, "the cluster's seed RedisURIs");
+        checkTimeout(seeds != null && !seeds.isEmpty() && seeds.stream().allMatch(java.util.Objects::nonNull), timeout,
+                "the cluster's seed RedisURIs");
         for (RedisURI seed : seeds) {
             if (seed.getSentinels() != null && !seed.getSentinels().isEmpty()) {
                 throw new InvalidException("lockbridge: a cluster seed cannot be a Sentinel URI");
@@ -258,7 +262,8 @@ public final class Redis implements AutoCloseable {
             return known;
         }
         int colon = node.lastIndexOf(':');
-        RedisURI candidate = RedisURI.builder(uri).withHost(node.substring(0, colon)).withPort(Integer.parseInt(node.substring(colon + 1))).build();
+        RedisURI candidate = RedisURI.builder(uri).withHost(node.substring(0, colon))
+                .withPort(Integer.parseInt(node.substring(colon + 1))).build();
         nodes.putIfAbsent(node, candidate);
         return nodes.get(node);
     }
@@ -273,7 +278,10 @@ public final class Redis implements AutoCloseable {
         final ConcurrentLinkedDeque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
         /** Each open connection's CLIENT ID, read when it connected (absent: refused, e.g. by an ACL). */
         final Map<StatefulRedisConnection<byte[], byte[]>, Long> ids = new ConcurrentHashMap<>();
-        /** Sentinel: the sentinels named a new master since this pool's connections asked them; no reply on them is trusted. */
+        /**
+         * Sentinel: the sentinels named a new master since this pool's
+         * connections asked them; no reply on them is trusted.
+         */
         volatile boolean retired;
 
         Pool(RedisURI target) {
@@ -296,7 +304,8 @@ public final class Redis implements AutoCloseable {
                 clientId(conn);
                 return conn;
             } catch (RuntimeException e) {
-                throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": " + e.getMessage(), e);
+                throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": "
+                        + e.getMessage(), e);
             }
         }
 
@@ -419,10 +428,13 @@ public final class Redis implements AutoCloseable {
                         List<?> range = (List<?>) entry;
                         List<?> master = (List<?>) range.get(2);
                         Object hostReply = master.get(0);
-                        String host = hostReply instanceof byte[] hostBytes ? new String(hostBytes, StandardCharsets.UTF_8) : String.valueOf(hostReply);
-                        String masterAddr = addr(host.isEmpty() ? node.substring(0, node.lastIndexOf(':')) : host, ((Long) master.get(1)).intValue());
+                        String host = hostReply instanceof byte[] hostBytes
+                                ? new String(hostBytes, StandardCharsets.UTF_8) : String.valueOf(hostReply);
+                        String masterAddr = addr(host.isEmpty() ? node.substring(0, node.lastIndexOf(':')) : host,
+                                ((Long) master.get(1)).intValue());
                         nodeUri(masterAddr);
-                        for (int slot = ((Long) range.get(0)).intValue(); slot <= ((Long) range.get(1)).intValue(); slot++) {
+                        for (int slot = ((Long) range.get(0)).intValue(); slot <= ((Long) range.get(1)).intValue();
+                                slot++) {
                             owner[slot] = masterAddr;
                         }
                     }
@@ -491,12 +503,14 @@ public final class Redis implements AutoCloseable {
                     // flight: it ran on a master they had replaced (one that was
                     // paused or cut off, say), which others no longer lock on.
                     pool.drop(conn);
-                    UnknownOutcomeException unknown = new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
+                    UnknownOutcomeException unknown = new UnknownOutcomeException("lockbridge: " + what
+                            + ": the sentinels named a new master while it was in flight:"
                             + " its reply, from the old one, is not trusted; it is not sent again", null);
                     unknown.stopper = () -> true; // its reply came: it ran, on the old master, and cannot run again
                     throw unknown;
                 }
-                if (reply instanceof Waited waited && waited.waitError() != null && !(waited.waitError() instanceof RedisCommandExecutionException)) {
+                if (reply instanceof Waited waited && waited.waitError() != null
+                        && !(waited.waitError() instanceof RedisCommandExecutionException)) {
                     pool.drop(conn); // WAIT got no reply: a late one must not be read as the next command's
                 } else {
                     pool.giveBack(conn);
@@ -506,7 +520,8 @@ public final class Redis implements AutoCloseable {
                 pool.giveBack(conn); // an error reply: the connection is in step
                 String message = String.valueOf(e.getMessage());
                 String[] words = message.split(" ");
-                if (kind == Kind.CLUSTER && hop < MAX_REDIRECTS && words.length >= 3 && (words[0].equals("MOVED") || words[0].equals("ASK"))) {
+                if (kind == Kind.CLUSTER && hop < MAX_REDIRECTS && words.length >= 3
+                        && (words[0].equals("MOVED") || words[0].equals("ASK"))) {
                     // The node did not run the command: sending it to the node
                     // named is its first run, not a resend.
                     if (words[0].equals("MOVED")) {
@@ -530,7 +545,8 @@ public final class Redis implements AutoCloseable {
                 if (e instanceof RedisCommandInterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                UnknownOutcomeException unknown = new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": "
+                UnknownOutcomeException unknown = new UnknownOutcomeException("lockbridge: " + what + ": no reply ("
+                        + e.getClass().getSimpleName() + ": "
                         + e.getMessage() + "): it may or may not have run, and is not sent again", e);
                 unknown.stopper = () -> pool.kill(id);
                 throw unknown;
@@ -591,7 +607,8 @@ public final class Redis implements AutoCloseable {
         return keys.length == 0 ? -1 : Keys.slot(keys[0]);
     }
 
-    private static Object evalOn(RedisCommands<byte[], byte[]> commands, boolean asking, Script script, ScriptOutputType type, byte[][] keys, byte[]... args) {
+    private static Object evalOn(RedisCommands<byte[], byte[]> commands, boolean asking, Script script,
+            ScriptOutputType type, byte[][] keys, byte[]... args) {
         try {
             return commands.evalsha(script.sha1(), type, keys, args);
         } catch (RedisNoScriptException e) {
@@ -706,7 +723,8 @@ public final class Redis implements AutoCloseable {
         for (int hop = 0;; hop++) {
             if (node == null) {
                 slotOwner = null;
-                throw new RedisUnavailableException("lockbridge: no cluster node serves slot " + Keys.slot(channel), null);
+                throw new RedisUnavailableException("lockbridge: no cluster node serves slot " + Keys.slot(channel),
+                        null);
             }
             try {
                 pubsubConnection(node).sync().ssubscribe(channel);
@@ -979,7 +997,10 @@ public final class Redis implements AutoCloseable {
             watchClient.addListener(this);
         }
 
-        /** Subscribes on the sentinels not yet connected when none is confirmed; refuses (nothing sent) when none can be. */
+        /**
+         * Subscribes on the sentinels not yet connected when none is confirmed;
+         * refuses (nothing sent) when none can be.
+         */
         void check() {
             if (!live.isEmpty()) {
                 return;
@@ -993,7 +1014,8 @@ public final class Redis implements AutoCloseable {
                     StatefulRedisPubSubConnection<String, String> conn = null;
                     try {
                         // Our timeout, not the URI's (60 s by default), for the handshake of a hung sentinel.
-                        conn = watchClient.connectPubSub(io.lettuce.core.codec.StringCodec.UTF8, RedisURI.builder(sentinel).withTimeout(timeout).build());
+                        conn = watchClient.connectPubSub(io.lettuce.core.codec.StringCodec.UTF8,
+                                RedisURI.builder(sentinel).withTimeout(timeout).build());
                         conn.setTimeout(timeout);
                         conn.addListener(listener(conn));
                         conns.put(sentinelAddr, conn);
@@ -1022,7 +1044,8 @@ public final class Redis implements AutoCloseable {
                     String now = null;
                     if (SWITCH.equals(channel) && words.length >= 5 && words[0].equals(master)) {
                         now = words[3] + ":" + words[4]; // <master> <old ip> <old port> <new ip> <new port>
-                    } else if (PROMOTED.equals(channel) && words.length >= 6 && words[4].equals("@") && words[5].equals(master)) {
+                    } else if (PROMOTED.equals(channel) && words.length >= 6 && words[4].equals("@")
+                            && words[5].equals(master)) {
                         now = words[2] + ":" + words[3]; // slave <ip:port> <ip> <port> @ <master> <ip> <port>
                     }
                     if (now != null && !now.equals(named)) {

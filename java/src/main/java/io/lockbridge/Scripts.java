@@ -60,7 +60,8 @@ public final class Scripts {
     @SuppressWarnings("unchecked")
     private static Map<String, Script> load() {
         Map<String, Script> scripts = new LinkedHashMap<>();
-        Map<String, Object> manifest = (Map<String, Object>) Json.parse(new String(resource("scripts.json"), StandardCharsets.UTF_8));
+        Map<String, Object> manifest = (Map<String, Object>) Json.parse(
+                new String(resource("scripts.json"), StandardCharsets.UTF_8));
         for (Object item : (List<Object>) manifest.get("scripts")) {
             Map<String, Object> entry = (Map<String, Object>) item;
             String name = (String) entry.get("name");
@@ -73,8 +74,9 @@ public final class Scripts {
             byte[] source = src.toByteArray();
             String sha1 = sha1(source);
             if (!sha1.equals(entry.get("sha1")) || source.length != ((Long) entry.get("bytes")).intValue()) {
-                throw new IllegalStateException("lockbridge: script " + name + " assembles to SHA1 " + sha1 + " (" + source.length
-                        + " bytes), the manifest says " + entry.get("sha1") + " (" + entry.get("bytes") + " bytes): rebuild lockbridge-java");
+                throw new IllegalStateException("lockbridge: script " + name + " assembles to SHA1 " + sha1
+                        + " (" + source.length + " bytes), the manifest says " + entry.get("sha1")
+                        + " (" + entry.get("bytes") + " bytes): rebuild lockbridge-java");
             }
             scripts.put(name, new Script(name, source, sha1));
         }
@@ -92,7 +94,8 @@ public final class Scripts {
     private static byte[] resource(String path) {
         try (InputStream in = Scripts.class.getResourceAsStream(ROOT + path)) {
             if (in == null) {
-                throw new IllegalStateException("lockbridge: " + ROOT + path + " is missing from the jar: rebuild lockbridge-java");
+                throw new IllegalStateException("lockbridge: " + ROOT + path
+                        + " is missing from the jar: rebuild lockbridge-java");
             }
             return in.readAllBytes();
         } catch (IOException e) {

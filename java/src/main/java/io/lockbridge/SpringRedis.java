@@ -40,30 +40,38 @@ public final class SpringRedis {
         return of(template.getConnectionFactory());
     }
 
-    /** Redis for the Redis of factory, a LettuceConnectionFactory on a standalone server, a Sentinel master or a Cluster. */
+    /**
+     * Redis for the Redis of factory, a LettuceConnectionFactory on a
+     * standalone server, a Sentinel master or a Cluster.
+     */
     public static Redis of(RedisConnectionFactory factory) {
         if (factory != null && factory.getClass().getName().contains("Jedis")) {
-            throw new InvalidException("lockbridge: a Jedis connection factory cannot be used (" + factory.getClass().getName()
-                    + "): lockbridge opens its own Lettuce connections, built never to send a lock write twice, and takes their"
-                    + " settings from a LettuceConnectionFactory only (Jedis's cluster client retries a command after a connection"
-                    + " error, which may run a lock write twice); use a LettuceConnectionFactory, or io.lockbridge.Redis.of(RedisURI)"
-                    + " / Redis.cluster(seeds)");
+            throw new InvalidException("lockbridge: a Jedis connection factory cannot be used ("
+                    + factory.getClass().getName()
+                    + "): lockbridge opens its own Lettuce connections, built never to send a lock write twice, and "
+                    + "takes their settings from a LettuceConnectionFactory only (Jedis's cluster client retries a "
+                    + "command after a connection error, which may run a lock write twice); use a "
+                    + "LettuceConnectionFactory, or io.lockbridge.Redis.of(RedisURI) / Redis.cluster(seeds)");
         }
         if (!(factory instanceof LettuceConnectionFactory lettuce)) {
             throw new InvalidException("lockbridge: only a LettuceConnectionFactory can be used (got "
                     + (factory == null ? "null" : factory.getClass().getName())
-                    + "); lockbridge needs connections it can keep from resending lock writes: build io.lockbridge.Redis.of(RedisURI) instead");
+                    + "); lockbridge needs connections it can keep from resending lock writes: build "
+                    + "io.lockbridge.Redis.of(RedisURI) instead");
         }
         LettuceClientConfiguration clientConf = lettuce.getClientConfiguration();
-        Duration timeout = clientConf.getCommandTimeout() == null ? Redis.DEFAULT_TIMEOUT : clientConf.getCommandTimeout();
+        Duration timeout = clientConf.getCommandTimeout() == null ? Redis.DEFAULT_TIMEOUT
+                : clientConf.getCommandTimeout();
         if (lettuce.getSocketConfiguration() != null) {
-            throw new InvalidException("lockbridge: a Unix socket factory is not supported by lockbridge-java; give Redis.of a RedisURI");
+            throw new InvalidException("lockbridge: a Unix socket factory is not supported by lockbridge-java; give "
+                    + "Redis.of a RedisURI");
         }
         if (lettuce.getClusterConfiguration() != null) {
             RedisClusterConfiguration conf = lettuce.getClusterConfiguration();
             List<RedisURI> seeds = new ArrayList<>();
             for (RedisNode node : conf.getClusterNodes()) {
-                RedisURI.Builder seed = RedisURI.builder().withHost(node.getHost()).withPort(node.getPort()).withSsl(clientConf.isUseSsl());
+                RedisURI.Builder seed = RedisURI.builder().withHost(node.getHost()).withPort(node.getPort())
+                        .withSsl(clientConf.isUseSsl());
                 auth(seed, conf.getUsername(), conf.getPassword());
                 seeds.add(seed.build());
             }
@@ -80,7 +88,8 @@ public final class SpringRedis {
             }
             RedisURI.Builder master = RedisURI.builder().withSentinelMasterId(conf.getMaster().getName());
             for (RedisNode node : conf.getSentinels()) {
-                RedisURI.Builder sentinel = RedisURI.builder().withHost(node.getHost()).withPort(node.getPort()).withSsl(clientConf.isUseSsl());
+                RedisURI.Builder sentinel = RedisURI.builder().withHost(node.getHost()).withPort(node.getPort())
+                        .withSsl(clientConf.isUseSsl());
                 auth(sentinel, conf.getSentinelUsername(), conf.getSentinelPassword());
                 master.withSentinel(sentinel.build());
             }
@@ -90,8 +99,8 @@ public final class SpringRedis {
             return Redis.of(masterUri, clientConf.getClientResources().orElse(null), timeout);
         }
         RedisStandaloneConfiguration conf = standalone(lettuce);
-        RedisURI.Builder builder = RedisURI.builder().withHost(conf.getHostName()).withPort(conf.getPort()).withDatabase(conf.getDatabase())
-                .withSsl(clientConf.isUseSsl());
+        RedisURI.Builder builder = RedisURI.builder().withHost(conf.getHostName()).withPort(conf.getPort())
+                .withDatabase(conf.getDatabase()).withSsl(clientConf.isUseSsl());
         auth(builder, conf.getUsername(), conf.getPassword());
         return Redis.of(builder.build(), clientConf.getClientResources().orElse(null), timeout);
     }
@@ -114,17 +123,19 @@ public final class SpringRedis {
             field.setAccessible(true);
             configured = field.get(lettuce);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            InvalidException invalid = new InvalidException("lockbridge: cannot tell which Redis this LettuceConnectionFactory connects to (its"
-                    + " configuration is not readable: " + e + "); give Redis.of a RedisURI instead");
+            InvalidException invalid = new InvalidException("lockbridge: cannot tell which Redis this "
+                    + "LettuceConnectionFactory connects to (its configuration is not readable: " + e
+                    + "); give Redis.of a RedisURI instead");
             invalid.initCause(e);
             throw invalid;
         }
         if (configured instanceof RedisStandaloneConfiguration conf) {
             return conf;
         }
-        throw new InvalidException("lockbridge: a LettuceConnectionFactory on a " + (configured == null ? "null configuration" : configured.getClass().getSimpleName())
-                + " is not supported (standalone, Sentinel and Cluster are): lockbridge must lock on the master, and will not guess it;"
-                + " give Redis.of a RedisURI for the master instead");
+        throw new InvalidException("lockbridge: a LettuceConnectionFactory on a "
+                + (configured == null ? "null configuration" : configured.getClass().getSimpleName())
+                + " is not supported (standalone, Sentinel and Cluster are): lockbridge must lock on the master, and "
+                + "will not guess it; give Redis.of a RedisURI for the master instead");
     }
 
     private static void auth(RedisURI.Builder builder, String username, RedisPassword redisPassword) {

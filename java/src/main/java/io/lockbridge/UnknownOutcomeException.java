@@ -9,7 +9,10 @@ package io.lockbridge;
 public class UnknownOutcomeException extends LockbridgeException {
     private static final long serialVersionUID = 1L;
 
-    /** Ends the request's connection on its server, when the request came from one of lockbridge's own; null otherwise. */
+    /**
+     * Ends the request's connection on its server, when the request came from
+     * one of lockbridge's own; null otherwise.
+     */
     transient java.util.function.BooleanSupplier stopper;
 
     public UnknownOutcomeException(String message, Throwable cause) {

@@ -34,7 +34,8 @@ final class Wait {
      */
     static void notInterrupted(String name) {
         if (Thread.currentThread().isInterrupted()) {
-            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + ": the thread is interrupted: nothing sent", Duration.ZERO);
+            throw new NotObtainedException("lockbridge: lock " + Keys.show(name)
+                    + ": the thread is interrupted: nothing sent", Duration.ZERO);
         }
     }
 
@@ -68,10 +69,11 @@ final class Wait {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " not obtained within " + wait + ": "
-                            + miss.getMessage(), miss.holderLeft(), miss);
+                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " not obtained within "
+                            + wait + ": " + miss.getMessage(), miss.holderLeft(), miss);
                 }
-                long sleep = backoff.delay(slept++).toNanos(); // the retry after subscribing is no wait: as Go's, the first sleep is the backoff's first
+                // the retry after subscribing is no wait: as Go's, the first sleep is the backoff's first
+                long sleep = backoff.delay(slept++).toNanos();
                 Duration holder = miss.holderLeft();
                 if (!holder.isZero() && holder.toNanos() < sleep) {
                     sleep = holder.toNanos();
@@ -82,7 +84,8 @@ final class Wait {
                     wake.tryAcquire(sleep, TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + ": interrupted while waiting", Duration.ZERO, e);
+                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name)
+                            + ": interrupted while waiting", Duration.ZERO, e);
                 } finally {
                     if (events != null) {
                         waited += System.nanoTime() - slept0;

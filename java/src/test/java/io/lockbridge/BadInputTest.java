@@ -24,16 +24,22 @@ class BadInputTest extends ServerTest {
                 Arguments.of("ttl below the seconds unit", (Executable) () -> MigrateLocker.builder(redisLater())
                         .legacy(LegacyProfile.defaults().unit(TimeUnit.SECONDS)).phase(Phase.DUAL_WRITE).build()
                         .tryLock("x", Duration.ofMillis(999))),
-                Arguments.of("namespace with braces", (Executable) () -> MigrateLocker.builder(redisLater()).followPhase("a{b}")),
+                Arguments.of("namespace with braces", (Executable) () -> MigrateLocker.builder(redisLater())
+                .followPhase("a{b}")),
                 Arguments.of("empty namespace", (Executable) () -> MigrateLocker.builder(redisLater()).namespace("")),
-                Arguments.of("follow and a fixed phase", (Executable) () -> MigrateLocker.builder(redisLater()).followPhase("n")
+                Arguments.of("follow and a fixed phase", (Executable) () -> MigrateLocker.builder(redisLater())
+                .followPhase("n")
                         .phase(Phase.MODERN).build()),
-                Arguments.of("zero phase interval", (Executable) () -> MigrateLocker.builder(redisLater()).phaseInterval(Duration.ZERO)),
+                Arguments.of("zero phase interval", (Executable) () -> MigrateLocker.builder(redisLater())
+                .phaseInterval(Duration.ZERO)),
                 Arguments.of("null Redis", (Executable) () -> MigrateLocker.builder(null)),
                 Arguments.of("minute unit", (Executable) () -> LegacyProfile.defaults().unit(TimeUnit.MINUTES)),
-                Arguments.of("negative skew margin", (Executable) () -> LegacyProfile.defaults().skewMargin(Duration.ofMillis(-1))),
-                Arguments.of("backoff max below base", (Executable) () -> Backoff.exponential(Duration.ofSeconds(1), Duration.ofMillis(1))),
-                Arguments.of("backoff max beyond 2^63-1 ns", (Executable) () -> Backoff.exponential(Duration.ofMillis(1),
+                Arguments.of("negative skew margin", (Executable) () -> LegacyProfile.defaults()
+                .skewMargin(Duration.ofMillis(-1))),
+                Arguments.of("backoff max below base",
+                (Executable) () -> Backoff.exponential(Duration.ofSeconds(1), Duration.ofMillis(1))),
+                Arguments.of("backoff max beyond 2^63-1 ns",
+                (Executable) () -> Backoff.exponential(Duration.ofMillis(1),
                         java.time.temporal.ChronoUnit.FOREVER.getDuration())),
                 Arguments.of("pollers beyond 2^63-1 ns", (Executable) () -> ModernLocker.builder(redisLater())
                         .pollers(java.time.temporal.ChronoUnit.FOREVER.getDuration())),
@@ -67,7 +73,8 @@ class BadInputTest extends ServerTest {
         Backoff backoff = Backoff.exponential(Duration.ofMillis(1), max);
         for (int attempt = 0; attempt < 200; attempt++) {
             Duration delay = backoff.delay(attempt);
-            org.junit.jupiter.api.Assertions.assertTrue(!delay.isNegative() && delay.compareTo(max) <= 0 && (attempt < 64 || delay.compareTo(Duration.ofDays(365)) > 0),
+            org.junit.jupiter.api.Assertions.assertTrue(!delay.isNegative() && delay.compareTo(max) <= 0
+                    && (attempt < 64 || delay.compareTo(Duration.ofDays(365)) > 0),
                     "delay(" + attempt + ") = " + delay);
         }
     }

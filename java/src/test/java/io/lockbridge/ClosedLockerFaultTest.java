@@ -63,9 +63,12 @@ class ClosedLockerFaultTest extends ServerTest {
 
     static Stream<Arguments> lockers() {
         Stream.Builder<Arguments> cases = Stream.builder();
-        cases.add(Arguments.of("LegacyLocker", (Function<Redis, Locker>) r -> of(LegacyLocker.builder(r).autoRefresh(true).build())));
+        cases.add(Arguments.of("LegacyLocker",
+                (Function<Redis, Locker>) r -> of(LegacyLocker.builder(r).autoRefresh(true).build())));
         for (Phase phase : Phase.values()) {
-            cases.add(Arguments.of("MigrateLocker " + phase, (Function<Redis, Locker>) r -> of(MigrateLocker.builder(r).phase(phase).autoRefresh(true).build())));
+            cases.add(Arguments.of("MigrateLocker " + phase,
+                    (Function<Redis, Locker>) r -> of(MigrateLocker.builder(r).phase(phase).autoRefresh(true)
+                    .build())));
         }
         return cases.build();
     }
@@ -77,7 +80,8 @@ class ClosedLockerFaultTest extends ServerTest {
         locker.tryLock("warm", Duration.ofSeconds(5)).unlock();
         locker.close();
         assertThrows(InvalidException.class, () -> locker.tryLock("closed", Duration.ofSeconds(30)));
-        assertThrows(InvalidException.class, () -> locker.lock("closed", Duration.ofSeconds(30), Duration.ofMillis(100)));
+        assertThrows(InvalidException.class,
+                () -> locker.lock("closed", Duration.ofSeconds(30), Duration.ofMillis(100)));
         assertEquals(0, srv.raw.exists(b("closed"), b("{closed}:modern")), "nothing taken");
     }
 }

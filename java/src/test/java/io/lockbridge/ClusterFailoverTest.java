@@ -41,9 +41,11 @@ class ClusterFailoverTest {
 
     @Test
     void faultWaitersAreWokenByTheNewMastersNoticeAfterAFailover() throws Exception {
-        try (Topology.Cluster cluster = new Topology.Cluster(); Redis holderRedis = Redis.cluster(cluster.seeds()); Redis waiterRedis = Redis.cluster(cluster.seeds());
+        try (Topology.Cluster cluster = new Topology.Cluster(); Redis holderRedis = Redis.cluster(cluster.seeds());
+                Redis waiterRedis = Redis.cluster(cluster.seeds());
                 ModernLocker holder = ModernLocker.builder(holderRedis).build();
-                ModernLocker waiterLocker = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(SLOW, SLOW)).build()) {
+                ModernLocker waiterLocker = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(SLOW, SLOW))
+                        .build()) {
             String name = "orders";
             String channel = "{orders}:released";
             int slot = Keys.slot(name.getBytes(StandardCharsets.UTF_8));
@@ -106,8 +108,8 @@ class ClusterFailoverTest {
             subscribedOn(cluster.nodes.get(from), channel);
             acl(cluster.nodes.get(to), "resetchannels"); // the slot's next owner refuses the channel
             cluster.moveSlot(slot, from, to);
-            Topology.eventually("the new owner refused the subscription made again", () -> cluster.nodes.get(to).cmd.aclLog().stream()
-                    .anyMatch(e -> channel.equals(e.get("object"))));
+            Topology.eventually("the new owner refused the subscription made again",
+                    () -> cluster.nodes.get(to).cmd.aclLog().stream() .anyMatch(e -> channel.equals(e.get("object"))));
             acl(cluster.nodes.get(to), "allchannels");
             java.util.concurrent.atomic.AtomicInteger heard = new java.util.concurrent.atomic.AtomicInteger();
             AutoCloseable second = waiterRedis.subscribe(channelBytes, heard::incrementAndGet);
@@ -123,12 +125,13 @@ class ClusterFailoverTest {
 
     /** ACL SETUSER default rules on node. */
     static void acl(Topology.Node node, String... rules) {
-        io.lettuce.core.protocol.CommandArgs<String, String> args = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
-                .add("SETUSER").add("default");
+        io.lettuce.core.protocol.CommandArgs<String, String> args = new io.lettuce.core.protocol.CommandArgs<>(
+                io.lettuce.core.codec.StringCodec.UTF8) .add("SETUSER").add("default");
         for (String rule : rules) {
             args.add(rule);
         }
-        node.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), args);
+        node.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL,
+                new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), args);
     }
 
     @Test

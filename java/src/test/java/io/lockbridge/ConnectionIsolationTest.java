@@ -50,7 +50,8 @@ class ConnectionIsolationTest {
                             locker.tryLock(name, Duration.ofSeconds(10)).unlock();
                             othersOk.incrementAndGet();
                         } catch (RuntimeException e) {
-                            othersFailed.computeIfAbsent(e.getClass().getSimpleName() + ": " + e.getMessage(), k -> new AtomicLong()).incrementAndGet();
+                            othersFailed.computeIfAbsent(e.getClass().getSimpleName() + ": " + e.getMessage(),
+                                    k -> new AtomicLong()).incrementAndGet();
                         }
                     }
                 }, "other-" + i);
@@ -61,7 +62,8 @@ class ConnectionIsolationTest {
                     try {
                         // Any lock name the victim may have left behind (an
                         // unknown release) must not hold it up: a new name each time.
-                        locker.tryLock("victim-" + victimOk.get() + "-" + victimFailed.get(), Duration.ofSeconds(10)).unlock();
+                        locker.tryLock("victim-" + victimOk.get() + "-" + victimFailed.get(), Duration.ofSeconds(10))
+                                .unlock();
                         victimOk.incrementAndGet();
                     } catch (RuntimeException e) {
                         victimFailed.incrementAndGet();
@@ -87,8 +89,10 @@ class ConnectionIsolationTest {
             for (Thread thread : others) {
                 thread.join(20_000);
             }
-            String figures = String.format("%d s, %d interrupts at the victim: others %d locks, failures %s; victim %d locks, %d failures (%d unknown outcomes)",
-                    RUN.toSeconds(), interrupts, othersOk.get(), othersFailed, victimOk.get(), victimFailed.get(), victimUnknown.get());
+            String figures = String.format("%d s, %d interrupts at the victim: others %d locks, failures %s; victim %d "
+                    + "locks, %d failures (%d unknown outcomes)",
+                    RUN.toSeconds(), interrupts, othersOk.get(), othersFailed, victimOk.get(), victimFailed.get(),
+                    victimUnknown.get());
             System.out.println("ConnectionIsolationTest: " + figures);
             assertEquals(Map.of(), Map.copyOf(othersFailed), figures);
             assertTrue(othersOk.get() > 100, figures);
@@ -120,7 +124,8 @@ class ConnectionIsolationTest {
                     Lock lock = locker.tryLock("cold", Duration.ofMillis(1500));
                     Duration took = Duration.between(before, Instant.now());
                     Duration left = Duration.between(Instant.now(), lock.expiresAt());
-                    String figures = "first lock took " + took.toMillis() + " ms, " + left.toMillis() + " ms of 1500 left";
+                    String figures = "first lock took " + took.toMillis() + " ms, " + left.toMillis()
+                            + " ms of 1500 left";
                     System.out.println("ConnectionIsolationTest: " + figures);
                     assertTrue(lock.isHeld(), figures);
                     assertTrue(left.compareTo(Duration.ofMillis(1000)) > 0, figures);

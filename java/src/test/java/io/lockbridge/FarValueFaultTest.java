@@ -23,7 +23,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 class FarValueFaultTest extends ServerTest {
     static Stream<Arguments> cases() {
         Stream.Builder<Arguments> cases = Stream.builder();
-        for (String value : new String[] {"31556889864403200", "99999999999999999", "4611686018427387904", "9223372036854775806", "9223372036854775807"}) {
+        for (String value : new String[] {"31556889864403200", "99999999999999999", "4611686018427387904",
+                "9223372036854775806", "9223372036854775807"}) {
             for (TimeUnit unit : new TimeUnit[] {TimeUnit.SECONDS, TimeUnit.MILLISECONDS}) {
                 cases.add(Arguments.of(value, unit, null));
                 cases.add(Arguments.of(value, unit, Phase.DUAL_WRITE));
@@ -41,14 +42,17 @@ class FarValueFaultTest extends ServerTest {
         NotObtainedException notObtained;
         if (phase == null) {
             try (LegacyLocker locker = LegacyLocker.builder(redis).profile(prof).build()) {
-                notObtained = assertThrows(NotObtainedException.class, () -> locker.tryLock("far", Duration.ofSeconds(5)));
+                notObtained = assertThrows(NotObtainedException.class,
+                        () -> locker.tryLock("far", Duration.ofSeconds(5)));
             }
         } else {
             try (MigrateLocker locker = MigrateLocker.builder(redis).legacy(prof).phase(phase).build()) {
-                notObtained = assertThrows(NotObtainedException.class, () -> locker.tryLock("far", Duration.ofSeconds(5)));
+                notObtained = assertThrows(NotObtainedException.class,
+                        () -> locker.tryLock("far", Duration.ofSeconds(5)));
             }
         }
-        assertTrue(notObtained.holderLeft().compareTo(Duration.ofDays(365)) > 0, "held for long: " + notObtained.holderLeft());
+        assertTrue(notObtained.holderLeft().compareTo(Duration.ofDays(365)) > 0,
+                "held for long: " + notObtained.holderLeft());
         assertEquals(value, srv.get("far"), "the stored value untouched");
         assertEquals(0, srv.raw.exists(b("{far}:modern")));
     }

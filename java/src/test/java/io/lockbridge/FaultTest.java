@@ -24,7 +24,8 @@ class FaultTest {
                 Redis second = srv.redis();
                 MigrateLocker firstLocker = MigrateLocker.builder(first).phase(Phase.DUAL_WRITE).build();
                 MigrateLocker secondLocker = MigrateLocker.builder(second).phase(Phase.DUAL_WRITE).build()) {
-            firstLocker.tryLock("warm", Duration.ofSeconds(10)).unlock(); // the release script is loaded: the one in flight runs
+            // the release script is loaded: the one in flight runs
+            firstLocker.tryLock("warm", Duration.ofSeconds(10)).unlock();
             Lock lock = firstLocker.tryLock("orders", Duration.ofSeconds(10));
             srv.signal("STOP");
             try {
@@ -36,7 +37,8 @@ class FaultTest {
             ExecutionException lost = assertThrows(ExecutionException.class, () -> lock.done().get());
             assertTrue(lost.getCause() instanceof LostException);
             // The paused server ran the release once it resumed: the keys are gone.
-            MigrateLockerTest.eventually("the late release ran", () -> srv.raw.exists(b("orders"), b("{orders}:modern")) == 0);
+            MigrateLockerTest.eventually("the late release ran",
+                    () -> srv.raw.exists(b("orders"), b("{orders}:modern")) == 0);
             Lock successor = secondLocker.tryLock("orders", Duration.ofSeconds(10));
             // The first client's next command goes on a new connection; nothing is replayed.
             firstLocker.tryLock("other", Duration.ofSeconds(10)).unlock();

@@ -46,7 +46,8 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultCloseWhileHoldingStaysCounted() throws Exception {
         srv.setPhase("close1", "", Phase.MODERN, "init");
-        MigrateLocker locker = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50)).build();
+        MigrateLocker locker = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50))
+                .build();
         String id = locker.clientId();
         Lock lock = locker.tryLock("orders", Duration.ofSeconds(30));
         assertEquals(Phase.MODERN, lock.phase());
@@ -65,7 +66,8 @@ class FollowerFaultTest extends ServerTest {
         lock.unlock();
 
         // With nothing held, close removes the entry (forget.lua, forced, margin 0).
-        MigrateLocker idle = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50)).build();
+        MigrateLocker idle = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50))
+                .build();
         idle.tryLock("orders", Duration.ofSeconds(30)).unlock();
         idle.close();
         assertEquals(null, entry("close1", idle.clientId()));
@@ -86,8 +88,8 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultLateHeartbeatDoesNotOverwriteANewerOne() throws Exception {
         srv.setPhase("seq1", "", Phase.LEGACY, "init");
-        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50))
-                .phaseLease(Duration.ofMillis(150)).build()) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("seq1")
+                .phaseInterval(Duration.ofMillis(50)) .phaseLease(Duration.ofMillis(150)).build()) {
             assertEquals(Phase.LEGACY, locker.phase());
             Map<String, Object> first = entry("seq1", locker.clientId());
             assertTrue((Long) first.get("seq") >= 1, "seq from 1");
@@ -102,14 +104,17 @@ class FollowerFaultTest extends ServerTest {
             Thread.sleep(100); // a heartbeat in flight has landed
             long seen = srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(locker.clientId())).longValue();
             Thread.sleep(300); // several heartbeats
-            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class, () -> locker.tryLock("seq-orders", Duration.ofSeconds(5)),
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class,
+                    () -> locker.tryLock("seq-orders", Duration.ofSeconds(5)),
                     "a reading whose heartbeat wrote nothing renews no lease");
             assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
-            assertEquals(newer, new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(locker.clientId())), StandardCharsets.UTF_8),
-                    "a heartbeat with a lower seq changes nothing");
+            assertEquals(newer,
+                    new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(locker.clientId())),
+                    StandardCharsets.UTF_8), "a heartbeat with a lower seq changes nothing");
             assertEquals(seen, srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(locker.clientId())).longValue());
 
-            srv.raw.hdel(b("lockbridge:{seq1}:clients"), b(locker.clientId())); // forgotten: its next heartbeat writes its own
+            // forgotten: its next heartbeat writes its own
+            srv.raw.hdel(b("lockbridge:{seq1}:clients"), b(locker.clientId()));
             MigrateLockerTest.eventually("it locks again once its entry is its own", () -> {
                 try {
                     locker.tryLock("seq-orders", Duration.ofSeconds(5)).unlock();
@@ -151,11 +156,13 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultNoticesLostWhileThePubSubConnectionIsDown() throws Exception {
         srv.setPhase("deaf1", "", Phase.LEGACY, "init");
-        srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
-        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("deafsvc", "pw").build();
+        srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys()
+                .allChannels().allCommands());
+        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("deafsvc", "pw")
+                .build();
         try (Redis deaf = Redis.of(uri, Duration.ofSeconds(1));
-                MigrateLocker locker = MigrateLocker.builder(deaf).followPhase("deaf1").phaseInterval(Duration.ofSeconds(1))
-                        .phaseLease(Duration.ofSeconds(60)).build()) {
+                MigrateLocker locker = MigrateLocker.builder(deaf).followPhase("deaf1")
+                        .phaseInterval(Duration.ofSeconds(1)) .phaseLease(Duration.ofSeconds(60)).build()) {
             assertEquals(Phase.LEGACY, locker.phase());
             MigrateLockerTest.eventually("it listens to the notices", () -> listeners("deaf1") == 1);
 
@@ -167,7 +174,8 @@ class FollowerFaultTest extends ServerTest {
             MigrateLockerTest.eventually("its subscription is gone", () -> listeners("deaf1") == 0);
             srv.setPhase("deaf1", "legacy", Phase.DUAL_WRITE, "step");
             notifyShards("deaf1", Phase.DUAL_WRITE);
-            MigrateLockerTest.eventually("it reads at every interval while it hears nothing, and moves", () -> locker.phase() == Phase.DUAL_WRITE);
+            MigrateLockerTest.eventually("it reads at every interval while it hears nothing, and moves",
+                    () -> locker.phase() == Phase.DUAL_WRITE);
 
             srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on());
             MigrateLockerTest.eventually("it listens again", () -> listeners("deaf1") == 1);
@@ -177,7 +185,8 @@ class FollowerFaultTest extends ServerTest {
             // (Lettuce's, at once): the resubscription makes it read.
             srv.setPhase("deaf1", "dual-write", Phase.DUAL_READ, "step");
             srv.raw.clientKill(io.lettuce.core.KillArgs.Builder.typePubsub().user("deafsvc"));
-            MigrateLockerTest.eventually("it reads when it subscribed again, and moves", () -> locker.phase() == Phase.DUAL_READ);
+            MigrateLockerTest.eventually("it reads when it subscribed again, and moves",
+                    () -> locker.phase() == Phase.DUAL_READ);
         } finally {
             srv.raw.aclDeluser("deafsvc");
         }
@@ -208,7 +217,8 @@ class FollowerFaultTest extends ServerTest {
     static Throwable failure(CompletableFuture<?> future) {
         assertTrue(future.isCompletedExceptionally(), "it failed");
         Throwable thrown = future.handle((v, e) -> e).join();
-        return thrown.getCause() != null && thrown instanceof java.util.concurrent.CompletionException ? thrown.getCause() : thrown;
+        return thrown.getCause() != null && thrown instanceof java.util.concurrent.CompletionException
+                ? thrown.getCause() : thrown;
     }
 
     /**
@@ -222,11 +232,13 @@ class FollowerFaultTest extends ServerTest {
     void faultAcquireOutlivingThePhaseLease() throws Exception {
         srv.setPhase("pause1", "", Phase.DUAL_READ, "init");
         try (Redis slow = Redis.of(srv.uri(), Duration.ofSeconds(15));
-                MigrateLocker locker = MigrateLocker.builder(slow).followPhase("pause1").phaseInterval(Duration.ofMillis(100))
-                        .phaseLease(Duration.ofMillis(600)).build()) {
-            locker.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the script is loaded, and the lease covers a 5 s lock
+                MigrateLocker locker = MigrateLocker.builder(slow).followPhase("pause1")
+                        .phaseInterval(Duration.ofMillis(100)) .phaseLease(Duration.ofMillis(600)).build()) {
+            // the script is loaded, and the lease covers a 5 s lock
+            locker.tryLock("warm", Duration.ofSeconds(5)).unlock();
             locker.phase();
-            CompletableFuture<Lock> got = acrossAPause(() -> locker.tryLock("orders", Duration.ofSeconds(5)), Duration.ofMillis(1500));
+            CompletableFuture<Lock> got = acrossAPause(() -> locker.tryLock("orders", Duration.ofSeconds(5)),
+                    Duration.ofMillis(1500));
             Throwable thrown = failure(got);
             PhaseUnknownException refused = assertInstanceOf(PhaseUnknownException.class, thrown);
             assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
@@ -244,8 +256,8 @@ class FollowerFaultTest extends ServerTest {
     void faultRefreshOutlivingThePhaseLeaseDoesNotExtend() throws Exception {
         srv.setPhase("pause2", "", Phase.DUAL_WRITE, "init");
         try (Redis slow = Redis.of(srv.uri(), Duration.ofSeconds(15));
-                MigrateLocker locker = MigrateLocker.builder(slow).followPhase("pause2").phaseInterval(Duration.ofMillis(100))
-                        .phaseLease(Duration.ofMillis(600)).build()) {
+                MigrateLocker locker = MigrateLocker.builder(slow).followPhase("pause2")
+                        .phaseInterval(Duration.ofMillis(100)) .phaseLease(Duration.ofMillis(600)).build()) {
             Lock lock = locker.tryLock("orders", Duration.ofSeconds(8));
             lock.refresh(Duration.ofSeconds(8)); // the refresh script is loaded
             Thread.sleep(2000); // a refresh now would move the lease's end 2 s on
@@ -258,7 +270,8 @@ class FollowerFaultTest extends ServerTest {
             PhaseUnknownException refused = assertInstanceOf(PhaseUnknownException.class, failure(got));
             assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
             Duration moved = Duration.between(before, lock.expiresAt()).abs();
-            assertTrue(moved.compareTo(Duration.ofMillis(500)) < 0, "the local lease is the one the registry covered: moved " + moved);
+            assertTrue(moved.compareTo(Duration.ofMillis(500)) < 0,
+                    "the local lease is the one the registry covered: moved " + moved);
             assertTrue(lock.isHeld());
             lock.unlock();
         }
@@ -275,11 +288,13 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase() throws Exception {
         srv.setPhase("back1", "", Phase.MODERN, "init");
-        srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
-        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("javasvc", "pw").build();
+        srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys()
+                .allChannels().allCommands());
+        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("javasvc", "pw")
+                .build();
         try (Redis cut = Redis.of(uri, Duration.ofSeconds(1));
-                MigrateLocker locker = MigrateLocker.builder(cut).followPhase("back1").phaseInterval(Duration.ofMillis(50))
-                        .phaseLease(Duration.ofMillis(200)).build()) {
+                MigrateLocker locker = MigrateLocker.builder(cut).followPhase("back1")
+                        .phaseInterval(Duration.ofMillis(50)) .phaseLease(Duration.ofMillis(200)).build()) {
             Lock old = locker.tryLock("forgotten", Duration.ofMillis(300)); // never unlocked
             assertEquals(Phase.MODERN, old.phase());
 
@@ -304,9 +319,10 @@ class FollowerFaultTest extends ServerTest {
                     return false;
                 }
             });
-            assertEquals(Phase.LEGACY, got[0].phase(), "it took the lock in the fleet's phase, not one step from its old one");
-            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30)),
-                    "a legacy locker does not get in beside it");
+            assertEquals(Phase.LEGACY, got[0].phase(), "it took the lock in the fleet's phase, not one step from its "
+                    + "old one");
+            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build()
+                    .tryLock("orders", Duration.ofSeconds(30)), "a legacy locker does not get in beside it");
             got[0].unlock();
         } finally {
             srv.raw.aclDeluser("javasvc");
@@ -324,10 +340,11 @@ class FollowerFaultTest extends ServerTest {
         Duration lease = Duration.ofSeconds(6);
         try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("huge1").build()) {
             locker.tryLock("warm", Duration.ofSeconds(1)).unlock();
-            for (Duration ttl : new Duration[] {Duration.ofMillis(1L << 40).minus(lease).plusMillis(1), Duration.ofMillis(Long.MAX_VALUE),
-                    Duration.ofSeconds(Long.MAX_VALUE)}) {
+            for (Duration ttl : new Duration[] {Duration.ofMillis(1L << 40).minus(lease).plusMillis(1),
+                    Duration.ofMillis(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE)}) {
                 assertThrows(InvalidException.class, () -> locker.tryLock("orders", ttl), ttl.toString());
-                assertThrows(InvalidException.class, () -> locker.lock("orders", ttl, Duration.ofMillis(10)), ttl.toString());
+                assertThrows(InvalidException.class, () -> locker.lock("orders", ttl, Duration.ofMillis(10)),
+                        ttl.toString());
             }
             Lock lock = locker.tryLock("orders", Duration.ofSeconds(5));
             assertThrows(InvalidException.class, () -> lock.refresh(Duration.ofMillis(1L << 40)));
@@ -338,9 +355,11 @@ class FollowerFaultTest extends ServerTest {
         MigrateLocker.Builder builder = MigrateLocker.builder(redis).followPhase("huge1");
         assertThrows(InvalidException.class, () -> builder.phaseLease(Duration.ofMillis(1L << 39)));
         assertThrows(InvalidException.class, () -> builder.phaseLease(Duration.ofSeconds(Long.MAX_VALUE)));
-        assertThrows(InvalidException.class, () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofMillis(1L << 38)).build());
+        assertThrows(InvalidException.class, () -> MigrateLocker.builder(redis).followPhase("huge1")
+                .phaseInterval(Duration.ofMillis(1L << 38)).build());
         assertThrows(InvalidException.class,
-                () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofSeconds(2)).phaseLease(Duration.ofSeconds(2)).build());
+                () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofSeconds(2))
+                .phaseLease(Duration.ofSeconds(2)).build());
     }
     /**
      * A touch names the entry it renews: the seq of the locker's last
@@ -356,22 +375,27 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultTouchRenewsOnlyTheEntryItNames() throws Exception {
         srv.setPhase("touch2", "", Phase.LEGACY, "init");
-        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("touch2").phaseInterval(Duration.ofMillis(50)).build()) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("touch2")
+                .phaseInterval(Duration.ofMillis(50)).build()) {
             String id = locker.clientId();
             byte[] clients = b("lockbridge:{touch2}:clients");
             Lock lock = locker.tryLock("touch-orders", Duration.ofSeconds(30));
-            MigrateLockerTest.eventually("an entry reports the lock", () -> entry("touch2", id).containsKey("held_oldest"));
+            MigrateLockerTest.eventually("an entry reports the lock",
+                    () -> entry("touch2", id).containsKey("held_oldest"));
             byte[] old = srv.raw.hget(clients, b(id));
             long oldSeq = (Long) entry("touch2", id).get("seq");
             lock.unlock();
-            MigrateLockerTest.eventually("a newer entry reports no lock", () -> !entry("touch2", id).containsKey("held_oldest"));
+            MigrateLockerTest.eventually("a newer entry reports no lock",
+                    () -> !entry("touch2", id).containsKey("held_oldest"));
             long confirmed = (Long) entry("touch2", id).get("seq");
             double exp = srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id));
-            MigrateLockerTest.eventually("then it touches", () -> srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id)) > exp);
+            MigrateLockerTest.eventually("then it touches",
+                    () -> srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id)) > exp);
             assertEquals(confirmed, (Long) entry("touch2", id).get("seq"), "a touch leaves the entry");
 
             srv.raw.hset(clients, b(id), old); // forgotten, and the older write landed late
-            MigrateLockerTest.eventually("the locker sends its entry again", () -> (Long) entry("touch2", id).get("seq") > confirmed);
+            MigrateLockerTest.eventually("the locker sends its entry again",
+                    () -> (Long) entry("touch2", id).get("seq") > confirmed);
             Map<String, Object> now = entry("touch2", id);
             assertTrue(!now.containsKey("held_oldest"), "no lock released long ago is reported: " + now);
             assertTrue(oldSeq < confirmed);

@@ -22,7 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class HugeTtlFaultTest extends ServerTest {
     static Stream<Arguments> cases() {
-        Duration[] ttls = {Duration.ofMillis(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE), Duration.ofNanos(Long.MAX_VALUE).plusNanos(1)};
+        Duration[] ttls = {Duration.ofMillis(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE),
+                Duration.ofNanos(Long.MAX_VALUE).plusNanos(1)};
         Stream.Builder<Arguments> cases = Stream.builder();
         for (Duration ttl : ttls) {
             cases.add(Arguments.of("legacy ms", null, LegacyProfile.defaults(), ttl));

@@ -50,7 +50,8 @@ class InterruptFaultTest extends ServerTest {
                 new Case("modern", r -> ModernLocker.builder(r).fencing(true).build(), "orders"),
                 new Case("legacy", r -> LegacyLocker.builder(r).build(), "orders"),
                 new Case("migrate dual-write", r -> MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build(), "orders"),
-                new Case("migrate modern", r -> MigrateLocker.builder(r).phase(Phase.MODERN).build(), "{orders}:modern"));
+                new Case("migrate modern", r -> MigrateLocker.builder(r).phase(Phase.MODERN).build(),
+                "{orders}:modern"));
         for (Case testCase : cases) {
             for (boolean waiting : new boolean[] {false, true}) {
                 srv.raw.flushall();
@@ -68,7 +69,8 @@ class InterruptFaultTest extends ServerTest {
                     } finally {
                         Thread.interrupted();
                     }
-                    assertEquals(0L, srv.raw.dbsize(), testCase.name() + ": nothing was written (" + testCase.key() + ")");
+                    assertEquals(0L, srv.raw.dbsize(), testCase.name() + ": nothing was written ("
+                            + testCase.key() + ")");
                     tryLock(locker, "orders", Duration.ofSeconds(30)).unlock(); // not interrupted: locks
                 }
             }

@@ -41,7 +41,8 @@ class LeaseTimerTest {
         List<String> ran = new CopyOnWriteArrayList<>();
         CountDownLatch last = new CountDownLatch(1);
         LeaseTimer.Task pointA = timer.schedule(() -> ran.add("a"), in(100));
-        timer.schedule(() -> ran.add("b"), in(150)); // later than a: no wake-up; the thread finds it when it wakes for a
+        // later than a: no wake-up; the thread finds it when it wakes for a
+        timer.schedule(() -> ran.add("b"), in(150));
         timer.cancel(pointA); // a's wake-up still comes, finds a gone and sleeps towards b
         timer.schedule(() -> {
             ran.add("c");
@@ -87,7 +88,8 @@ class LeaseTimerTest {
         timer.schedule(() -> {
             running.countDown();
             try {
-                release.await(); // a long task, for the test only (a give-up takes a lock's stateLock, never held across I/O)
+                // a long task, for the test only (a give-up takes a lock's stateLock, never held across I/O)
+                release.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

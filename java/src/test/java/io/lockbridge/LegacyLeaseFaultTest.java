@@ -32,15 +32,17 @@ class LegacyLeaseFaultTest extends ServerTest {
     }
 
     static Stream<Arguments> lockers() {
-        BiFunction<LegacyProfile, Duration, Lock> legacy = (p, ttl) -> LegacyLocker.builder(redis).profile(p).build().tryLock("lease", ttl);
-        BiFunction<LegacyProfile, Duration, Lock> migrate = (p, ttl) -> MigrateLocker.builder(redis).legacy(p).phase(Phase.LEGACY).build()
+        BiFunction<LegacyProfile, Duration, Lock> legacy = (p, ttl) -> LegacyLocker.builder(redis).profile(p).build()
                 .tryLock("lease", ttl);
+        BiFunction<LegacyProfile, Duration, Lock> migrate = (p, ttl) -> MigrateLocker.builder(redis).legacy(p)
+                .phase(Phase.LEGACY).build() .tryLock("lease", ttl);
         return Stream.of(Arguments.of("LegacyLocker", legacy), Arguments.of("MigrateLocker legacy", migrate));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("lockers")
-    void faultLegacyLeaseEndsWhenTheValueCanBeTakenOver(String what, BiFunction<LegacyProfile, Duration, Lock> locker) throws Exception {
+    void faultLegacyLeaseEndsWhenTheValueCanBeTakenOver(String what,
+            BiFunction<LegacyProfile, Duration, Lock> locker) throws Exception {
         LegacyProfile profile = LegacyProfile.defaults().unit(TimeUnit.SECONDS).plusOne(false).clock(atPoint95());
         Lock holder = locker.apply(profile, Duration.ofMillis(1500));
         long expiry = Long.parseLong(srv.get("lease"));
@@ -54,7 +56,8 @@ class LegacyLeaseFaultTest extends ServerTest {
             }
         }
         assertNotNull(rival, "taken over once the clock passed W");
-        assertFalse(holder.isHeld(), "the holder's lease ended when the rival could take the lock over (W " + expiry + ")");
+        assertFalse(holder.isHeld(), "the holder's lease ended when the rival could take the lock over (W "
+                + expiry + ")");
         rival.unlock();
     }
 }

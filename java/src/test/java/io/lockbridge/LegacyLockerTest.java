@@ -24,7 +24,8 @@ class LegacyLockerTest extends ServerTest {
 
     @Test
     void writesWhatTheJavaSeedWrites() {
-        LegacyLocker locker = LegacyLocker.builder(redis).profile(LegacyProfile.defaults().clock(at(1_700_000_000_000L))).build();
+        LegacyLocker locker = LegacyLocker.builder(redis)
+                .profile(LegacyProfile.defaults().clock(at(1_700_000_000_000L))).build();
         Lock lock = locker.tryLock("orders", Duration.ofSeconds(60));
         assertEquals("1700000060001", srv.get("orders"));
         assertEquals(-1L, srv.raw.pttl(b("orders")), "no TTL, as Java");
@@ -47,16 +48,19 @@ class LegacyLockerTest extends ServerTest {
         for (KeyCodec keyCodec : KeyCodec.values()) {
             for (ValueCodec valueCodec : ValueCodec.values()) {
                 srv.raw.flushall();
-                LegacyProfile profile = LegacyProfile.defaults().keyCodec(keyCodec).valueCodec(valueCodec).unit(TimeUnit.SECONDS).plusOne(false)
-                        .clock(at(1_700_000_000_000L));
-                Lock lock = LegacyLocker.builder(redis).profile(profile).build().tryLock("lock:order", Duration.ofSeconds(30));
+                LegacyProfile profile = LegacyProfile.defaults().keyCodec(keyCodec).valueCodec(valueCodec)
+                        .unit(TimeUnit.SECONDS).plusOne(false) .clock(at(1_700_000_000_000L));
+                Lock lock = LegacyLocker.builder(redis).profile(profile).build()
+                        .tryLock("lock:order", Duration.ofSeconds(30));
                 byte[] stored = srv.raw.get(keyCodec.encode("lock:order"));
                 assertArrayEquals(valueCodec.encode(1_700_000_030L), stored, keyCodec + "/" + valueCodec);
                 long before = System.currentTimeMillis() / 1000;
-                Lock live = LegacyLocker.builder(redis).profile(profile.clock(Clock.systemUTC())).build().tryLock("lock:order2", Duration.ofSeconds(30));
+                Lock live = LegacyLocker.builder(redis).profile(profile.clock(Clock.systemUTC())).build()
+                        .tryLock("lock:order2", Duration.ofSeconds(30));
                 long after = System.currentTimeMillis() / 1000;
                 Long liveExpiry = valueCodec.decode(srv.raw.get(keyCodec.encode("lock:order2")));
-                assertTrue(liveExpiry != null && liveExpiry >= before + 30 && liveExpiry <= after + 30, keyCodec + "/" + valueCodec + ": " + liveExpiry);
+                assertTrue(liveExpiry != null && liveExpiry >= before + 30 && liveExpiry <= after + 30,
+                        keyCodec + "/" + valueCodec + ": " + liveExpiry);
                 live.unlock();
                 assertNull(srv.raw.get(keyCodec.encode("lock:order2")), keyCodec + "/" + valueCodec);
             }
@@ -68,7 +72,8 @@ class LegacyLockerTest extends ServerTest {
         long now = System.currentTimeMillis();
         LegacyLocker locker = LegacyLocker.builder(redis).build();
         srv.raw.set(b("orders"), b(Long.toString(now + 60_000)));
-        NotObtainedException notObtained = assertThrows(NotObtainedException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)));
+        NotObtainedException notObtained = assertThrows(NotObtainedException.class,
+                () -> locker.tryLock("orders", Duration.ofSeconds(1)));
         assertTrue(notObtained.holderLeft().toMillis() > 50_000, notObtained.holderLeft().toString());
         srv.raw.set(b("orders"), b(Long.toString(now - 1)));
         Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
@@ -105,8 +110,10 @@ class LegacyLockerTest extends ServerTest {
         LegacyProfile profile = LegacyProfile.defaults().clock(at(nowMillis));
         Lock lock = LegacyLocker.builder(redis).profile(profile).build().tryLock("orders", Duration.ofMillis(100));
         // The same lock, released by a clock past W: the Java rule refuses it.
-        LegacyLocker.LegacyLock late = new LegacyLocker.LegacyLock(redis, profile.clock(at(nowMillis + 200)), "orders", b("orders"),
-                ((LegacyLocker.LegacyLock) lock).expiry(), Duration.ofMillis(100), Phase.LEGACY, System.nanoTime(), Duration.ofMillis(100));
+        LegacyLocker.LegacyLock late = new LegacyLocker.LegacyLock(redis, profile.clock(at(nowMillis + 200)), "orders",
+                b("orders"),
+                ((LegacyLocker.LegacyLock) lock).expiry(), Duration.ofMillis(100), Phase.LEGACY, System.nanoTime(),
+                Duration.ofMillis(100));
         NotHeldException notHeld = assertThrows(NotHeldException.class, late::unlock);
         assertEquals(NotHeldException.Reason.EXPIRED, notHeld.reason());
         assertEquals(Long.toString(nowMillis + 101), srv.get("orders"), "left to expire by its value");
@@ -127,7 +134,8 @@ class LegacyLockerTest extends ServerTest {
         LegacyLocker locker = LegacyLocker.builder(redis).build();
         assertThrows(InvalidException.class, () -> locker.tryLock("", Duration.ofSeconds(1)));
         assertThrows(InvalidException.class, () -> locker.tryLock("x", Duration.ZERO));
-        assertThrows(InvalidException.class, () -> LegacyLocker.builder(redis).profile(LegacyProfile.defaults().unit(TimeUnit.SECONDS)).build()
+        assertThrows(InvalidException.class, () -> LegacyLocker.builder(redis)
+                .profile(LegacyProfile.defaults().unit(TimeUnit.SECONDS)).build()
                 .tryLock("x", Duration.ofMillis(500)));
         assertThrows(InvalidException.class, () -> LegacyLocker.builder(null));
     }
@@ -139,9 +147,11 @@ class LegacyLockerTest extends ServerTest {
      */
     @Test
     void aReleaseByTheSameLockerWakesItsWaiter() throws Exception {
-        LegacyLocker locker = LegacyLocker.builder(redis).backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40))).build();
+        LegacyLocker locker = LegacyLocker.builder(redis)
+                .backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40))).build();
         Lock held = locker.tryLock("woken", Duration.ofSeconds(60));
-        java.util.concurrent.CompletableFuture<Lock> waiting = ModernLockerTest.asyncGet(() -> locker.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
+        java.util.concurrent.CompletableFuture<Lock> waiting = ModernLockerTest.asyncGet(
+                () -> locker.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
         Thread.sleep(300); // it missed and sleeps its backoff
         held.unlock();
         Lock got = waiting.get(15, java.util.concurrent.TimeUnit.SECONDS);

@@ -66,8 +66,8 @@ class ListenerTest extends ServerTest {
         AtomicInteger attempts = new AtomicInteger();
         // The token function runs before each attempt is sent: the fourth
         // finds the holder gone, so the first three missed.
-        ModernLocker waiter = ModernLocker.builder(redis).listener(rec).notifications(false).backoff(Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(20)))
-                .tokens(() -> {
+        ModernLocker waiter = ModernLocker.builder(redis).listener(rec).notifications(false)
+                .backoff(Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(20))) .tokens(() -> {
                     if (attempts.incrementAndGet() == 4) {
                         holder.unlock();
                     }
@@ -87,7 +87,8 @@ class ListenerTest extends ServerTest {
             waiter.lock("jobs", Duration.ofSeconds(30), Duration.ofSeconds(1)).unlock();
             assertEquals(1, rec.count("waited modern"), "a lock() that got in at once did not wait");
             assertEquals(4, rec.count("contended modern"));
-            assertFalse(rec.events.stream().anyMatch(e -> e.startsWith("refreshed") || e.startsWith("lost")), "no auto-refresh: " + rec.events);
+            assertFalse(rec.events.stream().anyMatch(e -> e.startsWith("refreshed") || e.startsWith("lost")),
+                    "no auto-refresh: " + rec.events);
         }
     }
 
@@ -95,8 +96,10 @@ class ListenerTest extends ServerTest {
     void legacyLockAttemptsAreCountedOnceEach() {
         Recorder rec = new Recorder();
         Lock holder = LegacyLocker.builder(redis).build().tryLock("legacy-jobs", Duration.ofSeconds(30));
-        try (LegacyLocker locker = LegacyLocker.builder(redis).listener(rec).backoff(Backoff.exponential(Duration.ofMillis(10), Duration.ofMillis(10))).build()) {
-            assertThrows(NotObtainedException.class, () -> locker.lock("legacy-jobs", Duration.ofSeconds(30), Duration.ofMillis(200)));
+        try (LegacyLocker locker = LegacyLocker.builder(redis).listener(rec)
+                .backoff(Backoff.exponential(Duration.ofMillis(10), Duration.ofMillis(10))).build()) {
+            assertThrows(NotObtainedException.class,
+                    () -> locker.lock("legacy-jobs", Duration.ofSeconds(30), Duration.ofMillis(200)));
             long misses = rec.count("contended legacy");
             assertTrue(misses >= 2, "each attempt of the wait: " + rec.events);
             assertEquals(1, rec.count("waited legacy"));
@@ -112,13 +115,15 @@ class ListenerTest extends ServerTest {
         try (ModernLocker locker = ModernLocker.builder(redis).listener(rec).autoRefresh(true).build();
                 ModernLocker plain = ModernLocker.builder(redis).listener(rec).build()) {
             Lock lock = locker.tryLock("refreshed", Duration.ofMillis(300)); // refreshed every 100 ms
-            MigrateLockerTest.eventually("three background refreshes", () -> rec.count("refreshed modern refreshed") >= 3);
+            MigrateLockerTest.eventually("three background refreshes",
+                    () -> rec.count("refreshed modern refreshed") >= 3);
             lock.unlock();
             long before = rec.count("refreshed modern refreshed");
             Lock manual = plain.tryLock("manual", Duration.ofSeconds(10));
             manual.refresh(Duration.ofSeconds(10));
             manual.unlock();
-            assertEquals(before, rec.count("refreshed modern refreshed"), "Lock.refresh by the caller is not the refresher's: " + rec.events);
+            assertEquals(before, rec.count("refreshed modern refreshed"),
+                    "Lock.refresh by the caller is not the refresher's: " + rec.events);
             assertEquals(0, rec.count("lost modern"), rec.events.toString());
         }
     }
@@ -129,7 +134,8 @@ class ListenerTest extends ServerTest {
         try (ModernLocker locker = ModernLocker.builder(redis).listener(rec).autoRefresh(true).build()) {
             Lock lock = locker.tryLock("gone", Duration.ofMillis(600));
             srv.raw.del(b("gone"));
-            ExecutionException failed = assertThrows(ExecutionException.class, () -> lock.done().get(10, TimeUnit.SECONDS));
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> lock.done().get(10, TimeUnit.SECONDS));
             assertTrue(failed.getCause() instanceof LostException, failed.getCause().toString());
             MigrateLockerTest.eventually("the refresh reported", () -> rec.count("refreshed modern not_held") == 1);
             assertEquals(1, rec.count("lost modern"), "reported before done() completed: " + rec.events);
@@ -152,7 +158,8 @@ class ListenerTest extends ServerTest {
     void aMigrateLockAPhaseMoveEndedIsLost() throws Exception {
         Recorder rec = new Recorder();
         srv.setPhase("lnsmove", "", Phase.LEGACY, "init");
-        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("lnsmove").phaseInterval(Duration.ofMillis(50)).listener(rec).build()) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("lnsmove")
+                .phaseInterval(Duration.ofMillis(50)).listener(rec).build()) {
             Lock held = locker.tryLock("orders", Duration.ofSeconds(30));
             srv.setPhase("lnsmove", "legacy", Phase.DUAL_WRITE, "step");
             MigrateLockerTest.eventually("dual-write", () -> locker.phase() == Phase.DUAL_WRITE);

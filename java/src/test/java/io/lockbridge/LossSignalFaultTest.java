@@ -68,7 +68,8 @@ class LossSignalFaultTest extends ServerTest {
     static Throwable cause(CompletableFuture<?> future) {
         Throwable thrown = future.handle((v, e) -> e).join();
         assertNotNull(thrown, "it failed");
-        return thrown instanceof java.util.concurrent.CompletionException && thrown.getCause() != null ? thrown.getCause() : thrown;
+        return thrown instanceof java.util.concurrent.CompletionException && thrown.getCause() != null
+                ? thrown.getCause() : thrown;
     }
 
     /** Waits up to 10 s for future, which must fail; returns why. */
@@ -148,9 +149,10 @@ class LossSignalFaultTest extends ServerTest {
             }
             long otherIn = System.nanoTime();
             assertNotNull(other, "the server's lease was cut to 500 ms: another client gets in");
-            assertTrue(done.get() != 0 && done.get() - otherIn < 0, "done() completed before another client got in (it completed "
-                    + (done.get() == 0 ? "not yet" : (done.get() - sent) / 1_000_000 + " ms after the send") + ", the other got in "
-                    + (otherIn - sent) / 1_000_000 + " ms after)");
+            assertTrue(done.get() != 0 && done.get() - otherIn < 0,
+                    "done() completed before another client got in (it completed "
+                    + (done.get() == 0 ? "not yet" : (done.get() - sent) / 1_000_000 + " ms after the send")
+                    + ", the other got in " + (otherIn - sent) / 1_000_000 + " ms after)");
             assertTrue(done.get() - sent <= TimeUnit.MILLISECONDS.toNanos(500), "by send + the new ttl");
             assertLostNow(lock);
             assertInstanceOf(UnknownOutcomeException.class, failureOf(shorten));
@@ -224,7 +226,8 @@ class LossSignalFaultTest extends ServerTest {
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("plainLockers")
-    void faultUnlockAfterTheKeyWasLostAndTheReplyDroppedIsUnknown(String what, Function<Redis, Locker> make) throws Exception {
+    void faultUnlockAfterTheKeyWasLostAndTheReplyDroppedIsUnknown(String what,
+            Function<Redis, Locker> make) throws Exception {
         try (FaultProxy proxy = new FaultProxy(srv.port);
                 Redis proxied = Redis.of(proxy.uri(), Duration.ofSeconds(1));
                 Locker viaProxy = make.apply(proxied);
@@ -237,7 +240,8 @@ class LossSignalFaultTest extends ServerTest {
             // successor's value from ours (docs/safety.md).
             Lock other = direct.tryLock("verdict", Duration.ofSeconds(30));
             proxy.dropReplies(true);
-            UnknownOutcomeException unknown = assertThrows(UnknownOutcomeException.class, lock::unlock, "never released");
+            UnknownOutcomeException unknown = assertThrows(UnknownOutcomeException.class, lock::unlock,
+                    "never released");
             proxy.dropReplies(false);
             assertInstanceOf(LostException.class, cause(lock.done()));
             assertTrue(other.isHeld());
@@ -263,7 +267,8 @@ class LossSignalFaultTest extends ServerTest {
             LostException lost = assertLostNow(lock);
             assertTrue(lost.getMessage().contains("lease ran out"), lost.getMessage());
             assertTrue(done.get() - start >= TimeUnit.MILLISECONDS.toNanos(1000), "not before ttl/12 before the end");
-            assertEquals(NotHeldException.Reason.ENDED, assertThrows(NotHeldException.class, () -> lock.refresh(Duration.ofSeconds(1))).reason(),
+            assertEquals(NotHeldException.Reason.ENDED,
+                    assertThrows(NotHeldException.class, () -> lock.refresh(Duration.ofSeconds(1))).reason(),
                     "no refresh revives it");
         }
     }
@@ -353,8 +358,8 @@ class LossSignalFaultTest extends ServerTest {
     @Test
     void faultLateRefreshDoesNotReviveALockAndItStaysReported() throws Exception {
         srv.setPhase("revive", "", Phase.LEGACY, "init");
-        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("revive").phaseInterval(Duration.ofMillis(50))
-                .phaseLease(Duration.ofSeconds(3)).build()) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("revive")
+                .phaseInterval(Duration.ofMillis(50)) .phaseLease(Duration.ofSeconds(3)).build()) {
             Lock warm = locker.tryLock("warm", Duration.ofSeconds(5));
             warm.refresh(Duration.ofSeconds(5));
             warm.unlock();
@@ -368,8 +373,10 @@ class LossSignalFaultTest extends ServerTest {
                 return null;
             }, Duration.ofMillis(500));
             long storedAfter = Long.parseLong(srv.get("revive"));
-            assertTrue(storedAfter > storedBefore, "the late refresh ran and rewrote the value (" + storedBefore + " -> " + storedAfter + ")");
-            NotHeldException notHeld = assertInstanceOf(NotHeldException.class, FollowerFaultTest.failure(refresh), "no refresh revives it");
+            assertTrue(storedAfter > storedBefore, "the late refresh ran and rewrote the value (" + storedBefore
+                    + " -> " + storedAfter + ")");
+            NotHeldException notHeld = assertInstanceOf(NotHeldException.class, FollowerFaultTest.failure(refresh),
+                    "no refresh revives it");
             assertEquals(NotHeldException.Reason.ENDED, notHeld.reason());
             assertLostNow(lock);
 
@@ -377,7 +384,8 @@ class LossSignalFaultTest extends ServerTest {
             long wallLeft = storedAfter - System.currentTimeMillis();
             assertTrue(wallLeft > 200, "the value still keeps others out for " + wallLeft + " ms");
             var entry = FollowerFaultTest.entry("revive", locker.clientId());
-            assertEquals("legacy", entry.get("held_oldest"), "still reported while its server-side lease lasts: " + entry);
+            assertEquals("legacy", entry.get("held_oldest"), "still reported while its server-side lease lasts: "
+                    + entry);
             assertTrue((Long) entry.get("held_ms") >= wallLeft, "for at least what the value has left: " + entry);
             MigrateLockerTest.eventually("reported until its server-side lease has surely ended, not for ever",
                     () -> FollowerFaultTest.entry("revive", locker.clientId()).get("held_oldest") == null);

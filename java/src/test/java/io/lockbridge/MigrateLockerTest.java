@@ -40,12 +40,15 @@ class MigrateLockerTest extends ServerTest {
             long before = System.currentTimeMillis();
             Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
             long expiry = Long.parseLong(srv.get("orders"));
-            assertTrue(expiry >= before + 10_001 && expiry <= System.currentTimeMillis() + 10_001, "the Java value: " + expiry);
+            assertTrue(expiry >= before + 10_001 && expiry <= System.currentTimeMillis() + 10_001,
+                    "the Java value: " + expiry);
             assertEquals(22, srv.get("{orders}:modern").length(), "a 16-byte token, base64url");
             assertTrue(srv.raw.pttl(b("{orders}:modern")) > 9_000);
             assertEquals(-1L, srv.raw.pttl(b("orders")), "no TTL on the legacy key, as Java");
-            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(1)));
-            assertThrows(NotObtainedException.class, () -> fixed(Phase.DUAL_READ).tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build()
+                    .tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> fixed(Phase.DUAL_READ)
+                    .tryLock("orders", Duration.ofSeconds(1)));
             lock.unlock();
             assertEquals(0, srv.raw.dbsize());
         }
@@ -57,7 +60,8 @@ class MigrateLockerTest extends ServerTest {
             Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
             assertNull(srv.get("orders"));
             assertNotNull(srv.get("{orders}:modern"));
-            assertThrows(NotObtainedException.class, () -> fixed(Phase.MODERN).tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> fixed(Phase.MODERN)
+                    .tryLock("orders", Duration.ofSeconds(1)));
             lock.unlock();
             assertEquals(0, srv.raw.dbsize());
         }
@@ -134,7 +138,8 @@ class MigrateLockerTest extends ServerTest {
                 try {
                     next = waiters.lock(key, Duration.ofMinutes(1), Duration.ofSeconds(20));
                 } catch (NotObtainedException e) {
-                    throw new AssertionError("round " + i + " (release after " + delayMicros + " µs): the waiter missed the release", e);
+                    throw new AssertionError("round " + i + " (release after " + delayMicros
+                            + " µs): the waiter missed the release", e);
                 } finally {
                     thread.join();
                 }
@@ -153,7 +158,9 @@ class MigrateLockerTest extends ServerTest {
             assertThrows(NotObtainedException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)));
             Map<byte[], byte[]> sighting = srv.raw.hgetall(b("lockbridge:{ns1}:legacy-sighting"));
             assertEquals(3, sighting.size(), "at, key, count");
-            assertEquals("1", new String(srv.raw.hget(b("lockbridge:{ns1}:legacy-sighting"), b("count")), StandardCharsets.UTF_8));
+            assertEquals("1",
+                    new String(srv.raw.hget(b("lockbridge:{ns1}:legacy-sighting"), b("count")),
+                    StandardCharsets.UTF_8));
         }
         legacy.unlock();
     }
@@ -161,9 +168,11 @@ class MigrateLockerTest extends ServerTest {
     @Test
     void followsThePhaseOneStepAtATimeAndHeartbeatsAsGo() throws Exception {
         srv.setPhase("ns2", "", Phase.LEGACY, "init");
-        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns2").phaseInterval(Duration.ofMillis(50)).build()) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns2").phaseInterval(Duration.ofMillis(50))
+                .build()) {
             assertEquals(Phase.LEGACY, locker.phase());
-            String entry = new String(srv.raw.hget(b("lockbridge:{ns2}:clients"), b(locker.clientId())), StandardCharsets.UTF_8);
+            String entry = new String(srv.raw.hget(b("lockbridge:{ns2}:clients"), b(locker.clientId())),
+                    StandardCharsets.UTF_8);
             @SuppressWarnings("unchecked")
             Map<String, Object> parsed = (Map<String, Object>) Json.parse(entry);
             assertEquals(3L, parsed.get("v"));
@@ -200,14 +209,17 @@ class MigrateLockerTest extends ServerTest {
 
     @Test
     void refusesWhenThePhaseCannotBeTrusted() throws Exception {
-        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50)).build()) {
-            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50))
+                .build()) {
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class,
+                    () -> locker.tryLock("orders", Duration.ofSeconds(1)));
             assertEquals(PhaseUnknownException.Reason.UNINITIALIZED, refused.reason());
             assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")));
         }
         srv.raw.flushall();
         srv.setPhase("ns3", "", Phase.DUAL_READ, "init");
-        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50)).build()) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50))
+                .build()) {
             locker.tryLock("orders", Duration.ofSeconds(1)).unlock();
             srv.raw.del(b("lockbridge:{ns3}:phase"));
             eventually("the locker refuses", () -> {
@@ -219,7 +231,8 @@ class MigrateLockerTest extends ServerTest {
                 }
             });
             srv.raw.set(b("lockbridge:{ns3}:phase"), b("dual read"));
-            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)));
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class,
+                    () -> locker.tryLock("orders", Duration.ofSeconds(1)));
             assertEquals(PhaseUnknownException.Reason.UNREADABLE, refused.reason());
             assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")), "fail closed: nothing written");
         }
@@ -233,7 +246,8 @@ class MigrateLockerTest extends ServerTest {
             eventually("refreshed (every ttl/3)", () -> Long.parseLong(srv.get("orders")) > firstExpiry + 400);
             assertTrue(lock.isHeld());
             srv.raw.del(b("{orders}:modern")); // an operator deletes it
-            ExecutionException lost = assertThrows(ExecutionException.class, () -> lock.done().get(10, TimeUnit.SECONDS));
+            ExecutionException lost = assertThrows(ExecutionException.class,
+                    () -> lock.done().get(10, TimeUnit.SECONDS));
             assertTrue(lost.getCause() instanceof LostException, lost.getCause().toString());
             NotHeldException notHeld = assertThrows(NotHeldException.class, lock::unlock);
             assertEquals(NotHeldException.Reason.ENDED, notHeld.reason());
@@ -242,7 +256,8 @@ class MigrateLockerTest extends ServerTest {
 
     @Test
     void jdkProfileKeysAndModernKeyShareASlot() {
-        LegacyProfile profile = LegacyProfile.defaults().keyCodec(KeyCodec.JDK_STRING).valueCodec(ValueCodec.JDK_STRING);
+        LegacyProfile profile = LegacyProfile.defaults().keyCodec(KeyCodec.JDK_STRING)
+                .valueCodec(ValueCodec.JDK_STRING);
         try (MigrateLocker locker = MigrateLocker.builder(redis).legacy(profile).phase(Phase.DUAL_WRITE).build()) {
             Lock lock = locker.tryLock("lock:order", Duration.ofSeconds(5));
             byte[] legacyKey = KeyCodec.JDK_STRING.encode("lock:order");
@@ -258,10 +273,11 @@ class MigrateLockerTest extends ServerTest {
     /** In the legacy phase a release publishes nothing; the same locker's release still wakes its waiter at once. */
     @Test
     void aLegacyPhaseReleaseByTheSameLockerWakesItsWaiter() throws Exception {
-        try (MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.LEGACY).backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40)))
-                .build()) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.LEGACY)
+                .backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40))) .build()) {
             Lock held = locker.tryLock("woken", Duration.ofSeconds(60));
-            java.util.concurrent.CompletableFuture<Lock> waiting = ModernLockerTest.asyncGet(() -> locker.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
+            java.util.concurrent.CompletableFuture<Lock> waiting = ModernLockerTest.asyncGet(
+                    () -> locker.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
             Thread.sleep(300); // it missed and sleeps its backoff
             held.unlock();
             Lock got = waiting.get(15, java.util.concurrent.TimeUnit.SECONDS);

@@ -70,7 +70,8 @@ class ModernLockerTest extends ServerTest {
         try (ModernLocker locker = ModernLocker.builder(redis).build()) {
             Lock lock = locker.tryLock("orders", Duration.ofMillis(1500));
             String token = srv.get("orders");
-            assertTrue(token.matches("[A-Za-z0-9_-]{22}"), "16 random bytes, unpadded base64url (Go's NewToken): " + token);
+            assertTrue(token.matches("[A-Za-z0-9_-]{22}"), "16 random bytes, unpadded base64url (Go's NewToken): "
+                    + token);
             long pttl = srv.raw.pttl(b("orders"));
             assertTrue(pttl > 1300 && pttl <= 1500, "PX 1500: " + pttl);
             assertEquals("string", srv.raw.type(b("orders")));
@@ -97,10 +98,13 @@ class ModernLockerTest extends ServerTest {
     void aMissLearnsTheHoldersPttl() {
         try (ModernLocker locker = ModernLocker.builder(redis).build()) {
             locker.tryLock("held", Duration.ofSeconds(20));
-            NotObtainedException notObtained = assertThrows(NotObtainedException.class, () -> locker.tryLock("held", Duration.ofSeconds(1)));
-            assertTrue(notObtained.holderLeft().toMillis() > 19_000 && notObtained.holderLeft().toMillis() <= 20_000, "" + notObtained.holderLeft());
+            NotObtainedException notObtained = assertThrows(NotObtainedException.class,
+                    () -> locker.tryLock("held", Duration.ofSeconds(1)));
+            assertTrue(notObtained.holderLeft().toMillis() > 19_000 && notObtained.holderLeft().toMillis() <= 20_000,
+                    "" + notObtained.holderLeft());
             srv.raw.set(b("forever"), b("someone"));
-            notObtained = assertThrows(NotObtainedException.class, () -> locker.tryLock("forever", Duration.ofSeconds(1)));
+            notObtained = assertThrows(NotObtainedException.class,
+                    () -> locker.tryLock("forever", Duration.ofSeconds(1)));
             assertEquals(Duration.ZERO, notObtained.holderLeft(), "no expiry: the backoff decides");
             assertEquals("someone", srv.get("forever"), "untouched");
         }
@@ -115,8 +119,10 @@ class ModernLockerTest extends ServerTest {
             assertEquals("{tenant-1}:orders:modern", s(locker.key("{tenant-1}:orders")));
             Lock lock = locker.tryLock("orders", Duration.ofSeconds(5));
             assertTrue(srv.get("{orders}:modern").matches("[A-Za-z0-9_-]{22}"));
-            assertEquals(Long.toString(lock.fence()), srv.get("{orders}:modern:fence"), "the fence counter in the modern key's slot");
-            assertThrows(NotObtainedException.class, () -> mig.tryLock("orders", Duration.ofSeconds(1)), "the same lock as a migrate lock in modern");
+            assertEquals(Long.toString(lock.fence()), srv.get("{orders}:modern:fence"),
+                    "the fence counter in the modern key's slot");
+            assertThrows(NotObtainedException.class, () -> mig.tryLock("orders", Duration.ofSeconds(1)),
+                    "the same lock as a migrate lock in modern");
             lock.unlock();
             mig.tryLock("orders", Duration.ofSeconds(1)).unlock();
         }
@@ -130,7 +136,8 @@ class ModernLockerTest extends ServerTest {
         try (ModernLocker locker = ModernLocker.builder(redis).fencing(true).build()) {
             long before = serverMicros();
             Lock first = locker.tryLock("fenced", Duration.ofSeconds(5));
-            assertTrue(first.fence() >= before, "floored at the server's TIME in µs: " + first.fence() + " < " + before);
+            assertTrue(first.fence() >= before, "floored at the server's TIME in µs: " + first.fence() + " < "
+                    + before);
             assertEquals(Long.toString(first.fence()), srv.get("{fenced}:fence"), "the counter {key}:fence holds it");
             assertEquals(-1, srv.raw.pttl(b("{fenced}:fence")), "the counter never expires");
             assertThrows(NotObtainedException.class, () -> locker.tryLock("fenced", Duration.ofSeconds(1)));
@@ -148,7 +155,8 @@ class ModernLockerTest extends ServerTest {
             tagged.unlock();
             // An unusable counter: FENCE error, nothing written.
             srv.raw.set(b("{bad}:fence"), b("nope"));
-            RedisErrorException error = assertThrows(RedisErrorException.class, () -> locker.tryLock("bad", Duration.ofSeconds(5)));
+            RedisErrorException error = assertThrows(RedisErrorException.class,
+                    () -> locker.tryLock("bad", Duration.ofSeconds(5)));
             assertTrue(error.getMessage().contains("FENCE"), error.getMessage());
             assertNull(srv.raw.get(b("bad")), "nothing written");
         }
@@ -207,11 +215,14 @@ class ModernLockerTest extends ServerTest {
     void aWaiterWakesOnTheReleaseNotNextPoll() throws Exception {
         // A backoff of 5 s: only the notice can wake the waiter within 1 s.
         try (ModernLocker holder = ModernLocker.builder(redis).build();
-                ModernLocker waiter = ModernLocker.builder(redis).backoff(Backoff.exponential(Duration.ofSeconds(5), Duration.ofSeconds(5))).build()) {
+                ModernLocker waiter = ModernLocker.builder(redis)
+                        .backoff(Backoff.exponential(Duration.ofSeconds(5), Duration.ofSeconds(5))).build()) {
             Lock held = holder.tryLock("wake", Duration.ofSeconds(30));
-            CompletableFuture<Lock> waiting = asyncGet(() -> waiter.lock("wake", Duration.ofSeconds(5), Duration.ofSeconds(20)));
+            CompletableFuture<Lock> waiting = asyncGet(
+                    () -> waiter.lock("wake", Duration.ofSeconds(5), Duration.ofSeconds(20)));
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (srv.raw.pubsubNumsub(b("{wake}:released")).getOrDefault(b("{wake}:released"), 0L) == 0 && System.nanoTime() < end) {
+            while (srv.raw.pubsubNumsub(b("{wake}:released")).getOrDefault(b("{wake}:released"), 0L) == 0
+                    && System.nanoTime() < end) {
                 Thread.sleep(5);
             }
             Thread.sleep(50);
@@ -235,7 +246,8 @@ class ModernLockerTest extends ServerTest {
             assertThrows(InvalidException.class, () -> locker.tryLock("k", null));
             assertThrows(InvalidException.class, () -> locker.tryLock("k", Duration.ofMillis((1L << 40) + 1)));
             assertThrows(InvalidException.class, () -> locker.lock("k", Duration.ofSeconds(1), Duration.ofSeconds(-1)));
-            assertThrows(InvalidException.class, () -> locker.tryLock("x".repeat((64 << 10) + 1), Duration.ofSeconds(1)));
+            assertThrows(InvalidException.class,
+                    () -> locker.tryLock("x".repeat((64 << 10) + 1), Duration.ofSeconds(1)));
             // An untagged key holding '}' whose "{key}:fence" leaves its slot: no fence counter possible.
             String odd = null;
             for (int i = 0; odd == null; i++) {
@@ -247,7 +259,8 @@ class ModernLockerTest extends ServerTest {
             String oddKey = odd;
             assertThrows(InvalidException.class, () -> locker.tryLock(oddKey, Duration.ofSeconds(1)));
             srv.raw.lpush(b("list"), b("x"));
-            RedisErrorException error = assertThrows(RedisErrorException.class, () -> locker.tryLock("list", Duration.ofSeconds(1)));
+            RedisErrorException error = assertThrows(RedisErrorException.class,
+                    () -> locker.tryLock("list", Duration.ofSeconds(1)));
             assertTrue(error.getMessage().contains("WRONGTYPE"), error.getMessage());
             assertEquals(1L, srv.raw.dbsize(), "nothing written but the list");
             Lock lock = locker.tryLock("k", Duration.ofSeconds(5));
@@ -288,7 +301,8 @@ class ModernLockerTest extends ServerTest {
             LossSignalFaultTest.sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(600));
             LostException lost = LossSignalFaultTest.assertLostNow(lock);
             assertTrue(lost.getMessage().contains("lease ran out"), lost.getMessage());
-            assertTrue(done.get() - start <= TimeUnit.MILLISECONDS.toNanos(600 - 50 + 20), "at ttl - ttl/12: " + (done.get() - start) / 1_000_000 + " ms");
+            assertTrue(done.get() - start <= TimeUnit.MILLISECONDS.toNanos(600 - 50 + 20),
+                    "at ttl - ttl/12: " + (done.get() - start) / 1_000_000 + " ms");
         }
     }
 
@@ -326,7 +340,10 @@ class ModernLockerTest extends ServerTest {
         }
     }
 
-    /** A release whose reply is lost: UnknownOutcomeException, the lock counts as lost, and the release ran once — never sent again. */
+    /**
+     * A release whose reply is lost: UnknownOutcomeException, the lock counts
+     * as lost, and the release ran once — never sent again.
+     */
     @Test
     void faultLostReleaseReplyIsUnknownAndNotResent() throws Exception {
         try (FaultProxy proxy = new FaultProxy(srv.port);
@@ -365,7 +382,8 @@ class ModernLockerTest extends ServerTest {
      */
     @Test
     void anUncontendedCycleIsSetNxPxAndTheReleaseScript() throws Exception {
-        try (ModernLocker locker = ModernLocker.builder(redis).build(); ModernLocker other = ModernLocker.builder(redis).build()) {
+        try (ModernLocker locker = ModernLocker.builder(redis).build();
+                ModernLocker other = ModernLocker.builder(redis).build()) {
             long scripts = scriptCalls();
             long sets = calls("set");
             locker.tryLock("plain", Duration.ofSeconds(5)).unlock();
@@ -380,11 +398,13 @@ class ModernLockerTest extends ServerTest {
             other.tryLock("w", Duration.ofSeconds(1)).unlock(); // other's first attempt: the script
             scripts = scriptCalls();
             sets = calls("set");
-            NotObtainedException notObtained = assertThrows(NotObtainedException.class, () -> other.tryLock("plain", Duration.ofSeconds(1)));
+            NotObtainedException notObtained = assertThrows(NotObtainedException.class,
+                    () -> other.tryLock("plain", Duration.ofSeconds(1)));
             assertTrue(notObtained.holderLeft().toMillis() > 19_000, "" + notObtained.holderLeft());
             assertEquals(sets + 1, calls("set"));
             assertEquals(scripts + 1, scriptCalls(), "the miss read the PTTL");
-            CompletableFuture<Lock> waiting = asyncGet(() -> other.lock("plain", Duration.ofSeconds(5), Duration.ofSeconds(10)));
+            CompletableFuture<Lock> waiting = asyncGet(
+                    () -> other.lock("plain", Duration.ofSeconds(5), Duration.ofSeconds(10)));
             Thread.sleep(300);
             held.unlock();
             waiting.get(10, TimeUnit.SECONDS).unlock();
@@ -397,7 +417,8 @@ class ModernLockerTest extends ServerTest {
         try (FaultProxy proxy = new FaultProxy(srv.port);
                 Redis proxied = Redis.of(proxy.uri(), Duration.ofMillis(800));
                 ModernLocker locker = ModernLocker.builder(proxied).build()) {
-            locker.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the first attempt is the script; the next ones SET
+            // the first attempt is the script; the next ones SET
+            locker.tryLock("warm", Duration.ofSeconds(5)).unlock();
             long sets = calls("set");
             proxy.dropReplies(true);
             CompletableFuture<Lock> attempt = asyncGet(() -> locker.tryLock("setback", Duration.ofSeconds(10)));

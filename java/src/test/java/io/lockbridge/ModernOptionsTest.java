@@ -29,9 +29,11 @@ class ModernOptionsTest extends ServerTest {
         try (ModernLocker locker = ModernLocker.builder(redis).build()) {
             Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
             Duration ttl = lock.ttl();
-            assertTrue(ttl.compareTo(Duration.ofSeconds(9)) > 0 && ttl.compareTo(Duration.ofSeconds(10)) <= 0, "PTTL of our key: " + ttl);
+            assertTrue(ttl.compareTo(Duration.ofSeconds(9)) > 0 && ttl.compareTo(Duration.ofSeconds(10)) <= 0,
+                    "PTTL of our key: " + ttl);
             Duration left = lock.remaining();
-            assertTrue(left.compareTo(Duration.ofSeconds(9)) > 0 && left.compareTo(Duration.ofSeconds(10)) <= 0, "local lease: " + left);
+            assertTrue(left.compareTo(Duration.ofSeconds(9)) > 0 && left.compareTo(Duration.ofSeconds(10)) <= 0,
+                    "local lease: " + left);
             srv.raw.persist(b("orders"));
             assertEquals(Duration.ofMillis(-1), lock.ttl(), "no expiry: negative, as Go");
             lock.unlock();
@@ -42,7 +44,8 @@ class ModernOptionsTest extends ServerTest {
             Lock gone = locker.tryLock("orders", Duration.ofSeconds(10));
             srv.raw.del(b("orders"));
             assertEquals(NotHeldException.Reason.GONE, assertThrows(NotHeldException.class, gone::ttl).reason());
-            ExecutionException failed = assertThrows(ExecutionException.class, () -> gone.done().get(1, TimeUnit.SECONDS));
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> gone.done().get(1, TimeUnit.SECONDS));
             assertInstanceOf(LostException.class, failed.getCause());
             assertFalse(gone.isHeld());
 
@@ -73,7 +76,8 @@ class ModernOptionsTest extends ServerTest {
         for (Supplier<String> bad : List.<Supplier<String>>of(() -> "", () -> null, () -> "x".repeat(1025))) {
             try (ModernLocker locker = ModernLocker.builder(redis).tokens(bad).build()) {
                 assertThrows(InvalidException.class, () -> locker.tryLock("orders", Duration.ofSeconds(10)));
-                assertThrows(InvalidException.class, () -> locker.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(1)));
+                assertThrows(InvalidException.class,
+                        () -> locker.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(1)));
                 assertNull(srv.get("orders"), "nothing written");
             }
         }
@@ -103,10 +107,12 @@ class ModernOptionsTest extends ServerTest {
         try (ModernLocker holder = ModernLocker.builder(redis).build();
                 ModernLocker poller = ModernLocker.builder(redis).pollers(Duration.ofMillis(100)).build()) {
             Lock held = holder.tryLock("orders", Duration.ofSeconds(30));
-            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(() -> poller.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(20)));
+            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(
+                    () -> poller.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(20)));
             Thread.sleep(500); // several polls
             assertFalse(got.isDone());
-            assertEquals(List.of(0L), List.copyOf(srv.raw.pubsubNumsub(b("{orders}:released")).values()), "a poller does not subscribe");
+            assertEquals(List.of(0L), List.copyOf(srv.raw.pubsubNumsub(b("{orders}:released")).values()),
+                    "a poller does not subscribe");
             held.unlock();
             Lock lock = got.get(20, TimeUnit.SECONDS);
             assertTrue(lock.isHeld());
@@ -114,13 +120,19 @@ class ModernOptionsTest extends ServerTest {
         }
     }
 
-    /** A standalone server has no replica: WAIT 1 acknowledges nothing, the acquire is released and lock() gives up at once. */
+    /**
+     * A standalone server has no replica: WAIT 1 acknowledges nothing, the
+     * acquire is released and lock() gives up at once.
+     */
     @Test
     void faultWaitForReplicasWithoutReplicaIsNotHeld() {
-        try (ModernLocker locker = ModernLocker.builder(redis).fencing(true).waitForReplicas(1, Duration.ofMillis(50)).build()) {
+        try (ModernLocker locker = ModernLocker.builder(redis).fencing(true).waitForReplicas(1, Duration.ofMillis(50))
+                .build()) {
             long start = System.nanoTime();
-            ReplicationException replication = assertThrows(ReplicationException.class, () -> locker.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(30)));
-            assertTrue(System.nanoTime() - start < Duration.ofSeconds(20).toNanos(), "no further attempt: lock() returned before its wait");
+            ReplicationException replication = assertThrows(ReplicationException.class,
+                    () -> locker.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(30)));
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(20).toNanos(),
+                    "no further attempt: lock() returned before its wait");
             assertEquals(1, replication.want());
             assertEquals(0, replication.acked());
             assertTrue(replication.released(), replication.getMessage());
@@ -132,10 +144,13 @@ class ModernOptionsTest extends ServerTest {
     @Test
     void faultWaitForReplicasAcknowledgedOrNot() throws Exception {
         try (Topology.Node master = new Topology.Node(false, null);
-                Topology.Node replica = new Topology.Node(false, null, "--replicaof", "127.0.0.1", Integer.toString(master.port));
+                Topology.Node replica = new Topology.Node(false, null, "--replicaof", "127.0.0.1",
+                        Integer.toString(master.port));
                 Redis redis = Redis.of(master.uri());
-                ModernLocker locker = ModernLocker.builder(redis).fencing(true).waitForReplicas(1, Duration.ofSeconds(2)).build()) {
-            Topology.eventually("replica in sync", () -> replica.cmd.info("replication").contains("master_link_status:up"));
+                ModernLocker locker = ModernLocker.builder(redis).fencing(true)
+                        .waitForReplicas(1, Duration.ofSeconds(2)).build()) {
+            Topology.eventually("replica in sync", () -> replica.cmd.info("replication")
+                    .contains("master_link_status:up"));
             Lock lock = locker.tryLock("orders", Duration.ofSeconds(30));
             // Acknowledged: the replica has the key and the counter already.
             assertEquals(master.cmd.get("orders"), replica.cmd.get("orders"));
@@ -145,8 +160,10 @@ class ModernOptionsTest extends ServerTest {
             // The replica stopped (SIGSTOP): nobody acknowledges within 300 ms.
             ProcessHandle process = ProcessHandle.of(pid(replica)).orElseThrow();
             signal(process.pid(), "STOP");
-            try (ModernLocker shortWait = ModernLocker.builder(redis).waitForReplicas(1, Duration.ofMillis(300)).build()) {
-                ReplicationException replication = assertThrows(ReplicationException.class, () -> shortWait.tryLock("orders", Duration.ofSeconds(30)));
+            try (ModernLocker shortWait = ModernLocker.builder(redis).waitForReplicas(1, Duration.ofMillis(300))
+                    .build()) {
+                ReplicationException replication = assertThrows(ReplicationException.class,
+                        () -> shortWait.tryLock("orders", Duration.ofSeconds(30)));
                 assertEquals(0, replication.acked());
                 assertTrue(replication.released());
                 assertNull(master.cmd.get("orders"), "released on the master");
@@ -157,7 +174,8 @@ class ModernOptionsTest extends ServerTest {
     }
 
     static long pid(Topology.Node node) {
-        return Long.parseLong(node.cmd.info("server").lines().filter(l -> l.startsWith("process_id:")).findFirst().orElseThrow().substring(11).trim());
+        return Long.parseLong(node.cmd.info("server").lines().filter(l -> l.startsWith("process_id:")).findFirst()
+                .orElseThrow().substring(11).trim());
     }
 
     static void signal(long pid, String sig) throws Exception {

@@ -49,7 +49,8 @@ class NoResendFaultTest extends ServerTest {
             proxy.dropReplies(true);
             CompletableFuture<Void> unlock = LossSignalFaultTest.async(lock::unlock);
             Throwable thrown = LossSignalFaultTest.failureOf(unlock);
-            assertInstanceOf(UnknownOutcomeException.class, thrown, "never a release, never NotHeldException: " + thrown);
+            assertInstanceOf(UnknownOutcomeException.class, thrown, "never a release, never NotHeldException: "
+                    + thrown);
             Thread.sleep(300); // a resend would have come by now
             proxy.dropReplies(false);
             assertEquals(before + 1, proxy.sent(sha), "the release was sent once");

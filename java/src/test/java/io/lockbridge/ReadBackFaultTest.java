@@ -123,31 +123,41 @@ class ReadBackFaultTest {
         SCRIPT, SET, MIGRATE_SET
     }
 
-    /** With CLIENT KILL allowed: the given-up connection is killed first, so the read settles it, and the held acquire never runs. */
+    /**
+     * With CLIENT KILL allowed: the given-up connection is killed first, so the
+     * read settles it, and the held acquire never runs.
+     */
     @ParameterizedTest
     @EnumSource(Via.class)
     void faultAcquireOvertakenByItsReadBackIsKilledFirst(Via via) throws Exception {
         try (RedisServer srv = new RedisServer()) {
             Object err = overtaken(srv, null, via);
             assertInstanceOf(NotObtainedException.class, err, "the connection was killed: a confirmed not-obtained");
-            assertNull(srv.get(key(via)), () -> "told NotObtainedException, and then the acquire ran: a lock nobody holds, PTTL "
-                    + srv.raw.pttl(RedisServer.b(key(via))) + " ms");
+            assertNull(srv.get(key(via)), () -> "told NotObtainedException, and then the acquire ran: a lock nobody "
+                    + "holds, PTTL " + srv.raw.pttl(RedisServer.b(key(via))) + " ms");
         }
     }
 
-    /** Without the right to kill (an ACL without CLIENT KILL): the outcome stays unknown, naming the token; the late lock ends by its ttl. */
+    /**
+     * Without the right to kill (an ACL without CLIENT KILL): the outcome stays
+     * unknown, naming the token; the late lock ends by its ttl.
+     */
     @ParameterizedTest
     @EnumSource(Via.class)
     void faultAcquireOvertakenByItsReadBackWithoutClientKillIsUnknown(Via via) throws Exception {
         try (RedisServer srv = new RedisServer()) {
-            srv.raw.aclSetuser("nokill", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands()
-                    .removeCommand(io.lettuce.core.protocol.CommandType.CLIENT, io.lettuce.core.protocol.CommandKeyword.KILL));
+            srv.raw.aclSetuser("nokill", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys()
+                    .allChannels().allCommands()
+                    .removeCommand(io.lettuce.core.protocol.CommandType.CLIENT,
+                    io.lettuce.core.protocol.CommandKeyword.KILL));
             Object err = overtaken(srv, "nokill", via);
-            UnknownOutcomeException unknown = assertInstanceOf(UnknownOutcomeException.class, err, "a negative read-back without a kill settles nothing");
+            UnknownOutcomeException unknown = assertInstanceOf(UnknownOutcomeException.class, err,
+                    "a negative read-back without a kill settles nothing");
             byte[] stored = srv.raw.get(RedisServer.b(key(via)));
             assertNotNull(stored, "the held acquire ran after the read");
             String token = new String(stored, java.nio.charset.StandardCharsets.UTF_8);
-            assertTrue(unknown.getMessage().contains(token), () -> "the error names the token " + token + ": " + unknown.getMessage());
+            assertTrue(unknown.getMessage().contains(token), () -> "the error names the token " + token + ": "
+                    + unknown.getMessage());
             long pttl = srv.raw.pttl(RedisServer.b(key(via)));
             assertTrue(pttl > 0 && pttl <= 30_000, "the late lock ends by its own ttl: PTTL " + pttl);
         }
@@ -160,20 +170,28 @@ class ReadBackFaultTest {
         if (via != Via.MIGRATE_SET) {
             return NAME;
         }
-        return new String(Keys.modernKey(LegacyProfile.defaults().encodeKey(NAME)), java.nio.charset.StandardCharsets.UTF_8);
+        return new String(Keys.modernKey(LegacyProfile.defaults().encodeKey(NAME)),
+                java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    /** A tryLock whose acquire a proxy holds past the 300 ms timeout; what it threw, once the held bytes had time to arrive. */
+    /**
+     * A tryLock whose acquire a proxy holds past the 300 ms timeout; what it
+     * threw, once the held bytes had time to arrive.
+     */
     private static Object overtaken(RedisServer srv, String user, Via via) throws Exception {
         try (HoldProxy proxy = new HoldProxy(srv.uri().getPort(), 1500)) {
-            RedisURI uri = user == null ? proxy.uri() : RedisURI.builder(proxy.uri()).withAuthentication(user, "pw").build();
-            try (Redis redis = Redis.of(uri, Duration.ofMillis(300)); ModernLocker modern = ModernLocker.builder(redis).build();
+            RedisURI uri = user == null ? proxy.uri() : RedisURI.builder(proxy.uri()).withAuthentication(user, "pw")
+                    .build();
+            try (Redis redis = Redis.of(uri, Duration.ofMillis(300));
+                    ModernLocker modern = ModernLocker.builder(redis).build();
                     MigrateLocker migrate = MigrateLocker.builder(redis).phase(Phase.MODERN).build()) {
                 for (Script script : Scripts.all().values()) {
-                    srv.raw.scriptLoad(script.source()); // EVALSHA runs at once (a NOSCRIPT reply would make the client send EVAL)
+                    // EVALSHA runs at once (a NOSCRIPT reply would make the client send EVAL)
+                    srv.raw.scriptLoad(script.source());
                 }
                 if (via == Via.SET) {
-                    modern.tryLock("warm-up", Duration.ofSeconds(30)).unlock(); // a script ran: the next acquire is SET NX PX
+                    // a script ran: the next acquire is SET NX PX
+                    modern.tryLock("warm-up", Duration.ofSeconds(30)).unlock();
                 } else if (via == Via.MIGRATE_SET) {
                     migrate.tryLock("warm-up", Duration.ofSeconds(30)).unlock();
                 }
@@ -181,7 +199,8 @@ class ReadBackFaultTest {
                 proxy.holdNext();
                 Object err = null;
                 try {
-                    (via == Via.MIGRATE_SET ? migrate.tryLock(NAME, Duration.ofSeconds(30)) : modern.tryLock(NAME, Duration.ofSeconds(30))).unlock();
+                    (via == Via.MIGRATE_SET ? migrate.tryLock(NAME, Duration.ofSeconds(30))
+                            : modern.tryLock(NAME, Duration.ofSeconds(30))).unlock();
                 } catch (LockbridgeException e) {
                     err = e;
                 }

@@ -17,7 +17,8 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * missing redis-server fails the test with the command that installs it.
  */
 final class RedisServer implements AutoCloseable {
-    static final String INSTALL = "redis-server not found on PATH: install it (sudo apt-get install -y redis-server, or run ./scripts/setup.sh)";
+    static final String INSTALL = "redis-server not found on PATH: install it (sudo apt-get install -y redis-server, "
+            + "or run ./scripts/setup.sh)";
 
     private Process proc;
     private final String bin;
@@ -51,7 +52,8 @@ final class RedisServer implements AutoCloseable {
     }
 
     private Process spawn() throws java.io.IOException {
-        return new ProcessBuilder(bin, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+        return new ProcessBuilder(bin, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no")
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     }
 
@@ -116,8 +118,9 @@ final class RedisServer implements AutoCloseable {
     void setPhase(String namespace, String seen, Phase to, String mode) {
         Namespace keys = new Namespace(namespace);
         Script script = Scripts.get("migrate/scripts/phase_set.lua");
-        Object reply = raw.eval(script.source(), io.lettuce.core.ScriptOutputType.INTEGER, new byte[][] {keys.phase, keys.channel, keys.since, keys.meta, keys.mark, keys.pending, keys.clients, keys.sighting, keys.fleet},
-                b(seen), b(to.wireName()), b("PUBLISH"), b("0"), b(mode), b("0"), b("0"));
+        Object reply = raw.eval(script.source(), io.lettuce.core.ScriptOutputType.INTEGER,
+                new byte[][] {keys.phase, keys.channel, keys.since, keys.meta, keys.mark, keys.pending, keys.clients,
+                keys.sighting, keys.fleet}, b(seen), b(to.wireName()), b("PUBLISH"), b("0"), b(mode), b("0"), b("0"));
         if (!Long.valueOf(1).equals(reply)) {
             throw new IllegalStateException("phase_set: " + reply);
         }

@@ -31,7 +31,8 @@ class RefreshIsolationFaultTest {
             ModernOptionsTest.signal(pid, "STOP");
             try {
                 Thread.sleep(4500); // the stalled node's refresh waits for it (command timeout 5 s)
-                assertTrue(healthy.isHeld() && !healthy.done().isDone(), "the lock on the healthy node is still refreshed: " + healthy.done());
+                assertTrue(healthy.isHeld() && !healthy.done().isDone(),
+                        "the lock on the healthy node is still refreshed: " + healthy.done());
                 assertFalse(stalled.isHeld(), "the lock on the stalled node ran out");
             } finally {
                 ModernOptionsTest.signal(pid, "CONT");

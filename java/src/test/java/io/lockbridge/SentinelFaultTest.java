@@ -66,7 +66,8 @@ class SentinelFaultTest {
                 ModernLocker locker = ModernLocker.builder(redis).build()) {
             locker.tryLock("warm", Duration.ofSeconds(1)).unlock(); // a pooled connection to the master
             failoverWhilePaused(topology, () -> {}, () -> {});
-            try (Redis otherRedis = Redis.of(topology.uri(), Duration.ofSeconds(1)); ModernLocker other = ModernLocker.builder(otherRedis).build()) {
+            try (Redis otherRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                    ModernLocker other = ModernLocker.builder(otherRedis).build()) {
                 Lock theirs = other.tryLock("orders", Duration.ofSeconds(30));
                 assertStillMaster(topology.master);
                 assertThrows(NotObtainedException.class, () -> locker.tryLock("orders", Duration.ofSeconds(30)),
@@ -101,7 +102,8 @@ class SentinelFaultTest {
                 }
             }), () -> {});
             // A client that asks the sentinels now locks on the new master.
-            try (Redis otherRedis = Redis.of(topology.uri(), Duration.ofSeconds(1)); ModernLocker other = ModernLocker.builder(otherRedis).build()) {
+            try (Redis otherRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                    ModernLocker other = ModernLocker.builder(otherRedis).build()) {
                 Lock theirs = other.tryLock("orders", Duration.ofSeconds(60));
                 ExecutionException failed = assertThrows(ExecutionException.class, () -> ours.get(30, TimeUnit.SECONDS),
                         "held on the old master only: a second holder");
@@ -109,7 +111,8 @@ class SentinelFaultTest {
                 // unknown when the retired connection closed before it: its
                 // acquire may still run there (a negative read-back settles
                 // nothing without a kill, which Sentinel cannot aim).
-                assertTrue(failed.getCause() instanceof NotObtainedException || failed.getCause() instanceof UnknownOutcomeException, failed.getCause().toString());
+                assertTrue(failed.getCause() instanceof NotObtainedException
+                        || failed.getCause() instanceof UnknownOutcomeException, failed.getCause().toString());
                 theirs.unlock();
             }
         }
@@ -130,14 +133,18 @@ class SentinelFaultTest {
                 Redis holderRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
                 Redis waiterRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
                 ModernLocker holder = ModernLocker.builder(holderRedis).build();
-                ModernLocker waiter = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(slow, slow)).build()) {
+                ModernLocker waiter = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(slow, slow))
+                        .build()) {
             Lock held = holder.tryLock("orders", slow);
             assertEquals(1L, topology.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
-            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(
+                    () -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
             String channel = "{orders}:released";
-            Topology.eventually("the waiter subscribed on the master", () -> topology.master.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
+            Topology.eventually("the waiter subscribed on the master",
+                    () -> topology.master.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
             failoverWhilePaused(topology, () -> {}, () -> {
-                Topology.eventually("the waiter subscribed on the new master", () -> topology.replica.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
+                Topology.eventually("the waiter subscribed on the new master",
+                        () -> topology.replica.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
                 Thread.sleep(200); // the waiter is asleep in its backoff again
                 held.unlock(); // on the new master, which publishes
                 Lock lock = got.get(20, TimeUnit.SECONDS);
@@ -165,25 +172,33 @@ class SentinelFaultTest {
                 Redis holderRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
                 Redis waiterRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
                 ModernLocker holder = ModernLocker.builder(holderRedis).build();
-                ModernLocker waiter = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(slow, slow)).build()) {
+                ModernLocker waiter = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(slow, slow))
+                        .build()) {
             Lock held = holder.tryLock("orders", slow);
             assertEquals(1L, topology.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
-            CompletableFuture<Lock> first = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+            CompletableFuture<Lock> first = ModernLockerTest.asyncGet(
+                    () -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
             String channel = "{orders}:released";
-            Topology.eventually("the first waiter subscribed on the master", () -> topology.master.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
-            acl(topology.replica, "resetchannels", "&__sentinel__:*"); // the replica, master soon, refuses the lock's channel
+            Topology.eventually("the first waiter subscribed on the master",
+                    () -> topology.master.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
+            // the replica, master soon, refuses the lock's channel
+            acl(topology.replica, "resetchannels", "&__sentinel__:*");
             failoverWhilePaused(topology, () -> {}, () -> {
-                Topology.eventually("the new master refused the subscription made again", () -> topology.replica.cmd.aclLog().stream()
-                        .anyMatch(e -> channel.equals(e.get("object"))));
+                Topology.eventually("the new master refused the subscription made again",
+                        () -> topology.replica.cmd.aclLog().stream() .anyMatch(e -> channel.equals(e.get("object"))));
                 acl(topology.replica, "allchannels");
-                CompletableFuture<Lock> second = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
-                Topology.eventually("the second waiter subscribed on the new master", () -> topology.replica.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
+                CompletableFuture<Lock> second = ModernLockerTest.asyncGet(
+                        () -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+                Topology.eventually("the second waiter subscribed on the new master",
+                        () -> topology.replica.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
                 Thread.sleep(200); // both waiters asleep in their backoff
                 held.unlock(); // on the new master, which publishes
-                Lock lock = CompletableFuture.anyOf(first, second).thenApply(Lock.class::cast).get(20, TimeUnit.SECONDS);
+                Lock lock = CompletableFuture.anyOf(first, second).thenApply(Lock.class::cast)
+                        .get(20, TimeUnit.SECONDS);
                 assertTrue(lock.isHeld());
                 lock.unlock();
-                Lock other = (first.getNow(null) == lock ? second : first).get(20, TimeUnit.SECONDS); // woken by lock's release
+                // woken by lock's release
+                Lock other = (first.getNow(null) == lock ? second : first).get(20, TimeUnit.SECONDS);
                 other.unlock();
             });
         }
@@ -191,12 +206,13 @@ class SentinelFaultTest {
 
     /** ACL SETUSER default rules on node. */
     private static void acl(Topology.Node node, String... rules) {
-        io.lettuce.core.protocol.CommandArgs<String, String> args = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
-                .add("SETUSER").add("default");
+        io.lettuce.core.protocol.CommandArgs<String, String> args = new io.lettuce.core.protocol.CommandArgs<>(
+                io.lettuce.core.codec.StringCodec.UTF8) .add("SETUSER").add("default");
         for (String rule : rules) {
             args.add(rule);
         }
-        node.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), args);
+        node.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL,
+                new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), args);
     }
 
     /**

@@ -27,7 +27,8 @@ class SpringRedisFaultTest {
     @Test
     void testFaultStaticMasterReplicaFactoryIsRefused() throws Exception {
         try (RedisServer server = new RedisServer()) {
-            LettuceConnectionFactory factory = new LettuceConnectionFactory(new RedisStaticMasterReplicaConfiguration("127.0.0.1", server.port),
+            LettuceConnectionFactory factory = new LettuceConnectionFactory(
+                    new RedisStaticMasterReplicaConfiguration("127.0.0.1", server.port),
                     LettuceClientConfiguration.defaultConfiguration());
             InvalidException invalid = assertThrows(InvalidException.class, () -> {
                 try (Redis redis = SpringRedis.of(factory)) {

@@ -33,17 +33,22 @@ class SpringRedisTest {
     @Test
     void lettuceStandaloneFactoryIsAccepted() throws Exception {
         try (RedisServer server = new RedisServer()) {
-            LettuceConnectionFactory factory = started(new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", server.port)));
-            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.DUAL_WRITE).build()) {
+            LettuceConnectionFactory factory = started(
+                    new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", server.port)));
+            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis)
+                    .phase(Phase.DUAL_WRITE).build()) {
                 assertEquals(Redis.Kind.STANDALONE, redis.kind());
                 Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
-                assertEquals(2L, server.raw.exists("orders".getBytes(StandardCharsets.UTF_8), "{orders}:modern".getBytes(StandardCharsets.UTF_8)));
+                assertEquals(2L,
+                        server.raw.exists("orders".getBytes(StandardCharsets.UTF_8),
+                        "{orders}:modern".getBytes(StandardCharsets.UTF_8)));
                 lock.unlock();
             } finally {
                 factory.destroy();
             }
             // The template entry takes its factory.
-            LettuceConnectionFactory templateFactory = started(new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", server.port)));
+            LettuceConnectionFactory templateFactory = started(
+                    new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", server.port)));
             StringRedisTemplate template = new StringRedisTemplate(templateFactory);
             try (Redis redis = SpringRedis.of(template); LegacyLocker locker = LegacyLocker.builder(redis).build()) {
                 locker.tryLock("orders", Duration.ofSeconds(10)).unlock();
@@ -58,7 +63,8 @@ class SpringRedisTest {
         try (Topology.Sentinel topology = new Topology.Sentinel()) {
             LettuceConnectionFactory factory = started(new LettuceConnectionFactory(
                     new RedisSentinelConfiguration().master("mymaster").sentinel("127.0.0.1", topology.sentinel.port)));
-            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.DUAL_WRITE).build()) {
+            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis)
+                    .phase(Phase.DUAL_WRITE).build()) {
                 assertEquals(Redis.Kind.SENTINEL, redis.kind());
                 Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
                 assertEquals(2L, topology.master.cmd.exists("orders", "{orders}:modern"), "the lock is on the master");
@@ -75,14 +81,17 @@ class SpringRedisTest {
         try (Topology.Cluster cluster = new Topology.Cluster()) {
             List<String> nodes = new ArrayList<>();
             cluster.nodes.forEach(n -> nodes.add("127.0.0.1:" + n.port));
-            LettuceConnectionFactory factory = started(new LettuceConnectionFactory(new RedisClusterConfiguration(nodes)));
-            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.DUAL_WRITE).build()) {
+            LettuceConnectionFactory factory = started(
+                    new LettuceConnectionFactory(new RedisClusterConfiguration(nodes)));
+            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis)
+                    .phase(Phase.DUAL_WRITE).build()) {
                 assertEquals(Redis.Kind.CLUSTER, redis.kind());
                 assertEquals("SPUBLISH", redis.publishCommand());
                 for (int i = 0; i < 3; i++) {
                     String name = TopologyFaultTest.nameOn(cluster, i, "orders-");
                     Lock lock = locker.tryLock(name, Duration.ofSeconds(10));
-                    assertEquals(2L, cluster.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"), "the lock is on node " + i + ", its slot's master");
+                    assertEquals(2L, cluster.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"),
+                            "the lock is on node " + i + ", its slot's master");
                     lock.unlock();
                     assertEquals(0L, cluster.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"));
                 }
@@ -101,7 +110,8 @@ class SpringRedisTest {
         assertTrue(invalid.getMessage().contains("use a LettuceConnectionFactory"), invalid.getMessage());
         StringRedisTemplate template = new StringRedisTemplate(jedis);
         assertThrows(InvalidException.class, () -> SpringRedis.of(template));
-        JedisConnectionFactory cluster = new JedisConnectionFactory(new RedisClusterConfiguration(List.of("127.0.0.1:7000")));
+        JedisConnectionFactory cluster = new JedisConnectionFactory(
+                new RedisClusterConfiguration(List.of("127.0.0.1:7000")));
         assertThrows(InvalidException.class, () -> SpringRedis.of(cluster));
     }
 }

@@ -46,7 +46,8 @@ class SubscribeFaultTest {
             Thread.sleep(200);
             int firstBefore = first.get(), secondBefore = second.get();
             srv.raw.publish(channel, b("released"));
-            MigrateLockerTest.eventually("both heard the notice", () -> first.get() == firstBefore + 1 && second.get() == secondBefore + 1);
+            MigrateLockerTest.eventually("both heard the notice", () -> first.get() == firstBefore + 1
+                    && second.get() == secondBefore + 1);
             firstSub.close();
             srv.raw.publish(channel, b("released"));
             MigrateLockerTest.eventually("the one left heard the next", () -> second.get() == secondBefore + 2);

@@ -83,7 +83,8 @@ final class Topology {
                 args.addAll(List.of("--save", "", "--appendonly", "no"));
             }
             args.addAll(List.of(extra));
-            proc = new ProcessBuilder(args).redirectErrorStream(true).redirectOutput(dir.resolve("log").toFile()).start();
+            proc = new ProcessBuilder(args).redirectErrorStream(true).redirectOutput(dir.resolve("log").toFile())
+                    .start();
             long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (conn == null) {
                 try {
@@ -91,7 +92,8 @@ final class Topology {
                 } catch (RuntimeException e) {
                     if (System.nanoTime() > end || !proc.isAlive()) {
                         proc.destroyForcibly();
-                        throw new IllegalStateException("redis-server on port " + port + " did not start: " + Files.readString(dir.resolve("log")), e);
+                        throw new IllegalStateException("redis-server on port " + port + " did not start: "
+                                + Files.readString(dir.resolve("log")), e);
                     }
                     Thread.sleep(20);
                 }
@@ -130,7 +132,8 @@ final class Topology {
         long rejectedEvals() {
             long total = 0;
             for (String line : cmd.info("commandstats").split("\r?\n")) {
-                if ((line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) && line.contains("rejected_calls=")) {
+                if ((line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:"))
+                        && line.contains("rejected_calls=")) {
                     total += Long.parseLong(line.replaceAll("^.*rejected_calls=(\\d+).*$", "$1"));
                 }
             }
@@ -171,7 +174,8 @@ final class Topology {
             int[][] ranges = {{0, 5460}, {5461, 10922}, {10923, 16383}};
             try {
                 for (int i = 0; i < 3; i++) {
-                    Node node = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000");
+                    Node node = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file",
+                            "nodes.conf", "--cluster-node-timeout", "5000");
                     nodes.add(node);
                     node.cmd.clusterAddSlotsRange(io.lettuce.core.Range.create(ranges[i][0], ranges[i][1]));
                     node.cmd.clusterSetConfigEpoch(i + 1);
@@ -184,9 +188,11 @@ final class Topology {
                 }
                 eventually("cluster ok", () -> nodes.stream().allMatch(node -> {
                     String info = node.cmd.clusterInfo();
-                    return info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3") && info.contains("cluster_slots_ok:16384");
+                    return info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+                            && info.contains("cluster_slots_ok:16384");
                 }));
-                eventually("every node sees the whole map", () -> nodes.stream().allMatch(n -> n.cmd.clusterSlots().size() == 3));
+                eventually("every node sees the whole map", () -> nodes.stream()
+                        .allMatch(n -> n.cmd.clusterSlots().size() == 3));
             } catch (Exception | Error e) {
                 close();
                 throw e;
@@ -222,7 +228,8 @@ final class Topology {
          * with the cluster).
          */
         Node addReplica(int masterIndex) throws Exception {
-            Node replica = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000");
+            Node replica = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--cluster-node-timeout", "5000");
             replicas.add(replica);
             replica.cmd.clusterMeet("127.0.0.1", nodes.get(masterIndex).port);
             eventually("the new node joined", () -> {
@@ -232,7 +239,8 @@ final class Topology {
                     return false;
                 }
             });
-            eventually("the replica is in sync and known to every node", () -> replica.cmd.info("replication").contains("master_link_status:up")
+            eventually("the replica is in sync and known to every node",
+                    () -> replica.cmd.info("replication").contains("master_link_status:up")
                     && nodes.stream().allMatch(n -> n.cmd.clusterNodes().contains(replica.cmd.clusterMyId())));
             return replica;
         }
@@ -249,13 +257,15 @@ final class Topology {
             // A master heeds a manual failover only from a node it knows as
             // its replica, with its link up (a node that was just demoted
             // takes a moment).
-            eventually("port " + replica.port + " replicates its master, which knows it", () -> replica.cmd.info("replication").contains("master_link_status:up")
+            eventually("port " + replica.port + " replicates its master, which knows it",
+                    () -> replica.cmd.info("replication").contains("master_link_status:up")
                     && all.stream().filter(n -> masterOf(n, slot) == n.port).allMatch(n -> n.cmd.clusterNodes().lines()
                             .anyMatch(l -> l.startsWith(id) && l.contains("slave"))));
             for (int attempt = 0;; attempt++) {
                 replica.cmd.clusterFailover(false);
                 try {
-                    eventually("the replica serves slot " + slot + " on every node", () -> all.stream().allMatch(n -> masterOf(n, slot) == replica.port));
+                    eventually("the replica serves slot " + slot + " on every node",
+                            () -> all.stream().allMatch(n -> masterOf(n, slot) == replica.port));
                     return;
                 } catch (AssertionError e) {
                     if (attempt == 2) {
@@ -399,11 +409,14 @@ final class Topology {
                         }
                         if (!replies && armed) {
                             armed = false;
-                            if (System.getenv("CUT_DEBUG") != null) System.err.println("CUT: " + new String(buf, 0, Math.min(count, 80)).replace("\r\n", " "));
+                            if (System.getenv("CUT_DEBUG") != null) System.err.println("CUT: "
+                                    + new String(buf, 0, Math.min(count, 80)).replace("\r\n", " "));
                             cut.set(true);
                             Thread closer = new Thread(() -> {
                                 try {
-                                    Thread.sleep(300); // the rest of the command goes through, the server runs it; its reply is thrown away
+                                    // the rest of the command goes through, the
+                                    // server runs it; its reply is thrown away
+                                    Thread.sleep(300);
                                 } catch (InterruptedException ignored) {
                                     // closing now
                                 }

@@ -45,8 +45,10 @@ class TopologyFaultTest {
     static ClientResources via(Topology.Cluster cluster, Topology.CutProxy proxy) {
         int real = cluster.nodes.get(1).port;
         return DefaultClientResources.builder()
-                .socketAddressResolver(MappingSocketAddressResolver.create((java.util.function.Function<HostAndPort, HostAndPort>) hp -> hp.getPort() == real ? HostAndPort.of(hp.getHostText(), proxy.port()) : hp))
-                .build();
+                .socketAddressResolver(
+                MappingSocketAddressResolver.create(
+                (java.util.function.Function<HostAndPort, HostAndPort>) hp -> hp.getPort() == real
+                ? HostAndPort.of(hp.getHostText(), proxy.port()) : hp)) .build();
     }
 
     /**
@@ -64,7 +66,8 @@ class TopologyFaultTest {
      * moved slot.
      */
     static void replyLostDuringRedirect(boolean replay) throws Exception {
-        try (Topology.Cluster cluster = new Topology.Cluster(); Topology.CutProxy proxy = new Topology.CutProxy(cluster.nodes.get(1).port)) {
+        try (Topology.Cluster cluster = new Topology.Cluster();
+                Topology.CutProxy proxy = new Topology.CutProxy(cluster.nodes.get(1).port)) {
             cluster.nodes.forEach(Topology.Node::loadScripts);
             ClientResources res = via(cluster, proxy);
             try (Redis redis = Redis.cluster(cluster.seeds(), res, Duration.ofSeconds(2), replay);
@@ -85,12 +88,14 @@ class TopologyFaultTest {
                 Thread.sleep(500);
                 assertEquals(1, cluster.nodes.get(0).rejectedEvals() - moved0, "node 0 answered MOVED once");
                 assertEquals(0, cluster.nodes.get(0).evals() - ran0, "node 0 ran nothing");
-                assertEquals(1, cluster.nodes.get(1).evals() - ran1, "the redirected acquire ran once on node 1 and was not sent again");
+                assertEquals(1, cluster.nodes.get(1).evals() - ran1,
+                        "the redirected acquire ran once on node 1 and was not sent again");
                 assertEquals(0, proxy.armedLeft(), "the cut landed");
                 RuntimeException settled = err;
                 assertNull(settled, () -> "the lost reply is settled by reading the token back: " + settled);
                 assertTrue(got.isHeld());
-                assertEquals(2L, cluster.nodes.get(1).cmd.exists(name, "{" + name + "}:modern"), "it ran: both keys are on node 1");
+                assertEquals(2L, cluster.nodes.get(1).cmd.exists(name, "{" + name + "}:modern"),
+                        "it ran: both keys are on node 1");
                 got.unlock();
                 assertEquals(0L, cluster.nodes.get(1).cmd.exists(name, "{" + name + "}:modern"));
 
@@ -103,8 +108,8 @@ class TopologyFaultTest {
                 long ran1b = cluster.nodes.get(1).evals();
                 long moved2 = cluster.nodes.get(2).rejectedEvals();
                 proxy.cutNext();
-                UnknownOutcomeException unknown = assertThrows(UnknownOutcomeException.class, () -> redis.evalList(Scripts.MODERN_ACQUIRE,
-                        new byte[][] {modern}, b("tok"), b("30000")));
+                UnknownOutcomeException unknown = assertThrows(UnknownOutcomeException.class,
+                        () -> redis.evalList(Scripts.MODERN_ACQUIRE, new byte[][] {modern}, b("tok"), b("30000")));
                 assertTrue(unknown.getMessage().contains("not sent again"), unknown.getMessage());
                 Thread.sleep(500);
                 assertEquals(1, cluster.nodes.get(2).rejectedEvals() - moved2, "node 2 answered MOVED once");
@@ -121,7 +126,8 @@ class TopologyFaultTest {
 
     /** A release in flight on node 1 when its connection drops (the release ran; its reply is lost). */
     static void nodeDroppedMidRelease(boolean replay) throws Exception {
-        try (Topology.Cluster cluster = new Topology.Cluster(); Topology.CutProxy proxy = new Topology.CutProxy(cluster.nodes.get(1).port)) {
+        try (Topology.Cluster cluster = new Topology.Cluster();
+                Topology.CutProxy proxy = new Topology.CutProxy(cluster.nodes.get(1).port)) {
             cluster.nodes.forEach(Topology.Node::loadScripts);
             ClientResources res = via(cluster, proxy);
             try (Redis redis = Redis.cluster(cluster.seeds(), res, Duration.ofSeconds(2), replay);
@@ -137,7 +143,8 @@ class TopologyFaultTest {
                 assertEquals(1, cluster.nodes.get(1).evals() - before, "the release ran once and was not sent again");
                 assertEquals(0L, cluster.nodes.get(1).cmd.exists(name), "the release ran");
                 Lock successor = otherLocker.tryLock(name, Duration.ofSeconds(30));
-                // The same Redis rebuilt its node connection: its next call works, and the successor's lock is untouched.
+                // The same Redis rebuilt its node connection: its
+                // next call works, and the successor's lock is untouched.
                 locker.tryLock(nameOn(cluster, 1, "after-"), Duration.ofSeconds(10)).unlock();
                 assertEquals(1L, cluster.nodes.get(1).cmd.exists(name));
                 successor.unlock();
@@ -166,24 +173,30 @@ class TopologyFaultTest {
                 // pings, and Sentinel failed over by itself before the
                 // release was sent (the release then went, on a pooled
                 // connection, to the master Sentinel had already replaced).
-                topology.master.cmd.dispatch(io.lettuce.core.protocol.CommandType.CLIENT, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
-                        new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("PAUSE").add(20_000).add("WRITE"));
+                topology.master.cmd.dispatch(io.lettuce.core.protocol.CommandType.CLIENT,
+                        new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
+                        new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("PAUSE")
+                        .add(20_000).add("WRITE"));
                 long before = topology.replica.evals();
                 CompletableFuture<Void> release = CompletableFuture.runAsync(lock::unlock);
                 Thread.sleep(300); // the release waits on the paused master
                 topology.failover();
                 topology.master.cmd.clientKill(io.lettuce.core.KillArgs.Builder.typeNormal());
-                ExecutionException failed = assertThrows(ExecutionException.class, () -> release.get(20, TimeUnit.SECONDS));
+                ExecutionException failed = assertThrows(ExecutionException.class,
+                        () -> release.get(20, TimeUnit.SECONDS));
                 assertEquals(UnknownOutcomeException.class, failed.getCause().getClass(), failed.getCause().toString());
                 Thread.sleep(500);
                 assertEquals(0, topology.replica.evals() - before, "the release was not sent to the new master");
-                assertEquals(1L, topology.replica.cmd.exists("orders"), "the lock is still on the new master (it expires by its lease)");
+                assertEquals(1L, topology.replica.cmd.exists("orders"),
+                        "the lock is still on the new master (it expires by its lease)");
                 // The next call asks the sentinel again and reaches the new master.
                 locker.tryLock("after", Duration.ofSeconds(10)).unlock();
             } finally {
                 topology.master.fresh();
-                topology.master.cmd.dispatch(io.lettuce.core.protocol.CommandType.CLIENT, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
-                        new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8).add("UNPAUSE"));
+                topology.master.cmd.dispatch(io.lettuce.core.protocol.CommandType.CLIENT,
+                        new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8),
+                        new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
+                        .add("UNPAUSE"));
             }
         }
     }
@@ -195,7 +208,8 @@ class TopologyFaultTest {
      * counter's value) — and the next acquire's fence is above it.
      */
     static void modernFencedAcquireReplyLost(boolean replay) throws Exception {
-        try (Topology.Cluster cluster = new Topology.Cluster(); Topology.CutProxy proxy = new Topology.CutProxy(cluster.nodes.get(1).port)) {
+        try (Topology.Cluster cluster = new Topology.Cluster();
+                Topology.CutProxy proxy = new Topology.CutProxy(cluster.nodes.get(1).port)) {
             cluster.nodes.forEach(Topology.Node::loadScripts);
             ClientResources res = via(cluster, proxy);
             try (Redis redis = Redis.cluster(cluster.seeds(), res, Duration.ofSeconds(2), replay);
@@ -214,11 +228,13 @@ class TopologyFaultTest {
                 }
                 Thread.sleep(500);
                 assertEquals(0, proxy.armedLeft(), "the cut landed");
-                assertEquals(1, cluster.nodes.get(1).evals() - ran, "the fenced acquire ran once on node 1 and was not sent again");
+                assertEquals(1, cluster.nodes.get(1).evals() - ran,
+                        "the fenced acquire ran once on node 1 and was not sent again");
                 RuntimeException settled = err;
                 assertNull(settled, () -> "settled by reading the token back: " + settled);
                 assertTrue(got.isHeld(), "settled by reading the token back");
-                assertEquals(Long.toString(got.fence()), cluster.nodes.get(1).cmd.get("{" + name + "}:fence"), "the fence its one run handed out");
+                assertEquals(Long.toString(got.fence()), cluster.nodes.get(1).cmd.get("{" + name + "}:fence"),
+                        "the fence its one run handed out");
                 assertTrue(got.fence() > first.fence());
                 got.unlock();
                 Lock next = locker.tryLock(name, Duration.ofSeconds(30));
@@ -252,20 +268,27 @@ class TopologyFaultTest {
 
     @Test
     void faultTestsFailWithReconnectAndReplayOn() {
-        AssertionFailedError redirect = assertThrows(AssertionFailedError.class, () -> replyLostDuringRedirect(true), "reply lost during a redirect");
-        AssertionFailedError drop = assertThrows(AssertionFailedError.class, () -> nodeDroppedMidRelease(true), "node drop");
-        AssertionFailedError failover = assertThrows(AssertionFailedError.class, () -> sentinelFailoverDuringHold(true), "sentinel failover");
+        AssertionFailedError redirect = assertThrows(AssertionFailedError.class, () -> replyLostDuringRedirect(true),
+                "reply lost during a redirect");
+        AssertionFailedError drop = assertThrows(AssertionFailedError.class, () -> nodeDroppedMidRelease(true),
+                "node drop");
+        AssertionFailedError failover = assertThrows(AssertionFailedError.class,
+                () -> sentinelFailoverDuringHold(true), "sentinel failover");
         // Each fails by the resend itself, not by the way: the redirected
         // acquire runs twice on node 1; the replayed release finds its lock
         // gone (NotHeldException instead of an unknown outcome); the release
         // held back on the old master is replayed on the new one (its reply
         // is not trusted, coming after the sentinel named the new master: the
         // caller still gets an unknown outcome, but the release ran there).
-        assertTrue(redirect.getMessage().contains("not sent again") && redirect.getMessage().contains("but was: <2>"), redirect.getMessage());
+        assertTrue(redirect.getMessage().contains("not sent again") && redirect.getMessage().contains("but was: <2>"),
+                redirect.getMessage());
         assertTrue(drop.getMessage().contains("NotHeldException"), drop.getMessage());
-        assertTrue(failover.getMessage().contains("not sent to the new master") && failover.getMessage().contains("but was: <1>"), failover.getMessage());
+        assertTrue(failover.getMessage().contains("not sent to the new master")
+                && failover.getMessage().contains("but was: <1>"), failover.getMessage());
         // The fenced acquire is replayed on node 1 after the drop: it ran twice.
-        AssertionFailedError fenced = assertThrows(AssertionFailedError.class, () -> modernFencedAcquireReplyLost(true), "fenced acquire");
-        assertTrue(fenced.getMessage().contains("not sent again") && fenced.getMessage().contains("but was: <2>"), fenced.getMessage());
+        AssertionFailedError fenced = assertThrows(AssertionFailedError.class,
+                () -> modernFencedAcquireReplyLost(true), "fenced acquire");
+        assertTrue(fenced.getMessage().contains("not sent again") && fenced.getMessage().contains("but was: <2>"),
+                fenced.getMessage());
     }
 }

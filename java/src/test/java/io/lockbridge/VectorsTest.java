@@ -54,7 +54,8 @@ class VectorsTest {
             }
             src.writeBytes(Files.readAllBytes(ROOT.resolve((String) vector.get("body"))));
             Script script = Scripts.get(name);
-            assertArrayEquals(src.toByteArray(), script.source(), name + ": the jar's source is the repository's files");
+            assertArrayEquals(src.toByteArray(), script.source(), name
+                    + ": the jar's source is the repository's files");
             assertEquals(vector.get("sha1"), script.sha1(), name);
             assertEquals(vector.get("sha1"), Scripts.sha1(src.toByteArray()), name);
             assertEquals(((Long) vector.get("bytes")).intValue(), script.source().length, name);
@@ -83,11 +84,14 @@ class VectorsTest {
                     .plusOne((Boolean) vector.get("plus_one"));
             long now = (Long) vector.get("now");
             long lease = (Long) vector.get("lease");
-            Instant instant = profile.unit() == TimeUnit.SECONDS ? Instant.ofEpochSecond(now) : Instant.ofEpochMilli(now);
-            Duration leaseDuration = profile.unit() == TimeUnit.SECONDS ? Duration.ofSeconds(lease) : Duration.ofMillis(lease);
+            Instant instant = profile.unit() == TimeUnit.SECONDS ? Instant.ofEpochSecond(now)
+                    : Instant.ofEpochMilli(now);
+            Duration leaseDuration = profile.unit() == TimeUnit.SECONDS ? Duration.ofSeconds(lease)
+                    : Duration.ofMillis(lease);
             long expiry = profile.expiry(instant, leaseDuration);
             assertEquals(vector.get("expiry"), expiry, vector.toString());
-            assertArrayEquals(HEX.parseHex((String) vector.get("value")), profile.valueCodec().encode(expiry), vector.toString());
+            assertArrayEquals(HEX.parseHex((String) vector.get("value")), profile.valueCodec().encode(expiry),
+                    vector.toString());
             count++;
         }
         assertTrue(count > 0);
@@ -113,19 +117,23 @@ class VectorsTest {
     @Test
     void registryEntryIsWhatGoWrites() {
         // The example of docs/protocol.md, which Go's encoding/json writes.
-        Entry plain = new Entry("web-1-4242-9f86d081884c", Phase.DUAL_WRITE, null, "web-1", 4242, 1717171717171717L, 1717171717171718L, 42, null, null,
-                -1);
-        assertEquals("{\"v\":3,\"seq\":42,\"id\":\"web-1-4242-9f86d081884c\",\"phase\":\"dual-write\",\"host\":\"web-1\",\"pid\":4242,"
-                + "\"ns_init\":1717171717171717,\"gen\":1717171717171718}", plain.json());
-        Entry escaped = new Entry("a<b", Phase.LEGACY, Phase.DUAL_WRITE, "h\"", 1, 0, 0, 7, Phase.LEGACY, Phase.LEGACY, 250);
-        assertEquals("{\"v\":3,\"seq\":7,\"id\":\"a\\u003cb\",\"phase\":\"legacy\",\"next\":\"dual-write\",\"host\":\"h\\\"\",\"pid\":1,"
-                + "\"ns_init\":0,\"gen\":0,\"held_oldest\":\"legacy\",\"held_newest\":\"legacy\",\"held_ms\":250}", escaped.json());
+        Entry plain = new Entry("web-1-4242-9f86d081884c", Phase.DUAL_WRITE, null, "web-1", 4242, 1717171717171717L,
+                1717171717171718L, 42, null, null, -1);
+        assertEquals("{\"v\":3,\"seq\":42,\"id\":\"web-1-4242-9f86d081884c\",\"phase\":\"dual-write\","
+                + "\"host\":\"web-1\",\"pid\":4242,\"ns_init\":1717171717171717,\"gen\":1717171717171718}",
+                plain.json());
+        Entry escaped = new Entry("a<b", Phase.LEGACY, Phase.DUAL_WRITE, "h\"", 1, 0, 0, 7, Phase.LEGACY, Phase.LEGACY,
+                250);
+        assertEquals("{\"v\":3,\"seq\":7,\"id\":\"a\\u003cb\",\"phase\":\"legacy\",\"next\":\"dual-write\","
+                + "\"host\":\"h\\\"\",\"pid\":1,\"ns_init\":0,\"gen\":0,\"held_oldest\":\"legacy\","
+                + "\"held_newest\":\"legacy\",\"held_ms\":250}", escaped.json());
     }
 
     @Test
     void modernKeys() {
         assertEquals("{orders}:modern", new String(Keys.modernKey(bytes("orders")), StandardCharsets.UTF_8));
-        assertEquals("{tenant-1}:orders:modern", new String(Keys.modernKey(bytes("{tenant-1}:orders")), StandardCharsets.UTF_8));
+        assertEquals("{tenant-1}:orders:modern",
+                new String(Keys.modernKey(bytes("{tenant-1}:orders")), StandardCharsets.UTF_8));
         // An untagged key with a '}' that leaves the slot: "{T}" + key + ":modern".
         byte[] odd = bytes("a}b");
         byte[] modern = Keys.modernKey(odd);

@@ -23,7 +23,8 @@ class WatchdogFaultTest extends ServerTest {
         assertTrue(lock.done().isDone(), "done() completed by the end of the lease");
         assertTrue(lock.done().isCompletedExceptionally(), "as a loss");
         Throwable thrown = lock.done().handle((v, e) -> e).join();
-        assertInstanceOf(LostException.class, thrown.getCause() != null && !(thrown instanceof LostException) ? thrown.getCause() : thrown);
+        assertInstanceOf(LostException.class, thrown.getCause() != null && !(thrown instanceof LostException)
+                ? thrown.getCause() : thrown);
     }
 
     /**
@@ -57,7 +58,8 @@ class WatchdogFaultTest extends ServerTest {
     @Test
     void faultCloseWhileHoldingStillSignalsTheLoss() throws Exception {
         srv.setPhase("wdclose", "", Phase.MODERN, "init");
-        MigrateLocker locker = MigrateLocker.builder(redis).followPhase("wdclose").phaseInterval(Duration.ofMillis(50)).autoRefresh(true).build();
+        MigrateLocker locker = MigrateLocker.builder(redis).followPhase("wdclose").phaseInterval(Duration.ofMillis(50))
+                .autoRefresh(true).build();
         Lock lock = locker.tryLock("orders", Duration.ofMillis(900));
         locker.close();
         Thread.sleep(1600);
