@@ -7,7 +7,8 @@ package io.lockbridge;
  */
 public final class BenchAccess {
     private static final Script DEL = new Script("bench/floor-release.lua",
-            Keys.ascii("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"),
+            Keys.ascii("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1])"
+                    + " else return 0 end"),
             sha1("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"));
 
     private BenchAccess() {}
@@ -24,7 +25,8 @@ public final class BenchAccess {
 
     private static String sha1(String script) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-1").digest(Keys.ascii(script)));
+            return java.util.HexFormat.of()
+                    .formatHex(java.security.MessageDigest.getInstance("SHA-1").digest(Keys.ascii(script)));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -43,17 +43,20 @@ public final class Handoff {
     private Handoff() {}
 
     /** What one run measured; times in ns. */
-    record Result(long[] handoffs, long[] waits, int cycles, double seconds, double holdMean, int early, int self, int violations, int gaveUp) {
+    record Result(long[] handoffs, long[] waits, int cycles, double seconds, double holdMean, int early, int self,
+            int violations, int gaveUp) {
         String line() {
             long[] sortedHandoffs = handoffs.clone();
             long[] sortedWaits = waits.clone();
             Arrays.sort(sortedHandoffs);
             Arrays.sort(sortedWaits);
             return String.format(Locale.ROOT,
-                    "handoff_p50=%.1f handoff_p90=%.1f handoff_p99=%.1f handoff_max=%.1f wait_p50=%.1f wait_p99=%.1f wait_max=%.1f "
-                            + "handoffs=%d cycles_per_s=%.0f hold_mean=%.1f early=%d self=%d overlaps=%d gave_up=%d",
-                    pct(sortedHandoffs, 50), pct(sortedHandoffs, 90), pct(sortedHandoffs, 99), pct(sortedHandoffs, 100), pct(sortedWaits, 50), pct(sortedWaits, 99), pct(sortedWaits, 100), sortedHandoffs.length, cycles / seconds, holdMean / 1e3,
-                    early, self, violations, gaveUp);
+                    "handoff_p50=%.1f handoff_p90=%.1f handoff_p99=%.1f handoff_max=%.1f wait_p50=%.1f wait_p99=%.1f "
+                            + "wait_max=%.1f handoffs=%d cycles_per_s=%.0f hold_mean=%.1f early=%d self=%d overlaps=%d "
+                            + "gave_up=%d",
+                    pct(sortedHandoffs, 50), pct(sortedHandoffs, 90), pct(sortedHandoffs, 99),
+                    pct(sortedHandoffs, 100), pct(sortedWaits, 50), pct(sortedWaits, 99), pct(sortedWaits, 100),
+                    sortedHandoffs.length, cycles / seconds, holdMean / 1e3, early, self, violations, gaveUp);
         }
     }
 
@@ -204,7 +207,8 @@ public final class Handoff {
             gaps.add(gap);
         }
         long[] allWaits = waits.stream().flatMapToLong(Arrays::stream).toArray();
-        return new Result(gaps.stream().mapToLong(Long::longValue).toArray(), allWaits, cycles, measure.toNanos() / 1e9, (double) held.get() / Math.max(1, cycles),
+        return new Result(gaps.stream().mapToLong(Long::longValue).toArray(), allWaits, cycles,
+                measure.toNanos() / 1e9, (double) held.get() / Math.max(1, cycles),
                 early, self, violations.get(), gaveUp.get());
     }
 

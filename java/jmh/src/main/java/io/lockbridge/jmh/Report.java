@@ -62,15 +62,20 @@ public final class Report {
     static final String BEGIN = "<!-- begin java-bench -->";
     static final String END = "<!-- end java-bench -->";
     static final String FLOOR = "lettuce-floor";
-    static final String[] LOCKBRIDGE = {"legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read", "migrate-modern", "modern"};
+    static final String[] LOCKBRIDGE = {"legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read",
+            "migrate-modern", "modern"};
 
     private Report() {}
 
     /** One JMH run of the uncontended cycle: p50 and p99 in µs. */
     record Run(double p50, double p99, long samples) implements java.io.Serializable {}
 
-    /** A cycle's costs besides time: commands Redis counted (by name), server CPU µs, client CPU µs, context switches. */
-    record Cost(Map<String, Double> commands, double serverCpu, double clientCpu, double switches) implements java.io.Serializable {
+    /**
+     * A cycle's costs besides time: commands Redis counted (by name), server
+     * CPU µs, client CPU µs, context switches.
+     */
+    record Cost(Map<String, Double> commands, double serverCpu, double clientCpu, double switches)
+            implements java.io.Serializable {
         double total() {
             return commands.values().stream().mapToDouble(Double::doubleValue).sum();
         }
@@ -88,8 +93,9 @@ public final class Report {
     }
 
     /** How and where a run was made. */
-    record Setup(int rounds, int iterMs, int handoffRounds, int handoffMs, List<String> subjects, String date, String os, String java, int cores,
-            String redis, String loadBefore, String loadAfter) implements java.io.Serializable {}
+    record Setup(int rounds, int iterMs, int handoffRounds, int handoffMs, List<String> subjects, String date,
+            String os, String java, int cores, String redis, String loadBefore, String loadAfter)
+            implements java.io.Serializable {}
 
     public static void main(String[] args) throws Exception {
         Options2 opts = new Options2();
@@ -160,9 +166,10 @@ public final class Report {
                 }
             }
         }
-        Setup setup = new Setup(opts.rounds, opts.iterMs, opts.handoffRounds, opts.handoffMs, List.copyOf(opts.subjects), LocalDate.now().toString(),
-                System.getProperty("os.name"), System.getProperty("java.version"), Runtime.getRuntime().availableProcessors(), redisVersion(),
-                loadBefore, loadavg());
+        Setup setup = new Setup(opts.rounds, opts.iterMs, opts.handoffRounds, opts.handoffMs,
+                List.copyOf(opts.subjects), LocalDate.now().toString(),
+                System.getProperty("os.name"), System.getProperty("java.version"),
+                Runtime.getRuntime().availableProcessors(), redisVersion(), loadBefore, loadavg());
         Section sec = new Section(setup, costs, cycle, floorOf, shared, own);
         if (opts.save.getParent() != null) {
             Files.createDirectories(opts.save.getParent());
@@ -176,9 +183,11 @@ public final class Report {
     }
 
     static Run run(String subject, int port, int iterMs) throws Exception {
-        Options options = new OptionsBuilder().include(Locks.class.getName() + ".uncontended$").param("subject", subject).forks(1)
+        Options options = new OptionsBuilder().include(Locks.class.getName() + ".uncontended$")
+                .param("subject", subject).forks(1)
                 .warmupIterations(1).warmupTime(TimeValue.milliseconds(iterMs)).measurementIterations(3)
-                .measurementTime(TimeValue.milliseconds(iterMs)).jvmArgsAppend("-Dlockbridge.jmh.port=" + port, "-Xmx512m")
+                .measurementTime(TimeValue.milliseconds(iterMs))
+                .jvmArgsAppend("-Dlockbridge.jmh.port=" + port, "-Xmx512m")
                 .shouldFailOnError(true).verbosity(org.openjdk.jmh.runner.options.VerboseMode.SILENT).build();
         RunResult res = new Runner(options).runSingle();
         Statistics stats = res.getPrimaryResult().getStatistics();
@@ -188,11 +197,13 @@ public final class Report {
     /** The hand-off of subject in a JVM of its own: the figures of its two shapes (shared, own). */
     static List<Map<String, Double>> handoff(String subject, int port, int millis) throws Exception {
         String jar = Path.of(Report.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
-        Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m", "-cp", jar,
-                Handoff.class.getName(), Integer.toString(port), subject, Integer.toString(millis / 2), Integer.toString(millis))
+        Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m", "-cp", jar, Handoff.class.getName(), Integer.toString(port), subject,
+                Integer.toString(millis / 2), Integer.toString(millis))
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
         List<Map<String, Double>> out = new ArrayList<>();
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        try (BufferedReader reader = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String line; (line = reader.readLine()) != null;) {
                 if (line.startsWith("shape=")) {
                     Map<String, Double> figures = new LinkedHashMap<>();
@@ -243,12 +254,14 @@ public final class Report {
                 Map<String, Double> cmd1 = commands(conn);
                 Map<String, Double> per = new TreeMap<>();
                 cmd1.forEach((command, calls) -> {
-                    double perCycle = (calls - cmd0.getOrDefault(command, 0.0) - (command.equals("INFO") ? 2 : 0)) / cycles;
+                    double perCycle = (calls - cmd0.getOrDefault(command, 0.0) - (command.equals("INFO") ? 2 : 0))
+                            / cycles;
                     if (perCycle >= 0.005) {
                         per.put(command, perCycle);
                     }
                 });
-                byName.put(name, new Cost(per, (srv1 - srv0) * 1e6 / cycles, (cpu1 - cpu0) / 1e3 / cycles, (double) (sw1 - sw0) / cycles));
+                byName.put(name, new Cost(per, (srv1 - srv0) * 1e6 / cycles, (cpu1 - cpu0) / 1e3 / cycles,
+                        (double) (sw1 - sw0) / cycles));
             }
         } finally {
             subs.values().forEach(Subject::close);
@@ -262,7 +275,8 @@ public final class Report {
         Map<String, Double> calls = new TreeMap<>();
         for (String line : conn.sync().info("commandstats").split("\r\n")) {
             if (line.startsWith("cmdstat_")) {
-                String name = line.substring(8, line.indexOf(':')).toUpperCase(Locale.ROOT).replace('|', ' '); // PUBSUB|NUMSUB: no pipe in a table
+                // PUBSUB|NUMSUB: no pipe in a table
+                String name = line.substring(8, line.indexOf(':')).toUpperCase(Locale.ROOT).replace('|', ' ');
                 for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
                     if (field.startsWith("calls=")) {
                         calls.put(name, Double.parseDouble(field.substring(6)));
@@ -303,7 +317,8 @@ public final class Report {
             for (Path task : tasks) {
                 try {
                     for (String line : Files.readAllLines(task.resolve("status"))) {
-                        if (line.startsWith("voluntary_ctxt_switches:") || line.startsWith("nonvoluntary_ctxt_switches:")) {
+                        if (line.startsWith("voluntary_ctxt_switches:")
+                                || line.startsWith("nonvoluntary_ctxt_switches:")) {
                             total += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
                         }
                     }
@@ -331,7 +346,8 @@ public final class Report {
         double[] sorted = values.clone();
         Arrays.sort(sorted);
         int count = sorted.length;
-        return count == 0 ? Double.NaN : count % 2 == 1 ? sorted[count / 2] : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
+        return count == 0 ? Double.NaN : count % 2 == 1 ? sorted[count / 2]
+                : (sorted[count / 2 - 1] + sorted[count / 2]) / 2;
     }
 
     static String redisVersion() {
@@ -340,7 +356,9 @@ public final class Report {
             String version = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             process.waitFor();
             int start = version.indexOf("v=");
-            return start < 0 ? version : "redis-server " + version.substring(start + 2, version.indexOf(' ', start) < 0 ? version.length() : version.indexOf(' ', start));
+            return start < 0 ? version
+                    : "redis-server " + version.substring(start + 2,
+                            version.indexOf(' ', start) < 0 ? version.length() : version.indexOf(' ', start));
         } catch (Exception e) {
             return "redis-server";
         }
@@ -361,7 +379,8 @@ public final class Report {
 
     /** The Java section's text. */
     record Section(Setup o, Map<String, Cost> costs, Map<String, List<Run>> cycle, Map<String, List<Run>> floorOf,
-            Map<String, List<Map<String, Double>>> shared, Map<String, List<Map<String, Double>>> own) implements java.io.Serializable {
+            Map<String, List<Map<String, Double>>> shared, Map<String, List<Map<String, Double>>> own)
+            implements java.io.Serializable {
 
         /** The subject's paired ratios to the floor, per round. */
         double[] ratios(String subject) {
@@ -378,7 +397,8 @@ public final class Report {
             double[] paired = ratios(subject);
             double[] sorted = paired.clone();
             Arrays.sort(sorted);
-            return String.format(Locale.ROOT, "%.2f× <sub>%.2f–%.2f</sub>", median(paired), sorted[0], sorted[sorted.length - 1]);
+            return String.format(Locale.ROOT, "%.2f× <sub>%.2f–%.2f</sub>", median(paired), sorted[0],
+                    sorted[sorted.length - 1]);
         }
 
         double p50(String subject) {
@@ -398,21 +418,26 @@ public final class Report {
         String text() {
             StringBuilder out = new StringBuilder();
             int cores = o.cores();
-            out.append(BEGIN).append("\n\n## Java: lockbridge-java beside Redisson, RedisLockRegistry and raw Lettuce\n\n");
-            out.append("<!-- Generated by `make java-bench` (java/jmh, io.lockbridge.jmh.Report); edits are overwritten. -->\n\n");
-            out.append(String.format(Locale.ROOT, "Run %s on %s, Java %s, %d cores; one local redis-server (%s), sharing the cores with the "
-                    + "client; load average (1, 5, 15 min) %s before the run and %s after. Every subject has its own client and connections "
-                    + "(Lettuce 7.5 for lockbridge-java, the floor and RedisLockRegistry; Redisson's own).%n%n", o.date(), o.os(), o.java(),
+            out.append(BEGIN)
+                    .append("\n\n## Java: lockbridge-java beside Redisson, RedisLockRegistry and raw Lettuce\n\n");
+            out.append("<!-- Generated by `make java-bench` (java/jmh, io.lockbridge.jmh.Report); edits are "
+                    + "overwritten. -->\n\n");
+            out.append(String.format(Locale.ROOT, "Run %s on %s, Java %s, %d cores; one local redis-server (%s), "
+                    + "sharing the cores with the client; load average (1, 5, 15 min) %s before the run and %s after. "
+                    + "Every subject has its own client and connections (Lettuce 7.5 for lockbridge-java, the floor "
+                    + "and RedisLockRegistry; Redisson's own).%n%n", o.date(), o.os(), o.java(),
                     cores, o.redis(), o.loadBefore(), o.loadAfter()));
             if (loaded()) {
-                out.append(String.format(Locale.ROOT, "**Taken on a loaded machine**: the load average reached the number of cores (%d) while "
-                        + "other work ran beside the benchmark, so times are longer and more scattered than on an idle machine, and the client, "
-                        + "the server and that work took turns on the cores. The paired ratios (\"× floor\") are the figures to read; absolute "
-                        + "times only within one table.%n%n", cores));
+                out.append(String.format(Locale.ROOT, "**Taken on a loaded machine**: the load average reached the "
+                        + "number of cores (%d) while other work ran beside the benchmark, so times are longer and "
+                        + "more scattered than on an idle machine, and the client, the server and that work took turns "
+                        + "on the cores. The paired ratios (\"× floor\") are the figures to read; absolute times only "
+                        + "within one table.%n%n", cores));
             }
             if (o.rounds() < 5 || o.iterMs() < 1000 || o.handoffRounds() < 3 || o.handoffMs() < 2000) {
-                out.append("**Provisional**: a shorter run than `make java-bench`'s default (5 rounds of 1000 ms iterations, 3 hand-off rounds "
-                        + "of 2000 ms); its figures are not the ones to hold the goals against.\n\n");
+                out.append("**Provisional**: a shorter run than `make java-bench`'s default (5 rounds of 1000 ms "
+                        + "iterations, 3 hand-off rounds of 2000 ms); its figures are not the ones to hold the goals "
+                        + "against.\n\n");
             }
             cycleTable(out);
             handoffTables(out);
@@ -424,31 +449,37 @@ public final class Report {
 
         void cycleTable(StringBuilder out) {
             out.append("### Uncontended cycle: acquire + release, one thread\n\n");
-            out.append(String.format(Locale.ROOT, "JMH 1.37 sample time, every run in a fork of its own: 1 warm-up and 3 measured iterations of "
-                    + "%d ms; %d round%s. The floor is raw Lettuce: `SET key token NX PX` and an `EVALSHA` compare-and-delete on one "
-                    + "connection. Each subject's run is paired with a floor run just before it (even rounds) or after it (odd rounds), the "
-                    + "subjects' order rotated each round; \"× floor\" is the subject's p50 over the floor's p50 of its pair: median over the "
-                    + "rounds, min–max in small print. p50 and p99: medians over the rounds.%n%n", o.iterMs(), o.rounds(), o.rounds() == 1 ? "" : "s"));
-            out.append("The other columns come from a separate pass of 5000 cycles per subject, alone (after 3000 of each to warm up): the commands Redis counts per cycle "
-                    + "(INFO commandstats; the commands a script runs are counted too), the redis-server's CPU time (INFO cpu), the client "
-                    + "JVM's CPU time (all its threads) and its threads' context switches — each switch is a thread put to sleep or woken, "
+            out.append(String.format(Locale.ROOT, "JMH 1.37 sample time, every run in a fork of its own: 1 warm-up and "
+                    + "3 measured iterations of %d ms; %d round%s. The floor is raw Lettuce: `SET key token NX PX` and "
+                    + "an `EVALSHA` compare-and-delete on one connection. Each subject's run is paired with a floor "
+                    + "run just before it (even rounds) or after it (odd rounds), the subjects' order rotated each "
+                    + "round; \"× floor\" is the subject's p50 over the floor's p50 of its pair: median over the "
+                    + "rounds, min–max in small print. p50 and p99: medians over the rounds.%n%n", o.iterMs(),
+                    o.rounds(), o.rounds() == 1 ? "" : "s"));
+            out.append("The other columns come from a separate pass of 5000 cycles per subject, alone (after 3000 of "
+                    + "each to warm up): the commands Redis counts per cycle (INFO commandstats; the commands a script "
+                    + "runs are counted too), the redis-server's CPU time (INFO cpu), the client JVM's CPU time (all "
+                    + "its threads) and its threads' context switches — each switch is a thread put to sleep or woken, "
                     + "the costliest step of a cycle on a VM.\n\n");
-            out.append("| subject | p50 µs | p99 µs | × floor | Redis commands / cycle | server CPU µs | client CPU µs | thread switches |\n");
+            out.append("| subject | p50 µs | p99 µs | × floor | Redis commands / cycle | server CPU µs | client CPU µs "
+                    + "| thread switches |\n");
             out.append("|---|---:|---:|---:|---|---:|---:|---:|\n");
             for (String subject : o.subjects()) {
                 double p99 = median(cycle.get(subject).stream().mapToDouble(Run::p99).toArray());
                 String ratio = subject.equals(FLOOR) ? "1" : ratio(subject);
                 Cost cost = costs.get(subject);
                 StringBuilder cmds = new StringBuilder();
-                cost.commands().forEach((command, calls) -> cmds.append(cmds.length() == 0 ? "" : " + ").append(command).append(' ')
+                cost.commands().forEach((command, calls) -> cmds.append(cmds.length() == 0 ? "" : " + ")
+                        .append(command).append(' ')
                         .append(String.format(Locale.ROOT, calls == Math.rint(calls) ? "%.0f" : "%.2f", calls)));
-                out.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %s | %.0f (%s) | %.1f | %.1f | %.1f |%n", label(subject), p50(subject), p99, ratio,
+                out.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f | %s | %.0f (%s) | %.1f | %.1f | %.1f |%n",
+                        label(subject), p50(subject), p99, ratio,
                         cost.total(), cmds, cost.serverCpu(), cost.clientCpu(), cost.switches()));
             }
-            out.append("\n\"floor-via-lockbridge\" sends the floor's two commands through lockbridge-java's own connections (`Redis`: a "
-                    + "connection borrowed per call from a per-node pool, reconnect and replay off), without any lock logic: the "
-                    + "connections' share of a cycle. Redisson takes an explicit lease (no watchdog); RedisLockRegistry runs its default "
-                    + "spin lock.\n\n");
+            out.append("\n\"floor-via-lockbridge\" sends the floor's two commands through lockbridge-java's own "
+                    + "connections (`Redis`: a connection borrowed per call from a per-node pool, reconnect and replay "
+                    + "off), without any lock logic: the connections' share of a cycle. Redisson takes an explicit "
+                    + "lease (no watchdog); RedisLockRegistry runs its default spin lock.\n\n");
         }
 
         /** The hand-written part (src/main/resources/analysis.md), or nothing. */
@@ -466,36 +497,41 @@ public final class Report {
 
         void handoffTables(StringBuilder out) {
             out.append("### Hand-off: 8 threads, one key\n\n");
-            out.append(String.format(Locale.ROOT, "As the Go bench measures it (bench/internal/scenario.Handoff): eight threads take one key in "
-                    + "turn; a holder stays inside for %d µs (spinning, yielding to other threads) and releases; a thread that released "
-                    + "calls lock again only once another has taken the lock, so every hand-off goes to a thread that was waiting (a releaser "
-                    + "retrying at once would often win, and a lock that let one thread barge would look fast). **hand-off**: from one "
-                    + "holder's unlock returning to the next holder's lock returning (0 when that came first: the release's notice can "
-                    + "overtake its reply); **wait**: a lock call from call to return. A JVM per subject and round (%d round%s, the order "
-                    + "rotated), %d ms warm-up then %d ms measured per shape; figures are medians over the rounds (max: the largest); "
-                    + "overlaps (two holders inside at once, counted by a guard that is not the lock) summed, and must be 0. Each subject "
-                    + "waits its own way: lockbridge-java on its backoff woken by release notices (the legacy lock has none in its "
-                    + "protocol: the locker's own releases wake its waiters, others' are found by polling), Redisson on its pub/sub "
-                    + "channel, RedisLockRegistry on a local lock per key and then polling Redis every 100 ms (its default), the floors "
-                    + "polling every millisecond.%n%n", Handoff.HOLD.toNanos() / 1000, o.handoffRounds(), o.handoffRounds() == 1 ? "" : "s",
-                    o.handoffMs() / 2, o.handoffMs()));
-            handoffTable(out, "One client shared by the eight threads (one locker, as a service's threads use it; the Go bench's shape)",
-                    shared);
+            out.append(String.format(Locale.ROOT, "As the Go bench measures it (bench/internal/scenario.Handoff): "
+                    + "eight threads take one key in turn; a holder stays inside for %d µs (spinning, yielding to "
+                    + "other threads) and releases; a thread that released calls lock again only once another has "
+                    + "taken the lock, so every hand-off goes to a thread that was waiting (a releaser retrying at "
+                    + "once would often win, and a lock that let one thread barge would look fast). **hand-off**: from "
+                    + "one holder's unlock returning to the next holder's lock returning (0 when that came first: the "
+                    + "release's notice can overtake its reply); **wait**: a lock call from call to return. A JVM per "
+                    + "subject and round (%d round%s, the order rotated), %d ms warm-up then %d ms measured per shape; "
+                    + "figures are medians over the rounds (max: the largest); overlaps (two holders inside at once, "
+                    + "counted by a guard that is not the lock) summed, and must be 0. Each subject waits its own way: "
+                    + "lockbridge-java on its backoff woken by release notices (the legacy lock has none in its "
+                    + "protocol: the locker's own releases wake its waiters, others' are found by polling), Redisson "
+                    + "on its pub/sub channel, RedisLockRegistry on a local lock per key and then polling Redis every "
+                    + "100 ms (its default), the floors polling every millisecond.%n%n", Handoff.HOLD.toNanos() / 1000,
+                    o.handoffRounds(), o.handoffRounds() == 1 ? "" : "s", o.handoffMs() / 2, o.handoffMs()));
+            handoffTable(out, "One client shared by the eight threads (one locker, as a service's threads use it; the "
+                    + "Go bench's shape)", shared);
             handoffTable(out, "A client per thread (eight instances of a fleet, one thread each)", own);
-            out.append("None of these locks is fair: a waiter may lose many hand-offs in a row, which is what the wait's p99 shows. Go's "
-                    + "modern.Locker serves the waiters of one Locker on one key first come first served (only the head of the line "
-                    + "attempts); lockbridge-java's lockers do not keep such a line, so all of a client's waiters attempt on every release "
-                    + "notice.\n\n");
+            out.append("None of these locks is fair: a waiter may lose many hand-offs in a row, which is what the "
+                    + "wait's p99 shows. Go's modern.Locker serves the waiters of one Locker on one key first come "
+                    + "first served (only the head of the line attempts); lockbridge-java's lockers do not keep such a "
+                    + "line, so all of a client's waiters attempt on every release notice.\n\n");
         }
 
         static void handoffTable(StringBuilder out, String title, Map<String, List<Map<String, Double>>> bySubject) {
             out.append(title).append(":\n\n");
-            out.append("| subject | hand-off p50 | p90 | p99 | max | wait p50 | wait p99 | cycles/s | hold µs | overlaps |\n");
+            out.append("| subject | hand-off p50 | p90 | p99 | max | wait p50 | wait p99 | cycles/s | hold µs | "
+                    + "overlaps |\n");
             out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-            bySubject.forEach((subject, runs) -> out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.0f |%n", label(subject),
+            bySubject.forEach((subject, runs) -> out.append(String.format(Locale.ROOT,
+                    "| %s | %s | %s | %s | %s | %s | %s | %.0f | %.0f | %.0f |%n", label(subject),
                     us(med(runs, "handoff_p50")), us(med(runs, "handoff_p90")), us(med(runs, "handoff_p99")),
-                    us(runs.stream().mapToDouble(x -> x.get("handoff_max")).max().orElse(0)), us(med(runs, "wait_p50")), us(med(runs, "wait_p99")),
-                    med(runs, "cycles_per_s"), med(runs, "hold_mean"), runs.stream().mapToDouble(x -> x.get("overlaps")).sum())));
+                    us(runs.stream().mapToDouble(x -> x.get("handoff_max")).max().orElse(0)),
+                    us(med(runs, "wait_p50")), us(med(runs, "wait_p99")), med(runs, "cycles_per_s"),
+                    med(runs, "hold_mean"), runs.stream().mapToDouble(x -> x.get("overlaps")).sum())));
             out.append('\n');
         }
 
@@ -505,7 +541,8 @@ public final class Report {
 
         /** µs as µs below a millisecond, else ms. */
         static String us(double micros) {
-            return micros < 1000 ? String.format(Locale.ROOT, "%.0f µs", micros) : String.format(Locale.ROOT, "%.1f ms", micros / 1000);
+            return micros < 1000 ? String.format(Locale.ROOT, "%.0f µs", micros)
+                    : String.format(Locale.ROOT, "%.1f ms", micros / 1000);
         }
 
         void goals(StringBuilder out) {
@@ -513,8 +550,8 @@ public final class Report {
             if (cycle.containsKey("modern")) {
                 double[] modernRatios = ratios("modern");
                 double modernMedian = median(modernRatios);
-                out.append(String.format(Locale.ROOT, "- modern's uncontended cycle within 1.10× the floor: %s — %s%n", ratio("modern"),
-                        modernMedian <= 1.10 ? "met" : "not met"));
+                out.append(String.format(Locale.ROOT, "- modern's uncontended cycle within 1.10× the floor: %s — %s%n",
+                        ratio("modern"), modernMedian <= 1.10 ? "met" : "not met"));
                 for (String other : new String[] {"redisson", "redis-lock-registry"}) {
                     if (cycle.containsKey(other)) {
                         double[] otherRatios = ratios(other);
@@ -524,9 +561,9 @@ public final class Report {
                             relative[i] = modernRatios[i] / otherRatios[i];
                         }
                         double relativeMedian = median(relative);
-                        out.append(String.format(Locale.ROOT, "- modern ahead of %s uncontended: modern's floor ratio over %s's, round by round, "
-                                + "%.2f (p50 %.1f µs against %.1f µs) — %s%n", other, other, relativeMedian, p50("modern"), p50(other),
-                                relativeMedian < 1 ? "met" : "not met"));
+                        out.append(String.format(Locale.ROOT, "- modern ahead of %s uncontended: modern's floor ratio "
+                                + "over %s's, round by round, %.2f (p50 %.1f µs against %.1f µs) — %s%n", other, other,
+                                relativeMedian, p50("modern"), p50(other), relativeMedian < 1 ? "met" : "not met"));
                     }
                 }
             }
@@ -534,8 +571,9 @@ public final class Report {
                 if (shared.containsKey(subject)) {
                     double sharedP99 = med(shared.get(subject), "handoff_p99");
                     double ownP99 = med(own.get(subject), "handoff_p99");
-                    out.append(String.format(Locale.ROOT, "- %s hand-off p99 at 8 threads ≤ 10 ms: %s with one client — %s; %s with a client per "
-                            + "thread — %s%n", subject, us(sharedP99), sharedP99 <= 10_000 ? "met" : "not met", us(ownP99), ownP99 <= 10_000 ? "met" : "not met"));
+                    out.append(String.format(Locale.ROOT, "- %s hand-off p99 at 8 threads ≤ 10 ms: %s with one client "
+                            + "— %s; %s with a client per thread — %s%n", subject, us(sharedP99),
+                            sharedP99 <= 10_000 ? "met" : "not met", us(ownP99), ownP99 <= 10_000 ? "met" : "not met"));
                 }
             }
         }

@@ -37,8 +37,8 @@ abstract class Subject implements AutoCloseable {
     static final Duration WAIT = Duration.ofSeconds(30);
 
     /** The subjects, in the order of the report. */
-    static final String[] NAMES = {"lettuce-floor", "floor-via-lockbridge", "legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read", "migrate-modern",
-        "modern", "redisson", "redis-lock-registry"};
+    static final String[] NAMES = {"lettuce-floor", "floor-via-lockbridge", "legacy", "migrate-legacy",
+        "migrate-dual-write", "migrate-dual-read", "migrate-modern", "modern", "redisson", "redis-lock-registry"};
 
     /** A lock taken by {@link #lock}. */
     interface Held {
@@ -72,7 +72,8 @@ abstract class Subject implements AutoCloseable {
 
     /** The floor: SET key token NX PX, and a compare-and-delete script; a waiter polls every millisecond. */
     static final class Floor extends Subject {
-        private static final String DEL = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+        private static final String DEL =
+                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
         private final RedisClient client;
         private final StatefulRedisConnection<String, String> conn;
         private final RedisCommands<String, String> cmd;
@@ -134,7 +135,8 @@ abstract class Subject implements AutoCloseable {
         @Override
         void cycle(String key) {
             byte[] keyBytes = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
             if (!io.lockbridge.BenchAccess.setNxPx(redis, keyBytes, token, TTL.toMillis())) {
                 throw new IllegalStateException("floor-via-lockbridge: " + key + " held");
             }
@@ -144,7 +146,8 @@ abstract class Subject implements AutoCloseable {
         @Override
         Held lock(String key) throws InterruptedException {
             byte[] keyBytes = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
             long deadline = System.nanoTime() + WAIT.toNanos();
             while (!io.lockbridge.BenchAccess.setNxPx(redis, keyBytes, token, TTL.toMillis())) {
                 if (System.nanoTime() - deadline > 0) {
@@ -216,7 +219,8 @@ abstract class Subject implements AutoCloseable {
 
         RedissonSubject(int port) {
             Config config = new Config();
-            config.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionMinimumIdleSize(2).setConnectionPoolSize(4);
+            config.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionMinimumIdleSize(2)
+                    .setConnectionPoolSize(4);
             client = Redisson.create(config);
         }
 

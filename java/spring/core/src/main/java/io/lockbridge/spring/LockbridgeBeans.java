@@ -19,7 +19,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  */
 @Configuration(proxyBeanMethods = false)
 public class LockbridgeBeans {
-    /** lockbridge's own connections to the Redis of the application's connection factory (a Jedis factory is refused). */
+    /**
+     * lockbridge's own connections to the Redis of the application's connection
+     * factory (a Jedis factory is refused).
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public Redis lockbridgeRedis(RedisConnectionFactory factory) {

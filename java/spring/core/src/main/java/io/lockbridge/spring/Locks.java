@@ -55,7 +55,8 @@ public final class Locks implements AutoCloseable {
     private final Duration defaultWait;
     private final Set<Lock> held = ConcurrentHashMap.newKeySet();
 
-    private Locks(String system, Locker locker, MigrateLocker migrate, LockObserver observer, LockbridgeProperties props) {
+    private Locks(String system, Locker locker, MigrateLocker migrate, LockObserver observer,
+            LockbridgeProperties props) {
         this.system = system;
         this.locker = locker;
         this.migrate = migrate;
@@ -67,16 +68,19 @@ public final class Locks implements AutoCloseable {
     /** The locker props describes, on redis (which stays the caller's to close). */
     public static Locks create(Redis redis, LockbridgeProperties props, LockObserver observer) {
         if (props.getDefaultTtl() == null || props.getDefaultTtl().compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("lockbridge: lockbridge.default-ttl must be at least 1ms, got " + props.getDefaultTtl());
+            throw new InvalidException("lockbridge: lockbridge.default-ttl must be at least 1ms, got "
+                    + props.getDefaultTtl());
         }
         if (props.getDefaultWait() == null || props.getDefaultWait().isNegative()) {
-            throw new InvalidException("lockbridge: lockbridge.default-wait must not be negative, got " + props.getDefaultWait());
+            throw new InvalidException("lockbridge: lockbridge.default-wait must not be negative, got "
+                    + props.getDefaultWait());
         }
         LegacyProfile profile = profile(props.getLegacy());
         boolean listen = observer != null && observer != LockObserver.NONE; // none: the locker reports nothing at all
         switch (props.getMode()) {
         case LEGACY -> {
-            LegacyLocker.Builder builder = LegacyLocker.builder(redis).profile(profile).autoRefresh(props.isAutoRefresh());
+            LegacyLocker.Builder builder = LegacyLocker.builder(redis).profile(profile)
+                    .autoRefresh(props.isAutoRefresh());
             if (listen) {
                 builder.listener(observer);
             }
@@ -84,8 +88,8 @@ public final class Locks implements AutoCloseable {
             return new Locks("legacy", of(legacy::tryLock, legacy::lock, legacy::close), null, observer, props);
         }
         case MODERN -> {
-            ModernLocker.Builder builder = ModernLocker.builder(redis).autoRefresh(props.isAutoRefresh()).fencing(props.getModern().isFencing())
-                    .notifications(props.getModern().isNotifications());
+            ModernLocker.Builder builder = ModernLocker.builder(redis).autoRefresh(props.isAutoRefresh())
+                    .fencing(props.getModern().isFencing()).notifications(props.getModern().isNotifications());
             if (props.getModern().isDeriveKey()) {
                 builder.derivedFrom(profile);
             }
@@ -101,7 +105,8 @@ public final class Locks implements AutoCloseable {
                 builder.listener(observer);
             }
             MigrateLocker migrating = builder.build();
-            return new Locks("migrate", of(migrating::tryLock, migrating::lock, migrating::close), migrating, observer, props);
+            return new Locks("migrate", of(migrating::tryLock, migrating::lock, migrating::close), migrating, observer,
+                    props);
         }
         }
     }
@@ -121,10 +126,11 @@ public final class Locks implements AutoCloseable {
 
     private static MigrateLocker.Builder migrateLocker(Redis redis, LockbridgeProperties props, LegacyProfile profile) {
         if (props.getPhase() == null && props.getNamespace() == null) {
-            // No evidence of the fleet's phase: better no locker than a guess (legacy, unregistered, whatever the fleet runs).
-            throw new InvalidException("lockbridge: lockbridge.mode=migrate (the default) needs lockbridge.namespace, to follow the fleet's"
-                    + " phase, or lockbridge.phase, a fixed phase; with neither it cannot know which keys the fleet locks"
-                    + " (for the legacy lock alone: lockbridge.mode=legacy)");
+            // No evidence of the fleet's phase: better no locker than
+            // a guess (legacy, unregistered, whatever the fleet runs).
+            throw new InvalidException("lockbridge: lockbridge.mode=migrate (the default) needs lockbridge.namespace, "
+                    + "to follow the fleet's phase, or lockbridge.phase, a fixed phase; with neither it cannot know "
+                    + "which keys the fleet locks (for the legacy lock alone: lockbridge.mode=legacy)");
         }
         MigrateLocker.Builder builder = MigrateLocker.builder(redis).legacy(profile).autoRefresh(props.isAutoRefresh());
         if (props.getPhaseInterval() != null) {
@@ -172,7 +178,8 @@ public final class Locks implements AutoCloseable {
     }
 
     static LegacyProfile profile(LockbridgeProperties.Legacy legacy) {
-        return LegacyProfile.defaults().unit(legacy.getUnit()).plusOne(legacy.isPlusOne()).keyCodec(legacy.getKeyCodec()).valueCodec(legacy.getValueCodec())
+        return LegacyProfile.defaults().unit(legacy.getUnit()).plusOne(legacy.isPlusOne())
+                .keyCodec(legacy.getKeyCodec()).valueCodec(legacy.getValueCodec())
                 .skewMargin(legacy.getSkewMargin()).serverClockMargin(legacy.getServerClockMargin());
     }
 
@@ -290,7 +297,10 @@ public final class Locks implements AutoCloseable {
         return new Status(up, details);
     }
 
-    /** What the info endpoint shows: the mode and, when migrating with a namespace, the namespace, registry id and phase. */
+    /**
+     * What the info endpoint shows: the mode and, when migrating with a
+     * namespace, the namespace, registry id and phase.
+     */
     public Map<String, Object> info() {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("mode", system);

@@ -233,8 +233,9 @@ public class RegistryLock implements Lock {
         try {
             heldLock.unlock();
         } catch (NotHeldException e) {
-            throw new ConcurrentModificationException("lockbridge: lock " + key + " was no longer held when released (its lease ended, "
-                    + "and another may have taken it): what it protected may have been changed meanwhile", e);
+            throw new ConcurrentModificationException("lockbridge: lock " + key + " was no longer held when released "
+                    + "(its lease ended, and another may have taken it): what it protected may have been changed "
+                    + "meanwhile", e);
         } finally {
             local.unlock();
             if (interrupted) {

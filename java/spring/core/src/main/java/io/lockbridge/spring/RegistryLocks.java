@@ -52,7 +52,8 @@ public final class RegistryLocks<L extends RegistryLock> implements AutoCloseabl
             throw new InvalidException("lockbridge: a LockRegistry needs a non-empty registry key");
         }
         if (expireAfter == null || expireAfter.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("lockbridge: a LockRegistry's expireAfter must be at least 1ms, got " + expireAfter);
+            throw new InvalidException("lockbridge: a LockRegistry's expireAfter must be at least 1ms, got "
+                    + expireAfter);
         }
         this.registryKey = registryKey;
         this.expireAfter = expireAfter;
@@ -83,17 +84,24 @@ public final class RegistryLocks<L extends RegistryLock> implements AutoCloseabl
         return locks.computeIfAbsent(name, key -> make.apply(this, key));
     }
 
-    /** Forgets the locks not held in this process and not locked for age ms (RedisLockRegistry's expireUnusedOlderThan). */
+    /**
+     * Forgets the locks not held in this process and not locked for age ms
+     * (RedisLockRegistry's expireUnusedOlderThan).
+     */
     public void expireUnusedOlderThan(long age) {
         long now = System.currentTimeMillis();
         locks.values().removeIf(l -> !l.isAcquiredInThisProcess() && now - l.lockedAt() > age);
     }
 
-    /** Extends the held lock of lockKey to ttl from now; IllegalStateException when this process does not hold it, or no longer does. */
+    /**
+     * Extends the held lock of lockKey to ttl from now; IllegalStateException
+     * when this process does not hold it, or no longer does.
+     */
     public void renewLock(Object lockKey, Duration ttl) {
         L lock = lockKey instanceof String name ? locks.get(name) : null;
         if (lock == null) {
-            throw new IllegalStateException("lockbridge: could not renew lock " + lockKey + ": not held in this process");
+            throw new IllegalStateException("lockbridge: could not renew lock " + lockKey
+                    + ": not held in this process");
         }
         lock.renew(ttl);
     }

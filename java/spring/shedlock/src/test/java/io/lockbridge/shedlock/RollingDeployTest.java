@@ -74,7 +74,8 @@ class RollingDeployTest {
         assertNotNull(srv.get("job-lock:default:job1"));
         long pttl = srv.pttl("job-lock:default:job1");
         assertTrue(pttl > 0 && pttl <= 10_000, "PX lockAtMostFor, got " + pttl);
-        assertTrue(old.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO)).isEmpty(), "RedisLockProvider refused");
+        assertTrue(old.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO)).isEmpty(),
+                "RedisLockProvider refused");
         newLock.get().unlock();
         assertFalse(srv.exists("job-lock:default:job1"));
 
@@ -134,9 +135,11 @@ class RollingDeployTest {
         Thread.sleep(400); // the job outran lockAtMostFor
         SimpleLock newLock = neu.lock(conf("job8", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
         String ours = srv.get("job-lock:default:job8");
-        SimpleLock extended = oldLock.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow(); // RedisLockProvider: "extended"
+        // RedisLockProvider: "extended"
+        SimpleLock extended = oldLock.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
         String theirs = srv.get("job-lock:default:job8");
-        assertTrue(theirs.startsWith("ADDED:") && !theirs.equals(ours), "the old provider overwrote the new holder's token");
+        assertTrue(theirs.startsWith("ADDED:") && !theirs.equals(ours),
+                "the old provider overwrote the new holder's token");
         newLock.unlock(); // lockbridge: no longer its key, left alone
         assertEquals(theirs, srv.get("job-lock:default:job8"));
         extended.unlock();
@@ -206,7 +209,8 @@ class RollingDeployTest {
         }
         Duration after = Duration.ofNanos(System.nanoTime() - start);
         assertTrue(got.isPresent(), "taken over within 5 s");
-        assertTrue(after.compareTo(Duration.ofMillis(900)) >= 0, "not before the crashed holder's lease ended: " + after);
+        assertTrue(after.compareTo(Duration.ofMillis(900)) >= 0, "not before the crashed holder's lease ended: "
+                + after);
         got.get().unlock();
     }
 }

@@ -35,7 +35,10 @@ public final class Contention {
     /** A way into the critical section: a lock as its users take it. */
     @FunctionalInterface
     public interface Way {
-        /** Runs section under the lock if it is obtained within the way's wait; false (section not run) when it is not. */
+        /**
+         * Runs section under the lock if it is obtained within the way's wait;
+         * false (section not run) when it is not.
+         */
         boolean run(Section section) throws Exception;
     }
 

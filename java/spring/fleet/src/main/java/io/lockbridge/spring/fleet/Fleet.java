@@ -69,7 +69,8 @@ public final class Fleet {
      * (host:port), locking through the application's beans: the locks of
      * ways locks and registry, and ShedLock's lockAtMostFor, last lease.
      */
-    public Fleet(String id, String guard, Locks locks, Function<String, ? extends java.util.concurrent.locks.Lock> registry,
+    public Fleet(String id, String guard, Locks locks,
+            Function<String, ? extends java.util.concurrent.locks.Lock> registry,
             LockProvider shedlock, Duration lease) {
         this.id = id;
         this.guard = guard;
@@ -79,7 +80,10 @@ public final class Fleet {
                 "shedlock", (key, wait) -> Contention.of(shedlock, key, lease, wait, SHEDLOCK_POLL));
     }
 
-    /** Reads commands from in on a daemon thread (halting the process when it closes), after saying {@code ready <port>}. */
+    /**
+     * Reads commands from in on a daemon thread (halting the process when it
+     * closes), after saying {@code ready <port>}.
+     */
     public void start(InputStream in, int port) {
         say("ready " + port);
         Thread thread = new Thread(() -> {
@@ -102,10 +106,11 @@ public final class Fleet {
     private void command(String[] args) {
         try {
             switch (args[0]) {
-                case "contend" -> contend(args[1], way(args[1]).at(args[2], ROUND_WAIT), Integer.parseInt(args[3]), Duration.ofMillis(Long.parseLong(args[4])),
-                        args[5].equals("-") ? "" : args[5]);
+                case "contend" -> contend(args[1], way(args[1]).at(args[2], ROUND_WAIT), Integer.parseInt(args[3]),
+                        Duration.ofMillis(Long.parseLong(args[4])), args[5].equals("-") ? "" : args[5]);
                 case "stop" -> stopped.put(args[1], true);
-                case "hold" -> hold(args[1], args[2], way(args[1]).at(args[2], Duration.ofMillis(Long.parseLong(args[3]))));
+                case "hold" -> hold(args[1], args[2],
+                        way(args[1]).at(args[2], Duration.ofMillis(Long.parseLong(args[3]))));
                 case "release" -> {
                     CountDownLatch latch = holds.remove(args[1] + " " + args[2]);
                     if (latch == null) {
@@ -114,7 +119,8 @@ public final class Fleet {
                         latch.countDown();
                     }
                 }
-                case "take" -> take(args[1], args[2], way(args[1]).at(args[2], Duration.ofMillis(Long.parseLong(args[3]))));
+                case "take" -> take(args[1], args[2],
+                        way(args[1]).at(args[2], Duration.ofMillis(Long.parseLong(args[3]))));
                 default -> say("error unknown command " + args[0]);
             }
         } catch (RuntimeException e) {
@@ -136,7 +142,8 @@ public final class Fleet {
         background(name, () -> {
             Contention.Result result;
             try (RedisGuard redisGuard = new RedisGuard(guard, scope)) {
-                result = Contention.contend(List.of(new Contention.Side(id, way)), threads, () -> !stopped.get(name), hold, redisGuard);
+                result = Contention.contend(List.of(new Contention.Side(id, way)), threads, () -> !stopped.get(name),
+                        hold, redisGuard);
             }
             say(result.failure() != null ? "failed " + name + " " + oneLine(result.failure())
                     : "done " + name + " " + result.acquired()[0] + " " + result.refused()[0]);
@@ -158,7 +165,9 @@ public final class Fleet {
     private void take(String name, String key, Contention.Way way) {
         background(name, () -> {
             Contention.Takeover takeover = Contention.takeover(way);
-            say(takeover.obtained() ? "took " + name + " " + key + " " + takeover.at().toEpochMilli() + " " + takeover.after().toMillis()
+            say(takeover.obtained()
+                    ? "took " + name + " " + key + " " + takeover.at().toEpochMilli() + " "
+                            + takeover.after().toMillis()
                     : "refused " + name + " " + key + " " + takeover.after().toMillis());
         });
     }

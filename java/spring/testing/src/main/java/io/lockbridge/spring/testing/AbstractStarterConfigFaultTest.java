@@ -39,11 +39,14 @@ public abstract class AbstractStarterConfigFaultTest {
     void testFaultMigrateWithoutNamespaceOrPhaseIsRefused() throws Exception {
         try (Fixtures.Standalone srv = new Fixtures.Standalone()) {
             srv.initPhase("orders", Phase.MODERN);
-            run(new String[] {"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + srv.port(), "lockbridge.namespcae=orders"}, started -> {
-                assertNotNull(started.failure(), "started a migrating locker that follows no namespace and names no phase");
+            run(new String[] {"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + srv.port(),
+                    "lockbridge.namespcae=orders"}, started -> {
+                assertNotNull(started.failure(), "started a migrating locker that follows no namespace and names "
+                        + "no phase");
                 Throwable root = NestedExceptionUtils.getMostSpecificCause(started.failure());
                 assertTrue(root instanceof InvalidException, "got " + root);
-                assertTrue(root.getMessage().contains("lockbridge.namespace") && root.getMessage().contains("lockbridge.phase"), root.getMessage());
+                assertTrue(root.getMessage().contains("lockbridge.namespace")
+                        && root.getMessage().contains("lockbridge.phase"), root.getMessage());
             });
         }
     }

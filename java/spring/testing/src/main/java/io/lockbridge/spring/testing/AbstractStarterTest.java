@@ -53,6 +53,7 @@ public abstract class AbstractStarterTest {
 
     @Test
     void followsThePhaseAndReportsIt() throws Exception {
-        StarterScenarios.followsAndReports(srv, "reports", locks, meters, this::health, this::info, () -> reports.build("9"));
+        StarterScenarios.followsAndReports(srv, "reports", locks, meters, this::health, this::info,
+                () -> reports.build("9"));
     }
 }

@@ -27,7 +27,8 @@ public final class Exclusion {
      * Runs threads threads per side for run: each waits up to 1 s with
      * tryLock(time), holds for hold inside the guard, unlocks.
      */
-    public static Result contend(List<Lock> sides, int threads, Duration run, Duration hold) throws InterruptedException {
+    public static Result contend(List<Lock> sides, int threads, Duration run, Duration hold)
+            throws InterruptedException {
         long end = System.nanoTime() + run.toNanos();
         List<Contention.Side> contenders = new ArrayList<>();
         for (int i = 0; i < sides.size(); i++) {

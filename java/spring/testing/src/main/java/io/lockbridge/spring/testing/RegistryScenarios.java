@@ -37,8 +37,8 @@ public final class RegistryScenarios {
     private RegistryScenarios() {}
 
     /** Both take registryKey:lockKey, and each refuses while the other holds it. */
-    public static void sameKeyEachRefusesTheOther(Fixtures.Standalone srv, Function<String, Lock> old, Function<String, Lock> neu)
-            throws InterruptedException {
+    public static void sameKeyEachRefusesTheOther(Fixtures.Standalone srv, Function<String, Lock> old,
+            Function<String, Lock> neu) throws InterruptedException {
         Lock newLock = neu.apply("k1");
         assertTrue(newLock.tryLock());
         String token = srv.get("locks:k1");
@@ -65,8 +65,8 @@ public final class RegistryScenarios {
      * unlock after the lease was lost. other gives a lock of a new instance
      * (a new registry) on each call: the other instances of the fleet.
      */
-    public static void semantics(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
-            throws Exception {
+    public static void semantics(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other,
+            String name) throws Exception {
         String key = "locks:" + name;
         Lock lock = reg.apply(name);
         assertTrue(lock.tryLock(1, TimeUnit.SECONDS));
@@ -116,12 +116,14 @@ public final class RegistryScenarios {
         assertTrue(causedByInterrupt(got.get()), "got " + got.get());
 
         // tryLock with a timeout obtains once the other instance's lease ends (it never unlocks).
-        assertTrue(lock.tryLock(EXPIRE.toMillis() * 3, TimeUnit.MILLISECONDS), "obtained after the other's lease ended");
+        assertTrue(lock.tryLock(EXPIRE.toMillis() * 3, TimeUnit.MILLISECONDS),
+                "obtained after the other's lease ended");
 
         // unlock after the lease was lost: ConcurrentModificationException, and the new holder's key untouched.
         Thread.sleep(EXPIRE.toMillis() + 200);
         String otherName = name;
-        assertTrue(other(() -> other.apply(otherName).tryLock(2, TimeUnit.SECONDS)), "the other instance took the expired lock");
+        assertTrue(other(() -> other.apply(otherName).tryLock(2, TimeUnit.SECONDS)),
+                "the other instance took the expired lock");
         String newHolder = srv.get(key);
         assertThrows(ConcurrentModificationException.class, lock::unlock);
         assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
@@ -135,8 +137,8 @@ public final class RegistryScenarios {
      * A holder that re-enters every half lease keeps the lock well past one
      * lease; the other instance never gets it meanwhile.
      */
-    public static void reentryRenewsTheLease(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
-            throws Exception {
+    public static void reentryRenewsTheLease(Fixtures.Standalone srv, Function<String, Lock> reg,
+            Function<String, Lock> other, String name) throws Exception {
         String key = "locks:" + name;
         Lock lock = reg.apply(name);
         assertTrue(lock.tryLock());
@@ -161,16 +163,18 @@ public final class RegistryScenarios {
      * its last unlock throws ConcurrentModificationException, leaving the
      * new holder's key.
      */
-    public static void reentryAfterLossIsRefused(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
-            throws Exception {
+    public static void reentryAfterLossIsRefused(Fixtures.Standalone srv, Function<String, Lock> reg,
+            Function<String, Lock> other, String name) throws Exception {
         String key = "locks:" + name;
         Lock lock = reg.apply(name);
         assertTrue(lock.tryLock());
         Thread.sleep(EXPIRE.toMillis() + 200);
-        assertTrue(RegistryScenarios.<Boolean>other(() -> other.apply(name).tryLock()), "the other instance took the expired lock");
+        assertTrue(RegistryScenarios.<Boolean>other(() -> other.apply(name).tryLock()),
+                "the other instance took the expired lock");
         String newHolder = srv.get(key);
         assertFalse(lock.tryLock(), "re-entry after another instance took the lock");
-        assertFalse(lock.tryLock(100, TimeUnit.MILLISECONDS), "re-entry with a wait, while another instance holds the lock");
+        assertFalse(lock.tryLock(100, TimeUnit.MILLISECONDS),
+                "re-entry with a wait, while another instance holds the lock");
         assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
         assertThrows(ConcurrentModificationException.class, lock::unlock);
         assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
@@ -247,11 +251,14 @@ public final class RegistryScenarios {
     }
 
     /** Threads of both instances contend for one lock: never two inside, both get it. */
-    public static void neverOverlap(Function<String, Lock> old, Function<String, Lock> neu) throws InterruptedException {
-        Exclusion.Result result = Exclusion.contend(List.of(old.apply("shared"), neu.apply("shared")), 2, Duration.ofSeconds(3), Duration.ofMillis(5));
+    public static void neverOverlap(Function<String, Lock> old, Function<String, Lock> neu)
+            throws InterruptedException {
+        Exclusion.Result result = Exclusion.contend(List.of(old.apply("shared"), neu.apply("shared")), 2,
+                Duration.ofSeconds(3), Duration.ofMillis(5));
         assertNull(result.failure());
         assertEquals(0, result.overlaps());
-        assertTrue(result.acquired()[0] > 0 && result.acquired()[1] > 0, "both instances locked: " + result.acquired()[0] + " / " + result.acquired()[1]);
+        assertTrue(result.acquired()[0] > 0 && result.acquired()[1] > 0,
+                "both instances locked: " + result.acquired()[0] + " / " + result.acquired()[1]);
     }
 
     /**
@@ -264,7 +271,8 @@ public final class RegistryScenarios {
         takeover(neu, old, "crash-new");
     }
 
-    private static void takeover(Function<String, Lock> crashed, Function<String, Lock> taker, String name) throws Exception {
+    private static void takeover(Function<String, Lock> crashed, Function<String, Lock> taker, String name)
+            throws Exception {
         // The lease starts on the server between the crashed holder's send
         // and its reply, so no takeover may come before `before` + EXPIRE
         // (less a margin for the two clocks' reads on this one host). The
@@ -300,7 +308,8 @@ public final class RegistryScenarios {
         }
     }
 
-    static <T> T otherThrowing(java.util.concurrent.Callable<T> call) throws InterruptedException, java.util.concurrent.ExecutionException {
+    static <T> T otherThrowing(java.util.concurrent.Callable<T> call)
+            throws InterruptedException, java.util.concurrent.ExecutionException {
         CompletableFuture<T> result = new CompletableFuture<>();
         Thread thread = new Thread(() -> {
             try {

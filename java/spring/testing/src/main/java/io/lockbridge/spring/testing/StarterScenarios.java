@@ -56,14 +56,16 @@ public final class StarterScenarios {
      * moves the application, its health and its phase gauge, and its next
      * lock writes both keys.
      */
-    public static void followsAndReports(Fixtures.Standalone srv, String namespace, Locks locks, MeterRegistry meters, Supplier<Health> health,
-            Supplier<Map<String, Object>> info, Supplier<String> buildReport) throws InterruptedException {
+    public static void followsAndReports(Fixtures.Standalone srv, String namespace, Locks locks, MeterRegistry meters,
+            Supplier<Health> health, Supplier<Map<String, Object>> info, Supplier<String> buildReport)
+            throws InterruptedException {
         assertEquals("migrate", locks.system());
         Health healthNow = health.get();
         assertEquals("UP", healthNow.status(), healthNow.details().toString());
         assertEquals("legacy", healthNow.details().get("phase"));
         assertEquals(namespace, healthNow.details().get("namespace"));
-        assertTrue(((Number) healthNow.details().get("phaseLeaseLeftMillis")).longValue() > 0, healthNow.details().toString());
+        assertTrue(((Number) healthNow.details().get("phaseLeaseLeftMillis")).longValue() > 0,
+                healthNow.details().toString());
         assertEquals(0, ((Number) healthNow.details().get("locksHeld")).intValue());
 
         try (Lock lock = locks.lock("report:1")) {
@@ -77,12 +79,16 @@ public final class StarterScenarios {
         assertFalse(srv.exists("report:1"));
         assertEquals(0, ((Number) health.get().details().get("locksHeld")).intValue());
 
-        assertEquals(1, meters.get("lockbridge.lock.acquire.duration").tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation", "lock",
+        assertEquals(1, meters.get("lockbridge.lock.acquire.duration")
+                .tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation", "lock",
                 "lockbridge.lock.outcome", "obtained").timer().count());
-        assertEquals(1, meters.get("lockbridge.lock.acquire.duration").tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation",
+        assertEquals(1, meters.get("lockbridge.lock.acquire.duration")
+                .tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation",
                 "try_lock", "lockbridge.lock.outcome", "not_obtained").timer().count());
-        assertEquals(1.0, meters.get("lockbridge.lock.contention").tags("lockbridge.lock.system", "migrate").counter().count());
-        assertEquals(1.0, meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", namespace).gauge().value());
+        assertEquals(1.0,
+                meters.get("lockbridge.lock.contention").tags("lockbridge.lock.system", "migrate").counter().count());
+        assertEquals(1.0,
+                meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", namespace).gauge().value());
 
         Map<String, Object> shown = info.get();
         @SuppressWarnings("unchecked")
@@ -92,8 +98,10 @@ public final class StarterScenarios {
         assertEquals(namespace, lockbridge.get("namespace"));
 
         srv.stepPhase(namespace, Phase.LEGACY, Phase.DUAL_WRITE);
-        eventually("the application moved to dual-write", () -> "dual-write".equals(health.get().details().get("phase")));
-        assertEquals(2.0, meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", namespace).gauge().value());
+        eventually("the application moved to dual-write",
+                () -> "dual-write".equals(health.get().details().get("phase")));
+        assertEquals(2.0,
+                meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", namespace).gauge().value());
         assertEquals("dual-write", buildReport.get());
         try (Lock lock = locks.lock("report:2")) {
             assertEquals(Phase.DUAL_WRITE, lock.phase());

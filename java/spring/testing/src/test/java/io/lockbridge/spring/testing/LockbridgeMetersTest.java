@@ -94,7 +94,8 @@ class LockbridgeMetersTest {
         props.setMode(LockbridgeProperties.Mode.LEGACY);
         try (Locks locks = Locks.create(redis, props, new LockbridgeMeters(meters))) {
             locks.tryLock("warm").unlock(); // the scripts loaded: from now on every script runs as one EVALSHA
-            cmd.set("jobs", Long.toString(System.currentTimeMillis() + 60_000)); // an old Java service's lock, for a minute
+            // an old Java service's lock, for a minute
+            cmd.set("jobs", Long.toString(System.currentTimeMillis() + 60_000));
             Thread release = new Thread(() -> {
                 try {
                     Thread.sleep(300);
@@ -120,7 +121,8 @@ class LockbridgeMetersTest {
             lock.unlock();
             locks.lock("jobs", Duration.ofSeconds(1), Duration.ofSeconds(1)).unlock();
             assertEquals(1, wait.count(), "a lock() that got in at once did not wait");
-            assertEquals(1, meters.get("lockbridge.lock.acquire.duration").tags("lockbridge.lock.system", "legacy", "lockbridge.lock.operation",
+            assertEquals(1, meters.get("lockbridge.lock.acquire.duration")
+                    .tags("lockbridge.lock.system", "legacy", "lockbridge.lock.operation",
                     "try_lock", "lockbridge.lock.outcome", "not_obtained").timer().count());
         }
     }
@@ -129,7 +131,8 @@ class LockbridgeMetersTest {
     void theAutoRefreshersRefreshesCountAndACallersDoNot() throws Exception {
         try (Locks locks = Locks.create(redis, modern(true), new LockbridgeMeters(meters))) {
             Lock lock = locks.tryLock("kept", Duration.ofMillis(300)); // refreshed every 100 ms
-            StarterScenarios.eventually("three background refreshes", () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
+            StarterScenarios.eventually("three background refreshes",
+                    () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
                     "lockbridge.lock.outcome", "refreshed") >= 3);
             lock.unlock();
             assertEquals(0, counter("lockbridge.lock.lost"));
@@ -139,7 +142,8 @@ class LockbridgeMetersTest {
             Lock lock = locks.tryLock("manual", Duration.ofSeconds(10));
             lock.refresh(Duration.ofSeconds(10));
             lock.unlock();
-            assertNull(other.find("lockbridge.lock.refreshes").counter(), "Lock.refresh by the caller is not the refresher's");
+            assertNull(other.find("lockbridge.lock.refreshes").counter(),
+                    "Lock.refresh by the caller is not the refresher's");
         }
     }
 
@@ -148,10 +152,12 @@ class LockbridgeMetersTest {
         try (Locks locks = Locks.create(redis, modern(true), new LockbridgeMeters(meters))) {
             Lock lock = locks.tryLock("gone", Duration.ofMillis(600));
             cmd.flushall(); // its key (the modern key derived from the name, or the name) is gone
-            ExecutionException failed = assertThrows(ExecutionException.class, () -> lock.done().get(10, TimeUnit.SECONDS));
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> lock.done().get(10, TimeUnit.SECONDS));
             assertTrue(failed.getCause() instanceof LostException, failed.getCause().toString());
             assertEquals(1, counter("lockbridge.lock.lost", "lockbridge.lock.system", "modern"));
-            StarterScenarios.eventually("the refresh counted", () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
+            StarterScenarios.eventually("the refresh counted",
+                    () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
                     "lockbridge.lock.outcome", "not_held") == 1);
             assertEquals(0, locks.held());
         }
@@ -162,7 +168,8 @@ class LockbridgeMetersTest {
         srv.initPhase("msight", Phase.DUAL_WRITE);
         LockbridgeProperties props = new LockbridgeProperties();
         props.setNamespace("msight");
-        Lock legacy = LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30)); // a Java service on the old lock
+        // a Java service on the old lock
+        Lock legacy = LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30));
         try (Locks locks = Locks.create(redis, props, new LockbridgeMeters(meters))) {
             assertThrows(NotObtainedException.class, () -> locks.tryLock("orders", Duration.ofSeconds(1)));
             assertEquals(1, counter("lockbridge.migrate.sightings", "lockbridge.migrate.namespace", "msight"));
