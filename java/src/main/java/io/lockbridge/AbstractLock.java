@@ -36,10 +36,10 @@ import java.util.concurrent.TimeUnit;
 abstract class AbstractLock implements Lock {
     final String name;
     final Phase phase;
-    final Object op = new Object(); // serialises unlock and refresh
+    final Object opLock = new Object(); // serialises unlock and refresh
     private final CompletableFuture<Void> done = new CompletableFuture<>();
 
-    private final Object mu = new Object();
+    private final Object stateLock = new Object();
     private long endNanos; // the local lease end, System.nanoTime()
     private long giveUpNanos; // the give-up point: the lease timer ends the lock here
     private Duration ttl; // the lease last asked for
@@ -47,15 +47,19 @@ abstract class AbstractLock implements Lock {
     private LostException lost;
     private boolean auto; // refreshed by a watchdog (for the loss's reason)
     private long serverEndNanos; // the server-side lease has surely ended by then, but for a write in flight
-    private Duration inflightHold; // under mu: a refresh is in flight that may keep the lock on the server this long after it runs
+    // under stateLock: a refresh is in flight that may keep the lock on the server this long after it runs
+    private Duration inflightHold;
 
     /** A migrate lock's phase lease, asked before each refresh. */
     interface Trust {
-        /** Throws to refuse a refresh to ttl; else the end of the phase lease it is trusted under (System.nanoTime()). */
+        /**
+         * Throws to refuse a refresh to ttl; else the end of the phase lease it
+         * is trusted under (System.nanoTime()).
+         */
         long until(Duration ttl);
 
-        /** The error of a refresh of a lock taken in p that came back at or after that end. */
-        RuntimeException outlived(Phase p);
+        /** The error of a refresh of a lock taken in phase that came back at or after that end. */
+        RuntimeException outlived(Phase phase);
     }
 
     /** Asked before each refresh; null without a phase lease. */
@@ -71,50 +75,53 @@ abstract class AbstractLock implements Lock {
 
     /** Run once the release is confirmed (a locker's {@link LocalWakes}); null: nothing. */
     volatile Runnable afterRelease;
-    private Trust refreshTrust; // under op: the trust of the refresh in flight, null without one
-    private long refreshUntil; // under op: the end of its phase lease
-    private Duration sentHold; // under op: the hold of the refresh sent, null until it is
-    private boolean refreshSent; // under op: the last refresh was sent
+    private Trust refreshTrust; // under opLock: the trust of the refresh in flight, null without one
+    private long refreshUntil; // under opLock: the end of its phase lease
+    private Duration sentHold; // under opLock: the hold of the refresh sent, null until it is
+    private boolean refreshSent; // under opLock: the last refresh was sent
 
     private ScheduledExecutorService watchdog;
     private ScheduledFuture<?> next;
-    private LeaseTimer.Task timer; // under mu: the give-up point armed last
-    private long timerGen; // under mu
+    private LeaseTimer.Task timer; // under stateLock: the give-up point armed last
+    private long timerGen; // under stateLock
 
     /**
      * The lease timer ({@link LeaseTimer}): one daemon thread of lockbridge's
-     * own for every lock's give-up point. Its tasks only take a lock's mu
+     * own for every lock's give-up point. Its tasks only take a lock's stateLock
      * (never held across I/O) and hand done()'s completion to
      * {@link #SIGNAL}, so no caller's code, no stalled command and no busy
      * shared pool delays it.
      */
     private static final LeaseTimer TIMER = new LeaseTimer("lockbridge-lease-timer");
 
-    /** Where a loss found on lockbridge's own threads completes done(): the callers' callbacks run here, not on the timer or a watchdog. */
-    private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-            Threads.daemon("lockbridge-done"));
+    /**
+     * Where a loss found on lockbridge's own threads completes done(): the
+     * callers' callbacks run here, not on the timer or a watchdog.
+     */
+    private static final ExecutorService SIGNAL = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+            new SynchronousQueue<>(), Threads.daemon("lockbridge-done"));
 
     /**
      * Where auto-refreshes run: a locker's watchdog only times them. One
      * refresh stalled on its node (up to the command timeout) then holds
      * back no other lock's, as Go refreshes each lock on a goroutine of its
-     * own; a lock's refreshes and its unlock stay serialised by its op.
+     * own; a lock's refreshes and its unlock stay serialised by its opLock.
      */
-    private static final ExecutorService REFRESH = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
-            Threads.daemon("lockbridge-refresh"));
+    private static final ExecutorService REFRESH = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+            new SynchronousQueue<>(), Threads.daemon("lockbridge-refresh"));
 
     /** A lease this long or longer is treated as this long (about 73 years): nanoTime arithmetic never wraps. */
     private static final long FOREVER = Long.MAX_VALUE / 4;
 
-    /** t + d on the nanoTime clock, d capped at {@link #FOREVER}. */
-    static long plus(long t, Duration d) {
-        long n;
+    /** nanos + duration on the nanoTime clock, duration capped at {@link #FOREVER}. */
+    static long plus(long nanos, Duration duration) {
+        long durationNanos;
         try {
-            n = d.toNanos();
+            durationNanos = duration.toNanos();
         } catch (ArithmeticException e) {
-            n = FOREVER;
+            durationNanos = FOREVER;
         }
-        return t + Math.min(Math.max(n, 0), FOREVER);
+        return nanos + Math.min(Math.max(durationNanos, 0), FOREVER);
     }
 
     /**
@@ -126,7 +133,7 @@ abstract class AbstractLock implements Lock {
         this.name = name;
         this.phase = phase;
         this.ttl = ttl;
-        synchronized (mu) {
+        synchronized (stateLock) {
             endNanos = plus(startNanos, localTtl);
             giveUpNanos = endNanos - margin(ttl);
             serverEndNanos = plus(System.nanoTime(), hold);
@@ -156,28 +163,28 @@ abstract class AbstractLock implements Lock {
 
     @Override
     public Instant expiresAt() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             return Instant.now().plusNanos(endNanos - System.nanoTime());
         }
     }
 
     /** How long the local lease has left (negative when past). */
     Duration left() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             return Duration.ofNanos(endNanos - System.nanoTime());
         }
     }
 
     /** The lease last asked for. */
     Duration leaseTtl() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             return ttl;
         }
     }
 
     @Override
     public Duration remaining() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             long left = endNanos - System.nanoTime();
             return ended || left <= 0 ? Duration.ZERO : Duration.ofNanos(left);
         }
@@ -185,13 +192,13 @@ abstract class AbstractLock implements Lock {
 
     @Override
     public boolean isHeld() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             return !ended && System.nanoTime() - endNanos < 0;
         }
     }
 
     boolean ended() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             return ended;
         }
     }
@@ -208,7 +215,7 @@ abstract class AbstractLock implements Lock {
      * null once released, or once it has surely ended everywhere.
      */
     Duration reported() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (ended && lost == null) {
                 return null; // released: the release was confirmed
             }
@@ -218,9 +225,9 @@ abstract class AbstractLock implements Lock {
                 until = endNanos;
             }
             if (inflightHold != null) {
-                long f = plus(now, inflightHold);
-                if (f - until > 0) {
-                    until = f;
+                long inflightEnd = plus(now, inflightHold);
+                if (inflightEnd - until > 0) {
+                    until = inflightEnd;
                 }
             }
             return until - now > 0 ? Duration.ofNanos(until - now) : null;
@@ -237,7 +244,7 @@ abstract class AbstractLock implements Lock {
      */
     void sending(long startNanos, Duration localTtl, Duration newTtl, Duration hold) {
         sentHold = hold;
-        synchronized (mu) {
+        synchronized (stateLock) {
             inflightHold = hold;
             if (ended) {
                 return;
@@ -246,9 +253,9 @@ abstract class AbstractLock implements Lock {
             if (end - endNanos < 0) {
                 endNanos = end;
             }
-            long g = end - margin(newTtl);
-            if (g - giveUpNanos < 0) {
-                giveUpNanos = g;
+            long newGiveUp = end - margin(newTtl);
+            if (newGiveUp - giveUpNanos < 0) {
+                giveUpNanos = newGiveUp;
                 armLocked();
             }
         }
@@ -256,12 +263,12 @@ abstract class AbstractLock implements Lock {
 
     /** The refresh sent has settled; written: it may have run (anything but a reply saying it was not ours). */
     private void settled(Duration hold, boolean written) {
-        synchronized (mu) {
+        synchronized (stateLock) {
             inflightHold = null;
             if (written) {
-                long e = plus(System.nanoTime(), hold);
-                if (e - serverEndNanos > 0) {
-                    serverEndNanos = e;
+                long writeEnd = plus(System.nanoTime(), hold);
+                if (writeEnd - serverEndNanos > 0) {
+                    serverEndNanos = writeEnd;
                 }
             }
         }
@@ -277,25 +284,26 @@ abstract class AbstractLock implements Lock {
      * error.
      */
     void extend(long startNanos, Duration localTtl, Duration newTtl) {
-        Trust t = refreshTrust;
+        Trust sentTrust = refreshTrust;
         LostException now = null;
         NotHeldException over;
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (!ended && System.nanoTime() - giveUpNanos < 0) {
                 ttl = newTtl;
-                if (t == null || System.nanoTime() - refreshUntil < 0) {
+                if (sentTrust == null || System.nanoTime() - refreshUntil < 0) {
                     endNanos = plus(startNanos, localTtl);
                     giveUpNanos = endNanos - margin(newTtl);
                     armLocked();
                     return;
                 }
-                throw t.outlived(phase);
+                throw sentTrust.outlived(phase);
             }
             if (!ended) {
                 now = endLostLocked(leaseRanOut(), null);
             }
             over = new NotHeldException(name, NotHeldException.Reason.ENDED,
-                    "refresh: its reply came after the lease's give-up point (ttl/12 before its local end): the lock is over, and no refresh revives it");
+                    "refresh: its reply came after the lease's give-up point (ttl/12 before its local end): the lock "
+                            + "is over, and no refresh revives it");
             over.initCause(lost);
         }
         signal(now);
@@ -304,7 +312,7 @@ abstract class AbstractLock implements Lock {
 
     /** Ends the lock as released. */
     void released() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (ended) {
                 return;
             }
@@ -316,56 +324,56 @@ abstract class AbstractLock implements Lock {
 
     /** Ends the lock as lost, with why. */
     void lose(String why, Throwable cause) {
-        LostException e;
-        synchronized (mu) {
-            e = endLostLocked(why, cause);
+        LostException loss;
+        synchronized (stateLock) {
+            loss = endLostLocked(why, cause);
         }
-        signal(e);
+        signal(loss);
     }
 
     /**
-     * Completes done() with the loss e (nothing when null), then reports
-     * it to the listener: on the caller's thread, or — on a thread of
+     * Completes done() with loss (nothing when null), then reports it to
+     * the listener: on the caller's thread, or — on a thread of
      * lockbridge's own (the lease timer, a watchdog, a follower) — on
      * {@link #SIGNAL}, so that the callbacks of done() cannot hold up other
      * locks' timers and refreshes. done() completes first: the listener is
      * the caller's code, which may block, and the loss signal waits for
      * nothing.
      */
-    private void signal(LostException e) {
-        if (e == null) {
+    private void signal(LostException loss) {
+        if (loss == null) {
             return;
         }
-        Events ev = events;
+        Events reportTo = events;
         if (Threads.own()) {
             try {
                 SIGNAL.execute(() -> {
                     try {
-                        done.completeExceptionally(e);
+                        done.completeExceptionally(loss);
                     } finally {
-                        reportLost(ev);
+                        reportLost(reportTo);
                     }
                 });
                 return;
-            } catch (RejectedExecutionException | OutOfMemoryError x) {
+            } catch (RejectedExecutionException | OutOfMemoryError rejected) {
                 // no thread to be had: complete it here
             }
         }
         try {
-            done.completeExceptionally(e);
+            done.completeExceptionally(loss);
         } finally {
-            reportLost(ev);
+            reportLost(reportTo);
         }
     }
 
     /** The loss reported to the listener, once done() has completed (on the lease timer's thread never: see signal). */
-    private static void reportLost(Events ev) {
-        if (ev != null) {
-            ev.lost();
+    private static void reportLost(Events reportTo) {
+        if (reportTo != null) {
+            reportTo.lost();
         }
     }
 
-    /** Under mu: ends the lock as lost; null when it had ended already. */
+    /** Under stateLock: ends the lock as lost; null when it had ended already. */
     private LostException endLostLocked(String why, Throwable cause) {
         if (ended) {
             return null;
@@ -376,14 +384,14 @@ abstract class AbstractLock implements Lock {
         return lost;
     }
 
-    /** Under mu: the reason of a loss at the give-up point. */
+    /** Under stateLock: the reason of a loss at the give-up point. */
     private String leaseRanOut() {
         return auto ? "the lease ran out: no refresh succeeded before the lease's last ttl/12"
                 : "the lease ran out (nothing refreshed it before its last ttl/12)";
     }
 
     /**
-     * Under mu: arms the lease timer at the give-up point, ttl/12 before
+     * Under stateLock: arms the lease timer at the give-up point, ttl/12 before
      * the local lease's end, for every lock, refreshed or not, until it has
      * ended. Each change of the point arms a new one; the older ones find
      * they are not the last and do nothing.
@@ -400,8 +408,8 @@ abstract class AbstractLock implements Lock {
     }
 
     private void giveUp(long gen) {
-        LostException e;
-        synchronized (mu) {
+        LostException loss;
+        synchronized (stateLock) {
             if (gen != timerGen || ended) {
                 return;
             }
@@ -409,32 +417,36 @@ abstract class AbstractLock implements Lock {
                 armLocked(); // early
                 return;
             }
-            e = endLostLocked(leaseRanOut(), null);
+            loss = endLostLocked(leaseRanOut(), null);
         }
-        signal(e);
+        signal(loss);
     }
 
-    /** Ends the lock as lost when its give-up point has passed and the timer has not run yet (nothing is sent past it). */
+    /**
+     * Ends the lock as lost when its give-up point has passed and the timer has
+     * not run yet (nothing is sent past it).
+     */
     private void pastGiveUp() {
-        LostException e = null;
-        synchronized (mu) {
+        LostException loss = null;
+        synchronized (stateLock) {
             if (!ended && System.nanoTime() - giveUpNanos >= 0) {
-                e = endLostLocked(leaseRanOut(), null);
+                loss = endLostLocked(leaseRanOut(), null);
             }
         }
-        signal(e);
+        signal(loss);
     }
 
     /** Throws NotHeldException(ENDED) when the lock has ended. */
     void checkNotEnded(String opName) {
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (!ended) {
                 return;
             }
             if (lost != null) {
-                NotHeldException e = new NotHeldException(name, NotHeldException.Reason.ENDED, opName + ": the lock was lost");
-                e.initCause(lost);
-                throw e;
+                NotHeldException notHeld = new NotHeldException(name, NotHeldException.Reason.ENDED,
+                        opName + ": the lock was lost");
+                notHeld.initCause(lost);
+                throw notHeld;
             }
             throw new NotHeldException(name, NotHeldException.Reason.ENDED, opName + ": the lock was released");
         }
@@ -448,7 +460,7 @@ abstract class AbstractLock implements Lock {
     @Override
     public void unlock() {
         stopWatchdog();
-        synchronized (op) {
+        synchronized (opLock) {
             checkNotEnded("unlock");
             try {
                 release();
@@ -461,16 +473,16 @@ abstract class AbstractLock implements Lock {
                 throw e;
             }
         }
-        Runnable r = afterRelease;
-        if (r != null) {
-            r.run();
+        Runnable hook = afterRelease;
+        if (hook != null) {
+            hook.run();
         }
     }
 
     @Override
     public void refresh(Duration newTtl) {
         checkTtl(newTtl);
-        synchronized (op) {
+        synchronized (opLock) {
             refreshLocked(newTtl);
         }
     }
@@ -478,18 +490,19 @@ abstract class AbstractLock implements Lock {
     private void refreshLocked(Duration newTtl) {
         pastGiveUp();
         checkNotEnded("refresh");
-        Trust t = trust;
+        Trust trustNow = trust;
         refreshTrust = null;
-        if (t != null) {
-            refreshUntil = t.until(newTtl); // never refresh in a phase no longer trusted
-            refreshTrust = t;
+        if (trustNow != null) {
+            refreshUntil = trustNow.until(newTtl); // never refresh in a phase no longer trusted
+            refreshTrust = trustNow;
         }
         sentHold = null;
         boolean written = true;
         try {
             refreshOnce(newTtl);
         } catch (NotHeldException e) {
-            written = e.reason() == NotHeldException.Reason.ENDED; // ENDED: ours (extend); the others: the script's reply, nothing written
+            // ENDED: ours (extend); the others: the script's reply, nothing written
+            written = e.reason() == NotHeldException.Reason.ENDED;
             lose("refresh found it " + e.reason().name().toLowerCase(), e);
             throw e;
         } catch (UnknownOutcomeException e) {
@@ -504,7 +517,10 @@ abstract class AbstractLock implements Lock {
         }
     }
 
-    /** The longest ttl: Go's longest time.Duration, 2^63-1 ns (about 292 years); a lease's arithmetic never overflows below it. */
+    /**
+     * The longest ttl: Go's longest time.Duration, 2^63-1 ns (about 292 years);
+     * a lease's arithmetic never overflows below it.
+     */
     static final Duration MAX_TTL = Duration.ofNanos(Long.MAX_VALUE);
 
     /** Throws InvalidException unless 1 ms &lt;= ttl &lt;= {@link #MAX_TTL}. */
@@ -527,21 +543,21 @@ abstract class AbstractLock implements Lock {
      */
     abstract void refreshOnce(Duration newTtl);
 
-    /** Starts the watchdog on ex. */
-    void autoRefresh(ScheduledExecutorService ex) {
-        synchronized (mu) {
-            watchdog = ex;
+    /** Starts the watchdog on executor. */
+    void autoRefresh(ScheduledExecutorService executor) {
+        synchronized (stateLock) {
+            watchdog = executor;
             auto = true;
             schedule(ttl.dividedBy(3));
         }
     }
 
-    private void schedule(Duration in) {
+    private void schedule(Duration delay) {
         if (ended || watchdog == null) {
             return;
         }
         try {
-            next = watchdog.schedule(this::handOff, Math.max(1, in.toNanos()), TimeUnit.NANOSECONDS);
+            next = watchdog.schedule(this::handOff, Math.max(1, delay.toNanos()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // The locker was closed meanwhile: no more refreshes; the
             // lease timer still signals the loss.
@@ -560,57 +576,62 @@ abstract class AbstractLock implements Lock {
     }
 
     private void tick() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (watchdog == null || watchdog.isShutdown()) {
                 watchdog = null;
                 return; // stopped (an unlock, the locker closed) since the tick was timed
             }
         }
-        Duration t = leaseTtl();
-        synchronized (op) {
+        Duration currentTtl = leaseTtl();
+        synchronized (opLock) {
             if (ended()) {
                 return;
             }
-            Events ev = events;
+            Events reportTo = events;
             try {
-                refreshLocked(t);
-                if (ev != null) {
-                    ev.refreshed(LockListener.Refresh.REFRESHED);
+                refreshLocked(currentTtl);
+                if (reportTo != null) {
+                    reportTo.refreshed(LockListener.Refresh.REFRESHED);
                 }
-                synchronized (mu) {
-                    schedule(t.dividedBy(3));
+                synchronized (stateLock) {
+                    schedule(currentTtl.dividedBy(3));
                 }
                 return;
             } catch (NotHeldException e) {
-                if (ev != null && refreshSent) { // else the lock had ended: nothing was sent
-                    // ENDED after a send: the reply came past the give-up point, as Go's refresh cut off by its deadline
-                    ev.refreshed(e.reason() == NotHeldException.Reason.ENDED ? LockListener.Refresh.ERROR : LockListener.Refresh.NOT_HELD);
+                if (reportTo != null && refreshSent) { // else the lock had ended: nothing was sent
+                    // ENDED after a send: the reply came past the
+                    // give-up point, as Go's refresh cut off by its deadline
+                    reportTo.refreshed(e.reason() == NotHeldException.Reason.ENDED ? LockListener.Refresh.ERROR
+                            : LockListener.Refresh.NOT_HELD);
                 }
                 return; // lost, by refreshLocked
             } catch (UnknownOutcomeException e) {
-                if (ev != null) {
-                    ev.refreshed(LockListener.Refresh.ERROR);
+                if (reportTo != null) {
+                    reportTo.refreshed(LockListener.Refresh.ERROR);
                 }
                 return; // lost, by refreshLocked
             } catch (RuntimeException e) {
-                if (ev != null) {
-                    ev.refreshed(LockListener.Refresh.ERROR);
+                if (reportTo != null) {
+                    reportTo.refreshed(LockListener.Refresh.ERROR);
                 }
-                Duration retry = t.dividedBy(12);
+                Duration retry = currentTtl.dividedBy(12);
                 if (left().compareTo(retry.multipliedBy(2)) <= 0) {
                     lose("no refresh succeeded before the lease's last ttl/12", e);
                     return;
                 }
-                synchronized (mu) {
+                synchronized (stateLock) {
                     schedule(retry);
                 }
             }
         }
     }
 
-    /** Stops the watchdog (no more ticks; the lease timer stays armed); a refresh in flight finishes first (unlock takes op after). */
+    /**
+     * Stops the watchdog (no more ticks; the lease timer stays armed); a
+     * refresh in flight finishes first (unlock takes opLock after).
+     */
     void stopWatchdog() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             stopWatchdogLocked();
         }
     }
@@ -623,7 +644,7 @@ abstract class AbstractLock implements Lock {
         }
     }
 
-    /** Under mu, once the lock has ended: no more ticks, no give-up point. */
+    /** Under stateLock, once the lock has ended: no more ticks, no give-up point. */
     private void stopLocked() {
         stopWatchdogLocked();
         timerGen++;

@@ -18,8 +18,10 @@ public final class Backoff {
 
     /** A backoff from base doubling to max; both positive, base ≤ max ≤ 2^63-1 ns (Go's longest time.Duration). */
     public static Backoff exponential(Duration base, Duration max) {
-        if (base == null || max == null || base.isNegative() || base.isZero() || max.compareTo(base) < 0 || max.compareTo(AbstractLock.MAX_TTL) > 0) {
-            throw new InvalidException("lockbridge: backoff needs 0 < base <= max <= 2^63-1 ns, got " + base + ", " + max);
+        if (base == null || max == null || base.isNegative() || base.isZero() || max.compareTo(base) < 0
+                || max.compareTo(AbstractLock.MAX_TTL) > 0) {
+            throw new InvalidException("lockbridge: backoff needs 0 < base <= max <= 2^63-1 ns, got " + base
+                    + ", " + max);
         }
         return new Backoff(base, max);
     }
@@ -34,12 +36,12 @@ public final class Backoff {
         return exponential(Duration.ofMillis(8), Duration.ofMillis(512));
     }
 
-    Duration delay(int n) {
-        long m = max.toNanos();
-        long d = base.toNanos();
-        for (int i = 0; i < n && d < m; i++) {
-            d = d > m / 2 ? m : d * 2; // never past max, never overflowing
+    Duration delay(int attempt) {
+        long maxNanos = max.toNanos();
+        long nanos = base.toNanos();
+        for (int i = 0; i < attempt && nanos < maxNanos; i++) {
+            nanos = nanos > maxNanos / 2 ? maxNanos : nanos * 2; // never past max, never overflowing
         }
-        return Duration.ofNanos(d / 2 + ThreadLocalRandom.current().nextLong(d / 2 + 1));
+        return Duration.ofNanos(nanos / 2 + ThreadLocalRandom.current().nextLong(nanos / 2 + 1));
     }
 }

@@ -25,8 +25,8 @@ final class Entry {
     final Phase heldNewest;
     final long heldMs; // -1 with no held lock
 
-    Entry(String id, Phase phase, Phase next, String host, long pid, long nsInit, long gen, long seq, Phase heldOldest, Phase heldNewest,
-            long heldMs) {
+    Entry(String id, Phase phase, Phase next, String host, long pid, long nsInit, long gen, long seq, Phase heldOldest,
+            Phase heldNewest, long heldMs) {
         this.id = id;
         this.phase = phase;
         this.next = next;
@@ -41,38 +41,39 @@ final class Entry {
     }
 
     /** This entry with another seq. */
-    Entry withSeq(long s) {
-        return new Entry(id, phase, next, host, pid, nsInit, gen, s, heldOldest, heldNewest, heldMs);
+    Entry withSeq(long newSeq) {
+        return new Entry(id, phase, next, host, pid, nsInit, gen, newSeq, heldOldest, heldNewest, heldMs);
     }
 
     /**
-     * Whether o says the same but for seq and held_ms (Go: entry.same): a
+     * Whether other says the same but for seq and held_ms (Go: entry.same): a
      * heartbeat then only touches the stored entry. held_ms is for people;
      * the hold the touch renews covers the held locks.
      */
-    boolean same(Entry o) {
-        return o != null && id.equals(o.id) && phase == o.phase && next == o.next && host.equals(o.host) && pid == o.pid && nsInit == o.nsInit
-                && gen == o.gen && heldOldest == o.heldOldest && heldNewest == o.heldNewest;
+    boolean same(Entry other) {
+        return other != null && id.equals(other.id) && phase == other.phase && next == other.next
+                && host.equals(other.host) && pid == other.pid && nsInit == other.nsInit
+                && gen == other.gen && heldOldest == other.heldOldest && heldNewest == other.heldNewest;
     }
 
     String json() {
-        StringBuilder b = new StringBuilder(160);
-        b.append("{\"v\":").append(PROTOCOL);
-        b.append(",\"seq\":").append(seq);
-        b.append(",\"id\":").append(Json.quote(id));
-        b.append(",\"phase\":").append(Json.quote(phase.wireName()));
+        StringBuilder out = new StringBuilder(160);
+        out.append("{\"v\":").append(PROTOCOL);
+        out.append(",\"seq\":").append(seq);
+        out.append(",\"id\":").append(Json.quote(id));
+        out.append(",\"phase\":").append(Json.quote(phase.wireName()));
         if (next != null) {
-            b.append(",\"next\":").append(Json.quote(next.wireName()));
+            out.append(",\"next\":").append(Json.quote(next.wireName()));
         }
-        b.append(",\"host\":").append(Json.quote(host));
-        b.append(",\"pid\":").append(pid);
-        b.append(",\"ns_init\":").append(nsInit);
-        b.append(",\"gen\":").append(gen);
+        out.append(",\"host\":").append(Json.quote(host));
+        out.append(",\"pid\":").append(pid);
+        out.append(",\"ns_init\":").append(nsInit);
+        out.append(",\"gen\":").append(gen);
         if (heldOldest != null) {
-            b.append(",\"held_oldest\":").append(Json.quote(heldOldest.wireName()));
-            b.append(",\"held_newest\":").append(Json.quote(heldNewest.wireName()));
-            b.append(",\"held_ms\":").append(Math.max(0, heldMs));
+            out.append(",\"held_oldest\":").append(Json.quote(heldOldest.wireName()));
+            out.append(",\"held_newest\":").append(Json.quote(heldNewest.wireName()));
+            out.append(",\"held_ms\":").append(Math.max(0, heldMs));
         }
-        return b.append('}').toString();
+        return out.append('}').toString();
     }
 }

@@ -7,21 +7,21 @@ package io.lockbridge;
  */
 final class Events {
     final String system;
-    private final LockListener l;
+    private final LockListener listener;
 
-    private Events(String system, LockListener l) {
+    private Events(String system, LockListener listener) {
         this.system = system;
-        this.l = l;
+        this.listener = listener;
     }
 
-    /** The events of l for system; null when l is null (no listener). */
-    static Events of(String system, LockListener l) {
-        return l == null ? null : new Events(system, l);
+    /** The events of listener for system; null when listener is null (none). */
+    static Events of(String system, LockListener listener) {
+        return listener == null ? null : new Events(system, listener);
     }
 
     void contended() {
         try {
-            l.contended(system);
+            listener.contended(system);
         } catch (RuntimeException ignored) {
             // a listener's failure is not the lock's
         }
@@ -32,7 +32,7 @@ final class Events {
             return;
         }
         try {
-            l.waited(system, nanos);
+            listener.waited(system, nanos);
         } catch (RuntimeException ignored) {
             // a listener's failure is not the lock's
         }
@@ -40,7 +40,7 @@ final class Events {
 
     void refreshed(LockListener.Refresh outcome) {
         try {
-            l.refreshed(system, outcome);
+            listener.refreshed(system, outcome);
         } catch (RuntimeException ignored) {
             // a listener's failure is not the lock's
         }
@@ -48,7 +48,7 @@ final class Events {
 
     void lost() {
         try {
-            l.lost(system);
+            listener.lost(system);
         } catch (RuntimeException ignored) {
             // a listener's failure is not the lock's
         }
@@ -56,7 +56,7 @@ final class Events {
 
     void sighted(String namespace) {
         try {
-            l.sighted(namespace);
+            listener.sighted(namespace);
         } catch (RuntimeException ignored) {
             // a listener's failure is not the lock's
         }

@@ -52,7 +52,7 @@ final class Follower {
     static final Duration MAX_HOLD = Duration.ofMillis(1L << 40);
 
     private final Redis redis;
-    final Namespace k;
+    final Namespace namespace;
     final String id;
     private final String host;
     private final long pid;
@@ -63,7 +63,7 @@ final class Follower {
     private final Consumer<Phase> onStep;
 
     private final ReentrantLock syncMu = new ReentrantLock();
-    private final Object mu = new Object();
+    private final Object stateLock = new Object();
     private Phase current; // null until the first good reading
     private boolean ran;
     private long instance;
@@ -84,9 +84,10 @@ final class Follower {
     private final Semaphore wake = new Semaphore(0);
     private AutoCloseable subscription;
 
-    Follower(Redis redis, Namespace k, Duration interval, Duration lease, Phase fixed, Supplier<Held> held, Consumer<Phase> onStep) {
+    Follower(Redis redis, Namespace namespace, Duration interval, Duration lease, Phase fixed, Supplier<Held> held,
+            Consumer<Phase> onStep) {
         this.redis = redis;
-        this.k = k;
+        this.namespace = namespace;
         this.interval = interval;
         this.lease = lease;
         this.fixed = fixed;
@@ -94,18 +95,18 @@ final class Follower {
         this.onStep = onStep;
         this.host = hostName();
         this.pid = ProcessHandle.current().pid();
-        byte[] r = new byte[6];
-        ThreadLocalRandom.current().nextBytes(r);
-        this.id = host + "-" + pid + "-" + HexFormat.of().formatHex(r);
-        this.shard = (r[0] & 0xff) % Namespace.NOTICE_SHARDS;
+        byte[] random = new byte[6];
+        ThreadLocalRandom.current().nextBytes(random);
+        this.id = host + "-" + pid + "-" + HexFormat.of().formatHex(random);
+        this.shard = (random[0] & 0xff) % Namespace.NOTICE_SHARDS;
     }
 
     /** The host name as Go's os.Hostname reads it (the kernel's, no DNS lookup), so both languages' entries agree. */
     static String hostName() {
         try {
-            java.nio.file.Path p = java.nio.file.Path.of("/proc/sys/kernel/hostname");
-            if (java.nio.file.Files.isReadable(p)) {
-                return java.nio.file.Files.readString(p).trim();
+            java.nio.file.Path hostnameFile = java.nio.file.Path.of("/proc/sys/kernel/hostname");
+            if (java.nio.file.Files.isReadable(hostnameFile)) {
+                return java.nio.file.Files.readString(hostnameFile).trim();
             }
         } catch (Exception e) {
             // fall back below
@@ -117,38 +118,39 @@ final class Follower {
         try {
             return InetAddress.getLocalHost().getHostName();
         } catch (Exception e) {
-            String n = ManagementFactory.getRuntimeMXBean().getName();
-            int at = n.indexOf('@');
-            return at >= 0 ? n.substring(at + 1) : "";
+            String runtimeName = ManagementFactory.getRuntimeMXBean().getName();
+            int atSign = runtimeName.indexOf('@');
+            return atSign >= 0 ? runtimeName.substring(atSign + 1) : "";
         }
     }
 
     /**
      * The phase to run a lock of ttl in now, and the end of the phase lease
      * it is trusted under. From memory while the lease runs and covers ttl;
-     * otherwise it reads first. on sees the phase under the follower's
+     * otherwise it reads first. onPhase sees the phase under the follower's
      * mutex, so the lock call registers its acquire in that phase before the
      * follower can move. A lock call whose command comes back after the
      * lease's end may have run after the registry stopped counting this
      * client (a pause between the check and the send), and must not trust
      * what it did.
      */
-    Trusted phase(Duration ttl, Consumer<Phase> on) {
+    Trusted phase(Duration ttl, Consumer<Phase> onPhase) {
         Duration longest = MAX_HOLD.minus(lease);
         if (ttl.compareTo(longest) > 0) {
-            throw new InvalidException("migrate: ttl " + ttl + " is above " + longest + ": the registry counts a client for at most "
+            throw new InvalidException("migrate: ttl " + ttl + " is above " + longest
+                    + ": the registry counts a client for at most "
                     + MAX_HOLD + " after a heartbeat, its phase lease " + lease + " included");
         }
-        Trusted t = valid(ttl, on);
-        if (t != null) {
-            return t;
+        Trusted trusted = valid(ttl, onPhase);
+        if (trusted != null) {
+            return trusted;
         }
         sync(ttl);
-        t = valid(ttl, on);
-        if (t == null) {
+        trusted = valid(ttl, onPhase);
+        if (trusted == null) {
             throw lapsed();
         }
-        return t;
+        return trusted;
     }
 
     /** Throws unless the lease runs and covers a refresh to ttl; the lease's end (System.nanoTime()). */
@@ -157,15 +159,16 @@ final class Follower {
     }
 
     /** The error of a lock call whose command came back after the phase lease it was sent under had ended. */
-    PhaseUnknownException outlived(Phase p, String what) {
-        return new PhaseUnknownException(k.ns, PhaseUnknownException.Reason.LEASE_LAPSED, p,
+    PhaseUnknownException outlived(Phase phase, String what) {
+        return new PhaseUnknownException(namespace.name, PhaseUnknownException.Reason.LEASE_LAPSED, phase,
                 "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)",
-                new LockbridgeException("the " + what + " came back after the phase lease it was sent under had ended (a pause between the check "
+                new LockbridgeException("the " + what + " came back after the phase lease it was sent under had ended "
+                        + "(a pause between the check "
                         + "and the send?): the registry may no longer have counted this client when it ran"));
     }
 
-    private Trusted valid(Duration ttl, Consumer<Phase> on) {
-        synchronized (mu) {
+    private Trusted valid(Duration ttl, Consumer<Phase> onPhase) {
+        synchronized (stateLock) {
             if (closed) {
                 throw new InvalidException("migrate: locker closed");
             }
@@ -175,32 +178,37 @@ final class Follower {
             if (current == null || !hasUntil || System.nanoTime() - untilNanos >= 0 || ttl.compareTo(maxTtl) > 0) {
                 return null;
             }
-            if (on != null) {
-                on.accept(current);
+            if (onPhase != null) {
+                onPhase.accept(current);
             }
             return new Trusted(current, untilNanos);
         }
     }
 
     private PhaseUnknownException lapsed() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (refusal != null) {
                 return refusal;
             }
-            return new PhaseUnknownException(k.ns, PhaseUnknownException.Reason.LEASE_LAPSED, current,
-                    "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)", lastErr);
+            return new PhaseUnknownException(namespace.name, PhaseUnknownException.Reason.LEASE_LAPSED, current,
+                    "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)",
+                    lastErr);
         }
     }
 
     Phase current() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             return current;
         }
     }
 
-    /** How long the phase lease still runs by the monotonic clock, without reading: zero once it has lapsed, before the first reading, or while a refusal stands. */
+    /**
+     * How long the phase lease still runs by the monotonic clock, without
+     * reading: zero once it has lapsed, before the first reading, or while a
+     * refusal stands.
+     */
     Duration leaseLeft() {
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (current == null || !hasUntil || refusal != null) {
                 return Duration.ZERO;
             }
@@ -212,17 +220,17 @@ final class Follower {
     void sync(Duration ttl) {
         syncMu.lock();
         try {
-            Read r = reading(ttl, null);
-            if (r.want != r.ran) {
-                Read a = reading(ttl, r.want);
-                if (a.want == r.want && a.ran == r.ran) {
-                    move(a);
+            Read first = reading(ttl, null);
+            if (first.want != first.ran) {
+                Read announced = reading(ttl, first.want);
+                if (announced.want == first.want && announced.ran == first.ran) {
+                    move(announced);
                     reading(ttl, null);
                 }
             }
-            synchronized (mu) {
+            synchronized (stateLock) {
                 if (loop == null && !closed && current != null) {
-                    loop = Threads.daemon("lockbridge-follower-" + k.ns).newThread(this::run);
+                    loop = Threads.daemon("lockbridge-follower-" + namespace.name).newThread(this::run);
                     loop.start();
                 }
             }
@@ -234,44 +242,46 @@ final class Follower {
     private Read reading(Duration ttl, Phase next) {
         Phase entryPhase;
         long inst;
-        long g;
-        long sq;
+        long generation;
+        long sequence;
         Phase ranNow;
         Duration max;
         boolean lapsed;
-        synchronized (mu) {
+        synchronized (stateLock) {
             if (closed) {
                 throw new InvalidException("migrate: locker closed");
             }
             entryPhase = fixed != null ? fixed : current != null ? current : Phase.LEGACY;
             inst = instance;
-            g = gen;
-            sq = ++seq;
+            generation = gen;
+            sequence = ++seq;
             ranNow = current;
             max = ttl.compareTo(maxTtl) > 0 ? ttl : maxTtl;
             lapsed = refusal != null || !hasUntil || System.nanoTime() - untilNanos >= 0;
             sent = true;
         }
-        Held h = held == null ? Held.NONE : held.get();
-        if (h.ttl.compareTo(max) > 0) {
-            max = h.ttl;
+        Held holds = held == null ? Held.NONE : held.get();
+        if (holds.ttl.compareTo(max) > 0) {
+            max = holds.ttl;
         }
-        Phase nx = next != null && next != entryPhase ? next : null;
-        long left = h.oldest == null ? -1 : Math.max(0, h.left.toMillis());
-        Entry e = new Entry(id, entryPhase, nx, host, pid, inst, g, sq, h.oldest, h.newest, left);
+        Phase nextPhase = next != null && next != entryPhase ? next : null;
+        long left = holds.oldest == null ? -1 : Math.max(0, holds.left.toMillis());
+        Entry entry = new Entry(id, entryPhase, nextPhase, host, pid, inst, generation, sequence, holds.oldest,
+                holds.newest, left);
         long holdMs = Math.max(1, lease.plus(max).toMillis());
         long start = System.nanoTime();
         Reply rep;
         try {
-            rep = beat(e, holdMs);
+            rep = beat(entry, holdMs);
         } catch (RuntimeException err) {
-            synchronized (mu) {
+            synchronized (stateLock) {
                 lastErr = err;
-                throw new PhaseUnknownException(k.ns, PhaseUnknownException.Reason.LEASE_LAPSED, current,
-                        "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)", err);
+                throw new PhaseUnknownException(namespace.name, PhaseUnknownException.Reason.LEASE_LAPSED, current,
+                        "it locks again once it reads the phase (Redis must be reachable for the namespace's keys)",
+                        err);
             }
         }
-        synchronized (mu) {
+        synchronized (stateLock) {
             lastErr = null;
             lastGoodNanos = start;
             hasLastGood = true;
@@ -289,7 +299,8 @@ final class Follower {
             }
             // A lock whose lease has run out holds nothing: it does not keep
             // a returning follower from starting afresh.
-            Phase want = want(current, target, lapsed && (h.oldest == null || h.left.isNegative() || h.left.isZero()));
+            Phase want = want(current, target, lapsed
+                    && (holds.oldest == null || holds.left.isNegative() || holds.left.isZero()));
             if (want == current) {
                 untilNanos = start + lease.toNanos();
                 hasUntil = true;
@@ -301,7 +312,7 @@ final class Follower {
 
     /**
      * One heartbeat (Go: follower.beat): a touch naming the last confirmed
-     * write (its seq) when e says what that write stored, else the entry;
+     * write (its seq) when entry says what that write stored, else the entry;
      * the entry at once when a touch found none, or another than the one it
      * names (forgotten or pruned meanwhile, and maybe an older write of ours
      * landed late since). Keeps what the registry holds.
@@ -310,51 +321,57 @@ final class Follower {
      * this locker's newer one, the registry does not count the locker on it,
      * and the reading must renew no phase lease.
      */
-    private Reply beat(Entry e, long holdMs) {
+    private Reply beat(Entry entry, long holdMs) {
         long renews; // the seq of the entry a touch renews; 0: send the entry
-        synchronized (mu) {
-            renews = e.same(stored) ? stored.seq : 0;
+        synchronized (stateLock) {
+            renews = entry.same(stored) ? stored.seq : 0;
         }
         boolean touch = renews != 0;
         Reply rep = null;
         try {
-            rep = send(e, holdMs, renews);
+            rep = send(entry, holdMs, renews);
             if (touch && rep.written < 0) {
-                synchronized (mu) {
-                    e = e.withSeq(++seq);
+                synchronized (stateLock) {
+                    entry = entry.withSeq(++seq);
                 }
                 touch = false;
-                rep = send(e, holdMs, 0);
+                rep = send(entry, holdMs, 0);
             }
             if (rep.written == 0) {
-                throw new IllegalStateException("lockbridge: heartbeat: the registry holds an entry for " + id + " with a seq at or above " + e.seq
-                        + " that this locker did not write, so it does not count this locker; if no other process runs under that id: `lockbridge fleet forget --namespace "
-                        + k.ns + " --force " + id + "`");
+                throw new IllegalStateException("lockbridge: heartbeat: the registry holds an entry for " + id
+                        + " with a seq at or above " + entry.seq
+                        + " that this locker did not write, so it does not count this locker; if no other process runs "
+                        + "under that id: `lockbridge fleet forget --namespace "
+                        + namespace.name + " --force " + id + "`");
             }
             return rep;
         } finally {
-            synchronized (mu) {
+            synchronized (stateLock) {
                 if (rep == null || rep.written != 1) {
                     stored = null; // unknown, or a newer entry stands: write it next time
                 } else if (!touch) {
-                    stored = e;
+                    stored = entry;
                 }
             }
         }
     }
 
-    /** Sends e's heartbeat: the entry, or (renews not 0) a touch of the stored entry of seq renews. */
-    private Reply send(Entry e, long holdMs, long renews) {
+    /** Sends entry's heartbeat: the entry, or (renews not 0) a touch of the stored entry of seq renews. */
+    private Reply send(Entry entry, long holdMs, long renews) {
         boolean touch = renews != 0;
-        List<?> r = redis.evalList(Scripts.HEARTBEAT, new byte[][] {k.phase, k.meta, k.clients, k.expiry, k.seen}, Redis.arg(id),
-                Redis.arg(e.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : e.json()), Redis.arg(touch ? Long.toString(renews) : ""));
-        List<?> a = Replies.list(Scripts.HEARTBEAT, r, 5);
-        String init = Replies.text(Scripts.HEARTBEAT, a.get(1));
-        String gs = Replies.text(Scripts.HEARTBEAT, a.get(2));
-        boolean hasNs = !init.isEmpty() || !gs.isEmpty();
-        Object w = a.get(4);
-        long written = w instanceof Long l ? l : 0;
-        return new Reply(Replies.text(Scripts.HEARTBEAT, a.get(0)), hasNs, decimal(init), decimal(gs), written);
+        List<?> raw = redis.evalList(Scripts.HEARTBEAT,
+                new byte[][] {namespace.phase, namespace.meta, namespace.clients, namespace.expiry, namespace.seen},
+                Redis.arg(id),
+                Redis.arg(entry.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : entry.json()),
+                Redis.arg(touch ? Long.toString(renews) : ""));
+        List<?> reply = Replies.list(Scripts.HEARTBEAT, raw, 5);
+        String init = Replies.text(Scripts.HEARTBEAT, reply.get(1));
+        String genText = Replies.text(Scripts.HEARTBEAT, reply.get(2));
+        boolean hasNs = !init.isEmpty() || !genText.isEmpty();
+        Object writtenReply = reply.get(4);
+        long written = writtenReply instanceof Long count ? count : 0;
+        return new Reply(Replies.text(Scripts.HEARTBEAT, reply.get(0)), hasNs, decimal(init), decimal(genText),
+                written);
     }
 
     /**
@@ -369,7 +386,7 @@ final class Follower {
         if (fixed == null && !redis.pubsubOpen()) {
             return false;
         }
-        synchronized (mu) {
+        synchronized (stateLock) {
             if ((fixed == null && subscription == null) || lastErr != null || refusal != null || !hasLastGood) {
                 return false;
             }
@@ -392,76 +409,81 @@ final class Follower {
         return cur;
     }
 
-    private void move(Read a) {
+    private void move(Read announced) {
         Phase from;
-        synchronized (mu) {
-            if (closed || current != a.ran) {
+        synchronized (stateLock) {
+            if (closed || current != announced.ran) {
                 return;
             }
             from = current;
-            current = a.want;
-            untilNanos = a.startNanos + lease.toNanos();
+            current = announced.want;
+            untilNanos = announced.startNanos + lease.toNanos();
             hasUntil = true;
-            maxTtl = a.maxTtl;
+            maxTtl = announced.maxTtl;
         }
         if (from != null && onStep != null) {
-            onStep.accept(a.want);
+            onStep.accept(announced.want);
         }
     }
 
-    /** Under mu: the phase to move towards, or why not to trust the reading. */
-    private Phase judge(Reply r) {
+    /** Under stateLock: the phase to move towards, or why not to trust the reading. */
+    private Phase judge(Reply reply) {
         if (fixed != null) {
             return fixed;
         }
-        if (r.hasNs && (r.instance < 0 || r.gen < 0)) {
-            throw refuse(PhaseUnknownException.Reason.UNREADABLE, k.remedyRepair(), "the namespace hash has an unreadable init or gen");
+        if (reply.hasNs && (reply.instance < 0 || reply.gen < 0)) {
+            throw refuse(PhaseUnknownException.Reason.UNREADABLE, namespace.remedyRepair(),
+                    "the namespace hash has an unreadable init or gen");
         }
-        if (r.phase.isEmpty()) {
-            if (ran || instance != 0 || r.hasNs) {
-                throw refuse(PhaseUnknownException.Reason.LOST, k.remedyRepair(), null);
+        if (reply.phase.isEmpty()) {
+            if (ran || instance != 0 || reply.hasNs) {
+                throw refuse(PhaseUnknownException.Reason.LOST, namespace.remedyRepair(), null);
             }
-            throw refuse(PhaseUnknownException.Reason.UNINITIALIZED, k.remedyInit(), null);
+            throw refuse(PhaseUnknownException.Reason.UNINITIALIZED, namespace.remedyInit(), null);
         }
-        Phase p = Phase.ofWire(r.phase);
-        if (p == null) {
-            throw refuse(PhaseUnknownException.Reason.UNREADABLE, k.remedyRepair(), "the phase key holds " + Keys.show(r.phase));
+        Phase phase = Phase.ofWire(reply.phase);
+        if (phase == null) {
+            throw refuse(PhaseUnknownException.Reason.UNREADABLE, namespace.remedyRepair(),
+                    "the phase key holds " + Keys.show(reply.phase));
         }
-        if (instance != 0 && (!r.hasNs || r.instance != instance)) {
-            throw refuse(PhaseUnknownException.Reason.WENT_BACK, k.remedyRepair(), "the namespace is not the instance " + instance + " this locker read");
+        if (instance != 0 && (!reply.hasNs || reply.instance != instance)) {
+            throw refuse(PhaseUnknownException.Reason.WENT_BACK, namespace.remedyRepair(),
+                    "the namespace is not the instance " + instance + " this locker read");
         }
-        if (r.hasNs && r.gen < gen) {
-            throw refuse(PhaseUnknownException.Reason.WENT_BACK, k.remedyRepair(), "generation " + r.gen + " is older than " + gen + ", read before");
+        if (reply.hasNs && reply.gen < gen) {
+            throw refuse(PhaseUnknownException.Reason.WENT_BACK, namespace.remedyRepair(),
+                    "generation " + reply.gen + " is older than " + gen + ", read before");
         }
-        if (r.hasNs) {
-            instance = r.instance;
-            gen = Math.max(gen, r.gen);
+        if (reply.hasNs) {
+            instance = reply.instance;
+            gen = Math.max(gen, reply.gen);
         }
-        return p;
+        return phase;
     }
 
     private PhaseUnknownException refuse(PhaseUnknownException.Reason why, String remedy, String cause) {
-        return new PhaseUnknownException(k.ns, why, current, remedy, cause == null ? null : new LockbridgeException(cause));
+        return new PhaseUnknownException(namespace.name, why, current, remedy,
+                cause == null ? null : new LockbridgeException(cause));
     }
 
     /** A non-negative decimal; -1 when it is not one. */
-    static long decimal(String s) {
-        if (s.isEmpty() || s.length() > 18 || !s.chars().allMatch(c -> c >= '0' && c <= '9')) {
+    static long decimal(String text) {
+        if (text.isEmpty() || text.length() > 18 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
             return -1;
         }
-        return Long.parseLong(s);
+        return Long.parseLong(text);
     }
 
     private void run() {
         while (true) {
-            synchronized (mu) {
+            synchronized (stateLock) {
                 if (closed) {
                     return;
                 }
             }
             if (fixed == null && subscription == null) {
                 try {
-                    subscription = redis.subscribe(k.shard(shard), wake::release);
+                    subscription = redis.subscribe(namespace.shard(shard), wake::release);
                     wake.release(); // a change before the subscription sent no notice we saw
                 } catch (RuntimeException e) {
                     // polling covers it; try again next time
@@ -476,7 +498,7 @@ final class Follower {
             } catch (InterruptedException e) {
                 return;
             }
-            synchronized (mu) {
+            synchronized (stateLock) {
                 if (closed) {
                     return;
                 }
@@ -496,18 +518,18 @@ final class Follower {
      * lease has ended, so the controller cannot step past them.
      */
     void close() {
-        Thread t;
-        synchronized (mu) {
+        Thread loopThread;
+        synchronized (stateLock) {
             if (closed) {
                 return;
             }
             closed = true;
-            t = loop;
+            loopThread = loop;
         }
-        if (t != null) {
+        if (loopThread != null) {
             wake.release(); // not interrupt(): a heartbeat in flight finishes, its connection kept
             try {
-                t.join(TimeUnit.SECONDS.toMillis(10));
+                loopThread.join(TimeUnit.SECONDS.toMillis(10));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -524,29 +546,32 @@ final class Follower {
             boolean wasSent;
             Phase entryPhase;
             long inst;
-            long g;
-            long sq;
-            synchronized (mu) {
+            long generation;
+            long sequence;
+            synchronized (stateLock) {
                 wasSent = sent;
                 entryPhase = fixed != null ? fixed : current != null ? current : Phase.LEGACY;
                 inst = instance;
-                g = gen;
-                sq = ++seq;
+                generation = gen;
+                sequence = ++seq;
             }
             if (!wasSent) {
                 return;
             }
-            Held h = held == null ? Held.NONE : held.get();
-            if (h.oldest != null) {
+            Held holds = held == null ? Held.NONE : held.get();
+            if (holds.oldest != null) {
                 // The entry stays, reporting the locks, until their leases end:
                 // leaving at once would let the controller step past them. The
                 // extra second covers the last unit of a legacy expiry in seconds.
-                long left = Math.max(0, h.left.toMillis());
-                Entry e = new Entry(id, entryPhase, null, host, pid, inst, g, sq, h.oldest, h.newest, left);
-                send(e, left + 1000, 0);
+                long left = Math.max(0, holds.left.toMillis());
+                Entry entry = new Entry(id, entryPhase, null, host, pid, inst, generation, sequence, holds.oldest,
+                        holds.newest, left);
+                send(entry, left + 1000, 0);
                 return;
             }
-            redis.evalLong(Scripts.FORGET, new byte[][] {k.clients, k.expiry, k.seen, k.fleet}, Redis.arg(id), Redis.arg("1"), Redis.arg("0"));
+            redis.evalLong(Scripts.FORGET,
+                    new byte[][] {namespace.clients, namespace.expiry, namespace.seen, namespace.fleet}, Redis.arg(id),
+                    Redis.arg("1"), Redis.arg("0"));
         } finally {
             syncMu.unlock();
         }

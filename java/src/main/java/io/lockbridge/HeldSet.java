@@ -35,26 +35,26 @@ final class HeldSet {
         }
     }
 
-    private final Set<Object> m = new HashSet<>();
+    private final Set<Object> entries = new HashSet<>();
 
-    synchronized Inflight reserve(Phase p, Duration ttl) {
-        Inflight r = new Inflight(p, ttl);
-        m.add(r);
-        return r;
+    synchronized Inflight reserve(Phase phase, Duration ttl) {
+        Inflight inflight = new Inflight(phase, ttl);
+        entries.add(inflight);
+        return inflight;
     }
 
-    synchronized void land(Inflight r, AbstractLock lk) {
-        m.remove(r);
-        m.add(lk);
+    synchronized void land(Inflight inflight, AbstractLock lock) {
+        entries.remove(inflight);
+        entries.add(lock);
     }
 
     /** The acquire failed: gone, unless its outcome is unknown (then kept until its ttl has passed). */
-    synchronized void settle(Inflight r, RuntimeException e) {
-        if (e instanceof UnknownOutcomeException) {
-            r.unknown = true;
+    synchronized void settle(Inflight inflight, RuntimeException error) {
+        if (error instanceof UnknownOutcomeException) {
+            inflight.unknown = true;
             return;
         }
-        m.remove(r);
+        entries.remove(inflight);
     }
 
     synchronized Follower.Held report() {
@@ -63,41 +63,41 @@ final class HeldSet {
         Duration left = Duration.ZERO;
         Duration ttl = Duration.ZERO;
         long now = System.nanoTime();
-        for (var it = m.iterator(); it.hasNext();) {
-            Object o = it.next();
-            Phase p;
-            Duration l;
-            Duration t;
-            if (o instanceof Inflight r) {
-                if (r.ended()) {
-                    it.remove();
+        for (var cursor = entries.iterator(); cursor.hasNext();) {
+            Object entry = cursor.next();
+            Phase phase;
+            Duration entryLeft;
+            Duration entryTtl;
+            if (entry instanceof Inflight inflight) {
+                if (inflight.ended()) {
+                    cursor.remove();
                     continue;
                 }
-                p = r.phase;
-                l = Duration.ofNanos(r.start + r.ttl.toNanos() - now);
-                t = r.ttl;
+                phase = inflight.phase;
+                entryLeft = Duration.ofNanos(inflight.start + inflight.ttl.toNanos() - now);
+                entryTtl = inflight.ttl;
             } else {
-                AbstractLock lk = (AbstractLock) o;
-                Duration r = lk.reported();
-                if (r == null) { // released, or surely ended on the server too
-                    it.remove();
+                AbstractLock lock = (AbstractLock) entry;
+                Duration reported = lock.reported();
+                if (reported == null) { // released, or surely ended on the server too
+                    cursor.remove();
                     continue;
                 }
-                p = lk.phase;
-                l = r;
-                t = lk.leaseTtl();
+                phase = lock.phase;
+                entryLeft = reported;
+                entryTtl = lock.leaseTtl();
             }
-            if (oldest == null || p.ordinal() < oldest.ordinal()) {
-                oldest = p;
+            if (oldest == null || phase.ordinal() < oldest.ordinal()) {
+                oldest = phase;
             }
-            if (newest == null || p.ordinal() > newest.ordinal()) {
-                newest = p;
+            if (newest == null || phase.ordinal() > newest.ordinal()) {
+                newest = phase;
             }
-            if (l.compareTo(left) > 0) {
-                left = l;
+            if (entryLeft.compareTo(left) > 0) {
+                left = entryLeft;
             }
-            if (t.compareTo(ttl) > 0) {
-                ttl = t;
+            if (entryTtl.compareTo(ttl) > 0) {
+                ttl = entryTtl;
             }
         }
         return oldest == null ? Follower.Held.NONE : new Follower.Held(oldest, newest, left, ttl);
@@ -111,15 +111,16 @@ final class HeldSet {
     void endIncompatible(Phase cur) {
         List<AbstractLock> end = new ArrayList<>();
         synchronized (this) {
-            for (var it = m.iterator(); it.hasNext();) {
-                if (it.next() instanceof AbstractLock lk && !Phase.compatible(lk.phase, cur)) {
-                    end.add(lk);
-                    it.remove();
+            for (var cursor = entries.iterator(); cursor.hasNext();) {
+                if (cursor.next() instanceof AbstractLock lock && !Phase.compatible(lock.phase, cur)) {
+                    end.add(lock);
+                    cursor.remove();
                 }
             }
         }
-        for (AbstractLock lk : end) {
-            lk.lose("taken in " + lk.phase + ", and its locker now runs " + cur + ", which does not exclude it", null);
+        for (AbstractLock lock : end) {
+            lock.lose("taken in " + lock.phase + ", and its locker now runs " + cur + ", which does not exclude it",
+                    null);
         }
     }
 }

@@ -14,92 +14,92 @@ import java.util.Map;
  * {@code Double}.
  */
 final class Json {
-    private final String s;
-    private int i;
+    private final String text;
+    private int pos;
 
-    private Json(String s) {
-        this.s = s;
+    private Json(String text) {
+        this.text = text;
     }
 
     /** Parses a JSON document; IllegalArgumentException when it is not one. */
     static Object parse(String text) {
-        Json p = new Json(text);
-        p.ws();
-        Object v = p.value();
-        p.ws();
-        if (p.i != text.length()) {
-            throw p.bad("trailing data");
+        Json parser = new Json(text);
+        parser.ws();
+        Object value = parser.value();
+        parser.ws();
+        if (parser.pos != text.length()) {
+            throw parser.bad("trailing data");
         }
-        return v;
+        return value;
     }
 
     private IllegalArgumentException bad(String why) {
-        return new IllegalArgumentException("json: " + why + " at offset " + i);
+        return new IllegalArgumentException("json: " + why + " at offset " + pos);
     }
 
     private void ws() {
-        while (i < s.length() && " \t\r\n".indexOf(s.charAt(i)) >= 0) {
-            i++;
+        while (pos < text.length() && " \t\r\n".indexOf(text.charAt(pos)) >= 0) {
+            pos++;
         }
     }
 
     private Object value() {
-        if (i >= s.length()) {
+        if (pos >= text.length()) {
             throw bad("unexpected end");
         }
-        char c = s.charAt(i);
-        switch (c) {
+        char next = text.charAt(pos);
+        switch (next) {
             case '{' -> {
-                i++;
-                Map<String, Object> m = new LinkedHashMap<>();
+                pos++;
+                Map<String, Object> object = new LinkedHashMap<>();
                 ws();
                 if (peek('}')) {
-                    return m;
+                    return object;
                 }
                 do {
                     ws();
-                    if (i >= s.length() || s.charAt(i) != '"') {
+                    if (pos >= text.length() || text.charAt(pos) != '"') {
                         throw bad("want a key");
                     }
-                    String k = string();
+                    String key = string();
                     ws();
                     expect(':');
                     ws();
-                    m.put(k, value());
+                    object.put(key, value());
                     ws();
                 } while (peek(','));
                 expect('}');
-                return m;
+                return object;
             }
             case '[' -> {
-                i++;
-                List<Object> l = new ArrayList<>();
+                pos++;
+                List<Object> array = new ArrayList<>();
                 ws();
                 if (peek(']')) {
-                    return l;
+                    return array;
                 }
                 do {
                     ws();
-                    l.add(value());
+                    array.add(value());
                     ws();
                 } while (peek(','));
                 expect(']');
-                return l;
+                return array;
             }
             case '"' -> {
                 return string();
             }
             default -> {
-                if (s.startsWith("true", i)) {
-                    i += 4;
+                if (text.startsWith("true", pos)) {
+                    pos += 4;
                     return Boolean.TRUE;
                 }
-                if (s.startsWith("false", i)) {
-                    i += 5;
+                if (text.startsWith("false", pos)) {
+                    pos += 5;
                     return Boolean.FALSE;
                 }
-                if (s.startsWith("null", i)) {
-                    i += 4;
+                if (text.startsWith("null", pos)) {
+                    pos += 4;
                     return null;
                 }
                 return number();
@@ -107,52 +107,52 @@ final class Json {
         }
     }
 
-    private boolean peek(char c) {
-        if (i < s.length() && s.charAt(i) == c) {
-            i++;
+    private boolean peek(char want) {
+        if (pos < text.length() && text.charAt(pos) == want) {
+            pos++;
             return true;
         }
         return false;
     }
 
-    private void expect(char c) {
-        if (!peek(c)) {
-            throw bad("want '" + c + "'");
+    private void expect(char want) {
+        if (!peek(want)) {
+            throw bad("want '" + want + "'");
         }
     }
 
     private String string() {
         expect('"');
-        StringBuilder b = new StringBuilder();
+        StringBuilder out = new StringBuilder();
         while (true) {
-            if (i >= s.length()) {
+            if (pos >= text.length()) {
                 throw bad("unterminated string");
             }
-            char c = s.charAt(i++);
-            if (c == '"') {
-                return b.toString();
+            char next = text.charAt(pos++);
+            if (next == '"') {
+                return out.toString();
             }
-            if (c != '\\') {
-                b.append(c);
+            if (next != '\\') {
+                out.append(next);
                 continue;
             }
-            if (i >= s.length()) {
+            if (pos >= text.length()) {
                 throw bad("unterminated escape");
             }
-            char e = s.charAt(i++);
-            switch (e) {
-                case '"', '\\', '/' -> b.append(e);
-                case 'b' -> b.append('\b');
-                case 'f' -> b.append('\f');
-                case 'n' -> b.append('\n');
-                case 'r' -> b.append('\r');
-                case 't' -> b.append('\t');
+            char escape = text.charAt(pos++);
+            switch (escape) {
+                case '"', '\\', '/' -> out.append(escape);
+                case 'b' -> out.append('\b');
+                case 'f' -> out.append('\f');
+                case 'n' -> out.append('\n');
+                case 'r' -> out.append('\r');
+                case 't' -> out.append('\t');
                 case 'u' -> {
-                    if (i + 4 > s.length()) {
+                    if (pos + 4 > text.length()) {
                         throw bad("short \\u escape");
                     }
-                    b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-                    i += 4;
+                    out.append((char) Integer.parseInt(text.substring(pos, pos + 4), 16));
+                    pos += 4;
                 }
                 default -> throw bad("bad escape");
             }
@@ -160,45 +160,46 @@ final class Json {
     }
 
     private Object number() {
-        int start = i;
-        while (i < s.length() && "+-0123456789.eE".indexOf(s.charAt(i)) >= 0) {
-            i++;
+        int start = pos;
+        while (pos < text.length() && "+-0123456789.eE".indexOf(text.charAt(pos)) >= 0) {
+            pos++;
         }
-        String n = s.substring(start, i);
-        if (n.isEmpty()) {
+        String literal = text.substring(start, pos);
+        if (literal.isEmpty()) {
             throw bad("unexpected character");
         }
-        if (n.matches("-?\\d+")) {
-            return Long.parseLong(n);
+        if (literal.matches("-?\\d+")) {
+            return Long.parseLong(literal);
         }
-        return Double.parseDouble(n);
+        return Double.parseDouble(literal);
     }
 
     /**
-     * A JSON string literal for s, escaped as Go's encoding/json escapes it
+     * A JSON string literal for text, escaped as Go's encoding/json escapes it
      * (so an entry Java writes is byte for byte what Go would write): \" \\
      * \n \r \t, other control characters and &lt; &gt; &amp; U+2028 U+2029
      * as \\u00XX.
      */
-    static String quote(String s) {
-        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
-        for (int k = 0; k < s.length(); k++) {
-            char c = s.charAt(k);
-            switch (c) {
-                case '"' -> b.append("\\\"");
-                case '\\' -> b.append("\\\\");
-                case '\n' -> b.append("\\n");
-                case '\r' -> b.append("\\r");
-                case '\t' -> b.append("\\t");
+    static String quote(String text) {
+        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
+        for (int i = 0; i < text.length(); i++) {
+            char character = text.charAt(i);
+            switch (character) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                case '\n' -> out.append("\\n");
+                case '\r' -> out.append("\\r");
+                case '\t' -> out.append("\\t");
                 default -> {
-                    if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == '\u2028' || c == '\u2029') {
-                        b.append(String.format("\\u%04x", (int) c));
+                    if (character < 0x20 || character == '<' || character == '>' || character == '&'
+                            || character == '\u2028' || character == '\u2029') {
+                        out.append(String.format("\\u%04x", (int) character));
                     } else {
-                        b.append(c);
+                        out.append(character);
                     }
                 }
             }
         }
-        return b.append('"').toString();
+        return out.append('"').toString();
     }
 }

@@ -31,42 +31,42 @@ public enum KeyCodec {
             return name.getBytes(StandardCharsets.UTF_8);
         }
         byte[] utf = modifiedUtf8(name);
-        ByteArrayOutputStream b = new ByteArrayOutputStream(utf.length + 13);
-        b.write(0xac);
-        b.write(0xed);
-        b.write(0x00);
-        b.write(0x05);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(utf.length + 13);
+        out.write(0xac);
+        out.write(0xed);
+        out.write(0x00);
+        out.write(0x05);
         if (utf.length <= 0xffff) {
-            b.write(0x74);
-            b.write(utf.length >> 8);
-            b.write(utf.length);
+            out.write(0x74);
+            out.write(utf.length >> 8);
+            out.write(utf.length);
         } else {
-            b.write(0x7c);
-            long n = utf.length;
+            out.write(0x7c);
+            long length = utf.length;
             for (int i = 7; i >= 0; i--) {
-                b.write((int) (n >> (8 * i)));
+                out.write((int) (length >> (8 * i)));
             }
         }
-        b.writeBytes(utf);
-        return b.toByteArray();
+        out.writeBytes(utf);
+        return out.toByteArray();
     }
 
     /** DataOutput.writeUTF's encoding, without its length limit. */
-    static byte[] modifiedUtf8(String s) {
-        ByteArrayOutputStream b = new ByteArrayOutputStream(s.length());
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c >= 0x0001 && c <= 0x007f) {
-                b.write(c);
-            } else if (c <= 0x07ff) {
-                b.write(0xc0 | (c >> 6));
-                b.write(0x80 | (c & 0x3f));
+    static byte[] modifiedUtf8(String text) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(text.length());
+        for (int i = 0; i < text.length(); i++) {
+            char character = text.charAt(i);
+            if (character >= 0x0001 && character <= 0x007f) {
+                out.write(character);
+            } else if (character <= 0x07ff) {
+                out.write(0xc0 | (character >> 6));
+                out.write(0x80 | (character & 0x3f));
             } else {
-                b.write(0xe0 | (c >> 12));
-                b.write(0x80 | ((c >> 6) & 0x3f));
-                b.write(0x80 | (c & 0x3f));
+                out.write(0xe0 | (character >> 12));
+                out.write(0x80 | ((character >> 6) & 0x3f));
+                out.write(0x80 | (character & 0x3f));
             }
         }
-        return b.toByteArray();
+        return out.toByteArray();
     }
 }

@@ -17,8 +17,8 @@ final class Keys {
 
     private Keys() {}
 
-    static byte[] ascii(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+    static byte[] ascii(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     /** The hash tag's bounds [from, to) in key, or null when key has none ("{}" is none). */
@@ -41,23 +41,23 @@ final class Keys {
     private static final int[] CRC16 = crc16Table();
 
     private static int[] crc16Table() {
-        int[] t = new int[256];
-        for (int v = 0; v < 256; v++) {
-            int crc = v << 8;
-            for (int b = 0; b < 8; b++) {
+        int[] table = new int[256];
+        for (int value = 0; value < 256; value++) {
+            int crc = value << 8;
+            for (int bit = 0; bit < 8; bit++) {
                 crc = (crc & 0x8000) != 0 ? ((crc << 1) ^ 0x1021) : (crc << 1);
                 crc &= 0xffff;
             }
-            t[v] = crc;
+            table[value] = crc;
         }
-        return t;
+        return table;
     }
 
     /** The key's Redis Cluster hash slot: CRC16-XMODEM of its tag (or of all of it), mod 16384. */
     static int slot(byte[] key) {
-        int[] t = tag(key);
-        int from = t == null ? 0 : t[0];
-        int to = t == null ? key.length : t[1];
+        int[] bounds = tag(key);
+        int from = bounds == null ? 0 : bounds[0];
+        int to = bounds == null ? key.length : bounds[1];
         int crc = 0;
         for (int i = from; i < to; i++) {
             crc = ((crc << 8) ^ CRC16[((crc >>> 8) ^ key[i]) & 0xff]) & 0xffff;
@@ -66,11 +66,11 @@ final class Keys {
     }
 
     static byte[] concat(byte[]... parts) {
-        ByteArrayOutputStream b = new ByteArrayOutputStream();
-        for (byte[] p : parts) {
-            b.writeBytes(p);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] part : parts) {
+            out.writeBytes(part);
         }
-        return b.toByteArray();
+        return out.toByteArray();
     }
 
     /**
@@ -88,29 +88,32 @@ final class Keys {
      * first decimal number 0, 1, 2, … whose slot is key's.
      */
     static byte[] modernKey(byte[] legacyKey) {
-        byte[] c = companion(legacyKey, MODERN_SUFFIX);
-        if (c != null) {
-            return c;
+        byte[] tagged = companion(legacyKey, MODERN_SUFFIX);
+        if (tagged != null) {
+            return tagged;
         }
         return concat(ascii("{"), ascii(slotTag(slot(legacyKey))), ascii("}"), legacyKey, MODERN_SUFFIX);
     }
 
-    /** SLOT_TAGS[s]: the first decimal number 0, 1, 2, … whose slot is s (Go's migrate.slotTag); built once, on first use. */
+    /**
+     * SLOT_TAGS[s]: the first decimal number 0, 1, 2, … whose slot is s (Go's
+     * migrate.slotTag); built once, on first use.
+     */
     private static final class SlotTags {
         static final String[] SLOT_TAGS = build();
 
         private static String[] build() {
-            String[] t = new String[SLOTS];
+            String[] tags = new String[SLOTS];
             int left = SLOTS;
             for (int i = 0; left > 0; i++) {
-                String n = Integer.toString(i);
-                int s = slot(ascii(n));
-                if (t[s] == null) {
-                    t[s] = n;
+                String number = Integer.toString(i);
+                int slot = slot(ascii(number));
+                if (tags[slot] == null) {
+                    tags[slot] = number;
                     left--;
                 }
             }
-            return t;
+            return tags;
         }
     }
 
@@ -125,15 +128,15 @@ final class Keys {
     }
 
     static String show(byte[] key) {
-        for (byte b : key) {
-            if (b < 0x20 || b == 0x7f) {
+        for (byte keyByte : key) {
+            if (keyByte < 0x20 || keyByte == 0x7f) {
                 return "0x" + HexFormat.of().formatHex(key);
             }
         }
         return '"' + new String(key, StandardCharsets.UTF_8) + '"';
     }
 
-    static boolean same(byte[] a, byte[] b) {
-        return Arrays.equals(a, b);
+    static boolean same(byte[] left, byte[] right) {
+        return Arrays.equals(left, right);
     }
 }

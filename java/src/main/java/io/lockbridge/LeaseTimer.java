@@ -6,7 +6,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The lease timer: one daemon thread of lockbridge's own that runs every
- * lock's give-up point and nothing else. Its tasks only take a lock's mu
+ * lock's give-up point and nothing else. Its tasks only take a lock's stateLock
  * (never held across I/O) and hand done()'s completion on, so no caller's
  * code, no stalled command and no busy shared pool delays it.
  *
@@ -23,77 +23,77 @@ import java.util.concurrent.locks.ReentrantLock;
  * wake-up always wakes it.
  */
 final class LeaseTimer {
-    /** A point armed: runs at (System.nanoTime()) unless cancelled first. */
+    /** A point armed: runs at atNanos (System.nanoTime()) unless cancelled first. */
     static final class Task implements Comparable<Task> {
-        final long at;
+        final long atNanos;
         final long seq;
         final Runnable run;
 
-        Task(long at, long seq, Runnable run) {
-            this.at = at;
+        Task(long atNanos, long seq, Runnable run) {
+            this.atNanos = atNanos;
             this.seq = seq;
             this.run = run;
         }
 
         @Override
-        public int compareTo(Task o) {
-            long d = at - o.at; // nanoTime order; points lie within 2^62 ns of each other
-            return d != 0 ? Long.signum(d) : Long.compare(seq, o.seq);
+        public int compareTo(Task other) {
+            long delta = atNanos - other.atNanos; // nanoTime order; points lie within 2^62 ns of each other
+            return delta != 0 ? Long.signum(delta) : Long.compare(seq, other.seq);
         }
     }
 
-    private final ReentrantLock mu = new ReentrantLock();
-    private final Condition changed = mu.newCondition();
-    private final TreeSet<Task> tasks = new TreeSet<>(); // under mu
-    private long seq; // under mu
-    private boolean idle; // under mu: the thread waits with no deadline
-    private long wakeAt; // under mu: unless idle, the thread wakes by itself by then
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final TreeSet<Task> tasks = new TreeSet<>(); // under lock
+    private long seq; // under lock
+    private boolean idle; // under lock: the thread waits with no deadline
+    private long wakeAt; // under lock: unless idle, the thread wakes by itself by then
 
     LeaseTimer(String name) {
-        Thread t = new Threads.Own(this::loop, name);
-        t.start();
+        Thread thread = new Threads.Own(this::loop, name);
+        thread.start();
     }
 
-    /** Arms r at atNanos (System.nanoTime()); waking the thread only when that is before its next wake-up. */
-    Task schedule(Runnable r, long atNanos) {
-        mu.lock();
+    /** Arms action at atNanos (System.nanoTime()); waking the thread only when that is before its next wake-up. */
+    Task schedule(Runnable action, long atNanos) {
+        lock.lock();
         try {
-            Task t = new Task(atNanos, seq++, r);
-            tasks.add(t);
+            Task task = new Task(atNanos, seq++, action);
+            tasks.add(task);
             if (idle || atNanos - wakeAt < 0) {
                 changed.signal();
             }
-            return t;
+            return task;
         } finally {
-            mu.unlock();
+            lock.unlock();
         }
     }
 
-    /** Disarms t (a no-op once it ran); never wakes the thread. */
-    void cancel(Task t) {
-        mu.lock();
+    /** Disarms task (a no-op once it ran); never wakes the thread. */
+    void cancel(Task task) {
+        lock.lock();
         try {
-            tasks.remove(t);
+            tasks.remove(task);
         } finally {
-            mu.unlock();
+            lock.unlock();
         }
     }
 
     private void loop() {
-        mu.lock();
+        lock.lock();
         try {
             for (;;) {
                 Task first = tasks.isEmpty() ? null : tasks.first();
                 long now = System.nanoTime();
-                if (first != null && first.at - now <= 0) {
+                if (first != null && first.atNanos - now <= 0) {
                     tasks.pollFirst();
-                    mu.unlock();
+                    lock.unlock();
                     try {
                         first.run.run();
                     } catch (Throwable e) {
                         // a task's failure must not stop the other locks' timers
                     } finally {
-                        mu.lock();
+                        lock.lock();
                     }
                     continue;
                 }
@@ -103,8 +103,8 @@ final class LeaseTimer {
                         changed.await();
                     } else {
                         idle = false;
-                        wakeAt = first.at;
-                        changed.awaitNanos(first.at - now);
+                        wakeAt = first.atNanos;
+                        changed.awaitNanos(first.atNanos - now);
                     }
                 } catch (InterruptedException e) {
                     // nothing stops this thread: look at the queue again
@@ -112,7 +112,7 @@ final class LeaseTimer {
                 idle = false;
             }
         } finally {
-            mu.unlock();
+            lock.unlock();
         }
     }
 }

@@ -32,12 +32,13 @@ public final class LegacyLocker implements AutoCloseable {
     private final Events events; // null without a listener
     private volatile boolean closed;
 
-    private LegacyLocker(Builder b) {
-        this.redis = b.redis;
-        this.profile = b.profile;
-        this.backoff = b.backoff;
-        this.events = Events.of("legacy", b.listener);
-        this.watchdog = b.autoRefresh ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-legacy-watchdog")) : null;
+    private LegacyLocker(Builder builder) {
+        this.redis = builder.redis;
+        this.profile = builder.profile;
+        this.backoff = builder.backoff;
+        this.events = Events.of("legacy", builder.listener);
+        this.watchdog = builder.autoRefresh
+                ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-legacy-watchdog")) : null;
     }
 
     public static Builder builder(Redis redis) {
@@ -60,30 +61,30 @@ public final class LegacyLocker implements AutoCloseable {
         }
 
         /** The legacy profile; default {@link LegacyProfile#defaults()}. */
-        public Builder profile(LegacyProfile p) {
-            this.profile = Objects.requireNonNull(p);
+        public Builder profile(LegacyProfile profile) {
+            this.profile = Objects.requireNonNull(profile);
             return this;
         }
 
         /** The waiting backoff of lock(); default 10 ms doubling to 100 ms. */
-        public Builder backoff(Backoff b) {
-            this.backoff = Objects.requireNonNull(b);
+        public Builder backoff(Backoff backoff) {
+            this.backoff = Objects.requireNonNull(backoff);
             return this;
         }
 
         /** Refresh held locks every ttl/3 (default off: the Java code never refreshes). */
-        public Builder autoRefresh(boolean on) {
-            this.autoRefresh = on;
+        public Builder autoRefresh(boolean enabled) {
+            this.autoRefresh = enabled;
             return this;
         }
 
         /**
          * Reports contention, lock()'s waits and, for auto-refreshed locks,
-         * their background refreshes and losses to l (system
+         * their background refreshes and losses to listener (system
          * {@code legacy}; see {@link LockListener}). Default: none.
          */
-        public Builder listener(LockListener l) {
-            this.listener = Objects.requireNonNull(l);
+        public Builder listener(LockListener listener) {
+            this.listener = Objects.requireNonNull(listener);
             return this;
         }
 
@@ -110,13 +111,13 @@ public final class LegacyLocker implements AutoCloseable {
         profile.checkTtl(ttl);
         byte[] key = profile.encodeKey(name);
         Wait.notInterrupted(name);
-        LegacyLock lk = acquire(redis, profile, name, key, ttl, Phase.LEGACY);
-        lk.afterRelease = () -> wakes.released(name);
+        LegacyLock lock = acquire(redis, profile, name, key, ttl, Phase.LEGACY);
+        lock.afterRelease = () -> wakes.released(name);
         if (watchdog != null) {
-            lk.events = events;
-            lk.autoRefresh(watchdog);
+            lock.events = events;
+            lock.autoRefresh(watchdog);
         }
-        return lk;
+        return lock;
     }
 
     /**
@@ -133,7 +134,11 @@ public final class LegacyLocker implements AutoCloseable {
         return Wait.loop(name, wait, backoff, again -> attempt(name, ttl), wake -> wakes.add(name, wake), events);
     }
 
-    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed, and each is signalled lost on done() at ttl/12 before its lease ends, as every lock is that nothing extended. */
+    /**
+     * Stops the watchdog; later lock calls throw InvalidException. Held locks
+     * are no longer refreshed, and each is signalled lost on done() at ttl/12
+     * before its lease ends, as every lock is that nothing extended.
+     */
     @Override
     public void close() {
         closed = true;
@@ -149,57 +154,64 @@ public final class LegacyLocker implements AutoCloseable {
     }
 
     /** One atomic acquire of the legacy key (legacy/scripts/acquire.lua). */
-    static LegacyLock acquire(Redis redis, LegacyProfile p, String name, byte[] key, Duration ttl, Phase phase) {
+    static LegacyLock acquire(Redis redis, LegacyProfile profile, String name, byte[] key, Duration ttl, Phase phase) {
         long start = System.nanoTime();
-        Instant now = p.now();
-        long w = p.expiry(now, ttl);
-        byte[] value = p.valueCodec().encode(w);
-        Script s = Scripts.LEGACY_ACQUIRE;
-        List<?> r = redis.evalList(s, new byte[][] {key}, value, Redis.arg(p.valueCodec().id()), Redis.arg(p.cutoff(now)), Redis.arg("0"));
-        List<?> a = Replies.list(s, r, 1);
-        long state = Replies.num(s, a.get(0));
+        Instant now = profile.now();
+        long expiry = profile.expiry(now, ttl);
+        byte[] value = profile.valueCodec().encode(expiry);
+        Script script = Scripts.LEGACY_ACQUIRE;
+        List<?> raw = redis.evalList(script, new byte[][] {key}, value, Redis.arg(profile.valueCodec().id()),
+                Redis.arg(profile.cutoff(now)), Redis.arg("0"));
+        List<?> reply = Replies.list(script, raw, 1);
+        long state = Replies.num(script, reply.get(0));
         if (state == 1 || state == 2) {
-            return new LegacyLock(redis, p, name, key, w, ttl, phase, start, p.holderLease(now, ttl, w));
+            return new LegacyLock(redis, profile, name, key, expiry, ttl, phase, start,
+                    profile.holderLease(now, ttl, expiry));
         }
         if (state == 0) {
-            Long t = p.valueCodec().decode(Replies.bytes(s, a.get(1)));
-            Duration left = t == null ? Duration.ZERO : p.remaining(t, now);
-            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " is held until " + t + " (" + left + " left)", left);
+            Long heldUntil = profile.valueCodec().decode(Replies.bytes(script, reply.get(1)));
+            Duration left = heldUntil == null ? Duration.ZERO : profile.remaining(heldUntil, now);
+            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " is held until " + heldUntil
+                    + " (" + left + " left)", left);
         }
         if (state == -1) {
-            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " holds a foreign value (not " + p.valueCodec().id()
-                    + "): never taken over", Duration.ZERO);
+            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " holds a foreign value (not "
+                    + profile.valueCodec().id() + "): never taken over", Duration.ZERO);
         }
-        throw Replies.unexpected(s, r);
+        throw Replies.unexpected(script, raw);
     }
 
-    /** A legacy lock: our expiry W and the lease it was written with; its holder counts the lease only while W keeps others out. */
+    /**
+     * A legacy lock: our expiry W and the lease it was written with; its holder
+     * counts the lease only while W keeps others out.
+     */
     static final class LegacyLock extends AbstractLock {
         private final Redis redis;
-        private final LegacyProfile p;
+        private final LegacyProfile profile;
         final byte[] key;
-        private long w;
+        private long expiry;
         private Duration lease;
 
-        LegacyLock(Redis redis, LegacyProfile p, String name, byte[] key, long w, Duration ttl, Phase phase, long start, Duration local) {
-            super(name, phase, start, local, ttl, p.serverHold(ttl));
+        LegacyLock(Redis redis, LegacyProfile profile, String name, byte[] key, long expiry, Duration ttl, Phase phase,
+                long start, Duration local) {
+            super(name, phase, start, local, ttl, profile.serverHold(ttl));
             this.redis = redis;
-            this.p = p;
+            this.profile = profile;
             this.key = key;
-            this.w = w;
+            this.expiry = expiry;
             this.lease = ttl;
         }
 
         /** Our expiry W, in the profile's unit. */
         synchronized long expiry() {
-            return w;
+            return expiry;
         }
 
         @Override
         void release() {
             long code;
             synchronized (this) {
-                code = redis.evalLong(Scripts.LEGACY_RELEASE, new byte[][] {key}, p.ownerArgs(w, lease));
+                code = redis.evalLong(Scripts.LEGACY_RELEASE, new byte[][] {key}, profile.ownerArgs(expiry, lease));
             }
             if (code != 1) {
                 throw notHeld(name, code);
@@ -208,35 +220,36 @@ public final class LegacyLocker implements AutoCloseable {
 
         @Override
         void refreshOnce(Duration ttl) {
-            p.checkTtl(ttl);
+            profile.checkTtl(ttl);
             long start = System.nanoTime();
-            Instant now = p.now();
-            long nw = p.expiry(now, ttl);
+            Instant now = profile.now();
+            long newExpiry = profile.expiry(now, ttl);
             byte[][] owner;
             synchronized (this) {
-                owner = p.ownerArgs(w, lease);
+                owner = profile.ownerArgs(expiry, lease);
             }
             byte[][] args = new byte[8][];
             System.arraycopy(owner, 0, args, 0, 6);
-            args[6] = p.valueCodec().encode(nw);
+            args[6] = profile.valueCodec().encode(newExpiry);
             args[7] = Redis.arg("0");
-            sending(start, p.holderLease(now, ttl, nw), ttl, p.serverHold(ttl));
+            sending(start, profile.holderLease(now, ttl, newExpiry), ttl, profile.serverHold(ttl));
             long code = redis.evalLong(Scripts.LEGACY_REFRESH, new byte[][] {key}, args);
             if (code != 1) {
                 throw notHeld(name, code);
             }
             synchronized (this) {
-                w = nw;
+                expiry = newExpiry;
                 lease = ttl;
             }
-            extend(start, p.holderLease(now, ttl, nw), ttl);
+            extend(start, profile.holderLease(now, ttl, newExpiry), ttl);
         }
     }
 
     /** The NotHeldException of an owner-window code (legacy_owner.lua). */
     static NotHeldException notHeld(String name, long code) {
         if (code == 0) {
-            return new NotHeldException(name, NotHeldException.Reason.TAKEN, "the legacy key holds another holder's value");
+            return new NotHeldException(name, NotHeldException.Reason.TAKEN,
+                    "the legacy key holds another holder's value");
         }
         if (code == -1) {
             return new NotHeldException(name, NotHeldException.Reason.GONE, "the legacy key is gone");

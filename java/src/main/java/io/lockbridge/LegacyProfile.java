@@ -45,48 +45,51 @@ public final class LegacyProfile {
     }
 
     /** MILLISECONDS (System.currentTimeMillis(), the default) or SECONDS (Unix seconds). */
-    public LegacyProfile unit(TimeUnit u) {
-        if (u != TimeUnit.MILLISECONDS && u != TimeUnit.SECONDS) {
-            throw new InvalidException("lockbridge: legacy unit must be MILLISECONDS or SECONDS, got " + u);
+    public LegacyProfile unit(TimeUnit unit) {
+        if (unit != TimeUnit.MILLISECONDS && unit != TimeUnit.SECONDS) {
+            throw new InvalidException("lockbridge: legacy unit must be MILLISECONDS or SECONDS, got " + unit);
         }
-        return new LegacyProfile(u, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin, clock);
+        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin, clock);
     }
 
     /** Whether the expiry is now + lease + 1 (true, the default) or now + lease. */
-    public LegacyProfile plusOne(boolean on) {
-        return new LegacyProfile(unit, on, keyCodec, valueCodec, skewMargin, serverClockMargin, clock);
+    public LegacyProfile plusOne(boolean plusOne) {
+        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin, clock);
     }
 
-    public LegacyProfile keyCodec(KeyCodec k) {
-        return new LegacyProfile(unit, plusOne, Objects.requireNonNull(k), valueCodec, skewMargin, serverClockMargin, clock);
+    public LegacyProfile keyCodec(KeyCodec keyCodec) {
+        return new LegacyProfile(unit, plusOne, Objects.requireNonNull(keyCodec), valueCodec, skewMargin,
+                serverClockMargin, clock);
     }
 
-    public LegacyProfile valueCodec(ValueCodec v) {
-        return new LegacyProfile(unit, plusOne, keyCodec, Objects.requireNonNull(v), skewMargin, serverClockMargin, clock);
+    public LegacyProfile valueCodec(ValueCodec valueCodec) {
+        return new LegacyProfile(unit, plusOne, keyCodec, Objects.requireNonNull(valueCodec), skewMargin,
+                serverClockMargin, clock);
     }
 
     /**
-     * Take over a stored expiry only once it is below now minus d (rounded
+     * Take over a stored expiry only once it is below now minus skewMargin (rounded
      * up to whole units); default 0, the Java rule.
      */
-    public LegacyProfile skewMargin(Duration d) {
-        if (d.isNegative()) {
-            throw new InvalidException("lockbridge: negative skew margin " + d);
+    public LegacyProfile skewMargin(Duration skewMargin) {
+        if (skewMargin.isNegative()) {
+            throw new InvalidException("lockbridge: negative skew margin " + skewMargin);
         }
-        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, d, serverClockMargin, clock);
+        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin, clock);
     }
 
     /** How far past our expiry the server's clock may be before a release or refresh is refused; default 2 s. */
-    public LegacyProfile serverClockMargin(Duration d) {
-        if (d.isNegative()) {
-            throw new InvalidException("lockbridge: negative server-clock margin " + d);
+    public LegacyProfile serverClockMargin(Duration serverClockMargin) {
+        if (serverClockMargin.isNegative()) {
+            throw new InvalidException("lockbridge: negative server-clock margin " + serverClockMargin);
         }
-        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, d, clock);
+        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin, clock);
     }
 
     /** The clock whose now computes expiries and judges them (a seam for tests). */
-    public LegacyProfile clock(Clock c) {
-        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin, Objects.requireNonNull(c));
+    public LegacyProfile clock(Clock clock) {
+        return new LegacyProfile(unit, plusOne, keyCodec, valueCodec, skewMargin, serverClockMargin,
+                Objects.requireNonNull(clock));
     }
 
     public TimeUnit unit() {
@@ -117,26 +120,27 @@ public final class LegacyProfile {
         return clock.instant();
     }
 
-    /** t in the unit: Unix ms or Unix seconds, floored. */
-    long time(Instant t) {
-        return unit == TimeUnit.SECONDS ? t.getEpochSecond() : t.toEpochMilli();
+    /** instant in the unit: Unix ms or Unix seconds, floored. */
+    long time(Instant instant) {
+        return unit == TimeUnit.SECONDS ? instant.getEpochSecond() : instant.toEpochMilli();
     }
 
     /**
-     * The instant of v in the unit. Seconds beyond what an Instant can hold
+     * The instant of value in the unit. Seconds beyond what an Instant can hold
      * (about ±3.2e16) are clamped to its bounds, far past any lease (Go's
      * TimeOf clamps the same way at its own bound).
      */
-    Instant timeOf(long v) {
+    Instant timeOf(long value) {
         if (unit == TimeUnit.SECONDS) {
-            return Instant.ofEpochSecond(Math.max(Math.min(v, Instant.MAX.getEpochSecond()), Instant.MIN.getEpochSecond()));
+            return Instant.ofEpochSecond(
+                    Math.max(Math.min(value, Instant.MAX.getEpochSecond()), Instant.MIN.getEpochSecond()));
         }
-        return Instant.ofEpochMilli(v);
+        return Instant.ofEpochMilli(value);
     }
 
-    /** Whole units in d, truncated. */
-    long units(Duration d) {
-        return unit == TimeUnit.SECONDS ? d.getSeconds() : d.toMillis();
+    /** Whole units in duration, truncated. */
+    long units(Duration duration) {
+        return unit == TimeUnit.SECONDS ? duration.getSeconds() : duration.toMillis();
     }
 
     /** The lease must be at least one unit (and 1 ms), and at most {@link AbstractLock#MAX_TTL}. */
@@ -149,27 +153,27 @@ public final class LegacyProfile {
 
     /** The expiry W written for a lease from now: now + lease [+ 1], in the unit. */
     public long expiry(Instant now, Duration lease) {
-        long v = time(now) + units(lease);
-        return plusOne ? v + 1 : v;
+        long value = time(now) + units(lease);
+        return plusOne ? value + 1 : value;
     }
 
     private long skewUnits() {
-        long u = unitDuration().toNanos();
-        return (skewMargin.toNanos() + u - 1) / u;
+        long unitNanos = unitDuration().toNanos();
+        return (skewMargin.toNanos() + unitNanos - 1) / unitNanos;
     }
 
-    /** When lockers of this profile on now's clock may take over the expiry w: once their now passes it, at the next unit. */
-    Instant valueEnd(long w) {
-        return timeOf(w + 1);
+    /** When lockers of this profile on now's clock may take over expiry: once their now passes it, at the next unit. */
+    Instant valueEnd(long expiry) {
+        return timeOf(expiry + 1);
     }
 
     /**
-     * The lease a holder of the expiry w written at now counts: ttl, or less
+     * The lease a holder of expiry written at now counts: ttl, or less
      * when the value can be taken over sooner (a ttl not a whole number of
      * units: W holds its whole units only).
      */
-    Duration holderLease(Instant now, Duration ttl, long w) {
-        Duration end = Duration.between(now, valueEnd(w));
+    Duration holderLease(Instant now, Duration ttl, long expiry) {
+        Duration end = Duration.between(now, valueEnd(expiry));
         return end.compareTo(ttl) < 0 ? end : ttl;
     }
 
@@ -181,8 +185,8 @@ public final class LegacyProfile {
      * has ended.
      */
     Duration serverHold(Duration ttl) {
-        Duration d = ttl.plus(unitDuration().multipliedBy(4)).plus(skewMargin);
-        return d.compareTo(AbstractLock.MAX_TTL) > 0 ? AbstractLock.MAX_TTL : d;
+        Duration hold = ttl.plus(unitDuration().multipliedBy(4)).plus(skewMargin);
+        return hold.compareTo(AbstractLock.MAX_TTL) > 0 ? AbstractLock.MAX_TTL : hold;
     }
 
     /** The takeover cutoff: a stored expiry below it has expired (now minus the skew margin). */
@@ -190,16 +194,16 @@ public final class LegacyProfile {
         return time(now) - skewUnits();
     }
 
-    /** How long a live stored expiry v has left by now; zero when expired. */
-    Duration remaining(long v, Instant now) {
-        if (v < cutoff(now)) {
+    /** How long a live stored expiry has left by now; zero when expired. */
+    Duration remaining(long expiry, Instant now) {
+        if (expiry < cutoff(now)) {
             return Duration.ZERO;
         }
-        if (v > Long.MAX_VALUE / 2) {
+        if (expiry > Long.MAX_VALUE / 2) {
             return Duration.ofDays(365_000);
         }
-        Duration d = Duration.between(now, timeOf(v + skewUnits() + 1));
-        return d.isNegative() || d.isZero() ? Duration.ofNanos(1) : d;
+        Duration left = Duration.between(now, timeOf(expiry + skewUnits() + 1));
+        return left.isNegative() || left.isZero() ? Duration.ofNanos(1) : left;
     }
 
     /**
@@ -207,9 +211,10 @@ public final class LegacyProfile {
      * unit, W, the lease in the unit, our clock's now (read here, just
      * before sending) and the server-clock margin in ms.
      */
-    byte[][] ownerArgs(long w, Duration lease) {
+    byte[][] ownerArgs(long expiry, Duration lease) {
         long marginMs = (serverClockMargin.toNanos() + 999_999) / 1_000_000;
-        return new byte[][] {Redis.arg(valueCodec.id()), Redis.arg(unitId()), Redis.arg(w), Redis.arg(units(lease)),
+        return new byte[][] {Redis.arg(valueCodec.id()), Redis.arg(unitId()), Redis.arg(expiry),
+                Redis.arg(units(lease)),
             Redis.arg(time(now())), Redis.arg(marginMs)};
     }
 
@@ -218,15 +223,16 @@ public final class LegacyProfile {
         if (name == null || name.isEmpty()) {
             throw new InvalidException("lockbridge: empty lock name");
         }
-        byte[] k = keyCodec.encode(name);
+        byte[] key = keyCodec.encode(name);
         if (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > 65536) {
             throw new InvalidException("lockbridge: lock name longer than 64 KiB");
         }
-        return k;
+        return key;
     }
 
     @Override
     public String toString() {
-        return "key " + keyCodec.id() + ", value " + valueCodec.id() + ", " + unitId() + ", " + (plusOne ? "+1" : "no +1");
+        return "key " + keyCodec.id() + ", value " + valueCodec.id() + ", " + unitId() + ", "
+                + (plusOne ? "+1" : "no +1");
     }
 }

@@ -17,22 +17,22 @@ final class LocalWakes {
 
     /** Calls wake on each release of name until the returned handle is closed. */
     AutoCloseable add(String name, Runnable wake) {
-        waiting.compute(name, (k, s) -> {
-            Set<Runnable> t = s == null ? ConcurrentHashMap.newKeySet() : s;
-            t.add(wake);
-            return t;
+        waiting.compute(name, (key, waiters) -> {
+            Set<Runnable> wakes = waiters == null ? ConcurrentHashMap.newKeySet() : waiters;
+            wakes.add(wake);
+            return wakes;
         });
-        return () -> waiting.computeIfPresent(name, (k, s) -> {
-            s.remove(wake);
-            return s.isEmpty() ? null : s;
+        return () -> waiting.computeIfPresent(name, (key, waiters) -> {
+            waiters.remove(wake);
+            return waiters.isEmpty() ? null : waiters;
         });
     }
 
     /** A lock on name was released: wakes its waiters. */
     void released(String name) {
-        Set<Runnable> s = waiting.get(name);
-        if (s != null) {
-            s.forEach(Runnable::run);
+        Set<Runnable> waiters = waiting.get(name);
+        if (waiters != null) {
+            waiters.forEach(Runnable::run);
         }
     }
 }

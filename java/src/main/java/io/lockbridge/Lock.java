@@ -45,7 +45,8 @@ public interface Lock extends AutoCloseable {
      * the others throw {@link InvalidException}.
      */
     default Duration ttl() {
-        throw new InvalidException("lockbridge: ttl() reads a ModernLocker's lock; this lock is a " + phase() + " lock");
+        throw new InvalidException("lockbridge: ttl() reads a ModernLocker's lock; this lock is a " + phase()
+                + " lock");
     }
 
     /** Whether the lock is still held as far as this process knows. */

@@ -59,7 +59,7 @@ public final class MigrateLocker implements AutoCloseable {
     private final Phase fixed;
     private final boolean autoRefresh;
     private final Backoff backoff;
-    private final Namespace ns; // null without a namespace
+    private final Namespace namespace; // null without a namespace
     private final Follower follow; // null without a namespace
     private final HeldSet held = new HeldSet();
     private final LocalWakes wakes = new LocalWakes();
@@ -68,22 +68,24 @@ public final class MigrateLocker implements AutoCloseable {
     private final Events events; // null without a listener
     private volatile boolean closed;
 
-    private MigrateLocker(Builder b) {
-        this.redis = b.redis;
-        this.events = Events.of("migrate", b.listener);
-        this.modernAttempts = new ModernAcquire(b.redis);
-        this.profile = b.profile;
-        this.fixed = b.phase;
-        this.autoRefresh = b.autoRefresh;
-        this.backoff = b.backoff;
-        String n = b.from != null ? b.from : b.namespace;
-        if (n != null) {
-            this.ns = new Namespace(n);
-            Phase heartbeatOnly = b.from == null ? (b.phase == null ? Phase.LEGACY : b.phase) : null;
-            Duration lease = b.phaseLease != null ? b.phaseLease : b.interval.multipliedBy(DEFAULT_PHASE_LEASE_INTERVALS);
-            this.follow = new Follower(redis, ns, b.interval, lease, heartbeatOnly, held::report, held::endIncompatible);
+    private MigrateLocker(Builder builder) {
+        this.redis = builder.redis;
+        this.events = Events.of("migrate", builder.listener);
+        this.modernAttempts = new ModernAcquire(builder.redis);
+        this.profile = builder.profile;
+        this.fixed = builder.phase;
+        this.autoRefresh = builder.autoRefresh;
+        this.backoff = builder.backoff;
+        String namespaceName = builder.from != null ? builder.from : builder.namespace;
+        if (namespaceName != null) {
+            this.namespace = new Namespace(namespaceName);
+            Phase heartbeatOnly = builder.from == null ? (builder.phase == null ? Phase.LEGACY : builder.phase) : null;
+            Duration lease = builder.phaseLease != null ? builder.phaseLease
+                    : builder.interval.multipliedBy(DEFAULT_PHASE_LEASE_INTERVALS);
+            this.follow = new Follower(redis, namespace, builder.interval, lease, heartbeatOnly, held::report,
+                    held::endIncompatible);
         } else {
-            this.ns = null;
+            this.namespace = null;
             this.follow = null;
         }
         this.watchdog = Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-migrate-watchdog"));
@@ -114,37 +116,37 @@ public final class MigrateLocker implements AutoCloseable {
         }
 
         /** The legacy profile of the Java services' lock; default {@link LegacyProfile#defaults()}. */
-        public Builder legacy(LegacyProfile p) {
-            this.profile = Objects.requireNonNull(p);
+        public Builder legacy(LegacyProfile profile) {
+            this.profile = Objects.requireNonNull(profile);
             return this;
         }
 
         /** A fixed phase (no following); default LEGACY when neither this nor followPhase is set. */
-        public Builder phase(Phase p) {
-            this.phase = Objects.requireNonNull(p);
+        public Builder phase(Phase phase) {
+            this.phase = Objects.requireNonNull(phase);
             return this;
         }
 
-        /** Follow namespace ns's phase from Redis, heartbeating into its registry. */
-        public Builder followPhase(String ns) {
-            new Namespace(ns);
-            this.from = ns;
+        /** Follow the phase of namespace from Redis, heartbeating into its registry. */
+        public Builder followPhase(String namespace) {
+            new Namespace(namespace);
+            this.from = namespace;
             return this;
         }
 
-        /** With a fixed phase: heartbeat into namespace ns's registry (so the controller counts this client). */
-        public Builder namespace(String ns) {
-            new Namespace(ns);
-            this.namespace = ns;
+        /** With a fixed phase: heartbeat into the registry of namespace (so the controller counts this client). */
+        public Builder namespace(String namespace) {
+            new Namespace(namespace);
+            this.namespace = namespace;
             return this;
         }
 
         /** How often a following locker reads the phase and heartbeats; default 2 s. */
-        public Builder phaseInterval(Duration d) {
-            if (d == null || d.compareTo(Duration.ofMillis(1)) < 0) {
-                throw new InvalidException("migrate: phase interval must be at least 1ms, got " + d);
+        public Builder phaseInterval(Duration interval) {
+            if (interval == null || interval.compareTo(Duration.ofMillis(1)) < 0) {
+                throw new InvalidException("migrate: phase interval must be at least 1ms, got " + interval);
             }
-            this.interval = d;
+            this.interval = interval;
             return this;
         }
 
@@ -153,34 +155,35 @@ public final class MigrateLocker implements AutoCloseable {
          * longer than the phase interval and below 2^39 ms; a lock's ttl may
          * then be at most 2^40 ms minus the lease (else InvalidException).
          */
-        public Builder phaseLease(Duration d) {
-            if (d == null || d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(MAX_LEASE) >= 0) {
-                throw new InvalidException("migrate: phase lease must be at least 1ms and below " + MAX_LEASE + ", got " + d);
+        public Builder phaseLease(Duration lease) {
+            if (lease == null || lease.compareTo(Duration.ofMillis(1)) < 0 || lease.compareTo(MAX_LEASE) >= 0) {
+                throw new InvalidException("migrate: phase lease must be at least 1ms and below " + MAX_LEASE
+                        + ", got " + lease);
             }
-            this.phaseLease = d;
+            this.phaseLease = lease;
             return this;
         }
 
         /** Refresh held locks every ttl/3, with the lost-lock signal on {@link Lock#done()}; default off. */
-        public Builder autoRefresh(boolean on) {
-            this.autoRefresh = on;
+        public Builder autoRefresh(boolean enabled) {
+            this.autoRefresh = enabled;
             return this;
         }
 
         /** The waiting backoff of lock(); default 8 ms doubling to 512 ms. */
-        public Builder backoff(Backoff b) {
-            this.backoff = Objects.requireNonNull(b);
+        public Builder backoff(Backoff backoff) {
+            this.backoff = Objects.requireNonNull(backoff);
             return this;
         }
 
         /**
          * Reports contention, lock()'s waits, the background refreshes of
          * auto-refreshed locks, the loss of any of its locks (a phase move
-         * that ends one included) and the legacy sightings it records to l
+         * that ends one included) and the legacy sightings it records to listener
          * (system {@code migrate}; see {@link LockListener}). Default: none.
          */
-        public Builder listener(LockListener l) {
-            this.listener = Objects.requireNonNull(l);
+        public Builder listener(LockListener listener) {
+            this.listener = Objects.requireNonNull(listener);
             return this;
         }
 
@@ -192,11 +195,14 @@ public final class MigrateLocker implements AutoCloseable {
                 throw new InvalidException("migrate: followPhase already names the namespace");
             }
             if (phaseLease != null && phaseLease.compareTo(interval) <= 0) {
-                throw new InvalidException("migrate: phase lease " + phaseLease + " must be longer than the phase interval " + interval);
+                throw new InvalidException("migrate: phase lease " + phaseLease
+                        + " must be longer than the phase interval " + interval);
             }
             if (phaseLease == null && interval.multipliedBy(DEFAULT_PHASE_LEASE_INTERVALS).compareTo(MAX_LEASE) >= 0) {
-                throw new InvalidException("migrate: phase interval " + interval + " must be below " + MAX_LEASE.dividedBy(DEFAULT_PHASE_LEASE_INTERVALS)
-                        + " (its phase lease, " + DEFAULT_PHASE_LEASE_INTERVALS + " intervals, below " + MAX_LEASE + ")");
+                throw new InvalidException("migrate: phase interval " + interval + " must be below "
+                        + MAX_LEASE.dividedBy(DEFAULT_PHASE_LEASE_INTERVALS)
+                        + " (its phase lease, " + DEFAULT_PHASE_LEASE_INTERVALS + " intervals, below "
+                        + MAX_LEASE + ")");
             }
             return new MigrateLocker(this);
         }
@@ -222,8 +228,9 @@ public final class MigrateLocker implements AutoCloseable {
         if (follow == null) {
             return null;
         }
-        Phase p = follow.current();
-        return new PhaseLease(ns.ns, follow.id, p == null && fixed != null ? fixed : p, follow.leaseLeft());
+        Phase phase = follow.current();
+        return new PhaseLease(namespace.name, follow.id, phase == null && fixed != null ? fixed : phase,
+                follow.leaseLeft());
     }
 
     /** See {@link MigrateLocker#phaseLease()}. */
@@ -236,15 +243,18 @@ public final class MigrateLocker implements AutoCloseable {
 
     /** The legacy key and the modern key of a lock name. */
     public List<byte[]> keys(String name) {
-        byte[] l = profile.encodeKey(name);
-        return List.of(l, Keys.modernKey(l));
+        byte[] legacyKey = profile.encodeKey(name);
+        return List.of(legacyKey, Keys.modernKey(legacyKey));
     }
 
-    /** One attempt in the current phase: NotObtainedException when held, PhaseUnknownException when the phase is untrusted. */
+    /**
+     * One attempt in the current phase: NotObtainedException when held,
+     * PhaseUnknownException when the phase is untrusted.
+     */
     public Lock tryLock(String name, Duration ttl) {
-        Args a = prepare(name, ttl);
+        Args args = prepare(name, ttl);
         try {
-            return attempt(a, false);
+            return attempt(args, false);
         } catch (NotObtainedException e) {
             if (events != null) {
                 events.contended();
@@ -262,14 +272,14 @@ public final class MigrateLocker implements AutoCloseable {
      * on name, which publish none.
      */
     public Lock lock(String name, Duration ttl, Duration wait) {
-        Args a = prepare(name, ttl);
+        Args args = prepare(name, ttl);
         Wait.Notices notices = wake -> {
-            AutoCloseable local = wakes.add(a.name, wake);
-            if (a.channel == null) {
+            AutoCloseable local = wakes.add(args.name, wake);
+            if (args.channel == null) {
                 return local;
             }
             try {
-                AutoCloseable remote = redis.subscribe(a.channel, wake);
+                AutoCloseable remote = redis.subscribe(args.channel, wake);
                 return () -> {
                     try {
                         remote.close();
@@ -281,7 +291,7 @@ public final class MigrateLocker implements AutoCloseable {
                 return local; // no notices from Redis: poll, woken still by this locker's releases
             }
         };
-        return Wait.loop(name, wait, backoff, again -> attempt(a, again), notices, events);
+        return Wait.loop(name, wait, backoff, again -> attempt(args, again), notices, events);
     }
 
     /**
@@ -310,10 +320,10 @@ public final class MigrateLocker implements AutoCloseable {
             throw new InvalidException("migrate: locker closed");
         }
         profile.checkTtl(ttl);
-        byte[] l = profile.encodeKey(name);
-        byte[] m = Keys.modernKey(l);
+        byte[] legacyKey = profile.encodeKey(name);
+        byte[] modernKey = Keys.modernKey(legacyKey);
         // PX takes whole milliseconds: the lease counted must not be longer than the one the server keeps.
-        return new Args(name, l, m, Keys.companion(m, Keys.RELEASED_SUFFIX), wholeMillis(ttl));
+        return new Args(name, legacyKey, modernKey, Keys.companion(modernKey, Keys.RELEASED_SUFFIX), wholeMillis(ttl));
     }
 
     /** ttl in whole milliseconds (PX's unit; checked to be at least 1 ms). */
@@ -322,89 +332,90 @@ public final class MigrateLocker implements AutoCloseable {
     }
 
     /** One attempt in the phase current now; again: lock()'s attempts after a miss. */
-    private Lock attempt(Args a, boolean again) {
+    private Lock attempt(Args args, boolean again) {
         if (closed) {
             throw new InvalidException("migrate: locker closed");
         }
-        Wait.notInterrupted(a.name);
+        Wait.notInterrupted(args.name);
         if (follow == null) {
-            AbstractLock lk = acquire(fixed == null ? Phase.LEGACY : fixed, a, again);
-            lk.events = events;
-            started(lk);
-            return lk;
+            AbstractLock lock = acquire(fixed == null ? Phase.LEGACY : fixed, args, again);
+            lock.events = events;
+            started(lock);
+            return lock;
         }
         HeldSet.Inflight[] res = new HeldSet.Inflight[1];
-        Follower.Trusted tr = follow.phase(a.ttl, ph -> res[0] = held.reserve(ph, a.ttl));
-        Phase p = tr.phase();
-        AbstractLock lk;
+        Follower.Trusted trusted = follow.phase(args.ttl, ph -> res[0] = held.reserve(ph, args.ttl));
+        Phase phase = trusted.phase();
+        AbstractLock lock;
         try {
-            lk = acquire(p, a, again);
+            lock = acquire(phase, args, again);
         } catch (RuntimeException e) {
             held.settle(res[0], e);
             throw e;
         }
-        if (tr.outlived()) {
+        if (trusted.outlived()) {
             // The acquire came back after the phase lease ran out: it may have
             // run after the registry stopped counting this client, and the
             // fleet stepped past its phase. Give the lock back; the
             // reservation stays reported until its ttl unless that worked.
             RuntimeException uerr = null;
             try {
-                lk.unlock();
+                lock.unlock();
             } catch (RuntimeException e) {
-                uerr = new UnknownOutcomeException("migrate: acquire " + Keys.show(a.name) + ": giving back a lock taken after the phase lease: "
-                        + e.getMessage(), e);
+                uerr = new UnknownOutcomeException("migrate: acquire " + Keys.show(args.name)
+                        + ": giving back a lock taken after the phase lease: " + e.getMessage(), e);
             }
             held.settle(res[0], uerr);
-            PhaseUnknownException out = follow.outlived(p, "acquire");
+            PhaseUnknownException out = follow.outlived(phase, "acquire");
             if (uerr != null) {
                 out.addSuppressed(uerr);
             }
             throw out;
         }
-        lk.events = events; // every migrate lock's loss counts, a phase move's included: set before the held set can end it
-        held.land(res[0], lk);
-        lk.trust = new AbstractLock.Trust() {
+        // every migrate lock's loss counts, a phase move's included: set before the held set can end it
+        lock.events = events;
+        held.land(res[0], lock);
+        lock.trust = new AbstractLock.Trust() {
             @Override
             public long until(Duration ttl) {
                 return follow.trusted(ttl);
             }
 
             @Override
-            public RuntimeException outlived(Phase ph) {
-                return follow.outlived(ph, "refresh");
+            public RuntimeException outlived(Phase phaseNow) {
+                return follow.outlived(phaseNow, "refresh");
             }
         };
         Phase cur = follow.current();
-        if (cur != null && !Phase.compatible(p, cur)) {
-            lk.lose("taken in " + p + ", and its locker moved to " + cur + " meanwhile", null);
+        if (cur != null && !Phase.compatible(phase, cur)) {
+            lock.lose("taken in " + phase + ", and its locker moved to " + cur + " meanwhile", null);
         }
-        started(lk);
-        return lk;
+        started(lock);
+        return lock;
     }
 
-    private void started(AbstractLock lk) {
-        if (autoRefresh && !lk.ended()) {
-            lk.autoRefresh(watchdog);
+    private void started(AbstractLock lock) {
+        if (autoRefresh && !lock.ended()) {
+            lock.autoRefresh(watchdog);
         }
     }
 
-    private AbstractLock acquire(Phase p, Args a, boolean again) {
-        AbstractLock lk = switch (p) {
-            case LEGACY -> LegacyLocker.acquire(redis, profile, a.name, a.legacyKey, a.ttl, Phase.LEGACY);
-            case MODERN -> acquireModern(a, again);
-            default -> acquireDual(p, a);
+    private AbstractLock acquire(Phase phase, Args args, boolean again) {
+        AbstractLock lock = switch (phase) {
+            case LEGACY -> LegacyLocker.acquire(redis, profile, args.name, args.legacyKey, args.ttl, Phase.LEGACY);
+            case MODERN -> acquireModern(args, again);
+            default -> acquireDual(phase, args);
         };
-        if (p == Phase.LEGACY || a.channel == null) {
-            lk.afterRelease = () -> wakes.released(a.name); // its release publishes no notice
+        if (phase == Phase.LEGACY || args.channel == null) {
+            lock.afterRelease = () -> wakes.released(args.name); // its release publishes no notice
         }
-        return lk;
+        return lock;
     }
 
     static String token() {
-        byte[] b = new byte[16];
-        RANDOM.nextBytes(b);
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+        byte[] bytes = new byte[16];
+        RANDOM.nextBytes(bytes);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
     /**
@@ -415,117 +426,130 @@ public final class MigrateLocker implements AutoCloseable {
      * otherwise settles nothing (the acquire may still be on its way and run
      * after the read): an unknown outcome naming the token.
      */
-    private boolean readBack(Args a, String token, UnknownOutcomeException cause) {
+    private boolean readBack(Args args, String token, UnknownOutcomeException cause) {
         boolean stopped = cause.stopRequest();
-        byte[] v;
+        byte[] stored;
         try {
-            v = redis.get(a.modernKey);
+            stored = redis.get(args.modernKey);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
             throw cause;
         }
-        if (v != null && Keys.same(v, Redis.arg(token))) {
+        if (stored != null && Keys.same(stored, Redis.arg(token))) {
             return true;
         }
         if (stopped) {
             return false;
         }
-        throw new UnknownOutcomeException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost and the modern key does not hold our token "
+        throw new UnknownOutcomeException("migrate: acquire " + Keys.show(args.name)
+                + ": the reply was lost and the modern key does not hold our token "
                 + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
     }
 
-    private AbstractLock acquireModern(Args a, boolean again) {
+    private AbstractLock acquireModern(Args args, boolean again) {
         String token = token();
         long start = System.nanoTime();
-        ModernAcquire.Reply r;
+        ModernAcquire.Reply reply;
         try {
-            r = modernAttempts.once(a.modernKey, null, Redis.arg(token), a.ttl.toMillis(), again);
+            reply = modernAttempts.once(args.modernKey, null, Redis.arg(token), args.ttl.toMillis(), again);
         } catch (UnknownOutcomeException e) {
-            if (readBack(a, token, e)) {
-                return new ModernLock(a, token, start);
+            if (readBack(args, token, e)) {
+                return new ModernLock(args, token, start);
             }
-            throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
+            throw new NotObtainedException("migrate: acquire " + Keys.show(args.name)
+                    + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
-        if (r.acquired()) {
-            return new ModernLock(a, token, start);
+        if (reply.acquired()) {
+            return new ModernLock(args, token, start);
         }
-        long pttl = r.value();
+        long pttl = reply.value();
         Duration left = pttl < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, pttl));
-        throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held on its modern key (" + left + " left)", left);
+        throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                + " is held on its modern key (" + left + " left)", left);
     }
 
-    /** The dual-write modern key's PX: the ttl, or longer while the legacy value w stands. */
-    private Duration modernPx(Instant now, Duration ttl, long w) {
-        Duration d = Duration.between(now, profile.valueEnd(w));
-        if (d.compareTo(ttl) > 0) {
-            long ms = (d.toNanos() + 999_999) / 1_000_000;
-            return Duration.ofMillis(ms);
+    /** The dual-write modern key's PX: the ttl, or longer while the legacy value expiry stands. */
+    private Duration modernPx(Instant now, Duration ttl, long expiry) {
+        Duration valueLeft = Duration.between(now, profile.valueEnd(expiry));
+        if (valueLeft.compareTo(ttl) > 0) {
+            long millis = (valueLeft.toNanos() + 999_999) / 1_000_000;
+            return Duration.ofMillis(millis);
         }
         return ttl;
     }
 
-    /** How long after a dual-phase write with px for ttl runs the server may keep the lock: px, and in dual-write the legacy value's hold. */
-    private Duration hold(Phase p, Duration px, Duration ttl) {
-        if (p != Phase.DUAL_WRITE) {
-            return px;
+    /**
+     * How long after a dual-phase write with modernTtl (its PX) for ttl runs
+     * the server may keep the lock: modernTtl, and in dual-write the legacy
+     * value's hold.
+     */
+    private Duration hold(Phase phase, Duration modernTtl, Duration ttl) {
+        if (phase != Phase.DUAL_WRITE) {
+            return modernTtl;
         }
-        Duration v = profile.serverHold(ttl);
-        return v.compareTo(px) > 0 ? v : px;
+        Duration legacyHold = profile.serverHold(ttl);
+        return legacyHold.compareTo(modernTtl) > 0 ? legacyHold : modernTtl;
     }
 
     /** The holder counts its lease as the shorter of ttl and the legacy value's life, in dual-write. */
-    private Duration localTtl(Phase p, Instant now, Duration ttl, long w) {
-        return p == Phase.DUAL_WRITE ? profile.holderLease(now, ttl, w) : ttl;
+    private Duration localTtl(Phase phase, Instant now, Duration ttl, long expiry) {
+        return phase == Phase.DUAL_WRITE ? profile.holderLease(now, ttl, expiry) : ttl;
     }
 
-    private AbstractLock acquireDual(Phase p, Args a) {
+    private AbstractLock acquireDual(Phase phase, Args args) {
         String token = token();
         long start = System.nanoTime();
         Instant now = profile.now();
-        long w = profile.expiry(now, a.ttl);
-        byte[] value = profile.valueCodec().encode(w);
-        Duration px = p == Phase.DUAL_WRITE ? modernPx(now, a.ttl, w) : a.ttl;
-        Script s = Scripts.MIGRATE_ACQUIRE;
-        List<?> r;
+        long expiry = profile.expiry(now, args.ttl);
+        byte[] value = profile.valueCodec().encode(expiry);
+        Duration modernTtl = phase == Phase.DUAL_WRITE ? modernPx(now, args.ttl, expiry) : args.ttl;
+        Script script = Scripts.MIGRATE_ACQUIRE;
+        List<?> raw;
         try {
-            r = redis.evalList(s, new byte[][] {a.legacyKey, a.modernKey, a.modernKey}, flag(p == Phase.DUAL_WRITE), value,
-                    Redis.arg(profile.valueCodec().id()), Redis.arg(profile.cutoff(now)), Redis.arg(token), Redis.arg(px.toMillis()),
-                    Redis.arg("0"), Redis.arg("0"));
+            raw = redis.evalList(script, new byte[][] {args.legacyKey, args.modernKey, args.modernKey},
+                    flag(phase == Phase.DUAL_WRITE), value,
+                    Redis.arg(profile.valueCodec().id()), Redis.arg(profile.cutoff(now)), Redis.arg(token),
+                    Redis.arg(modernTtl.toMillis()), Redis.arg("0"), Redis.arg("0"));
         } catch (UnknownOutcomeException e) {
             // The script writes the modern key (and, in dual-write, the
             // legacy key) in one step, and the token is ours alone.
-            if (readBack(a, token, e)) {
-                return new DualLock(p, a, token, w, start, localTtl(p, now, a.ttl, w), hold(p, px, a.ttl));
+            if (readBack(args, token, e)) {
+                return new DualLock(phase, args, token, expiry, start, localTtl(phase, now, args.ttl, expiry),
+                        hold(phase, modernTtl, args.ttl));
             }
-            throw new NotObtainedException("migrate: acquire " + Keys.show(a.name) + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
+            throw new NotObtainedException("migrate: acquire " + Keys.show(args.name)
+                    + ": the reply was lost, its connection was killed, and the modern key does not hold our token",
                     Duration.ZERO, e);
         }
-        List<?> l = Replies.list(s, r, 2);
-        long code = Replies.num(s, l.get(0));
+        List<?> reply = Replies.list(script, raw, 2);
+        long code = Replies.num(script, reply.get(0));
         if (code == 1) {
-            return new DualLock(p, a, token, w, start, localTtl(p, now, a.ttl, w), hold(p, px, a.ttl));
+            return new DualLock(phase, args, token, expiry, start, localTtl(phase, now, args.ttl, expiry),
+                    hold(phase, modernTtl, args.ttl));
         }
         if (code == 0) {
-            long pttl = Replies.num(s, l.get(1));
+            long pttl = Replies.num(script, reply.get(1));
             Duration left = pttl < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, pttl));
-            throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held on its modern key (" + left + " left)", left);
+            throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                    + " is held on its modern key (" + left + " left)", left);
         }
-        if (code == -1 && l.size() >= 4) {
-            long state = Replies.num(s, l.get(1));
+        if (code == -1 && reply.size() >= 4) {
+            long state = Replies.num(script, reply.get(1));
             if (state == -1) {
-                throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held by a foreign legacy value (not "
-                        + profile.valueCodec().id() + ")", Duration.ZERO);
+                throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                        + " is held by a foreign legacy value (not " + profile.valueCodec().id() + ")", Duration.ZERO);
             }
-            long t = Replies.num(s, l.get(2));
-            long modernExists = Replies.num(s, l.get(3));
-            Duration left = profile.remaining(t, now);
+            long legacyExpiry = Replies.num(script, reply.get(2));
+            long modernExists = Replies.num(script, reply.get(3));
+            Duration left = profile.remaining(legacyExpiry, now);
             if (modernExists == 0 && left.compareTo(profile.unitDuration().plus(SIGHTING_SLACK)) >= 0) {
-                sighted(a.legacyKey); // a live legacy lock with no modern key: a legacy-only locker
+                sighted(args.legacyKey); // a live legacy lock with no modern key: a legacy-only locker
             }
-            throw new NotObtainedException("migrate: lock " + Keys.show(a.name) + " is held on its legacy key until " + t, left);
+            throw new NotObtainedException("migrate: lock " + Keys.show(args.name)
+                    + " is held on its legacy key until " + legacyExpiry, left);
         }
-        throw Replies.unexpected(s, r);
+        throw Replies.unexpected(script, raw);
     }
 
     /**
@@ -533,63 +557,66 @@ public final class MigrateLocker implements AutoCloseable {
      * gives its turn back, so the next meeting records the evidence it dropped.
      */
     private void sighted(byte[] legacyKey) {
-        if (ns == null) {
+        if (namespace == null) {
             return;
         }
         long now = System.nanoTime();
         long last = lastSighting.get();
-        if ((last != Long.MIN_VALUE && now - last < SIGHTING_EVERY.toNanos()) || !lastSighting.compareAndSet(last, now)) {
+        if ((last != Long.MIN_VALUE && now - last < SIGHTING_EVERY.toNanos())
+                || !lastSighting.compareAndSet(last, now)) {
             return;
         }
         try {
-            redis.evalLong(Scripts.SIGHTING, new byte[][] {ns.sighting, ns.meta}, legacyKey);
+            redis.evalLong(Scripts.SIGHTING, new byte[][] {namespace.sighting, namespace.meta}, legacyKey);
         } catch (RuntimeException ignored) {
             lastSighting.compareAndSet(now, last); // the evidence matters, not every instance of it
             return;
         }
         if (events != null) {
-            events.sighted(ns.ns);
+            events.sighted(namespace.name);
         }
     }
 
-    static byte[] flag(boolean b) {
-        return Redis.arg(b ? "1" : "0");
+    static byte[] flag(boolean set) {
+        return Redis.arg(set ? "1" : "0");
     }
 
     /** A lock taken in dual-write or dual-read: both keys, released and refreshed by migrate's scripts. */
     private final class DualLock extends AbstractLock {
-        private final Args a;
+        private final Args args;
         private final String token;
-        private long w; // the legacy expiry written (dual-write), or that would have been
+        private long expiry; // the legacy expiry written (dual-write), or that would have been
         private Duration lease;
 
-        DualLock(Phase p, Args a, String token, long w, long start, Duration local, Duration hold) {
-            super(a.name, p, start, local, a.ttl, hold);
-            this.a = a;
+        DualLock(Phase phase, Args args, String token, long expiry, long start, Duration local, Duration hold) {
+            super(args.name, phase, start, local, args.ttl, hold);
+            this.args = args;
             this.token = token;
-            this.w = w;
-            this.lease = a.ttl;
+            this.expiry = expiry;
+            this.lease = args.ttl;
         }
 
         @Override
         void release() {
-            byte[] pub = a.channel == null ? Redis.arg("") : Redis.arg(redis.publishCommand());
+            byte[] pub = args.channel == null ? Redis.arg("") : Redis.arg(redis.publishCommand());
             byte[][] owner;
             synchronized (this) {
-                owner = profile.ownerArgs(w, lease);
+                owner = profile.ownerArgs(expiry, lease);
             }
-            byte[][] args = new byte[9][];
-            args[0] = flag(phase == Phase.DUAL_WRITE);
-            args[1] = Redis.arg(token);
-            args[2] = pub;
-            System.arraycopy(owner, 0, args, 3, 6);
-            Script s = Scripts.MIGRATE_RELEASE;
-            List<?> r = redis.evalList(s, new byte[][] {a.legacyKey, a.modernKey, a.channel == null ? a.modernKey : a.channel}, args);
-            List<?> l = Replies.list(s, r, 2);
-            long m = Replies.num(s, l.get(0));
-            long lg = Replies.num(s, l.get(1));
-            if (m != 1 || lg != 1) {
-                throw dualNotHeld(a.name, m, lg);
+            byte[][] argv = new byte[9][];
+            argv[0] = flag(phase == Phase.DUAL_WRITE);
+            argv[1] = Redis.arg(token);
+            argv[2] = pub;
+            System.arraycopy(owner, 0, argv, 3, 6);
+            Script script = Scripts.MIGRATE_RELEASE;
+            List<?> raw = redis.evalList(script,
+                    new byte[][] {args.legacyKey, args.modernKey, args.channel == null ? args.modernKey : args.channel},
+                    argv);
+            List<?> reply = Replies.list(script, raw, 2);
+            long modern = Replies.num(script, reply.get(0));
+            long legacy = Replies.num(script, reply.get(1));
+            if (modern != 1 || legacy != 1) {
+                throw dualNotHeld(args.name, modern, legacy);
             }
         }
 
@@ -599,68 +626,70 @@ public final class MigrateLocker implements AutoCloseable {
             Duration ttl = wholeMillis(newTtl);
             long start = System.nanoTime();
             Instant now = profile.now();
-            long nw = profile.expiry(now, ttl);
-            byte[] value = profile.valueCodec().encode(nw);
-            Duration px = phase == Phase.DUAL_WRITE ? modernPx(now, ttl, nw) : ttl;
+            long newExpiry = profile.expiry(now, ttl);
+            byte[] value = profile.valueCodec().encode(newExpiry);
+            Duration modernTtl = phase == Phase.DUAL_WRITE ? modernPx(now, ttl, newExpiry) : ttl;
             byte[][] owner;
             synchronized (this) {
-                owner = profile.ownerArgs(w, lease);
+                owner = profile.ownerArgs(expiry, lease);
             }
-            byte[][] args = new byte[10][];
-            args[0] = flag(phase == Phase.DUAL_WRITE);
-            args[1] = Redis.arg(token);
-            args[2] = Redis.arg(px.toMillis());
-            args[3] = value;
-            System.arraycopy(owner, 0, args, 4, 6);
-            Script s = Scripts.MIGRATE_REFRESH;
-            sending(start, localTtl(phase, now, ttl, nw), ttl, hold(phase, px, ttl));
-            List<?> r = redis.evalList(s, new byte[][] {a.legacyKey, a.modernKey}, args);
-            List<?> l = Replies.list(s, r, 2);
-            long m = Replies.num(s, l.get(0));
-            long lg = Replies.num(s, l.get(1));
-            if (m != 1 || lg != 1) {
-                throw dualNotHeld(a.name, m, lg);
+            byte[][] argv = new byte[10][];
+            argv[0] = flag(phase == Phase.DUAL_WRITE);
+            argv[1] = Redis.arg(token);
+            argv[2] = Redis.arg(modernTtl.toMillis());
+            argv[3] = value;
+            System.arraycopy(owner, 0, argv, 4, 6);
+            Script script = Scripts.MIGRATE_REFRESH;
+            sending(start, localTtl(phase, now, ttl, newExpiry), ttl, hold(phase, modernTtl, ttl));
+            List<?> raw = redis.evalList(script, new byte[][] {args.legacyKey, args.modernKey}, argv);
+            List<?> reply = Replies.list(script, raw, 2);
+            long modern = Replies.num(script, reply.get(0));
+            long legacy = Replies.num(script, reply.get(1));
+            if (modern != 1 || legacy != 1) {
+                throw dualNotHeld(args.name, modern, legacy);
             }
             if (phase == Phase.DUAL_WRITE) {
                 synchronized (this) {
-                    w = nw;
+                    expiry = newExpiry;
                     lease = ttl;
                 }
             }
-            extend(start, localTtl(phase, now, ttl, nw), ttl);
+            extend(start, localTtl(phase, now, ttl, newExpiry), ttl);
         }
     }
 
-    /** The NotHeldException of a release or refresh reply {m, l}, as Go's migrate reports it. */
-    static NotHeldException dualNotHeld(String name, long m, long l) {
-        if (m == -1) {
+    /** The NotHeldException of a release or refresh reply {modern, legacy}, as Go's migrate reports it. */
+    static NotHeldException dualNotHeld(String name, long modern, long legacy) {
+        if (modern == -1) {
             return new NotHeldException(name, NotHeldException.Reason.GONE, "the modern key has expired");
         }
-        if (l == 0 || l == -1 || l == -2 || l == -3) {
-            return LegacyLocker.notHeld(name, l);
+        if (legacy == 0 || legacy == -1 || legacy == -2 || legacy == -3) {
+            return LegacyLocker.notHeld(name, legacy);
         }
         return new NotHeldException(name, NotHeldException.Reason.TAKEN, "the modern key holds another token");
     }
 
     /** A lock taken in modern: the modern lock on the modern key. */
     private final class ModernLock extends AbstractLock {
-        private final Args a;
+        private final Args args;
         private final String token;
 
-        ModernLock(Args a, String token, long start) {
-            super(a.name, Phase.MODERN, start, a.ttl, a.ttl, a.ttl);
-            this.a = a;
+        ModernLock(Args args, String token, long start) {
+            super(args.name, Phase.MODERN, start, args.ttl, args.ttl, args.ttl);
+            this.args = args;
             this.token = token;
         }
 
         @Override
         void release() {
-            Script s = Scripts.MODERN_RELEASE;
+            Script script = Scripts.MODERN_RELEASE;
             long code;
-            if (a.channel != null) {
-                code = redis.evalLong(s, new byte[][] {a.modernKey, a.channel}, Redis.arg(token), Redis.arg(redis.publishCommand()));
+            if (args.channel != null) {
+                code = redis.evalLong(script, new byte[][] {args.modernKey, args.channel}, Redis.arg(token),
+                        Redis.arg(redis.publishCommand()));
             } else {
-                code = redis.evalLong(s, new byte[][] {a.modernKey}, Redis.arg(token), Redis.arg(redis.publishCommand()));
+                code = redis.evalLong(script, new byte[][] {args.modernKey}, Redis.arg(token),
+                        Redis.arg(redis.publishCommand()));
             }
             modernCode(code);
         }
@@ -669,18 +698,20 @@ public final class MigrateLocker implements AutoCloseable {
         void refreshOnce(Duration newTtl) {
             Duration ttl = wholeMillis(newTtl);
             long start = System.nanoTime();
-            Script s = Scripts.MODERN_REFRESH;
+            Script script = Scripts.MODERN_REFRESH;
             sending(start, ttl, ttl, ttl);
-            modernCode(redis.evalLong(s, new byte[][] {a.modernKey}, Redis.arg(token), Redis.arg(ttl.toMillis())));
+            modernCode(redis.evalLong(script, new byte[][] {args.modernKey}, Redis.arg(token),
+                    Redis.arg(ttl.toMillis())));
             extend(start, ttl, ttl);
         }
 
         private void modernCode(long code) {
             if (code == 0) {
-                throw new NotHeldException(a.name, NotHeldException.Reason.TAKEN, "the modern key holds another token");
+                throw new NotHeldException(args.name, NotHeldException.Reason.TAKEN,
+                        "the modern key holds another token");
             }
             if (code == -1) {
-                throw new NotHeldException(a.name, NotHeldException.Reason.GONE, "the modern key has expired");
+                throw new NotHeldException(args.name, NotHeldException.Reason.GONE, "the modern key has expired");
             }
         }
     }

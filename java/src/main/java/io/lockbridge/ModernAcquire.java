@@ -19,7 +19,10 @@ import java.util.List;
  * sends).
  */
 final class ModernAcquire {
-    /** An attempt's outcome: acquired with its fence (0 without fencing), or not, with the holder's PTTL in ms (-1 no expiry; 0 gone since). */
+    /**
+     * An attempt's outcome: acquired with its fence (0 without fencing), or
+     * not, with the holder's PTTL in ms (-1 no expiry; 0 gone since).
+     */
     record Reply(boolean acquired, long value) {}
 
     private final Redis redis;
@@ -37,28 +40,28 @@ final class ModernAcquire {
      * {@link UnknownOutcomeException} (the caller settles it by reading the
      * key back); an error reply a {@link RedisErrorException}.
      */
-    Reply once(byte[] key, byte[] fence, byte[] token, long px, boolean again) {
+    Reply once(byte[] key, byte[] fence, byte[] token, long ttlMillis, boolean again) {
         if (fence == null && scripted && !again) {
-            if (redis.setNxPx(key, token, px)) {
+            if (redis.setNxPx(key, token, ttlMillis)) {
                 return new Reply(true, 0);
             }
-            Script s = Scripts.MODERN_TTL;
-            List<?> r = redis.evalList(s, new byte[][] {key}, token);
-            List<?> l = Replies.list(s, r, 2);
-            long code = Replies.num(s, l.get(0));
+            Script script = Scripts.MODERN_TTL;
+            List<?> raw = redis.evalList(script, new byte[][] {key}, token);
+            List<?> reply = Replies.list(script, raw, 2);
+            long code = Replies.num(script, reply.get(0));
             if (code == 0) {
-                return new Reply(false, Replies.num(s, l.get(1)));
+                return new Reply(false, Replies.num(script, reply.get(1)));
             }
             if (code == -1) {
                 return new Reply(false, 0); // released or expired since the SET
             }
-            throw Replies.unexpected(s, r); // ours cannot be: the token is fresh and its SET was refused
+            throw Replies.unexpected(script, raw); // ours cannot be: the token is fresh and its SET was refused
         }
-        Script s = Scripts.MODERN_ACQUIRE;
+        Script script = Scripts.MODERN_ACQUIRE;
         byte[][] keys = fence == null ? new byte[][] {key} : new byte[][] {key, fence};
-        List<?> r;
+        List<?> raw;
         try {
-            r = redis.evalList(s, keys, token, Redis.arg(px));
+            raw = redis.evalList(script, keys, token, Redis.arg(ttlMillis));
         } catch (RedisErrorException e) {
             if (!(e.getCause() != null && String.valueOf(e.getCause().getMessage()).startsWith("NOPERM"))) {
                 scripted = true; // answered, not refused for the user's rights
@@ -66,11 +69,11 @@ final class ModernAcquire {
             throw e;
         }
         scripted = true;
-        List<?> l = Replies.list(s, r, 2);
-        long code = Replies.num(s, l.get(0));
+        List<?> reply = Replies.list(script, raw, 2);
+        long code = Replies.num(script, reply.get(0));
         if (code != 0 && code != 1) {
-            throw Replies.unexpected(s, r);
+            throw Replies.unexpected(script, raw);
         }
-        return new Reply(code == 1, Replies.num(s, l.get(1)));
+        return new Reply(code == 1, Replies.num(script, reply.get(1)));
     }
 }

@@ -75,19 +75,20 @@ public final class ModernLocker implements AutoCloseable {
     private final Events events; // null without a listener
     private volatile boolean closed;
 
-    private ModernLocker(Builder b) {
-        this.redis = b.redis;
-        this.events = Events.of("modern", b.listener);
-        this.attempts = new ModernAcquire(b.redis);
-        this.derive = b.derive;
-        this.backoff = b.backoff;
-        this.fencing = b.fencing;
-        this.notifications = b.notifications;
-        this.poll = b.poll;
-        this.waitReplicas = b.waitReplicas;
-        this.waitTimeout = b.waitTimeout;
-        this.tokens = b.tokens;
-        this.watchdog = b.autoRefresh ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-modern-watchdog")) : null;
+    private ModernLocker(Builder builder) {
+        this.redis = builder.redis;
+        this.events = Events.of("modern", builder.listener);
+        this.attempts = new ModernAcquire(builder.redis);
+        this.derive = builder.derive;
+        this.backoff = builder.backoff;
+        this.fencing = builder.fencing;
+        this.notifications = builder.notifications;
+        this.poll = builder.poll;
+        this.waitReplicas = builder.waitReplicas;
+        this.waitTimeout = builder.waitTimeout;
+        this.tokens = builder.tokens;
+        this.watchdog = builder.autoRefresh
+                ? Executors.newSingleThreadScheduledExecutor(Threads.daemon("lockbridge-modern-watchdog")) : null;
     }
 
     public static Builder builder(Redis redis) {
@@ -117,53 +118,58 @@ public final class ModernLocker implements AutoCloseable {
 
         /**
          * Lock names are legacy lock names: the lock is taken on the modern
-         * key derived from the legacy key p encodes (Go's
+         * key derived from the legacy key profile encodes (Go's
          * migrate.DeriveModernKey; the key of a MigrateLocker in MODERN).
          * Default: none, the name is the key.
          */
-        public Builder derivedFrom(LegacyProfile p) {
-            this.derive = Objects.requireNonNull(p);
+        public Builder derivedFrom(LegacyProfile profile) {
+            this.derive = Objects.requireNonNull(profile);
             return this;
         }
 
         /** The waiting backoff of lock(); default 8 ms doubling to 512 ms (Go's). */
-        public Builder backoff(Backoff b) {
-            this.backoff = Objects.requireNonNull(b);
+        public Builder backoff(Backoff backoff) {
+            this.backoff = Objects.requireNonNull(backoff);
             return this;
         }
 
         /** Hand out a fence with every acquire (Go: WithFencing); default off. */
-        public Builder fencing(boolean on) {
-            this.fencing = on;
-            return this;
-        }
-
-        /** Wake lock()'s waits on the key's release notices (Go: on by default; WithNotifications(false)); default on. */
-        public Builder notifications(boolean on) {
-            this.notifications = on;
-            return this;
-        }
-
-        /** Refresh held locks every ttl/3, as Go's WithAutoRefresh; default off. */
-        public Builder autoRefresh(boolean on) {
-            this.autoRefresh = on;
+        public Builder fencing(boolean enabled) {
+            this.fencing = enabled;
             return this;
         }
 
         /**
-         * The lock's other contenders poll every d and publish nothing when
-         * they release (Spring Integration's RedisLockRegistry, ShedLock:
-         * 100 ms by default): lock() then waits as they do, pausing d/2 to d
-         * between attempts instead of the backoff, never past the holder's
-         * remaining lease, and release notices do not cut that pause short
-         * (it does not subscribe). Go: WithPollers(d). tryLock is unchanged.
-         * Default zero: off. A negative d is invalid.
+         * Wake lock()'s waits on the key's release notices (Go: on by default;
+         * WithNotifications(false)); default on.
          */
-        public Builder pollers(Duration d) {
-            if (d == null || d.isNegative() || d.compareTo(AbstractLock.MAX_TTL) > 0) {
-                throw new InvalidException("lockbridge: pollers " + d + ": want zero (off) or a positive interval up to 2^63-1 ns");
+        public Builder notifications(boolean enabled) {
+            this.notifications = enabled;
+            return this;
+        }
+
+        /** Refresh held locks every ttl/3, as Go's WithAutoRefresh; default off. */
+        public Builder autoRefresh(boolean enabled) {
+            this.autoRefresh = enabled;
+            return this;
+        }
+
+        /**
+         * The lock's other contenders poll every interval and publish nothing
+         * when they release (Spring Integration's RedisLockRegistry, ShedLock:
+         * 100 ms by default): lock() then waits as they do, pausing
+         * interval/2 to interval between attempts instead of the backoff,
+         * never past the holder's remaining lease, and release notices do not
+         * cut that pause short (it does not subscribe). Go: WithPollers.
+         * tryLock is unchanged. Default zero: off. A negative interval is
+         * invalid.
+         */
+        public Builder pollers(Duration interval) {
+            if (interval == null || interval.isNegative() || interval.compareTo(AbstractLock.MAX_TTL) > 0) {
+                throw new InvalidException("lockbridge: pollers " + interval
+                        + ": want zero (off) or a positive interval up to 2^63-1 ns");
             }
-            this.poll = d;
+            this.poll = interval;
             return this;
         }
 
@@ -185,7 +191,8 @@ public final class ModernLocker implements AutoCloseable {
          */
         public Builder waitForReplicas(int replicas, Duration timeout) {
             if (replicas < 1 || timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0) {
-                throw new InvalidException("lockbridge: waitForReplicas(" + replicas + ", " + timeout + "): want at least 1 replica and a timeout of at least 1ms");
+                throw new InvalidException("lockbridge: waitForReplicas(" + replicas + ", " + timeout
+                        + "): want at least 1 replica and a timeout of at least 1ms");
             }
             this.waitReplicas = replicas;
             this.waitTimeout = Duration.ofMillis(timeout.toMillis());
@@ -201,19 +208,19 @@ public final class ModernLocker implements AutoCloseable {
          * ("host/pid/random"). Go: WithTokenFunc. Default: 16 random bytes,
          * unpadded base64url (Go's NewToken).
          */
-        public Builder tokens(Supplier<String> f) {
-            this.tokens = Objects.requireNonNull(f);
+        public Builder tokens(Supplier<String> supplier) {
+            this.tokens = Objects.requireNonNull(supplier);
             return this;
         }
 
         /**
          * Reports contention, lock()'s waits and, for auto-refreshed locks,
-         * their background refreshes and losses to l (system
+         * their background refreshes and losses to listener (system
          * {@code modern}; see {@link LockListener}). Go: WithMeterProvider's
          * instruments. Default: none.
          */
-        public Builder listener(LockListener l) {
-            this.listener = Objects.requireNonNull(l);
+        public Builder listener(LockListener listener) {
+            this.listener = Objects.requireNonNull(listener);
             return this;
         }
 
@@ -222,7 +229,10 @@ public final class ModernLocker implements AutoCloseable {
         }
     }
 
-    /** The Redis names of one lock: its key, release channel (null: none in its slot) and fence counter (null without fencing). */
+    /**
+     * The Redis names of one lock: its key, release channel (null: none in its
+     * slot) and fence counter (null without fencing).
+     */
     record Names(String name, byte[] key, byte[] channel, byte[] fence) {}
 
     /** The Redis key the lock called name is taken on. */
@@ -242,13 +252,17 @@ public final class ModernLocker implements AutoCloseable {
         if (fencing) {
             fence = Keys.companion(key, FENCE_SUFFIX);
             if (fence == null) {
-                throw new InvalidException("lockbridge: key " + Keys.show(key) + " cannot have a fence counter in its hash slot");
+                throw new InvalidException("lockbridge: key " + Keys.show(key)
+                        + " cannot have a fence counter in its hash slot");
             }
         }
         return new Names(name, key, Keys.companion(key, Keys.RELEASED_SUFFIX), fence);
     }
 
-    /** Throws InvalidException unless 1 ms &lt;= ttl &lt;= 2^40 ms; the lease in whole milliseconds (PX takes no less). */
+    /**
+     * Throws InvalidException unless 1 ms &lt;= ttl &lt;= 2^40 ms; the lease in
+     * whole milliseconds (PX takes no less).
+     */
     static Duration checkTtl(Duration ttl) {
         AbstractLock.checkTtl(ttl);
         if (ttl.compareTo(MAX_TTL) > 0) {
@@ -265,9 +279,9 @@ public final class ModernLocker implements AutoCloseable {
      */
     public Lock tryLock(String name, Duration ttl) {
         checkOpen();
-        Duration t = checkTtl(ttl);
+        Duration checkedTtl = checkTtl(ttl);
         try {
-            return attempt(names(name), t, false);
+            return attempt(names(name), checkedTtl, false);
         } catch (NotObtainedException e) {
             if (events != null) {
                 events.contended();
@@ -283,20 +297,26 @@ public final class ModernLocker implements AutoCloseable {
      */
     public Lock lock(String name, Duration ttl, Duration wait) {
         checkOpen();
-        Duration t = checkTtl(ttl);
+        Duration checkedTtl = checkTtl(ttl);
         if (wait == null || wait.isNegative()) {
             throw new InvalidException("lockbridge: wait " + wait + " is negative");
         }
-        Names n = names(name);
+        Names names = names(name);
         if (!poll.isZero()) {
-            // As a poller: d/2 to d between attempts, no notice cuts it short.
-            return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(n, t, again), null, events);
+            // As a poller: poll/2 to poll between attempts, no notice cuts it short.
+            return Wait.loop(name, wait, Backoff.exponential(poll, poll), again -> attempt(names, checkedTtl, again),
+                    null, events);
         }
-        Wait.Notices notices = !notifications ? null : n.channel != null ? wake -> redis.subscribe(n.channel, wake) : wake -> wakes.add(name, wake);
-        return Wait.loop(name, wait, backoff, again -> attempt(n, t, again), notices, events);
+        Wait.Notices notices = !notifications ? null
+                : names.channel != null ? wake -> redis.subscribe(names.channel, wake) : wake -> wakes.add(name, wake);
+        return Wait.loop(name, wait, backoff, again -> attempt(names, checkedTtl, again), notices, events);
     }
 
-    /** Stops the watchdog; later lock calls throw InvalidException. Held locks are no longer refreshed and end at their lease's give-up point, as every lock nothing extends. */
+    /**
+     * Stops the watchdog; later lock calls throw InvalidException. Held locks
+     * are no longer refreshed and end at their lease's give-up point, as every
+     * lock nothing extends.
+     */
     @Override
     public void close() {
         closed = true;
@@ -312,53 +332,55 @@ public final class ModernLocker implements AutoCloseable {
     }
 
     /** One attempt; again: lock()'s attempts after a miss. */
-    private Lock attempt(Names n, Duration ttl, boolean again) {
+    private Lock attempt(Names names, Duration ttl, boolean again) {
         checkOpen();
-        Wait.notInterrupted(n.name);
-        ModernLock lk = acquire(n, ttl, again);
-        if (n.channel == null) {
-            lk.afterRelease = () -> wakes.released(n.name); // no channel in the key's slot: its release publishes nothing
+        Wait.notInterrupted(names.name);
+        ModernLock lock = acquire(names, ttl, again);
+        if (names.channel == null) {
+            // no channel in the key's slot: its release publishes nothing
+            lock.afterRelease = () -> wakes.released(names.name);
         }
         if (watchdog != null) {
-            lk.events = events;
-            lk.autoRefresh(watchdog);
+            lock.events = events;
+            lock.autoRefresh(watchdog);
         }
-        return lk;
+        return lock;
     }
 
     private String token() {
-        String t = tokens.get();
-        int len = t == null ? 0 : t.getBytes(StandardCharsets.UTF_8).length;
+        String token = tokens.get();
+        int len = token == null ? 0 : token.getBytes(StandardCharsets.UTF_8).length;
         if (len < 1 || len > MAX_TOKEN_LEN) {
             throw new InvalidException("lockbridge: token of " + len + " bytes (want 1 to " + MAX_TOKEN_LEN + ")");
         }
-        return t;
+        return token;
     }
 
-    private ModernLock acquire(Names n, Duration ttl, boolean again) {
+    private ModernLock acquire(Names names, Duration ttl, boolean again) {
         String token = token();
         long start = System.nanoTime();
         if (waitReplicas > 0) {
-            byte[][] keys = n.fence == null ? new byte[][] {n.key} : new byte[][] {n.key, n.fence};
-            return acquireWait(n, keys, token, start, ttl);
+            byte[][] keys = names.fence == null ? new byte[][] {names.key} : new byte[][] {names.key, names.fence};
+            return acquireWait(names, keys, token, start, ttl);
         }
-        ModernAcquire.Reply r;
+        ModernAcquire.Reply reply;
         try {
-            r = attempts.once(n.key, n.fence, Redis.arg(token), ttl.toMillis(), again);
+            reply = attempts.once(names.key, names.fence, Redis.arg(token), ttl.toMillis(), again);
         } catch (UnknownOutcomeException e) {
-            long fence = readBack(n, token, e);
-            return new ModernLock(n, token, fence, start, ttl);
+            long fence = readBack(names, token, e);
+            return new ModernLock(names, token, fence, start, ttl);
         }
-        if (r.acquired()) {
-            return new ModernLock(n, token, r.value(), start, ttl);
+        if (reply.acquired()) {
+            return new ModernLock(names, token, reply.value(), start, ttl);
         }
-        throw notObtained(n, r.value());
+        throw notObtained(names, reply.value());
     }
 
-    /** Go's notObtained: the holder has v ms left; no expiry leaves the wait to the backoff; 0 ms left is 1 ms. */
-    private static NotObtainedException notObtained(Names n, long v) {
-        Duration left = v < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, v));
-        return new NotObtainedException("lockbridge: lock " + Keys.show(n.name) + " is held" + (v < 0 ? " (no expiry)" : " (" + left + " left)"), left);
+    /** Go's notObtained: the holder has leftMs ms left; no expiry leaves the wait to the backoff; 0 ms left is 1 ms. */
+    private static NotObtainedException notObtained(Names names, long leftMs) {
+        Duration left = leftMs < 0 ? Duration.ZERO : Duration.ofMillis(Math.max(1, leftMs));
+        return new NotObtainedException("lockbridge: lock " + Keys.show(names.name) + " is held"
+                + (leftMs < 0 ? " (no expiry)" : " (" + left + " left)"), left);
     }
 
     /**
@@ -367,36 +389,38 @@ public final class ModernLocker implements AutoCloseable {
      * ReplicationException. An acquire without a reply is released the same
      * way (never read back as held: nothing says the replicas have it).
      */
-    private ModernLock acquireWait(Names n, byte[][] keys, String token, long start, Duration ttl) {
-        Script s = Scripts.MODERN_ACQUIRE;
-        Redis.Waited w;
+    private ModernLock acquireWait(Names names, byte[][] keys, String token, long start, Duration ttl) {
+        Script script = Scripts.MODERN_ACQUIRE;
+        Redis.Waited waited;
         try {
-            w = redis.evalListWait(s, keys, waitReplicas, waitTimeout, Redis.arg(token), Redis.arg(ttl.toMillis()));
+            waited = redis.evalListWait(script, keys, waitReplicas, waitTimeout, Redis.arg(token),
+                    Redis.arg(ttl.toMillis()));
         } catch (UnknownOutcomeException e) {
-            undo(n, token, e);
+            undo(names, token, e);
             throw e;
         }
-        List<?> l = Replies.list(s, (List<?>) w.reply(), 2);
-        long code = Replies.num(s, l.get(0));
-        long v = Replies.num(s, l.get(1));
+        List<?> reply = Replies.list(script, (List<?>) waited.reply(), 2);
+        long code = Replies.num(script, reply.get(0));
+        long value = Replies.num(script, reply.get(1));
         if (code == 0) {
-            throw notObtained(n, v);
+            throw notObtained(names, value);
         }
         if (code != 1) {
-            throw Replies.unexpected(s, w.reply());
+            throw Replies.unexpected(script, waited.reply());
         }
-        if (w.waitError() == null && w.acked() >= waitReplicas) {
-            return new ModernLock(n, token, v, start, ttl);
+        if (waited.waitError() == null && waited.acked() >= waitReplicas) {
+            return new ModernLock(names, token, value, start, ttl);
         }
-        boolean released = undo(n, token, w.waitError());
-        throw new ReplicationException(n.name, waitReplicas, w.acked(), released, w.waitError());
+        boolean released = undo(names, token, waited.waitError());
+        throw new ReplicationException(names.name, waitReplicas, waited.acked(), released, waited.waitError());
     }
 
     /** Releases an acquire not reported held (owner-checked, sent once); whether it was confirmed released. */
-    private boolean undo(Names n, String token, Throwable cause) {
-        byte[][] keys = n.channel == null ? new byte[][] {n.key} : new byte[][] {n.key, n.channel};
+    private boolean undo(Names names, String token, Throwable cause) {
+        byte[][] keys = names.channel == null ? new byte[][] {names.key} : new byte[][] {names.key, names.channel};
         try {
-            return redis.evalLong(Scripts.MODERN_RELEASE, keys, Redis.arg(token), Redis.arg(redis.publishCommand())) == 1;
+            return redis.evalLong(Scripts.MODERN_RELEASE, keys, Redis.arg(token),
+                    Redis.arg(redis.publishCommand())) == 1;
         } catch (RuntimeException e) {
             if (cause != null) {
                 cause.addSuppressed(e);
@@ -418,26 +442,28 @@ public final class ModernLocker implements AutoCloseable {
      * outcome naming the token (after a best-effort release by it). cause
      * (an unknown outcome) when the reads cannot settle it.
      */
-    private long readBack(Names n, String token, UnknownOutcomeException cause) {
+    private long readBack(Names names, String token, UnknownOutcomeException cause) {
         boolean stopped = cause.stopRequest();
         try {
-            byte[] f1 = n.fence == null ? null : redis.get(n.fence);
-            byte[] v = redis.get(n.key);
-            if (v == null || !Keys.same(v, Redis.arg(token))) {
+            byte[] fenceBefore = names.fence == null ? null : redis.get(names.fence);
+            byte[] stored = redis.get(names.key);
+            if (stored == null || !Keys.same(stored, Redis.arg(token))) {
                 if (stopped) {
-                    throw new NotObtainedException("lockbridge: acquire " + Keys.show(n.name)
-                            + ": the reply was lost, its connection was killed, and the key does not hold our token", Duration.ZERO, cause);
+                    throw new NotObtainedException("lockbridge: acquire " + Keys.show(names.name)
+                            + ": the reply was lost, its connection was killed, and the key does not hold our token",
+                            Duration.ZERO, cause);
                 }
-                undo(n, token, cause);
-                throw new UnknownOutcomeException("lockbridge: acquire " + Keys.show(n.name) + ": the reply was lost and the key does not hold our token "
+                undo(names, token, cause);
+                throw new UnknownOutcomeException("lockbridge: acquire " + Keys.show(names.name)
+                        + ": the reply was lost and the key does not hold our token "
                         + token + " yet: the acquire may still run (its lock, if it does, ends by its ttl)", cause);
             }
-            if (n.fence == null) {
+            if (names.fence == null) {
                 return 0;
             }
-            byte[] f2 = redis.get(n.fence);
-            if (f1 != null && Keys.same(f1, f2)) {
-                return Long.parseLong(new String(f1, StandardCharsets.US_ASCII));
+            byte[] fenceAfter = redis.get(names.fence);
+            if (fenceBefore != null && Keys.same(fenceBefore, fenceAfter)) {
+                return Long.parseLong(new String(fenceBefore, StandardCharsets.US_ASCII));
             }
             cause.addSuppressed(new IllegalStateException("the fence counter changed while it was read back"));
         } catch (NotObtainedException | UnknownOutcomeException e) {
@@ -450,13 +476,13 @@ public final class ModernLocker implements AutoCloseable {
 
     /** A modern lock: our token on the key, with its fence. */
     private final class ModernLock extends AbstractLock {
-        private final Names n;
+        private final Names names;
         private final byte[] token;
         private final long fence;
 
-        ModernLock(Names n, String token, long fence, long start, Duration ttl) {
-            super(n.name, Phase.MODERN, start, ttl, ttl, ttl);
-            this.n = n;
+        ModernLock(Names names, String token, long fence, long start, Duration ttl) {
+            super(names.name, Phase.MODERN, start, ttl, ttl, ttl);
+            this.names = names;
             this.token = Redis.arg(token);
             this.fence = fence;
         }
@@ -469,46 +495,48 @@ public final class ModernLocker implements AutoCloseable {
         @Override
         public Duration ttl() {
             checkNotEnded("ttl");
-            Script s = Scripts.MODERN_TTL;
-            List<?> r = redis.evalList(s, new byte[][] {n.key}, token);
-            List<?> l = Replies.list(s, r, 2);
-            long c = Replies.num(s, l.get(0));
-            if (c == 1) {
-                return Duration.ofMillis(Replies.num(s, l.get(1)));
+            Script script = Scripts.MODERN_TTL;
+            List<?> raw = redis.evalList(script, new byte[][] {names.key}, token);
+            List<?> reply = Replies.list(script, raw, 2);
+            long code = Replies.num(script, reply.get(0));
+            if (code == 1) {
+                return Duration.ofMillis(Replies.num(script, reply.get(1)));
             }
             try {
-                code(c);
+                code(code);
             } catch (NotHeldException e) {
                 lose("ttl found it " + e.reason().name().toLowerCase(), e);
                 throw e;
             }
-            throw Replies.unexpected(s, r);
+            throw Replies.unexpected(script, raw);
         }
 
         @Override
         void release() {
-            byte[][] keys = n.channel == null ? new byte[][] {n.key} : new byte[][] {n.key, n.channel};
+            byte[][] keys = names.channel == null ? new byte[][] {names.key} : new byte[][] {names.key, names.channel};
             code(redis.evalLong(Scripts.MODERN_RELEASE, keys, token, Redis.arg(redis.publishCommand())));
         }
 
         @Override
         void refreshOnce(Duration ttl) {
-            Duration t = ModernLocker.checkTtl(ttl);
+            Duration checkedTtl = ModernLocker.checkTtl(ttl);
             long start = System.nanoTime();
-            sending(start, t, t, t);
-            code(redis.evalLong(Scripts.MODERN_REFRESH, new byte[][] {n.key}, token, Redis.arg(t.toMillis())));
-            extend(start, t, t);
+            sending(start, checkedTtl, checkedTtl, checkedTtl);
+            code(redis.evalLong(Scripts.MODERN_REFRESH, new byte[][] {names.key}, token,
+                    Redis.arg(checkedTtl.toMillis())));
+            extend(start, checkedTtl, checkedTtl);
         }
 
-        private void code(long c) {
-            if (c == 0) {
-                throw new NotHeldException(n.name, NotHeldException.Reason.TAKEN, "the key holds another token");
+        private void code(long reply) {
+            if (reply == 0) {
+                throw new NotHeldException(names.name, NotHeldException.Reason.TAKEN, "the key holds another token");
             }
-            if (c == -1) {
-                throw new NotHeldException(n.name, NotHeldException.Reason.GONE, "the key has expired");
+            if (reply == -1) {
+                throw new NotHeldException(names.name, NotHeldException.Reason.GONE, "the key has expired");
             }
-            if (c != 1) {
-                throw new LockbridgeException("lockbridge: lock " + Keys.show(n.name) + ": unexpected reply " + c);
+            if (reply != 1) {
+                throw new LockbridgeException("lockbridge: lock " + Keys.show(names.name) + ": unexpected reply "
+                        + reply);
             }
         }
     }

@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * from them (the Go controller writes both; lockers only name them).
  */
 final class Namespace {
-    final String ns;
+    final String name;
     final byte[] phase;
     final byte[] since;
     final byte[] meta;
@@ -23,23 +23,24 @@ final class Namespace {
     final byte[] pending;
     final byte[] mark;
 
-    Namespace(String ns) {
-        if (ns == null || ns.isEmpty() || ns.contains("{") || ns.contains("}")) {
-            throw new InvalidException("migrate: namespace " + Keys.show(ns) + " must be non-empty and without braces");
+    Namespace(String name) {
+        if (name == null || name.isEmpty() || name.contains("{") || name.contains("}")) {
+            throw new InvalidException("migrate: namespace " + Keys.show(name)
+                    + " must be non-empty and without braces");
         }
-        this.ns = ns;
-        String p = "lockbridge:{" + ns + "}:";
-        phase = k(p + "phase");
-        since = k(p + "phase-since");
-        meta = k(p + "namespace");
-        channel = k(p + "phase-changed");
-        clients = k(p + "clients");
-        expiry = k(p + "clients-expiry");
-        seen = k(p + "clients-seen");
-        fleet = k(p + "fleet");
-        sighting = k(p + "legacy-sighting");
-        pending = k(p + "init-pending");
-        mark = k("lockbridge-mark:{" + ns + "}");
+        this.name = name;
+        String prefix = "lockbridge:{" + name + "}:";
+        phase = utf8(prefix + "phase");
+        since = utf8(prefix + "phase-since");
+        meta = utf8(prefix + "namespace");
+        channel = utf8(prefix + "phase-changed");
+        clients = utf8(prefix + "clients");
+        expiry = utf8(prefix + "clients-expiry");
+        seen = utf8(prefix + "clients-seen");
+        fleet = utf8(prefix + "fleet");
+        sighting = utf8(prefix + "legacy-sighting");
+        pending = utf8(prefix + "init-pending");
+        mark = utf8("lockbridge-mark:{" + name + "}");
     }
 
     /** How many channels the phase notices of protocol 3 go out on (Go: noticeShards). */
@@ -47,20 +48,21 @@ final class Namespace {
 
     /** Notice channel i (0 ≤ i < NOTICE_SHARDS): …:phase-changed:i. */
     byte[] shard(int i) {
-        return k("lockbridge:{" + ns + "}:phase-changed:" + i);
+        return utf8("lockbridge:{" + name + "}:phase-changed:" + i);
     }
 
-    private static byte[] k(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+    private static byte[] utf8(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     String remedyInit() {
-        return "if the namespace is new, start it at legacy with `lockbridge phase init --namespace " + ns
-                + "`; if it ran before, its state was lost: `lockbridge phase repair --namespace " + ns + " --to PHASE`";
+        return "if the namespace is new, start it at legacy with `lockbridge phase init --namespace " + name
+                + "`; if it ran before, its state was lost: `lockbridge phase repair --namespace " + name
+                + " --to PHASE`";
     }
 
     String remedyRepair() {
-        return "an operator restores it with `lockbridge phase repair --namespace " + ns + " --to PHASE` (see `lockbridge fleet --namespace "
-                + ns + "` for the phase the evidence shows)";
+        return "an operator restores it with `lockbridge phase repair --namespace " + name
+                + " --to PHASE` (see `lockbridge fleet --namespace " + name + "` for the phase the evidence shows)";
     }
 }

@@ -32,9 +32,9 @@ public enum Phase {
 
     /** The phase named name on the wire; null when it is not a phase name. */
     public static Phase ofWire(String name) {
-        for (Phase p : values()) {
-            if (p.wire.equals(name)) {
-                return p;
+        for (Phase phase : values()) {
+            if (phase.wire.equals(name)) {
+                return phase;
             }
         }
         return null;
@@ -57,15 +57,15 @@ public enum Phase {
     }
 
     /**
-     * Whether locks taken in a and in b exclude each other: each phase
+     * Whether locks taken in first and in second exclude each other: each phase
      * writes a key the other reads. Neighbouring phases are compatible;
      * legacy and dual-read, or anything and a phase two away, are not.
      */
-    public static boolean compatible(Phase a, Phase b) {
-        return overlap(a, b) && overlap(b, a);
+    public static boolean compatible(Phase first, Phase second) {
+        return overlap(first, second) && overlap(second, first);
     }
 
-    private static boolean overlap(Phase w, Phase r) {
-        return (w.writesLegacy() && r.readsLegacy()) || (w.writesModern() && r.readsModern());
+    private static boolean overlap(Phase writer, Phase reader) {
+        return (writer.writesLegacy() && reader.readsLegacy()) || (writer.writesModern() && reader.readsModern());
     }
 }

@@ -38,7 +38,8 @@ public class PhaseUnknownException extends LockbridgeException {
     private final transient Phase last;
 
     public PhaseUnknownException(String namespace, Reason reason, Phase last, String remedy, Throwable cause) {
-        super("migrate: phase unknown: namespace " + namespace + ": " + reason + (last == null ? "" : " (last ran " + last + ")")
+        super("migrate: phase unknown: namespace " + namespace + ": " + reason
+                + (last == null ? "" : " (last ran " + last + ")")
                 + (remedy == null ? "" : "; " + remedy) + (cause == null ? "" : ": " + cause.getMessage()), cause);
         this.namespace = namespace;
         this.reason = reason;

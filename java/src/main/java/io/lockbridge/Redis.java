@@ -124,7 +124,8 @@ public final class Redis implements AutoCloseable {
     private final SentinelWatch watch;
     private volatile boolean closed;
 
-    private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
+    private Redis(Kind kind, RedisURI uri, List<RedisURI> seeds, ClientResources resources, Duration timeout,
+            boolean replay) {
         this.kind = kind;
         this.uri = uri;
         this.seeds = seeds;
@@ -134,14 +135,16 @@ public final class Redis implements AutoCloseable {
         this.client = RedisClient.create(res);
         // replay: only for the tests that show what a resend does.
         this.client.setOptions(replay ? ClientOptions.builder().autoReconnect(true).build()
-                : ClientOptions.builder().autoReconnect(false).disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+                : ClientOptions.builder().autoReconnect(false)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
         this.pubsubClient = RedisClient.create(res);
         if (kind == Kind.CLUSTER) {
-            for (RedisURI s : seeds) {
-                nodes.put(addr(s.getHost(), s.getPort()), s);
+            for (RedisURI seed : seeds) {
+                nodes.put(addr(seed.getHost(), seed.getPort()), seed);
             }
         }
-        this.rehomer = kind == Kind.STANDALONE ? null : Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
+        this.rehomer = kind == Kind.STANDALONE ? null
+                : Executors.newSingleThreadExecutor(Threads.daemon("lockbridge-pubsub-rehome"));
         this.watch = kind == Kind.SENTINEL ? new SentinelWatch(res) : null;
     }
 
@@ -184,9 +187,10 @@ public final class Redis implements AutoCloseable {
     }
 
     static Redis cluster(List<RedisURI> seeds, ClientResources resources, Duration timeout, boolean replay) {
-        checkTimeout(seeds != null && !seeds.isEmpty() && seeds.stream().allMatch(java.util.Objects::nonNull), timeout, "the cluster's seed RedisURIs");
-        for (RedisURI s : seeds) {
-            if (s.getSentinels() != null && !s.getSentinels().isEmpty()) {
+        checkTimeout(seeds != null && !seeds.isEmpty() && seeds.stream().allMatch(java.util.Objects::nonNull), timeout,
+                "the cluster's seed RedisURIs");
+        for (RedisURI seed : seeds) {
+            if (seed.getSentinels() != null && !seed.getSentinels().isEmpty()) {
                 throw new InvalidException("lockbridge: a cluster seed cannot be a Sentinel URI");
             }
         }
@@ -208,16 +212,16 @@ public final class Redis implements AutoCloseable {
     private Redis warm() {
         try {
             if (kind == Kind.CLUSTER) {
-                for (String a : owners()) {
-                    Pool p = pool(a);
-                    p.giveBack(p.borrow());
+                for (String node : owners()) {
+                    Pool pool = pool(node);
+                    pool.giveBack(pool.borrow());
                 }
             } else {
                 if (watch != null) {
                     watch.check();
                 }
-                Pool p = pool(null);
-                p.giveBack(p.borrow());
+                Pool pool = pool(null);
+                pool.giveBack(pool.borrow());
             }
         } catch (RedisUnavailableException | InvalidException e) {
             // connect on the first call
@@ -229,12 +233,12 @@ public final class Redis implements AutoCloseable {
         return kind;
     }
 
-    static byte[] arg(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+    static byte[] arg(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
-    static byte[] arg(long n) {
-        return arg(Long.toString(n));
+    static byte[] arg(long number) {
+        return arg(Long.toString(number));
     }
 
     /** The release scripts' notice command: "SPUBLISH" in a cluster (as Go's lockers), else "PUBLISH". */
@@ -246,21 +250,22 @@ public final class Redis implements AutoCloseable {
         return host + ":" + port;
     }
 
-    /** The pool of node a ("host:port"), or, with a null a, of the standalone server or Sentinel master. */
-    private Pool pool(String a) {
-        String k = a == null ? "" : a;
-        return pools.computeIfAbsent(k, x -> new Pool(a == null ? uri : nodeUri(a)));
+    /** The pool of node ("host:port"), or, with a null node, of the standalone server or Sentinel master. */
+    private Pool pool(String node) {
+        String key = node == null ? "" : node;
+        return pools.computeIfAbsent(key, x -> new Pool(node == null ? uri : nodeUri(node)));
     }
 
-    private RedisURI nodeUri(String a) {
-        RedisURI known = nodes.get(a);
+    private RedisURI nodeUri(String node) {
+        RedisURI known = nodes.get(node);
         if (known != null) {
             return known;
         }
-        int i = a.lastIndexOf(':');
-        RedisURI u = RedisURI.builder(uri).withHost(a.substring(0, i)).withPort(Integer.parseInt(a.substring(i + 1))).build();
-        nodes.putIfAbsent(a, u);
-        return nodes.get(a);
+        int colon = node.lastIndexOf(':');
+        RedisURI candidate = RedisURI.builder(uri).withHost(node.substring(0, colon))
+                .withPort(Integer.parseInt(node.substring(colon + 1))).build();
+        nodes.putIfAbsent(node, candidate);
+        return nodes.get(node);
     }
 
     /**
@@ -273,7 +278,10 @@ public final class Redis implements AutoCloseable {
         final ConcurrentLinkedDeque<StatefulRedisConnection<byte[], byte[]>> idle = new ConcurrentLinkedDeque<>();
         /** Each open connection's CLIENT ID, read when it connected (absent: refused, e.g. by an ACL). */
         final Map<StatefulRedisConnection<byte[], byte[]>, Long> ids = new ConcurrentHashMap<>();
-        /** Sentinel: the sentinels named a new master since this pool's connections asked them; no reply on them is trusted. */
+        /**
+         * Sentinel: the sentinels named a new master since this pool's
+         * connections asked them; no reply on them is trusted.
+         */
         volatile boolean retired;
 
         Pool(RedisURI target) {
@@ -281,57 +289,59 @@ public final class Redis implements AutoCloseable {
         }
 
         StatefulRedisConnection<byte[], byte[]> borrow() {
-            for (StatefulRedisConnection<byte[], byte[]> c; (c = idle.pollFirst()) != null;) {
-                if (c.isOpen()) {
-                    return c;
+            for (StatefulRedisConnection<byte[], byte[]> conn; (conn = idle.pollFirst()) != null;) {
+                if (conn.isOpen()) {
+                    return conn;
                 }
-                quietClose(c);
+                quietClose(conn);
             }
             if (closed) {
                 throw new RedisUnavailableException("lockbridge: Redis connections closed", null);
             }
             try {
-                StatefulRedisConnection<byte[], byte[]> c = client.connect(ByteArrayCodec.INSTANCE, target);
-                c.setTimeout(timeout);
-                clientId(c);
-                return c;
+                StatefulRedisConnection<byte[], byte[]> conn = client.connect(ByteArrayCodec.INSTANCE, target);
+                conn.setTimeout(timeout);
+                clientId(conn);
+                return conn;
             } catch (RuntimeException e) {
-                throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": " + e.getMessage(), e);
+                throw new RedisUnavailableException("lockbridge: cannot connect to " + where() + ": "
+                        + e.getMessage(), e);
             }
         }
 
-        void giveBack(StatefulRedisConnection<byte[], byte[]> c) {
-            if (!closed && !retired && c.isOpen() && idle.size() < MAX_IDLE) {
-                idle.offerFirst(c);
+        void giveBack(StatefulRedisConnection<byte[], byte[]> conn) {
+            if (!closed && !retired && conn.isOpen() && idle.size() < MAX_IDLE) {
+                idle.offerFirst(conn);
                 if (closed || retired) {
                     clear();
                 }
             } else {
-                quietClose(c);
+                quietClose(conn);
             }
         }
 
-        /** Closes c, whose command got no reply: a late reply must not be taken for the next command's. */
-        void drop(StatefulRedisConnection<byte[], byte[]> c) {
-            ids.remove(c);
-            quietClose(c);
+        /** Closes conn, whose command got no reply: a late reply must not be taken for the next command's. */
+        void drop(StatefulRedisConnection<byte[], byte[]> conn) {
+            ids.remove(conn);
+            quietClose(conn);
         }
 
-        /** Records c's CLIENT ID; a refusal (NOPERM) leaves it unknown, no reply closes c. */
-        private void clientId(StatefulRedisConnection<byte[], byte[]> c) {
+        /** Records conn's CLIENT ID; a refusal (NOPERM) leaves it unknown, no reply closes conn. */
+        private void clientId(StatefulRedisConnection<byte[], byte[]> conn) {
             try {
-                ids.put(c, c.sync().clientId());
+                ids.put(conn, conn.sync().clientId());
             } catch (RedisCommandExecutionException e) {
-                // unknown: a request lost on c is never settled by a kill
+                // unknown: a request lost on conn is never settled by a kill
             } catch (RuntimeException e) {
-                quietClose(c);
+                quietClose(conn);
                 throw e;
             }
         }
 
         /**
-         * Ends c, dropped after its command got no reply, on the server too
-         * (CLIENT KILL ID on another connection to the same node): the
+         * Ends c, the connection whose CLIENT ID is id, dropped after its
+         * command got no reply, on the server too (CLIENT KILL ID on another
+         * connection to the same node): the
          * server discards what it has not read of c, and bytes of c still
          * on their way reach a closed socket, so c's command can no longer
          * run. True only when the server confirms it killed c. Never
@@ -342,29 +352,29 @@ public final class Redis implements AutoCloseable {
             if (id == null || kind == Kind.SENTINEL || closed) {
                 return false;
             }
-            StatefulRedisConnection<byte[], byte[]> k;
+            StatefulRedisConnection<byte[], byte[]> killer;
             try {
-                k = borrow();
+                killer = borrow();
             } catch (RuntimeException e) {
                 return false;
             }
             try {
-                Long n = k.sync().clientKill(io.lettuce.core.KillArgs.Builder.id(id));
-                giveBack(k);
-                return n != null && n == 1;
+                Long killed = killer.sync().clientKill(io.lettuce.core.KillArgs.Builder.id(id));
+                giveBack(killer);
+                return killed != null && killed == 1;
             } catch (RedisCommandExecutionException e) {
-                giveBack(k); // NOPERM (an ACL without CLIENT KILL): not stopped
+                giveBack(killer); // NOPERM (an ACL without CLIENT KILL): not stopped
                 return false;
             } catch (RuntimeException e) {
-                drop(k);
+                drop(killer);
                 return false;
             }
         }
 
         void clear() {
-            for (StatefulRedisConnection<byte[], byte[]> c; (c = idle.pollFirst()) != null;) {
-                ids.remove(c);
-                quietClose(c);
+            for (StatefulRedisConnection<byte[], byte[]> conn; (conn = idle.pollFirst()) != null;) {
+                ids.remove(conn);
+                quietClose(conn);
             }
         }
 
@@ -376,17 +386,17 @@ public final class Redis implements AutoCloseable {
         }
     }
 
-    private static void quietClose(StatefulRedisConnection<byte[], byte[]> c) {
-        if (c.isOpen()) {
-            c.closeAsync();
+    private static void quietClose(StatefulRedisConnection<byte[], byte[]> conn) {
+        if (conn.isOpen()) {
+            conn.closeAsync();
         }
     }
 
     /** The cluster's slot map, read with CLUSTER SLOTS when not known. */
     private String[] slots() {
-        String[] m = slotOwner;
-        if (m != null) {
-            return m;
+        String[] map = slotOwner;
+        if (map != null) {
+            return map;
         }
         synchronized (slotMu) {
             if (slotOwner != null) {
@@ -394,42 +404,45 @@ public final class Redis implements AutoCloseable {
             }
             List<String> from = new ArrayList<>();
             seeds.forEach(s -> from.add(addr(s.getHost(), s.getPort())));
-            nodes.keySet().forEach(a -> {
-                if (!from.contains(a)) {
-                    from.add(a);
+            nodes.keySet().forEach(node -> {
+                if (!from.contains(node)) {
+                    from.add(node);
                 }
             });
             RuntimeException last = null;
-            for (String a : from) {
-                Pool p = pool(a);
-                StatefulRedisConnection<byte[], byte[]> c;
+            for (String node : from) {
+                Pool pool = pool(node);
+                StatefulRedisConnection<byte[], byte[]> conn;
                 try {
-                    c = p.borrow();
+                    conn = pool.borrow();
                 } catch (RedisUnavailableException e) {
                     last = e;
                     continue;
                 }
                 try {
-                    List<Object> r = c.sync().clusterSlots();
-                    p.giveBack(c);
+                    List<Object> ranges = conn.sync().clusterSlots();
+                    pool.giveBack(conn);
                     String[] owner = new String[Keys.SLOTS];
                     // CLUSTER SLOTS: [from, to, [host, port, id, …] of the master, replicas…] per range.
-                    for (Object e : r) {
-                        List<?> range = (List<?>) e;
+                    for (Object entry : ranges) {
+                        List<?> range = (List<?>) entry;
                         List<?> master = (List<?>) range.get(2);
-                        Object h = master.get(0);
-                        String host = h instanceof byte[] bs ? new String(bs, StandardCharsets.UTF_8) : String.valueOf(h);
-                        String o = addr(host.isEmpty() ? a.substring(0, a.lastIndexOf(':')) : host, ((Long) master.get(1)).intValue());
-                        nodeUri(o);
-                        for (int s = ((Long) range.get(0)).intValue(); s <= ((Long) range.get(1)).intValue(); s++) {
-                            owner[s] = o;
+                        Object hostReply = master.get(0);
+                        String host = hostReply instanceof byte[] hostBytes
+                                ? new String(hostBytes, StandardCharsets.UTF_8) : String.valueOf(hostReply);
+                        String masterAddr = addr(host.isEmpty() ? node.substring(0, node.lastIndexOf(':')) : host,
+                                ((Long) master.get(1)).intValue());
+                        nodeUri(masterAddr);
+                        for (int slot = ((Long) range.get(0)).intValue(); slot <= ((Long) range.get(1)).intValue();
+                                slot++) {
+                            owner[slot] = masterAddr;
                         }
                     }
                     slotOwner = owner;
                     rehome(owner);
                     return owner;
                 } catch (RuntimeException e) {
-                    p.drop(c);
+                    pool.drop(conn);
                     last = e;
                 }
             }
@@ -439,30 +452,30 @@ public final class Redis implements AutoCloseable {
     }
 
     private List<String> owners() {
-        Set<String> s = new java.util.LinkedHashSet<>();
-        for (String o : slots()) {
-            if (o != null) {
-                s.add(o);
+        Set<String> unique = new java.util.LinkedHashSet<>();
+        for (String owner : slots()) {
+            if (owner != null) {
+                unique.add(owner);
             }
         }
-        return new ArrayList<>(s);
+        return new ArrayList<>(unique);
     }
 
     private Pool poolFor(int slot) {
         if (kind != Kind.CLUSTER) {
             return pool(null);
         }
-        String o = slot < 0 ? addr(uri.getHost(), uri.getPort()) : slots()[slot];
-        if (o == null) {
+        String owner = slot < 0 ? addr(uri.getHost(), uri.getPort()) : slots()[slot];
+        if (owner == null) {
             slotOwner = null;
             throw new RedisUnavailableException("lockbridge: no cluster node serves slot " + slot, null);
         }
-        return pool(o);
+        return pool(owner);
     }
 
     /** One command on a connection: asking says an ASKING came before it, to send again before a second command. */
     private interface Op {
-        Object run(RedisCommands<byte[], byte[]> c, boolean asking);
+        Object run(RedisCommands<byte[], byte[]> commands, boolean asking);
     }
 
     /**
@@ -477,78 +490,82 @@ public final class Redis implements AutoCloseable {
             if (watch != null) {
                 watch.check();
             }
-            Pool p = askAt != null ? pool(askAt) : poolFor(slot);
+            Pool pool = askAt != null ? pool(askAt) : poolFor(slot);
             boolean asking = askAt != null;
-            StatefulRedisConnection<byte[], byte[]> c = p.borrow();
+            StatefulRedisConnection<byte[], byte[]> conn = pool.borrow();
             try {
                 if (asking) {
-                    c.sync().asking();
+                    conn.sync().asking();
                 }
-                Object r = op.run(c.sync(), asking);
-                if (p.retired) {
+                Object reply = op.run(conn.sync(), asking);
+                if (pool.retired) {
                     // The sentinels named a new master while the command was in
                     // flight: it ran on a master they had replaced (one that was
                     // paused or cut off, say), which others no longer lock on.
-                    p.drop(c);
-                    UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": the sentinels named a new master while it was in flight:"
+                    pool.drop(conn);
+                    UnknownOutcomeException unknown = new UnknownOutcomeException("lockbridge: " + what
+                            + ": the sentinels named a new master while it was in flight:"
                             + " its reply, from the old one, is not trusted; it is not sent again", null);
-                    u.stopper = () -> true; // its reply came: it ran, on the old master, and cannot run again
-                    throw u;
+                    unknown.stopper = () -> true; // its reply came: it ran, on the old master, and cannot run again
+                    throw unknown;
                 }
-                if (r instanceof Waited w && w.waitError() != null && !(w.waitError() instanceof RedisCommandExecutionException)) {
-                    p.drop(c); // WAIT got no reply: a late one must not be read as the next command's
+                if (reply instanceof Waited waited && waited.waitError() != null
+                        && !(waited.waitError() instanceof RedisCommandExecutionException)) {
+                    pool.drop(conn); // WAIT got no reply: a late one must not be read as the next command's
                 } else {
-                    p.giveBack(c);
+                    pool.giveBack(conn);
                 }
-                return r;
+                return reply;
             } catch (RedisCommandExecutionException e) {
-                p.giveBack(c); // an error reply: the connection is in step
-                String m = String.valueOf(e.getMessage());
-                String[] f = m.split(" ");
-                if (kind == Kind.CLUSTER && hop < MAX_REDIRECTS && f.length >= 3 && (f[0].equals("MOVED") || f[0].equals("ASK"))) {
+                pool.giveBack(conn); // an error reply: the connection is in step
+                String message = String.valueOf(e.getMessage());
+                String[] words = message.split(" ");
+                if (kind == Kind.CLUSTER && hop < MAX_REDIRECTS && words.length >= 3
+                        && (words[0].equals("MOVED") || words[0].equals("ASK"))) {
                     // The node did not run the command: sending it to the node
                     // named is its first run, not a resend.
-                    if (f[0].equals("MOVED")) {
-                        moved(Integer.parseInt(f[1]), f[2]);
+                    if (words[0].equals("MOVED")) {
+                        moved(Integer.parseInt(words[1]), words[2]);
                         askAt = null;
                     } else {
-                        askAt = f[2];
+                        askAt = words[2];
                     }
                     continue;
                 }
-                if (m.startsWith("READONLY")) {
-                    p.clear(); // a demoted master (a failover): new connections find the new one
+                if (message.startsWith("READONLY")) {
+                    pool.clear(); // a demoted master (a failover): new connections find the new one
                 }
-                throw new RedisErrorException("lockbridge: " + what + ": " + m, e);
+                throw new RedisErrorException("lockbridge: " + what + ": " + message, e);
             } catch (RuntimeException e) {
-                Long id = p.ids.get(c);
-                p.drop(c);
+                Long id = pool.ids.get(conn);
+                pool.drop(conn);
                 if (kind == Kind.CLUSTER) {
                     slotOwner = null; // read the topology again before the next command
                 }
                 if (e instanceof RedisCommandInterruptedException) {
                     Thread.currentThread().interrupt();
                 }
-                UnknownOutcomeException u = new UnknownOutcomeException("lockbridge: " + what + ": no reply (" + e.getClass().getSimpleName() + ": "
+                UnknownOutcomeException unknown = new UnknownOutcomeException("lockbridge: " + what + ": no reply ("
+                        + e.getClass().getSimpleName() + ": "
                         + e.getMessage() + "): it may or may not have run, and is not sent again", e);
-                u.stopper = () -> p.kill(id);
-                throw u;
+                unknown.stopper = () -> pool.kill(id);
+                throw unknown;
             }
         }
     }
 
-    /** A MOVED reply: slot is a's now; the rest of the map is read again before the next command. */
-    private void moved(int slot, String a) {
-        nodeUri(a);
-        String[] m = slotOwner;
-        String[] n = m == null ? new String[Keys.SLOTS] : m.clone();
-        n[slot] = a;
-        slotOwner = m == null ? null : n;
-        if (m == null) {
+    /** A MOVED reply: slot is node's now; the rest of the map is read again before the next command. */
+    private void moved(int slot, String node) {
+        nodeUri(node);
+        String[] current = slotOwner;
+        String[] updated = current == null ? new String[Keys.SLOTS] : current.clone();
+        updated[slot] = node;
+        slotOwner = current == null ? null : updated;
+        if (current == null) {
             // no map: the retry goes by a full read
             return;
         }
-        rehome(n);
+        rehome(updated);
         // Others of the node's slots may have moved too: read the whole map once more, lazily.
         staleAfterMove = true;
     }
@@ -556,30 +573,30 @@ public final class Redis implements AutoCloseable {
     private volatile boolean staleAfterMove;
 
     /** {@link #eval} of a script whose reply is an array: a List of Long, byte[], List, null. */
-    List<?> evalList(Script s, byte[][] keys, byte[]... args) {
-        Object r = eval(s, ScriptOutputType.MULTI, keys, args);
-        if (r instanceof List<?> l) {
-            return l;
+    List<?> evalList(Script script, byte[][] keys, byte[]... args) {
+        Object reply = eval(script, ScriptOutputType.MULTI, keys, args);
+        if (reply instanceof List<?> list) {
+            return list;
         }
-        throw Replies.unexpected(s, r);
+        throw Replies.unexpected(script, reply);
     }
 
     /** {@link #eval} of a script whose reply is an integer. */
-    long evalLong(Script s, byte[][] keys, byte[]... args) {
-        Object r = eval(s, ScriptOutputType.INTEGER, keys, args);
-        if (r instanceof Long n) {
-            return n;
+    long evalLong(Script script, byte[][] keys, byte[]... args) {
+        Object reply = eval(script, ScriptOutputType.INTEGER, keys, args);
+        if (reply instanceof Long value) {
+            return value;
         }
-        throw Replies.unexpected(s, r);
+        throw Replies.unexpected(script, reply);
     }
 
     /**
-     * Runs s with EVALSHA, and with EVAL after a NOSCRIPT reply (which says
+     * Runs script with EVALSHA, and with EVAL after a NOSCRIPT reply (which says
      * the script did not run). Sent once: no reply is an
      * {@link UnknownOutcomeException}, an error reply a {@link RedisErrorException}.
      */
-    private Object eval(Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
-        return call(s.name(), evalSlot(keys), (c, asking) -> evalOn(c, asking, s, type, keys, args));
+    private Object eval(Script script, ScriptOutputType type, byte[][] keys, byte[]... args) {
+        return call(script.name(), evalSlot(keys), (c, asking) -> evalOn(c, asking, script, type, keys, args));
     }
 
     private int evalSlot(byte[][] keys) {
@@ -590,14 +607,15 @@ public final class Redis implements AutoCloseable {
         return keys.length == 0 ? -1 : Keys.slot(keys[0]);
     }
 
-    private static Object evalOn(RedisCommands<byte[], byte[]> c, boolean asking, Script s, ScriptOutputType type, byte[][] keys, byte[]... args) {
+    private static Object evalOn(RedisCommands<byte[], byte[]> commands, boolean asking, Script script,
+            ScriptOutputType type, byte[][] keys, byte[]... args) {
         try {
-            return c.evalsha(s.sha1(), type, keys, args);
+            return commands.evalsha(script.sha1(), type, keys, args);
         } catch (RedisNoScriptException e) {
             if (asking) {
-                c.asking();
+                commands.asking();
             }
-            return c.eval(s.source(), type, keys, args);
+            return commands.eval(script.source(), type, keys, args);
         }
     }
 
@@ -609,18 +627,18 @@ public final class Redis implements AutoCloseable {
     record Waited(Object reply, long acked, RuntimeException waitError) {}
 
     /**
-     * {@link #eval} of s (an array reply), then, on the same connection,
+     * {@link #eval} of script (an array reply), then, on the same connection,
      * WAIT replicas timeout: how many replicas acknowledged the script's
      * writes. The script is sent once, as by eval; a WAIT that fails does
      * not make the script's reply unknown (it is returned with the error).
      */
-    Waited evalListWait(Script s, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
-        Object r = call(s.name(), evalSlot(keys), (c, asking) -> {
-            Object reply = evalOn(c, asking, s, ScriptOutputType.MULTI, keys, args);
-            io.lettuce.core.api.StatefulConnection<byte[], byte[]> conn = c.getStatefulConnection();
+    Waited evalListWait(Script script, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
+        Object result = call(script.name(), evalSlot(keys), (commands, asking) -> {
+            Object reply = evalOn(commands, asking, script, ScriptOutputType.MULTI, keys, args);
+            io.lettuce.core.api.StatefulConnection<byte[], byte[]> conn = commands.getStatefulConnection();
             conn.setTimeout(timeout.plus(waitTimeout));
             try {
-                return new Waited(reply, c.waitForReplication(replicas, waitTimeout.toMillis()), null);
+                return new Waited(reply, commands.waitForReplication(replicas, waitTimeout.toMillis()), null);
             } catch (RuntimeException e) {
                 if (e instanceof RedisCommandInterruptedException) {
                     Thread.currentThread().interrupt();
@@ -630,19 +648,19 @@ public final class Redis implements AutoCloseable {
                 conn.setTimeout(timeout);
             }
         });
-        Waited w = (Waited) r;
-        if (!(w.reply() instanceof List<?>)) {
-            throw Replies.unexpected(s, w.reply());
+        Waited waited = (Waited) result;
+        if (!(waited.reply() instanceof List<?>)) {
+            throw Replies.unexpected(script, waited.reply());
         }
-        return w;
+        return waited;
     }
 
     /**
-     * SET key value NX PX ms: whether it was set. Sent once, as
+     * SET key value NX PX millis: whether it was set. Sent once, as
      * {@link #eval}: no reply is an {@link UnknownOutcomeException}.
      */
-    boolean setNxPx(byte[] key, byte[] value, long ms) {
-        SetArgs nxpx = SetArgs.Builder.nx().px(ms);
+    boolean setNxPx(byte[] key, byte[] value, long millis) {
+        SetArgs nxpx = SetArgs.Builder.nx().px(millis);
         return "OK".equals(call("SET", Keys.slot(key), (c, asking) -> c.set(key, value, nxpx)));
     }
 
@@ -668,92 +686,93 @@ public final class Redis implements AutoCloseable {
      * process pay one SUBSCRIBE between them, not one each.
      */
     AutoCloseable subscribe(byte[] channel, Runnable onMessage) {
-        ByteBuffer k = ByteBuffer.wrap(channel.clone());
+        ByteBuffer channelKey = ByteBuffer.wrap(channel.clone());
         boolean confirmed;
         synchronized (listeners) {
-            listeners.computeIfAbsent(k, x -> new CopyOnWriteArraySet<>()).add(onMessage);
-            confirmed = homes.containsKey(k);
+            listeners.computeIfAbsent(channelKey, x -> new CopyOnWriteArraySet<>()).add(onMessage);
+            confirmed = homes.containsKey(channelKey);
         }
         if (!confirmed) {
             try {
-                subscribeAt(k, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
+                subscribeAt(channelKey, kind == Kind.CLUSTER ? slots()[Keys.slot(channel)] : "");
             } catch (RuntimeException e) {
-                unsubscribe(k, onMessage);
+                unsubscribe(channelKey, onMessage);
                 throw new RedisUnavailableException("lockbridge: SUBSCRIBE: " + e.getMessage(), e);
             }
         }
-        return () -> unsubscribe(k, onMessage);
+        return () -> unsubscribe(channelKey, onMessage);
     }
 
     /**
-     * Subscribes k on node at (cluster: SSUBSCRIBE, following MOVED; else
+     * Subscribes channelKey on node (cluster: SSUBSCRIBE, following MOVED; else
      * SUBSCRIBE on the one pub/sub connection) and, in a cluster, records
      * where, unsubscribing it from the node it was on before. Idempotent: a
      * second SSUBSCRIBE of a channel is confirmed again by Redis.
      */
-    private void subscribeAt(ByteBuffer k, String at) {
-        byte[] ch = bytes(k);
+    private void subscribeAt(ByteBuffer channelKey, String node) {
+        byte[] channel = bytes(channelKey);
         if (kind != Kind.CLUSTER) {
-            pubsubConnection("").sync().subscribe(ch);
+            pubsubConnection("").sync().subscribe(channel);
             synchronized (listeners) {
-                if (listeners.containsKey(k)) {
-                    homes.put(k, ""); // confirmed
+                if (listeners.containsKey(channelKey)) {
+                    homes.put(channelKey, ""); // confirmed
                 }
             }
             return;
         }
         for (int hop = 0;; hop++) {
-            if (at == null) {
+            if (node == null) {
                 slotOwner = null;
-                throw new RedisUnavailableException("lockbridge: no cluster node serves slot " + Keys.slot(ch), null);
+                throw new RedisUnavailableException("lockbridge: no cluster node serves slot " + Keys.slot(channel),
+                        null);
             }
             try {
-                pubsubConnection(at).sync().ssubscribe(ch);
+                pubsubConnection(node).sync().ssubscribe(channel);
             } catch (RedisCommandExecutionException e) {
-                String[] f = String.valueOf(e.getMessage()).split(" ");
-                if (hop < MAX_REDIRECTS && f.length >= 3 && f[0].equals("MOVED")) {
-                    moved(Integer.parseInt(f[1]), f[2]);
-                    at = f[2];
+                String[] words = String.valueOf(e.getMessage()).split(" ");
+                if (hop < MAX_REDIRECTS && words.length >= 3 && words[0].equals("MOVED")) {
+                    moved(Integer.parseInt(words[1]), words[2]);
+                    node = words[2];
                     continue;
                 }
                 throw e;
             }
             String old;
             synchronized (listeners) {
-                if (!listeners.containsKey(k)) {
+                if (!listeners.containsKey(channelKey)) {
                     // the last listener left meanwhile
-                    pubsubConnection(at).async().sunsubscribe(ch);
+                    pubsubConnection(node).async().sunsubscribe(channel);
                     return;
                 }
-                old = homes.put(k, at);
+                old = homes.put(channelKey, node);
             }
-            if (old != null && !old.equals(at)) {
-                leave(old, ch, true);
+            if (old != null && !old.equals(node)) {
+                leave(old, channel, true);
             }
             return;
         }
     }
 
     /**
-     * SUNSUBSCRIBE ch on node a; with close, a's pub/sub connection is closed
+     * SUNSUBSCRIBE channel on node; with close, node's pub/sub connection is closed
      * instead once no channel is subscribed there (a node that lost its
      * slots, perhaps gone: its connection would reconnect for ever).
      */
-    private void leave(String a, byte[] ch, boolean close) {
+    private void leave(String node, byte[] channel, boolean close) {
         boolean idle;
         synchronized (listeners) {
-            idle = close && !homes.containsValue(a);
+            idle = close && !homes.containsValue(node);
         }
         synchronized (connMu) {
-            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(a);
-            if (ps == null) {
+            StatefulRedisPubSubConnection<byte[], byte[]> pubsub = pubsubs.get(node);
+            if (pubsub == null) {
                 return;
             }
             if (idle) {
-                pubsubs.remove(a);
-                ps.closeAsync();
-            } else if (ps.isOpen()) {
-                ps.async().sunsubscribe(ch);
+                pubsubs.remove(node);
+                pubsub.closeAsync();
+            } else if (pubsub.isOpen()) {
+                pubsub.async().sunsubscribe(channel);
             }
         }
     }
@@ -768,26 +787,26 @@ public final class Redis implements AutoCloseable {
     private void rehome(String[] owner) {
         List<ByteBuffer> moved = new ArrayList<>();
         synchronized (listeners) {
-            homes.forEach((k, at) -> {
-                String want = owner[Keys.slot(bytes(k))];
-                if (want != null && !want.equals(at)) {
-                    moved.add(k);
+            homes.forEach((channelKey, node) -> {
+                String want = owner[Keys.slot(bytes(channelKey))];
+                if (want != null && !want.equals(node)) {
+                    moved.add(channelKey);
                 }
             });
         }
-        for (ByteBuffer k : moved) {
+        for (ByteBuffer channelKey : moved) {
             try {
                 rehomer.execute(() -> {
-                    String[] m = slotOwner;
-                    String want = m == null ? null : m[Keys.slot(bytes(k))];
+                    String[] map = slotOwner;
+                    String want = map == null ? null : map[Keys.slot(bytes(channelKey))];
                     try {
                         if (want != null && !closed) {
-                            subscribeAt(k, want);
+                            subscribeAt(channelKey, want);
                         }
                     } catch (RuntimeException e) {
                         // unreachable for now: the waiters poll; the next map change tries again
                     }
-                    deliver(bytes(k));
+                    deliver(bytes(channelKey));
                 });
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 return; // closed
@@ -796,7 +815,7 @@ public final class Redis implements AutoCloseable {
     }
 
     /**
-     * Node a unsubscribed channel: ours (a listener left, a re-home), or
+     * node unsubscribed channel: ours (a listener left, a re-home), or
      * the server's own when its slot left the node (Redis does so on the
      * master a failover demotes). The server's: the channel no longer counts
      * as confirmed (the next listener to come subscribes it, should what
@@ -804,15 +823,15 @@ public final class Redis implements AutoCloseable {
      * on the slot's master, in the background, then its listeners are woken
      * once.
      */
-    private void dropped(String a, byte[] channel) {
-        ByteBuffer k = ByteBuffer.wrap(channel.clone());
+    private void dropped(String node, byte[] channel) {
+        ByteBuffer channelKey = ByteBuffer.wrap(channel.clone());
         synchronized (listeners) {
-            if (!listeners.containsKey(k) || !a.equals(homes.get(k))) {
+            if (!listeners.containsKey(channelKey) || !node.equals(homes.get(channelKey))) {
                 return; // ours
             }
             // Subscribed nowhere now: until it is again, a newcomer subscribes
             // it itself (it must not take the dropped subscription for its own).
-            homes.remove(k);
+            homes.remove(channelKey);
         }
         try {
             rehomer.execute(() -> {
@@ -822,8 +841,8 @@ public final class Redis implements AutoCloseable {
                     for (int i = 0; i < 100 && !closed; i++) {
                         slotOwner = null;
                         String want = slots()[Keys.slot(channel)];
-                        if (want != null && !want.equals(a)) {
-                            subscribeAt(k, want);
+                        if (want != null && !want.equals(node)) {
+                            subscribeAt(channelKey, want);
                             break;
                         }
                         Thread.sleep(100);
@@ -840,10 +859,10 @@ public final class Redis implements AutoCloseable {
         }
     }
 
-    private static byte[] bytes(ByteBuffer k) {
-        byte[] b = new byte[k.remaining()];
-        k.duplicate().get(b);
-        return b;
+    private static byte[] bytes(ByteBuffer buffer) {
+        byte[] copy = new byte[buffer.remaining()];
+        buffer.duplicate().get(copy);
+        return copy;
     }
 
     /**
@@ -853,28 +872,28 @@ public final class Redis implements AutoCloseable {
      * out before the SUBSCRIBE of a listener that comes next: sent after it,
      * it would leave that listener deaf.
      */
-    private void unsubscribe(ByteBuffer k, Runnable onMessage) {
+    private void unsubscribe(ByteBuffer channelKey, Runnable onMessage) {
         synchronized (listeners) {
-            Set<Runnable> s = listeners.get(k);
-            if (s == null || !s.remove(onMessage) || !s.isEmpty()) {
+            Set<Runnable> subscribers = listeners.get(channelKey);
+            if (subscribers == null || !subscribers.remove(onMessage) || !subscribers.isEmpty()) {
                 return;
             }
-            listeners.remove(k);
-            String home = homes.remove(k);
+            listeners.remove(channelKey);
+            String home = homes.remove(channelKey);
             Runnable hook = beforeUnsubscribe;
             if (hook != null) {
                 hook.run();
             }
             if (kind == Kind.CLUSTER) {
                 if (home != null) {
-                    leave(home, bytes(k), false);
+                    leave(home, bytes(channelKey), false);
                 }
                 return;
             }
             synchronized (connMu) {
-                StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get("");
-                if (ps != null && ps.isOpen()) {
-                    ps.async().unsubscribe(bytes(k));
+                StatefulRedisPubSubConnection<byte[], byte[]> pubsub = pubsubs.get("");
+                if (pubsub != null && pubsub.isOpen()) {
+                    pubsub.async().unsubscribe(bytes(channelKey));
                 }
             }
         }
@@ -884,26 +903,26 @@ public final class Redis implements AutoCloseable {
     volatile Runnable beforeUnsubscribe;
 
     private void deliver(byte[] channel) {
-        Set<Runnable> s = listeners.get(ByteBuffer.wrap(channel));
-        if (s != null) {
-            s.forEach(Runnable::run);
+        Set<Runnable> subscribers = listeners.get(ByteBuffer.wrap(channel));
+        if (subscribers != null) {
+            subscribers.forEach(Runnable::run);
         }
     }
 
-    /** The pub/sub connection to node a (a cluster node "host:port"; "" the standalone server or Sentinel master). */
-    private StatefulRedisPubSubConnection<byte[], byte[]> pubsubConnection(String a) {
+    /** The pub/sub connection to node (a cluster node "host:port"; "" the standalone server or Sentinel master). */
+    private StatefulRedisPubSubConnection<byte[], byte[]> pubsubConnection(String node) {
         synchronized (connMu) {
             if (closed) {
                 throw new RedisUnavailableException("lockbridge: Redis connections closed", null);
             }
-            StatefulRedisPubSubConnection<byte[], byte[]> ps = pubsubs.get(a);
-            if (ps != null) {
-                return ps;
+            StatefulRedisPubSubConnection<byte[], byte[]> pubsub = pubsubs.get(node);
+            if (pubsub != null) {
+                return pubsub;
             }
             try {
-                ps = pubsubClient.connectPubSub(ByteArrayCodec.INSTANCE, a.isEmpty() ? uri : nodeUri(a));
-                ps.setTimeout(timeout);
-                ps.addListener(new RedisPubSubAdapter<>() {
+                pubsub = pubsubClient.connectPubSub(ByteArrayCodec.INSTANCE, node.isEmpty() ? uri : nodeUri(node));
+                pubsub.setTimeout(timeout);
+                pubsub.addListener(new RedisPubSubAdapter<>() {
                     @Override
                     public void message(byte[] channel, byte[] message) {
                         deliver(channel);
@@ -916,8 +935,8 @@ public final class Redis implements AutoCloseable {
 
                     @Override
                     public void sunsubscribed(byte[] channel, long count) {
-                        if (!a.isEmpty()) {
-                            dropped(a, channel);
+                        if (!node.isEmpty()) {
+                            dropped(node, channel);
                         }
                     }
 
@@ -935,8 +954,8 @@ public final class Redis implements AutoCloseable {
                         deliver(channel);
                     }
                 });
-                pubsubs.put(a, ps);
-                return ps;
+                pubsubs.put(node, pubsub);
+                return pubsub;
             } catch (RuntimeException e) {
                 throw new RedisUnavailableException("lockbridge: cannot connect for pub/sub: " + e.getMessage(), e);
             }
@@ -970,7 +989,7 @@ public final class Redis implements AutoCloseable {
         private volatile String named; // the master a sentinel event named last
         /** The connection of each sentinel ("host:port"). Guarded by this. */
         private final Map<String, StatefulRedisPubSubConnection<String, String>> conns = new java.util.HashMap<>();
-        private final Set<Object> up = ConcurrentHashMap.newKeySet(); // confirmed and connected since
+        private final Set<Object> live = ConcurrentHashMap.newKeySet(); // confirmed and connected since
         private final Set<Object> seen = ConcurrentHashMap.newKeySet(); // confirmed at least once
 
         SentinelWatch(ClientResources res) {
@@ -978,36 +997,40 @@ public final class Redis implements AutoCloseable {
             watchClient.addListener(this);
         }
 
-        /** Subscribes on the sentinels not yet connected when none is confirmed; refuses (nothing sent) when none can be. */
+        /**
+         * Subscribes on the sentinels not yet connected when none is confirmed;
+         * refuses (nothing sent) when none can be.
+         */
         void check() {
-            if (!up.isEmpty()) {
+            if (!live.isEmpty()) {
                 return;
             }
             synchronized (this) {
-                for (RedisURI s : uri.getSentinels()) {
-                    String k = addr(s.getHost(), s.getPort());
-                    if (closed || conns.containsKey(k)) {
+                for (RedisURI sentinel : uri.getSentinels()) {
+                    String sentinelAddr = addr(sentinel.getHost(), sentinel.getPort());
+                    if (closed || conns.containsKey(sentinelAddr)) {
                         continue; // a connection that lost its sentinel subscribes again when it reconnects
                     }
-                    StatefulRedisPubSubConnection<String, String> c = null;
+                    StatefulRedisPubSubConnection<String, String> conn = null;
                     try {
                         // Our timeout, not the URI's (60 s by default), for the handshake of a hung sentinel.
-                        c = watchClient.connectPubSub(io.lettuce.core.codec.StringCodec.UTF8, RedisURI.builder(s).withTimeout(timeout).build());
-                        c.setTimeout(timeout);
-                        c.addListener(listener(c));
-                        conns.put(k, c);
-                        c.sync().subscribe(SWITCH, PROMOTED);
-                        confirmed(c);
+                        conn = watchClient.connectPubSub(io.lettuce.core.codec.StringCodec.UTF8,
+                                RedisURI.builder(sentinel).withTimeout(timeout).build());
+                        conn.setTimeout(timeout);
+                        conn.addListener(listener(conn));
+                        conns.put(sentinelAddr, conn);
+                        conn.sync().subscribe(SWITCH, PROMOTED);
+                        confirmed(conn);
                     } catch (RuntimeException e) {
                         // this sentinel is not reachable now: tried again by the next call that finds none confirmed
-                        if (c != null) {
-                            conns.remove(k);
-                            c.closeAsync();
+                        if (conn != null) {
+                            conns.remove(sentinelAddr);
+                            conn.closeAsync();
                         }
                     }
                 }
             }
-            if (up.isEmpty()) {
+            if (live.isEmpty()) {
                 throw new RedisUnavailableException("lockbridge: cannot watch the sentinels " + uri.getSentinels()
                         + " for a failover (SUBSCRIBE " + SWITCH + " " + PROMOTED + "): nothing sent", null);
             }
@@ -1017,12 +1040,13 @@ public final class Redis implements AutoCloseable {
             return new RedisPubSubAdapter<>() {
                 @Override
                 public void message(String channel, String message) {
-                    String[] f = message == null ? new String[0] : message.split(" ");
+                    String[] words = message == null ? new String[0] : message.split(" ");
                     String now = null;
-                    if (SWITCH.equals(channel) && f.length >= 5 && f[0].equals(master)) {
-                        now = f[3] + ":" + f[4]; // <master> <old ip> <old port> <new ip> <new port>
-                    } else if (PROMOTED.equals(channel) && f.length >= 6 && f[4].equals("@") && f[5].equals(master)) {
-                        now = f[2] + ":" + f[3]; // slave <ip:port> <ip> <port> @ <master> <ip> <port>
+                    if (SWITCH.equals(channel) && words.length >= 5 && words[0].equals(master)) {
+                        now = words[3] + ":" + words[4]; // <master> <old ip> <old port> <new ip> <new port>
+                    } else if (PROMOTED.equals(channel) && words.length >= 6 && words[4].equals("@")
+                            && words[5].equals(master)) {
+                        now = words[2] + ":" + words[3]; // slave <ip:port> <ip> <port> @ <master> <ip> <port>
                     }
                     if (now != null && !now.equals(named)) {
                         named = now;
@@ -1039,14 +1063,14 @@ public final class Redis implements AutoCloseable {
 
         /** conn's subscription is confirmed; again after a disconnect, a switch meanwhile may have gone unheard. */
         private void confirmed(Object conn) {
-            if (up.add(conn) && !seen.add(conn)) {
+            if (live.add(conn) && !seen.add(conn)) {
                 switched();
             }
         }
 
         @Override
         public void onRedisDisconnected(io.lettuce.core.RedisChannelHandler<?, ?> connection) {
-            if (up.remove(connection) && up.isEmpty()) {
+            if (live.remove(connection) && live.isEmpty()) {
                 switched();
             }
         }
@@ -1074,9 +1098,9 @@ public final class Redis implements AutoCloseable {
         }
         try {
             rehomer.execute(() -> {
-                StatefulRedisPubSubConnection<byte[], byte[]> ps;
+                StatefulRedisPubSubConnection<byte[], byte[]> pubsub;
                 synchronized (connMu) {
-                    ps = pubsubs.remove("");
+                    pubsub = pubsubs.remove("");
                 }
                 synchronized (listeners) {
                     // No channel is subscribed now: until one is again here, a
@@ -1084,19 +1108,19 @@ public final class Redis implements AutoCloseable {
                     // master's subscription for its own, confirmed).
                     homes.clear();
                 }
-                if (ps == null) {
+                if (pubsub == null) {
                     return;
                 }
-                ps.closeAsync();
-                for (ByteBuffer k : new ArrayList<>(listeners.keySet())) {
+                pubsub.closeAsync();
+                for (ByteBuffer channelKey : new ArrayList<>(listeners.keySet())) {
                     try {
-                        if (!closed && listeners.containsKey(k)) {
-                            subscribeAt(k, "");
+                        if (!closed && listeners.containsKey(channelKey)) {
+                            subscribeAt(channelKey, "");
                         }
                     } catch (RuntimeException e) {
                         // unreachable for now: the waiters poll
                     }
-                    deliver(bytes(k));
+                    deliver(bytes(channelKey));
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {

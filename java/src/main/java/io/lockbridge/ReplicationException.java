@@ -16,9 +16,10 @@ public class ReplicationException extends LockbridgeException {
     private final boolean released;
 
     ReplicationException(String name, int want, long acked, boolean released, Throwable cause) {
-        super("lockbridge: lock " + Keys.show(name) + ": " + acked + " of the " + want + " replicas asked for acknowledged the acquire"
-                + (cause == null ? "" : " (WAIT: " + cause.getMessage() + ")") + "; " + (released ? "released" : "the release was not confirmed: it expires by its lease"),
-                cause);
+        super("lockbridge: lock " + Keys.show(name) + ": " + acked + " of the " + want
+                + " replicas asked for acknowledged the acquire"
+                + (cause == null ? "" : " (WAIT: " + cause.getMessage() + ")") + "; "
+                + (released ? "released" : "the release was not confirmed: it expires by its lease"), cause);
         this.want = want;
         this.acked = acked;
         this.released = released;

@@ -7,35 +7,35 @@ import java.util.List;
 final class Replies {
     private Replies() {}
 
-    static List<?> list(Script s, List<?> l, int min) {
-        if (l.size() >= min) {
-            return l;
+    static List<?> list(Script script, List<?> reply, int min) {
+        if (reply.size() >= min) {
+            return reply;
         }
-        throw unexpected(s, l);
+        throw unexpected(script, reply);
     }
 
-    static long num(Script s, Object r) {
-        if (r instanceof Long n) {
-            return n;
+    static long num(Script script, Object reply) {
+        if (reply instanceof Long value) {
+            return value;
         }
-        throw unexpected(s, r);
+        throw unexpected(script, reply);
     }
 
-    static byte[] bytes(Script s, Object r) {
-        if (r instanceof byte[] b) {
-            return b;
+    static byte[] bytes(Script script, Object reply) {
+        if (reply instanceof byte[] raw) {
+            return raw;
         }
-        if (r instanceof String t) {
-            return t.getBytes(StandardCharsets.UTF_8);
+        if (reply instanceof String string) {
+            return string.getBytes(StandardCharsets.UTF_8);
         }
-        throw unexpected(s, r);
+        throw unexpected(script, reply);
     }
 
-    static String text(Script s, Object r) {
-        return new String(bytes(s, r), StandardCharsets.UTF_8);
+    static String text(Script script, Object reply) {
+        return new String(bytes(script, reply), StandardCharsets.UTF_8);
     }
 
-    static LockbridgeException unexpected(Script s, Object r) {
-        return new LockbridgeException("lockbridge: " + s.name() + ": unexpected reply " + r);
+    static LockbridgeException unexpected(Script script, Object reply) {
+        return new LockbridgeException("lockbridge: " + script.name() + ": unexpected reply " + reply);
     }
 }

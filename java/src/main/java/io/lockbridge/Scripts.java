@@ -50,40 +50,42 @@ public final class Scripts {
 
     /** The script called name; IllegalArgumentException when there is none. */
     public static Script get(String name) {
-        Script s = ALL.get(name);
-        if (s == null) {
+        Script script = ALL.get(name);
+        if (script == null) {
             throw new IllegalArgumentException("lockbridge: no script " + name + " in the manifest");
         }
-        return s;
+        return script;
     }
 
     @SuppressWarnings("unchecked")
     private static Map<String, Script> load() {
-        Map<String, Script> m = new LinkedHashMap<>();
-        Map<String, Object> manifest = (Map<String, Object>) Json.parse(new String(resource("scripts.json"), StandardCharsets.UTF_8));
-        for (Object o : (List<Object>) manifest.get("scripts")) {
-            Map<String, Object> e = (Map<String, Object>) o;
-            String name = (String) e.get("name");
+        Map<String, Script> scripts = new LinkedHashMap<>();
+        Map<String, Object> manifest = (Map<String, Object>) Json.parse(
+                new String(resource("scripts.json"), StandardCharsets.UTF_8));
+        for (Object item : (List<Object>) manifest.get("scripts")) {
+            Map<String, Object> entry = (Map<String, Object>) item;
+            String name = (String) entry.get("name");
             ByteArrayOutputStream src = new ByteArrayOutputStream();
-            for (Object f : (List<Object>) e.get("fragments")) {
-                src.writeBytes(resource((String) f));
+            for (Object fragment : (List<Object>) entry.get("fragments")) {
+                src.writeBytes(resource((String) fragment));
                 src.write('\n');
             }
-            src.writeBytes(resource((String) e.get("body")));
+            src.writeBytes(resource((String) entry.get("body")));
             byte[] source = src.toByteArray();
             String sha1 = sha1(source);
-            if (!sha1.equals(e.get("sha1")) || source.length != ((Long) e.get("bytes")).intValue()) {
-                throw new IllegalStateException("lockbridge: script " + name + " assembles to SHA1 " + sha1 + " (" + source.length
-                        + " bytes), the manifest says " + e.get("sha1") + " (" + e.get("bytes") + " bytes): rebuild lockbridge-java");
+            if (!sha1.equals(entry.get("sha1")) || source.length != ((Long) entry.get("bytes")).intValue()) {
+                throw new IllegalStateException("lockbridge: script " + name + " assembles to SHA1 " + sha1
+                        + " (" + source.length + " bytes), the manifest says " + entry.get("sha1")
+                        + " (" + entry.get("bytes") + " bytes): rebuild lockbridge-java");
             }
-            m.put(name, new Script(name, source, sha1));
+            scripts.put(name, new Script(name, source, sha1));
         }
-        return m;
+        return scripts;
     }
 
-    static String sha1(byte[] b) {
+    static String sha1(byte[] data) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(b));
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(data));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -92,7 +94,8 @@ public final class Scripts {
     private static byte[] resource(String path) {
         try (InputStream in = Scripts.class.getResourceAsStream(ROOT + path)) {
             if (in == null) {
-                throw new IllegalStateException("lockbridge: " + ROOT + path + " is missing from the jar: rebuild lockbridge-java");
+                throw new IllegalStateException("lockbridge: " + ROOT + path
+                        + " is missing from the jar: rebuild lockbridge-java");
             }
             return in.readAllBytes();
         } catch (IOException e) {

@@ -40,37 +40,45 @@ public final class SpringRedis {
         return of(template.getConnectionFactory());
     }
 
-    /** Redis for the Redis of factory, a LettuceConnectionFactory on a standalone server, a Sentinel master or a Cluster. */
+    /**
+     * Redis for the Redis of factory, a LettuceConnectionFactory on a
+     * standalone server, a Sentinel master or a Cluster.
+     */
     public static Redis of(RedisConnectionFactory factory) {
         if (factory != null && factory.getClass().getName().contains("Jedis")) {
-            throw new InvalidException("lockbridge: a Jedis connection factory cannot be used (" + factory.getClass().getName()
-                    + "): lockbridge opens its own Lettuce connections, built never to send a lock write twice, and takes their"
-                    + " settings from a LettuceConnectionFactory only (Jedis's cluster client retries a command after a connection"
-                    + " error, which may run a lock write twice); use a LettuceConnectionFactory, or io.lockbridge.Redis.of(RedisURI)"
-                    + " / Redis.cluster(seeds)");
+            throw new InvalidException("lockbridge: a Jedis connection factory cannot be used ("
+                    + factory.getClass().getName()
+                    + "): lockbridge opens its own Lettuce connections, built never to send a lock write twice, and "
+                    + "takes their settings from a LettuceConnectionFactory only (Jedis's cluster client retries a "
+                    + "command after a connection error, which may run a lock write twice); use a "
+                    + "LettuceConnectionFactory, or io.lockbridge.Redis.of(RedisURI) / Redis.cluster(seeds)");
         }
-        if (!(factory instanceof LettuceConnectionFactory lf)) {
+        if (!(factory instanceof LettuceConnectionFactory lettuce)) {
             throw new InvalidException("lockbridge: only a LettuceConnectionFactory can be used (got "
                     + (factory == null ? "null" : factory.getClass().getName())
-                    + "); lockbridge needs connections it can keep from resending lock writes: build io.lockbridge.Redis.of(RedisURI) instead");
+                    + "); lockbridge needs connections it can keep from resending lock writes: build "
+                    + "io.lockbridge.Redis.of(RedisURI) instead");
         }
-        LettuceClientConfiguration cc = lf.getClientConfiguration();
-        Duration timeout = cc.getCommandTimeout() == null ? Redis.DEFAULT_TIMEOUT : cc.getCommandTimeout();
-        if (lf.getSocketConfiguration() != null) {
-            throw new InvalidException("lockbridge: a Unix socket factory is not supported by lockbridge-java; give Redis.of a RedisURI");
+        LettuceClientConfiguration clientConf = lettuce.getClientConfiguration();
+        Duration timeout = clientConf.getCommandTimeout() == null ? Redis.DEFAULT_TIMEOUT
+                : clientConf.getCommandTimeout();
+        if (lettuce.getSocketConfiguration() != null) {
+            throw new InvalidException("lockbridge: a Unix socket factory is not supported by lockbridge-java; give "
+                    + "Redis.of a RedisURI");
         }
-        if (lf.getClusterConfiguration() != null) {
-            RedisClusterConfiguration conf = lf.getClusterConfiguration();
+        if (lettuce.getClusterConfiguration() != null) {
+            RedisClusterConfiguration conf = lettuce.getClusterConfiguration();
             List<RedisURI> seeds = new ArrayList<>();
-            for (RedisNode n : conf.getClusterNodes()) {
-                RedisURI.Builder b = RedisURI.builder().withHost(n.getHost()).withPort(n.getPort()).withSsl(cc.isUseSsl());
-                auth(b, conf.getUsername(), conf.getPassword());
-                seeds.add(b.build());
+            for (RedisNode node : conf.getClusterNodes()) {
+                RedisURI.Builder seed = RedisURI.builder().withHost(node.getHost()).withPort(node.getPort())
+                        .withSsl(clientConf.isUseSsl());
+                auth(seed, conf.getUsername(), conf.getPassword());
+                seeds.add(seed.build());
             }
-            return Redis.cluster(seeds, cc.getClientResources().orElse(null), timeout, false);
+            return Redis.cluster(seeds, clientConf.getClientResources().orElse(null), timeout, false);
         }
-        if (lf.getSentinelConfiguration() != null) {
-            RedisSentinelConfiguration conf = lf.getSentinelConfiguration();
+        if (lettuce.getSentinelConfiguration() != null) {
+            RedisSentinelConfiguration conf = lettuce.getSentinelConfiguration();
             if (conf.getSentinels().isEmpty()) {
                 throw new InvalidException("lockbridge: the Sentinel configuration names no sentinel");
             }
@@ -78,22 +86,23 @@ public final class SpringRedis {
             if (conf.getMaster() == null || conf.getMaster().getName() == null) {
                 throw new InvalidException("lockbridge: the Sentinel configuration names no master");
             }
-            RedisURI.Builder b = RedisURI.builder().withSentinelMasterId(conf.getMaster().getName());
-            for (RedisNode n : conf.getSentinels()) {
-                RedisURI.Builder sb = RedisURI.builder().withHost(n.getHost()).withPort(n.getPort()).withSsl(cc.isUseSsl());
-                auth(sb, conf.getSentinelUsername(), conf.getSentinelPassword());
-                b.withSentinel(sb.build());
+            RedisURI.Builder master = RedisURI.builder().withSentinelMasterId(conf.getMaster().getName());
+            for (RedisNode node : conf.getSentinels()) {
+                RedisURI.Builder sentinel = RedisURI.builder().withHost(node.getHost()).withPort(node.getPort())
+                        .withSsl(clientConf.isUseSsl());
+                auth(sentinel, conf.getSentinelUsername(), conf.getSentinelPassword());
+                master.withSentinel(sentinel.build());
             }
-            b.withDatabase(conf.getDatabase()).withSsl(cc.isUseSsl());
-            auth(b, conf.getUsername(), conf.getPassword());
-            RedisURI u = b.build();
-            return Redis.of(u, cc.getClientResources().orElse(null), timeout);
+            master.withDatabase(conf.getDatabase()).withSsl(clientConf.isUseSsl());
+            auth(master, conf.getUsername(), conf.getPassword());
+            RedisURI masterUri = master.build();
+            return Redis.of(masterUri, clientConf.getClientResources().orElse(null), timeout);
         }
-        RedisStandaloneConfiguration conf = standalone(lf);
-        RedisURI.Builder b = RedisURI.builder().withHost(conf.getHostName()).withPort(conf.getPort()).withDatabase(conf.getDatabase())
-                .withSsl(cc.isUseSsl());
-        auth(b, conf.getUsername(), conf.getPassword());
-        return Redis.of(b.build(), cc.getClientResources().orElse(null), timeout);
+        RedisStandaloneConfiguration conf = standalone(lettuce);
+        RedisURI.Builder builder = RedisURI.builder().withHost(conf.getHostName()).withPort(conf.getPort())
+                .withDatabase(conf.getDatabase()).withSsl(clientConf.isUseSsl());
+        auth(builder, conf.getUsername(), conf.getPassword());
+        return Redis.of(builder.build(), clientConf.getClientResources().orElse(null), timeout);
     }
 
     /**
@@ -107,32 +116,34 @@ public final class SpringRedis {
      * read from the factory's field, and anything but a standalone one —
      * or a field that cannot be read — is refused, never guessed.
      */
-    private static RedisStandaloneConfiguration standalone(LettuceConnectionFactory lf) {
-        Object c;
+    private static RedisStandaloneConfiguration standalone(LettuceConnectionFactory lettuce) {
+        Object configured;
         try {
-            Field f = LettuceConnectionFactory.class.getDeclaredField("configuration");
-            f.setAccessible(true);
-            c = f.get(lf);
+            Field field = LettuceConnectionFactory.class.getDeclaredField("configuration");
+            field.setAccessible(true);
+            configured = field.get(lettuce);
         } catch (ReflectiveOperationException | RuntimeException e) {
-            InvalidException x = new InvalidException("lockbridge: cannot tell which Redis this LettuceConnectionFactory connects to (its"
-                    + " configuration is not readable: " + e + "); give Redis.of a RedisURI instead");
-            x.initCause(e);
-            throw x;
+            InvalidException invalid = new InvalidException("lockbridge: cannot tell which Redis this "
+                    + "LettuceConnectionFactory connects to (its configuration is not readable: " + e
+                    + "); give Redis.of a RedisURI instead");
+            invalid.initCause(e);
+            throw invalid;
         }
-        if (c instanceof RedisStandaloneConfiguration conf) {
+        if (configured instanceof RedisStandaloneConfiguration conf) {
             return conf;
         }
-        throw new InvalidException("lockbridge: a LettuceConnectionFactory on a " + (c == null ? "null configuration" : c.getClass().getSimpleName())
-                + " is not supported (standalone, Sentinel and Cluster are): lockbridge must lock on the master, and will not guess it;"
-                + " give Redis.of a RedisURI for the master instead");
+        throw new InvalidException("lockbridge: a LettuceConnectionFactory on a "
+                + (configured == null ? "null configuration" : configured.getClass().getSimpleName())
+                + " is not supported (standalone, Sentinel and Cluster are): lockbridge must lock on the master, and "
+                + "will not guess it; give Redis.of a RedisURI for the master instead");
     }
 
-    private static void auth(RedisURI.Builder b, String username, RedisPassword pw) {
-        char[] password = pw.isPresent() ? pw.get() : null;
+    private static void auth(RedisURI.Builder builder, String username, RedisPassword redisPassword) {
+        char[] password = redisPassword.isPresent() ? redisPassword.get() : null;
         if (password != null && username != null) {
-            b.withAuthentication(username, password);
+            builder.withAuthentication(username, password);
         } else if (password != null) {
-            b.withPassword(password);
+            builder.withPassword(password);
         }
     }
 }

@@ -7,8 +7,8 @@ final class Threads {
 
     /** A thread of lockbridge's own (a watchdog, the lease timer, a follower's loop). */
     static final class Own extends Thread {
-        Own(Runnable r, String name) {
-            super(r, name);
+        Own(Runnable task, String name) {
+            super(task, name);
             setDaemon(true);
         }
     }

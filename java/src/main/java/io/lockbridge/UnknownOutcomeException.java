@@ -9,7 +9,10 @@ package io.lockbridge;
 public class UnknownOutcomeException extends LockbridgeException {
     private static final long serialVersionUID = 1L;
 
-    /** Ends the request's connection on its server, when the request came from one of lockbridge's own; null otherwise. */
+    /**
+     * Ends the request's connection on its server, when the request came from
+     * one of lockbridge's own; null otherwise.
+     */
     transient java.util.function.BooleanSupplier stopper;
 
     public UnknownOutcomeException(String message, Throwable cause) {
@@ -27,8 +30,8 @@ public class UnknownOutcomeException extends LockbridgeException {
      * outcome unknown.
      */
     boolean stopRequest() {
-        java.util.function.BooleanSupplier s = stopper;
+        java.util.function.BooleanSupplier stop = stopper;
         stopper = null;
-        return s != null && s.getAsBoolean();
+        return stop != null && stop.getAsBoolean();
     }
 }

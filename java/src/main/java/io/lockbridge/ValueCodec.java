@@ -39,30 +39,30 @@ public enum ValueCodec {
         return id;
     }
 
-    /** The stored bytes of expiry v. */
-    public byte[] encode(long v) {
-        byte[] dec = Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+    /** The stored bytes of expiry. */
+    public byte[] encode(long expiry) {
+        byte[] dec = Long.toString(expiry).getBytes(StandardCharsets.US_ASCII);
         switch (this) {
             case JDK_STRING -> {
-                byte[] b = Arrays.copyOf(JDK_STRING_PREFIX, 7 + dec.length);
-                b[5] = (byte) (dec.length >> 8);
-                b[6] = (byte) dec.length;
-                System.arraycopy(dec, 0, b, 7, dec.length);
-                return b;
+                byte[] out = Arrays.copyOf(JDK_STRING_PREFIX, 7 + dec.length);
+                out[5] = (byte) (dec.length >> 8);
+                out[6] = (byte) dec.length;
+                System.arraycopy(dec, 0, out, 7, dec.length);
+                return out;
             }
             case JDK_LONG -> {
-                byte[] b = Arrays.copyOf(JDK_LONG_PREFIX, 82);
+                byte[] out = Arrays.copyOf(JDK_LONG_PREFIX, 82);
                 for (int i = 0; i < 8; i++) {
-                    b[74 + i] = (byte) (v >> (8 * (7 - i)));
+                    out[74 + i] = (byte) (expiry >> (8 * (7 - i)));
                 }
-                return b;
+                return out;
             }
             case JSON_STRING -> {
-                byte[] b = new byte[dec.length + 2];
-                b[0] = '"';
-                System.arraycopy(dec, 0, b, 1, dec.length);
-                b[b.length - 1] = '"';
-                return b;
+                byte[] out = new byte[dec.length + 2];
+                out[0] = '"';
+                System.arraycopy(dec, 0, out, 1, dec.length);
+                out[out.length - 1] = '"';
+                return out;
             }
             default -> {
                 return dec;
@@ -71,60 +71,60 @@ public enum ValueCodec {
     }
 
     /**
-     * The expiry stored in b, or null when b does not decode under this
+     * The expiry stored, or null when stored does not decode under this
      * codec (a foreign value). Strict, as the scripts' legacy_decode: an
      * optional sign and 1 to 19 ASCII digits within the int64 range, in the
      * codec's framing.
      */
-    public Long decode(byte[] b) {
+    public Long decode(byte[] stored) {
         switch (this) {
             case JSON_STRING -> {
-                if (b.length < 3 || b[0] != '"' || b[b.length - 1] != '"') {
+                if (stored.length < 3 || stored[0] != '"' || stored[stored.length - 1] != '"') {
                     return null;
                 }
-                return decimal(b, 1, b.length - 1);
+                return decimal(stored, 1, stored.length - 1);
             }
             case JDK_STRING -> {
-                if (b.length < 7 || !Arrays.equals(b, 0, 5, JDK_STRING_PREFIX, 0, 5)) {
+                if (stored.length < 7 || !Arrays.equals(stored, 0, 5, JDK_STRING_PREFIX, 0, 5)) {
                     return null;
                 }
-                if (((b[5] & 0xff) << 8 | (b[6] & 0xff)) != b.length - 7) {
+                if (((stored[5] & 0xff) << 8 | (stored[6] & 0xff)) != stored.length - 7) {
                     return null;
                 }
-                return decimal(b, 7, b.length);
+                return decimal(stored, 7, stored.length);
             }
             case JDK_LONG -> {
-                if (b.length != 82 || !Arrays.equals(b, 0, 74, JDK_LONG_PREFIX, 0, 74)) {
+                if (stored.length != 82 || !Arrays.equals(stored, 0, 74, JDK_LONG_PREFIX, 0, 74)) {
                     return null;
                 }
-                long v = 0;
+                long expiry = 0;
                 for (int i = 74; i < 82; i++) {
-                    v = (v << 8) | (b[i] & 0xff);
+                    expiry = (expiry << 8) | (stored[i] & 0xff);
                 }
-                return v;
+                return expiry;
             }
             default -> {
-                return decimal(b, 0, b.length);
+                return decimal(stored, 0, stored.length);
             }
         }
     }
 
-    private static Long decimal(byte[] b, int from, int to) {
+    private static Long decimal(byte[] bytes, int from, int to) {
         int i = from;
-        if (i < to && (b[i] == '+' || b[i] == '-')) {
+        if (i < to && (bytes[i] == '+' || bytes[i] == '-')) {
             i++;
         }
         int digits = to - i;
         if (digits < 1 || digits > 19) {
             return null;
         }
-        for (int k = i; k < to; k++) {
-            if (b[k] < '0' || b[k] > '9') {
+        for (int j = i; j < to; j++) {
+            if (bytes[j] < '0' || bytes[j] > '9') {
                 return null;
             }
         }
         try {
-            return Long.parseLong(new String(b, from, to - from, StandardCharsets.US_ASCII));
+            return Long.parseLong(new String(bytes, from, to - from, StandardCharsets.US_ASCII));
         } catch (NumberFormatException e) {
             return null;
         }

@@ -34,7 +34,8 @@ final class Wait {
      */
     static void notInterrupted(String name) {
         if (Thread.currentThread().isInterrupted()) {
-            throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + ": the thread is interrupted: nothing sent", Duration.ZERO);
+            throw new NotObtainedException("lockbridge: lock " + Keys.show(name)
+                    + ": the thread is interrupted: nothing sent", Duration.ZERO);
         }
     }
 
@@ -44,12 +45,12 @@ final class Wait {
         AutoCloseable sub = null;
         long waited = 0;
         try {
-            for (int n = 0, slept = 0;; n++) {
+            for (int tries = 0, slept = 0;; tries++) {
                 notInterrupted(name);
                 NotObtainedException miss;
                 wake.drainPermits(); // a notice from now on wakes the sleep below
                 try {
-                    return attempt.once(n > 0);
+                    return attempt.once(tries > 0);
                 } catch (NotObtainedException e) {
                     miss = e;
                 }
@@ -68,10 +69,11 @@ final class Wait {
                 }
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " not obtained within " + wait + ": "
-                            + miss.getMessage(), miss.holderLeft(), miss);
+                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + " not obtained within "
+                            + wait + ": " + miss.getMessage(), miss.holderLeft(), miss);
                 }
-                long sleep = backoff.delay(slept++).toNanos(); // the retry after subscribing is no wait: as Go's, the first sleep is the backoff's first
+                // the retry after subscribing is no wait: as Go's, the first sleep is the backoff's first
+                long sleep = backoff.delay(slept++).toNanos();
                 Duration holder = miss.holderLeft();
                 if (!holder.isZero() && holder.toNanos() < sleep) {
                     sleep = holder.toNanos();
@@ -82,7 +84,8 @@ final class Wait {
                     wake.tryAcquire(sleep, TimeUnit.NANOSECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name) + ": interrupted while waiting", Duration.ZERO, e);
+                    throw new NotObtainedException("lockbridge: lock " + Keys.show(name)
+                            + ": interrupted while waiting", Duration.ZERO, e);
                 } finally {
                     if (events != null) {
                         waited += System.nanoTime() - slept0;

@@ -14,36 +14,42 @@ import org.junit.jupiter.api.function.Executable;
 /** Bad input is an InvalidException before anything is sent (and nothing is written). */
 class BadInputTest extends ServerTest {
     static Stream<Arguments> cases() {
-        MigrateLocker dw = MigrateLocker.builder(redisLater()).phase(Phase.DUAL_WRITE).build();
+        MigrateLocker dualWrite = MigrateLocker.builder(redisLater()).phase(Phase.DUAL_WRITE).build();
         return Stream.of(
-                Arguments.of("empty name", (Executable) () -> dw.tryLock("", Duration.ofSeconds(1))),
-                Arguments.of("null name", (Executable) () -> dw.tryLock(null, Duration.ofSeconds(1))),
-                Arguments.of("zero ttl", (Executable) () -> dw.tryLock("x", Duration.ZERO)),
-                Arguments.of("null ttl", (Executable) () -> dw.tryLock("x", null)),
-                Arguments.of("sub-ms ttl", (Executable) () -> dw.tryLock("x", Duration.ofNanos(999_999))),
+                Arguments.of("empty name", (Executable) () -> dualWrite.tryLock("", Duration.ofSeconds(1))),
+                Arguments.of("null name", (Executable) () -> dualWrite.tryLock(null, Duration.ofSeconds(1))),
+                Arguments.of("zero ttl", (Executable) () -> dualWrite.tryLock("x", Duration.ZERO)),
+                Arguments.of("null ttl", (Executable) () -> dualWrite.tryLock("x", null)),
+                Arguments.of("sub-ms ttl", (Executable) () -> dualWrite.tryLock("x", Duration.ofNanos(999_999))),
                 Arguments.of("ttl below the seconds unit", (Executable) () -> MigrateLocker.builder(redisLater())
                         .legacy(LegacyProfile.defaults().unit(TimeUnit.SECONDS)).phase(Phase.DUAL_WRITE).build()
                         .tryLock("x", Duration.ofMillis(999))),
-                Arguments.of("namespace with braces", (Executable) () -> MigrateLocker.builder(redisLater()).followPhase("a{b}")),
+                Arguments.of("namespace with braces", (Executable) () -> MigrateLocker.builder(redisLater())
+                .followPhase("a{b}")),
                 Arguments.of("empty namespace", (Executable) () -> MigrateLocker.builder(redisLater()).namespace("")),
-                Arguments.of("follow and a fixed phase", (Executable) () -> MigrateLocker.builder(redisLater()).followPhase("n")
+                Arguments.of("follow and a fixed phase", (Executable) () -> MigrateLocker.builder(redisLater())
+                .followPhase("n")
                         .phase(Phase.MODERN).build()),
-                Arguments.of("zero phase interval", (Executable) () -> MigrateLocker.builder(redisLater()).phaseInterval(Duration.ZERO)),
+                Arguments.of("zero phase interval", (Executable) () -> MigrateLocker.builder(redisLater())
+                .phaseInterval(Duration.ZERO)),
                 Arguments.of("null Redis", (Executable) () -> MigrateLocker.builder(null)),
                 Arguments.of("minute unit", (Executable) () -> LegacyProfile.defaults().unit(TimeUnit.MINUTES)),
-                Arguments.of("negative skew margin", (Executable) () -> LegacyProfile.defaults().skewMargin(Duration.ofMillis(-1))),
-                Arguments.of("backoff max below base", (Executable) () -> Backoff.exponential(Duration.ofSeconds(1), Duration.ofMillis(1))),
-                Arguments.of("backoff max beyond 2^63-1 ns", (Executable) () -> Backoff.exponential(Duration.ofMillis(1),
+                Arguments.of("negative skew margin", (Executable) () -> LegacyProfile.defaults()
+                .skewMargin(Duration.ofMillis(-1))),
+                Arguments.of("backoff max below base",
+                (Executable) () -> Backoff.exponential(Duration.ofSeconds(1), Duration.ofMillis(1))),
+                Arguments.of("backoff max beyond 2^63-1 ns",
+                (Executable) () -> Backoff.exponential(Duration.ofMillis(1),
                         java.time.temporal.ChronoUnit.FOREVER.getDuration())),
                 Arguments.of("pollers beyond 2^63-1 ns", (Executable) () -> ModernLocker.builder(redisLater())
                         .pollers(java.time.temporal.ChronoUnit.FOREVER.getDuration())),
                 Arguments.of("zero timeout", (Executable) () -> Redis.of(srv.uri(), Duration.ZERO)),
                 Arguments.of("refresh to 0", (Executable) () -> {
-                    Lock l = dw.tryLock("refresh-zero", Duration.ofSeconds(1));
+                    Lock lock = dualWrite.tryLock("refresh-zero", Duration.ofSeconds(1));
                     try {
-                        l.refresh(Duration.ZERO);
+                        lock.refresh(Duration.ZERO);
                     } finally {
-                        l.unlock();
+                        lock.unlock();
                     }
                 }));
     }
@@ -64,11 +70,12 @@ class BadInputTest extends ServerTest {
     @org.junit.jupiter.api.Test
     void faultUncappedBackoffNeverOverflows() {
         Duration max = Duration.ofNanos(Long.MAX_VALUE);
-        Backoff b = Backoff.exponential(Duration.ofMillis(1), max);
-        for (int n = 0; n < 200; n++) {
-            Duration d = b.delay(n);
-            org.junit.jupiter.api.Assertions.assertTrue(!d.isNegative() && d.compareTo(max) <= 0 && (n < 64 || d.compareTo(Duration.ofDays(365)) > 0),
-                    "delay(" + n + ") = " + d);
+        Backoff backoff = Backoff.exponential(Duration.ofMillis(1), max);
+        for (int attempt = 0; attempt < 200; attempt++) {
+            Duration delay = backoff.delay(attempt);
+            org.junit.jupiter.api.Assertions.assertTrue(!delay.isNegative() && delay.compareTo(max) <= 0
+                    && (attempt < 64 || delay.compareTo(Duration.ofDays(365)) > 0),
+                    "delay(" + attempt + ") = " + delay);
         }
     }
 

@@ -29,55 +29,59 @@ class ClosedLockerFaultTest extends ServerTest {
         void close();
     }
 
-    static Locker of(LegacyLocker l) {
+    static Locker of(LegacyLocker locker) {
         return new Locker() {
-            public Lock tryLock(String n, Duration t) {
-                return l.tryLock(n, t);
+            public Lock tryLock(String name, Duration ttl) {
+                return locker.tryLock(name, ttl);
             }
 
-            public Lock lock(String n, Duration t, Duration w) {
-                return l.lock(n, t, w);
+            public Lock lock(String name, Duration ttl, Duration wait) {
+                return locker.lock(name, ttl, wait);
             }
 
             public void close() {
-                l.close();
+                locker.close();
             }
         };
     }
 
-    static Locker of(MigrateLocker m) {
+    static Locker of(MigrateLocker locker) {
         return new Locker() {
-            public Lock tryLock(String n, Duration t) {
-                return m.tryLock(n, t);
+            public Lock tryLock(String name, Duration ttl) {
+                return locker.tryLock(name, ttl);
             }
 
-            public Lock lock(String n, Duration t, Duration w) {
-                return m.lock(n, t, w);
+            public Lock lock(String name, Duration ttl, Duration wait) {
+                return locker.lock(name, ttl, wait);
             }
 
             public void close() {
-                m.close();
+                locker.close();
             }
         };
     }
 
     static Stream<Arguments> lockers() {
-        Stream.Builder<Arguments> s = Stream.builder();
-        s.add(Arguments.of("LegacyLocker", (Function<Redis, Locker>) r -> of(LegacyLocker.builder(r).autoRefresh(true).build())));
-        for (Phase p : Phase.values()) {
-            s.add(Arguments.of("MigrateLocker " + p, (Function<Redis, Locker>) r -> of(MigrateLocker.builder(r).phase(p).autoRefresh(true).build())));
+        Stream.Builder<Arguments> cases = Stream.builder();
+        cases.add(Arguments.of("LegacyLocker",
+                (Function<Redis, Locker>) r -> of(LegacyLocker.builder(r).autoRefresh(true).build())));
+        for (Phase phase : Phase.values()) {
+            cases.add(Arguments.of("MigrateLocker " + phase,
+                    (Function<Redis, Locker>) r -> of(MigrateLocker.builder(r).phase(phase).autoRefresh(true)
+                    .build())));
         }
-        return s.build();
+        return cases.build();
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("lockers")
     void faultLockOnAClosedLockerRefusedBeforeSending(String what, Function<Redis, Locker> make) {
-        Locker l = make.apply(redis);
-        l.tryLock("warm", Duration.ofSeconds(5)).unlock();
-        l.close();
-        assertThrows(InvalidException.class, () -> l.tryLock("closed", Duration.ofSeconds(30)));
-        assertThrows(InvalidException.class, () -> l.lock("closed", Duration.ofSeconds(30), Duration.ofMillis(100)));
+        Locker locker = make.apply(redis);
+        locker.tryLock("warm", Duration.ofSeconds(5)).unlock();
+        locker.close();
+        assertThrows(InvalidException.class, () -> locker.tryLock("closed", Duration.ofSeconds(30)));
+        assertThrows(InvalidException.class,
+                () -> locker.lock("closed", Duration.ofSeconds(30), Duration.ofMillis(100)));
         assertEquals(0, srv.raw.exists(b("closed"), b("{closed}:modern")), "nothing taken");
     }
 }

@@ -24,62 +24,64 @@ import org.junit.jupiter.api.Test;
 class ClusterFailoverTest {
     static final Duration SLOW = Duration.ofSeconds(60);
 
-    static String s(byte[] v) {
-        return v == null ? null : new String(v, StandardCharsets.UTF_8);
+    static String s(byte[] bytes) {
+        return bytes == null ? null : new String(bytes, StandardCharsets.UTF_8);
     }
 
-    /** A waiter on name through w (60 s backoff, 20 s wait), on a thread of its own. */
-    static CompletableFuture<Lock> waiter(ModernLocker w, String name) {
-        return ModernLockerTest.asyncGet(() -> w.lock(name, Duration.ofSeconds(10), Duration.ofSeconds(20)));
+    /** A waiter on name through locker (60 s backoff, 20 s wait), on a thread of its own. */
+    static CompletableFuture<Lock> waiter(ModernLocker locker, String name) {
+        return ModernLockerTest.asyncGet(() -> locker.lock(name, Duration.ofSeconds(10), Duration.ofSeconds(20)));
     }
 
-    /** Waits until a waiter subscribed to channel on node n (SHARDNUMSUB there). */
-    static void subscribedOn(Topology.Node n, String channel) throws InterruptedException {
-        Topology.eventually("a waiter subscribed to " + channel + " on port " + n.port,
-                () -> n.cmd.pubsubShardNumsub(channel).getOrDefault(channel, 0L) > 0);
+    /** Waits until a waiter subscribed to channel on node (SHARDNUMSUB there). */
+    static void subscribedOn(Topology.Node node, String channel) throws InterruptedException {
+        Topology.eventually("a waiter subscribed to " + channel + " on port " + node.port,
+                () -> node.cmd.pubsubShardNumsub(channel).getOrDefault(channel, 0L) > 0);
     }
 
     @Test
     void faultWaitersAreWokenByTheNewMastersNoticeAfterAFailover() throws Exception {
-        try (Topology.Cluster c = new Topology.Cluster(); Redis hr = Redis.cluster(c.seeds()); Redis wr = Redis.cluster(c.seeds());
-                ModernLocker holder = ModernLocker.builder(hr).build();
-                ModernLocker w = ModernLocker.builder(wr).backoff(Backoff.exponential(SLOW, SLOW)).build()) {
+        try (Topology.Cluster cluster = new Topology.Cluster(); Redis holderRedis = Redis.cluster(cluster.seeds());
+                Redis waiterRedis = Redis.cluster(cluster.seeds());
+                ModernLocker holder = ModernLocker.builder(holderRedis).build();
+                ModernLocker waiterLocker = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(SLOW, SLOW))
+                        .build()) {
             String name = "orders";
             String channel = "{orders}:released";
             int slot = Keys.slot(name.getBytes(StandardCharsets.UTF_8));
-            Topology.Node master = c.nodes.get(c.ownerOf(slot));
-            Topology.Node replica = c.addReplica(c.ownerOf(slot));
+            Topology.Node master = cluster.nodes.get(cluster.ownerOf(slot));
+            Topology.Node replica = cluster.addReplica(cluster.ownerOf(slot));
 
             // Before: the notice wakes the waiter.
             Lock held = holder.tryLock(name, SLOW);
-            CompletableFuture<Lock> got = waiter(w, name);
+            CompletableFuture<Lock> got = waiter(waiterLocker, name);
             subscribedOn(master, channel);
             held.unlock();
             got.get(30, TimeUnit.SECONDS).unlock();
 
             // The waiter comes after the failover: its first attempt gets
             // MOVED and it subscribes on the new master.
-            c.failover(replica, slot);
+            cluster.failover(replica, slot);
             held = holder.tryLock(name, SLOW);
-            got = waiter(w, name);
+            got = waiter(waiterLocker, name);
             subscribedOn(replica, channel);
             held.unlock();
-            Lock l = got.get(30, TimeUnit.SECONDS);
-            assertTrue(l.isHeld(), "woken by the new master's notice within its 20 s wait (backoff 60 s)");
-            l.unlock();
+            Lock lock = got.get(30, TimeUnit.SECONDS);
+            assertTrue(lock.isHeld(), "woken by the new master's notice within its 20 s wait (backoff 60 s)");
+            lock.unlock();
 
             // The waiter subscribed before the failover: the demoted master
             // drops the subscription and the waiter subscribes on the slot's
             // new master (the old one again, failing back).
             held = holder.tryLock(name, SLOW);
-            got = waiter(w, name);
+            got = waiter(waiterLocker, name);
             subscribedOn(replica, channel);
-            c.failover(master, slot);
+            cluster.failover(master, slot);
             subscribedOn(master, channel);
             held.unlock();
-            l = got.get(30, TimeUnit.SECONDS);
-            assertTrue(l.isHeld(), "a waiter subscribed before the failover is woken by the new master's notice");
-            l.unlock();
+            lock = got.get(30, TimeUnit.SECONDS);
+            assertTrue(lock.isHeld(), "a waiter subscribed before the failover is woken by the new master's notice");
+            lock.unlock();
         }
     }
 
@@ -96,24 +98,24 @@ class ClusterFailoverTest {
      */
     @Test
     void faultListenerAfterAFailedResubscribeSubscribesItself() throws Exception {
-        try (Topology.Cluster c = new Topology.Cluster(); Redis wr = Redis.cluster(c.seeds())) {
+        try (Topology.Cluster cluster = new Topology.Cluster(); Redis waiterRedis = Redis.cluster(cluster.seeds())) {
             String channel = "{orders}:released";
-            byte[] ch = channel.getBytes(StandardCharsets.UTF_8);
-            int slot = Keys.slot(ch);
-            int from = c.ownerOf(slot);
+            byte[] channelBytes = channel.getBytes(StandardCharsets.UTF_8);
+            int slot = Keys.slot(channelBytes);
+            int from = cluster.ownerOf(slot);
             int to = (from + 1) % 3;
-            AutoCloseable first = wr.subscribe(ch, () -> { });
-            subscribedOn(c.nodes.get(from), channel);
-            acl(c.nodes.get(to), "resetchannels"); // the slot's next owner refuses the channel
-            c.moveSlot(slot, from, to);
-            Topology.eventually("the new owner refused the subscription made again", () -> c.nodes.get(to).cmd.aclLog().stream()
-                    .anyMatch(e -> channel.equals(e.get("object"))));
-            acl(c.nodes.get(to), "allchannels");
+            AutoCloseable first = waiterRedis.subscribe(channelBytes, () -> { });
+            subscribedOn(cluster.nodes.get(from), channel);
+            acl(cluster.nodes.get(to), "resetchannels"); // the slot's next owner refuses the channel
+            cluster.moveSlot(slot, from, to);
+            Topology.eventually("the new owner refused the subscription made again",
+                    () -> cluster.nodes.get(to).cmd.aclLog().stream() .anyMatch(e -> channel.equals(e.get("object"))));
+            acl(cluster.nodes.get(to), "allchannels");
             java.util.concurrent.atomic.AtomicInteger heard = new java.util.concurrent.atomic.AtomicInteger();
-            AutoCloseable second = wr.subscribe(ch, heard::incrementAndGet);
-            subscribedOn(c.nodes.get(to), channel);
+            AutoCloseable second = waiterRedis.subscribe(channelBytes, heard::incrementAndGet);
+            subscribedOn(cluster.nodes.get(to), channel);
             Topology.eventually("the newcomer hears a notice", () -> {
-                c.nodes.get(to).cmd.spublish(channel, "released");
+                cluster.nodes.get(to).cmd.spublish(channel, "released");
                 return heard.get() > 0;
             });
             second.close();
@@ -121,47 +123,48 @@ class ClusterFailoverTest {
         }
     }
 
-    /** ACL SETUSER default rules on node n. */
-    static void acl(Topology.Node n, String... rules) {
-        io.lettuce.core.protocol.CommandArgs<String, String> a = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
-                .add("SETUSER").add("default");
-        for (String r : rules) {
-            a.add(r);
+    /** ACL SETUSER default rules on node. */
+    static void acl(Topology.Node node, String... rules) {
+        io.lettuce.core.protocol.CommandArgs<String, String> args = new io.lettuce.core.protocol.CommandArgs<>(
+                io.lettuce.core.codec.StringCodec.UTF8) .add("SETUSER").add("default");
+        for (String rule : rules) {
+            args.add(rule);
         }
-        n.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), a);
+        node.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL,
+                new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), args);
     }
 
     @Test
     void faultFencesIncreaseAcrossAFailoverAndALostCounter() throws Exception {
-        try (Topology.Cluster c = new Topology.Cluster(); Redis r = Redis.cluster(c.seeds());
-                ModernLocker m = ModernLocker.builder(r).fencing(true).build()) {
+        try (Topology.Cluster cluster = new Topology.Cluster(); Redis redis = Redis.cluster(cluster.seeds());
+                ModernLocker locker = ModernLocker.builder(redis).fencing(true).build()) {
             String name = "orders";
             String counter = "{orders}:fence";
             int slot = Keys.slot(name.getBytes(StandardCharsets.UTF_8));
-            Topology.Node master = c.nodes.get(c.ownerOf(slot));
-            Topology.Node replica = c.addReplica(c.ownerOf(slot));
+            Topology.Node master = cluster.nodes.get(cluster.ownerOf(slot));
+            Topology.Node replica = cluster.addReplica(cluster.ownerOf(slot));
             long last = 0;
             for (int i = 0; i < 20; i++) {
-                Lock l = m.tryLock(name, Duration.ofSeconds(10));
-                assertTrue(l.fence() > last, l.fence() + " after " + last);
-                last = l.fence();
-                l.unlock();
+                Lock lock = locker.tryLock(name, Duration.ofSeconds(10));
+                assertTrue(lock.fence() > last, lock.fence() + " after " + last);
+                last = lock.fence();
+                lock.unlock();
             }
             assertEquals(Long.toString(last), master.cmd.get(counter));
 
-            c.failover(replica, slot);
-            Lock l = m.tryLock(name, Duration.ofSeconds(10));
-            assertTrue(l.fence() > last, "after the failover: " + l.fence() + " after " + last);
-            assertEquals(Long.toString(l.fence()), replica.cmd.get(counter), "handed out by the new master");
-            last = l.fence();
-            l.unlock();
+            cluster.failover(replica, slot);
+            Lock lock = locker.tryLock(name, Duration.ofSeconds(10));
+            assertTrue(lock.fence() > last, "after the failover: " + lock.fence() + " after " + last);
+            assertEquals(Long.toString(lock.fence()), replica.cmd.get(counter), "handed out by the new master");
+            last = lock.fence();
+            lock.unlock();
 
             // A new master that never got the counter (a failover to a replica
             // that lagged): the clock term still puts the next fence above.
             replica.cmd.del(counter);
-            l = m.tryLock(name, Duration.ofSeconds(10));
-            assertTrue(l.fence() > last, "after the counter was lost: " + l.fence() + " after " + last);
-            l.unlock();
+            lock = locker.tryLock(name, Duration.ofSeconds(10));
+            assertTrue(lock.fence() > last, "after the counter was lost: " + lock.fence() + " after " + last);
+            lock.unlock();
         }
     }
 }

@@ -33,8 +33,8 @@ class ConnectionIsolationTest {
      */
     @Test
     void anInterruptedCallFailsAloneOtherThreadsSeeNoUnknownOutcome() throws Exception {
-        try (RedisServer s = new RedisServer(); Redis r = Redis.of(s.uri());
-                MigrateLocker m = MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build()) {
+        try (RedisServer server = new RedisServer(); Redis redis = Redis.of(server.uri());
+                MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.DUAL_WRITE).build()) {
             AtomicBoolean stop = new AtomicBoolean();
             AtomicLong othersOk = new AtomicLong();
             Map<String, AtomicLong> othersFailed = new ConcurrentHashMap<>();
@@ -44,24 +44,26 @@ class ConnectionIsolationTest {
             List<Thread> others = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 String name = "iso-" + i;
-                Thread t = new Thread(() -> {
+                Thread thread = new Thread(() -> {
                     while (!stop.get()) {
                         try {
-                            m.tryLock(name, Duration.ofSeconds(10)).unlock();
+                            locker.tryLock(name, Duration.ofSeconds(10)).unlock();
                             othersOk.incrementAndGet();
                         } catch (RuntimeException e) {
-                            othersFailed.computeIfAbsent(e.getClass().getSimpleName() + ": " + e.getMessage(), k -> new AtomicLong()).incrementAndGet();
+                            othersFailed.computeIfAbsent(e.getClass().getSimpleName() + ": " + e.getMessage(),
+                                    k -> new AtomicLong()).incrementAndGet();
                         }
                     }
                 }, "other-" + i);
-                others.add(t);
+                others.add(thread);
             }
             Thread victim = new Thread(() -> {
                 while (!stop.get()) {
                     try {
                         // Any lock name the victim may have left behind (an
                         // unknown release) must not hold it up: a new name each time.
-                        m.tryLock("victim-" + victimOk.get() + "-" + victimFailed.get(), Duration.ofSeconds(10)).unlock();
+                        locker.tryLock("victim-" + victimOk.get() + "-" + victimFailed.get(), Duration.ofSeconds(10))
+                                .unlock();
                         victimOk.incrementAndGet();
                     } catch (RuntimeException e) {
                         victimFailed.incrementAndGet();
@@ -84,11 +86,13 @@ class ConnectionIsolationTest {
             stop.set(true);
             victim.interrupt();
             victim.join(20_000);
-            for (Thread t : others) {
-                t.join(20_000);
+            for (Thread thread : others) {
+                thread.join(20_000);
             }
-            String figures = String.format("%d s, %d interrupts at the victim: others %d locks, failures %s; victim %d locks, %d failures (%d unknown outcomes)",
-                    RUN.toSeconds(), interrupts, othersOk.get(), othersFailed, victimOk.get(), victimFailed.get(), victimUnknown.get());
+            String figures = String.format("%d s, %d interrupts at the victim: others %d locks, failures %s; victim %d "
+                    + "locks, %d failures (%d unknown outcomes)",
+                    RUN.toSeconds(), interrupts, othersOk.get(), othersFailed, victimOk.get(), victimFailed.get(),
+                    victimUnknown.get());
             System.out.println("ConnectionIsolationTest: " + figures);
             assertEquals(Map.of(), Map.copyOf(othersFailed), figures);
             assertTrue(othersOk.get() > 100, figures);
@@ -97,7 +101,7 @@ class ConnectionIsolationTest {
             // The connections the victim's failures closed were its own: the
             // lock names of the others are free (released, not left behind).
             for (int i = 0; i < 3; i++) {
-                assertEquals(0L, s.raw.exists(("iso-" + i).getBytes(StandardCharsets.UTF_8)));
+                assertEquals(0L, server.raw.exists(("iso-" + i).getBytes(StandardCharsets.UTF_8)));
             }
         }
     }
@@ -111,27 +115,28 @@ class ConnectionIsolationTest {
      */
     @Test
     void aColdRedisConnectsBeforeTheFirstLeaseStarts() throws Exception {
-        try (RedisServer s = new RedisServer()) {
-            long clientsBefore = connectedClients(s);
-            try (Redis r = Redis.of(s.uri())) {
-                assertEquals(clientsBefore + 1, connectedClients(s), "the factory opened the command connection");
-                try (ModernLocker m = ModernLocker.builder(r).build()) {
+        try (RedisServer server = new RedisServer()) {
+            long clientsBefore = connectedClients(server);
+            try (Redis redis = Redis.of(server.uri())) {
+                assertEquals(clientsBefore + 1, connectedClients(server), "the factory opened the command connection");
+                try (ModernLocker locker = ModernLocker.builder(redis).build()) {
                     Instant before = Instant.now();
-                    Lock l = m.tryLock("cold", Duration.ofMillis(1500));
+                    Lock lock = locker.tryLock("cold", Duration.ofMillis(1500));
                     Duration took = Duration.between(before, Instant.now());
-                    Duration left = Duration.between(Instant.now(), l.expiresAt());
-                    String figures = "first lock took " + took.toMillis() + " ms, " + left.toMillis() + " ms of 1500 left";
+                    Duration left = Duration.between(Instant.now(), lock.expiresAt());
+                    String figures = "first lock took " + took.toMillis() + " ms, " + left.toMillis()
+                            + " ms of 1500 left";
                     System.out.println("ConnectionIsolationTest: " + figures);
-                    assertTrue(l.isHeld(), figures);
+                    assertTrue(lock.isHeld(), figures);
                     assertTrue(left.compareTo(Duration.ofMillis(1000)) > 0, figures);
-                    l.unlock();
+                    lock.unlock();
                 }
             }
         }
     }
 
-    static long connectedClients(RedisServer s) {
-        for (String line : s.raw.info("clients").split("\r?\n")) {
+    static long connectedClients(RedisServer server) {
+        for (String line : server.raw.info("clients").split("\r?\n")) {
             if (line.startsWith("connected_clients:")) {
                 return Long.parseLong(line.substring("connected_clients:".length()).trim());
             }

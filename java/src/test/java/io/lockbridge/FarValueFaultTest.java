@@ -22,34 +22,38 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class FarValueFaultTest extends ServerTest {
     static Stream<Arguments> cases() {
-        Stream.Builder<Arguments> s = Stream.builder();
-        for (String v : new String[] {"31556889864403200", "99999999999999999", "4611686018427387904", "9223372036854775806", "9223372036854775807"}) {
-            for (TimeUnit u : new TimeUnit[] {TimeUnit.SECONDS, TimeUnit.MILLISECONDS}) {
-                s.add(Arguments.of(v, u, null));
-                s.add(Arguments.of(v, u, Phase.DUAL_WRITE));
-                s.add(Arguments.of(v, u, Phase.DUAL_READ));
+        Stream.Builder<Arguments> cases = Stream.builder();
+        for (String value : new String[] {"31556889864403200", "99999999999999999", "4611686018427387904",
+                "9223372036854775806", "9223372036854775807"}) {
+            for (TimeUnit unit : new TimeUnit[] {TimeUnit.SECONDS, TimeUnit.MILLISECONDS}) {
+                cases.add(Arguments.of(value, unit, null));
+                cases.add(Arguments.of(value, unit, Phase.DUAL_WRITE));
+                cases.add(Arguments.of(value, unit, Phase.DUAL_READ));
             }
         }
-        return s.build();
+        return cases.build();
     }
 
     @ParameterizedTest(name = "{0} {1} {2}")
     @MethodSource("cases")
-    void faultFarLegacyValueIsHeld(String v, TimeUnit unit, Phase p) {
-        srv.raw.set(b("far"), b(v));
+    void faultFarLegacyValueIsHeld(String value, TimeUnit unit, Phase phase) {
+        srv.raw.set(b("far"), b(value));
         LegacyProfile prof = LegacyProfile.defaults().unit(unit);
-        NotObtainedException e;
-        if (p == null) {
-            try (LegacyLocker l = LegacyLocker.builder(redis).profile(prof).build()) {
-                e = assertThrows(NotObtainedException.class, () -> l.tryLock("far", Duration.ofSeconds(5)));
+        NotObtainedException notObtained;
+        if (phase == null) {
+            try (LegacyLocker locker = LegacyLocker.builder(redis).profile(prof).build()) {
+                notObtained = assertThrows(NotObtainedException.class,
+                        () -> locker.tryLock("far", Duration.ofSeconds(5)));
             }
         } else {
-            try (MigrateLocker m = MigrateLocker.builder(redis).legacy(prof).phase(p).build()) {
-                e = assertThrows(NotObtainedException.class, () -> m.tryLock("far", Duration.ofSeconds(5)));
+            try (MigrateLocker locker = MigrateLocker.builder(redis).legacy(prof).phase(phase).build()) {
+                notObtained = assertThrows(NotObtainedException.class,
+                        () -> locker.tryLock("far", Duration.ofSeconds(5)));
             }
         }
-        assertTrue(e.holderLeft().compareTo(Duration.ofDays(365)) > 0, "held for long: " + e.holderLeft());
-        assertEquals(v, srv.get("far"), "the stored value untouched");
+        assertTrue(notObtained.holderLeft().compareTo(Duration.ofDays(365)) > 0,
+                "held for long: " + notObtained.holderLeft());
+        assertEquals(value, srv.get("far"), "the stored value untouched");
         assertEquals(0, srv.raw.exists(b("{far}:modern")));
     }
 }

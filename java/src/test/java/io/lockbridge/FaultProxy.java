@@ -30,9 +30,9 @@ final class FaultProxy implements AutoCloseable {
     FaultProxy(int upstreamPort) throws IOException {
         this.upstream = upstreamPort;
         this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        Thread t = new Thread(this::accept, "fault-proxy-accept");
-        t.setDaemon(true);
-        t.start();
+        Thread thread = new Thread(this::accept, "fault-proxy-accept");
+        thread.setDaemon(true);
+        thread.start();
     }
 
     RedisURI uri() {
@@ -46,30 +46,30 @@ final class FaultProxy implements AutoCloseable {
      */
     int sent(String text) {
         synchronized (commands) {
-            int n = 0;
+            int count = 0;
             for (int i = commands.indexOf(text); i >= 0; i = commands.indexOf(text, i + text.length())) {
-                n++;
+                count++;
             }
-            return n;
+            return count;
         }
     }
 
     /** While on, the server's replies are read and thrown away. */
-    void dropReplies(boolean on) {
-        drop = on;
+    void dropReplies(boolean enabled) {
+        drop = enabled;
     }
 
     private void accept() {
         while (!closed) {
             try {
-                Socket c = listener.accept();
-                Socket s = new Socket(InetAddress.getLoopbackAddress(), upstream);
-                c.setTcpNoDelay(true);
-                s.setTcpNoDelay(true);
-                sockets.add(c);
-                sockets.add(s);
-                pump(c, s, false);
-                pump(s, c, true);
+                Socket client = listener.accept();
+                Socket server = new Socket(InetAddress.getLoopbackAddress(), upstream);
+                client.setTcpNoDelay(true);
+                server.setTcpNoDelay(true);
+                sockets.add(client);
+                sockets.add(server);
+                pump(client, server, false);
+                pump(server, client, true);
             } catch (IOException e) {
                 if (closed) {
                     return;
@@ -79,20 +79,20 @@ final class FaultProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to, boolean replies) {
-        Thread t = new Thread(() -> {
+        Thread thread = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                int n;
-                while ((n = in.read(buf)) >= 0) {
+                int count;
+                while ((count = in.read(buf)) >= 0) {
                     if (replies && drop) {
                         continue;
                     }
                     if (!replies) {
                         synchronized (commands) {
-                            commands.append(new String(buf, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1));
+                            commands.append(new String(buf, 0, count, java.nio.charset.StandardCharsets.ISO_8859_1));
                         }
                     }
-                    out.write(buf, 0, n);
+                    out.write(buf, 0, count);
                     out.flush();
                 }
             } catch (IOException ignored) {
@@ -102,13 +102,13 @@ final class FaultProxy implements AutoCloseable {
                 closeQuietly(to);
             }
         }, replies ? "fault-proxy-replies" : "fault-proxy-commands");
-        t.setDaemon(true);
-        t.start();
+        thread.setDaemon(true);
+        thread.start();
     }
 
-    private static void closeQuietly(Socket s) {
+    private static void closeQuietly(Socket socket) {
         try {
-            s.close();
+            socket.close();
         } catch (IOException ignored) {
             // closing
         }

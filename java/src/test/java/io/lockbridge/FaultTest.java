@@ -22,10 +22,11 @@ class FaultTest {
         try (RedisServer srv = new RedisServer();
                 Redis first = Redis.of(srv.uri(), Duration.ofSeconds(1));
                 Redis second = srv.redis();
-                MigrateLocker a = MigrateLocker.builder(first).phase(Phase.DUAL_WRITE).build();
-                MigrateLocker b = MigrateLocker.builder(second).phase(Phase.DUAL_WRITE).build()) {
-            a.tryLock("warm", Duration.ofSeconds(10)).unlock(); // the release script is loaded: the one in flight runs
-            Lock lock = a.tryLock("orders", Duration.ofSeconds(10));
+                MigrateLocker firstLocker = MigrateLocker.builder(first).phase(Phase.DUAL_WRITE).build();
+                MigrateLocker secondLocker = MigrateLocker.builder(second).phase(Phase.DUAL_WRITE).build()) {
+            // the release script is loaded: the one in flight runs
+            firstLocker.tryLock("warm", Duration.ofSeconds(10)).unlock();
+            Lock lock = firstLocker.tryLock("orders", Duration.ofSeconds(10));
             srv.signal("STOP");
             try {
                 assertThrows(UnknownOutcomeException.class, lock::unlock);
@@ -36,10 +37,11 @@ class FaultTest {
             ExecutionException lost = assertThrows(ExecutionException.class, () -> lock.done().get());
             assertTrue(lost.getCause() instanceof LostException);
             // The paused server ran the release once it resumed: the keys are gone.
-            MigrateLockerTest.eventually("the late release ran", () -> srv.raw.exists(b("orders"), b("{orders}:modern")) == 0);
-            Lock successor = b.tryLock("orders", Duration.ofSeconds(10));
+            MigrateLockerTest.eventually("the late release ran",
+                    () -> srv.raw.exists(b("orders"), b("{orders}:modern")) == 0);
+            Lock successor = secondLocker.tryLock("orders", Duration.ofSeconds(10));
             // The first client's next command goes on a new connection; nothing is replayed.
-            a.tryLock("other", Duration.ofSeconds(10)).unlock();
+            firstLocker.tryLock("other", Duration.ofSeconds(10)).unlock();
             assertEquals(NotHeldException.Reason.ENDED, assertThrows(NotHeldException.class, lock::unlock).reason());
             successor.unlock(); // the successor's lock was never touched
         }

@@ -26,15 +26,15 @@ import org.junit.jupiter.api.Test;
  */
 class FollowerFaultTest extends ServerTest {
     @SuppressWarnings("unchecked")
-    static Map<String, Object> entry(String ns, String id) {
-        byte[] raw = srv.raw.hget(b("lockbridge:{" + ns + "}:clients"), b(id));
+    static Map<String, Object> entry(String namespace, String id) {
+        byte[] raw = srv.raw.hget(b("lockbridge:{" + namespace + "}:clients"), b(id));
         return raw == null ? null : (Map<String, Object>) Json.parse(new String(raw, StandardCharsets.UTF_8));
     }
 
     static long serverMillis() {
-        List<byte[]> t = srv.raw.time();
-        return Long.parseLong(new String(t.get(0), StandardCharsets.UTF_8)) * 1000
-                + Long.parseLong(new String(t.get(1), StandardCharsets.UTF_8)) / 1000;
+        List<byte[]> time = srv.raw.time();
+        return Long.parseLong(new String(time.get(0), StandardCharsets.UTF_8)) * 1000
+                + Long.parseLong(new String(time.get(1), StandardCharsets.UTF_8)) / 1000;
     }
 
     /**
@@ -46,16 +46,17 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultCloseWhileHoldingStaysCounted() throws Exception {
         srv.setPhase("close1", "", Phase.MODERN, "init");
-        MigrateLocker m = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50)).build();
-        String id = m.clientId();
-        Lock lock = m.tryLock("orders", Duration.ofSeconds(30));
+        MigrateLocker locker = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50))
+                .build();
+        String id = locker.clientId();
+        Lock lock = locker.tryLock("orders", Duration.ofSeconds(30));
         assertEquals(Phase.MODERN, lock.phase());
-        m.close(); // the lock stays valid to the end of its lease
-        Map<String, Object> e = entry("close1", id);
-        assertNotNull(e, "the entry stays while the lock lives");
-        assertEquals("modern", e.get("held_oldest"));
-        assertEquals("modern", e.get("held_newest"));
-        long heldMs = (Long) e.get("held_ms");
+        locker.close(); // the lock stays valid to the end of its lease
+        Map<String, Object> stored = entry("close1", id);
+        assertNotNull(stored, "the entry stays while the lock lives");
+        assertEquals("modern", stored.get("held_oldest"));
+        assertEquals("modern", stored.get("held_newest"));
+        long heldMs = (Long) stored.get("held_ms");
         assertTrue(heldMs > 25_000 && heldMs <= 30_000, "held_ms " + heldMs);
         Double exp = srv.raw.zscore(b("lockbridge:{close1}:clients-expiry"), b(id));
         assertNotNull(exp);
@@ -65,10 +66,11 @@ class FollowerFaultTest extends ServerTest {
         lock.unlock();
 
         // With nothing held, close removes the entry (forget.lua, forced, margin 0).
-        MigrateLocker n = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50)).build();
-        n.tryLock("orders", Duration.ofSeconds(30)).unlock();
-        n.close();
-        assertEquals(null, entry("close1", n.clientId()));
+        MigrateLocker idle = MigrateLocker.builder(redis).followPhase("close1").phaseInterval(Duration.ofMillis(50))
+                .build();
+        idle.tryLock("orders", Duration.ofSeconds(30)).unlock();
+        idle.close();
+        assertEquals(null, entry("close1", idle.clientId()));
     }
 
     /**
@@ -86,33 +88,36 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultLateHeartbeatDoesNotOverwriteANewerOne() throws Exception {
         srv.setPhase("seq1", "", Phase.LEGACY, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("seq1").phaseInterval(Duration.ofMillis(50))
-                .phaseLease(Duration.ofMillis(150)).build()) {
-            assertEquals(Phase.LEGACY, m.phase());
-            Map<String, Object> first = entry("seq1", m.clientId());
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("seq1")
+                .phaseInterval(Duration.ofMillis(50)) .phaseLease(Duration.ofMillis(150)).build()) {
+            assertEquals(Phase.LEGACY, locker.phase());
+            Map<String, Object> first = entry("seq1", locker.clientId());
             assertTrue((Long) first.get("seq") >= 1, "seq from 1");
-            double exp = srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(m.clientId()));
+            double exp = srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(locker.clientId()));
             MigrateLockerTest.eventually("a touch renews the expiry",
-                    () -> srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(m.clientId())) > exp);
-            assertEquals(first, entry("seq1", m.clientId()), "and leaves the entry");
+                    () -> srv.raw.zscore(b("lockbridge:{seq1}:clients-expiry"), b(locker.clientId())) > exp);
+            assertEquals(first, entry("seq1", locker.clientId()), "and leaves the entry");
 
-            String newer = "{\"v\":3,\"seq\":9007199254740991,\"id\":\"" + m.clientId()
+            String newer = "{\"v\":3,\"seq\":9007199254740991,\"id\":\"" + locker.clientId()
                     + "\",\"phase\":\"modern\",\"host\":\"h\",\"pid\":1,\"ns_init\":0,\"gen\":0}";
-            srv.raw.hset(b("lockbridge:{seq1}:clients"), b(m.clientId()), b(newer));
+            srv.raw.hset(b("lockbridge:{seq1}:clients"), b(locker.clientId()), b(newer));
             Thread.sleep(100); // a heartbeat in flight has landed
-            long seen = srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue();
+            long seen = srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(locker.clientId())).longValue();
             Thread.sleep(300); // several heartbeats
-            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class, () -> m.tryLock("seq-orders", Duration.ofSeconds(5)),
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class,
+                    () -> locker.tryLock("seq-orders", Duration.ofSeconds(5)),
                     "a reading whose heartbeat wrote nothing renews no lease");
             assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
-            assertEquals(newer, new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(m.clientId())), StandardCharsets.UTF_8),
-                    "a heartbeat with a lower seq changes nothing");
-            assertEquals(seen, srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(m.clientId())).longValue());
+            assertEquals(newer,
+                    new String(srv.raw.hget(b("lockbridge:{seq1}:clients"), b(locker.clientId())),
+                    StandardCharsets.UTF_8), "a heartbeat with a lower seq changes nothing");
+            assertEquals(seen, srv.raw.zscore(b("lockbridge:{seq1}:clients-seen"), b(locker.clientId())).longValue());
 
-            srv.raw.hdel(b("lockbridge:{seq1}:clients"), b(m.clientId())); // forgotten: its next heartbeat writes its own
+            // forgotten: its next heartbeat writes its own
+            srv.raw.hdel(b("lockbridge:{seq1}:clients"), b(locker.clientId()));
             MigrateLockerTest.eventually("it locks again once its entry is its own", () -> {
                 try {
-                    m.tryLock("seq-orders", Duration.ofSeconds(5)).unlock();
+                    locker.tryLock("seq-orders", Duration.ofSeconds(5)).unlock();
                     return true;
                 } catch (PhaseUnknownException e) {
                     return false;
@@ -121,21 +126,21 @@ class FollowerFaultTest extends ServerTest {
         }
     }
 
-    /** How many subscribers the phase notices of ns have (the sharded channels of protocol 3). */
-    static long listeners(String ns) {
-        Namespace k = new Namespace(ns);
+    /** How many subscribers the phase notices of namespace have (the sharded channels of protocol 3). */
+    static long listeners(String namespace) {
+        Namespace keys = new Namespace(namespace);
         byte[][] chs = new byte[Namespace.NOTICE_SHARDS][];
         for (int i = 0; i < chs.length; i++) {
-            chs[i] = k.shard(i);
+            chs[i] = keys.shard(i);
         }
         return srv.raw.pubsubNumsub(chs).values().stream().mapToLong(Long::longValue).sum();
     }
 
-    /** The controller's notices of a step to p (Go: store.notify): one on each shard. */
-    static void notifyShards(String ns, Phase p) {
-        Namespace k = new Namespace(ns);
+    /** The controller's notices of a step to phase (Go: store.notify): one on each shard. */
+    static void notifyShards(String namespace, Phase phase) {
+        Namespace keys = new Namespace(namespace);
         for (int i = 0; i < Namespace.NOTICE_SHARDS; i++) {
-            srv.raw.publish(k.shard(i), b(p.wireName()));
+            srv.raw.publish(keys.shard(i), b(phase.wireName()));
         }
     }
 
@@ -151,12 +156,14 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultNoticesLostWhileThePubSubConnectionIsDown() throws Exception {
         srv.setPhase("deaf1", "", Phase.LEGACY, "init");
-        srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
-        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("deafsvc", "pw").build();
-        try (Redis r = Redis.of(uri, Duration.ofSeconds(1));
-                MigrateLocker m = MigrateLocker.builder(r).followPhase("deaf1").phaseInterval(Duration.ofSeconds(1))
-                        .phaseLease(Duration.ofSeconds(60)).build()) {
-            assertEquals(Phase.LEGACY, m.phase());
+        srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys()
+                .allChannels().allCommands());
+        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("deafsvc", "pw")
+                .build();
+        try (Redis deaf = Redis.of(uri, Duration.ofSeconds(1));
+                MigrateLocker locker = MigrateLocker.builder(deaf).followPhase("deaf1")
+                        .phaseInterval(Duration.ofSeconds(1)) .phaseLease(Duration.ofSeconds(60)).build()) {
+            assertEquals(Phase.LEGACY, locker.phase());
             MigrateLockerTest.eventually("it listens to the notices", () -> listeners("deaf1") == 1);
 
             // Its pub/sub connection is cut and cannot come back (the user
@@ -167,7 +174,8 @@ class FollowerFaultTest extends ServerTest {
             MigrateLockerTest.eventually("its subscription is gone", () -> listeners("deaf1") == 0);
             srv.setPhase("deaf1", "legacy", Phase.DUAL_WRITE, "step");
             notifyShards("deaf1", Phase.DUAL_WRITE);
-            MigrateLockerTest.eventually("it reads at every interval while it hears nothing, and moves", () -> m.phase() == Phase.DUAL_WRITE);
+            MigrateLockerTest.eventually("it reads at every interval while it hears nothing, and moves",
+                    () -> locker.phase() == Phase.DUAL_WRITE);
 
             srv.raw.aclSetuser("deafsvc", io.lettuce.core.AclSetuserArgs.Builder.on());
             MigrateLockerTest.eventually("it listens again", () -> listeners("deaf1") == 1);
@@ -177,38 +185,40 @@ class FollowerFaultTest extends ServerTest {
             // (Lettuce's, at once): the resubscription makes it read.
             srv.setPhase("deaf1", "dual-write", Phase.DUAL_READ, "step");
             srv.raw.clientKill(io.lettuce.core.KillArgs.Builder.typePubsub().user("deafsvc"));
-            MigrateLockerTest.eventually("it reads when it subscribed again, and moves", () -> m.phase() == Phase.DUAL_READ);
+            MigrateLockerTest.eventually("it reads when it subscribed again, and moves",
+                    () -> locker.phase() == Phase.DUAL_READ);
         } finally {
             srv.raw.aclDeluser("deafsvc");
         }
     }
 
     /**
-     * Runs op in another thread while the server is stopped (SIGSTOP) for
+     * Runs call in another thread while the server is stopped (SIGSTOP) for
      * longer than the phase lease: the command is sent under a lease that
      * has ended by the time its reply comes back.
      */
-    static <T> CompletableFuture<T> acrossAPause(Supplier<T> op, Duration pause) throws Exception {
+    static <T> CompletableFuture<T> acrossAPause(Supplier<T> call, Duration pause) throws Exception {
         srv.signal("STOP");
-        CompletableFuture<T> f;
+        CompletableFuture<T> future;
         try {
-            f = CompletableFuture.supplyAsync(op);
+            future = CompletableFuture.supplyAsync(call);
             Thread.sleep(pause.toMillis());
         } finally {
             srv.signal("CONT");
         }
         try {
-            f.get(20, TimeUnit.SECONDS);
+            future.get(20, TimeUnit.SECONDS);
         } catch (Exception ignored) {
-            // the caller looks at f
+            // the caller looks at the future
         }
-        return f;
+        return future;
     }
 
-    static Throwable failure(CompletableFuture<?> f) {
-        assertTrue(f.isCompletedExceptionally(), "it failed");
-        Throwable t = f.handle((v, e) -> e).join();
-        return t.getCause() != null && t instanceof java.util.concurrent.CompletionException ? t.getCause() : t;
+    static Throwable failure(CompletableFuture<?> future) {
+        assertTrue(future.isCompletedExceptionally(), "it failed");
+        Throwable thrown = future.handle((v, e) -> e).join();
+        return thrown.getCause() != null && thrown instanceof java.util.concurrent.CompletionException
+                ? thrown.getCause() : thrown;
     }
 
     /**
@@ -222,15 +232,17 @@ class FollowerFaultTest extends ServerTest {
     void faultAcquireOutlivingThePhaseLease() throws Exception {
         srv.setPhase("pause1", "", Phase.DUAL_READ, "init");
         try (Redis slow = Redis.of(srv.uri(), Duration.ofSeconds(15));
-                MigrateLocker m = MigrateLocker.builder(slow).followPhase("pause1").phaseInterval(Duration.ofMillis(100))
-                        .phaseLease(Duration.ofMillis(600)).build()) {
-            m.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the script is loaded, and the lease covers a 5 s lock
-            m.phase();
-            CompletableFuture<Lock> got = acrossAPause(() -> m.tryLock("orders", Duration.ofSeconds(5)), Duration.ofMillis(1500));
-            Throwable t = failure(got);
-            PhaseUnknownException e = assertInstanceOf(PhaseUnknownException.class, t);
-            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, e.reason());
-            assertEquals(Phase.DUAL_READ, e.last());
+                MigrateLocker locker = MigrateLocker.builder(slow).followPhase("pause1")
+                        .phaseInterval(Duration.ofMillis(100)) .phaseLease(Duration.ofMillis(600)).build()) {
+            // the script is loaded, and the lease covers a 5 s lock
+            locker.tryLock("warm", Duration.ofSeconds(5)).unlock();
+            locker.phase();
+            CompletableFuture<Lock> got = acrossAPause(() -> locker.tryLock("orders", Duration.ofSeconds(5)),
+                    Duration.ofMillis(1500));
+            Throwable thrown = failure(got);
+            PhaseUnknownException refused = assertInstanceOf(PhaseUnknownException.class, thrown);
+            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
+            assertEquals(Phase.DUAL_READ, refused.last());
             assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")), "the lock was given back");
         }
     }
@@ -244,21 +256,22 @@ class FollowerFaultTest extends ServerTest {
     void faultRefreshOutlivingThePhaseLeaseDoesNotExtend() throws Exception {
         srv.setPhase("pause2", "", Phase.DUAL_WRITE, "init");
         try (Redis slow = Redis.of(srv.uri(), Duration.ofSeconds(15));
-                MigrateLocker m = MigrateLocker.builder(slow).followPhase("pause2").phaseInterval(Duration.ofMillis(100))
-                        .phaseLease(Duration.ofMillis(600)).build()) {
-            Lock lock = m.tryLock("orders", Duration.ofSeconds(8));
+                MigrateLocker locker = MigrateLocker.builder(slow).followPhase("pause2")
+                        .phaseInterval(Duration.ofMillis(100)) .phaseLease(Duration.ofMillis(600)).build()) {
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(8));
             lock.refresh(Duration.ofSeconds(8)); // the refresh script is loaded
             Thread.sleep(2000); // a refresh now would move the lease's end 2 s on
-            m.phase();
+            locker.phase();
             Instant before = lock.expiresAt();
             CompletableFuture<Void> got = acrossAPause(() -> {
                 lock.refresh(Duration.ofSeconds(8));
                 return null;
             }, Duration.ofMillis(1500));
-            PhaseUnknownException e = assertInstanceOf(PhaseUnknownException.class, failure(got));
-            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, e.reason());
+            PhaseUnknownException refused = assertInstanceOf(PhaseUnknownException.class, failure(got));
+            assertEquals(PhaseUnknownException.Reason.LEASE_LAPSED, refused.reason());
             Duration moved = Duration.between(before, lock.expiresAt()).abs();
-            assertTrue(moved.compareTo(Duration.ofMillis(500)) < 0, "the local lease is the one the registry covered: moved " + moved);
+            assertTrue(moved.compareTo(Duration.ofMillis(500)) < 0,
+                    "the local lease is the one the registry covered: moved " + moved);
             assertTrue(lock.isHeld());
             lock.unlock();
         }
@@ -275,18 +288,20 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultReturningLockerWithAnExpiredLockStartsAtTheStoredPhase() throws Exception {
         srv.setPhase("back1", "", Phase.MODERN, "init");
-        srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands());
-        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("javasvc", "pw").build();
+        srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys()
+                .allChannels().allCommands());
+        io.lettuce.core.RedisURI uri = io.lettuce.core.RedisURI.builder(srv.uri()).withAuthentication("javasvc", "pw")
+                .build();
         try (Redis cut = Redis.of(uri, Duration.ofSeconds(1));
-                MigrateLocker m = MigrateLocker.builder(cut).followPhase("back1").phaseInterval(Duration.ofMillis(50))
-                        .phaseLease(Duration.ofMillis(200)).build()) {
-            Lock old = m.tryLock("forgotten", Duration.ofMillis(300)); // never unlocked
+                MigrateLocker locker = MigrateLocker.builder(cut).followPhase("back1")
+                        .phaseInterval(Duration.ofMillis(50)) .phaseLease(Duration.ofMillis(200)).build()) {
+            Lock old = locker.tryLock("forgotten", Duration.ofMillis(300)); // never unlocked
             assertEquals(Phase.MODERN, old.phase());
 
             srv.raw.aclSetuser("javasvc", io.lettuce.core.AclSetuserArgs.Builder.off());
             srv.raw.clientKill(io.lettuce.core.KillArgs.Builder.user("javasvc"));
             MigrateLockerTest.eventually("the cut-off locker's entry expires", () -> {
-                Double exp = srv.raw.zscore(b("lockbridge:{back1}:clients-expiry"), b(m.clientId()));
+                Double exp = srv.raw.zscore(b("lockbridge:{back1}:clients-expiry"), b(locker.clientId()));
                 return exp != null && exp.longValue() < serverMillis();
             });
             MigrateLockerTest.eventually("its lock's lease ran out", () -> !old.isHeld());
@@ -298,15 +313,16 @@ class FollowerFaultTest extends ServerTest {
             Lock[] got = new Lock[1];
             MigrateLockerTest.eventually("it locks again once it reads the phase", () -> {
                 try {
-                    got[0] = m.tryLock("orders", Duration.ofSeconds(30));
+                    got[0] = locker.tryLock("orders", Duration.ofSeconds(30));
                     return true;
                 } catch (PhaseUnknownException | RedisUnavailableException e) {
                     return false;
                 }
             });
-            assertEquals(Phase.LEGACY, got[0].phase(), "it took the lock in the fleet's phase, not one step from its old one");
-            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30)),
-                    "a legacy locker does not get in beside it");
+            assertEquals(Phase.LEGACY, got[0].phase(), "it took the lock in the fleet's phase, not one step from its "
+                    + "old one");
+            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build()
+                    .tryLock("orders", Duration.ofSeconds(30)), "a legacy locker does not get in beside it");
             got[0].unlock();
         } finally {
             srv.raw.aclDeluser("javasvc");
@@ -322,25 +338,28 @@ class FollowerFaultTest extends ServerTest {
     void faultHugeTtlWithNamespace() {
         srv.setPhase("huge1", "", Phase.DUAL_READ, "init");
         Duration lease = Duration.ofSeconds(6);
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("huge1").build()) {
-            m.tryLock("warm", Duration.ofSeconds(1)).unlock();
-            for (Duration ttl : new Duration[] {Duration.ofMillis(1L << 40).minus(lease).plusMillis(1), Duration.ofMillis(Long.MAX_VALUE),
-                    Duration.ofSeconds(Long.MAX_VALUE)}) {
-                assertThrows(InvalidException.class, () -> m.tryLock("orders", ttl), ttl.toString());
-                assertThrows(InvalidException.class, () -> m.lock("orders", ttl, Duration.ofMillis(10)), ttl.toString());
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("huge1").build()) {
+            locker.tryLock("warm", Duration.ofSeconds(1)).unlock();
+            for (Duration ttl : new Duration[] {Duration.ofMillis(1L << 40).minus(lease).plusMillis(1),
+                    Duration.ofMillis(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE)}) {
+                assertThrows(InvalidException.class, () -> locker.tryLock("orders", ttl), ttl.toString());
+                assertThrows(InvalidException.class, () -> locker.lock("orders", ttl, Duration.ofMillis(10)),
+                        ttl.toString());
             }
-            Lock lock = m.tryLock("orders", Duration.ofSeconds(5));
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(5));
             assertThrows(InvalidException.class, () -> lock.refresh(Duration.ofMillis(1L << 40)));
             assertTrue(lock.isHeld());
             lock.unlock();
             assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")));
         }
-        MigrateLocker.Builder bl = MigrateLocker.builder(redis).followPhase("huge1");
-        assertThrows(InvalidException.class, () -> bl.phaseLease(Duration.ofMillis(1L << 39)));
-        assertThrows(InvalidException.class, () -> bl.phaseLease(Duration.ofSeconds(Long.MAX_VALUE)));
-        assertThrows(InvalidException.class, () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofMillis(1L << 38)).build());
+        MigrateLocker.Builder builder = MigrateLocker.builder(redis).followPhase("huge1");
+        assertThrows(InvalidException.class, () -> builder.phaseLease(Duration.ofMillis(1L << 39)));
+        assertThrows(InvalidException.class, () -> builder.phaseLease(Duration.ofSeconds(Long.MAX_VALUE)));
+        assertThrows(InvalidException.class, () -> MigrateLocker.builder(redis).followPhase("huge1")
+                .phaseInterval(Duration.ofMillis(1L << 38)).build());
         assertThrows(InvalidException.class,
-                () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofSeconds(2)).phaseLease(Duration.ofSeconds(2)).build());
+                () -> MigrateLocker.builder(redis).followPhase("huge1").phaseInterval(Duration.ofSeconds(2))
+                .phaseLease(Duration.ofSeconds(2)).build());
     }
     /**
      * A touch names the entry it renews: the seq of the locker's last
@@ -356,22 +375,27 @@ class FollowerFaultTest extends ServerTest {
     @Test
     void faultTouchRenewsOnlyTheEntryItNames() throws Exception {
         srv.setPhase("touch2", "", Phase.LEGACY, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("touch2").phaseInterval(Duration.ofMillis(50)).build()) {
-            String id = m.clientId();
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("touch2")
+                .phaseInterval(Duration.ofMillis(50)).build()) {
+            String id = locker.clientId();
             byte[] clients = b("lockbridge:{touch2}:clients");
-            Lock lock = m.tryLock("touch-orders", Duration.ofSeconds(30));
-            MigrateLockerTest.eventually("an entry reports the lock", () -> entry("touch2", id).containsKey("held_oldest"));
+            Lock lock = locker.tryLock("touch-orders", Duration.ofSeconds(30));
+            MigrateLockerTest.eventually("an entry reports the lock",
+                    () -> entry("touch2", id).containsKey("held_oldest"));
             byte[] old = srv.raw.hget(clients, b(id));
             long oldSeq = (Long) entry("touch2", id).get("seq");
             lock.unlock();
-            MigrateLockerTest.eventually("a newer entry reports no lock", () -> !entry("touch2", id).containsKey("held_oldest"));
+            MigrateLockerTest.eventually("a newer entry reports no lock",
+                    () -> !entry("touch2", id).containsKey("held_oldest"));
             long confirmed = (Long) entry("touch2", id).get("seq");
             double exp = srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id));
-            MigrateLockerTest.eventually("then it touches", () -> srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id)) > exp);
+            MigrateLockerTest.eventually("then it touches",
+                    () -> srv.raw.zscore(b("lockbridge:{touch2}:clients-expiry"), b(id)) > exp);
             assertEquals(confirmed, (Long) entry("touch2", id).get("seq"), "a touch leaves the entry");
 
             srv.raw.hset(clients, b(id), old); // forgotten, and the older write landed late
-            MigrateLockerTest.eventually("the locker sends its entry again", () -> (Long) entry("touch2", id).get("seq") > confirmed);
+            MigrateLockerTest.eventually("the locker sends its entry again",
+                    () -> (Long) entry("touch2", id).get("seq") > confirmed);
             Map<String, Object> now = entry("touch2", id);
             assertTrue(!now.containsKey("held_oldest"), "no lock released long ago is reported: " + now);
             assertTrue(oldSeq < confirmed);

@@ -22,28 +22,29 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class HugeTtlFaultTest extends ServerTest {
     static Stream<Arguments> cases() {
-        Duration[] ttls = {Duration.ofMillis(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE), Duration.ofNanos(Long.MAX_VALUE).plusNanos(1)};
-        Stream.Builder<Arguments> s = Stream.builder();
+        Duration[] ttls = {Duration.ofMillis(Long.MAX_VALUE), Duration.ofSeconds(Long.MAX_VALUE),
+                Duration.ofNanos(Long.MAX_VALUE).plusNanos(1)};
+        Stream.Builder<Arguments> cases = Stream.builder();
         for (Duration ttl : ttls) {
-            s.add(Arguments.of("legacy ms", null, LegacyProfile.defaults(), ttl));
-            s.add(Arguments.of("legacy s", null, LegacyProfile.defaults().unit(TimeUnit.SECONDS), ttl));
-            for (Phase p : Phase.values()) {
-                s.add(Arguments.of("migrate", p, LegacyProfile.defaults(), ttl));
+            cases.add(Arguments.of("legacy ms", null, LegacyProfile.defaults(), ttl));
+            cases.add(Arguments.of("legacy s", null, LegacyProfile.defaults().unit(TimeUnit.SECONDS), ttl));
+            for (Phase phase : Phase.values()) {
+                cases.add(Arguments.of("migrate", phase, LegacyProfile.defaults(), ttl));
             }
         }
-        return s.build();
+        return cases.build();
     }
 
     @ParameterizedTest(name = "{0} {1} {3}")
     @MethodSource("cases")
-    void faultHugeTtlRefusedBeforeSending(String what, Phase p, LegacyProfile prof, Duration ttl) {
-        if (p == null) {
-            try (LegacyLocker l = LegacyLocker.builder(redis).profile(prof).build()) {
-                assertThrows(InvalidException.class, () -> l.tryLock("huge", ttl));
+    void faultHugeTtlRefusedBeforeSending(String what, Phase phase, LegacyProfile prof, Duration ttl) {
+        if (phase == null) {
+            try (LegacyLocker locker = LegacyLocker.builder(redis).profile(prof).build()) {
+                assertThrows(InvalidException.class, () -> locker.tryLock("huge", ttl));
             }
         } else {
-            try (MigrateLocker m = MigrateLocker.builder(redis).legacy(prof).phase(p).build()) {
-                assertThrows(InvalidException.class, () -> m.tryLock("huge", ttl));
+            try (MigrateLocker locker = MigrateLocker.builder(redis).legacy(prof).phase(phase).build()) {
+                assertThrows(InvalidException.class, () -> locker.tryLock("huge", ttl));
             }
         }
         assertEquals(0, srv.raw.exists(b("huge"), b("{huge}:modern")), "nothing written");
@@ -51,17 +52,17 @@ class HugeTtlFaultTest extends ServerTest {
 
     @ParameterizedTest(name = "refresh {0} {1} {3}")
     @MethodSource("cases")
-    void faultHugeRefreshRefusedBeforeSending(String what, Phase p, LegacyProfile prof, Duration ttl) {
+    void faultHugeRefreshRefusedBeforeSending(String what, Phase phase, LegacyProfile prof, Duration ttl) {
         Lock lock;
         AutoCloseable locker;
-        if (p == null) {
-            LegacyLocker l = LegacyLocker.builder(redis).profile(prof).build();
-            locker = l;
-            lock = l.tryLock("huge", Duration.ofSeconds(5));
+        if (phase == null) {
+            LegacyLocker legacy = LegacyLocker.builder(redis).profile(prof).build();
+            locker = legacy;
+            lock = legacy.tryLock("huge", Duration.ofSeconds(5));
         } else {
-            MigrateLocker m = MigrateLocker.builder(redis).legacy(prof).phase(p).build();
-            locker = m;
-            lock = m.tryLock("huge", Duration.ofSeconds(5));
+            MigrateLocker migrate = MigrateLocker.builder(redis).legacy(prof).phase(phase).build();
+            locker = migrate;
+            lock = migrate.tryLock("huge", Duration.ofSeconds(5));
         }
         try {
             assertThrows(InvalidException.class, () -> lock.refresh(ttl));

@@ -23,25 +23,25 @@ import org.junit.jupiter.api.Test;
 class InterruptFaultTest extends ServerTest {
     record Case(String name, Function<Redis, AutoCloseable> locker, String key) {}
 
-    static Lock tryLock(AutoCloseable l, String name, Duration ttl) {
-        if (l instanceof ModernLocker m) {
-            return m.tryLock(name, ttl);
+    static Lock tryLock(AutoCloseable locker, String name, Duration ttl) {
+        if (locker instanceof ModernLocker modern) {
+            return modern.tryLock(name, ttl);
         }
-        if (l instanceof MigrateLocker m) {
-            return m.tryLock(name, ttl);
+        if (locker instanceof MigrateLocker migrate) {
+            return migrate.tryLock(name, ttl);
         }
-        return ((LegacyLocker) l).tryLock(name, ttl);
+        return ((LegacyLocker) locker).tryLock(name, ttl);
     }
 
-    static Lock lock(AutoCloseable l, String name, Duration ttl) {
+    static Lock lock(AutoCloseable locker, String name, Duration ttl) {
         Duration wait = Duration.ofSeconds(5);
-        if (l instanceof ModernLocker m) {
-            return m.lock(name, ttl, wait);
+        if (locker instanceof ModernLocker modern) {
+            return modern.lock(name, ttl, wait);
         }
-        if (l instanceof MigrateLocker m) {
-            return m.lock(name, ttl, wait);
+        if (locker instanceof MigrateLocker migrate) {
+            return migrate.lock(name, ttl, wait);
         }
-        return ((LegacyLocker) l).lock(name, ttl, wait);
+        return ((LegacyLocker) locker).lock(name, ttl, wait);
     }
 
     @Test
@@ -50,26 +50,28 @@ class InterruptFaultTest extends ServerTest {
                 new Case("modern", r -> ModernLocker.builder(r).fencing(true).build(), "orders"),
                 new Case("legacy", r -> LegacyLocker.builder(r).build(), "orders"),
                 new Case("migrate dual-write", r -> MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build(), "orders"),
-                new Case("migrate modern", r -> MigrateLocker.builder(r).phase(Phase.MODERN).build(), "{orders}:modern"));
-        for (Case c : cases) {
+                new Case("migrate modern", r -> MigrateLocker.builder(r).phase(Phase.MODERN).build(),
+                "{orders}:modern"));
+        for (Case testCase : cases) {
             for (boolean waiting : new boolean[] {false, true}) {
                 srv.raw.flushall();
-                try (AutoCloseable l = c.locker().apply(redis)) {
+                try (AutoCloseable locker = testCase.locker().apply(redis)) {
                     Thread.currentThread().interrupt();
                     try {
                         assertThrows(NotObtainedException.class, () -> {
                             if (waiting) {
-                                lock(l, "orders", Duration.ofSeconds(30));
+                                lock(locker, "orders", Duration.ofSeconds(30));
                             } else {
-                                tryLock(l, "orders", Duration.ofSeconds(30));
+                                tryLock(locker, "orders", Duration.ofSeconds(30));
                             }
-                        }, c.name() + (waiting ? " lock()" : " tryLock()"));
+                        }, testCase.name() + (waiting ? " lock()" : " tryLock()"));
                         assertTrue(Thread.currentThread().isInterrupted(), "the interrupt flag is kept");
                     } finally {
                         Thread.interrupted();
                     }
-                    assertEquals(0L, srv.raw.dbsize(), c.name() + ": nothing was written (" + c.key() + ")");
-                    tryLock(l, "orders", Duration.ofSeconds(30)).unlock(); // not interrupted: locks
+                    assertEquals(0L, srv.raw.dbsize(), testCase.name() + ": nothing was written ("
+                            + testCase.key() + ")");
+                    tryLock(locker, "orders", Duration.ofSeconds(30)).unlock(); // not interrupted: locks
                 }
             }
         }

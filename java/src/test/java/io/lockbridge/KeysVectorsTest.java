@@ -16,32 +16,32 @@ import org.junit.jupiter.api.Test;
 class KeysVectorsTest {
     @Test
     void slotsAndModernKeysAreGos() throws Exception {
-        int n = 0;
+        int count = 0;
         int fallback = 0;
-        for (Map<String, Object> k : VectorsTest.list(VectorsTest.load("keys.json"), "keys")) {
-            byte[] key = VectorsTest.HEX.parseHex((String) k.get("key"));
-            assertEquals(((Long) k.get("slot")).intValue(), Keys.slot(key), k.toString());
-            byte[] m = Keys.modernKey(key);
-            assertArrayEquals(VectorsTest.HEX.parseHex((String) k.get("modern")), m, k.toString());
-            assertEquals(Keys.slot(key), Keys.slot(m), k.toString());
-            fallback += Boolean.TRUE.equals(k.get("fallback")) ? 1 : 0;
-            n++;
+        for (Map<String, Object> vector : VectorsTest.list(VectorsTest.load("keys.json"), "keys")) {
+            byte[] key = VectorsTest.HEX.parseHex((String) vector.get("key"));
+            assertEquals(((Long) vector.get("slot")).intValue(), Keys.slot(key), vector.toString());
+            byte[] modern = Keys.modernKey(key);
+            assertArrayEquals(VectorsTest.HEX.parseHex((String) vector.get("modern")), modern, vector.toString());
+            assertEquals(Keys.slot(key), Keys.slot(modern), vector.toString());
+            fallback += Boolean.TRUE.equals(vector.get("fallback")) ? 1 : 0;
+            count++;
         }
-        assertTrue(n > 0 && fallback > 0, "the vectors cover both forms");
+        assertTrue(count > 0 && fallback > 0, "the vectors cover both forms");
     }
 
     @Test
     void slotTagTableCoversEverySlot() {
-        for (int s = 0; s < Keys.SLOTS; s++) {
-            assertEquals(s, Keys.slot(Keys.ascii(Keys.slotTag(s))));
+        for (int slot = 0; slot < Keys.SLOTS; slot++) {
+            assertEquals(slot, Keys.slot(Keys.ascii(Keys.slotTag(slot))));
         }
         byte[] odd = Keys.ascii("a}b");
         Keys.modernKey(odd);
-        long t = System.nanoTime();
+        long start = System.nanoTime();
         for (int i = 0; i < 10_000; i++) {
             Keys.modernKey(odd);
         }
-        long perCallUs = (System.nanoTime() - t) / 10_000 / 1000;
+        long perCallUs = (System.nanoTime() - start) / 10_000 / 1000;
         assertTrue(perCallUs < 100, "modernKey's fallback is cheap: " + perCallUs + " µs a call");
     }
 }

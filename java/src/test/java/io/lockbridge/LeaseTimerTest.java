@@ -16,18 +16,18 @@ import org.junit.jupiter.api.Test;
  * it sleeps towards: these are the cases where it must wake, or run.
  */
 class LeaseTimerTest {
-    static long in(long ms) {
-        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms);
+    static long in(long millis) {
+        return System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
     }
 
     @Test
     void aPointArmedBeforeTheOneTheThreadSleepsTowardsWakesIt() throws Exception {
-        LeaseTimer t = new LeaseTimer("test-lease-timer");
+        LeaseTimer timer = new LeaseTimer("test-lease-timer");
         List<String> ran = new CopyOnWriteArrayList<>();
         CountDownLatch early = new CountDownLatch(1);
-        t.schedule(() -> ran.add("late"), in(60_000)); // the thread now sleeps towards this
+        timer.schedule(() -> ran.add("late"), in(60_000)); // the thread now sleeps towards this
         Thread.sleep(50);
-        t.schedule(() -> {
+        timer.schedule(() -> {
             ran.add("early");
             early.countDown();
         }, in(20));
@@ -37,13 +37,14 @@ class LeaseTimerTest {
 
     @Test
     void aCancelledPointNeverRunsAndTheNextStillDoes() throws Exception {
-        LeaseTimer t = new LeaseTimer("test-lease-timer");
+        LeaseTimer timer = new LeaseTimer("test-lease-timer");
         List<String> ran = new CopyOnWriteArrayList<>();
         CountDownLatch last = new CountDownLatch(1);
-        LeaseTimer.Task a = t.schedule(() -> ran.add("a"), in(100));
-        t.schedule(() -> ran.add("b"), in(150)); // later than a: no wake-up; the thread finds it when it wakes for a
-        t.cancel(a); // a's wake-up still comes, finds a gone and sleeps towards b
-        t.schedule(() -> {
+        LeaseTimer.Task pointA = timer.schedule(() -> ran.add("a"), in(100));
+        // later than a: no wake-up; the thread finds it when it wakes for a
+        timer.schedule(() -> ran.add("b"), in(150));
+        timer.cancel(pointA); // a's wake-up still comes, finds a gone and sleeps towards b
+        timer.schedule(() -> {
             ran.add("c");
             last.countDown();
         }, in(200));
@@ -53,22 +54,22 @@ class LeaseTimerTest {
 
     @Test
     void pointsArmedWhileTheQueueIsEmptyOrPastRunAndAFailingTaskStopsNothing() throws Exception {
-        LeaseTimer t = new LeaseTimer("test-lease-timer");
+        LeaseTimer timer = new LeaseTimer("test-lease-timer");
         CountDownLatch done = new CountDownLatch(2);
-        t.schedule(() -> {
+        timer.schedule(() -> {
             throw new IllegalStateException("a task's failure");
         }, in(-5)); // past: runs at once
-        t.schedule(done::countDown, in(-1));
+        timer.schedule(done::countDown, in(-1));
         Thread.sleep(100); // the queue is empty, the thread waits with no deadline
-        t.schedule(done::countDown, in(10));
+        timer.schedule(done::countDown, in(10));
         assertTrue(done.await(30, TimeUnit.SECONDS), "a point armed on an idle timer wakes it");
-        LeaseTimer.Task x = t.schedule(() -> {
+        LeaseTimer.Task cancelled = timer.schedule(() -> {
             throw new AssertionError("cancelled");
         }, in(10));
-        t.cancel(x);
-        t.cancel(x); // twice, or after it would have run: a no-op
+        timer.cancel(cancelled);
+        timer.cancel(cancelled); // twice, or after it would have run: a no-op
         CountDownLatch after = new CountDownLatch(1);
-        t.schedule(after::countDown, in(30));
+        timer.schedule(after::countDown, in(30));
         assertTrue(after.await(30, TimeUnit.SECONDS));
         assertFalse(Thread.currentThread().isInterrupted());
     }
@@ -80,24 +81,25 @@ class LeaseTimerTest {
      */
     @Test
     void aPointArmedWhileATaskRunsIsFoundWhenItEnds() throws Exception {
-        LeaseTimer t = new LeaseTimer("test-lease-timer");
+        LeaseTimer timer = new LeaseTimer("test-lease-timer");
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         CountDownLatch ran = new CountDownLatch(1);
-        t.schedule(() -> {
+        timer.schedule(() -> {
             running.countDown();
             try {
-                release.await(); // a long task, for the test only (a give-up takes a lock's mu, never held across I/O)
+                // a long task, for the test only (a give-up takes a lock's stateLock, never held across I/O)
+                release.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         }, in(0));
         assertTrue(running.await(30, TimeUnit.SECONDS));
-        long at = in(100);
-        t.schedule(ran::countDown, at);
+        long atNanos = in(100);
+        timer.schedule(ran::countDown, atNanos);
         release.countDown();
         assertTrue(ran.await(30, TimeUnit.SECONDS), "the point armed during the task ran");
-        long late = System.nanoTime() - at;
+        long late = System.nanoTime() - atNanos;
         assertTrue(late >= 0, "not before its time");
     }
 }

@@ -32,29 +32,32 @@ class LegacyLeaseFaultTest extends ServerTest {
     }
 
     static Stream<Arguments> lockers() {
-        BiFunction<LegacyProfile, Duration, Lock> legacy = (p, ttl) -> LegacyLocker.builder(redis).profile(p).build().tryLock("lease", ttl);
-        BiFunction<LegacyProfile, Duration, Lock> migrate = (p, ttl) -> MigrateLocker.builder(redis).legacy(p).phase(Phase.LEGACY).build()
+        BiFunction<LegacyProfile, Duration, Lock> legacy = (p, ttl) -> LegacyLocker.builder(redis).profile(p).build()
                 .tryLock("lease", ttl);
+        BiFunction<LegacyProfile, Duration, Lock> migrate = (p, ttl) -> MigrateLocker.builder(redis).legacy(p)
+                .phase(Phase.LEGACY).build() .tryLock("lease", ttl);
         return Stream.of(Arguments.of("LegacyLocker", legacy), Arguments.of("MigrateLocker legacy", migrate));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("lockers")
-    void faultLegacyLeaseEndsWhenTheValueCanBeTakenOver(String what, BiFunction<LegacyProfile, Duration, Lock> locker) throws Exception {
-        LegacyProfile p = LegacyProfile.defaults().unit(TimeUnit.SECONDS).plusOne(false).clock(atPoint95());
-        Lock holder = locker.apply(p, Duration.ofMillis(1500));
-        long w = Long.parseLong(srv.get("lease"));
+    void faultLegacyLeaseEndsWhenTheValueCanBeTakenOver(String what,
+            BiFunction<LegacyProfile, Duration, Lock> locker) throws Exception {
+        LegacyProfile profile = LegacyProfile.defaults().unit(TimeUnit.SECONDS).plusOne(false).clock(atPoint95());
+        Lock holder = locker.apply(profile, Duration.ofMillis(1500));
+        long expiry = Long.parseLong(srv.get("lease"));
         Lock rival = null;
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (rival == null && System.nanoTime() < end) {
             try {
-                rival = LegacyLocker.builder(redis).profile(p).build().tryLock("lease", Duration.ofSeconds(5));
+                rival = LegacyLocker.builder(redis).profile(profile).build().tryLock("lease", Duration.ofSeconds(5));
             } catch (NotObtainedException e) {
                 Thread.sleep(5);
             }
         }
         assertNotNull(rival, "taken over once the clock passed W");
-        assertFalse(holder.isHeld(), "the holder's lease ended when the rival could take the lock over (W " + w + ")");
+        assertFalse(holder.isHeld(), "the holder's lease ended when the rival could take the lock over (W "
+                + expiry + ")");
         rival.unlock();
     }
 }

@@ -54,8 +54,8 @@ class ListenerTest extends ServerTest {
             events.add("sighted " + namespace);
         }
 
-        long count(String e) {
-            return events.stream().filter(e::equals).count();
+        long count(String event) {
+            return events.stream().filter(event::equals).count();
         }
     }
 
@@ -66,15 +66,15 @@ class ListenerTest extends ServerTest {
         AtomicInteger attempts = new AtomicInteger();
         // The token function runs before each attempt is sent: the fourth
         // finds the holder gone, so the first three missed.
-        ModernLocker waiter = ModernLocker.builder(redis).listener(rec).notifications(false).backoff(Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(20)))
-                .tokens(() -> {
+        ModernLocker waiter = ModernLocker.builder(redis).listener(rec).notifications(false)
+                .backoff(Backoff.exponential(Duration.ofMillis(20), Duration.ofMillis(20))) .tokens(() -> {
                     if (attempts.incrementAndGet() == 4) {
                         holder.unlock();
                     }
                     return MigrateLocker.token();
                 }).build();
         try (waiter) {
-            Lock l = waiter.lock("jobs", Duration.ofSeconds(30), Duration.ofSeconds(20));
+            Lock lock = waiter.lock("jobs", Duration.ofSeconds(30), Duration.ofSeconds(20));
             assertEquals(4, attempts.get());
             assertEquals(3, rec.count("contended modern"), rec.events.toString());
             assertEquals(1, rec.count("waited modern"), "one record per lock() call that waited: " + rec.events);
@@ -82,12 +82,13 @@ class ListenerTest extends ServerTest {
 
             assertThrows(NotObtainedException.class, () -> waiter.tryLock("jobs", Duration.ofSeconds(1)));
             assertEquals(4, rec.count("contended modern"), "a tryLock not obtained is an attempt that found it held");
-            l.unlock();
+            lock.unlock();
 
             waiter.lock("jobs", Duration.ofSeconds(30), Duration.ofSeconds(1)).unlock();
             assertEquals(1, rec.count("waited modern"), "a lock() that got in at once did not wait");
             assertEquals(4, rec.count("contended modern"));
-            assertFalse(rec.events.stream().anyMatch(e -> e.startsWith("refreshed") || e.startsWith("lost")), "no auto-refresh: " + rec.events);
+            assertFalse(rec.events.stream().anyMatch(e -> e.startsWith("refreshed") || e.startsWith("lost")),
+                    "no auto-refresh: " + rec.events);
         }
     }
 
@@ -95,12 +96,14 @@ class ListenerTest extends ServerTest {
     void legacyLockAttemptsAreCountedOnceEach() {
         Recorder rec = new Recorder();
         Lock holder = LegacyLocker.builder(redis).build().tryLock("legacy-jobs", Duration.ofSeconds(30));
-        try (LegacyLocker l = LegacyLocker.builder(redis).listener(rec).backoff(Backoff.exponential(Duration.ofMillis(10), Duration.ofMillis(10))).build()) {
-            assertThrows(NotObtainedException.class, () -> l.lock("legacy-jobs", Duration.ofSeconds(30), Duration.ofMillis(200)));
+        try (LegacyLocker locker = LegacyLocker.builder(redis).listener(rec)
+                .backoff(Backoff.exponential(Duration.ofMillis(10), Duration.ofMillis(10))).build()) {
+            assertThrows(NotObtainedException.class,
+                    () -> locker.lock("legacy-jobs", Duration.ofSeconds(30), Duration.ofMillis(200)));
             long misses = rec.count("contended legacy");
             assertTrue(misses >= 2, "each attempt of the wait: " + rec.events);
             assertEquals(1, rec.count("waited legacy"));
-            assertThrows(NotObtainedException.class, () -> l.tryLock("legacy-jobs", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> locker.tryLock("legacy-jobs", Duration.ofSeconds(1)));
             assertEquals(misses + 1, rec.count("contended legacy"), "tryLock: one attempt, counted once");
         }
         holder.unlock();
@@ -109,16 +112,18 @@ class ListenerTest extends ServerTest {
     @Test
     void backgroundRefreshesAreCountedAndACallersRefreshIsNot() throws Exception {
         Recorder rec = new Recorder();
-        try (ModernLocker m = ModernLocker.builder(redis).listener(rec).autoRefresh(true).build();
+        try (ModernLocker locker = ModernLocker.builder(redis).listener(rec).autoRefresh(true).build();
                 ModernLocker plain = ModernLocker.builder(redis).listener(rec).build()) {
-            Lock l = m.tryLock("refreshed", Duration.ofMillis(300)); // refreshed every 100 ms
-            MigrateLockerTest.eventually("three background refreshes", () -> rec.count("refreshed modern refreshed") >= 3);
-            l.unlock();
-            long n = rec.count("refreshed modern refreshed");
-            Lock p = plain.tryLock("manual", Duration.ofSeconds(10));
-            p.refresh(Duration.ofSeconds(10));
-            p.unlock();
-            assertEquals(n, rec.count("refreshed modern refreshed"), "Lock.refresh by the caller is not the refresher's: " + rec.events);
+            Lock lock = locker.tryLock("refreshed", Duration.ofMillis(300)); // refreshed every 100 ms
+            MigrateLockerTest.eventually("three background refreshes",
+                    () -> rec.count("refreshed modern refreshed") >= 3);
+            lock.unlock();
+            long before = rec.count("refreshed modern refreshed");
+            Lock manual = plain.tryLock("manual", Duration.ofSeconds(10));
+            manual.refresh(Duration.ofSeconds(10));
+            manual.unlock();
+            assertEquals(before, rec.count("refreshed modern refreshed"),
+                    "Lock.refresh by the caller is not the refresher's: " + rec.events);
             assertEquals(0, rec.count("lost modern"), rec.events.toString());
         }
     }
@@ -126,14 +131,15 @@ class ListenerTest extends ServerTest {
     @Test
     void anAutoRefreshedLockFoundGoneIsLostOnce() throws Exception {
         Recorder rec = new Recorder();
-        try (ModernLocker m = ModernLocker.builder(redis).listener(rec).autoRefresh(true).build()) {
-            Lock l = m.tryLock("gone", Duration.ofMillis(600));
+        try (ModernLocker locker = ModernLocker.builder(redis).listener(rec).autoRefresh(true).build()) {
+            Lock lock = locker.tryLock("gone", Duration.ofMillis(600));
             srv.raw.del(b("gone"));
-            ExecutionException e = assertThrows(ExecutionException.class, () -> l.done().get(10, TimeUnit.SECONDS));
-            assertTrue(e.getCause() instanceof LostException, e.getCause().toString());
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> lock.done().get(10, TimeUnit.SECONDS));
+            assertTrue(failed.getCause() instanceof LostException, failed.getCause().toString());
             MigrateLockerTest.eventually("the refresh reported", () -> rec.count("refreshed modern not_held") == 1);
             MigrateLockerTest.eventually("the loss reported", () -> rec.count("lost modern") == 1);
-            assertThrows(NotHeldException.class, l::unlock);
+            assertThrows(NotHeldException.class, lock::unlock);
             assertEquals(1, rec.count("lost modern"), "a lock is lost once: " + rec.events);
         }
     }
@@ -141,9 +147,9 @@ class ListenerTest extends ServerTest {
     @Test
     void aLockNoRefresherKeepsIsNotCountedLostOutsideMigrate() throws Exception {
         Recorder rec = new Recorder();
-        try (ModernLocker m = ModernLocker.builder(redis).listener(rec).build()) {
-            Lock l = m.tryLock("ranout", Duration.ofMillis(120));
-            assertThrows(ExecutionException.class, () -> l.done().get(10, TimeUnit.SECONDS));
+        try (ModernLocker locker = ModernLocker.builder(redis).listener(rec).build()) {
+            Lock lock = locker.tryLock("ranout", Duration.ofMillis(120));
+            assertThrows(ExecutionException.class, () -> lock.done().get(10, TimeUnit.SECONDS));
             assertTrue(rec.events.isEmpty(), "Go counts the losses of the locks its refresher keeps: " + rec.events);
         }
     }
@@ -152,12 +158,13 @@ class ListenerTest extends ServerTest {
     void aMigrateLockAPhaseMoveEndedIsLost() throws Exception {
         Recorder rec = new Recorder();
         srv.setPhase("lnsmove", "", Phase.LEGACY, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("lnsmove").phaseInterval(Duration.ofMillis(50)).listener(rec).build()) {
-            Lock held = m.tryLock("orders", Duration.ofSeconds(30));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("lnsmove")
+                .phaseInterval(Duration.ofMillis(50)).listener(rec).build()) {
+            Lock held = locker.tryLock("orders", Duration.ofSeconds(30));
             srv.setPhase("lnsmove", "legacy", Phase.DUAL_WRITE, "step");
-            MigrateLockerTest.eventually("dual-write", () -> m.phase() == Phase.DUAL_WRITE);
+            MigrateLockerTest.eventually("dual-write", () -> locker.phase() == Phase.DUAL_WRITE);
             srv.setPhase("lnsmove", "dual-write", Phase.DUAL_READ, "step");
-            MigrateLockerTest.eventually("dual-read", () -> m.phase() == Phase.DUAL_READ);
+            MigrateLockerTest.eventually("dual-read", () -> locker.phase() == Phase.DUAL_READ);
             assertThrows(ExecutionException.class, () -> held.done().get(10, TimeUnit.SECONDS));
             MigrateLockerTest.eventually("the loss reported", () -> rec.count("lost migrate") == 1);
             assertEquals(1, rec.count("lost migrate"), rec.events.toString());
@@ -169,9 +176,9 @@ class ListenerTest extends ServerTest {
         Recorder rec = new Recorder();
         srv.setPhase("lnssight", "", Phase.DUAL_WRITE, "init");
         Lock legacy = LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30));
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("lnssight").listener(rec).build()) {
-            assertThrows(NotObtainedException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
-            assertThrows(NotObtainedException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("lnssight").listener(rec).build()) {
+            assertThrows(NotObtainedException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)));
             assertEquals(1, rec.count("sighted lnssight"), "at most one recorded a second: " + rec.events);
             assertEquals(2, rec.count("contended migrate"), rec.events.toString());
             assertEquals("1", new String(srv.raw.hget(b("lockbridge:{lnssight}:legacy-sighting"), b("count"))));
@@ -189,11 +196,11 @@ class ListenerTest extends ServerTest {
                 throw new IllegalStateException("listener bug");
             }
         };
-        try (ModernLocker m = ModernLocker.builder(redis).listener(bad).build()) {
-            Lock l = m.tryLock("bad", Duration.ofSeconds(5));
-            assertThrows(NotObtainedException.class, () -> m.tryLock("bad", Duration.ofSeconds(5)));
+        try (ModernLocker locker = ModernLocker.builder(redis).listener(bad).build()) {
+            Lock lock = locker.tryLock("bad", Duration.ofSeconds(5));
+            assertThrows(NotObtainedException.class, () -> locker.tryLock("bad", Duration.ofSeconds(5)));
             assertEquals("modern", seen.get());
-            l.unlock();
+            lock.unlock();
         }
     }
 }

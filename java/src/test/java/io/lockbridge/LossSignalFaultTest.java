@@ -37,44 +37,45 @@ import org.junit.jupiter.params.provider.MethodSource;
 class LossSignalFaultTest extends ServerTest {
     /** The moment lock's done() completed (System.nanoTime()), 0 until then. */
     static AtomicLong doneAt(Lock lock) {
-        AtomicLong at = new AtomicLong();
-        lock.done().whenComplete((v, e) -> at.set(System.nanoTime()));
-        return at;
+        AtomicLong doneNanos = new AtomicLong();
+        lock.done().whenComplete((v, e) -> doneNanos.set(System.nanoTime()));
+        return doneNanos;
     }
 
-    /** Runs op on a thread of its own (never the common pool, which one test fills). */
-    static CompletableFuture<Void> async(Runnable op) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
+    /** Runs task on a thread of its own (never the common pool, which one test fills). */
+    static CompletableFuture<Void> async(Runnable task) {
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
             try {
-                op.run();
-                f.complete(null);
+                task.run();
+                future.complete(null);
             } catch (Throwable e) {
-                f.completeExceptionally(e);
+                future.completeExceptionally(e);
             }
         }, "loss-signal-test");
-        t.setDaemon(true);
-        t.start();
-        return f;
+        thread.setDaemon(true);
+        thread.start();
+        return future;
     }
 
     static void sleepUntil(long nanos) throws InterruptedException {
-        long d = nanos - System.nanoTime();
-        if (d > 0) {
-            TimeUnit.NANOSECONDS.sleep(d);
+        long left = nanos - System.nanoTime();
+        if (left > 0) {
+            TimeUnit.NANOSECONDS.sleep(left);
         }
     }
 
-    static Throwable cause(CompletableFuture<?> f) {
-        Throwable t = f.handle((v, e) -> e).join();
-        assertNotNull(t, "it failed");
-        return t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+    static Throwable cause(CompletableFuture<?> future) {
+        Throwable thrown = future.handle((v, e) -> e).join();
+        assertNotNull(thrown, "it failed");
+        return thrown instanceof java.util.concurrent.CompletionException && thrown.getCause() != null
+                ? thrown.getCause() : thrown;
     }
 
-    /** Waits up to 10 s for f, which must fail; returns why. */
-    static Throwable failureOf(CompletableFuture<?> f) throws InterruptedException {
+    /** Waits up to 10 s for future, which must fail; returns why. */
+    static Throwable failureOf(CompletableFuture<?> future) throws InterruptedException {
         try {
-            f.get(10, TimeUnit.SECONDS);
+            future.get(10, TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {
             return e.getCause();
         } catch (java.util.concurrent.TimeoutException e) {
@@ -99,18 +100,18 @@ class LossSignalFaultTest extends ServerTest {
     @Test
     void faultHungRefreshBesideTheWatchdogStillSignalsTheLoss() throws Exception {
         try (FaultProxy proxy = new FaultProxy(srv.port);
-                Redis pr = Redis.of(proxy.uri(), Duration.ofSeconds(3));
-                MigrateLocker m = MigrateLocker.builder(pr).phase(Phase.MODERN).autoRefresh(true).build()) {
-            Lock warm = m.tryLock("warm", Duration.ofSeconds(5));
+                Redis proxied = Redis.of(proxy.uri(), Duration.ofSeconds(3));
+                MigrateLocker locker = MigrateLocker.builder(proxied).phase(Phase.MODERN).autoRefresh(true).build()) {
+            Lock warm = locker.tryLock("warm", Duration.ofSeconds(5));
             warm.refresh(Duration.ofSeconds(5)); // the refresh script is loaded: the one below runs at once
             warm.unlock();
-            long t0 = System.nanoTime();
-            Lock lock = m.tryLock("hung", Duration.ofMillis(1200));
+            long start = System.nanoTime();
+            Lock lock = locker.tryLock("hung", Duration.ofMillis(1200));
             proxy.dropReplies(true);
             CompletableFuture<Void> manual = async(() -> lock.refresh(Duration.ofMillis(1200)));
-            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
-            LostException e = assertLostNow(lock);
-            assertTrue(e.getMessage().contains("no refresh succeeded"), e.getMessage());
+            sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(1200));
+            LostException lost = assertLostNow(lock);
+            assertTrue(lost.getMessage().contains("no refresh succeeded"), lost.getMessage());
             proxy.dropReplies(false);
             assertInstanceOf(UnknownOutcomeException.class, failureOf(manual));
         }
@@ -128,10 +129,10 @@ class LossSignalFaultTest extends ServerTest {
     @Test
     void faultLostShorteningRefreshShortensTheLocalLease() throws Exception {
         try (FaultProxy proxy = new FaultProxy(srv.port);
-                Redis pr = Redis.of(proxy.uri(), Duration.ofSeconds(2));
-                MigrateLocker a = MigrateLocker.builder(pr).phase(Phase.MODERN).build();
-                MigrateLocker b = MigrateLocker.builder(redis).phase(Phase.MODERN).build()) {
-            Lock lock = a.tryLock("shorten", Duration.ofSeconds(6));
+                Redis proxied = Redis.of(proxy.uri(), Duration.ofSeconds(2));
+                MigrateLocker viaProxy = MigrateLocker.builder(proxied).phase(Phase.MODERN).build();
+                MigrateLocker direct = MigrateLocker.builder(redis).phase(Phase.MODERN).build()) {
+            Lock lock = viaProxy.tryLock("shorten", Duration.ofSeconds(6));
             lock.refresh(Duration.ofSeconds(6)); // the refresh script is loaded
             AtomicLong done = doneAt(lock);
             proxy.dropReplies(true);
@@ -141,16 +142,17 @@ class LossSignalFaultTest extends ServerTest {
             long end = sent + TimeUnit.SECONDS.toNanos(4);
             while (other == null && System.nanoTime() < end) {
                 try {
-                    other = b.tryLock("shorten", Duration.ofSeconds(10));
+                    other = direct.tryLock("shorten", Duration.ofSeconds(10));
                 } catch (NotObtainedException e) {
                     Thread.sleep(2);
                 }
             }
             long otherIn = System.nanoTime();
             assertNotNull(other, "the server's lease was cut to 500 ms: another client gets in");
-            assertTrue(done.get() != 0 && done.get() - otherIn < 0, "done() completed before another client got in (it completed "
-                    + (done.get() == 0 ? "not yet" : (done.get() - sent) / 1_000_000 + " ms after the send") + ", the other got in "
-                    + (otherIn - sent) / 1_000_000 + " ms after)");
+            assertTrue(done.get() != 0 && done.get() - otherIn < 0,
+                    "done() completed before another client got in (it completed "
+                    + (done.get() == 0 ? "not yet" : (done.get() - sent) / 1_000_000 + " ms after the send")
+                    + ", the other got in " + (otherIn - sent) / 1_000_000 + " ms after)");
             assertTrue(done.get() - sent <= TimeUnit.MILLISECONDS.toNanos(500), "by send + the new ttl");
             assertLostNow(lock);
             assertInstanceOf(UnknownOutcomeException.class, failureOf(shorten));
@@ -167,46 +169,46 @@ class LossSignalFaultTest extends ServerTest {
     }
 
     static Stream<Arguments> lockers(boolean auto) {
-        Stream.Builder<Arguments> s = Stream.builder();
-        s.add(Arguments.of("LegacyLocker", (Function<Redis, Locker>) r -> {
-            LegacyLocker l = LegacyLocker.builder(r).autoRefresh(auto).build();
+        Stream.Builder<Arguments> cases = Stream.builder();
+        cases.add(Arguments.of("LegacyLocker", (Function<Redis, Locker>) redis -> {
+            LegacyLocker legacy = LegacyLocker.builder(redis).autoRefresh(auto).build();
             return new Locker() {
-                public Lock tryLock(String n, Duration t) {
-                    return l.tryLock(n, t);
+                public Lock tryLock(String name, Duration ttl) {
+                    return legacy.tryLock(name, ttl);
                 }
 
                 public void close() {
-                    l.close();
+                    legacy.close();
                 }
             };
         }));
-        s.add(Arguments.of("ModernLocker", (Function<Redis, Locker>) r -> {
-            ModernLocker m = ModernLocker.builder(r).fencing(true).autoRefresh(auto).build();
+        cases.add(Arguments.of("ModernLocker", (Function<Redis, Locker>) redis -> {
+            ModernLocker modern = ModernLocker.builder(redis).fencing(true).autoRefresh(auto).build();
             return new Locker() {
-                public Lock tryLock(String n, Duration t) {
-                    return m.tryLock(n, t);
+                public Lock tryLock(String name, Duration ttl) {
+                    return modern.tryLock(name, ttl);
                 }
 
                 public void close() {
-                    m.close();
+                    modern.close();
                 }
             };
         }));
-        for (Phase p : Phase.values()) {
-            s.add(Arguments.of("MigrateLocker " + p, (Function<Redis, Locker>) r -> {
-                MigrateLocker m = MigrateLocker.builder(r).phase(p).autoRefresh(auto).build();
+        for (Phase phase : Phase.values()) {
+            cases.add(Arguments.of("MigrateLocker " + phase, (Function<Redis, Locker>) redis -> {
+                MigrateLocker migrate = MigrateLocker.builder(redis).phase(phase).autoRefresh(auto).build();
                 return new Locker() {
-                    public Lock tryLock(String n, Duration t) {
-                        return m.tryLock(n, t);
+                    public Lock tryLock(String name, Duration ttl) {
+                        return migrate.tryLock(name, ttl);
                     }
 
                     public void close() {
-                        m.close();
+                        migrate.close();
                     }
                 };
             }));
         }
-        return s.build();
+        return cases.build();
     }
 
     static Stream<Arguments> plainLockers() {
@@ -224,26 +226,28 @@ class LossSignalFaultTest extends ServerTest {
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("plainLockers")
-    void faultUnlockAfterTheKeyWasLostAndTheReplyDroppedIsUnknown(String what, Function<Redis, Locker> make) throws Exception {
+    void faultUnlockAfterTheKeyWasLostAndTheReplyDroppedIsUnknown(String what,
+            Function<Redis, Locker> make) throws Exception {
         try (FaultProxy proxy = new FaultProxy(srv.port);
-                Redis pr = Redis.of(proxy.uri(), Duration.ofSeconds(1));
-                Locker a = make.apply(pr);
-                Locker b = make.apply(redis)) {
-            a.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the release script is loaded
-            Lock lock = a.tryLock("verdict", Duration.ofSeconds(10));
+                Redis proxied = Redis.of(proxy.uri(), Duration.ofSeconds(1));
+                Locker viaProxy = make.apply(proxied);
+                Locker direct = make.apply(redis)) {
+            viaProxy.tryLock("warm", Duration.ofSeconds(5)).unlock(); // the release script is loaded
+            Lock lock = viaProxy.tryLock("verdict", Duration.ofSeconds(10));
             assertTrue(srv.raw.del(b("verdict"), b("{verdict}:modern")) >= 1, "the key is lost");
             // 30 s: a legacy value outside the holder's owner window (its W ± 5 s).
             // Within it the legacy scheme, which has no token, cannot tell the
             // successor's value from ours (docs/safety.md).
-            Lock other = b.tryLock("verdict", Duration.ofSeconds(30));
+            Lock other = direct.tryLock("verdict", Duration.ofSeconds(30));
             proxy.dropReplies(true);
-            UnknownOutcomeException e = assertThrows(UnknownOutcomeException.class, lock::unlock, "never released");
+            UnknownOutcomeException unknown = assertThrows(UnknownOutcomeException.class, lock::unlock,
+                    "never released");
             proxy.dropReplies(false);
             assertInstanceOf(LostException.class, cause(lock.done()));
             assertTrue(other.isHeld());
             assertTrue(srv.raw.exists(b("verdict"), b("{verdict}:modern")) >= 1, "the other client's lock stands");
             other.unlock(); // ours: the first release did not touch it
-            assertNotNull(e.getMessage());
+            assertNotNull(unknown.getMessage());
         }
     }
 
@@ -255,15 +259,16 @@ class LossSignalFaultTest extends ServerTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("plainLockers")
     void faultLockWithoutWatchdogSignalsTheEndOfItsLease(String what, Function<Redis, Locker> make) throws Exception {
-        try (Locker l = make.apply(redis)) {
-            long t0 = System.nanoTime();
-            Lock lock = l.tryLock("plain", Duration.ofMillis(1200));
+        try (Locker locker = make.apply(redis)) {
+            long start = System.nanoTime();
+            Lock lock = locker.tryLock("plain", Duration.ofMillis(1200));
             AtomicLong done = doneAt(lock);
-            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
-            LostException e = assertLostNow(lock);
-            assertTrue(e.getMessage().contains("lease ran out"), e.getMessage());
-            assertTrue(done.get() - t0 >= TimeUnit.MILLISECONDS.toNanos(1000), "not before ttl/12 before the end");
-            assertEquals(NotHeldException.Reason.ENDED, assertThrows(NotHeldException.class, () -> lock.refresh(Duration.ofSeconds(1))).reason(),
+            sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(1200));
+            LostException lost = assertLostNow(lock);
+            assertTrue(lost.getMessage().contains("lease ran out"), lost.getMessage());
+            assertTrue(done.get() - start >= TimeUnit.MILLISECONDS.toNanos(1000), "not before ttl/12 before the end");
+            assertEquals(NotHeldException.Reason.ENDED,
+                    assertThrows(NotHeldException.class, () -> lock.refresh(Duration.ofSeconds(1))).reason(),
                     "no refresh revives it");
         }
     }
@@ -278,12 +283,12 @@ class LossSignalFaultTest extends ServerTest {
      */
     @Test
     void faultGiveUpTimerIsNotStarvedByABusyCommonPool() throws Exception {
-        int n = ForkJoinPool.getCommonPoolParallelism();
-        assertTrue(n > 1, "a common pool CompletableFuture uses (parallelism " + n + ")");
+        int parallelism = ForkJoinPool.getCommonPoolParallelism();
+        assertTrue(parallelism > 1, "a common pool CompletableFuture uses (parallelism " + parallelism + ")");
         java.util.concurrent.atomic.AtomicBoolean release = new java.util.concurrent.atomic.AtomicBoolean();
-        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
-            m.tryLock("warm", Duration.ofSeconds(5)).refresh(Duration.ofSeconds(5));
-            for (int i = 0; i < 4 * n; i++) {
+        try (MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
+            locker.tryLock("warm", Duration.ofSeconds(5)).refresh(Duration.ofSeconds(5));
+            for (int i = 0; i < 4 * parallelism; i++) {
                 ForkJoinPool.commonPool().execute(() -> {
                     while (!release.get()) {
                         try {
@@ -294,11 +299,11 @@ class LossSignalFaultTest extends ServerTest {
                     }
                 });
             }
-            long t0 = System.nanoTime();
-            Lock lock = m.tryLock("starved", Duration.ofMillis(1200));
+            long start = System.nanoTime();
+            Lock lock = locker.tryLock("starved", Duration.ofMillis(1200));
             srv.signal("STOP");
             try {
-                sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
+                sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(1200));
                 assertLostNow(lock);
             } finally {
                 srv.signal("CONT");
@@ -316,25 +321,25 @@ class LossSignalFaultTest extends ServerTest {
      */
     @Test
     void faultUnlockWaitingForAStalledRefreshKeepsTheTimerArmed() throws Exception {
-        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
-            m.tryLock("warm", Duration.ofSeconds(5)).refresh(Duration.ofSeconds(5));
-            long t0 = System.nanoTime();
-            Lock lock = m.tryLock("unlocking", Duration.ofMillis(1200));
-            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(300));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
+            locker.tryLock("warm", Duration.ofSeconds(5)).refresh(Duration.ofSeconds(5));
+            long start = System.nanoTime();
+            Lock lock = locker.tryLock("unlocking", Duration.ofMillis(1200));
+            sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(300));
             CompletableFuture<Void> unlock;
             srv.signal("STOP");
             try {
-                sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(550)); // the refresh of 400 ms is in flight
+                sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(550)); // the refresh of 400 ms is in flight
                 unlock = async(lock::unlock);
-                sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(1200));
+                sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(1200));
                 assertLostNow(lock);
                 assertFalse(unlock.isDone(), "unlock still waits for the stalled refresh");
             } finally {
                 srv.signal("CONT");
             }
             // The late refresh does not revive the lock, and unlock says so.
-            NotHeldException e = assertInstanceOf(NotHeldException.class, failureOf(unlock));
-            assertEquals(NotHeldException.Reason.ENDED, e.reason());
+            NotHeldException notHeld = assertInstanceOf(NotHeldException.class, failureOf(unlock));
+            assertEquals(NotHeldException.Reason.ENDED, notHeld.reason());
             assertFalse(lock.isHeld());
         }
     }
@@ -353,35 +358,38 @@ class LossSignalFaultTest extends ServerTest {
     @Test
     void faultLateRefreshDoesNotReviveALockAndItStaysReported() throws Exception {
         srv.setPhase("revive", "", Phase.LEGACY, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("revive").phaseInterval(Duration.ofMillis(50))
-                .phaseLease(Duration.ofSeconds(3)).build()) {
-            Lock warm = m.tryLock("warm", Duration.ofSeconds(5));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("revive")
+                .phaseInterval(Duration.ofMillis(50)) .phaseLease(Duration.ofSeconds(3)).build()) {
+            Lock warm = locker.tryLock("warm", Duration.ofSeconds(5));
             warm.refresh(Duration.ofSeconds(5));
             warm.unlock();
-            long t0 = System.nanoTime();
-            Lock lock = m.tryLock("revive", Duration.ofMillis(2400));
+            long start = System.nanoTime();
+            Lock lock = locker.tryLock("revive", Duration.ofMillis(2400));
             assertEquals(Phase.LEGACY, lock.phase());
-            long w0 = Long.parseLong(srv.get("revive"));
-            sleepUntil(t0 + TimeUnit.MILLISECONDS.toNanos(2050)); // before the give-up point (2.2 s)
+            long storedBefore = Long.parseLong(srv.get("revive"));
+            sleepUntil(start + TimeUnit.MILLISECONDS.toNanos(2050)); // before the give-up point (2.2 s)
             CompletableFuture<Void> refresh = FollowerFaultTest.acrossAPause(() -> {
                 lock.refresh(Duration.ofMillis(2400));
                 return null;
             }, Duration.ofMillis(500));
-            long w1 = Long.parseLong(srv.get("revive"));
-            assertTrue(w1 > w0, "the late refresh ran and rewrote the value (" + w0 + " -> " + w1 + ")");
-            NotHeldException e = assertInstanceOf(NotHeldException.class, FollowerFaultTest.failure(refresh), "no refresh revives it");
-            assertEquals(NotHeldException.Reason.ENDED, e.reason());
+            long storedAfter = Long.parseLong(srv.get("revive"));
+            assertTrue(storedAfter > storedBefore, "the late refresh ran and rewrote the value (" + storedBefore
+                    + " -> " + storedAfter + ")");
+            NotHeldException notHeld = assertInstanceOf(NotHeldException.class, FollowerFaultTest.failure(refresh),
+                    "no refresh revives it");
+            assertEquals(NotHeldException.Reason.ENDED, notHeld.reason());
             assertLostNow(lock);
 
             Thread.sleep(200); // heartbeats every 50 ms
-            long wallLeft = w1 - System.currentTimeMillis();
+            long wallLeft = storedAfter - System.currentTimeMillis();
             assertTrue(wallLeft > 200, "the value still keeps others out for " + wallLeft + " ms");
-            var entry = FollowerFaultTest.entry("revive", m.clientId());
-            assertEquals("legacy", entry.get("held_oldest"), "still reported while its server-side lease lasts: " + entry);
+            var entry = FollowerFaultTest.entry("revive", locker.clientId());
+            assertEquals("legacy", entry.get("held_oldest"), "still reported while its server-side lease lasts: "
+                    + entry);
             assertTrue((Long) entry.get("held_ms") >= wallLeft, "for at least what the value has left: " + entry);
             MigrateLockerTest.eventually("reported until its server-side lease has surely ended, not for ever",
-                    () -> FollowerFaultTest.entry("revive", m.clientId()).get("held_oldest") == null);
-            assertTrue(System.currentTimeMillis() > w1, "not dropped before the value's expiry");
+                    () -> FollowerFaultTest.entry("revive", locker.clientId()).get("held_oldest") == null);
+            assertTrue(System.currentTimeMillis() > storedAfter, "not dropped before the value's expiry");
         }
     }
 }

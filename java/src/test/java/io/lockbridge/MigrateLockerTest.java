@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /** MigrateLocker on a real redis-server: the keys of each phase, following, fail-closed, sightings, the watchdog. */
 class MigrateLockerTest extends ServerTest {
-    static MigrateLocker fixed(Phase p) {
-        return MigrateLocker.builder(redis).phase(p).build();
+    static MigrateLocker fixed(Phase phase) {
+        return MigrateLocker.builder(redis).phase(phase).build();
     }
 
     /** Waits until cond holds; fails after 10 s (a hang, not a timing assertion). */
@@ -36,16 +36,19 @@ class MigrateLockerTest extends ServerTest {
 
     @Test
     void dualWriteWritesBothKeysAndExcludesLegacyLockers() {
-        try (MigrateLocker m = fixed(Phase.DUAL_WRITE)) {
+        try (MigrateLocker locker = fixed(Phase.DUAL_WRITE)) {
             long before = System.currentTimeMillis();
-            Lock lock = m.tryLock("orders", Duration.ofSeconds(10));
-            long w = Long.parseLong(srv.get("orders"));
-            assertTrue(w >= before + 10_001 && w <= System.currentTimeMillis() + 10_001, "the Java value: " + w);
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
+            long expiry = Long.parseLong(srv.get("orders"));
+            assertTrue(expiry >= before + 10_001 && expiry <= System.currentTimeMillis() + 10_001,
+                    "the Java value: " + expiry);
             assertEquals(22, srv.get("{orders}:modern").length(), "a 16-byte token, base64url");
             assertTrue(srv.raw.pttl(b("{orders}:modern")) > 9_000);
             assertEquals(-1L, srv.raw.pttl(b("orders")), "no TTL on the legacy key, as Java");
-            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(1)));
-            assertThrows(NotObtainedException.class, () -> fixed(Phase.DUAL_READ).tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> LegacyLocker.builder(redis).build()
+                    .tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> fixed(Phase.DUAL_READ)
+                    .tryLock("orders", Duration.ofSeconds(1)));
             lock.unlock();
             assertEquals(0, srv.raw.dbsize());
         }
@@ -53,11 +56,12 @@ class MigrateLockerTest extends ServerTest {
 
     @Test
     void dualReadWritesTheModernKeyOnly() {
-        try (MigrateLocker m = fixed(Phase.DUAL_READ)) {
-            Lock lock = m.tryLock("orders", Duration.ofSeconds(10));
+        try (MigrateLocker locker = fixed(Phase.DUAL_READ)) {
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
             assertNull(srv.get("orders"));
             assertNotNull(srv.get("{orders}:modern"));
-            assertThrows(NotObtainedException.class, () -> fixed(Phase.MODERN).tryLock("orders", Duration.ofSeconds(1)));
+            assertThrows(NotObtainedException.class, () -> fixed(Phase.MODERN)
+                    .tryLock("orders", Duration.ofSeconds(1)));
             lock.unlock();
             assertEquals(0, srv.raw.dbsize());
         }
@@ -65,12 +69,12 @@ class MigrateLockerTest extends ServerTest {
 
     @Test
     void modernTakesTheModernKeyAndPublishesItsRelease() throws Exception {
-        try (MigrateLocker m = fixed(Phase.MODERN)) {
-            Lock lock = m.tryLock("orders", Duration.ofSeconds(10));
+        try (MigrateLocker locker = fixed(Phase.MODERN)) {
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
             assertNull(srv.get("orders"));
             assertTrue(srv.raw.pttl(b("{orders}:modern")) > 9_000);
             // A waiter is woken by the release notice Go publishes too.
-            Thread t = new Thread(() -> {
+            Thread thread = new Thread(() -> {
                 try {
                     Thread.sleep(200);
                 } catch (InterruptedException e) {
@@ -78,9 +82,9 @@ class MigrateLockerTest extends ServerTest {
                 }
                 lock.unlock();
             });
-            t.start();
-            Lock next = m.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(10));
-            t.join();
+            thread.start();
+            Lock next = locker.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(10));
+            thread.join();
             assertTrue(next.isHeld());
             next.unlock();
             assertEquals(0, srv.raw.dbsize());
@@ -90,9 +94,9 @@ class MigrateLockerTest extends ServerTest {
     /** How many times the server ran cmd (INFO commandstats, which counts the commands scripts run). */
     static long calls(String cmd) {
         for (String line : srv.raw.info("commandstats").split("\r\n")) {
-            String p = "cmdstat_" + cmd + ":calls=";
-            if (line.startsWith(p)) {
-                return Long.parseLong(line.substring(p.length(), line.indexOf(',')));
+            String prefix = "cmdstat_" + cmd + ":calls=";
+            if (line.startsWith(prefix)) {
+                return Long.parseLong(line.substring(prefix.length(), line.indexOf(',')));
             }
         }
         return 0;
@@ -121,7 +125,7 @@ class MigrateLockerTest extends ServerTest {
                 String key = "woken-" + i;
                 Lock held = holders.tryLock(key, Duration.ofMinutes(1));
                 long delayMicros = rng.nextInt(2000);
-                Thread t = new Thread(() -> {
+                Thread thread = new Thread(() -> {
                     try {
                         TimeUnit.MICROSECONDS.sleep(delayMicros);
                     } catch (InterruptedException e) {
@@ -129,14 +133,15 @@ class MigrateLockerTest extends ServerTest {
                     }
                     held.unlock();
                 });
-                t.start();
+                thread.start();
                 Lock next;
                 try {
                     next = waiters.lock(key, Duration.ofMinutes(1), Duration.ofSeconds(20));
                 } catch (NotObtainedException e) {
-                    throw new AssertionError("round " + i + " (release after " + delayMicros + " µs): the waiter missed the release", e);
+                    throw new AssertionError("round " + i + " (release after " + delayMicros
+                            + " µs): the waiter missed the release", e);
                 } finally {
-                    t.join();
+                    thread.join();
                 }
                 assertTrue(next.isHeld());
                 next.unlock();
@@ -149,11 +154,13 @@ class MigrateLockerTest extends ServerTest {
     void aLegacyOnlyHolderBlocksAndIsSighted() throws Exception {
         srv.setPhase("ns1", "", Phase.DUAL_WRITE, "init");
         Lock legacy = LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30));
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns1").build()) {
-            assertThrows(NotObtainedException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
-            Map<byte[], byte[]> h = srv.raw.hgetall(b("lockbridge:{ns1}:legacy-sighting"));
-            assertEquals(3, h.size(), "at, key, count");
-            assertEquals("1", new String(srv.raw.hget(b("lockbridge:{ns1}:legacy-sighting"), b("count")), StandardCharsets.UTF_8));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns1").build()) {
+            assertThrows(NotObtainedException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)));
+            Map<byte[], byte[]> sighting = srv.raw.hgetall(b("lockbridge:{ns1}:legacy-sighting"));
+            assertEquals(3, sighting.size(), "at, key, count");
+            assertEquals("1",
+                    new String(srv.raw.hget(b("lockbridge:{ns1}:legacy-sighting"), b("count")),
+                    StandardCharsets.UTF_8));
         }
         legacy.unlock();
     }
@@ -182,38 +189,40 @@ class MigrateLockerTest extends ServerTest {
     @Test
     void followsThePhaseOneStepAtATimeAndHeartbeatsAsGo() throws Exception {
         srv.setPhase("ns2", "", Phase.LEGACY, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns2").phaseInterval(Duration.ofMillis(50)).build()) {
-            assertEquals(Phase.LEGACY, m.phase());
-            String entry = new String(srv.raw.hget(b("lockbridge:{ns2}:clients"), b(m.clientId())), StandardCharsets.UTF_8);
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns2").phaseInterval(Duration.ofMillis(50))
+                .build()) {
+            assertEquals(Phase.LEGACY, locker.phase());
+            String entry = new String(srv.raw.hget(b("lockbridge:{ns2}:clients"), b(locker.clientId())),
+                    StandardCharsets.UTF_8);
             @SuppressWarnings("unchecked")
-            Map<String, Object> e = (Map<String, Object>) Json.parse(entry);
-            assertEquals(3L, e.get("v"));
-            assertEquals(m.clientId(), e.get("id"));
-            assertEquals("legacy", e.get("phase"));
-            assertEquals(ProcessHandle.current().pid(), e.get("pid"));
-            assertTrue((Long) e.get("ns_init") > 0 && (Long) e.get("gen") > 0, entry);
-            assertNotNull(srv.raw.zscore(b("lockbridge:{ns2}:clients-expiry"), b(m.clientId())));
+            Map<String, Object> parsed = (Map<String, Object>) Json.parse(entry);
+            assertEquals(3L, parsed.get("v"));
+            assertEquals(locker.clientId(), parsed.get("id"));
+            assertEquals("legacy", parsed.get("phase"));
+            assertEquals(ProcessHandle.current().pid(), parsed.get("pid"));
+            assertTrue((Long) parsed.get("ns_init") > 0 && (Long) parsed.get("gen") > 0, entry);
+            assertNotNull(srv.raw.zscore(b("lockbridge:{ns2}:clients-expiry"), b(locker.clientId())));
 
-            Lock held = m.tryLock("orders", Duration.ofSeconds(5));
+            Lock held = locker.tryLock("orders", Duration.ofSeconds(5));
             assertEquals(Phase.LEGACY, held.phase());
             srv.setPhase("ns2", "legacy", Phase.DUAL_WRITE, "step");
-            eventually("the locker runs dual-write", () -> m.phase() == Phase.DUAL_WRITE);
+            eventually("the locker runs dual-write", () -> locker.phase() == Phase.DUAL_WRITE);
             assertTrue(held.isHeld(), "legacy and dual-write exclude each other: the legacy lock stands");
-            Lock dw = m.tryLock("orders2", Duration.ofSeconds(5));
-            assertEquals(Phase.DUAL_WRITE, dw.phase());
+            Lock dualWrite = locker.tryLock("orders2", Duration.ofSeconds(5));
+            assertEquals(Phase.DUAL_WRITE, dualWrite.phase());
             assertNotNull(srv.get("orders2"));
             assertNotNull(srv.get("{orders2}:modern"));
             srv.setPhase("ns2", "dual-write", Phase.DUAL_READ, "step");
-            eventually("the locker runs dual-read", () -> m.phase() == Phase.DUAL_READ);
-            assertTrue(dw.isHeld(), "dual-write and dual-read exclude each other");
+            eventually("the locker runs dual-read", () -> locker.phase() == Phase.DUAL_READ);
+            assertTrue(dualWrite.isHeld(), "dual-write and dual-read exclude each other");
             assertFalse(held.isHeld(), "a legacy lock is not excluded by dual-read lockers: ended");
             ExecutionException lost = assertThrows(ExecutionException.class, () -> held.done().get());
             assertTrue(lost.getCause() instanceof LostException, lost.getCause().toString());
-            dw.unlock();
-            Lock dr = m.tryLock("orders2", Duration.ofSeconds(5));
-            assertEquals(Phase.DUAL_READ, dr.phase());
+            dualWrite.unlock();
+            Lock dualRead = locker.tryLock("orders2", Duration.ofSeconds(5));
+            assertEquals(Phase.DUAL_READ, dualRead.phase());
             assertNull(srv.get("orders2"));
-            dr.unlock();
+            dualRead.unlock();
         }
         assertNull(srv.raw.hget(b("lockbridge:{ns2}:clients"), b("x")));
         assertEquals(0L, srv.raw.hlen(b("lockbridge:{ns2}:clients")), "close removed the entry");
@@ -221,56 +230,62 @@ class MigrateLockerTest extends ServerTest {
 
     @Test
     void refusesWhenThePhaseCannotBeTrusted() throws Exception {
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50)).build()) {
-            PhaseUnknownException e = assertThrows(PhaseUnknownException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
-            assertEquals(PhaseUnknownException.Reason.UNINITIALIZED, e.reason());
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50))
+                .build()) {
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class,
+                    () -> locker.tryLock("orders", Duration.ofSeconds(1)));
+            assertEquals(PhaseUnknownException.Reason.UNINITIALIZED, refused.reason());
             assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")));
         }
         srv.raw.flushall();
         srv.setPhase("ns3", "", Phase.DUAL_READ, "init");
-        try (MigrateLocker m = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50)).build()) {
-            m.tryLock("orders", Duration.ofSeconds(1)).unlock();
+        try (MigrateLocker locker = MigrateLocker.builder(redis).followPhase("ns3").phaseInterval(Duration.ofMillis(50))
+                .build()) {
+            locker.tryLock("orders", Duration.ofSeconds(1)).unlock();
             srv.raw.del(b("lockbridge:{ns3}:phase"));
             eventually("the locker refuses", () -> {
                 try {
-                    m.tryLock("orders", Duration.ofSeconds(1)).unlock();
+                    locker.tryLock("orders", Duration.ofSeconds(1)).unlock();
                     return false;
-                } catch (PhaseUnknownException x) {
-                    return x.reason() == PhaseUnknownException.Reason.LOST;
+                } catch (PhaseUnknownException e) {
+                    return e.reason() == PhaseUnknownException.Reason.LOST;
                 }
             });
             srv.raw.set(b("lockbridge:{ns3}:phase"), b("dual read"));
-            PhaseUnknownException e = assertThrows(PhaseUnknownException.class, () -> m.tryLock("orders", Duration.ofSeconds(1)));
-            assertEquals(PhaseUnknownException.Reason.UNREADABLE, e.reason());
+            PhaseUnknownException refused = assertThrows(PhaseUnknownException.class,
+                    () -> locker.tryLock("orders", Duration.ofSeconds(1)));
+            assertEquals(PhaseUnknownException.Reason.UNREADABLE, refused.reason());
             assertEquals(0, srv.raw.exists(b("orders"), b("{orders}:modern")), "fail closed: nothing written");
         }
     }
 
     @Test
     void theWatchdogRefreshesAndSignalsALostLock() throws Exception {
-        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.DUAL_WRITE).autoRefresh(true).build()) {
-            Lock lock = m.tryLock("orders", Duration.ofMillis(1500));
-            long w0 = Long.parseLong(srv.get("orders"));
-            eventually("refreshed (every ttl/3)", () -> Long.parseLong(srv.get("orders")) > w0 + 400);
+        try (MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.DUAL_WRITE).autoRefresh(true).build()) {
+            Lock lock = locker.tryLock("orders", Duration.ofMillis(1500));
+            long firstExpiry = Long.parseLong(srv.get("orders"));
+            eventually("refreshed (every ttl/3)", () -> Long.parseLong(srv.get("orders")) > firstExpiry + 400);
             assertTrue(lock.isHeld());
             srv.raw.del(b("{orders}:modern")); // an operator deletes it
-            ExecutionException lost = assertThrows(ExecutionException.class, () -> lock.done().get(10, TimeUnit.SECONDS));
+            ExecutionException lost = assertThrows(ExecutionException.class,
+                    () -> lock.done().get(10, TimeUnit.SECONDS));
             assertTrue(lost.getCause() instanceof LostException, lost.getCause().toString());
-            NotHeldException e = assertThrows(NotHeldException.class, lock::unlock);
-            assertEquals(NotHeldException.Reason.ENDED, e.reason());
+            NotHeldException notHeld = assertThrows(NotHeldException.class, lock::unlock);
+            assertEquals(NotHeldException.Reason.ENDED, notHeld.reason());
         }
     }
 
     @Test
     void jdkProfileKeysAndModernKeyShareASlot() {
-        LegacyProfile p = LegacyProfile.defaults().keyCodec(KeyCodec.JDK_STRING).valueCodec(ValueCodec.JDK_STRING);
-        try (MigrateLocker m = MigrateLocker.builder(redis).legacy(p).phase(Phase.DUAL_WRITE).build()) {
-            Lock lock = m.tryLock("lock:order", Duration.ofSeconds(5));
-            byte[] l = KeyCodec.JDK_STRING.encode("lock:order");
-            assertNotNull(ValueCodec.JDK_STRING.decode(srv.raw.get(l)));
-            byte[] mk = m.keys("lock:order").get(1);
-            assertEquals(Keys.slot(l), Keys.slot(mk));
-            assertNotNull(srv.raw.get(mk));
+        LegacyProfile profile = LegacyProfile.defaults().keyCodec(KeyCodec.JDK_STRING)
+                .valueCodec(ValueCodec.JDK_STRING);
+        try (MigrateLocker locker = MigrateLocker.builder(redis).legacy(profile).phase(Phase.DUAL_WRITE).build()) {
+            Lock lock = locker.tryLock("lock:order", Duration.ofSeconds(5));
+            byte[] legacyKey = KeyCodec.JDK_STRING.encode("lock:order");
+            assertNotNull(ValueCodec.JDK_STRING.decode(srv.raw.get(legacyKey)));
+            byte[] modernKey = locker.keys("lock:order").get(1);
+            assertEquals(Keys.slot(legacyKey), Keys.slot(modernKey));
+            assertNotNull(srv.raw.get(modernKey));
             lock.unlock();
             assertEquals(0, srv.raw.dbsize());
         }
@@ -279,13 +294,14 @@ class MigrateLockerTest extends ServerTest {
     /** In the legacy phase a release publishes nothing; the same locker's release still wakes its waiter at once. */
     @Test
     void aLegacyPhaseReleaseByTheSameLockerWakesItsWaiter() throws Exception {
-        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.LEGACY).backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40)))
-                .build()) {
-            Lock held = m.tryLock("woken", Duration.ofSeconds(60));
-            java.util.concurrent.CompletableFuture<Lock> w = ModernLockerTest.asyncGet(() -> m.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.LEGACY)
+                .backoff(Backoff.exponential(Duration.ofSeconds(40), Duration.ofSeconds(40))) .build()) {
+            Lock held = locker.tryLock("woken", Duration.ofSeconds(60));
+            java.util.concurrent.CompletableFuture<Lock> waiting = ModernLockerTest.asyncGet(
+                    () -> locker.lock("woken", Duration.ofSeconds(60), Duration.ofSeconds(60)));
             Thread.sleep(300); // it missed and sleeps its backoff
             held.unlock();
-            Lock got = w.get(15, java.util.concurrent.TimeUnit.SECONDS);
+            Lock got = waiting.get(15, java.util.concurrent.TimeUnit.SECONDS);
             assertTrue(got.isHeld(), "woken by the release, not by its backoff");
             got.unlock();
         }

@@ -26,59 +26,63 @@ import org.junit.jupiter.api.Test;
 class ModernOptionsTest extends ServerTest {
     @Test
     void ttlReadsTheServersLeaseAndRemainingTheLocalOne() throws Exception {
-        try (ModernLocker m = ModernLocker.builder(redis).build()) {
-            Lock l = m.tryLock("orders", Duration.ofSeconds(10));
-            Duration ttl = l.ttl();
-            assertTrue(ttl.compareTo(Duration.ofSeconds(9)) > 0 && ttl.compareTo(Duration.ofSeconds(10)) <= 0, "PTTL of our key: " + ttl);
-            Duration left = l.remaining();
-            assertTrue(left.compareTo(Duration.ofSeconds(9)) > 0 && left.compareTo(Duration.ofSeconds(10)) <= 0, "local lease: " + left);
+        try (ModernLocker locker = ModernLocker.builder(redis).build()) {
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
+            Duration ttl = lock.ttl();
+            assertTrue(ttl.compareTo(Duration.ofSeconds(9)) > 0 && ttl.compareTo(Duration.ofSeconds(10)) <= 0,
+                    "PTTL of our key: " + ttl);
+            Duration left = lock.remaining();
+            assertTrue(left.compareTo(Duration.ofSeconds(9)) > 0 && left.compareTo(Duration.ofSeconds(10)) <= 0,
+                    "local lease: " + left);
             srv.raw.persist(b("orders"));
-            assertEquals(Duration.ofMillis(-1), l.ttl(), "no expiry: negative, as Go");
-            l.unlock();
-            assertEquals(Duration.ZERO, l.remaining(), "released: nothing left");
-            assertEquals(NotHeldException.Reason.ENDED, assertThrows(NotHeldException.class, l::ttl).reason());
+            assertEquals(Duration.ofMillis(-1), lock.ttl(), "no expiry: negative, as Go");
+            lock.unlock();
+            assertEquals(Duration.ZERO, lock.remaining(), "released: nothing left");
+            assertEquals(NotHeldException.Reason.ENDED, assertThrows(NotHeldException.class, lock::ttl).reason());
 
             // Gone: NotHeld (GONE), and the lock counts as lost.
-            Lock gone = m.tryLock("orders", Duration.ofSeconds(10));
+            Lock gone = locker.tryLock("orders", Duration.ofSeconds(10));
             srv.raw.del(b("orders"));
             assertEquals(NotHeldException.Reason.GONE, assertThrows(NotHeldException.class, gone::ttl).reason());
-            ExecutionException e = assertThrows(ExecutionException.class, () -> gone.done().get(1, TimeUnit.SECONDS));
-            assertInstanceOf(LostException.class, e.getCause());
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> gone.done().get(1, TimeUnit.SECONDS));
+            assertInstanceOf(LostException.class, failed.getCause());
             assertFalse(gone.isHeld());
 
             // Taken: another token on the key.
-            Lock taken = m.tryLock("orders", Duration.ofSeconds(10));
+            Lock taken = locker.tryLock("orders", Duration.ofSeconds(10));
             srv.raw.set(b("orders"), b("someone-else"));
             assertEquals(NotHeldException.Reason.TAKEN, assertThrows(NotHeldException.class, taken::ttl).reason());
             assertEquals("someone-else", srv.get("orders"), "a read: nothing changed");
         }
         // Other lockers' locks read no server TTL.
         try (LegacyLocker legacy = LegacyLocker.builder(redis).build()) {
-            Lock l = legacy.tryLock("legacy", Duration.ofSeconds(10));
-            assertThrows(InvalidException.class, l::ttl);
-            assertTrue(l.remaining().compareTo(Duration.ZERO) > 0);
-            l.unlock();
+            Lock lock = legacy.tryLock("legacy", Duration.ofSeconds(10));
+            assertThrows(InvalidException.class, lock::ttl);
+            assertTrue(lock.remaining().compareTo(Duration.ZERO) > 0);
+            lock.unlock();
         }
     }
 
     @Test
     void tokensMakeEachAcquiresToken() {
-        int[] n = {0};
-        try (ModernLocker m = ModernLocker.builder(redis).tokens(() -> "host-1/42/" + (++n[0])).build()) {
-            Lock l = m.tryLock("orders", Duration.ofSeconds(10));
+        int[] counter = {0};
+        try (ModernLocker locker = ModernLocker.builder(redis).tokens(() -> "host-1/42/" + (++counter[0])).build()) {
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
             assertEquals("host-1/42/1", srv.get("orders"));
-            l.unlock();
+            lock.unlock();
             assertNull(srv.get("orders"), "released with that token");
         }
         for (Supplier<String> bad : List.<Supplier<String>>of(() -> "", () -> null, () -> "x".repeat(1025))) {
-            try (ModernLocker m = ModernLocker.builder(redis).tokens(bad).build()) {
-                assertThrows(InvalidException.class, () -> m.tryLock("orders", Duration.ofSeconds(10)));
-                assertThrows(InvalidException.class, () -> m.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(1)));
+            try (ModernLocker locker = ModernLocker.builder(redis).tokens(bad).build()) {
+                assertThrows(InvalidException.class, () -> locker.tryLock("orders", Duration.ofSeconds(10)));
+                assertThrows(InvalidException.class,
+                        () -> locker.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(1)));
                 assertNull(srv.get("orders"), "nothing written");
             }
         }
-        try (ModernLocker m = ModernLocker.builder(redis).tokens(() -> "é".repeat(512)).build()) {
-            m.tryLock("orders", Duration.ofSeconds(10)).unlock(); // 1,024 bytes in UTF-8: the longest
+        try (ModernLocker locker = ModernLocker.builder(redis).tokens(() -> "é".repeat(512)).build()) {
+            locker.tryLock("orders", Duration.ofSeconds(10)).unlock(); // 1,024 bytes in UTF-8: the longest
         }
     }
 
@@ -103,27 +107,35 @@ class ModernOptionsTest extends ServerTest {
         try (ModernLocker holder = ModernLocker.builder(redis).build();
                 ModernLocker poller = ModernLocker.builder(redis).pollers(Duration.ofMillis(100)).build()) {
             Lock held = holder.tryLock("orders", Duration.ofSeconds(30));
-            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(() -> poller.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(20)));
+            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(
+                    () -> poller.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(20)));
             Thread.sleep(500); // several polls
             assertFalse(got.isDone());
-            assertEquals(List.of(0L), List.copyOf(srv.raw.pubsubNumsub(b("{orders}:released")).values()), "a poller does not subscribe");
+            assertEquals(List.of(0L), List.copyOf(srv.raw.pubsubNumsub(b("{orders}:released")).values()),
+                    "a poller does not subscribe");
             held.unlock();
-            Lock l = got.get(20, TimeUnit.SECONDS);
-            assertTrue(l.isHeld());
-            l.unlock();
+            Lock lock = got.get(20, TimeUnit.SECONDS);
+            assertTrue(lock.isHeld());
+            lock.unlock();
         }
     }
 
-    /** A standalone server has no replica: WAIT 1 acknowledges nothing, the acquire is released and lock() gives up at once. */
+    /**
+     * A standalone server has no replica: WAIT 1 acknowledges nothing, the
+     * acquire is released and lock() gives up at once.
+     */
     @Test
     void faultWaitForReplicasWithoutReplicaIsNotHeld() {
-        try (ModernLocker m = ModernLocker.builder(redis).fencing(true).waitForReplicas(1, Duration.ofMillis(50)).build()) {
-            long t0 = System.nanoTime();
-            ReplicationException e = assertThrows(ReplicationException.class, () -> m.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(30)));
-            assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(20).toNanos(), "no further attempt: lock() returned before its wait");
-            assertEquals(1, e.want());
-            assertEquals(0, e.acked());
-            assertTrue(e.released(), e.getMessage());
+        try (ModernLocker locker = ModernLocker.builder(redis).fencing(true).waitForReplicas(1, Duration.ofMillis(50))
+                .build()) {
+            long start = System.nanoTime();
+            ReplicationException replication = assertThrows(ReplicationException.class,
+                    () -> locker.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(30)));
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(20).toNanos(),
+                    "no further attempt: lock() returned before its wait");
+            assertEquals(1, replication.want());
+            assertEquals(0, replication.acked());
+            assertTrue(replication.released(), replication.getMessage());
             assertNull(srv.get("orders"), "the acquire was released");
             assertTrue(srv.get("{orders}:fence") != null, "the fence was handed out (and is not handed out again)");
         }
@@ -132,32 +144,38 @@ class ModernOptionsTest extends ServerTest {
     @Test
     void faultWaitForReplicasAcknowledgedOrNot() throws Exception {
         try (Topology.Node master = new Topology.Node(false, null);
-                Topology.Node replica = new Topology.Node(false, null, "--replicaof", "127.0.0.1", Integer.toString(master.port));
-                Redis r = Redis.of(master.uri());
-                ModernLocker m = ModernLocker.builder(r).fencing(true).waitForReplicas(1, Duration.ofSeconds(2)).build()) {
-            Topology.eventually("replica in sync", () -> replica.cmd.info("replication").contains("master_link_status:up"));
-            Lock l = m.tryLock("orders", Duration.ofSeconds(30));
+                Topology.Node replica = new Topology.Node(false, null, "--replicaof", "127.0.0.1",
+                        Integer.toString(master.port));
+                Redis redis = Redis.of(master.uri());
+                ModernLocker locker = ModernLocker.builder(redis).fencing(true)
+                        .waitForReplicas(1, Duration.ofSeconds(2)).build()) {
+            Topology.eventually("replica in sync", () -> replica.cmd.info("replication")
+                    .contains("master_link_status:up"));
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(30));
             // Acknowledged: the replica has the key and the counter already.
             assertEquals(master.cmd.get("orders"), replica.cmd.get("orders"));
-            assertEquals(Long.toString(l.fence()), replica.cmd.get("{orders}:fence"));
-            l.unlock();
+            assertEquals(Long.toString(lock.fence()), replica.cmd.get("{orders}:fence"));
+            lock.unlock();
 
             // The replica stopped (SIGSTOP): nobody acknowledges within 300 ms.
-            ProcessHandle p = ProcessHandle.of(pid(replica)).orElseThrow();
-            signal(p.pid(), "STOP");
-            try (ModernLocker m2 = ModernLocker.builder(r).waitForReplicas(1, Duration.ofMillis(300)).build()) {
-                ReplicationException e = assertThrows(ReplicationException.class, () -> m2.tryLock("orders", Duration.ofSeconds(30)));
-                assertEquals(0, e.acked());
-                assertTrue(e.released());
+            ProcessHandle process = ProcessHandle.of(pid(replica)).orElseThrow();
+            signal(process.pid(), "STOP");
+            try (ModernLocker shortWait = ModernLocker.builder(redis).waitForReplicas(1, Duration.ofMillis(300))
+                    .build()) {
+                ReplicationException replication = assertThrows(ReplicationException.class,
+                        () -> shortWait.tryLock("orders", Duration.ofSeconds(30)));
+                assertEquals(0, replication.acked());
+                assertTrue(replication.released());
                 assertNull(master.cmd.get("orders"), "released on the master");
             } finally {
-                signal(p.pid(), "CONT");
+                signal(process.pid(), "CONT");
             }
         }
     }
 
-    static long pid(Topology.Node n) {
-        return Long.parseLong(n.cmd.info("server").lines().filter(l -> l.startsWith("process_id:")).findFirst().orElseThrow().substring(11).trim());
+    static long pid(Topology.Node node) {
+        return Long.parseLong(node.cmd.info("server").lines().filter(l -> l.startsWith("process_id:")).findFirst()
+                .orElseThrow().substring(11).trim());
     }
 
     static void signal(long pid, String sig) throws Exception {

@@ -21,60 +21,61 @@ import org.junit.jupiter.params.provider.EnumSource;
  * the same.
  */
 class NoResendFaultTest extends ServerTest {
-    private static Script releaseOf(Phase p) {
-        return p == Phase.MODERN ? Scripts.MODERN_RELEASE : Scripts.MIGRATE_RELEASE;
+    private static Script releaseOf(Phase phase) {
+        return phase == Phase.MODERN ? Scripts.MODERN_RELEASE : Scripts.MIGRATE_RELEASE;
     }
 
-    private static Script refreshOf(Phase p) {
-        return p == Phase.MODERN ? Scripts.MODERN_REFRESH : Scripts.MIGRATE_REFRESH;
+    private static Script refreshOf(Phase phase) {
+        return phase == Phase.MODERN ? Scripts.MODERN_REFRESH : Scripts.MIGRATE_REFRESH;
     }
 
     /** Takes, refreshes and releases a lock of its own, so the scripts are loaded (EVALSHA runs them at once). */
-    private static void warmUp(MigrateLocker m) {
-        Lock warm = m.tryLock("warm", Duration.ofSeconds(5));
+    private static void warmUp(MigrateLocker locker) {
+        Lock warm = locker.tryLock("warm", Duration.ofSeconds(5));
         warm.refresh(Duration.ofSeconds(5));
         warm.unlock();
     }
 
     @ParameterizedTest
     @EnumSource(value = Phase.class, names = {"DUAL_WRITE", "DUAL_READ", "MODERN"})
-    void faultLostReleaseReplyIsNotResent(Phase p) throws Exception {
+    void faultLostReleaseReplyIsNotResent(Phase phase) throws Exception {
         try (FaultProxy proxy = new FaultProxy(srv.port);
-                Redis pr = Redis.of(proxy.uri(), Duration.ofMillis(500));
-                MigrateLocker m = MigrateLocker.builder(pr).phase(p).build()) {
-            warmUp(m);
-            Lock lock = m.tryLock("k", Duration.ofSeconds(10));
-            String sha = releaseOf(p).sha1();
+                Redis proxied = Redis.of(proxy.uri(), Duration.ofMillis(500));
+                MigrateLocker locker = MigrateLocker.builder(proxied).phase(phase).build()) {
+            warmUp(locker);
+            Lock lock = locker.tryLock("k", Duration.ofSeconds(10));
+            String sha = releaseOf(phase).sha1();
             int before = proxy.sent(sha);
             proxy.dropReplies(true);
             CompletableFuture<Void> unlock = LossSignalFaultTest.async(lock::unlock);
-            Throwable e = LossSignalFaultTest.failureOf(unlock);
-            assertInstanceOf(UnknownOutcomeException.class, e, "never a release, never NotHeldException: " + e);
+            Throwable thrown = LossSignalFaultTest.failureOf(unlock);
+            assertInstanceOf(UnknownOutcomeException.class, thrown, "never a release, never NotHeldException: "
+                    + thrown);
             Thread.sleep(300); // a resend would have come by now
             proxy.dropReplies(false);
             assertEquals(before + 1, proxy.sent(sha), "the release was sent once");
             LossSignalFaultTest.assertLostNow(lock);
             assertThrows(NotHeldException.class, lock::unlock, "a second unlock sends nothing");
             assertEquals(before + 1, proxy.sent(sha));
-            byte[] modernKey = m.keys("k").get(1);
+            byte[] modernKey = locker.keys("k").get(1);
             assertEquals(0L, srv.raw.exists(modernKey), "the one release ran");
         }
     }
 
     @ParameterizedTest
     @EnumSource(value = Phase.class, names = {"DUAL_WRITE", "DUAL_READ", "MODERN"})
-    void faultLostRefreshReplyIsNotResent(Phase p) throws Exception {
+    void faultLostRefreshReplyIsNotResent(Phase phase) throws Exception {
         try (FaultProxy proxy = new FaultProxy(srv.port);
-                Redis pr = Redis.of(proxy.uri(), Duration.ofMillis(500));
-                MigrateLocker m = MigrateLocker.builder(pr).phase(p).build()) {
-            warmUp(m);
-            Lock lock = m.tryLock("k", Duration.ofSeconds(10));
-            String sha = refreshOf(p).sha1();
+                Redis proxied = Redis.of(proxy.uri(), Duration.ofMillis(500));
+                MigrateLocker locker = MigrateLocker.builder(proxied).phase(phase).build()) {
+            warmUp(locker);
+            Lock lock = locker.tryLock("k", Duration.ofSeconds(10));
+            String sha = refreshOf(phase).sha1();
             int before = proxy.sent(sha);
             proxy.dropReplies(true);
             CompletableFuture<Void> refresh = LossSignalFaultTest.async(() -> lock.refresh(Duration.ofSeconds(10)));
-            Throwable e = LossSignalFaultTest.failureOf(refresh);
-            assertInstanceOf(UnknownOutcomeException.class, e, "never NotHeldException: " + e);
+            Throwable thrown = LossSignalFaultTest.failureOf(refresh);
+            assertInstanceOf(UnknownOutcomeException.class, thrown, "never NotHeldException: " + thrown);
             Thread.sleep(300); // a resend would have come by now
             proxy.dropReplies(false);
             assertEquals(before + 1, proxy.sent(sha), "the refresh was sent once");

@@ -48,9 +48,9 @@ class ReadBackFaultTest {
             this.upstream = upstreamPort;
             this.holdMs = holdMs;
             listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread t = new Thread(this::accept, "hold-proxy");
-            t.setDaemon(true);
-            t.start();
+            Thread thread = new Thread(this::accept, "hold-proxy");
+            thread.setDaemon(true);
+            thread.start();
         }
 
         RedisURI uri() {
@@ -64,12 +64,12 @@ class ReadBackFaultTest {
         private void accept() {
             try {
                 while (true) {
-                    Socket c = listener.accept();
-                    Socket s = new Socket(InetAddress.getLoopbackAddress(), upstream);
-                    sockets.add(c);
-                    sockets.add(s);
-                    pump(c, s, true);
-                    pump(s, c, false);
+                    Socket client = listener.accept();
+                    Socket server = new Socket(InetAddress.getLoopbackAddress(), upstream);
+                    sockets.add(client);
+                    sockets.add(server);
+                    pump(client, server, true);
+                    pump(server, client, false);
                 }
             } catch (IOException e) {
                 // closed
@@ -77,16 +77,16 @@ class ReadBackFaultTest {
         }
 
         private void pump(Socket from, Socket to, boolean commands) {
-            Thread t = new Thread(() -> {
+            Thread thread = new Thread(() -> {
                 byte[] buf = new byte[16 * 1024];
                 try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                    int n;
-                    while ((n = in.read(buf)) >= 0) {
+                    int count;
+                    while ((count = in.read(buf)) >= 0) {
                         if (commands && armed) {
                             armed = false;
                             Thread.sleep(holdMs);
                         }
-                        out.write(buf, 0, n);
+                        out.write(buf, 0, count);
                         out.flush();
                     }
                 } catch (IOException | InterruptedException ignored) {
@@ -95,13 +95,13 @@ class ReadBackFaultTest {
                     quiet(to);
                 }
             });
-            t.setDaemon(true);
-            t.start();
+            thread.setDaemon(true);
+            thread.start();
         }
 
-        private static void quiet(Socket s) {
+        private static void quiet(Socket socket) {
             try {
-                s.close();
+                socket.close();
             } catch (IOException ignored) {
                 // closing
             }
@@ -123,31 +123,41 @@ class ReadBackFaultTest {
         SCRIPT, SET, MIGRATE_SET
     }
 
-    /** With CLIENT KILL allowed: the given-up connection is killed first, so the read settles it, and the held acquire never runs. */
+    /**
+     * With CLIENT KILL allowed: the given-up connection is killed first, so the
+     * read settles it, and the held acquire never runs.
+     */
     @ParameterizedTest
     @EnumSource(Via.class)
     void faultAcquireOvertakenByItsReadBackIsKilledFirst(Via via) throws Exception {
         try (RedisServer srv = new RedisServer()) {
             Object err = overtaken(srv, null, via);
             assertInstanceOf(NotObtainedException.class, err, "the connection was killed: a confirmed not-obtained");
-            assertNull(srv.get(key(via)), () -> "told NotObtainedException, and then the acquire ran: a lock nobody holds, PTTL "
-                    + srv.raw.pttl(RedisServer.b(key(via))) + " ms");
+            assertNull(srv.get(key(via)), () -> "told NotObtainedException, and then the acquire ran: a lock nobody "
+                    + "holds, PTTL " + srv.raw.pttl(RedisServer.b(key(via))) + " ms");
         }
     }
 
-    /** Without the right to kill (an ACL without CLIENT KILL): the outcome stays unknown, naming the token; the late lock ends by its ttl. */
+    /**
+     * Without the right to kill (an ACL without CLIENT KILL): the outcome stays
+     * unknown, naming the token; the late lock ends by its ttl.
+     */
     @ParameterizedTest
     @EnumSource(Via.class)
     void faultAcquireOvertakenByItsReadBackWithoutClientKillIsUnknown(Via via) throws Exception {
         try (RedisServer srv = new RedisServer()) {
-            srv.raw.aclSetuser("nokill", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys().allChannels().allCommands()
-                    .removeCommand(io.lettuce.core.protocol.CommandType.CLIENT, io.lettuce.core.protocol.CommandKeyword.KILL));
+            srv.raw.aclSetuser("nokill", io.lettuce.core.AclSetuserArgs.Builder.on().addPassword("pw").allKeys()
+                    .allChannels().allCommands()
+                    .removeCommand(io.lettuce.core.protocol.CommandType.CLIENT,
+                    io.lettuce.core.protocol.CommandKeyword.KILL));
             Object err = overtaken(srv, "nokill", via);
-            UnknownOutcomeException u = assertInstanceOf(UnknownOutcomeException.class, err, "a negative read-back without a kill settles nothing");
-            byte[] v = srv.raw.get(RedisServer.b(key(via)));
-            assertNotNull(v, "the held acquire ran after the read");
-            String token = new String(v, java.nio.charset.StandardCharsets.UTF_8);
-            assertTrue(u.getMessage().contains(token), () -> "the error names the token " + token + ": " + u.getMessage());
+            UnknownOutcomeException unknown = assertInstanceOf(UnknownOutcomeException.class, err,
+                    "a negative read-back without a kill settles nothing");
+            byte[] stored = srv.raw.get(RedisServer.b(key(via)));
+            assertNotNull(stored, "the held acquire ran after the read");
+            String token = new String(stored, java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(unknown.getMessage().contains(token), () -> "the error names the token " + token + ": "
+                    + unknown.getMessage());
             long pttl = srv.raw.pttl(RedisServer.b(key(via)));
             assertTrue(pttl > 0 && pttl <= 30_000, "the late lock ends by its own ttl: PTTL " + pttl);
         }
@@ -160,28 +170,37 @@ class ReadBackFaultTest {
         if (via != Via.MIGRATE_SET) {
             return NAME;
         }
-        return new String(Keys.modernKey(LegacyProfile.defaults().encodeKey(NAME)), java.nio.charset.StandardCharsets.UTF_8);
+        return new String(Keys.modernKey(LegacyProfile.defaults().encodeKey(NAME)),
+                java.nio.charset.StandardCharsets.UTF_8);
     }
 
-    /** A tryLock whose acquire a proxy holds past the 300 ms timeout; what it threw, once the held bytes had time to arrive. */
+    /**
+     * A tryLock whose acquire a proxy holds past the 300 ms timeout; what it
+     * threw, once the held bytes had time to arrive.
+     */
     private static Object overtaken(RedisServer srv, String user, Via via) throws Exception {
-        try (HoldProxy px = new HoldProxy(srv.uri().getPort(), 1500)) {
-            RedisURI uri = user == null ? px.uri() : RedisURI.builder(px.uri()).withAuthentication(user, "pw").build();
-            try (Redis r = Redis.of(uri, Duration.ofMillis(300)); ModernLocker m = ModernLocker.builder(r).build();
-                    MigrateLocker mg = MigrateLocker.builder(r).phase(Phase.MODERN).build()) {
-                for (Script s : Scripts.all().values()) {
-                    srv.raw.scriptLoad(s.source()); // EVALSHA runs at once (a NOSCRIPT reply would make the client send EVAL)
+        try (HoldProxy proxy = new HoldProxy(srv.uri().getPort(), 1500)) {
+            RedisURI uri = user == null ? proxy.uri() : RedisURI.builder(proxy.uri()).withAuthentication(user, "pw")
+                    .build();
+            try (Redis redis = Redis.of(uri, Duration.ofMillis(300));
+                    ModernLocker modern = ModernLocker.builder(redis).build();
+                    MigrateLocker migrate = MigrateLocker.builder(redis).phase(Phase.MODERN).build()) {
+                for (Script script : Scripts.all().values()) {
+                    // EVALSHA runs at once (a NOSCRIPT reply would make the client send EVAL)
+                    srv.raw.scriptLoad(script.source());
                 }
                 if (via == Via.SET) {
-                    m.tryLock("warm-up", Duration.ofSeconds(30)).unlock(); // a script ran: the next acquire is SET NX PX
+                    // a script ran: the next acquire is SET NX PX
+                    modern.tryLock("warm-up", Duration.ofSeconds(30)).unlock();
                 } else if (via == Via.MIGRATE_SET) {
-                    mg.tryLock("warm-up", Duration.ofSeconds(30)).unlock();
+                    migrate.tryLock("warm-up", Duration.ofSeconds(30)).unlock();
                 }
                 long sets = sets(srv);
-                px.holdNext();
+                proxy.holdNext();
                 Object err = null;
                 try {
-                    (via == Via.MIGRATE_SET ? mg.tryLock(NAME, Duration.ofSeconds(30)) : m.tryLock(NAME, Duration.ofSeconds(30))).unlock();
+                    (via == Via.MIGRATE_SET ? migrate.tryLock(NAME, Duration.ofSeconds(30))
+                            : modern.tryLock(NAME, Duration.ofSeconds(30))).unlock();
                 } catch (LockbridgeException e) {
                     err = e;
                 }
@@ -199,7 +218,7 @@ class ReadBackFaultTest {
     /** How many SET commands the server ran. */
     private static long sets(RedisServer srv) {
         String info = srv.raw.info("commandstats");
-        java.util.regex.Matcher mt = java.util.regex.Pattern.compile("cmdstat_set:calls=(\\d+)").matcher(info);
-        return mt.find() ? Long.parseLong(mt.group(1)) : 0;
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("cmdstat_set:calls=(\\d+)").matcher(info);
+        return matcher.find() ? Long.parseLong(matcher.group(1)) : 0;
     }
 }

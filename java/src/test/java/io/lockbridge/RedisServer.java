@@ -17,7 +17,8 @@ import io.lettuce.core.codec.ByteArrayCodec;
  * missing redis-server fails the test with the command that installs it.
  */
 final class RedisServer implements AutoCloseable {
-    static final String INSTALL = "redis-server not found on PATH: install it (sudo apt-get install -y redis-server, or run ./scripts/setup.sh)";
+    static final String INSTALL = "redis-server not found on PATH: install it (sudo apt-get install -y redis-server, "
+            + "or run ./scripts/setup.sh)";
 
     private Process proc;
     private final String bin;
@@ -28,16 +29,16 @@ final class RedisServer implements AutoCloseable {
 
     RedisServer() throws Exception {
         bin = find();
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
+        try (ServerSocket probe = new ServerSocket(0)) {
+            port = probe.getLocalPort();
         }
         proc = spawn();
         client = RedisClient.create();
         long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        StatefulRedisConnection<byte[], byte[]> c = null;
-        while (c == null) {
+        StatefulRedisConnection<byte[], byte[]> connected = null;
+        while (connected == null) {
             try {
-                c = client.connect(ByteArrayCodec.INSTANCE, uri());
+                connected = client.connect(ByteArrayCodec.INSTANCE, uri());
             } catch (RuntimeException e) {
                 if (System.nanoTime() > end || !proc.isAlive()) {
                     proc.destroyForcibly();
@@ -46,12 +47,13 @@ final class RedisServer implements AutoCloseable {
                 Thread.sleep(20);
             }
         }
-        conn = c;
-        raw = c.sync();
+        conn = connected;
+        raw = connected.sync();
     }
 
     private Process spawn() throws java.io.IOException {
-        return new ProcessBuilder(bin, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+        return new ProcessBuilder(bin, "--port", Integer.toString(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no")
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     }
 
@@ -79,9 +81,9 @@ final class RedisServer implements AutoCloseable {
 
     private static String find() {
         for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            File f = new File(dir, "redis-server");
-            if (f.canExecute()) {
-                return f.getPath();
+            File file = new File(dir, "redis-server");
+            if (file.canExecute()) {
+                return file.getPath();
             }
         }
         throw new AssertionError(INSTALL);
@@ -89,8 +91,8 @@ final class RedisServer implements AutoCloseable {
 
     /** Sends sig (STOP, CONT) to the server: a pause, as a stalled host. */
     void signal(String sig) throws Exception {
-        int rc = new ProcessBuilder("kill", "-" + sig, Long.toString(proc.pid())).inheritIO().start().waitFor();
-        if (rc != 0) {
+        int exitCode = new ProcessBuilder("kill", "-" + sig, Long.toString(proc.pid())).inheritIO().start().waitFor();
+        if (exitCode != 0) {
             throw new IllegalStateException("kill -" + sig + " failed");
         }
     }
@@ -103,23 +105,24 @@ final class RedisServer implements AutoCloseable {
         return Redis.of(uri());
     }
 
-    static byte[] b(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
+    static byte[] b(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     String get(String key) {
-        byte[] v = raw.get(b(key));
-        return v == null ? null : new String(v, StandardCharsets.UTF_8);
+        byte[] value = raw.get(b(key));
+        return value == null ? null : new String(value, StandardCharsets.UTF_8);
     }
 
     /** Sets the namespace's phase as the controller does (phase_set.lua: init, then steps). */
-    void setPhase(String ns, String seen, Phase to, String mode) {
-        Namespace k = new Namespace(ns);
-        Script s = Scripts.get("migrate/scripts/phase_set.lua");
-        Object r = raw.eval(s.source(), io.lettuce.core.ScriptOutputType.INTEGER, new byte[][] {k.phase, k.channel, k.since, k.meta, k.mark, k.pending, k.clients, k.sighting, k.fleet},
-                b(seen), b(to.wireName()), b("PUBLISH"), b("0"), b(mode), b("0"), b("0"));
-        if (!Long.valueOf(1).equals(r)) {
-            throw new IllegalStateException("phase_set: " + r);
+    void setPhase(String namespace, String seen, Phase to, String mode) {
+        Namespace keys = new Namespace(namespace);
+        Script script = Scripts.get("migrate/scripts/phase_set.lua");
+        Object reply = raw.eval(script.source(), io.lettuce.core.ScriptOutputType.INTEGER,
+                new byte[][] {keys.phase, keys.channel, keys.since, keys.meta, keys.mark, keys.pending, keys.clients,
+                keys.sighting, keys.fleet}, b(seen), b(to.wireName()), b("PUBLISH"), b("0"), b(mode), b("0"), b("0"));
+        if (!Long.valueOf(1).equals(reply)) {
+            throw new IllegalStateException("phase_set: " + reply);
         }
     }
 

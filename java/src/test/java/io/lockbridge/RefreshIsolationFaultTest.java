@@ -20,18 +20,19 @@ import org.junit.jupiter.api.Test;
 class RefreshIsolationFaultTest {
     @Test
     void faultAStalledNodeDoesNotStarveTheRefreshOfLocksOnOtherNodes() throws Exception {
-        try (Topology.Cluster c = new Topology.Cluster(); Redis r = Redis.cluster(c.seeds());
-                ModernLocker m = ModernLocker.builder(r).autoRefresh(true).build()) {
-            String onStalled = TopologyFaultTest.nameOn(c, 0, "stalled-");
-            String onHealthy = TopologyFaultTest.nameOn(c, 1, "healthy-");
+        try (Topology.Cluster cluster = new Topology.Cluster(); Redis redis = Redis.cluster(cluster.seeds());
+                ModernLocker locker = ModernLocker.builder(redis).autoRefresh(true).build()) {
+            String onStalled = TopologyFaultTest.nameOn(cluster, 0, "stalled-");
+            String onHealthy = TopologyFaultTest.nameOn(cluster, 1, "healthy-");
             Duration ttl = Duration.ofSeconds(3); // refreshed every 1 s; given up 2.75 s after the last refresh
-            Lock stalled = m.tryLock(onStalled, ttl);
-            Lock healthy = m.tryLock(onHealthy, ttl);
-            long pid = ModernOptionsTest.pid(c.nodes.get(0));
+            Lock stalled = locker.tryLock(onStalled, ttl);
+            Lock healthy = locker.tryLock(onHealthy, ttl);
+            long pid = ModernOptionsTest.pid(cluster.nodes.get(0));
             ModernOptionsTest.signal(pid, "STOP");
             try {
                 Thread.sleep(4500); // the stalled node's refresh waits for it (command timeout 5 s)
-                assertTrue(healthy.isHeld() && !healthy.done().isDone(), "the lock on the healthy node is still refreshed: " + healthy.done());
+                assertTrue(healthy.isHeld() && !healthy.done().isDone(),
+                        "the lock on the healthy node is still refreshed: " + healthy.done());
                 assertFalse(stalled.isHeld(), "the lock on the stalled node ran out");
             } finally {
                 ModernOptionsTest.signal(pid, "CONT");

@@ -30,18 +30,18 @@ class SentinelFaultTest {
     }
 
     /**
-     * Pauses s's master, runs before, waits until Sentinel names the replica
+     * Pauses topology's master, runs before, waits until Sentinel names the replica
      * as master, runs after, and resumes the old master (still a master in
      * its own eyes).
      */
-    static void failoverWhilePaused(Topology.Sentinel s, Step before, Step after) throws Exception {
-        long pid = ModernOptionsTest.pid(s.master);
+    static void failoverWhilePaused(Topology.Sentinel topology, Step before, Step after) throws Exception {
+        long pid = ModernOptionsTest.pid(topology.master);
         ModernOptionsTest.signal(pid, "STOP");
         try {
             before.run();
             Topology.eventually("the sentinel named the replica as master", () -> {
-                var a = s.scmd.getMasterAddrByName("mymaster");
-                return a != null && ((InetSocketAddress) a).getPort() == s.replica.port;
+                var addr = topology.scmd.getMasterAddrByName("mymaster");
+                return addr != null && ((InetSocketAddress) addr).getPort() == topology.replica.port;
             });
             after.run();
         } finally {
@@ -61,19 +61,20 @@ class SentinelFaultTest {
      */
     @Test
     void faultPooledConnectionToAReplacedMasterIsNotLockedOn() throws Exception {
-        try (Topology.Sentinel s = new Topology.Sentinel();
-                Redis r = Redis.of(s.uri(), Duration.ofSeconds(1));
-                ModernLocker m = ModernLocker.builder(r).build()) {
-            m.tryLock("warm", Duration.ofSeconds(1)).unlock(); // a pooled connection to the master
-            failoverWhilePaused(s, () -> {}, () -> {});
-            try (Redis r2 = Redis.of(s.uri(), Duration.ofSeconds(1)); ModernLocker other = ModernLocker.builder(r2).build()) {
+        try (Topology.Sentinel topology = new Topology.Sentinel();
+                Redis redis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                ModernLocker locker = ModernLocker.builder(redis).build()) {
+            locker.tryLock("warm", Duration.ofSeconds(1)).unlock(); // a pooled connection to the master
+            failoverWhilePaused(topology, () -> {}, () -> {});
+            try (Redis otherRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                    ModernLocker other = ModernLocker.builder(otherRedis).build()) {
                 Lock theirs = other.tryLock("orders", Duration.ofSeconds(30));
-                assertStillMaster(s.master);
-                assertThrows(NotObtainedException.class, () -> m.tryLock("orders", Duration.ofSeconds(30)),
+                assertStillMaster(topology.master);
+                assertThrows(NotObtainedException.class, () -> locker.tryLock("orders", Duration.ofSeconds(30)),
                         "the sentinel names the new master, where the lock is held");
-                assertNull(s.master.cmd.get("orders"), "nothing written on the old master");
+                assertNull(topology.master.cmd.get("orders"), "nothing written on the old master");
                 theirs.unlock();
-                m.tryLock("orders", Duration.ofSeconds(30)).unlock(); // on the new master
+                locker.tryLock("orders", Duration.ofSeconds(30)).unlock(); // on the new master
             }
         }
     }
@@ -88,28 +89,30 @@ class SentinelFaultTest {
      */
     @Test
     void faultReplyFromAReplacedMasterIsNotTrusted() throws Exception {
-        try (Topology.Sentinel s = new Topology.Sentinel();
-                Redis r = Redis.of(s.uri(), Duration.ofSeconds(20));
-                ModernLocker m = ModernLocker.builder(r).build()) {
-            m.tryLock("warm", Duration.ofSeconds(1)).unlock();
+        try (Topology.Sentinel topology = new Topology.Sentinel();
+                Redis redis = Redis.of(topology.uri(), Duration.ofSeconds(20));
+                ModernLocker locker = ModernLocker.builder(redis).build()) {
+            locker.tryLock("warm", Duration.ofSeconds(1)).unlock();
             CompletableFuture<Lock> ours = new CompletableFuture<>();
-            failoverWhilePaused(s, () -> CompletableFuture.runAsync(() -> {
+            failoverWhilePaused(topology, () -> CompletableFuture.runAsync(() -> {
                 try {
-                    ours.complete(m.tryLock("orders", Duration.ofSeconds(60)));
+                    ours.complete(locker.tryLock("orders", Duration.ofSeconds(60)));
                 } catch (RuntimeException e) {
                     ours.completeExceptionally(e);
                 }
             }), () -> {});
             // A client that asks the sentinels now locks on the new master.
-            try (Redis r2 = Redis.of(s.uri(), Duration.ofSeconds(1)); ModernLocker other = ModernLocker.builder(r2).build()) {
+            try (Redis otherRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                    ModernLocker other = ModernLocker.builder(otherRedis).build()) {
                 Lock theirs = other.tryLock("orders", Duration.ofSeconds(60));
-                ExecutionException e = assertThrows(ExecutionException.class, () -> ours.get(30, TimeUnit.SECONDS),
+                ExecutionException failed = assertThrows(ExecutionException.class, () -> ours.get(30, TimeUnit.SECONDS),
                         "held on the old master only: a second holder");
                 // Not obtained when the reply came (from the replaced master);
                 // unknown when the retired connection closed before it: its
                 // acquire may still run there (a negative read-back settles
                 // nothing without a kill, which Sentinel cannot aim).
-                assertTrue(e.getCause() instanceof NotObtainedException || e.getCause() instanceof UnknownOutcomeException, e.getCause().toString());
+                assertTrue(failed.getCause() instanceof NotObtainedException
+                        || failed.getCause() instanceof UnknownOutcomeException, failed.getCause().toString());
                 theirs.unlock();
             }
         }
@@ -126,23 +129,27 @@ class SentinelFaultTest {
     @Test
     void faultWaiterIsWokenByTheNewMastersNotice() throws Exception {
         Duration slow = Duration.ofSeconds(60);
-        try (Topology.Sentinel s = new Topology.Sentinel();
-                Redis hr = Redis.of(s.uri(), Duration.ofSeconds(1));
-                Redis wr = Redis.of(s.uri(), Duration.ofSeconds(1));
-                ModernLocker holder = ModernLocker.builder(hr).build();
-                ModernLocker waiter = ModernLocker.builder(wr).backoff(Backoff.exponential(slow, slow)).build()) {
+        try (Topology.Sentinel topology = new Topology.Sentinel();
+                Redis holderRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                Redis waiterRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                ModernLocker holder = ModernLocker.builder(holderRedis).build();
+                ModernLocker waiter = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(slow, slow))
+                        .build()) {
             Lock held = holder.tryLock("orders", slow);
-            assertEquals(1L, s.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
-            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
-            String ch = "{orders}:released";
-            Topology.eventually("the waiter subscribed on the master", () -> s.master.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
-            failoverWhilePaused(s, () -> {}, () -> {
-                Topology.eventually("the waiter subscribed on the new master", () -> s.replica.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
+            assertEquals(1L, topology.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
+            CompletableFuture<Lock> got = ModernLockerTest.asyncGet(
+                    () -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+            String channel = "{orders}:released";
+            Topology.eventually("the waiter subscribed on the master",
+                    () -> topology.master.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
+            failoverWhilePaused(topology, () -> {}, () -> {
+                Topology.eventually("the waiter subscribed on the new master",
+                        () -> topology.replica.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
                 Thread.sleep(200); // the waiter is asleep in its backoff again
                 held.unlock(); // on the new master, which publishes
-                Lock l = got.get(20, TimeUnit.SECONDS);
-                assertTrue(l.isHeld());
-                l.unlock();
+                Lock lock = got.get(20, TimeUnit.SECONDS);
+                assertTrue(lock.isHeld());
+                lock.unlock();
             });
         }
     }
@@ -161,42 +168,51 @@ class SentinelFaultTest {
     @Test
     void faultWaiterAfterAFailedResubscribeSubscribesItself() throws Exception {
         Duration slow = Duration.ofSeconds(60);
-        try (Topology.Sentinel s = new Topology.Sentinel();
-                Redis hr = Redis.of(s.uri(), Duration.ofSeconds(1));
-                Redis wr = Redis.of(s.uri(), Duration.ofSeconds(1));
-                ModernLocker holder = ModernLocker.builder(hr).build();
-                ModernLocker waiter = ModernLocker.builder(wr).backoff(Backoff.exponential(slow, slow)).build()) {
+        try (Topology.Sentinel topology = new Topology.Sentinel();
+                Redis holderRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                Redis waiterRedis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                ModernLocker holder = ModernLocker.builder(holderRedis).build();
+                ModernLocker waiter = ModernLocker.builder(waiterRedis).backoff(Backoff.exponential(slow, slow))
+                        .build()) {
             Lock held = holder.tryLock("orders", slow);
-            assertEquals(1L, s.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
-            CompletableFuture<Lock> first = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
-            String ch = "{orders}:released";
-            Topology.eventually("the first waiter subscribed on the master", () -> s.master.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
-            acl(s.replica, "resetchannels", "&__sentinel__:*"); // the replica, master soon, refuses the lock's channel
-            failoverWhilePaused(s, () -> {}, () -> {
-                Topology.eventually("the new master refused the subscription made again", () -> s.replica.cmd.aclLog().stream()
-                        .anyMatch(e -> ch.equals(e.get("object"))));
-                acl(s.replica, "allchannels");
-                CompletableFuture<Lock> second = ModernLockerTest.asyncGet(() -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
-                Topology.eventually("the second waiter subscribed on the new master", () -> s.replica.cmd.pubsubNumsub(ch).getOrDefault(ch, 0L) > 0);
+            assertEquals(1L, topology.master.cmd.waitForReplication(1, 5000), "the replica has the lock");
+            CompletableFuture<Lock> first = ModernLockerTest.asyncGet(
+                    () -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+            String channel = "{orders}:released";
+            Topology.eventually("the first waiter subscribed on the master",
+                    () -> topology.master.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
+            // the replica, master soon, refuses the lock's channel
+            acl(topology.replica, "resetchannels", "&__sentinel__:*");
+            failoverWhilePaused(topology, () -> {}, () -> {
+                Topology.eventually("the new master refused the subscription made again",
+                        () -> topology.replica.cmd.aclLog().stream() .anyMatch(e -> channel.equals(e.get("object"))));
+                acl(topology.replica, "allchannels");
+                CompletableFuture<Lock> second = ModernLockerTest.asyncGet(
+                        () -> waiter.lock("orders", Duration.ofSeconds(10), Duration.ofSeconds(40)));
+                Topology.eventually("the second waiter subscribed on the new master",
+                        () -> topology.replica.cmd.pubsubNumsub(channel).getOrDefault(channel, 0L) > 0);
                 Thread.sleep(200); // both waiters asleep in their backoff
                 held.unlock(); // on the new master, which publishes
-                Lock l = CompletableFuture.anyOf(first, second).thenApply(Lock.class::cast).get(20, TimeUnit.SECONDS);
-                assertTrue(l.isHeld());
-                l.unlock();
-                Lock other = (first.getNow(null) == l ? second : first).get(20, TimeUnit.SECONDS); // woken by l's release
+                Lock lock = CompletableFuture.anyOf(first, second).thenApply(Lock.class::cast)
+                        .get(20, TimeUnit.SECONDS);
+                assertTrue(lock.isHeld());
+                lock.unlock();
+                // woken by lock's release
+                Lock other = (first.getNow(null) == lock ? second : first).get(20, TimeUnit.SECONDS);
                 other.unlock();
             });
         }
     }
 
-    /** ACL SETUSER default rules on node n. */
-    private static void acl(Topology.Node n, String... rules) {
-        io.lettuce.core.protocol.CommandArgs<String, String> a = new io.lettuce.core.protocol.CommandArgs<>(io.lettuce.core.codec.StringCodec.UTF8)
-                .add("SETUSER").add("default");
-        for (String r : rules) {
-            a.add(r);
+    /** ACL SETUSER default rules on node. */
+    private static void acl(Topology.Node node, String... rules) {
+        io.lettuce.core.protocol.CommandArgs<String, String> args = new io.lettuce.core.protocol.CommandArgs<>(
+                io.lettuce.core.codec.StringCodec.UTF8) .add("SETUSER").add("default");
+        for (String rule : rules) {
+            args.add(rule);
         }
-        n.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL, new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), a);
+        node.cmd.dispatch(io.lettuce.core.protocol.CommandType.ACL,
+                new io.lettuce.core.output.StatusOutput<>(io.lettuce.core.codec.StringCodec.UTF8), args);
     }
 
     /**
@@ -207,11 +223,11 @@ class SentinelFaultTest {
      */
     @Test
     void faultUnheardSentinelsRefuseBeforeSending() throws Exception {
-        try (Topology.Sentinel s = new Topology.Sentinel();
-                Redis r = Redis.of(s.uri(), Duration.ofSeconds(1));
-                ModernLocker m = ModernLocker.builder(r).build()) {
-            Lock l = m.tryLock("orders", Duration.ofSeconds(30));
-            ModernOptionsTest.signal(ModernOptionsTest.pid(s.sentinel), "KILL");
+        try (Topology.Sentinel topology = new Topology.Sentinel();
+                Redis redis = Redis.of(topology.uri(), Duration.ofSeconds(1));
+                ModernLocker locker = ModernLocker.builder(redis).build()) {
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(30));
+            ModernOptionsTest.signal(ModernOptionsTest.pid(topology.sentinel), "KILL");
             // Each try names a key of its own: a try in flight while the
             // watch loses the sentinel may end unknown (it was sent), and its
             // key may then exist; the refused one must not.
@@ -219,7 +235,7 @@ class SentinelFaultTest {
             Topology.eventually("the lock calls refuse", () -> {
                 String name = "other-" + tries.incrementAndGet();
                 try {
-                    m.tryLock(name, Duration.ofSeconds(30)).unlock();
+                    locker.tryLock(name, Duration.ofSeconds(30)).unlock();
                     return false;
                 } catch (UnknownOutcomeException e) {
                     return false;
@@ -227,10 +243,10 @@ class SentinelFaultTest {
                     return e.getMessage().contains("nothing sent");
                 }
             });
-            assertThrows(RedisUnavailableException.class, l::unlock);
-            assertTrue(l.isHeld(), "nothing was sent: the lock is still ours until its lease ends");
-            assertEquals(1L, s.master.cmd.exists("orders"));
-            assertEquals(0L, s.master.cmd.exists("other-" + tries.get()), "the refused try sent nothing");
+            assertThrows(RedisUnavailableException.class, lock::unlock);
+            assertTrue(lock.isHeld(), "nothing was sent: the lock is still ours until its lease ends");
+            assertEquals(1L, topology.master.cmd.exists("orders"));
+            assertEquals(0L, topology.master.cmd.exists("other-" + tries.get()), "the refused try sent nothing");
         }
     }
 }

@@ -26,30 +26,31 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 class SpringRedisFaultTest {
     @Test
     void testFaultStaticMasterReplicaFactoryIsRefused() throws Exception {
-        try (RedisServer s = new RedisServer()) {
-            LettuceConnectionFactory f = new LettuceConnectionFactory(new RedisStaticMasterReplicaConfiguration("127.0.0.1", s.port),
+        try (RedisServer server = new RedisServer()) {
+            LettuceConnectionFactory factory = new LettuceConnectionFactory(
+                    new RedisStaticMasterReplicaConfiguration("127.0.0.1", server.port),
                     LettuceClientConfiguration.defaultConfiguration());
-            InvalidException e = assertThrows(InvalidException.class, () -> {
-                try (Redis r = SpringRedis.of(f)) {
-                    ModernLocker.builder(r).build().tryLock("orders", Duration.ofSeconds(10));
+            InvalidException invalid = assertThrows(InvalidException.class, () -> {
+                try (Redis redis = SpringRedis.of(factory)) {
+                    ModernLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(10));
                 }
             }, "a static master/replica factory must be refused, not taken for localhost:6379");
-            assertTrue(e.getMessage().contains("RedisStaticMasterReplicaConfiguration"), e.getMessage());
+            assertTrue(invalid.getMessage().contains("RedisStaticMasterReplicaConfiguration"), invalid.getMessage());
         }
     }
 
     @Test
     void testFaultStandaloneConfigurationGivenAsRedisConfigurationLocksOnItsServer() throws Exception {
-        try (RedisServer s = new RedisServer()) {
-            LettuceConnectionFactory f = new LettuceConnectionFactory(
-                    LettuceConnectionFactory.createRedisConfiguration("redis://127.0.0.1:" + s.port + "/0"),
+        try (RedisServer server = new RedisServer()) {
+            LettuceConnectionFactory factory = new LettuceConnectionFactory(
+                    LettuceConnectionFactory.createRedisConfiguration("redis://127.0.0.1:" + server.port + "/0"),
                     LettuceClientConfiguration.defaultConfiguration());
-            try (Redis r = SpringRedis.of(f)) {
-                Lock l = ModernLocker.builder(r).build().tryLock("orders", Duration.ofSeconds(10));
-                byte[] v = s.raw.get("orders".getBytes(StandardCharsets.UTF_8));
-                assertTrue(v != null, "the lock is on the factory's server");
-                l.unlock();
-                assertArrayEquals(null, s.raw.get("orders".getBytes(StandardCharsets.UTF_8)));
+            try (Redis redis = SpringRedis.of(factory)) {
+                Lock lock = ModernLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(10));
+                byte[] stored = server.raw.get("orders".getBytes(StandardCharsets.UTF_8));
+                assertTrue(stored != null, "the lock is on the factory's server");
+                lock.unlock();
+                assertArrayEquals(null, server.raw.get("orders".getBytes(StandardCharsets.UTF_8)));
             }
         }
     }

@@ -24,84 +24,94 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * is refused, with the reason.
  */
 class SpringRedisTest {
-    static LettuceConnectionFactory started(LettuceConnectionFactory f) {
-        f.afterPropertiesSet();
-        f.start();
-        return f;
+    static LettuceConnectionFactory started(LettuceConnectionFactory factory) {
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
     }
 
     @Test
     void lettuceStandaloneFactoryIsAccepted() throws Exception {
-        try (RedisServer s = new RedisServer()) {
-            LettuceConnectionFactory f = started(new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", s.port)));
-            try (Redis r = SpringRedis.of(f); MigrateLocker m = MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build()) {
-                assertEquals(Redis.Kind.STANDALONE, r.kind());
-                Lock l = m.tryLock("orders", Duration.ofSeconds(10));
-                assertEquals(2L, s.raw.exists("orders".getBytes(StandardCharsets.UTF_8), "{orders}:modern".getBytes(StandardCharsets.UTF_8)));
-                l.unlock();
+        try (RedisServer server = new RedisServer()) {
+            LettuceConnectionFactory factory = started(
+                    new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", server.port)));
+            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis)
+                    .phase(Phase.DUAL_WRITE).build()) {
+                assertEquals(Redis.Kind.STANDALONE, redis.kind());
+                Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
+                assertEquals(2L,
+                        server.raw.exists("orders".getBytes(StandardCharsets.UTF_8),
+                        "{orders}:modern".getBytes(StandardCharsets.UTF_8)));
+                lock.unlock();
             } finally {
-                f.destroy();
+                factory.destroy();
             }
             // The template entry takes its factory.
-            LettuceConnectionFactory f2 = started(new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", s.port)));
-            StringRedisTemplate t = new StringRedisTemplate(f2);
-            try (Redis r = SpringRedis.of(t); LegacyLocker m = LegacyLocker.builder(r).build()) {
-                m.tryLock("orders", Duration.ofSeconds(10)).unlock();
+            LettuceConnectionFactory templateFactory = started(
+                    new LettuceConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", server.port)));
+            StringRedisTemplate template = new StringRedisTemplate(templateFactory);
+            try (Redis redis = SpringRedis.of(template); LegacyLocker locker = LegacyLocker.builder(redis).build()) {
+                locker.tryLock("orders", Duration.ofSeconds(10)).unlock();
             } finally {
-                f2.destroy();
+                templateFactory.destroy();
             }
         }
     }
 
     @Test
     void lettuceSentinelFactoryIsAcceptedAndReachesTheMaster() throws Exception {
-        try (Topology.Sentinel s = new Topology.Sentinel()) {
-            LettuceConnectionFactory f = started(new LettuceConnectionFactory(
-                    new RedisSentinelConfiguration().master("mymaster").sentinel("127.0.0.1", s.sentinel.port)));
-            try (Redis r = SpringRedis.of(f); MigrateLocker m = MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build()) {
-                assertEquals(Redis.Kind.SENTINEL, r.kind());
-                Lock l = m.tryLock("orders", Duration.ofSeconds(10));
-                assertEquals(2L, s.master.cmd.exists("orders", "{orders}:modern"), "the lock is on the master");
-                l.unlock();
-                assertEquals(0L, s.master.cmd.exists("orders", "{orders}:modern"));
+        try (Topology.Sentinel topology = new Topology.Sentinel()) {
+            LettuceConnectionFactory factory = started(new LettuceConnectionFactory(
+                    new RedisSentinelConfiguration().master("mymaster").sentinel("127.0.0.1", topology.sentinel.port)));
+            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis)
+                    .phase(Phase.DUAL_WRITE).build()) {
+                assertEquals(Redis.Kind.SENTINEL, redis.kind());
+                Lock lock = locker.tryLock("orders", Duration.ofSeconds(10));
+                assertEquals(2L, topology.master.cmd.exists("orders", "{orders}:modern"), "the lock is on the master");
+                lock.unlock();
+                assertEquals(0L, topology.master.cmd.exists("orders", "{orders}:modern"));
             } finally {
-                f.destroy();
+                factory.destroy();
             }
         }
     }
 
     @Test
     void lettuceClusterFactoryIsAcceptedAndLocksOnEveryNode() throws Exception {
-        try (Topology.Cluster c = new Topology.Cluster()) {
+        try (Topology.Cluster cluster = new Topology.Cluster()) {
             List<String> nodes = new ArrayList<>();
-            c.nodes.forEach(n -> nodes.add("127.0.0.1:" + n.port));
-            LettuceConnectionFactory f = started(new LettuceConnectionFactory(new RedisClusterConfiguration(nodes)));
-            try (Redis r = SpringRedis.of(f); MigrateLocker m = MigrateLocker.builder(r).phase(Phase.DUAL_WRITE).build()) {
-                assertEquals(Redis.Kind.CLUSTER, r.kind());
-                assertEquals("SPUBLISH", r.publishCommand());
+            cluster.nodes.forEach(n -> nodes.add("127.0.0.1:" + n.port));
+            LettuceConnectionFactory factory = started(
+                    new LettuceConnectionFactory(new RedisClusterConfiguration(nodes)));
+            try (Redis redis = SpringRedis.of(factory); MigrateLocker locker = MigrateLocker.builder(redis)
+                    .phase(Phase.DUAL_WRITE).build()) {
+                assertEquals(Redis.Kind.CLUSTER, redis.kind());
+                assertEquals("SPUBLISH", redis.publishCommand());
                 for (int i = 0; i < 3; i++) {
-                    String name = TopologyFaultTest.nameOn(c, i, "orders-");
-                    Lock l = m.tryLock(name, Duration.ofSeconds(10));
-                    assertEquals(2L, c.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"), "the lock is on node " + i + ", its slot's master");
-                    l.unlock();
-                    assertEquals(0L, c.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"));
+                    String name = TopologyFaultTest.nameOn(cluster, i, "orders-");
+                    Lock lock = locker.tryLock(name, Duration.ofSeconds(10));
+                    assertEquals(2L, cluster.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"),
+                            "the lock is on node " + i + ", its slot's master");
+                    lock.unlock();
+                    assertEquals(0L, cluster.nodes.get(i).cmd.exists(name, "{" + name + "}:modern"));
                 }
             } finally {
-                f.destroy();
+                factory.destroy();
             }
         }
     }
 
     @Test
     void jedisFactoryIsRefusedWithTheReason() {
-        JedisConnectionFactory f = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 6379));
-        InvalidException e = assertThrows(InvalidException.class, () -> SpringRedis.of(f));
-        assertTrue(e.getMessage().contains("a Jedis connection factory cannot be used"), e.getMessage());
-        assertTrue(e.getMessage().contains("retries a command after a connection error"), e.getMessage());
-        assertTrue(e.getMessage().contains("use a LettuceConnectionFactory"), e.getMessage());
-        StringRedisTemplate t = new StringRedisTemplate(f);
-        assertThrows(InvalidException.class, () -> SpringRedis.of(t));
-        JedisConnectionFactory cluster = new JedisConnectionFactory(new RedisClusterConfiguration(List.of("127.0.0.1:7000")));
+        JedisConnectionFactory jedis = new JedisConnectionFactory(new RedisStandaloneConfiguration("127.0.0.1", 6379));
+        InvalidException invalid = assertThrows(InvalidException.class, () -> SpringRedis.of(jedis));
+        assertTrue(invalid.getMessage().contains("a Jedis connection factory cannot be used"), invalid.getMessage());
+        assertTrue(invalid.getMessage().contains("retries a command after a connection error"), invalid.getMessage());
+        assertTrue(invalid.getMessage().contains("use a LettuceConnectionFactory"), invalid.getMessage());
+        StringRedisTemplate template = new StringRedisTemplate(jedis);
+        assertThrows(InvalidException.class, () -> SpringRedis.of(template));
+        JedisConnectionFactory cluster = new JedisConnectionFactory(
+                new RedisClusterConfiguration(List.of("127.0.0.1:7000")));
         assertThrows(InvalidException.class, () -> SpringRedis.of(cluster));
     }
 }

@@ -25,33 +25,34 @@ class SubscribeFaultTest {
         return 0;
     }
 
-    /** PUBSUB NUMSUB of ch (its reply's keys are byte arrays: read the one value). */
-    static long numsub(RedisServer srv, byte[] ch) {
-        return srv.raw.pubsubNumsub(ch).values().iterator().next();
+    /** PUBSUB NUMSUB of channel (its reply's keys are byte arrays: read the one value). */
+    static long numsub(RedisServer srv, byte[] channel) {
+        return srv.raw.pubsubNumsub(channel).values().iterator().next();
     }
 
     /** A second listener of a channel whose subscription Redis confirmed sends no SUBSCRIBE, and hears the notices. */
     @Test
     void theWaitersOfAKeyShareItsSubscription() throws Exception {
-        try (RedisServer srv = new RedisServer(); Redis r = srv.redis()) {
-            byte[] ch = b("shared:released");
+        try (RedisServer srv = new RedisServer(); Redis redis = srv.redis()) {
+            byte[] channel = b("shared:released");
             AtomicInteger first = new AtomicInteger();
             AtomicInteger second = new AtomicInteger();
             long before = subscribes(srv);
-            AutoCloseable a = r.subscribe(ch, first::incrementAndGet);
-            AutoCloseable c = r.subscribe(ch, second::incrementAndGet);
+            AutoCloseable firstSub = redis.subscribe(channel, first::incrementAndGet);
+            AutoCloseable secondSub = redis.subscribe(channel, second::incrementAndGet);
             assertEquals(before + 1, subscribes(srv), "one SUBSCRIBE for both");
             // A confirmation calls the channel's listeners too (Redis.subscribe), on Lettuce's thread, maybe
             // after the second listener came: counted from when the calls have settled.
             Thread.sleep(200);
-            int f0 = first.get(), s0 = second.get();
-            srv.raw.publish(ch, b("released"));
-            MigrateLockerTest.eventually("both heard the notice", () -> first.get() == f0 + 1 && second.get() == s0 + 1);
-            a.close();
-            srv.raw.publish(ch, b("released"));
-            MigrateLockerTest.eventually("the one left heard the next", () -> second.get() == s0 + 2);
-            c.close();
-            MigrateLockerTest.eventually("the last one unsubscribed", () -> numsub(srv, ch) == 0);
+            int firstBefore = first.get(), secondBefore = second.get();
+            srv.raw.publish(channel, b("released"));
+            MigrateLockerTest.eventually("both heard the notice", () -> first.get() == firstBefore + 1
+                    && second.get() == secondBefore + 1);
+            firstSub.close();
+            srv.raw.publish(channel, b("released"));
+            MigrateLockerTest.eventually("the one left heard the next", () -> second.get() == secondBefore + 2);
+            secondSub.close();
+            MigrateLockerTest.eventually("the last one unsubscribed", () -> numsub(srv, channel) == 0);
         }
     }
 
@@ -64,16 +65,16 @@ class SubscribeFaultTest {
      */
     @Test
     void faultTheLastListenersUnsubscribeDoesNotOvertakeTheNextSubscribe() throws Exception {
-        try (RedisServer srv = new RedisServer(); Redis r = srv.redis()) {
-            byte[] ch = b("race:released");
-            AutoCloseable a = r.subscribe(ch, () -> { });
+        try (RedisServer srv = new RedisServer(); Redis redis = srv.redis()) {
+            byte[] channel = b("race:released");
+            AutoCloseable leaving = redis.subscribe(channel, () -> { });
             AtomicInteger heard = new AtomicInteger();
             CompletableFuture<AutoCloseable> next = new CompletableFuture<>();
-            r.beforeUnsubscribe = () -> {
-                r.beforeUnsubscribe = null;
+            redis.beforeUnsubscribe = () -> {
+                redis.beforeUnsubscribe = null;
                 new Thread(() -> {
                     try {
-                        next.complete(r.subscribe(ch, heard::incrementAndGet));
+                        next.complete(redis.subscribe(channel, heard::incrementAndGet));
                     } catch (Throwable e) {
                         next.completeExceptionally(e);
                     }
@@ -86,14 +87,14 @@ class SubscribeFaultTest {
                     throw new IllegalStateException(e);
                 }
             };
-            a.close();
-            AutoCloseable b = next.get(10, TimeUnit.SECONDS);
+            leaving.close();
+            AutoCloseable newcomer = next.get(10, TimeUnit.SECONDS);
             MigrateLockerTest.eventually("the newcomer hears the release notice", () -> {
-                srv.raw.publish(ch, b("released"));
+                srv.raw.publish(channel, b("released"));
                 return heard.get() > 0;
             });
-            assertEquals(1L, numsub(srv, ch), "subscribed");
-            b.close();
+            assertEquals(1L, numsub(srv, channel), "subscribed");
+            newcomer.close();
         }
     }
 }

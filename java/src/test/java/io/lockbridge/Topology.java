@@ -33,24 +33,24 @@ final class Topology {
     private Topology() {}
 
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        try (ServerSocket probe = new ServerSocket(0)) {
+            return probe.getLocalPort();
         }
     }
 
     static String bin() {
         for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-            File f = new File(dir, "redis-server");
-            if (f.canExecute()) {
-                return f.getPath();
+            File file = new File(dir, "redis-server");
+            if (file.canExecute()) {
+                return file.getPath();
             }
         }
         throw new AssertionError(RedisServer.INSTALL);
     }
 
-    static void eventually(String what, BooleanSupplier ok) throws InterruptedException {
+    static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
         long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!ok.getAsBoolean()) {
+        while (!condition.getAsBoolean()) {
             if (System.nanoTime() > end) {
                 throw new AssertionError("timed out waiting for: " + what);
             }
@@ -83,7 +83,8 @@ final class Topology {
                 args.addAll(List.of("--save", "", "--appendonly", "no"));
             }
             args.addAll(List.of(extra));
-            proc = new ProcessBuilder(args).redirectErrorStream(true).redirectOutput(dir.resolve("log").toFile()).start();
+            proc = new ProcessBuilder(args).redirectErrorStream(true).redirectOutput(dir.resolve("log").toFile())
+                    .start();
             long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
             while (conn == null) {
                 try {
@@ -91,7 +92,8 @@ final class Topology {
                 } catch (RuntimeException e) {
                     if (System.nanoTime() > end || !proc.isAlive()) {
                         proc.destroyForcibly();
-                        throw new IllegalStateException("redis-server on port " + port + " did not start: " + Files.readString(dir.resolve("log")), e);
+                        throw new IllegalStateException("redis-server on port " + port + " did not start: "
+                                + Files.readString(dir.resolve("log")), e);
                     }
                     Thread.sleep(20);
                 }
@@ -113,13 +115,13 @@ final class Topology {
 
         /** Calls of EVAL and EVALSHA this server ran, by INFO commandstats. */
         long evals() {
-            long n = 0;
+            long total = 0;
             for (String line : cmd.info("commandstats").split("\r?\n")) {
                 if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                    n += Long.parseLong(line.replaceAll("^[^:]*:calls=(\\d+),.*$", "$1"));
+                    total += Long.parseLong(line.replaceAll("^[^:]*:calls=(\\d+),.*$", "$1"));
                 }
             }
-            return n;
+            return total;
         }
 
         /**
@@ -128,19 +130,20 @@ final class Topology {
          * Redis counts those apart from the calls it ran.
          */
         long rejectedEvals() {
-            long n = 0;
+            long total = 0;
             for (String line : cmd.info("commandstats").split("\r?\n")) {
-                if ((line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) && line.contains("rejected_calls=")) {
-                    n += Long.parseLong(line.replaceAll("^.*rejected_calls=(\\d+).*$", "$1"));
+                if ((line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:"))
+                        && line.contains("rejected_calls=")) {
+                    total += Long.parseLong(line.replaceAll("^.*rejected_calls=(\\d+).*$", "$1"));
                 }
             }
-            return n;
+            return total;
         }
 
         /** Loads every lockbridge script, so that EVALSHA runs at once. */
         void loadScripts() {
-            for (Script s : Scripts.all().values()) {
-                conn.sync().scriptLoad(new String(s.source(), java.nio.charset.StandardCharsets.UTF_8));
+            for (Script script : Scripts.all().values()) {
+                conn.sync().scriptLoad(new String(script.source(), java.nio.charset.StandardCharsets.UTF_8));
             }
         }
 
@@ -171,22 +174,25 @@ final class Topology {
             int[][] ranges = {{0, 5460}, {5461, 10922}, {10923, 16383}};
             try {
                 for (int i = 0; i < 3; i++) {
-                    Node n = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000");
-                    nodes.add(n);
-                    n.cmd.clusterAddSlotsRange(io.lettuce.core.Range.create(ranges[i][0], ranges[i][1]));
-                    n.cmd.clusterSetConfigEpoch(i + 1);
-                    ids.add(n.cmd.clusterMyId());
+                    Node node = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file",
+                            "nodes.conf", "--cluster-node-timeout", "5000");
+                    nodes.add(node);
+                    node.cmd.clusterAddSlotsRange(io.lettuce.core.Range.create(ranges[i][0], ranges[i][1]));
+                    node.cmd.clusterSetConfigEpoch(i + 1);
+                    ids.add(node.cmd.clusterMyId());
                 }
                 for (int i = 0; i < 3; i++) {
                     for (int j = i + 1; j < 3; j++) {
                         nodes.get(i).cmd.clusterMeet("127.0.0.1", nodes.get(j).port);
                     }
                 }
-                eventually("cluster ok", () -> nodes.stream().allMatch(n -> {
-                    String info = n.cmd.clusterInfo();
-                    return info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3") && info.contains("cluster_slots_ok:16384");
+                eventually("cluster ok", () -> nodes.stream().allMatch(node -> {
+                    String info = node.cmd.clusterInfo();
+                    return info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+                            && info.contains("cluster_slots_ok:16384");
                 }));
-                eventually("every node sees the whole map", () -> nodes.stream().allMatch(n -> n.cmd.clusterSlots().size() == 3));
+                eventually("every node sees the whole map", () -> nodes.stream()
+                        .allMatch(n -> n.cmd.clusterSlots().size() == 3));
             } catch (Exception | Error e) {
                 close();
                 throw e;
@@ -217,45 +223,49 @@ final class Topology {
         }
 
         /**
-         * Starts one more cluster node, makes it a replica of node i, and
+         * Starts one more cluster node, makes it a replica of node masterIndex, and
          * returns once its link is up and every node lists it (it is closed
          * with the cluster).
          */
-        Node addReplica(int i) throws Exception {
-            Node r = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000");
-            replicas.add(r);
-            r.cmd.clusterMeet("127.0.0.1", nodes.get(i).port);
+        Node addReplica(int masterIndex) throws Exception {
+            Node replica = new Node(false, null, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--cluster-node-timeout", "5000");
+            replicas.add(replica);
+            replica.cmd.clusterMeet("127.0.0.1", nodes.get(masterIndex).port);
             eventually("the new node joined", () -> {
                 try {
-                    return "OK".equals(r.cmd.clusterReplicate(ids.get(i)));
+                    return "OK".equals(replica.cmd.clusterReplicate(ids.get(masterIndex)));
                 } catch (RuntimeException e) {
                     return false;
                 }
             });
-            eventually("the replica is in sync and known to every node", () -> r.cmd.info("replication").contains("master_link_status:up")
-                    && nodes.stream().allMatch(n -> n.cmd.clusterNodes().contains(r.cmd.clusterMyId())));
-            return r;
+            eventually("the replica is in sync and known to every node",
+                    () -> replica.cmd.info("replication").contains("master_link_status:up")
+                    && nodes.stream().allMatch(n -> n.cmd.clusterNodes().contains(replica.cmd.clusterMyId())));
+            return replica;
         }
 
         /**
-         * CLUSTER FAILOVER on replica r (coordinated: its master pauses its
-         * clients until r has caught up); returns once every node, r too,
-         * names r as the master of slot.
+         * CLUSTER FAILOVER on replica (coordinated: its master pauses its
+         * clients until replica has caught up); returns once every node,
+         * replica too, names replica as the master of slot.
          */
-        void failover(Node r, int slot) throws InterruptedException {
+        void failover(Node replica, int slot) throws InterruptedException {
             List<Node> all = new ArrayList<>(nodes);
             all.addAll(replicas);
-            String id = r.cmd.clusterMyId();
+            String id = replica.cmd.clusterMyId();
             // A master heeds a manual failover only from a node it knows as
             // its replica, with its link up (a node that was just demoted
             // takes a moment).
-            eventually("port " + r.port + " replicates its master, which knows it", () -> r.cmd.info("replication").contains("master_link_status:up")
+            eventually("port " + replica.port + " replicates its master, which knows it",
+                    () -> replica.cmd.info("replication").contains("master_link_status:up")
                     && all.stream().filter(n -> masterOf(n, slot) == n.port).allMatch(n -> n.cmd.clusterNodes().lines()
                             .anyMatch(l -> l.startsWith(id) && l.contains("slave"))));
             for (int attempt = 0;; attempt++) {
-                r.cmd.clusterFailover(false);
+                replica.cmd.clusterFailover(false);
                 try {
-                    eventually("the replica serves slot " + slot + " on every node", () -> all.stream().allMatch(n -> masterOf(n, slot) == r.port));
+                    eventually("the replica serves slot " + slot + " on every node",
+                            () -> all.stream().allMatch(n -> masterOf(n, slot) == replica.port));
                     return;
                 } catch (AssertionError e) {
                     if (attempt == 2) {
@@ -265,10 +275,10 @@ final class Topology {
             }
         }
 
-        /** The port of the master of slot in n's CLUSTER SLOTS. */
-        static int masterOf(Node n, int slot) {
-            for (Object o : n.cmd.clusterSlots()) {
-                List<?> range = (List<?>) o;
+        /** The port of the master of slot in node's CLUSTER SLOTS. */
+        static int masterOf(Node node, int slot) {
+            for (Object entry : node.cmd.clusterSlots()) {
+                List<?> range = (List<?>) entry;
                 if ((Long) range.get(0) <= slot && slot <= (Long) range.get(1)) {
                     return ((Long) ((List<?>) range.get(2)).get(1)).intValue();
                 }
@@ -288,7 +298,7 @@ final class Topology {
         Node master;
         Node replica;
         Node sentinel;
-        private RedisClient sc;
+        private RedisClient sentinelClient;
         io.lettuce.core.sentinel.api.sync.RedisSentinelCommands<String, String> scmd;
 
         Sentinel() throws Exception {
@@ -298,11 +308,11 @@ final class Topology {
                 eventually("replica in sync", () -> replica.cmd.info("replication").contains("master_link_status:up"));
                 sentinel = new Node(true, "sentinel monitor mymaster 127.0.0.1 " + master.port + " 1\n"
                         + "sentinel down-after-milliseconds mymaster 2000\nsentinel failover-timeout mymaster 10000\n");
-                sc = RedisClient.create();
-                scmd = sc.connectSentinel(StringCodec.UTF8, sentinel.uri()).sync();
+                sentinelClient = RedisClient.create();
+                scmd = sentinelClient.connectSentinel(StringCodec.UTF8, sentinel.uri()).sync();
                 eventually("the sentinel knows the replica", () -> {
-                    List<Map<String, String>> r = scmd.replicas("mymaster");
-                    return r.size() == 1 && "slave".equals(r.get(0).get("flags"));
+                    List<Map<String, String>> replicas = scmd.replicas("mymaster");
+                    return replicas.size() == 1 && "slave".equals(replicas.get(0).get("flags"));
                 });
             } catch (Exception | Error e) {
                 close();
@@ -318,19 +328,19 @@ final class Topology {
         void failover() throws InterruptedException {
             scmd.failover("mymaster");
             eventually("the replica is master", () -> {
-                var a = scmd.getMasterAddrByName("mymaster");
-                return a != null && ((java.net.InetSocketAddress) a).getPort() == replica.port;
+                var addr = scmd.getMasterAddrByName("mymaster");
+                return addr != null && ((java.net.InetSocketAddress) addr).getPort() == replica.port;
             });
         }
 
         @Override
         public void close() {
-            if (sc != null) {
-                sc.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            if (sentinelClient != null) {
+                sentinelClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
             }
-            for (Node n : new Node[] {sentinel, replica, master}) {
-                if (n != null) {
-                    n.close();
+            for (Node node : new Node[] {sentinel, replica, master}) {
+                if (node != null) {
+                    node.close();
                 }
             }
         }
@@ -352,9 +362,9 @@ final class Topology {
         CutProxy(int upstreamPort) throws IOException {
             upstream = upstreamPort;
             listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread t = new Thread(this::accept, "cut-proxy");
-            t.setDaemon(true);
-            t.start();
+            Thread thread = new Thread(this::accept, "cut-proxy");
+            thread.setDaemon(true);
+            thread.start();
         }
 
         int port() {
@@ -373,13 +383,13 @@ final class Topology {
         private void accept() {
             while (!closed) {
                 try {
-                    Socket c = listener.accept();
-                    Socket s = new Socket(InetAddress.getLoopbackAddress(), upstream);
-                    sockets.add(c);
-                    sockets.add(s);
+                    Socket client = listener.accept();
+                    Socket server = new Socket(InetAddress.getLoopbackAddress(), upstream);
+                    sockets.add(client);
+                    sockets.add(server);
                     java.util.concurrent.atomic.AtomicBoolean cut = new java.util.concurrent.atomic.AtomicBoolean();
-                    pump(c, s, false, cut);
-                    pump(s, c, true, cut);
+                    pump(client, server, false, cut);
+                    pump(server, client, true, cut);
                 } catch (IOException e) {
                     if (closed) {
                         return;
@@ -389,21 +399,24 @@ final class Topology {
         }
 
         private void pump(Socket from, Socket to, boolean replies, java.util.concurrent.atomic.AtomicBoolean cut) {
-            Thread t = new Thread(() -> {
+            Thread thread = new Thread(() -> {
                 byte[] buf = new byte[16 * 1024];
                 try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                    int n;
-                    while ((n = in.read(buf)) >= 0) {
+                    int count;
+                    while ((count = in.read(buf)) >= 0) {
                         if (replies && cut.get()) {
                             continue;
                         }
                         if (!replies && armed) {
                             armed = false;
-                            if (System.getenv("CUT_DEBUG") != null) System.err.println("CUT: " + new String(buf, 0, Math.min(n, 80)).replace("\r\n", " "));
+                            if (System.getenv("CUT_DEBUG") != null) System.err.println("CUT: "
+                                    + new String(buf, 0, Math.min(count, 80)).replace("\r\n", " "));
                             cut.set(true);
                             Thread closer = new Thread(() -> {
                                 try {
-                                    Thread.sleep(300); // the rest of the command goes through, the server runs it; its reply is thrown away
+                                    // the rest of the command goes through, the
+                                    // server runs it; its reply is thrown away
+                                    Thread.sleep(300);
                                 } catch (InterruptedException ignored) {
                                     // closing now
                                 }
@@ -413,7 +426,7 @@ final class Topology {
                             closer.setDaemon(true);
                             closer.start();
                         }
-                        out.write(buf, 0, n);
+                        out.write(buf, 0, count);
                         out.flush();
                     }
                 } catch (IOException ignored) {
@@ -423,13 +436,13 @@ final class Topology {
                     quiet(to);
                 }
             });
-            t.setDaemon(true);
-            t.start();
+            thread.setDaemon(true);
+            thread.start();
         }
 
-        private static void quiet(Socket s) {
+        private static void quiet(Socket socket) {
             try {
-                s.close();
+                socket.close();
             } catch (IOException ignored) {
                 // closing
             }
@@ -442,9 +455,9 @@ final class Topology {
             sockets.forEach(CutProxy::quiet);
         }
 
-        private static void quiet(ServerSocket s) {
+        private static void quiet(ServerSocket socket) {
             try {
-                s.close();
+                socket.close();
             } catch (IOException ignored) {
                 // closing
             }

@@ -22,8 +22,9 @@ class WatchdogFaultTest extends ServerTest {
         assertFalse(lock.isHeld(), "the lease has ended");
         assertTrue(lock.done().isDone(), "done() completed by the end of the lease");
         assertTrue(lock.done().isCompletedExceptionally(), "as a loss");
-        Throwable t = lock.done().handle((v, e) -> e).join();
-        assertInstanceOf(LostException.class, t.getCause() != null && !(t instanceof LostException) ? t.getCause() : t);
+        Throwable thrown = lock.done().handle((v, e) -> e).join();
+        assertInstanceOf(LostException.class, thrown.getCause() != null && !(thrown instanceof LostException)
+                ? thrown.getCause() : thrown);
     }
 
     /**
@@ -35,8 +36,8 @@ class WatchdogFaultTest extends ServerTest {
      */
     @Test
     void faultRefreshStalledPastTheLeaseStillSignalsTheLoss() throws Exception {
-        try (MigrateLocker m = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
-            Lock lock = m.tryLock("stall", Duration.ofMillis(1200));
+        try (MigrateLocker locker = MigrateLocker.builder(redis).phase(Phase.MODERN).autoRefresh(true).build()) {
+            Lock lock = locker.tryLock("stall", Duration.ofMillis(1200));
             srv.signal("STOP");
             try {
                 Thread.sleep(2000); // the lease ended at 1.2 s; the refresh in flight since 0.4 s
@@ -57,9 +58,10 @@ class WatchdogFaultTest extends ServerTest {
     @Test
     void faultCloseWhileHoldingStillSignalsTheLoss() throws Exception {
         srv.setPhase("wdclose", "", Phase.MODERN, "init");
-        MigrateLocker m = MigrateLocker.builder(redis).followPhase("wdclose").phaseInterval(Duration.ofMillis(50)).autoRefresh(true).build();
-        Lock lock = m.tryLock("orders", Duration.ofMillis(900));
-        m.close();
+        MigrateLocker locker = MigrateLocker.builder(redis).followPhase("wdclose").phaseInterval(Duration.ofMillis(50))
+                .autoRefresh(true).build();
+        Lock lock = locker.tryLock("orders", Duration.ofMillis(900));
+        locker.close();
         Thread.sleep(1600);
         assertEquals(0, srv.raw.exists(b("{orders}:modern")), "the lease has ended on the server too");
         assertLost(lock);
@@ -68,9 +70,9 @@ class WatchdogFaultTest extends ServerTest {
     /** The same with LegacyLocker: close stops the watchdog, and the loss is still signalled at the lease's end. */
     @Test
     void faultLegacyCloseWhileHoldingStillSignalsTheLoss() throws Exception {
-        LegacyLocker l = LegacyLocker.builder(redis).autoRefresh(true).build();
-        Lock lock = l.tryLock("legacy-close", Duration.ofMillis(1500));
-        l.close();
+        LegacyLocker locker = LegacyLocker.builder(redis).autoRefresh(true).build();
+        Lock lock = locker.tryLock("legacy-close", Duration.ofMillis(1500));
+        locker.close();
         Thread.sleep(3200); // past the legacy value's last second
         assertLost(lock);
     }

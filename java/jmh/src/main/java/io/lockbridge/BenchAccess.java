@@ -7,24 +7,26 @@ package io.lockbridge;
  */
 public final class BenchAccess {
     private static final Script DEL = new Script("bench/floor-release.lua",
-            Keys.ascii("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"),
+            Keys.ascii("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1])"
+                    + " else return 0 end"),
             sha1("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"));
 
     private BenchAccess() {}
 
-    /** SET key token NX PX ms through r: whether it was set. */
-    public static boolean setNxPx(Redis r, byte[] key, byte[] token, long ms) {
-        return r.setNxPx(key, token, ms);
+    /** SET key token NX PX millis through redis: whether it was set. */
+    public static boolean setNxPx(Redis redis, byte[] key, byte[] token, long millis) {
+        return redis.setNxPx(key, token, millis);
     }
 
-    /** The floor's compare-and-delete (EVALSHA, EVAL after NOSCRIPT) through r: 1 when it deleted. */
-    public static long compareAndDelete(Redis r, byte[] key, byte[] token) {
-        return r.evalLong(DEL, new byte[][] {key}, token);
+    /** The floor's compare-and-delete (EVALSHA, EVAL after NOSCRIPT) through redis: 1 when it deleted. */
+    public static long compareAndDelete(Redis redis, byte[] key, byte[] token) {
+        return redis.evalLong(DEL, new byte[][] {key}, token);
     }
 
-    private static String sha1(String s) {
+    private static String sha1(String script) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-1").digest(Keys.ascii(s)));
+            return java.util.HexFormat.of()
+                    .formatHex(java.security.MessageDigest.getInstance("SHA-1").digest(Keys.ascii(script)));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -43,27 +43,30 @@ public final class Handoff {
     private Handoff() {}
 
     /** What one run measured; times in ns. */
-    record Result(long[] handoffs, long[] waits, int cycles, double seconds, double holdMean, int early, int self, int violations, int gaveUp) {
+    record Result(long[] handoffs, long[] waits, int cycles, double seconds, double holdMean, int early, int self,
+            int violations, int gaveUp) {
         String line() {
-            long[] h = handoffs.clone();
-            long[] w = waits.clone();
-            Arrays.sort(h);
-            Arrays.sort(w);
+            long[] sortedHandoffs = handoffs.clone();
+            long[] sortedWaits = waits.clone();
+            Arrays.sort(sortedHandoffs);
+            Arrays.sort(sortedWaits);
             return String.format(Locale.ROOT,
-                    "handoff_p50=%.1f handoff_p90=%.1f handoff_p99=%.1f handoff_max=%.1f wait_p50=%.1f wait_p99=%.1f wait_max=%.1f "
-                            + "handoffs=%d cycles_per_s=%.0f hold_mean=%.1f early=%d self=%d overlaps=%d gave_up=%d",
-                    pct(h, 50), pct(h, 90), pct(h, 99), pct(h, 100), pct(w, 50), pct(w, 99), pct(w, 100), h.length, cycles / seconds, holdMean / 1e3,
-                    early, self, violations, gaveUp);
+                    "handoff_p50=%.1f handoff_p90=%.1f handoff_p99=%.1f handoff_max=%.1f wait_p50=%.1f wait_p99=%.1f "
+                            + "wait_max=%.1f handoffs=%d cycles_per_s=%.0f hold_mean=%.1f early=%d self=%d overlaps=%d "
+                            + "gave_up=%d",
+                    pct(sortedHandoffs, 50), pct(sortedHandoffs, 90), pct(sortedHandoffs, 99),
+                    pct(sortedHandoffs, 100), pct(sortedWaits, 50), pct(sortedWaits, 99), pct(sortedWaits, 100),
+                    sortedHandoffs.length, cycles / seconds, holdMean / 1e3, early, self, violations, gaveUp);
         }
     }
 
-    /** The p-th percentile (nearest rank) of sorted ns values, in µs. */
-    static double pct(long[] sorted, double p) {
+    /** The percentile (nearest rank) of sorted ns values, in µs. */
+    static double pct(long[] sorted, double percentile) {
         if (sorted.length == 0) {
             return 0;
         }
-        int i = (int) Math.round(sorted.length * p / 100) - 1;
-        return sorted[Math.max(0, Math.min(i, sorted.length - 1))] / 1e3;
+        int rank = (int) Math.round(sorted.length * percentile / 100) - 1;
+        return sorted[Math.max(0, Math.min(rank, sorted.length - 1))] / 1e3;
     }
 
     public static void main(String[] args) throws Exception {
@@ -91,15 +94,15 @@ public final class Handoff {
         System.exit(0); // a client's non-daemon threads must not keep the JVM
     }
 
-    /** One run: workers (one per client) for STAGGER + d; the figures of the last d. */
-    static Result run(Subject[] clients, String key, Duration d) throws InterruptedException {
+    /** One run: workers (one per client) for STAGGER + measure; the figures of the last measure. */
+    static Result run(Subject[] clients, String key, Duration measure) throws InterruptedException {
         int limit = 1 << 20;
         long[] acq = new long[limit + 1];
         long[] rel = new long[limit + 1];
         int[] owner = new int[limit + 1];
         long base = System.nanoTime();
         long from = STAGGER.toNanos();
-        long until = from + d.toNanos();
+        long until = from + measure.toNanos();
         AtomicLong gen = new AtomicLong();
         AtomicInteger guard = new AtomicInteger();
         AtomicInteger violations = new AtomicInteger();
@@ -108,53 +111,53 @@ public final class Handoff {
         Object handed = new Object();
         List<long[]> waits = new ArrayList<>();
         Throwable[] failed = new Throwable[1];
-        Thread[] ts = new Thread[clients.length];
-        for (int w = 0; w < clients.length; w++) {
-            int me = w;
-            Subject s = clients[w];
+        Thread[] threads = new Thread[clients.length];
+        for (int worker = 0; worker < clients.length; worker++) {
+            int index = worker;
+            Subject client = clients[worker];
             long delay = ThreadLocalRandom.current().nextLong(STAGGER.toNanos());
-            ts[w] = new Thread(() -> {
+            threads[worker] = new Thread(() -> {
                 long[] mine = new long[limit];
-                int n = 0;
+                int count = 0;
                 try {
                     Thread.sleep(delay / 1_000_000, (int) (delay % 1_000_000));
                     while (System.nanoTime() - base < until && failed[0] == null) {
                         long called = System.nanoTime() - base;
-                        Subject.Held h;
+                        Subject.Held lock;
                         try {
-                            h = s.lock(key);
+                            lock = client.lock(key);
                         } catch (Exception e) {
                             if (gaveUp.incrementAndGet() > 1000) {
                                 throw e;
                             }
                             continue;
                         }
-                        long t = System.nanoTime() - base;
-                        if (t >= from && n < mine.length) {
-                            mine[n++] = t - called;
+                        long acquiredAt = System.nanoTime() - base;
+                        if (acquiredAt >= from && count < mine.length) {
+                            mine[count++] = acquiredAt - called;
                         }
                         if (guard.incrementAndGet() != 1) {
                             violations.incrementAndGet();
                         }
-                        long g = gen.incrementAndGet();
-                        if (g <= limit) {
-                            acq[(int) g] = t;
-                            owner[(int) g] = me;
+                        long turn = gen.incrementAndGet();
+                        if (turn <= limit) {
+                            acq[(int) turn] = acquiredAt;
+                            owner[(int) turn] = index;
                         }
                         synchronized (handed) {
                             handed.notifyAll();
                         }
                         work(HOLD);
-                        if (t >= from && t <= until) {
-                            held.addAndGet(System.nanoTime() - base - t);
+                        if (acquiredAt >= from && acquiredAt <= until) {
+                            held.addAndGet(System.nanoTime() - base - acquiredAt);
                         }
                         guard.decrementAndGet();
-                        h.unlock(); // even after the end: no lock is left
-                        if (g <= limit) {
-                            rel[(int) g] = System.nanoTime() - base;
+                        lock.unlock(); // even after the end: no lock is left
+                        if (turn <= limit) {
+                            rel[(int) turn] = System.nanoTime() - base;
                         }
                         synchronized (handed) {
-                            while (gen.get() == g && System.nanoTime() - base < until && failed[0] == null) {
+                            while (gen.get() == turn && System.nanoTime() - base < until && failed[0] == null) {
                                 handed.wait(10);
                             }
                         }
@@ -168,49 +171,50 @@ public final class Handoff {
                     }
                 } finally {
                     synchronized (waits) {
-                        waits.add(Arrays.copyOf(mine, n));
+                        waits.add(Arrays.copyOf(mine, count));
                     }
                 }
-            }, "handoff-" + w);
-            ts[w].start();
+            }, "handoff-" + worker);
+            threads[worker].start();
         }
-        for (Thread t : ts) {
-            t.join();
+        for (Thread thread : threads) {
+            thread.join();
         }
         if (failed[0] != null) {
             throw new IllegalStateException("hand-off failed: " + failed[0], failed[0]);
         }
         int total = (int) Math.min(gen.get(), limit);
-        List<Long> hs = new ArrayList<>();
+        List<Long> gaps = new ArrayList<>();
         int cycles = 0;
         int early = 0;
         int self = 0;
-        for (int g = 1; g <= total; g++) {
-            if (acq[g] < from || acq[g] > until) {
+        for (int turn = 1; turn <= total; turn++) {
+            if (acq[turn] < from || acq[turn] > until) {
                 continue;
             }
             cycles++;
-            if (g == 1 || acq[g - 1] < from || rel[g - 1] == 0) {
+            if (turn == 1 || acq[turn - 1] < from || rel[turn - 1] == 0) {
                 continue;
             }
-            long x = acq[g] - rel[g - 1];
-            if (x < 0) {
+            long gap = acq[turn] - rel[turn - 1];
+            if (gap < 0) {
                 early++;
-                x = 0;
+                gap = 0;
             }
-            if (owner[g] == owner[g - 1]) {
+            if (owner[turn] == owner[turn - 1]) {
                 self++;
             }
-            hs.add(x);
+            gaps.add(gap);
         }
-        long[] w = waits.stream().flatMapToLong(Arrays::stream).toArray();
-        return new Result(hs.stream().mapToLong(Long::longValue).toArray(), w, cycles, d.toNanos() / 1e9, (double) held.get() / Math.max(1, cycles),
+        long[] allWaits = waits.stream().flatMapToLong(Arrays::stream).toArray();
+        return new Result(gaps.stream().mapToLong(Long::longValue).toArray(), allWaits, cycles,
+                measure.toNanos() / 1e9, (double) held.get() / Math.max(1, cycles),
                 early, self, violations.get(), gaveUp.get());
     }
 
-    /** Stays busy for d, yielding between looks at the clock. */
-    static void work(Duration d) {
-        long end = System.nanoTime() + d.toNanos();
+    /** Stays busy for span, yielding between looks at the clock. */
+    static void work(Duration span) {
+        long end = System.nanoTime() + span.toNanos();
         while (System.nanoTime() - end < 0) {
             Thread.yield();
         }

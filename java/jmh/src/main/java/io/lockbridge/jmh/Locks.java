@@ -26,23 +26,23 @@ public class Locks {
     public static class Shared {
         @Param({"lettuce-floor"})
         public String subject;
-        Subject s;
+        Subject client;
 
         @Setup(Level.Trial)
         public void up() {
-            s = Subject.of(subject, Integer.getInteger("lockbridge.jmh.port"));
+            client = Subject.of(subject, Integer.getInteger("lockbridge.jmh.port"));
         }
 
         @TearDown(Level.Trial)
         public void down() {
-            s.close();
+            client.close();
         }
     }
 
     /** Acquire and release a free lock, one thread. */
     @Benchmark
     @Threads(1)
-    public void uncontended(Shared b) throws Exception {
-        b.s.cycle("jmh:uncontended");
+    public void uncontended(Shared state) throws Exception {
+        state.client.cycle("jmh:uncontended");
     }
 }

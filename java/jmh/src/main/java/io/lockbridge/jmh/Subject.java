@@ -37,8 +37,8 @@ abstract class Subject implements AutoCloseable {
     static final Duration WAIT = Duration.ofSeconds(30);
 
     /** The subjects, in the order of the report. */
-    static final String[] NAMES = {"lettuce-floor", "floor-via-lockbridge", "legacy", "migrate-legacy", "migrate-dual-write", "migrate-dual-read", "migrate-modern",
-        "modern", "redisson", "redis-lock-registry"};
+    static final String[] NAMES = {"lettuce-floor", "floor-via-lockbridge", "legacy", "migrate-legacy",
+        "migrate-dual-write", "migrate-dual-read", "migrate-modern", "modern", "redisson", "redis-lock-registry"};
 
     /** A lock taken by {@link #lock}. */
     interface Held {
@@ -72,7 +72,8 @@ abstract class Subject implements AutoCloseable {
 
     /** The floor: SET key token NX PX, and a compare-and-delete script; a waiter polls every millisecond. */
     static final class Floor extends Subject {
-        private static final String DEL = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+        private static final String DEL =
+                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
         private final RedisClient client;
         private final StatefulRedisConnection<String, String> conn;
         private final RedisCommands<String, String> cmd;
@@ -133,26 +134,28 @@ abstract class Subject implements AutoCloseable {
 
         @Override
         void cycle(String key) {
-            byte[] k = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            if (!io.lockbridge.BenchAccess.setNxPx(redis, k, token, TTL.toMillis())) {
+            byte[] keyBytes = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            if (!io.lockbridge.BenchAccess.setNxPx(redis, keyBytes, token, TTL.toMillis())) {
                 throw new IllegalStateException("floor-via-lockbridge: " + key + " held");
             }
-            io.lockbridge.BenchAccess.compareAndDelete(redis, k, token);
+            io.lockbridge.BenchAccess.compareAndDelete(redis, keyBytes, token);
         }
 
         @Override
         Held lock(String key) throws InterruptedException {
-            byte[] k = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong()).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] keyBytes = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            byte[] token = Long.toHexString(ThreadLocalRandom.current().nextLong())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
             long deadline = System.nanoTime() + WAIT.toNanos();
-            while (!io.lockbridge.BenchAccess.setNxPx(redis, k, token, TTL.toMillis())) {
+            while (!io.lockbridge.BenchAccess.setNxPx(redis, keyBytes, token, TTL.toMillis())) {
                 if (System.nanoTime() - deadline > 0) {
                     throw new IllegalStateException("floor-via-lockbridge: " + key + " not obtained");
                 }
                 Thread.sleep(1);
             }
-            return () -> io.lockbridge.BenchAccess.compareAndDelete(redis, k, token);
+            return () -> io.lockbridge.BenchAccess.compareAndDelete(redis, keyBytes, token);
         }
 
         @Override
@@ -162,7 +165,7 @@ abstract class Subject implements AutoCloseable {
     }
 
     interface Build<T> {
-        T build(Redis r);
+        T build(Redis redis);
     }
 
     /** A lockbridge-java locker: tryLock then unlock; lock (its own wait) then unlock. */
@@ -170,17 +173,17 @@ abstract class Subject implements AutoCloseable {
         private final Redis redis;
         private final Object locker;
 
-        Lockbridge(RedisURI uri, Build<AutoCloseable> b) {
+        Lockbridge(RedisURI uri, Build<AutoCloseable> make) {
             redis = Redis.of(uri);
-            locker = b.build(redis);
+            locker = make.build(redis);
         }
 
         @Override
         void cycle(String key) {
-            if (locker instanceof LegacyLocker l) {
-                l.tryLock(key, TTL).unlock();
-            } else if (locker instanceof MigrateLocker m) {
-                m.tryLock(key, TTL).unlock();
+            if (locker instanceof LegacyLocker legacy) {
+                legacy.tryLock(key, TTL).unlock();
+            } else if (locker instanceof MigrateLocker migrate) {
+                migrate.tryLock(key, TTL).unlock();
             } else {
                 ((ModernLocker) locker).tryLock(key, TTL).unlock();
             }
@@ -188,15 +191,15 @@ abstract class Subject implements AutoCloseable {
 
         @Override
         Held lock(String key) {
-            io.lockbridge.Lock l;
-            if (locker instanceof LegacyLocker x) {
-                l = x.lock(key, TTL, WAIT);
-            } else if (locker instanceof MigrateLocker m) {
-                l = m.lock(key, TTL, WAIT);
+            io.lockbridge.Lock lock;
+            if (locker instanceof LegacyLocker legacy) {
+                lock = legacy.lock(key, TTL, WAIT);
+            } else if (locker instanceof MigrateLocker migrate) {
+                lock = migrate.lock(key, TTL, WAIT);
             } else {
-                l = ((ModernLocker) locker).lock(key, TTL, WAIT);
+                lock = ((ModernLocker) locker).lock(key, TTL, WAIT);
             }
-            return l::unlock;
+            return lock::unlock;
         }
 
         @Override
@@ -215,27 +218,28 @@ abstract class Subject implements AutoCloseable {
         private final RedissonClient client;
 
         RedissonSubject(int port) {
-            Config c = new Config();
-            c.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionMinimumIdleSize(2).setConnectionPoolSize(4);
-            client = Redisson.create(c);
+            Config config = new Config();
+            config.useSingleServer().setAddress("redis://127.0.0.1:" + port).setConnectionMinimumIdleSize(2)
+                    .setConnectionPoolSize(4);
+            client = Redisson.create(config);
         }
 
         @Override
         void cycle(String key) throws InterruptedException {
-            RLock l = client.getLock(key);
-            if (!l.tryLock(0, TTL.toMillis(), TimeUnit.MILLISECONDS)) {
+            RLock lock = client.getLock(key);
+            if (!lock.tryLock(0, TTL.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("redisson: " + key + " held");
             }
-            l.unlock();
+            lock.unlock();
         }
 
         @Override
         Held lock(String key) throws InterruptedException {
-            RLock l = client.getLock(key);
-            if (!l.tryLock(WAIT.toMillis(), TTL.toMillis(), TimeUnit.MILLISECONDS)) {
+            RLock lock = client.getLock(key);
+            if (!lock.tryLock(WAIT.toMillis(), TTL.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("redisson: " + key + " not obtained");
             }
-            return l::unlock;
+            return lock::unlock;
         }
 
         @Override
@@ -258,20 +262,20 @@ abstract class Subject implements AutoCloseable {
 
         @Override
         void cycle(String key) {
-            java.util.concurrent.locks.Lock l = registry.obtain(key);
-            if (!l.tryLock()) {
+            java.util.concurrent.locks.Lock lock = registry.obtain(key);
+            if (!lock.tryLock()) {
                 throw new IllegalStateException("registry: " + key + " held");
             }
-            l.unlock();
+            lock.unlock();
         }
 
         @Override
         Held lock(String key) throws InterruptedException {
-            java.util.concurrent.locks.Lock l = registry.obtain(key);
-            if (!l.tryLock(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+            java.util.concurrent.locks.Lock lock = registry.obtain(key);
+            if (!lock.tryLock(WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("registry: " + key + " not obtained");
             }
-            return l::unlock;
+            return lock::unlock;
         }
 
         @Override

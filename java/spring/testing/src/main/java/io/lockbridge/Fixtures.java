@@ -15,107 +15,107 @@ public final class Fixtures {
 
     /** One redis-server. */
     public static final class Standalone implements AutoCloseable {
-        private final RedisServer s;
+        private final RedisServer server;
 
         public Standalone() throws Exception {
-            s = new RedisServer();
+            server = new RedisServer();
         }
 
         public int port() {
-            return s.port;
+            return server.port;
         }
 
         /** The value at key as UTF-8 text, or null. */
         public String get(String key) {
-            return s.get(key);
+            return server.get(key);
         }
 
         /** The value at key, raw, or null. */
         public byte[] get(byte[] key) {
-            return s.raw.get(key);
+            return server.raw.get(key);
         }
 
         /** PTTL of key in ms (-2 absent, -1 no expiry). */
         public long pttl(String key) {
-            return s.raw.pttl(key.getBytes(StandardCharsets.UTF_8));
+            return server.raw.pttl(key.getBytes(StandardCharsets.UTF_8));
         }
 
         public boolean exists(String key) {
-            return s.raw.exists(key.getBytes(StandardCharsets.UTF_8)) == 1;
+            return server.raw.exists(key.getBytes(StandardCharsets.UTF_8)) == 1;
         }
 
-        /** Initialises namespace ns at phase to (a forced init, as the controller's). */
-        public void initPhase(String ns, Phase to) {
-            s.setPhase(ns, "", to, "init");
+        /** Initialises namespace at phase to (a forced init, as the controller's). */
+        public void initPhase(String namespace, Phase to) {
+            server.setPhase(namespace, "", to, "init");
         }
 
-        /** Steps namespace ns from phase from to phase to, as the controller's step. */
-        public void stepPhase(String ns, Phase from, Phase to) {
-            s.setPhase(ns, from.wireName(), to, "step");
+        /** Steps namespace from phase from to phase to, as the controller's step. */
+        public void stepPhase(String namespace, Phase from, Phase to) {
+            server.setPhase(namespace, from.wireName(), to, "step");
         }
 
         /** A new lockbridge Redis on this server. */
         public Redis redis() {
-            return s.redis();
+            return server.redis();
         }
 
         @Override
         public void close() {
-            s.close();
+            server.close();
         }
     }
 
     /** A master, its replica and one Sentinel watching them as {@link #MASTER}. */
     public static final class Sentinel implements AutoCloseable {
         public static final String MASTER = "mymaster";
-        private final Topology.Sentinel s;
+        private final Topology.Sentinel topology;
 
         public Sentinel() throws Exception {
-            s = new Topology.Sentinel();
+            topology = new Topology.Sentinel();
         }
 
         public int sentinelPort() {
-            return s.sentinel.port;
+            return topology.sentinel.port;
         }
 
         /** The value at key on the master. */
         public String getOnMaster(String key) {
-            return s.master.cmd.get(key);
+            return topology.master.cmd.get(key);
         }
 
         /** The value at key on the replica. */
         public String getOnReplica(String key) {
-            return s.replica.cmd.get(key);
+            return topology.replica.cmd.get(key);
         }
 
         @Override
         public void close() {
-            s.close();
+            topology.close();
         }
     }
 
     /** Three masters, slots split as redis-cli --cluster create does. */
     public static final class Cluster implements AutoCloseable {
-        private final Topology.Cluster c;
+        private final Topology.Cluster cluster;
 
         public Cluster() throws Exception {
-            c = new Topology.Cluster();
+            cluster = new Topology.Cluster();
         }
 
         /** host:port of each master. */
         public List<String> nodes() {
-            return c.nodes.stream().map(n -> "127.0.0.1:" + n.port).toList();
+            return cluster.nodes.stream().map(n -> "127.0.0.1:" + n.port).toList();
         }
 
         /** The value at key, read on the master that owns its slot. */
         public String get(String key) {
             int slot = Keys.slot(key.getBytes(StandardCharsets.UTF_8));
-            return c.nodes.get(c.ownerOf(slot)).cmd.get(key);
+            return cluster.nodes.get(cluster.ownerOf(slot)).cmd.get(key);
         }
 
         @Override
         public void close() {
-            c.close();
+            cluster.close();
         }
     }
 }

@@ -15,7 +15,10 @@ public interface LockObserver extends LockListener {
     /** Drops everything (and Locks then gives its locker no listener). */
     LockObserver NONE = new LockObserver() {};
 
-    /** A tryLock or lock call ended: operation try_lock or lock, outcome obtained, not_obtained, unknown, invalid or error. */
+    /**
+     * A tryLock or lock call ended: operation try_lock or lock, outcome
+     * obtained, not_obtained, unknown, invalid or error.
+     */
     default void acquired(String system, String operation, String outcome, long nanos) {}
 
     /** The fence of an acquire (only fenced locks have one). */

@@ -19,7 +19,10 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  */
 @Configuration(proxyBeanMethods = false)
 public class LockbridgeBeans {
-    /** lockbridge's own connections to the Redis of the application's connection factory (a Jedis factory is refused). */
+    /**
+     * lockbridge's own connections to the Redis of the application's connection
+     * factory (a Jedis factory is refused).
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public Redis lockbridgeRedis(RedisConnectionFactory factory) {
@@ -44,8 +47,8 @@ public class LockbridgeBeans {
         @Bean
         @ConditionalOnMissingBean(LockObserver.class)
         LockObserver lockbridgeMeters(ObjectProvider<MeterRegistry> registry) {
-            MeterRegistry r = registry.getIfAvailable();
-            return r == null ? LockObserver.NONE : new LockbridgeMeters(r);
+            MeterRegistry meters = registry.getIfAvailable();
+            return meters == null ? LockObserver.NONE : new LockbridgeMeters(meters);
         }
     }
 }

@@ -56,66 +56,75 @@ public final class LockbridgeMeters implements LockObserver {
      * 3 dual-read, 4 modern (NaN before its first reading).
      */
     public void bindPhase(MigrateLocker locker) {
-        MigrateLocker.PhaseLease p = locker.phaseLease();
-        if (p == null) {
+        MigrateLocker.PhaseLease lease = locker.phaseLease();
+        if (lease == null) {
             return;
         }
-        Gauge.builder("lockbridge.migrate.phase", locker, l -> {
-            MigrateLocker.PhaseLease now = l.phaseLease();
+        Gauge.builder("lockbridge.migrate.phase", locker, migrating -> {
+            MigrateLocker.PhaseLease now = migrating.phaseLease();
             return now == null || now.phase() == null ? Double.NaN : now.phase().ordinal() + 1;
-        }).description("the phase a migrating client runs: 1 legacy, 2 dual-write, 3 dual-read, 4 modern").baseUnit("{phase}")
-                .tags("lockbridge.migrate.namespace", p.namespace(), "lockbridge.migrate.client.id", p.clientId()).register(registry);
+        }).description("the phase a migrating client runs: 1 legacy, 2 dual-write, 3 dual-read, 4 modern")
+                .baseUnit("{phase}")
+                .tags("lockbridge.migrate.namespace", lease.namespace(),
+                        "lockbridge.migrate.client.id", lease.clientId())
+                .register(registry);
     }
 
     @Override
     public void acquired(String system, String operation, String outcome, long nanos) {
-        Tags t = Tags.of(SYSTEM, system, OPERATION, operation, OUTCOME, outcome);
-        acquire.computeIfAbsent(t, k -> Timer.builder("lockbridge.lock.acquire.duration")
-                .description("how long a tryLock or lock call took, waits included").tags(k).register(registry))
+        Tags tags = Tags.of(SYSTEM, system, OPERATION, operation, OUTCOME, outcome);
+        acquire.computeIfAbsent(tags, key -> Timer.builder("lockbridge.lock.acquire.duration")
+                .description("how long a tryLock or lock call took, waits included").tags(key).register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
     public void waited(String system, long nanos) {
-        wait.computeIfAbsent(system, s -> Timer.builder("lockbridge.lock.wait.duration")
-                .description("the time one lock call spent waiting between attempts (recorded only for calls that waited)").tags(SYSTEM, s).register(registry))
-                .record(nanos, TimeUnit.NANOSECONDS);
+        wait.computeIfAbsent(system, key -> Timer.builder("lockbridge.lock.wait.duration")
+                .description("the time one lock call spent waiting between attempts (recorded only for calls"
+                        + " that waited)")
+                .tags(SYSTEM, key).register(registry)).record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
     public void contended(String system) {
-        contention.computeIfAbsent(system, s -> Counter.builder("lockbridge.lock.contention")
-                .description("attempts that found the lock held by another: each tryLock not obtained, each failed attempt of lock").baseUnit("{attempt}").tags(SYSTEM, s).register(registry))
-                .increment();
+        contention.computeIfAbsent(system, key -> Counter.builder("lockbridge.lock.contention")
+                .description("attempts that found the lock held by another: each tryLock not obtained, each failed"
+                        + " attempt of lock")
+                .baseUnit("{attempt}").tags(SYSTEM, key).register(registry)).increment();
     }
 
     @Override
     public void refreshed(String system, Refresh outcome) {
-        refreshes.computeIfAbsent(Tags.of(SYSTEM, system, OUTCOME, outcome.tag()), k -> Counter.builder("lockbridge.lock.refreshes")
-                .description("refreshes the background refresher made").baseUnit("{refresh}").tags(k).register(registry)).increment();
+        refreshes.computeIfAbsent(Tags.of(SYSTEM, system, OUTCOME, outcome.tag()),
+                key -> Counter.builder("lockbridge.lock.refreshes")
+                        .description("refreshes the background refresher made").baseUnit("{refresh}").tags(key)
+                        .register(registry)).increment();
     }
 
     @Override
     public void lost(String system) {
-        lost.computeIfAbsent(system, s -> Counter.builder("lockbridge.lock.lost")
-                .description("locks lost while held: of those an auto-refresh keeps, and every migrate lock (a phase move's end included)")
-                .baseUnit("{lock}").tags(SYSTEM, s).register(registry)).increment();
+        lost.computeIfAbsent(system, key -> Counter.builder("lockbridge.lock.lost")
+                .description("locks lost while held: of those an auto-refresh keeps, and every migrate lock (a phase"
+                        + " move's end included)")
+                .baseUnit("{lock}").tags(SYSTEM, key).register(registry)).increment();
     }
 
     @Override
     public void sighted(String namespace) {
-        sightings.computeIfAbsent(namespace, n -> Counter.builder("lockbridge.migrate.sightings")
-                .description("legacy-only holders a migrating client met and recorded in the registry").baseUnit("{sighting}")
-                .tags("lockbridge.migrate.namespace", n).register(registry)).increment();
+        sightings.computeIfAbsent(namespace, key -> Counter.builder("lockbridge.migrate.sightings")
+                .description("legacy-only holders a migrating client met and recorded in the registry")
+                .baseUnit("{sighting}").tags("lockbridge.migrate.namespace", key).register(registry)).increment();
     }
 
     @Override
     public void fence(String system, long fence) {
-        fences.computeIfAbsent(system, s -> {
-            AtomicLong v = new AtomicLong();
-            Gauge.builder("lockbridge.lock.fence", v, AtomicLong::doubleValue).description("the last fence handed out to this process")
-                    .baseUnit("{fence}").tags(SYSTEM, s).register(registry);
-            return v;
+        fences.computeIfAbsent(system, key -> {
+            AtomicLong lastFence = new AtomicLong();
+            Gauge.builder("lockbridge.lock.fence", lastFence, AtomicLong::doubleValue)
+                    .description("the last fence handed out to this process")
+                    .baseUnit("{fence}").tags(SYSTEM, key).register(registry);
+            return lastFence;
         }).set(fence);
     }
 }

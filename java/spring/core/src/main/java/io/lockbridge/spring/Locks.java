@@ -55,53 +55,58 @@ public final class Locks implements AutoCloseable {
     private final Duration defaultWait;
     private final Set<Lock> held = ConcurrentHashMap.newKeySet();
 
-    private Locks(String system, Locker locker, MigrateLocker migrate, LockObserver observer, LockbridgeProperties p) {
+    private Locks(String system, Locker locker, MigrateLocker migrate, LockObserver observer,
+            LockbridgeProperties props) {
         this.system = system;
         this.locker = locker;
         this.migrate = migrate;
         this.observer = observer == null ? LockObserver.NONE : observer;
-        this.defaultTtl = p.getDefaultTtl();
-        this.defaultWait = p.getDefaultWait();
+        this.defaultTtl = props.getDefaultTtl();
+        this.defaultWait = props.getDefaultWait();
     }
 
-    /** The locker p describes, on redis (which stays the caller's to close). */
-    public static Locks create(Redis redis, LockbridgeProperties p, LockObserver observer) {
-        if (p.getDefaultTtl() == null || p.getDefaultTtl().compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("lockbridge: lockbridge.default-ttl must be at least 1ms, got " + p.getDefaultTtl());
+    /** The locker props describes, on redis (which stays the caller's to close). */
+    public static Locks create(Redis redis, LockbridgeProperties props, LockObserver observer) {
+        if (props.getDefaultTtl() == null || props.getDefaultTtl().compareTo(Duration.ofMillis(1)) < 0) {
+            throw new InvalidException("lockbridge: lockbridge.default-ttl must be at least 1ms, got "
+                    + props.getDefaultTtl());
         }
-        if (p.getDefaultWait() == null || p.getDefaultWait().isNegative()) {
-            throw new InvalidException("lockbridge: lockbridge.default-wait must not be negative, got " + p.getDefaultWait());
+        if (props.getDefaultWait() == null || props.getDefaultWait().isNegative()) {
+            throw new InvalidException("lockbridge: lockbridge.default-wait must not be negative, got "
+                    + props.getDefaultWait());
         }
-        LegacyProfile profile = profile(p.getLegacy());
+        LegacyProfile profile = profile(props.getLegacy());
         boolean listen = observer != null && observer != LockObserver.NONE; // none: the locker reports nothing at all
-        switch (p.getMode()) {
+        switch (props.getMode()) {
         case LEGACY -> {
-            LegacyLocker.Builder b = LegacyLocker.builder(redis).profile(profile).autoRefresh(p.isAutoRefresh());
+            LegacyLocker.Builder builder = LegacyLocker.builder(redis).profile(profile)
+                    .autoRefresh(props.isAutoRefresh());
             if (listen) {
-                b.listener(observer);
+                builder.listener(observer);
             }
-            LegacyLocker l = b.build();
-            return new Locks("legacy", of(l::tryLock, l::lock, l::close), null, observer, p);
+            LegacyLocker legacy = builder.build();
+            return new Locks("legacy", of(legacy::tryLock, legacy::lock, legacy::close), null, observer, props);
         }
         case MODERN -> {
-            ModernLocker.Builder b = ModernLocker.builder(redis).autoRefresh(p.isAutoRefresh()).fencing(p.getModern().isFencing())
-                    .notifications(p.getModern().isNotifications());
-            if (p.getModern().isDeriveKey()) {
-                b.derivedFrom(profile);
+            ModernLocker.Builder builder = ModernLocker.builder(redis).autoRefresh(props.isAutoRefresh())
+                    .fencing(props.getModern().isFencing()).notifications(props.getModern().isNotifications());
+            if (props.getModern().isDeriveKey()) {
+                builder.derivedFrom(profile);
             }
             if (listen) {
-                b.listener(observer);
+                builder.listener(observer);
             }
-            ModernLocker m = b.build();
-            return new Locks("modern", of(m::tryLock, m::lock, m::close), null, observer, p);
+            ModernLocker modern = builder.build();
+            return new Locks("modern", of(modern::tryLock, modern::lock, modern::close), null, observer, props);
         }
         default -> {
-            MigrateLocker.Builder b = migrateLocker(redis, p, profile);
+            MigrateLocker.Builder builder = migrateLocker(redis, props, profile);
             if (listen) {
-                b.listener(observer);
+                builder.listener(observer);
             }
-            MigrateLocker m = b.build();
-            return new Locks("migrate", of(m::tryLock, m::lock, m::close), m, observer, p);
+            MigrateLocker migrating = builder.build();
+            return new Locks("migrate", of(migrating::tryLock, migrating::lock, migrating::close), migrating, observer,
+                    props);
         }
         }
     }
@@ -110,38 +115,39 @@ public final class Locks implements AutoCloseable {
      * The starters' bean (both Boot lines): {@link #create}, the phase gauge
      * bound when observer is the Micrometer one, and {@link #start()}.
      */
-    public static Locks bean(Redis redis, LockbridgeProperties p, LockObserver observer) {
-        Locks locks = create(redis, p, observer);
-        if (observer instanceof LockbridgeMeters m && locks.migrate != null) {
-            m.bindPhase(locks.migrate);
+    public static Locks bean(Redis redis, LockbridgeProperties props, LockObserver observer) {
+        Locks locks = create(redis, props, observer);
+        if (observer instanceof LockbridgeMeters meters && locks.migrate != null) {
+            meters.bindPhase(locks.migrate);
         }
         locks.start();
         return locks;
     }
 
-    private static MigrateLocker.Builder migrateLocker(Redis redis, LockbridgeProperties p, LegacyProfile profile) {
-        if (p.getPhase() == null && p.getNamespace() == null) {
-            // No evidence of the fleet's phase: better no locker than a guess (legacy, unregistered, whatever the fleet runs).
-            throw new InvalidException("lockbridge: lockbridge.mode=migrate (the default) needs lockbridge.namespace, to follow the fleet's"
-                    + " phase, or lockbridge.phase, a fixed phase; with neither it cannot know which keys the fleet locks"
-                    + " (for the legacy lock alone: lockbridge.mode=legacy)");
+    private static MigrateLocker.Builder migrateLocker(Redis redis, LockbridgeProperties props, LegacyProfile profile) {
+        if (props.getPhase() == null && props.getNamespace() == null) {
+            // No evidence of the fleet's phase: better no locker than
+            // a guess (legacy, unregistered, whatever the fleet runs).
+            throw new InvalidException("lockbridge: lockbridge.mode=migrate (the default) needs lockbridge.namespace, "
+                    + "to follow the fleet's phase, or lockbridge.phase, a fixed phase; with neither it cannot know "
+                    + "which keys the fleet locks (for the legacy lock alone: lockbridge.mode=legacy)");
         }
-        MigrateLocker.Builder b = MigrateLocker.builder(redis).legacy(profile).autoRefresh(p.isAutoRefresh());
-        if (p.getPhaseInterval() != null) {
-            b.phaseInterval(p.getPhaseInterval());
+        MigrateLocker.Builder builder = MigrateLocker.builder(redis).legacy(profile).autoRefresh(props.isAutoRefresh());
+        if (props.getPhaseInterval() != null) {
+            builder.phaseInterval(props.getPhaseInterval());
         }
-        if (p.getPhaseLease() != null) {
-            b.phaseLease(p.getPhaseLease());
+        if (props.getPhaseLease() != null) {
+            builder.phaseLease(props.getPhaseLease());
         }
-        if (p.getPhase() != null) {
-            b.phase(p.getPhase());
-            if (p.getNamespace() != null) {
-                b.namespace(p.getNamespace());
+        if (props.getPhase() != null) {
+            builder.phase(props.getPhase());
+            if (props.getNamespace() != null) {
+                builder.namespace(props.getNamespace());
             }
-        } else if (p.getNamespace() != null) {
-            b.followPhase(p.getNamespace());
+        } else if (props.getNamespace() != null) {
+            builder.followPhase(props.getNamespace());
         }
-        return b;
+        return builder;
     }
 
     private interface TryLock {
@@ -152,16 +158,16 @@ public final class Locks implements AutoCloseable {
         Lock call(String name, Duration ttl, Duration wait);
     }
 
-    private static Locker of(TryLock t, WaitLock w, Runnable close) {
+    private static Locker of(TryLock tryCall, WaitLock waitCall, Runnable close) {
         return new Locker() {
             @Override
             public Lock tryLock(String name, Duration ttl) {
-                return t.call(name, ttl);
+                return tryCall.call(name, ttl);
             }
 
             @Override
             public Lock lock(String name, Duration ttl, Duration wait) {
-                return w.call(name, ttl, wait);
+                return waitCall.call(name, ttl, wait);
             }
 
             @Override
@@ -171,9 +177,10 @@ public final class Locks implements AutoCloseable {
         };
     }
 
-    static LegacyProfile profile(LockbridgeProperties.Legacy l) {
-        return LegacyProfile.defaults().unit(l.getUnit()).plusOne(l.isPlusOne()).keyCodec(l.getKeyCodec()).valueCodec(l.getValueCodec())
-                .skewMargin(l.getSkewMargin()).serverClockMargin(l.getServerClockMargin());
+    static LegacyProfile profile(LockbridgeProperties.Legacy legacy) {
+        return LegacyProfile.defaults().unit(legacy.getUnit()).plusOne(legacy.isPlusOne())
+                .keyCodec(legacy.getKeyCodec()).valueCodec(legacy.getValueCodec())
+                .skewMargin(legacy.getSkewMargin()).serverClockMargin(legacy.getServerClockMargin());
     }
 
     /** legacy, migrate or modern: the lockbridge.lock.system of the instruments. */
@@ -195,9 +202,9 @@ public final class Locks implements AutoCloseable {
     public Lock tryLock(String name, Duration ttl) {
         long start = System.nanoTime();
         try {
-            Lock l = locker.tryLock(name, ttl);
+            Lock lock = locker.tryLock(name, ttl);
             observer.acquired(system, "try_lock", "obtained", System.nanoTime() - start);
-            return track(l);
+            return track(lock);
         } catch (RuntimeException e) {
             observer.acquired(system, "try_lock", outcome(e), System.nanoTime() - start);
             throw e;
@@ -216,35 +223,35 @@ public final class Locks implements AutoCloseable {
             if (wait == null || wait.isNegative()) {
                 throw new InvalidException("lockbridge: wait " + wait + " is negative");
             }
-            Lock l = locker.lock(name, ttl, wait);
+            Lock lock = locker.lock(name, ttl, wait);
             observer.acquired(system, "lock", "obtained", System.nanoTime() - start);
-            return track(l);
+            return track(lock);
         } catch (RuntimeException e) {
             observer.acquired(system, "lock", outcome(e), System.nanoTime() - start);
             throw e;
         }
     }
 
-    static String outcome(RuntimeException e) {
-        if (e instanceof NotObtainedException) {
+    static String outcome(RuntimeException error) {
+        if (error instanceof NotObtainedException) {
             return "not_obtained";
         }
-        if (e instanceof UnknownOutcomeException) {
+        if (error instanceof UnknownOutcomeException) {
             return "unknown";
         }
-        if (e instanceof InvalidException) {
+        if (error instanceof InvalidException) {
             return "invalid";
         }
         return "error";
     }
 
-    private Lock track(Lock l) {
-        if (l.fence() != 0) {
-            observer.fence(system, l.fence());
+    private Lock track(Lock lock) {
+        if (lock.fence() != 0) {
+            observer.fence(system, lock.fence());
         }
-        held.add(l);
-        l.done().whenComplete((v, err) -> held.remove(l));
-        return l;
+        held.add(lock);
+        lock.done().whenComplete((v, err) -> held.remove(lock));
+        return lock;
     }
 
     /** How many locks taken through this object are held now (released or lost ones are not). */
@@ -263,46 +270,49 @@ public final class Locks implements AutoCloseable {
      * then ({@link PhaseUnknownException}).
      */
     public Status status() {
-        Map<String, Object> d = new LinkedHashMap<>();
-        d.put("mode", system);
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("mode", system);
         boolean up = true;
         if (migrate != null) {
-            MigrateLocker.PhaseLease pl = migrate.phaseLease();
-            if (pl == null) {
-                d.put("phase", migrate.phase().wireName());
+            MigrateLocker.PhaseLease lease = migrate.phaseLease();
+            if (lease == null) {
+                details.put("phase", migrate.phase().wireName());
             } else {
-                if (pl.left().isZero()) {
+                if (lease.left().isZero()) {
                     try {
                         migrate.phase(); // reads it: the lease runs again
                     } catch (PhaseUnknownException e) {
                         up = false;
-                        d.put("error", e.getMessage());
+                        details.put("error", e.getMessage());
                     }
-                    pl = migrate.phaseLease();
+                    lease = migrate.phaseLease();
                 }
-                d.put("namespace", pl.namespace());
-                d.put("clientId", pl.clientId());
-                d.put("phase", pl.phase() == null ? "unknown" : pl.phase().wireName());
-                d.put("phaseLeaseLeftMillis", pl.left().toMillis());
+                details.put("namespace", lease.namespace());
+                details.put("clientId", lease.clientId());
+                details.put("phase", lease.phase() == null ? "unknown" : lease.phase().wireName());
+                details.put("phaseLeaseLeftMillis", lease.left().toMillis());
             }
         }
-        d.put("locksHeld", held());
-        return new Status(up, d);
+        details.put("locksHeld", held());
+        return new Status(up, details);
     }
 
-    /** What the info endpoint shows: the mode and, when migrating with a namespace, the namespace, registry id and phase. */
+    /**
+     * What the info endpoint shows: the mode and, when migrating with a
+     * namespace, the namespace, registry id and phase.
+     */
     public Map<String, Object> info() {
-        Map<String, Object> d = new LinkedHashMap<>();
-        d.put("mode", system);
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("mode", system);
         if (migrate != null) {
-            MigrateLocker.PhaseLease pl = migrate.phaseLease();
-            if (pl != null) {
-                d.put("namespace", pl.namespace());
-                d.put("clientId", pl.clientId());
-                d.put("phase", pl.phase() == null ? "unknown" : pl.phase().wireName());
+            MigrateLocker.PhaseLease lease = migrate.phaseLease();
+            if (lease != null) {
+                details.put("namespace", lease.namespace());
+                details.put("clientId", lease.clientId());
+                details.put("phase", lease.phase() == null ? "unknown" : lease.phase().wireName());
             }
         }
-        return d;
+        return details;
     }
 
     /**

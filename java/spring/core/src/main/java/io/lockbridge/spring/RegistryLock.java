@@ -123,9 +123,9 @@ public class RegistryLock implements Lock {
                     obtained(registry.locker().lock(key, registry.expireAfter(), FOREVER));
                     return;
                 } catch (NotObtainedException e) {
-                    if (e.getCause() instanceof InterruptedException ie) {
+                    if (e.getCause() instanceof InterruptedException interrupt) {
                         Thread.interrupted();
-                        throw ie;
+                        throw interrupt;
                     }
                 }
             }
@@ -178,9 +178,9 @@ public class RegistryLock implements Lock {
             return true;
         } catch (NotObtainedException e) {
             local.unlock();
-            if (e.getCause() instanceof InterruptedException ie) {
+            if (e.getCause() instanceof InterruptedException interrupt) {
                 Thread.interrupted();
-                throw ie;
+                throw interrupt;
             }
             return false;
         } catch (InterruptedException | RuntimeException e) {
@@ -200,12 +200,12 @@ public class RegistryLock implements Lock {
      * Other errors (a Redis failure, an unknown outcome) are thrown.
      */
     private boolean renewedOnReentry(Duration ttl) {
-        io.lockbridge.Lock l = held;
-        if (local.getHoldCount() == 1 || l == null) {
+        io.lockbridge.Lock heldLock = held;
+        if (local.getHoldCount() == 1 || heldLock == null) {
             return false;
         }
         try {
-            l.refresh(ttl);
+            heldLock.refresh(ttl);
         } catch (NotHeldException e) {
             return false;
         }
@@ -213,8 +213,8 @@ public class RegistryLock implements Lock {
         return true;
     }
 
-    private void obtained(io.lockbridge.Lock l) {
-        held = l;
+    private void obtained(io.lockbridge.Lock taken) {
+        held = taken;
         lockedAt = System.currentTimeMillis();
     }
 
@@ -227,14 +227,15 @@ public class RegistryLock implements Lock {
             local.unlock();
             return;
         }
-        io.lockbridge.Lock l = held;
+        io.lockbridge.Lock heldLock = held;
         held = null;
         boolean interrupted = Thread.interrupted(); // the release runs to its end, then the interrupt is back
         try {
-            l.unlock();
+            heldLock.unlock();
         } catch (NotHeldException e) {
-            throw new ConcurrentModificationException("lockbridge: lock " + key + " was no longer held when released (its lease ended, "
-                    + "and another may have taken it): what it protected may have been changed meanwhile", e);
+            throw new ConcurrentModificationException("lockbridge: lock " + key + " was no longer held when released "
+                    + "(its lease ended, and another may have taken it): what it protected may have been changed "
+                    + "meanwhile", e);
         } finally {
             local.unlock();
             if (interrupted) {
@@ -245,12 +246,12 @@ public class RegistryLock implements Lock {
 
     /** Extends the lease to ttl from now; IllegalStateException when not held, or no longer. */
     void renew(Duration ttl) {
-        io.lockbridge.Lock l = held;
-        if (l == null) {
+        io.lockbridge.Lock heldLock = held;
+        if (heldLock == null) {
             throw new IllegalStateException("lockbridge: could not renew lock " + key + ": not held in this process");
         }
         try {
-            l.refresh(ttl);
+            heldLock.refresh(ttl);
         } catch (NotHeldException e) {
             throw new IllegalStateException("lockbridge: could not renew lock " + key + ": no longer held", e);
         }

@@ -52,7 +52,8 @@ public final class RegistryLocks<L extends RegistryLock> implements AutoCloseabl
             throw new InvalidException("lockbridge: a LockRegistry needs a non-empty registry key");
         }
         if (expireAfter == null || expireAfter.compareTo(Duration.ofMillis(1)) < 0) {
-            throw new InvalidException("lockbridge: a LockRegistry's expireAfter must be at least 1ms, got " + expireAfter);
+            throw new InvalidException("lockbridge: a LockRegistry's expireAfter must be at least 1ms, got "
+                    + expireAfter);
         }
         this.registryKey = registryKey;
         this.expireAfter = expireAfter;
@@ -76,26 +77,33 @@ public final class RegistryLocks<L extends RegistryLock> implements AutoCloseabl
 
     /** The lock of lockKey (a String, as RedisLockRegistry requires): the same object for the same key while cached. */
     public L obtain(Object lockKey) {
-        if (!(lockKey instanceof String k)) {
+        if (!(lockKey instanceof String name)) {
             throw new IllegalArgumentException("lockbridge: a LockRegistry lock key must be a String, got "
                     + (lockKey == null ? "null" : lockKey.getClass().getName()));
         }
-        return locks.computeIfAbsent(k, key -> make.apply(this, key));
+        return locks.computeIfAbsent(name, key -> make.apply(this, key));
     }
 
-    /** Forgets the locks not held in this process and not locked for age ms (RedisLockRegistry's expireUnusedOlderThan). */
+    /**
+     * Forgets the locks not held in this process and not locked for age ms
+     * (RedisLockRegistry's expireUnusedOlderThan).
+     */
     public void expireUnusedOlderThan(long age) {
         long now = System.currentTimeMillis();
         locks.values().removeIf(l -> !l.isAcquiredInThisProcess() && now - l.lockedAt() > age);
     }
 
-    /** Extends the held lock of lockKey to ttl from now; IllegalStateException when this process does not hold it, or no longer does. */
+    /**
+     * Extends the held lock of lockKey to ttl from now; IllegalStateException
+     * when this process does not hold it, or no longer does.
+     */
     public void renewLock(Object lockKey, Duration ttl) {
-        L l = lockKey instanceof String k ? locks.get(k) : null;
-        if (l == null) {
-            throw new IllegalStateException("lockbridge: could not renew lock " + lockKey + ": not held in this process");
+        L lock = lockKey instanceof String name ? locks.get(name) : null;
+        if (lock == null) {
+            throw new IllegalStateException("lockbridge: could not renew lock " + lockKey
+                    + ": not held in this process");
         }
-        l.renew(ttl);
+        lock.renew(ttl);
     }
 
     /** Stops auto-refreshing; held locks end at their lease (as RedisLockRegistry's destroy leaves them). */

@@ -72,28 +72,28 @@ public class LockbridgeLockProvider implements ExtensibleLockProvider {
     }
 
     @Override
-    public Optional<SimpleLock> lock(LockConfiguration c) {
-        Duration atMost = until(c.getLockAtMostUntil());
+    public Optional<SimpleLock> lock(LockConfiguration config) {
+        Duration atMost = until(config.getLockAtMostUntil());
         if (atMost.compareTo(Duration.ofMillis(1)) < 0) {
             return Optional.empty(); // the lease would already be over
         }
         try {
-            return Optional.of(new Held(c, locker.tryLock(key(c.getName()), atMost)));
+            return Optional.of(new Held(config, locker.tryLock(key(config.getName()), atMost)));
         } catch (NotObtainedException e) {
             return Optional.empty();
         }
     }
 
-    private static Duration until(java.time.Instant t) {
-        return Duration.between(ClockProvider.now(), t);
+    private static Duration until(java.time.Instant instant) {
+        return Duration.between(ClockProvider.now(), instant);
     }
 
     /** A lock this provider holds. */
     private static final class Held extends AbstractSimpleLock {
         private final Lock lock;
 
-        Held(LockConfiguration c, Lock lock) {
-            super(c);
+        Held(LockConfiguration config, Lock lock) {
+            super(config);
             this.lock = lock;
         }
 
@@ -112,14 +112,14 @@ public class LockbridgeLockProvider implements ExtensibleLockProvider {
         }
 
         @Override
-        protected Optional<SimpleLock> doExtend(LockConfiguration c) {
-            Duration atMost = until(c.getLockAtMostUntil());
+        protected Optional<SimpleLock> doExtend(LockConfiguration config) {
+            Duration atMost = until(config.getLockAtMostUntil());
             if (atMost.compareTo(Duration.ofMillis(1)) < 0) {
                 return Optional.empty();
             }
             try {
                 lock.refresh(atMost);
-                return Optional.of(new Held(c, lock));
+                return Optional.of(new Held(config, lock));
             } catch (NotHeldException e) {
                 return Optional.empty();
             }

@@ -68,23 +68,24 @@ class RollingDeployTest {
 
     @Test
     void sameKeysEachRefusesTheOther() {
-        Optional<SimpleLock> l = neu.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO));
-        assertTrue(l.isPresent());
+        Optional<SimpleLock> newLock = neu.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO));
+        assertTrue(newLock.isPresent());
         assertEquals("job-lock:default:job1", neu.key("job1"));
         assertNotNull(srv.get("job-lock:default:job1"));
         long pttl = srv.pttl("job-lock:default:job1");
         assertTrue(pttl > 0 && pttl <= 10_000, "PX lockAtMostFor, got " + pttl);
-        assertTrue(old.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO)).isEmpty(), "RedisLockProvider refused");
-        l.get().unlock();
+        assertTrue(old.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO)).isEmpty(),
+                "RedisLockProvider refused");
+        newLock.get().unlock();
         assertFalse(srv.exists("job-lock:default:job1"));
 
-        Optional<SimpleLock> o = old.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO));
-        assertTrue(o.isPresent());
+        Optional<SimpleLock> oldLock = old.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO));
+        assertTrue(oldLock.isPresent());
         assertTrue(srv.get("job-lock:default:job1").startsWith("ADDED:"));
         assertTrue(neu.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO)).isEmpty(), "lockbridge refused");
-        o.get().unlock();
-        assertTrue(neu.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO)).map(s -> {
-            s.unlock();
+        oldLock.get().unlock();
+        assertTrue(neu.lock(conf("job1", Duration.ofSeconds(10), Duration.ZERO)).map(held -> {
+            held.unlock();
             return true;
         }).orElse(false));
     }
@@ -96,28 +97,28 @@ class RollingDeployTest {
         assertTrue(pttl > 0 && pttl <= 800, "kept until lockAtLeastFor has passed, got PTTL " + pttl);
         assertTrue(old.lock(conf("job2", Duration.ofSeconds(10), Duration.ZERO)).isEmpty());
         Thread.sleep(900);
-        SimpleLock o = old.lock(conf("job2", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
-        o.unlock();
+        SimpleLock oldLock = old.lock(conf("job2", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+        oldLock.unlock();
     }
 
     @Test
     void extendMovesTheLeaseWhileHeld() {
-        SimpleLock l = neu.lock(conf("job3", Duration.ofSeconds(2), Duration.ZERO)).orElseThrow();
-        SimpleLock e = l.extend(Duration.ofSeconds(30), Duration.ZERO).orElseThrow();
+        SimpleLock newLock = neu.lock(conf("job3", Duration.ofSeconds(2), Duration.ZERO)).orElseThrow();
+        SimpleLock extended = newLock.extend(Duration.ofSeconds(30), Duration.ZERO).orElseThrow();
         assertTrue(srv.pttl("job-lock:default:job3") > 2_000);
-        e.unlock();
+        extended.unlock();
         assertFalse(srv.exists("job-lock:default:job3"));
     }
 
     @Test
     void unlockAfterTheLeaseLeavesTheNewHolder() throws Exception {
-        SimpleLock l = neu.lock(conf("job4", Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
+        SimpleLock newLock = neu.lock(conf("job4", Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
         Thread.sleep(400); // the job outran lockAtMostFor
-        SimpleLock o = old.lock(conf("job4", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+        SimpleLock oldLock = old.lock(conf("job4", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
         String theirs = srv.get("job-lock:default:job4");
-        l.unlock(); // no exception, and not their key
+        newLock.unlock(); // no exception, and not their key
         assertEquals(theirs, srv.get("job-lock:default:job4"));
-        o.unlock();
+        oldLock.unlock();
         assertNull(srv.get("job-lock:default:job4"));
     }
 
@@ -130,16 +131,18 @@ class RollingDeployTest {
      */
     @Test
     void oldProviderExtendAfterItsLeaseOverwritesTheNewHolder() throws Exception {
-        SimpleLock o = old.lock(conf("job8", Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
+        SimpleLock oldLock = old.lock(conf("job8", Duration.ofMillis(300), Duration.ZERO)).orElseThrow();
         Thread.sleep(400); // the job outran lockAtMostFor
-        SimpleLock l = neu.lock(conf("job8", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
+        SimpleLock newLock = neu.lock(conf("job8", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
         String ours = srv.get("job-lock:default:job8");
-        SimpleLock e = o.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow(); // RedisLockProvider: "extended"
+        // RedisLockProvider: "extended"
+        SimpleLock extended = oldLock.extend(Duration.ofSeconds(10), Duration.ZERO).orElseThrow();
         String theirs = srv.get("job-lock:default:job8");
-        assertTrue(theirs.startsWith("ADDED:") && !theirs.equals(ours), "the old provider overwrote the new holder's token");
-        l.unlock(); // lockbridge: no longer its key, left alone
+        assertTrue(theirs.startsWith("ADDED:") && !theirs.equals(ours),
+                "the old provider overwrote the new holder's token");
+        newLock.unlock(); // lockbridge: no longer its key, left alone
         assertEquals(theirs, srv.get("job-lock:default:job8"));
-        e.unlock();
+        extended.unlock();
         assertNull(srv.get("job-lock:default:job8"));
     }
 
@@ -152,9 +155,9 @@ class RollingDeployTest {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         long end = System.nanoTime() + Duration.ofSeconds(3).toNanos();
         List<Thread> threads = new ArrayList<>();
-        for (int s = 0; s < 2; s++) {
-            int side = s;
-            for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < 2; i++) {
+            int side = i;
+            for (int j = 0; j < 2; j++) {
                 threads.add(new Thread(() -> {
                     try {
                         while (System.nanoTime() < end) {
@@ -179,8 +182,8 @@ class RollingDeployTest {
             }
         }
         threads.forEach(Thread::start);
-        for (Thread t : threads) {
-            t.join();
+        for (Thread thread : threads) {
+            thread.join();
         }
         assertNull(failure.get());
         assertEquals(0, overlaps.get());
@@ -206,7 +209,8 @@ class RollingDeployTest {
         }
         Duration after = Duration.ofNanos(System.nanoTime() - start);
         assertTrue(got.isPresent(), "taken over within 5 s");
-        assertTrue(after.compareTo(Duration.ofMillis(900)) >= 0, "not before the crashed holder's lease ended: " + after);
+        assertTrue(after.compareTo(Duration.ofMillis(900)) >= 0, "not before the crashed holder's lease ended: "
+                + after);
         got.get().unlock();
     }
 }

@@ -86,8 +86,8 @@ public class App {
     @Bean
     @ConditionalOnProperty("fleet.guard")
     ApplicationRunner fleet(Locks locks, LockRegistry registry, LockProvider shedlock, Environment env) {
-        return args -> new Fleet(env.getRequiredProperty("fleet.id"), env.getRequiredProperty("fleet.guard"), locks, registry::obtain, shedlock,
-                env.getProperty("app.lock-lease", Duration.class, Duration.ofSeconds(60)))
+        return args -> new Fleet(env.getRequiredProperty("fleet.id"), env.getRequiredProperty("fleet.guard"), locks,
+                registry::obtain, shedlock, env.getProperty("app.lock-lease", Duration.class, Duration.ofSeconds(60)))
                 .start(System.in, env.getRequiredProperty("local.server.port", Integer.class));
     }
 }

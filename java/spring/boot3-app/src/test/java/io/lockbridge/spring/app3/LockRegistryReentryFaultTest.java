@@ -15,21 +15,21 @@ import org.springframework.integration.support.locks.LockRegistry;
 class LockRegistryReentryFaultTest extends AbstractReentryFaultTest {
     @Override
     protected Registry framework(RedisConnectionFactory factory) {
-        RedisLockRegistry r = new RedisLockRegistry(factory, "locks", RegistryScenarios.EXPIRE.toMillis());
-        return new Registry(r::obtain, r::destroy);
+        RedisLockRegistry registry = new RedisLockRegistry(factory, "locks", RegistryScenarios.EXPIRE.toMillis());
+        return new Registry(registry::obtain, registry::destroy);
     }
 
     @Override
     protected Registry lockbridge(Redis redis) {
-        LockbridgeLockRegistry r = new LockbridgeLockRegistry(redis, "locks", RegistryScenarios.EXPIRE);
-        return new Registry(r::obtain, r::destroy);
+        LockbridgeLockRegistry registry = new LockbridgeLockRegistry(redis, "locks", RegistryScenarios.EXPIRE);
+        return new Registry(registry::obtain, registry::destroy);
     }
 
     @Override
     protected RegistryScenarios.Election elect(boolean onLockbridge, int side, RegistryScenarios.Leaders leaders) {
         LockRegistry reg = onLockbridge ? new LockbridgeLockRegistry(redis, "locks", RegistryScenarios.EXPIRE)
                 : new RedisLockRegistry(factory, "locks", RegistryScenarios.EXPIRE.toMillis());
-        DefaultCandidate c = new DefaultCandidate("side-" + side, "leader") {
+        DefaultCandidate candidate = new DefaultCandidate("side-" + side, "leader") {
             @Override
             public void onGranted(Context ctx) {
                 leaders.granted(side);
@@ -40,7 +40,7 @@ class LockRegistryReentryFaultTest extends AbstractReentryFaultTest {
                 leaders.revoked(side);
             }
         };
-        LockRegistryLeaderInitiator init = new LockRegistryLeaderInitiator(reg, c);
+        LockRegistryLeaderInitiator init = new LockRegistryLeaderInitiator(reg, candidate);
         init.setHeartBeatMillis(100);
         init.setBusyWaitMillis(50);
         init.start();

@@ -8,7 +8,10 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** The starter refuses a migrating locker with neither namespace nor phase, on Boot 3.5 ({@link AbstractStarterConfigFaultTest}). */
+/**
+ * The starter refuses a migrating locker with neither namespace nor phase, on
+ * Boot 3.5 ({@link AbstractStarterConfigFaultTest}).
+ */
 class StarterConfigFaultTest extends AbstractStarterConfigFaultTest {
     final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RedisAutoConfiguration.class, LockbridgeAutoConfiguration.class));

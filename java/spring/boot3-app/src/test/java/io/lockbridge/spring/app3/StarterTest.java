@@ -11,7 +11,10 @@ import org.springframework.boot.actuate.info.InfoEndpoint;
 import org.springframework.boot.test.autoconfigure.actuate.observability.AutoConfigureObservability;
 import org.springframework.boot.test.context.SpringBootTest;
 
-/** The Boot 3.5 application follows the phase and shows it ({@link AbstractStarterTest}), read through Boot 3.5's Actuator. */
+/**
+ * The Boot 3.5 application follows the phase and shows it ({@link
+ * AbstractStarterTest}), read through Boot 3.5's Actuator.
+ */
 @SpringBootTest(properties = "management.info.defaults.enabled=false")
 @AutoConfigureObservability(tracing = false)
 class StarterTest extends AbstractStarterTest {
@@ -22,8 +25,8 @@ class StarterTest extends AbstractStarterTest {
 
     @Override
     protected StarterScenarios.Health health() {
-        Health h = (Health) health.healthForPath("lockbridge");
-        return StarterScenarios.Health.of(h.getStatus().getCode(), h.getDetails());
+        Health shown = (Health) health.healthForPath("lockbridge");
+        return StarterScenarios.Health.of(shown.getStatus().getCode(), shown.getDetails());
     }
 
     @Override

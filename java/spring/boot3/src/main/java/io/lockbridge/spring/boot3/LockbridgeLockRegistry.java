@@ -49,8 +49,8 @@ public class LockbridgeLockRegistry implements ExpirableLockRegistry, RenewableL
 
     /** The Spring Integration 6.5 lock: the core lock as it is. */
     private static final class RegistryLock6 extends RegistryLock {
-        RegistryLock6(RegistryLocks<?> r, String k) {
-            super(r, k);
+        RegistryLock6(RegistryLocks<?> registry, String key) {
+            super(registry, key);
         }
     }
 

@@ -63,7 +63,8 @@ public class App {
     @ConditionalOnProperty(name = "app.locks", havingValue = "framework")
     static class Framework {
         @Bean
-        LockRegistry<DistributedLock> lockRegistry(RedisConnectionFactory factory, @Value("${app.lock-lease:60s}") Duration lease) {
+        LockRegistry<DistributedLock> lockRegistry(RedisConnectionFactory factory,
+                @Value("${app.lock-lease:60s}") Duration lease) {
             return new RedisLockRegistry(factory, "locks", lease.toMillis());
         }
 
@@ -86,9 +87,10 @@ public class App {
      */
     @Bean
     @ConditionalOnProperty("fleet.guard")
-    ApplicationRunner fleet(Locks locks, LockRegistry<DistributedLock> registry, LockProvider shedlock, Environment env) {
-        return args -> new Fleet(env.getRequiredProperty("fleet.id"), env.getRequiredProperty("fleet.guard"), locks, registry::obtain, shedlock,
-                env.getProperty("app.lock-lease", Duration.class, Duration.ofSeconds(60)))
+    ApplicationRunner fleet(Locks locks, LockRegistry<DistributedLock> registry, LockProvider shedlock,
+            Environment env) {
+        return args -> new Fleet(env.getRequiredProperty("fleet.id"), env.getRequiredProperty("fleet.guard"), locks,
+                registry::obtain, shedlock, env.getProperty("app.lock-lease", Duration.class, Duration.ofSeconds(60)))
                 .start(System.in, env.getRequiredProperty("local.server.port", Integer.class));
     }
 }

@@ -11,13 +11,13 @@ import org.springframework.integration.redis.util.RedisLockRegistry;
 class LockRegistryRollingDeployTest extends AbstractRollingDeployTest {
     @Override
     protected Registry framework(RedisConnectionFactory factory) {
-        RedisLockRegistry r = new RedisLockRegistry(factory, "locks", RegistryScenarios.EXPIRE.toMillis());
-        return new Registry(r::obtain, r::destroy);
+        RedisLockRegistry registry = new RedisLockRegistry(factory, "locks", RegistryScenarios.EXPIRE.toMillis());
+        return new Registry(registry::obtain, registry::destroy);
     }
 
     @Override
     protected Registry lockbridge(Redis redis) {
-        LockbridgeLockRegistry r = new LockbridgeLockRegistry(redis, "locks", RegistryScenarios.EXPIRE);
-        return new Registry(r::obtain, r::destroy);
+        LockbridgeLockRegistry registry = new LockbridgeLockRegistry(redis, "locks", RegistryScenarios.EXPIRE);
+        return new Registry(registry::obtain, registry::destroy);
     }
 }

@@ -8,10 +8,14 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
-/** The starter refuses a migrating locker with neither namespace nor phase, on Boot 4.0 ({@link AbstractStarterConfigFaultTest}). */
+/**
+ * The starter refuses a migrating locker with neither namespace nor phase, on
+ * Boot 4.0 ({@link AbstractStarterConfigFaultTest}).
+ */
 class StarterConfigFaultTest extends AbstractStarterConfigFaultTest {
     final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, LockbridgeAutoConfiguration.class));
+            .withConfiguration(
+                    AutoConfigurations.of(DataRedisAutoConfiguration.class, LockbridgeAutoConfiguration.class));
 
     @Override
     protected void run(String[] properties, Consumer<Started> check) {

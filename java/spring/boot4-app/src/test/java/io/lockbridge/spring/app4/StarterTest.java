@@ -10,7 +10,10 @@ import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
 import org.springframework.boot.health.actuate.endpoint.IndicatedHealthDescriptor;
 import org.springframework.boot.test.context.SpringBootTest;
 
-/** The Boot 4.0 application follows the phase and shows it ({@link AbstractStarterTest}), read through Boot 4.0's Actuator. */
+/**
+ * The Boot 4.0 application follows the phase and shows it ({@link
+ * AbstractStarterTest}), read through Boot 4.0's Actuator.
+ */
 @SpringBootTest(properties = "management.info.defaults.enabled=false")
 class StarterTest extends AbstractStarterTest {
     @Autowired
@@ -20,8 +23,8 @@ class StarterTest extends AbstractStarterTest {
 
     @Override
     protected StarterScenarios.Health health() {
-        IndicatedHealthDescriptor h = (IndicatedHealthDescriptor) health.healthForPath("lockbridge");
-        return StarterScenarios.Health.of(h.getStatus().getCode(), h.getDetails());
+        IndicatedHealthDescriptor shown = (IndicatedHealthDescriptor) health.healthForPath("lockbridge");
+        return StarterScenarios.Health.of(shown.getStatus().getCode(), shown.getDetails());
     }
 
     @Override

@@ -44,8 +44,8 @@ public class LockbridgeAutoConfiguration {
         @ConditionalOnMissingBean(name = "lockbridgeHealthIndicator")
         HealthIndicator lockbridgeHealthIndicator(Locks locks) {
             return () -> {
-                Locks.Status s = locks.status();
-                return (s.up() ? Health.up() : Health.down()).withDetails(s.details()).build();
+                Locks.Status status = locks.status();
+                return (status.up() ? Health.up() : Health.down()).withDetails(status.details()).build();
             };
         }
 

@@ -19,7 +19,8 @@ import org.springframework.integration.support.locks.RenewableLockRegistry;
  *
  * <pre>{@code
  * @Bean
- * LockRegistry<DistributedLock> lockRegistry(io.lockbridge.Redis redis) {   // was: new RedisLockRegistry(connectionFactory, "locks")
+ * LockRegistry<DistributedLock> lockRegistry(io.lockbridge.Redis redis) {
+ *     // was: return new RedisLockRegistry(connectionFactory, "locks");
  *     return new LockbridgeLockRegistry(redis, "locks");
  * }
  * }</pre>
@@ -48,10 +49,13 @@ public class LockbridgeLockRegistry
         this.locks = new RegistryLocks<>(redis, registryKey, expireAfter, autoRefresh, Lock7::new);
     }
 
-    /** The Spring Integration 7 lock: the core lock, whose lock(Duration) and tryLock(Duration, Duration) are DistributedLock's. */
+    /**
+     * The Spring Integration 7 lock: the core lock, whose lock(Duration) and
+     * tryLock(Duration, Duration) are DistributedLock's.
+     */
     static final class Lock7 extends RegistryLock implements DistributedLock {
-        Lock7(RegistryLocks<?> r, String k) {
-            super(r, k);
+        Lock7(RegistryLocks<?> registry, String key) {
+            super(registry, key);
         }
     }
 

@@ -35,7 +35,10 @@ public final class Contention {
     /** A way into the critical section: a lock as its users take it. */
     @FunctionalInterface
     public interface Way {
-        /** Runs section under the lock if it is obtained within the way's wait; false (section not run) when it is not. */
+        /**
+         * Runs section under the lock if it is obtained within the way's wait;
+         * false (section not run) when it is not.
+         */
         boolean run(Section section) throws Exception;
     }
 
@@ -61,13 +64,13 @@ public final class Contention {
      */
     public static Way of(Locks locks, String name, Duration ttl, Duration wait) {
         return section -> {
-            Lock l;
+            Lock lock;
             try {
-                l = locks.lock(name, ttl, wait);
+                lock = locks.lock(name, ttl, wait);
             } catch (NotObtainedException | PhaseUnknownException e) {
                 return false;
             }
-            try (l) {
+            try (lock) {
                 section.run();
             }
             return true;
@@ -86,9 +89,9 @@ public final class Contention {
         return section -> {
             long end = System.nanoTime() + wait.toNanos();
             while (true) {
-                LockingTaskExecutor.TaskResult<Boolean> r;
+                LockingTaskExecutor.TaskResult<Boolean> result;
                 try {
-                    r = executor.executeWithLock(() -> {
+                    result = executor.executeWithLock(() -> {
                         section.run();
                         return true;
                     }, new LockConfiguration(Instant.now(), name, atMost, Duration.ZERO));
@@ -97,7 +100,7 @@ public final class Contention {
                 } catch (Throwable e) {
                     throw new IllegalStateException(e);
                 }
-                if (r.wasExecuted()) {
+                if (result.wasExecuted()) {
                     return true;
                 }
                 if (System.nanoTime() + poll.toNanos() > end) {
@@ -126,14 +129,14 @@ public final class Contention {
         long[] refused = new long[sides.size()];
         AtomicReference<Throwable> failure = new AtomicReference<>();
         List<Thread> all = new ArrayList<>();
-        for (int s = 0; s < sides.size(); s++) {
-            Side side = sides.get(s);
-            int k = s;
-            for (int t = 0; t < threads; t++) {
-                String who = side.name() + "-" + t;
+        for (int i = 0; i < sides.size(); i++) {
+            Side side = sides.get(i);
+            int sideIndex = i;
+            for (int j = 0; j < threads; j++) {
+                String who = side.name() + "-" + j;
                 all.add(new Thread(() -> {
-                    long in = 0;
-                    long out = 0;
+                    long entered = 0;
+                    long turnedAway = 0;
                     try {
                         while (more.getAsBoolean()) {
                             boolean got = side.way().run(() -> {
@@ -142,25 +145,25 @@ public final class Contention {
                                 guard.exit(who);
                             });
                             if (got) {
-                                in++;
+                                entered++;
                             } else {
-                                out++;
+                                turnedAway++;
                             }
                         }
                     } catch (Throwable e) {
                         failure.compareAndSet(null, e);
                     } finally {
                         synchronized (acquired) {
-                            acquired[k] += in;
-                            refused[k] += out;
+                            acquired[sideIndex] += entered;
+                            refused[sideIndex] += turnedAway;
                         }
                     }
                 }, "contend-" + who));
             }
         }
         all.forEach(Thread::start);
-        for (Thread th : all) {
-            th.join();
+        for (Thread thread : all) {
+            thread.join();
         }
         synchronized (acquired) {
             return new Result(acquired.clone(), refused.clone(), failure.get());
@@ -178,12 +181,12 @@ public final class Contention {
      */
     public static Takeover takeover(Way taker) throws Exception {
         long start = System.nanoTime();
-        long[] in = new long[1];
-        Instant[] at = new Instant[1];
-        boolean ok = taker.run(() -> {
-            in[0] = System.nanoTime();
-            at[0] = Instant.now();
+        long[] enteredNanos = new long[1];
+        Instant[] enteredAt = new Instant[1];
+        boolean got = taker.run(() -> {
+            enteredNanos[0] = System.nanoTime();
+            enteredAt[0] = Instant.now();
         });
-        return new Takeover(ok, Duration.ofNanos((ok ? in[0] : System.nanoTime()) - start), at[0]);
+        return new Takeover(got, Duration.ofNanos((got ? enteredNanos[0] : System.nanoTime()) - start), enteredAt[0]);
     }
 }

@@ -69,7 +69,8 @@ public final class Fleet {
      * (host:port), locking through the application's beans: the locks of
      * ways locks and registry, and ShedLock's lockAtMostFor, last lease.
      */
-    public Fleet(String id, String guard, Locks locks, Function<String, ? extends java.util.concurrent.locks.Lock> registry,
+    public Fleet(String id, String guard, Locks locks,
+            Function<String, ? extends java.util.concurrent.locks.Lock> registry,
             LockProvider shedlock, Duration lease) {
         this.id = id;
         this.guard = guard;
@@ -79,13 +80,16 @@ public final class Fleet {
                 "shedlock", (key, wait) -> Contention.of(shedlock, key, lease, wait, SHEDLOCK_POLL));
     }
 
-    /** Reads commands from in on a daemon thread (halting the process when it closes), after saying {@code ready <port>}. */
+    /**
+     * Reads commands from in on a daemon thread (halting the process when it
+     * closes), after saying {@code ready <port>}.
+     */
     public void start(InputStream in, int port) {
         say("ready " + port);
-        Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+        Thread thread = new Thread(() -> {
+            try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
                 String line;
-                while ((line = r.readLine()) != null) {
+                while ((line = reader.readLine()) != null) {
                     if (!line.isBlank()) {
                         command(line.trim().split("\\s+"));
                     }
@@ -95,51 +99,54 @@ public final class Fleet {
             }
             Runtime.getRuntime().halt(3);
         }, "fleet-stdin");
-        t.setDaemon(true);
-        t.start();
+        thread.setDaemon(true);
+        thread.start();
     }
 
-    private void command(String[] a) {
+    private void command(String[] args) {
         try {
-            switch (a[0]) {
-                case "contend" -> contend(a[1], way(a[1]).at(a[2], ROUND_WAIT), Integer.parseInt(a[3]), Duration.ofMillis(Long.parseLong(a[4])),
-                        a[5].equals("-") ? "" : a[5]);
-                case "stop" -> stopped.put(a[1], true);
-                case "hold" -> hold(a[1], a[2], way(a[1]).at(a[2], Duration.ofMillis(Long.parseLong(a[3]))));
+            switch (args[0]) {
+                case "contend" -> contend(args[1], way(args[1]).at(args[2], ROUND_WAIT), Integer.parseInt(args[3]),
+                        Duration.ofMillis(Long.parseLong(args[4])), args[5].equals("-") ? "" : args[5]);
+                case "stop" -> stopped.put(args[1], true);
+                case "hold" -> hold(args[1], args[2],
+                        way(args[1]).at(args[2], Duration.ofMillis(Long.parseLong(args[3]))));
                 case "release" -> {
-                    CountDownLatch l = holds.remove(a[1] + " " + a[2]);
-                    if (l == null) {
-                        say("error nothing held: " + a[1] + " " + a[2]);
+                    CountDownLatch latch = holds.remove(args[1] + " " + args[2]);
+                    if (latch == null) {
+                        say("error nothing held: " + args[1] + " " + args[2]);
                     } else {
-                        l.countDown();
+                        latch.countDown();
                     }
                 }
-                case "take" -> take(a[1], a[2], way(a[1]).at(a[2], Duration.ofMillis(Long.parseLong(a[3]))));
-                default -> say("error unknown command " + a[0]);
+                case "take" -> take(args[1], args[2],
+                        way(args[1]).at(args[2], Duration.ofMillis(Long.parseLong(args[3]))));
+                default -> say("error unknown command " + args[0]);
             }
         } catch (RuntimeException e) {
-            say("error " + String.join(" ", a) + ": " + e);
+            say("error " + String.join(" ", args) + ": " + e);
         }
     }
 
     private WayTo way(String name) {
-        WayTo w = ways.get(name);
-        if (w == null) {
+        WayTo found = ways.get(name);
+        if (found == null) {
             throw new IllegalArgumentException("unknown way " + name + "; ways: " + ways.keySet());
         }
-        return w;
+        return found;
     }
 
     private void contend(String name, Contention.Way way, int threads, Duration hold, String scope) {
         stopped.put(name, false);
         say("contending " + name);
         background(name, () -> {
-            Contention.Result r;
-            try (RedisGuard g = new RedisGuard(guard, scope)) {
-                r = Contention.contend(List.of(new Contention.Side(id, way)), threads, () -> !stopped.get(name), hold, g);
+            Contention.Result result;
+            try (RedisGuard redisGuard = new RedisGuard(guard, scope)) {
+                result = Contention.contend(List.of(new Contention.Side(id, way)), threads, () -> !stopped.get(name),
+                        hold, redisGuard);
             }
-            say(r.failure() != null ? "failed " + name + " " + oneLine(r.failure())
-                    : "done " + name + " " + r.acquired()[0] + " " + r.refused()[0]);
+            say(result.failure() != null ? "failed " + name + " " + oneLine(result.failure())
+                    : "done " + name + " " + result.acquired()[0] + " " + result.refused()[0]);
         });
     }
 
@@ -157,9 +164,11 @@ public final class Fleet {
 
     private void take(String name, String key, Contention.Way way) {
         background(name, () -> {
-            Contention.Takeover t = Contention.takeover(way);
-            say(t.obtained() ? "took " + name + " " + key + " " + t.at().toEpochMilli() + " " + t.after().toMillis()
-                    : "refused " + name + " " + key + " " + t.after().toMillis());
+            Contention.Takeover takeover = Contention.takeover(way);
+            say(takeover.obtained()
+                    ? "took " + name + " " + key + " " + takeover.at().toEpochMilli() + " "
+                            + takeover.after().toMillis()
+                    : "refused " + name + " " + key + " " + takeover.after().toMillis());
         });
     }
 
@@ -173,8 +182,8 @@ public final class Fleet {
         }, "fleet-" + name).start();
     }
 
-    private static String oneLine(Throwable e) {
-        return String.valueOf(e).replace('\n', ' ');
+    private static String oneLine(Throwable error) {
+        return String.valueOf(error).replace('\n', ' ');
     }
 
     /** Writes one line on stdout at once; safe from any thread. */

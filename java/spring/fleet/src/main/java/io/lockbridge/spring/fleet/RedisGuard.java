@@ -22,8 +22,9 @@ public final class RedisGuard implements Guard, AutoCloseable {
 
     /** A guard on the redis-server at host:port whose counters start with scope (may be empty). */
     public RedisGuard(String hostPort, String scope) {
-        int i = hostPort.lastIndexOf(':');
-        this.client = RedisClient.create(RedisURI.create(hostPort.substring(0, i), Integer.parseInt(hostPort.substring(i + 1))));
+        int colon = hostPort.lastIndexOf(':');
+        this.client = RedisClient.create(
+                RedisURI.create(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1))));
         this.conn = client.connect();
         this.cmd = conn.sync();
         this.scope = scope;

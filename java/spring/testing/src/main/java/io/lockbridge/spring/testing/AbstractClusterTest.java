@@ -18,9 +18,9 @@ public abstract class AbstractClusterTest {
     protected static Fixtures.Cluster cluster;
 
     @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry r) throws Exception {
+    static void redis(DynamicPropertyRegistry registry) throws Exception {
         cluster = new Fixtures.Cluster();
-        r.add("spring.data.redis.cluster.nodes", () -> String.join(",", cluster.nodes()));
+        registry.add("spring.data.redis.cluster.nodes", () -> String.join(",", cluster.nodes()));
     }
 
     @AfterAll

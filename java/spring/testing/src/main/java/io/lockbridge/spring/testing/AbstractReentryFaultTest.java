@@ -17,7 +17,8 @@ public abstract class AbstractReentryFaultTest extends AbstractRegistryTest {
      * registry (onLockbridge) or a new RedisLockRegistry, heartbeat 100 ms,
      * busy wait 50 ms, reporting side's grants and revocations to leaders.
      */
-    protected abstract RegistryScenarios.Election elect(boolean onLockbridge, int side, RegistryScenarios.Leaders leaders);
+    protected abstract RegistryScenarios.Election elect(boolean onLockbridge, int side,
+            RegistryScenarios.Leaders leaders);
 
     @Test
     void testFaultReentryRenewsTheLease() throws Exception {

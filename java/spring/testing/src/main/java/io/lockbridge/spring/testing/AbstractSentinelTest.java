@@ -18,10 +18,10 @@ public abstract class AbstractSentinelTest {
     protected static Fixtures.Sentinel sentinel;
 
     @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry r) throws Exception {
+    static void redis(DynamicPropertyRegistry registry) throws Exception {
         sentinel = new Fixtures.Sentinel();
-        r.add("spring.data.redis.sentinel.master", () -> Fixtures.Sentinel.MASTER);
-        r.add("spring.data.redis.sentinel.nodes", () -> "127.0.0.1:" + sentinel.sentinelPort());
+        registry.add("spring.data.redis.sentinel.master", () -> Fixtures.Sentinel.MASTER);
+        registry.add("spring.data.redis.sentinel.nodes", () -> "127.0.0.1:" + sentinel.sentinelPort());
     }
 
     @AfterAll

@@ -39,11 +39,14 @@ public abstract class AbstractStarterConfigFaultTest {
     void testFaultMigrateWithoutNamespaceOrPhaseIsRefused() throws Exception {
         try (Fixtures.Standalone srv = new Fixtures.Standalone()) {
             srv.initPhase("orders", Phase.MODERN);
-            run(new String[] {"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + srv.port(), "lockbridge.namespcae=orders"}, s -> {
-                assertNotNull(s.failure(), "started a migrating locker that follows no namespace and names no phase");
-                Throwable root = NestedExceptionUtils.getMostSpecificCause(s.failure());
+            run(new String[] {"spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + srv.port(),
+                    "lockbridge.namespcae=orders"}, started -> {
+                assertNotNull(started.failure(), "started a migrating locker that follows no namespace and names "
+                        + "no phase");
+                Throwable root = NestedExceptionUtils.getMostSpecificCause(started.failure());
                 assertTrue(root instanceof InvalidException, "got " + root);
-                assertTrue(root.getMessage().contains("lockbridge.namespace") && root.getMessage().contains("lockbridge.phase"), root.getMessage());
+                assertTrue(root.getMessage().contains("lockbridge.namespace")
+                        && root.getMessage().contains("lockbridge.phase"), root.getMessage());
             });
         }
     }
@@ -54,13 +57,13 @@ public abstract class AbstractStarterConfigFaultTest {
             srv.initPhase("orders", Phase.MODERN);
             String host = "spring.data.redis.host=127.0.0.1";
             String port = "spring.data.redis.port=" + srv.port();
-            run(new String[] {host, port, "lockbridge.namespace=orders"}, s -> {
-                assertNull(s.failure());
-                assertEquals(Phase.MODERN, s.context().getBean(Locks.class).migrateLocker().phase());
+            run(new String[] {host, port, "lockbridge.namespace=orders"}, started -> {
+                assertNull(started.failure());
+                assertEquals(Phase.MODERN, started.context().getBean(Locks.class).migrateLocker().phase());
             });
-            run(new String[] {host, port, "lockbridge.phase=legacy"}, s -> {
-                assertNull(s.failure());
-                assertEquals(Phase.LEGACY, s.context().getBean(Locks.class).migrateLocker().phase());
+            run(new String[] {host, port, "lockbridge.phase=legacy"}, started -> {
+                assertNull(started.failure());
+                assertEquals(Phase.LEGACY, started.context().getBean(Locks.class).migrateLocker().phase());
             });
         }
     }

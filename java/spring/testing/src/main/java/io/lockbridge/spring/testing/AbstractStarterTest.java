@@ -25,12 +25,12 @@ public abstract class AbstractStarterTest {
     protected static Fixtures.Standalone srv;
 
     @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry r) throws Exception {
+    static void redis(DynamicPropertyRegistry registry) throws Exception {
         srv = new Fixtures.Standalone();
         srv.initPhase("reports", Phase.LEGACY);
-        r.add("spring.data.redis.host", () -> "127.0.0.1");
-        r.add("spring.data.redis.port", srv::port);
-        r.add("lockbridge.phase-interval", () -> "200ms");
+        registry.add("spring.data.redis.host", () -> "127.0.0.1");
+        registry.add("spring.data.redis.port", srv::port);
+        registry.add("lockbridge.phase-interval", () -> "200ms");
     }
 
     @AfterAll
@@ -53,6 +53,7 @@ public abstract class AbstractStarterTest {
 
     @Test
     void followsThePhaseAndReportsIt() throws Exception {
-        StarterScenarios.followsAndReports(srv, "reports", locks, meters, this::health, this::info, () -> reports.build("9"));
+        StarterScenarios.followsAndReports(srv, "reports", locks, meters, this::health, this::info,
+                () -> reports.build("9"));
     }
 }

@@ -27,15 +27,16 @@ public final class Exclusion {
      * Runs threads threads per side for run: each waits up to 1 s with
      * tryLock(time), holds for hold inside the guard, unlocks.
      */
-    public static Result contend(List<Lock> sides, int threads, Duration run, Duration hold) throws InterruptedException {
+    public static Result contend(List<Lock> sides, int threads, Duration run, Duration hold)
+            throws InterruptedException {
         long end = System.nanoTime() + run.toNanos();
-        List<Contention.Side> s = new ArrayList<>();
+        List<Contention.Side> contenders = new ArrayList<>();
         for (int i = 0; i < sides.size(); i++) {
-            s.add(new Contention.Side("side" + i, Contention.of(sides.get(i), Duration.ofSeconds(1))));
+            contenders.add(new Contention.Side("side" + i, Contention.of(sides.get(i), Duration.ofSeconds(1))));
         }
         Guard.Local guard = new Guard.Local();
-        Contention.Result r = Contention.contend(s, threads, () -> System.nanoTime() < end, hold, guard);
-        return new Result(guard.overlaps(), r.acquired(), r.failure());
+        Contention.Result result = Contention.contend(contenders, threads, () -> System.nanoTime() < end, hold, guard);
+        return new Result(guard.overlaps(), result.acquired(), result.failure());
     }
 
     /** What a takeover saw: whether the taker got the lock, and after how long. */
@@ -47,14 +48,14 @@ public final class Exclusion {
      * to wait for the lock, then unlocks it.
      */
     public static Takeover takeover(Lock taker, Duration wait) throws InterruptedException {
-        Contention.Takeover t;
+        Contention.Takeover result;
         try {
-            t = Contention.takeover(Contention.of(taker, wait));
+            result = Contention.takeover(Contention.of(taker, wait));
         } catch (InterruptedException | RuntimeException e) {
             throw e;
         } catch (Exception e) {
             throw new IllegalStateException(e); // a Lock's tryLock throws nothing else
         }
-        return new Takeover(t.obtained(), t.after());
+        return new Takeover(result.obtained(), result.after());
     }
 }

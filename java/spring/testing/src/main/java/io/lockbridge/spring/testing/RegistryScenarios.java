@@ -37,25 +37,25 @@ public final class RegistryScenarios {
     private RegistryScenarios() {}
 
     /** Both take registryKey:lockKey, and each refuses while the other holds it. */
-    public static void sameKeyEachRefusesTheOther(Fixtures.Standalone srv, Function<String, Lock> old, Function<String, Lock> neu)
-            throws InterruptedException {
-        Lock n = neu.apply("k1");
-        assertTrue(n.tryLock());
+    public static void sameKeyEachRefusesTheOther(Fixtures.Standalone srv, Function<String, Lock> old,
+            Function<String, Lock> neu) throws InterruptedException {
+        Lock newLock = neu.apply("k1");
+        assertTrue(newLock.tryLock());
         String token = srv.get("locks:k1");
         assertNotNull(token, "lockbridge holds locks:k1");
         long pttl = srv.pttl("locks:k1");
         assertTrue(pttl > 0 && pttl <= EXPIRE.toMillis(), "PX expireAfter, got " + pttl);
         assertFalse(other(() -> old.apply("k1").tryLock(200, TimeUnit.MILLISECONDS)), "RedisLockRegistry refused");
-        n.unlock();
+        newLock.unlock();
         assertFalse(srv.exists("locks:k1"));
 
-        Lock o = old.apply("k1");
-        assertTrue(o.tryLock());
+        Lock oldLock = old.apply("k1");
+        assertTrue(oldLock.tryLock());
         String theirs = srv.get("locks:k1");
         assertNotNull(theirs);
         assertNotEquals(token, theirs);
         assertFalse(other(() -> neu.apply("k1").tryLock(200, TimeUnit.MILLISECONDS)), "lockbridge refused");
-        o.unlock();
+        oldLock.unlock();
         assertFalse(srv.exists("locks:k1"));
     }
 
@@ -65,19 +65,19 @@ public final class RegistryScenarios {
      * unlock after the lease was lost. other gives a lock of a new instance
      * (a new registry) on each call: the other instances of the fleet.
      */
-    public static void semantics(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
-            throws Exception {
+    public static void semantics(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other,
+            String name) throws Exception {
         String key = "locks:" + name;
-        Lock l = reg.apply(name);
-        assertTrue(l.tryLock(1, TimeUnit.SECONDS));
-        assertTrue(l.tryLock(), "reentrant");
-        l.unlock();
+        Lock lock = reg.apply(name);
+        assertTrue(lock.tryLock(1, TimeUnit.SECONDS));
+        assertTrue(lock.tryLock(), "reentrant");
+        lock.unlock();
         assertTrue(srv.exists(key), "held until the last unlock");
-        assertFalse(RegistryScenarios.<Boolean>other(() -> l.tryLock()), "another thread of this process waits");
+        assertFalse(RegistryScenarios.<Boolean>other(() -> lock.tryLock()), "another thread of this process waits");
         assertThrows(IllegalStateException.class, () -> {
             try {
                 otherThrowing(() -> {
-                    l.unlock();
+                    lock.unlock();
                     return null;
                 });
             } catch (java.util.concurrent.ExecutionException e) {
@@ -87,7 +87,7 @@ public final class RegistryScenarios {
         long start = System.nanoTime();
         assertFalse(other(() -> other.apply(name).tryLock(300, TimeUnit.MILLISECONDS)));
         assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(290), "tryLock waited its timeout");
-        l.unlock();
+        lock.unlock();
         assertFalse(srv.exists(key));
 
         // lockInterruptibly: an interrupt ends the wait with InterruptedException.
@@ -98,7 +98,7 @@ public final class RegistryScenarios {
         AtomicReference<Throwable> got = new AtomicReference<>();
         Thread waiter = new Thread(() -> {
             try {
-                l.lockInterruptibly();
+                lock.lockInterruptibly();
                 got.set(new AssertionError("locked while another instance holds it"));
             } catch (Throwable e) {
                 got.set(e);
@@ -116,14 +116,16 @@ public final class RegistryScenarios {
         assertTrue(causedByInterrupt(got.get()), "got " + got.get());
 
         // tryLock with a timeout obtains once the other instance's lease ends (it never unlocks).
-        assertTrue(l.tryLock(EXPIRE.toMillis() * 3, TimeUnit.MILLISECONDS), "obtained after the other's lease ended");
+        assertTrue(lock.tryLock(EXPIRE.toMillis() * 3, TimeUnit.MILLISECONDS),
+                "obtained after the other's lease ended");
 
         // unlock after the lease was lost: ConcurrentModificationException, and the new holder's key untouched.
         Thread.sleep(EXPIRE.toMillis() + 200);
         String otherName = name;
-        assertTrue(other(() -> other.apply(otherName).tryLock(2, TimeUnit.SECONDS)), "the other instance took the expired lock");
+        assertTrue(other(() -> other.apply(otherName).tryLock(2, TimeUnit.SECONDS)),
+                "the other instance took the expired lock");
         String newHolder = srv.get(key);
-        assertThrows(ConcurrentModificationException.class, l::unlock);
+        assertThrows(ConcurrentModificationException.class, lock::unlock);
         assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
     }
 
@@ -135,22 +137,22 @@ public final class RegistryScenarios {
      * A holder that re-enters every half lease keeps the lock well past one
      * lease; the other instance never gets it meanwhile.
      */
-    public static void reentryRenewsTheLease(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
-            throws Exception {
+    public static void reentryRenewsTheLease(Fixtures.Standalone srv, Function<String, Lock> reg,
+            Function<String, Lock> other, String name) throws Exception {
         String key = "locks:" + name;
-        Lock l = reg.apply(name);
-        assertTrue(l.tryLock());
+        Lock lock = reg.apply(name);
+        assertTrue(lock.tryLock());
         long start = System.nanoTime();
         while (System.nanoTime() - start < EXPIRE.multipliedBy(2).toNanos()) {
             Thread.sleep(EXPIRE.toMillis() / 2);
-            assertTrue(l.tryLock(), "re-entered");
-            l.unlock();
+            assertTrue(lock.tryLock(), "re-entered");
+            lock.unlock();
             long pttl = srv.pttl(key);
             assertTrue(pttl > EXPIRE.toMillis() / 2, "the re-entry renewed the lease to expireAfter: PTTL " + pttl);
         }
         assertFalse(RegistryScenarios.<Boolean>other(() -> other.apply(name).tryLock()),
                 "another instance took the lock while its holder kept re-entering it");
-        l.unlock();
+        lock.unlock();
         assertFalse(srv.exists(key));
     }
 
@@ -161,18 +163,20 @@ public final class RegistryScenarios {
      * its last unlock throws ConcurrentModificationException, leaving the
      * new holder's key.
      */
-    public static void reentryAfterLossIsRefused(Fixtures.Standalone srv, Function<String, Lock> reg, Function<String, Lock> other, String name)
-            throws Exception {
+    public static void reentryAfterLossIsRefused(Fixtures.Standalone srv, Function<String, Lock> reg,
+            Function<String, Lock> other, String name) throws Exception {
         String key = "locks:" + name;
-        Lock l = reg.apply(name);
-        assertTrue(l.tryLock());
+        Lock lock = reg.apply(name);
+        assertTrue(lock.tryLock());
         Thread.sleep(EXPIRE.toMillis() + 200);
-        assertTrue(RegistryScenarios.<Boolean>other(() -> other.apply(name).tryLock()), "the other instance took the expired lock");
+        assertTrue(RegistryScenarios.<Boolean>other(() -> other.apply(name).tryLock()),
+                "the other instance took the expired lock");
         String newHolder = srv.get(key);
-        assertFalse(l.tryLock(), "re-entry after another instance took the lock");
-        assertFalse(l.tryLock(100, TimeUnit.MILLISECONDS), "re-entry with a wait, while another instance holds the lock");
+        assertFalse(lock.tryLock(), "re-entry after another instance took the lock");
+        assertFalse(lock.tryLock(100, TimeUnit.MILLISECONDS),
+                "re-entry with a wait, while another instance holds the lock");
         assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
-        assertThrows(ConcurrentModificationException.class, l::unlock);
+        assertThrows(ConcurrentModificationException.class, lock::unlock);
         assertEquals(newHolder, srv.get(key), "the new holder's key is untouched");
     }
 
@@ -239,19 +243,22 @@ public final class RegistryScenarios {
         }
     }
 
-    private static void awaitAtLeast(AtomicInteger n, Duration wait) throws InterruptedException {
+    private static void awaitAtLeast(AtomicInteger count, Duration wait) throws InterruptedException {
         long deadline = System.nanoTime() + wait.toNanos();
-        while (n.get() == 0 && System.nanoTime() < deadline) {
+        while (count.get() == 0 && System.nanoTime() < deadline) {
             Thread.sleep(10);
         }
     }
 
     /** Threads of both instances contend for one lock: never two inside, both get it. */
-    public static void neverOverlap(Function<String, Lock> old, Function<String, Lock> neu) throws InterruptedException {
-        Exclusion.Result r = Exclusion.contend(List.of(old.apply("shared"), neu.apply("shared")), 2, Duration.ofSeconds(3), Duration.ofMillis(5));
-        assertNull(r.failure());
-        assertEquals(0, r.overlaps());
-        assertTrue(r.acquired()[0] > 0 && r.acquired()[1] > 0, "both instances locked: " + r.acquired()[0] + " / " + r.acquired()[1]);
+    public static void neverOverlap(Function<String, Lock> old, Function<String, Lock> neu)
+            throws InterruptedException {
+        Exclusion.Result result = Exclusion.contend(List.of(old.apply("shared"), neu.apply("shared")), 2,
+                Duration.ofSeconds(3), Duration.ofMillis(5));
+        assertNull(result.failure());
+        assertEquals(0, result.overlaps());
+        assertTrue(result.acquired()[0] > 0 && result.acquired()[1] > 0,
+                "both instances locked: " + result.acquired()[0] + " / " + result.acquired()[1]);
     }
 
     /**
@@ -264,7 +271,8 @@ public final class RegistryScenarios {
         takeover(neu, old, "crash-new");
     }
 
-    private static void takeover(Function<String, Lock> crashed, Function<String, Lock> taker, String name) throws Exception {
+    private static void takeover(Function<String, Lock> crashed, Function<String, Lock> taker, String name)
+            throws Exception {
         // The lease starts on the server between the crashed holder's send
         // and its reply, so no takeover may come before `before` + EXPIRE
         // (less a margin for the two clocks' reads on this one host). The
@@ -273,45 +281,46 @@ public final class RegistryScenarios {
         assertTrue(other(() -> crashed.apply(name).tryLock()), "the holder that will crash locked");
         // its thread is gone: nothing unlocks or refreshes the lock
         AtomicLong takerStart = new AtomicLong();
-        Exclusion.Takeover t = other(() -> {
+        Exclusion.Takeover result = other(() -> {
             takerStart.set(System.nanoTime());
             return Exclusion.takeover(taker.apply(name), EXPIRE.multipliedBy(4));
         });
-        assertTrue(t.obtained(), "taken over");
-        Duration sinceLocked = Duration.ofNanos(takerStart.get() - before).plus(t.after());
+        assertTrue(result.obtained(), "taken over");
+        Duration sinceLocked = Duration.ofNanos(takerStart.get() - before).plus(result.after());
         assertTrue(sinceLocked.compareTo(EXPIRE.minusMillis(150)) >= 0, "not before the lease ended: " + sinceLocked);
     }
 
-    private static boolean causedByInterrupt(Throwable e) {
-        for (Throwable c = e; c != null; c = c.getCause()) {
-            if (c instanceof InterruptedException) {
+    private static boolean causedByInterrupt(Throwable error) {
+        for (Throwable cause = error; cause != null; cause = cause.getCause()) {
+            if (cause instanceof InterruptedException) {
                 return true;
             }
         }
         return false;
     }
 
-    /** Runs c on another thread (a lock call of another thread of the process) and returns its result. */
-    static <T> T other(java.util.concurrent.Callable<T> c) throws InterruptedException {
+    /** Runs call on another thread (a lock call of another thread of the process) and returns its result. */
+    static <T> T other(java.util.concurrent.Callable<T> call) throws InterruptedException {
         try {
-            return otherThrowing(c);
+            return otherThrowing(call);
         } catch (java.util.concurrent.ExecutionException e) {
             throw new AssertionError(e.getCause());
         }
     }
 
-    static <T> T otherThrowing(java.util.concurrent.Callable<T> c) throws InterruptedException, java.util.concurrent.ExecutionException {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        Thread t = new Thread(() -> {
+    static <T> T otherThrowing(java.util.concurrent.Callable<T> call)
+            throws InterruptedException, java.util.concurrent.ExecutionException {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
             try {
-                f.complete(c.call());
+                result.complete(call.call());
             } catch (Throwable e) {
-                f.completeExceptionally(e);
+                result.completeExceptionally(e);
             }
         });
-        t.start();
+        thread.start();
         try {
-            return f.get(30, TimeUnit.SECONDS);
+            return result.get(30, TimeUnit.SECONDS);
         } catch (java.util.concurrent.TimeoutException e) {
             throw new AssertionError("timed out", e);
         }

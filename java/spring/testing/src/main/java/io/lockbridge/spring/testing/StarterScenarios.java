@@ -49,54 +49,62 @@ public final class StarterScenarios {
     }
 
     /**
-     * The application's Locks follow namespace ns on srv (initialised at
+     * The application's Locks follow namespace on srv (initialised at
      * legacy before the context started): a lock shows in the health
      * (phase, phase lease, locks held) and the instruments; a lock held
      * elsewhere counts as contention; the controller's step to dual-write
      * moves the application, its health and its phase gauge, and its next
      * lock writes both keys.
      */
-    public static void followsAndReports(Fixtures.Standalone srv, String ns, Locks locks, MeterRegistry meters, Supplier<Health> health,
-            Supplier<Map<String, Object>> info, Supplier<String> buildReport) throws InterruptedException {
+    public static void followsAndReports(Fixtures.Standalone srv, String namespace, Locks locks, MeterRegistry meters,
+            Supplier<Health> health, Supplier<Map<String, Object>> info, Supplier<String> buildReport)
+            throws InterruptedException {
         assertEquals("migrate", locks.system());
-        Health h = health.get();
-        assertEquals("UP", h.status(), h.details().toString());
-        assertEquals("legacy", h.details().get("phase"));
-        assertEquals(ns, h.details().get("namespace"));
-        assertTrue(((Number) h.details().get("phaseLeaseLeftMillis")).longValue() > 0, h.details().toString());
-        assertEquals(0, ((Number) h.details().get("locksHeld")).intValue());
+        Health healthNow = health.get();
+        assertEquals("UP", healthNow.status(), healthNow.details().toString());
+        assertEquals("legacy", healthNow.details().get("phase"));
+        assertEquals(namespace, healthNow.details().get("namespace"));
+        assertTrue(((Number) healthNow.details().get("phaseLeaseLeftMillis")).longValue() > 0,
+                healthNow.details().toString());
+        assertEquals(0, ((Number) healthNow.details().get("locksHeld")).intValue());
 
-        try (Lock l = locks.lock("report:1")) {
-            assertEquals(Phase.LEGACY, l.phase());
-            String v = srv.get("report:1");
-            assertNotNull(v);
-            assertTrue(v.matches("[0-9]+"), "legacy value: the expiry in ms, got " + v);
+        try (Lock lock = locks.lock("report:1")) {
+            assertEquals(Phase.LEGACY, lock.phase());
+            String value = srv.get("report:1");
+            assertNotNull(value);
+            assertTrue(value.matches("[0-9]+"), "legacy value: the expiry in ms, got " + value);
             assertEquals(1, ((Number) health.get().details().get("locksHeld")).intValue());
             assertThrows(NotObtainedException.class, () -> locks.tryLock("report:1", Duration.ofSeconds(5)));
         }
         assertFalse(srv.exists("report:1"));
         assertEquals(0, ((Number) health.get().details().get("locksHeld")).intValue());
 
-        assertEquals(1, meters.get("lockbridge.lock.acquire.duration").tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation", "lock",
+        assertEquals(1, meters.get("lockbridge.lock.acquire.duration")
+                .tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation", "lock",
                 "lockbridge.lock.outcome", "obtained").timer().count());
-        assertEquals(1, meters.get("lockbridge.lock.acquire.duration").tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation",
+        assertEquals(1, meters.get("lockbridge.lock.acquire.duration")
+                .tags("lockbridge.lock.system", "migrate", "lockbridge.lock.operation",
                 "try_lock", "lockbridge.lock.outcome", "not_obtained").timer().count());
-        assertEquals(1.0, meters.get("lockbridge.lock.contention").tags("lockbridge.lock.system", "migrate").counter().count());
-        assertEquals(1.0, meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", ns).gauge().value());
+        assertEquals(1.0,
+                meters.get("lockbridge.lock.contention").tags("lockbridge.lock.system", "migrate").counter().count());
+        assertEquals(1.0,
+                meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", namespace).gauge().value());
 
-        Map<String, Object> i = info.get();
+        Map<String, Object> shown = info.get();
         @SuppressWarnings("unchecked")
-        Map<String, Object> lb = (Map<String, Object>) i.get("lockbridge");
-        assertNotNull(lb, i.toString());
-        assertEquals("migrate", lb.get("mode"));
-        assertEquals(ns, lb.get("namespace"));
+        Map<String, Object> lockbridge = (Map<String, Object>) shown.get("lockbridge");
+        assertNotNull(lockbridge, shown.toString());
+        assertEquals("migrate", lockbridge.get("mode"));
+        assertEquals(namespace, lockbridge.get("namespace"));
 
-        srv.stepPhase(ns, Phase.LEGACY, Phase.DUAL_WRITE);
-        eventually("the application moved to dual-write", () -> "dual-write".equals(health.get().details().get("phase")));
-        assertEquals(2.0, meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", ns).gauge().value());
+        srv.stepPhase(namespace, Phase.LEGACY, Phase.DUAL_WRITE);
+        eventually("the application moved to dual-write",
+                () -> "dual-write".equals(health.get().details().get("phase")));
+        assertEquals(2.0,
+                meters.get("lockbridge.migrate.phase").tags("lockbridge.migrate.namespace", namespace).gauge().value());
         assertEquals("dual-write", buildReport.get());
-        try (Lock l = locks.lock("report:2")) {
-            assertEquals(Phase.DUAL_WRITE, l.phase());
+        try (Lock lock = locks.lock("report:2")) {
+            assertEquals(Phase.DUAL_WRITE, lock.phase());
             assertTrue(srv.exists("report:2"), "the legacy key");
             assertTrue(srv.exists("{report:2}:modern"), "the modern key");
         }
@@ -111,21 +119,21 @@ public final class StarterScenarios {
     public static void locksOnTopology(Locks locks, java.util.function.Function<String, String> read) {
         assertEquals("modern", locks.system());
         long first;
-        try (Lock l = locks.lock("topo:1")) {
-            first = l.fence();
+        try (Lock lock = locks.lock("topo:1")) {
+            first = lock.fence();
             assertTrue(first > 0);
             assertNotNull(read.apply("{topo:1}:modern"), "the modern key on the server that holds it");
             assertThrows(NotObtainedException.class, () -> locks.tryLock("topo:1", Duration.ofSeconds(5)));
         }
-        try (Lock l = locks.lock("topo:1")) {
-            assertTrue(l.fence() > first);
+        try (Lock lock = locks.lock("topo:1")) {
+            assertTrue(lock.fence() > first);
         }
         assertEquals(null, read.apply("{topo:1}:modern"));
     }
 
-    public static void eventually(String what, BooleanSupplier ok) throws InterruptedException {
+    public static void eventually(String what, BooleanSupplier condition) throws InterruptedException {
         long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (!ok.getAsBoolean()) {
+        while (!condition.getAsBoolean()) {
             if (System.nanoTime() > end) {
                 throw new AssertionError("timed out waiting for: " + what);
             }

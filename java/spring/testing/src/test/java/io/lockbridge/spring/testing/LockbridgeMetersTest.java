@@ -71,30 +71,31 @@ class LockbridgeMetersTest {
     }
 
     static LockbridgeProperties modern(boolean autoRefresh) {
-        LockbridgeProperties p = new LockbridgeProperties();
-        p.setMode(LockbridgeProperties.Mode.MODERN);
-        p.setAutoRefresh(autoRefresh);
-        return p;
+        LockbridgeProperties props = new LockbridgeProperties();
+        props.setMode(LockbridgeProperties.Mode.MODERN);
+        props.setAutoRefresh(autoRefresh);
+        return props;
     }
 
     /** The scripts the server ran so far (a legacy attempt is one EVALSHA of legacy/scripts/acquire.lua). */
     static long scripts() {
-        Matcher m = Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(cmd.info("commandstats"));
-        return m.find() ? Long.parseLong(m.group(1)) : 0;
+        Matcher matcher = Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(cmd.info("commandstats"));
+        return matcher.find() ? Long.parseLong(matcher.group(1)) : 0;
     }
 
     double counter(String name, String... tags) {
-        var c = meters.find(name).tags(tags).counter();
-        return c == null ? 0 : c.count();
+        var counter = meters.find(name).tags(tags).counter();
+        return counter == null ? 0 : counter.count();
     }
 
     @Test
     void everyFailedAttemptOfALockIsContention() throws Exception {
-        LockbridgeProperties p = new LockbridgeProperties();
-        p.setMode(LockbridgeProperties.Mode.LEGACY);
-        try (Locks locks = Locks.create(redis, p, new LockbridgeMeters(meters))) {
+        LockbridgeProperties props = new LockbridgeProperties();
+        props.setMode(LockbridgeProperties.Mode.LEGACY);
+        try (Locks locks = Locks.create(redis, props, new LockbridgeMeters(meters))) {
             locks.tryLock("warm").unlock(); // the scripts loaded: from now on every script runs as one EVALSHA
-            cmd.set("jobs", Long.toString(System.currentTimeMillis() + 60_000)); // an old Java service's lock, for a minute
+            // an old Java service's lock, for a minute
+            cmd.set("jobs", Long.toString(System.currentTimeMillis() + 60_000));
             Thread release = new Thread(() -> {
                 try {
                     Thread.sleep(300);
@@ -105,7 +106,7 @@ class LockbridgeMetersTest {
             });
             long before = scripts();
             release.start();
-            Lock l = locks.lock("jobs", Duration.ofSeconds(10), Duration.ofSeconds(10));
+            Lock lock = locks.lock("jobs", Duration.ofSeconds(10), Duration.ofSeconds(10));
             long failed = scripts() - before - 1;
             release.join();
             assertTrue(failed >= 2, "the wait made several attempts: " + failed);
@@ -117,10 +118,11 @@ class LockbridgeMetersTest {
 
             assertThrows(NotObtainedException.class, () -> locks.tryLock("jobs", Duration.ofSeconds(1)));
             assertEquals(failed + 1, counter("lockbridge.lock.contention", "lockbridge.lock.system", "legacy"));
-            l.unlock();
+            lock.unlock();
             locks.lock("jobs", Duration.ofSeconds(1), Duration.ofSeconds(1)).unlock();
             assertEquals(1, wait.count(), "a lock() that got in at once did not wait");
-            assertEquals(1, meters.get("lockbridge.lock.acquire.duration").tags("lockbridge.lock.system", "legacy", "lockbridge.lock.operation",
+            assertEquals(1, meters.get("lockbridge.lock.acquire.duration")
+                    .tags("lockbridge.lock.system", "legacy", "lockbridge.lock.operation",
                     "try_lock", "lockbridge.lock.outcome", "not_obtained").timer().count());
         }
     }
@@ -128,31 +130,35 @@ class LockbridgeMetersTest {
     @Test
     void theAutoRefreshersRefreshesCountAndACallersDoNot() throws Exception {
         try (Locks locks = Locks.create(redis, modern(true), new LockbridgeMeters(meters))) {
-            Lock l = locks.tryLock("kept", Duration.ofMillis(300)); // refreshed every 100 ms
-            StarterScenarios.eventually("three background refreshes", () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
+            Lock lock = locks.tryLock("kept", Duration.ofMillis(300)); // refreshed every 100 ms
+            StarterScenarios.eventually("three background refreshes",
+                    () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
                     "lockbridge.lock.outcome", "refreshed") >= 3);
-            l.unlock();
+            lock.unlock();
             assertEquals(0, counter("lockbridge.lock.lost"));
         }
         MeterRegistry other = new SimpleMeterRegistry();
         try (Locks locks = Locks.create(redis, modern(false), new LockbridgeMeters(other))) {
-            Lock l = locks.tryLock("manual", Duration.ofSeconds(10));
-            l.refresh(Duration.ofSeconds(10));
-            l.unlock();
-            assertNull(other.find("lockbridge.lock.refreshes").counter(), "Lock.refresh by the caller is not the refresher's");
+            Lock lock = locks.tryLock("manual", Duration.ofSeconds(10));
+            lock.refresh(Duration.ofSeconds(10));
+            lock.unlock();
+            assertNull(other.find("lockbridge.lock.refreshes").counter(),
+                    "Lock.refresh by the caller is not the refresher's");
         }
     }
 
     @Test
     void anAutoRefreshedLockFoundGoneIsLost() throws Exception {
         try (Locks locks = Locks.create(redis, modern(true), new LockbridgeMeters(meters))) {
-            Lock l = locks.tryLock("gone", Duration.ofMillis(600));
+            Lock lock = locks.tryLock("gone", Duration.ofMillis(600));
             cmd.flushall(); // its key (the modern key derived from the name, or the name) is gone
-            ExecutionException e = assertThrows(ExecutionException.class, () -> l.done().get(10, TimeUnit.SECONDS));
-            assertTrue(e.getCause() instanceof LostException, e.getCause().toString());
-            StarterScenarios.eventually("the loss counted (just after done())", () -> counter("lockbridge.lock.lost", "lockbridge.lock.system",
-                    "modern") == 1);
-            StarterScenarios.eventually("the refresh counted", () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
+            ExecutionException failed = assertThrows(ExecutionException.class,
+                    () -> lock.done().get(10, TimeUnit.SECONDS));
+            assertTrue(failed.getCause() instanceof LostException, failed.getCause().toString());
+            StarterScenarios.eventually("the loss counted (just after done())",
+                    () -> counter("lockbridge.lock.lost", "lockbridge.lock.system", "modern") == 1);
+            StarterScenarios.eventually("the refresh counted",
+                    () -> counter("lockbridge.lock.refreshes", "lockbridge.lock.system", "modern",
                     "lockbridge.lock.outcome", "not_held") == 1);
             assertEquals(0, locks.held());
         }
@@ -161,10 +167,11 @@ class LockbridgeMetersTest {
     @Test
     void aRecordedLegacySightingIsCounted() {
         srv.initPhase("msight", Phase.DUAL_WRITE);
-        LockbridgeProperties p = new LockbridgeProperties();
-        p.setNamespace("msight");
-        Lock legacy = LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30)); // a Java service on the old lock
-        try (Locks locks = Locks.create(redis, p, new LockbridgeMeters(meters))) {
+        LockbridgeProperties props = new LockbridgeProperties();
+        props.setNamespace("msight");
+        // a Java service on the old lock
+        Lock legacy = LegacyLocker.builder(redis).build().tryLock("orders", Duration.ofSeconds(30));
+        try (Locks locks = Locks.create(redis, props, new LockbridgeMeters(meters))) {
             assertThrows(NotObtainedException.class, () -> locks.tryLock("orders", Duration.ofSeconds(1)));
             assertEquals(1, counter("lockbridge.migrate.sightings", "lockbridge.migrate.namespace", "msight"));
             assertEquals(1, counter("lockbridge.lock.contention", "lockbridge.lock.system", "migrate"));
