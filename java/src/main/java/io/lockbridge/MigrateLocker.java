@@ -553,8 +553,8 @@ public final class MigrateLocker implements AutoCloseable {
     }
 
     /**
-     * Records a legacy sighting, at most once a second, best effort (stamped with the server's clock). A write that failed
-     * gives its turn back, so the next meeting records the evidence it dropped.
+     * Records a legacy sighting, at most once a second, best effort (stamped with the server's clock). A write
+     * that failed gives its turn back, so the next meeting records the evidence it dropped.
      */
     private void sighted(byte[] legacyKey) {
         if (namespace == null) {

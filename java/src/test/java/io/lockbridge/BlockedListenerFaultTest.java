@@ -69,8 +69,8 @@ class BlockedListenerFaultTest extends ServerTest {
             } catch (ExecutionException e) {
                 assertInstanceOf(LostException.class, e.getCause());
             } catch (TimeoutException e) {
-                throw new AssertionError("done() still open 200 ms past the lease's end, while another client holds the lock: "
-                        + "the loss signal waits for the listener", e);
+                throw new AssertionError("done() still open 200 ms past the lease's end, while another client holds "
+                        + "the lock: the loss signal waits for the listener", e);
             } finally {
                 stuck.release.countDown();
                 other.unlock();
@@ -100,8 +100,8 @@ class BlockedListenerFaultTest extends ServerTest {
             } catch (ExecutionException e) {
                 assertInstanceOf(LostException.class, e.getCause());
             } catch (TimeoutException e) {
-                throw new AssertionError("done() still open 200 ms past the lease's end, while another client holds the lock: "
-                        + "the loss signal waits for the listener", e);
+                throw new AssertionError("done() still open 200 ms past the lease's end, while another client holds "
+                        + "the lock: the loss signal waits for the listener", e);
             } finally {
                 stuck.release.countDown();
                 other.unlock();

@@ -52,7 +52,8 @@ class SubMillisecondTtlFaultTest extends ServerTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("lockers")
-    void faultSubMillisecondTtlOutlivesPx(String what, Function<Duration, Function<String, Lock>> locker, boolean refresh) {
+    void faultSubMillisecondTtlOutlivesPx(String what, Function<Duration, Function<String, Lock>> locker,
+            boolean refresh) {
         Function<String, Lock> first = locker.apply(refresh ? Duration.ofSeconds(1) : TTL);
         Function<String, Lock> second = locker.apply(Duration.ofSeconds(1));
         int overlaps = 0;
@@ -85,8 +86,8 @@ class SubMillisecondTtlFaultTest extends ServerTest {
             }
             b.unlock();
         }
-        assertEquals(0, overlaps, what + ": in " + overlaps + " of " + ROUNDS + " rounds the second locker got the lock while the first one's"
-                + " lease still ran (by up to " + worst + " before its give-up point): the local lease counted the fraction of a millisecond"
-                + " that PX drops");
+        assertEquals(0, overlaps, what + ": in " + overlaps + " of " + ROUNDS
+                + " rounds the second locker got the lock while the first one's lease still ran (by up to " + worst
+                + " before its give-up point): the local lease counted the fraction of a millisecond that PX drops");
     }
 }
