@@ -308,3 +308,40 @@ func TestFaultWaitShortfall(t *testing.T) {
 	_, ok := locktest.Get(t, locktest.GoRedis(t, r.Primary), key)
 	assert.False(t, ok)
 }
+
+// WithWait promises that a failover to a replica that acknowledged keeps the
+// lock; the acquire is acknowledged, but a Refresh extends the local lease
+// on the primary's answer alone. When the replica (which acknowledged the
+// acquire) missed the refresh and is promoted, the key expires there at the
+// acquire's PX while the holder's lease, extended by the refresh, still
+// runs: a second holder gets in before the first one's Done closes. With
+// WithWait a refresh must be acknowledged as an acquire is before it counts.
+func TestFaultWaitRefreshNotAcknowledged(t *testing.T) {
+	r := redistest.StartReplicated(t)
+	ctx := locktest.Ctx(t)
+	key := locktest.Key(t, "k")
+	l := modern.New(locktest.GoRedis(t, r.Primary), modern.WithWait(1, time.Second))
+	lk, err := l.TryLock(ctx, key, 2*time.Second)
+	require.NoError(t, err, "acknowledged by the replica")
+	r.Detach(t) // the replica misses everything from here on
+	err = lk.Refresh(ctx, time.Minute)
+	if err != nil {
+		// Refused, or not counted: the lease must not have been extended.
+		assert.True(t, lk.ExpiresAt().Before(time.Now().Add(2*time.Second)),
+			"a refresh no replica acknowledged does not extend the lease: %v", err)
+	}
+	r.Failover(t)
+	promoted := locktest.GoRedis(t, r.Replica)
+	var next lockbridge.Lock
+	require.Eventually(t, func() bool {
+		next, err = modern.New(promoted).TryLock(ctx, key, time.Minute)
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond, "the key expires on the promoted replica at the acquire's PX")
+	defer func() { _ = next.Unlock(ctx) }()
+	select {
+	case <-lk.Done():
+	default:
+		assert.Fail(t, "two holders", "a second holder got %q while the first one's lease runs until %v (%v from now)",
+			key, lk.ExpiresAt().Format(time.RFC3339Nano), time.Until(lk.ExpiresAt()).Round(time.Millisecond))
+	}
+}
