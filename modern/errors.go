@@ -29,6 +29,11 @@ type WrongTypeError = modernproto.WrongTypeError
 // release found it; when it did not answer, the key expires after its ttl,
 // held by nobody).
 //
+// Refresh returns it too, for a refresh the primary ran but too few
+// replicas acknowledged: the lock stays held, but its lease is not
+// extended (a failover to a replica that missed the refresh would keep the
+// key with its earlier expiry); the auto-refresh tries again.
+//
 //	var re *modern.ReplicationError
 //	if errors.As(err, &re) {
 //		log.Printf("lock %s: only %d replicas acknowledged", re.Key, re.Acked)
@@ -38,11 +43,16 @@ type ReplicationError struct {
 	Acked    int64 // replicas that acknowledged
 	Released bool  // the owner-checked release ran and deleted the key
 
-	want int   // replicas asked for
-	err  error // WAIT's error, if it failed
+	want    int   // replicas asked for
+	err     error // WAIT's error, if it failed
+	refresh bool  // a refresh's: the lease was not extended (the lock is still held until its end)
 }
 
 func (e *ReplicationError) Error() string {
+	if e.refresh {
+		return fmt.Sprintf("modern: refresh of lock %q not counted: %d of %d replicas acknowledged it; the lease keeps "+
+			"its end", e.Key, e.Acked, e.want)
+	}
 	msg := fmt.Sprintf("modern: lock %q not taken: %d of %d replicas acknowledged the acquire", e.Key, e.Acked, e.want)
 	if e.err != nil {
 		msg += ": " + e.err.Error()

@@ -323,12 +323,16 @@ func TestFaultWaitRefreshNotAcknowledged(t *testing.T) {
 	l := modern.New(locktest.GoRedis(t, r.Primary), modern.WithWait(1, time.Second))
 	lk, err := l.TryLock(ctx, key, 2*time.Second)
 	require.NoError(t, err, "acknowledged by the replica")
+	require.NoError(t, lk.Refresh(ctx, 2*time.Second), "acknowledged by the replica: counted")
 	r.Detach(t) // the replica misses everything from here on
 	err = lk.Refresh(ctx, time.Minute)
 	if err != nil {
 		// Refused, or not counted: the lease must not have been extended.
+		var re *modern.ReplicationError
+		assert.ErrorAs(t, err, &re)
 		assert.True(t, lk.ExpiresAt().Before(time.Now().Add(2*time.Second)),
 			"a refresh no replica acknowledged does not extend the lease: %v", err)
+		assert.NoError(t, lk.Err(), "the lock is still held until its lease ends")
 	}
 	r.Failover(t)
 	promoted := locktest.GoRedis(t, r.Replica)

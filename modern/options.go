@@ -113,7 +113,12 @@ func WithTokenFunc(f func() (string, error)) Option {
 // or WAIT fails — the lock is not reported held: it is released at once
 // (owner-checked, on a detached context) and the attempt returns a
 // *ReplicationError saying how many did; Lock returns it without waiting
-// for another attempt. WAIT makes the loss of an acknowledged write
+// for another attempt. Every refresh (Refresh, the auto-refresh) waits the
+// same way, and extends the lease only once acknowledged: a refresh too few
+// replicas acknowledged returns a *ReplicationError and leaves the lease's
+// end as it was (the lock is still held until then; the auto-refresh tries
+// again), for a failover to a replica that missed it would keep the key
+// with its earlier expiry. WAIT makes the loss of an acknowledged write
 // unlikely, not impossible (a replica acknowledges what it received, not
 // what it persisted, and a failover may still pick a replica that did not
 // acknowledge): pair it with fencing. The client must be able to send WAIT

@@ -53,7 +53,7 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	start := time.Now()
 	lk.lease.Sending(start, ttl)
-	code, err := lk.locker.node.Refresh(ctx, &lk.names, lk.arg, ttl)
+	code, acked, err := lk.send(ctx, ttl)
 	if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 		// It may still run at any later time, after a grant confirmed
 		// meanwhile: no grant counts for more than ttl from now on. It is
@@ -65,9 +65,35 @@ func (lk *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	if code == codeOurs {
+		if want := lk.locker.cfg.WaitN; want > 0 && acked < int64(want) {
+			// Extended on the primary only: a failover to a replica that
+			// acknowledged the acquire would keep the key with the lease
+			// it had before. The lease keeps its end (Sending has
+			// shortened it already for a shorter ttl); the auto-refresh
+			// tries again, and the lock ends at that end if no refresh is
+			// acknowledged.
+			return &ReplicationError{Key: lk.names.Key, Acked: acked, want: want, refresh: true}
+		}
 		return lk.lease.Extend(start.Add(ttl), ttl)
 	}
 	return lk.lost(code)
+}
+
+// send runs the refresh script, followed with WithWait by WAIT on its
+// connection: the script's code and, with WithWait, how many replicas
+// acknowledged it (a failed WAIT: 0, its error dropped — the refresh ran,
+// it is just not counted).
+func (lk *Lock) send(ctx context.Context, ttl time.Duration) (code, acked int64, err error) {
+	l := lk.locker
+	if l.cfg.WaitN == 0 {
+		code, err = l.node.Refresh(ctx, &lk.names, lk.arg, ttl)
+		return code, 0, err
+	}
+	code, acked, err = l.node.RefreshWait(ctx, &lk.names, lk.arg, ttl, l.cfg.WaitN, l.cfg.WaitTimeout)
+	if err != nil && code == codeOurs && !errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		return code, 0, nil
+	}
+	return code, acked, err
 }
 
 // autoRefresh is the lease's RefreshFunc: refresh with the current ttl.

@@ -274,6 +274,37 @@ func (nd *Node) Refresh(ctx context.Context, n *Names, token any, ttl time.Durat
 	return nd.code("refresh", r)
 }
 
+// RefreshWait is Refresh followed, on the same connection, by WAIT replicas
+// timeout: acked is how many replicas acknowledged the refresh's PEXPIRE
+// (only meaningful when the code is Ours). When the script ran and WAIT
+// failed, the code comes with WAIT's error and acked 0. The client must
+// implement driver.Waiter with a connection it can pin; else the error wraps
+// driver.ErrNoPin and nothing was sent.
+func (nd *Node) RefreshWait(ctx context.Context, n *Names, token any, ttl time.Duration, replicas int,
+	timeout time.Duration) (code, acked int64, err error) {
+	w, ok := nd.c.(driver.Waiter)
+	if !ok {
+		return 0, 0, fmt.Errorf("%s: refresh %q: %w", nd.pkg, n.Key, driver.ErrNoPin)
+	}
+	a := refreshArgs{names: n, token: token, ttl: ttl}
+	r, acked, err := w.EvalWait(ctx, RefreshScript, a.keys(), replicas, timeout, a.argv()...)
+	if err != nil && r == nil {
+		if errors.Is(err, driver.ErrNoPin) {
+			return 0, 0, fmt.Errorf("%s: refresh %q: %w", nd.pkg, n.Key, err)
+		}
+		return 0, 0, nd.wrap("refresh", n, err)
+	}
+	code, cerr := nd.code("refresh", r)
+	if cerr != nil {
+		return 0, 0, cerr
+	}
+	if err != nil {
+		// The script ran; WAIT failed: no acknowledgement known.
+		return code, 0, fmt.Errorf("%s: refresh %q: %w", nd.pkg, n.Key, err)
+	}
+	return code, acked, nil
+}
+
 // PTTL runs the ttl script: the code (Ours, Taken or Absent) and the key's
 // PTTL in ms.
 func (nd *Node) PTTL(ctx context.Context, n *Names, token any) (code, ms int64, err error) {
