@@ -1,0 +1,78 @@
+package control
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/internal/testing/locktest"
+	"github.com/lockbridge/lockbridge/internal/testing/redistest"
+	"github.com/lockbridge/lockbridge/legacy"
+	"github.com/lockbridge/lockbridge/migrate"
+)
+
+// A failover to a replica that never received the legacy sighting (the
+// replica lagged, or was cut off, while a dual-write locker met a Java
+// holder and recorded it) loses that evidence for good: nothing writes it
+// again unless a locker happens to meet the Java holder again. The
+// controller on the promoted replica must not read the missing sighting as
+// "no legacy locker": as after a restore (Repair, Init from the mark), it
+// must wait the quiet period before a step past dual-write. Here it steps
+// at once, and a dual-read holder and the Java locker then hold one lock.
+func TestFaultFailoverLosesTheSightingAndTheControllerSteps(t *testing.T) {
+	ctx := context.Background()
+	r := redistest.StartReplicated(t)
+	c := locktest.GoRedis(t, r.Primary)
+	ns := t.Name()
+	ctl := initNS(t, c, ns, WithQuietPeriod(time.Minute))
+	walk(t, ctl, migrate.PhaseDualWrite)
+	backdate(t, ctl.s, time.Hour) // the fleet has run dual-write past the quiet period
+	dw := migrate.New(c, migrate.WithPhaseFrom(ns), migrate.WithPhaseInterval(20*time.Millisecond))
+	defer func() { _ = dw.Close(ctx) }()
+	p, err := dw.Phase(ctx)
+	require.NoError(t, err)
+	require.Equal(t, migrate.PhaseDualWrite, p)
+	r.Sync(t)
+	r.Detach(t) // the replica lags from here on
+
+	// A Java service (the seed's scheme, here legacy's twin of it) holds a
+	// lock; the dual-write locker meets it and records the sighting.
+	name := locktest.Key(t, "orders")
+	java, err := legacy.New(c).TryLock(ctx, name, 10*time.Second)
+	require.NoError(t, err)
+	_, err = dw.TryLock(ctx, name, time.Second)
+	require.ErrorIs(t, err, lockbridge.ErrNotObtained)
+	require.Eventually(t, func() bool {
+		st, err := ctl.Status(ctx)
+		return err == nil && !st.Sighting.At.IsZero()
+	}, 5*time.Second, 10*time.Millisecond, "the sighting is recorded")
+	_, err = ctl.Advance(ctx, false)
+	require.ErrorIs(t, err, ErrUnsafeStep, "on the primary the sighting blocks the step")
+	_ = java // the Java service goes on; its key is lost with the failover
+
+	r.Failover(t)
+	promoted := locktest.GoRedis(t, r.Replica)
+	ctl2, err := New(promoted, ns, WithQuietPeriod(time.Minute))
+	require.NoError(t, err)
+	step, err := ctl2.Advance(ctx, false)
+	if !assert.ErrorIs(t, err, ErrUnsafeStep,
+		"the failover lost the sighting: the controller must not step past dual-write on its absence") {
+		t.Logf("stepped: %+v", step)
+		// What the step lets happen: a dual-read holder, and the Java
+		// service taking the same lock the legacy way.
+		dr := migrate.New(promoted, migrate.WithPhaseFrom(ns))
+		defer func() { _ = dr.Close(ctx) }()
+		lk, err := dr.TryLock(ctx, name, 10*time.Second)
+		require.NoError(t, err)
+		defer func() { _ = lk.Unlock(ctx) }()
+		j2, err := legacy.New(promoted).TryLock(ctx, name, 10*time.Second)
+		if err == nil {
+			defer func() { _ = j2.Unlock(ctx) }()
+		}
+		assert.Error(t, err, "a dual-read holder and a Java locker hold %q at once", name)
+	}
+}
