@@ -113,8 +113,11 @@ func WithInitSilence(d time.Duration) Option {
 // that cannot report it (INFO memory refused by its ACL, or unsupported):
 // without it the controller refuses every unforced change there, since it
 // cannot tell whether the evidence it judges by was evicted. What the
-// server reports, when it can, always overrides the declaration. Default:
-// none.
+// server reports, when it can, always overrides the declaration. On such a
+// server the declaration also stands for the operator's word that no
+// failover or restart has lost writes since the namespace's last change,
+// which the controller checks by the server's replication id where INFO
+// replication can be read. Default: none.
 func WithMaxmemoryPolicy(policy string) Option {
 	return func(c *Controller) {
 		for _, p := range maxmemoryPolicies {
@@ -269,6 +272,11 @@ type Status struct {
 	// the phase. Zero when there is none (a namespace never initialised, or
 	// last changed by a release before the mark).
 	mark mark
+	// replid is the server's replication id at the reading ("" when it
+	// could not be read); moved reports that it is not the one the
+	// namespace recorded (a failover or a restart since its last set).
+	replid string
+	moved  bool
 	// Blockers say why Advance would refuse now; empty when the step is safe.
 	Blockers []Blocker
 }
@@ -320,7 +328,8 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 // blockers of the next step.
 func (c *Controller) judge(sn snapshot) Status {
 	st := Status{Namespace: c.s.k.NS, Now: sn.now, Members: sn.clients, Live: map[migrate.Phase]int{},
-		Sighting: sn.sighting, mark: parseMark(sn.mark)}
+		Sighting: sn.sighting, mark: parseMark(sn.mark), replid: sn.replid,
+		moved: sn.replid != "" && len(sn.meta) > 0 && sn.replid != sn.meta["replid"]}
 	metaPhase := st.readNamespace(sn)
 	ran, dead := st.fleetEvidence(sn, metaPhase)
 	st.readPhase(sn, ran)
@@ -471,6 +480,7 @@ func (c *Controller) blockers(sn snapshot, st Status) []Blocker {
 				st.mark.phase, st.Namespace, st.Evidence)})
 	}
 	bs = append(bs, evictionBlockers(sn, c.policy)...)
+	bs = append(bs, historyBlockers(sn, st, c.policy)...)
 	restored := time.Duration(-1) // how long ago the namespace was restored; -1: never
 	if ms := migrateproto.Decimal(sn.meta["restored"]); ms > 0 {
 		restored = max(sn.now.Sub(time.UnixMilli(ms)), 0)
@@ -695,6 +705,16 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 	if st.Phase != from {
 		return Step{}, fmt.Errorf("migrate: %w: the fleet is at %v, not %v", errPhaseChanged, st.Phase, from)
 	}
+	if st.moved && !force {
+		// A failover or a restart since the namespace's last set: record
+		// it as a restore, and judge again (its blockers now stand).
+		if err := c.s.recordHistory(ctx, from, st.replid); err != nil {
+			return Step{}, err
+		}
+		if st, err = c.Status(ctx); err != nil {
+			return Step{}, err
+		}
+	}
 	step := Step{From: from, To: to}
 	if err := c.s.prune(ctx, c.margin+c.quiet); err != nil {
 		return step, err
@@ -712,14 +732,18 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 			}
 		}
 	}
-	return c.apply(ctx, step, blockers, force, from.String(), migrateproto.PhaseSetStep, 0, 0)
+	judged := st.replid // the step is set only on the server history it was judged by
+	if force {
+		judged = ""
+	}
+	return c.apply(ctx, step, blockers, force, from.String(), migrateproto.PhaseSetStep, 0, 0, judged)
 }
 
 // apply takes step — setPhase(seen, step.To, how, minGen, keep) — unless
 // blockers stand and force is not set: then it refuses with an
 // *UnsafeStepError. It logs and counts what it did.
 func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, force bool, seen, how string, minGen,
-	keep int64) (Step, error) {
+	keep int64, replid string) (Step, error) {
 	ns, from, to := c.s.k.NS, phaseOrNone(step.From), step.To.String()
 	log := c.tel.Log()
 	if len(blockers) > 0 {
@@ -732,7 +756,12 @@ func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, f
 		}
 		step.Overridden = blockers
 	}
-	if err := c.s.setPhase(ctx, seen, step.To, how, minGen, keep); err != nil {
+	if err := c.s.setPhase(ctx, seen, step.To, how, minGen, keep, replid); err != nil {
+		if errors.Is(err, errHistoryChanged) {
+			return step, &UnsafeStepError{Step: step, Blockers: []Blocker{{Kind: blockRestored, Text: "the server's " +
+				"replication id changed between the reading and the step (a failover or a restart): nothing was set; " +
+				"the change is recorded as a restore, and the controller waits as after one"}}}
+		}
 		return step, err
 	}
 	if err := c.s.notify(ctx, step.To); err != nil {
@@ -775,7 +804,8 @@ func (c *Controller) Repair(ctx context.Context, to migrate.Phase, force bool) (
 	if sn.hasPhase {
 		seen = sn.phase
 	}
-	return c.apply(ctx, Step{From: st.Phase, To: to}, blockers, force, seen, migrateproto.PhaseSetRepair, minGen, keep)
+	return c.apply(ctx, Step{From: st.Phase, To: to}, blockers, force, seen, migrateproto.PhaseSetRepair, minGen, keep,
+		"")
 }
 
 // repairPlan is what setting the phase to on reading sn (judged st) would
@@ -877,3 +907,30 @@ func (e *UnsafeStepError) Error() string {
 }
 
 func (e *UnsafeStepError) Unwrap() error { return ErrUnsafeStep }
+
+// historyBlockers: the server's replication id cannot be read, or is not
+// the one the namespace recorded at its last set. A failover to a replica
+// that lacked recent writes, or a restart from an older snapshot, changes
+// it, and may have lost registry entries and legacy sightings: their
+// absence is then no evidence. The next step or rollback records the new
+// id as a restore (Step), after which the restore's blockers stand. A
+// server that cannot report INFO is judged by the operator's declaration
+// (declared, WithMaxmemoryPolicy), which covers this too.
+func historyBlockers(sn snapshot, st Status, declared string) []Blocker {
+	switch {
+	case sn.replidErr != "" && declared != "":
+		return nil
+	case sn.replidErr != "":
+		return []Blocker{{Kind: blockRestored, Text: fmt.Sprintf("the server's replication id cannot be read (%s): a "+
+			"failover or a restart that lost registry entries or legacy sightings would go unnoticed", sn.replidErr)}}
+	case !st.moved:
+		return nil
+	case sn.meta["replid"] == "":
+		return []Blocker{{Kind: blockRestored, Text: "the namespace has no replication id recorded (it was last set " +
+			"before the controller recorded one): whether a failover or a restart lost evidence since is not known; " +
+			"the next step records it and then waits as after a restore"}}
+	}
+	return []Blocker{{Kind: blockRestored, Text: fmt.Sprintf("the server's replication id is %s, not the %s recorded at "+
+		"the namespace's last set: a failover or a restart since may have lost registry entries and legacy sightings; "+
+		"the next step records it and then waits as after a restore", sn.replid, sn.meta["replid"])}}
+}

@@ -76,3 +76,38 @@ func TestFaultFailoverLosesTheSightingAndTheControllerSteps(t *testing.T) {
 		assert.Error(t, err, "a dual-read holder and a Java locker hold %q at once", name)
 	}
 }
+
+// A step judged by one server history and sent after a failover (the
+// reading on the old primary, the step on the promoted replica) sets
+// nothing: phase_set.lua compares the replication id the step was judged
+// by with the server's, records the new one as a restore, and the
+// controller then waits as after one.
+func TestFaultStepJudgedOnAnotherHistorySetsNothing(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	initNS(t, tg.Client, t.Name())
+	ctl, err := New(tg.Client, t.Name(), WithInitSilence(time.Minute))
+	require.NoError(t, err)
+	err = ctl.s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0, "0123456789abcdef")
+	require.ErrorIs(t, err, errHistoryChanged)
+	p, err := ctl.Phase(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, migrate.PhaseLegacy, p, "nothing set")
+	st, err := ctl.Status(ctx)
+	require.NoError(t, err)
+	assert.Contains(t, kinds(st.Blockers), blockRestored, "the change is recorded as a restore: %+v", st.Blockers)
+	assert.False(t, st.moved, "and the new id recorded")
+
+	// The namespace's recorded id differs from the server's (as after a
+	// failover): the next Advance records it and refuses.
+	locktest.Do(t, tg.Client, "HSET", ctl.s.k.Meta, "replid", "0123456789abcdef")
+	locktest.Do(t, tg.Client, "HDEL", ctl.s.k.Meta, "restored")
+	st, err = ctl.Status(ctx)
+	require.NoError(t, err)
+	assert.True(t, st.moved)
+	_, err = ctl.Advance(ctx, false)
+	var ue *UnsafeStepError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, kinds(ue.Blockers), blockRestored)
+	assert.NotEmpty(t, locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "restored"), "the restore stamped")
+}

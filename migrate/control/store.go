@@ -120,10 +120,32 @@ func (s store) notify(ctx context.Context, phase migrate.Phase) error {
 
 // setPhase runs phase_set.lua: seen is the phase key's value the caller
 // read ("" when absent), mode migrateproto.PhaseSetStep, PhaseSetInit or PhaseSetRepair.
-func (s store) setPhase(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64) error {
-	_, err := s.phaseSet(ctx, seen, to, mode, minGen, keepInit, 0)
+func (s store) setPhase(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64,
+	replid string) error {
+	_, err := s.phaseSet(ctx, migrateproto.PhaseSetArgs{Seen: seen, To: to.String(), Mode: mode, MinGen: minGen,
+		KeepInit: keepInit, Replid: replid})
 	return err
 }
+
+// recordHistory records that the server's replication id is replid, not
+// the one the namespace recorded (a failover or a restart since): it
+// stamps "restored" as a repair does, so the evidence those may have lost
+// has time to come back before a step relies on its absence. seen is the
+// phase the caller read.
+func (s store) recordHistory(ctx context.Context, seen migrate.Phase, replid string) error {
+	_, err := s.phaseSet(ctx, migrateproto.PhaseSetArgs{Seen: seen.String(), To: seen.String(),
+		Mode: migrateproto.PhaseSetHistory, Replid: replid})
+	if errors.Is(err, errHistoryChanged) {
+		return nil // recorded
+	}
+	return err
+}
+
+// errHistoryChanged: the server's replication id is not the one the step
+// was judged by — a failover or a restart between the reading and the
+// step. Nothing was set; the change is recorded as a restore.
+var errHistoryChanged = errors.New("migrate: the server's replication id changed since the reading (a failover or a " +
+	"restart): nothing set, the change recorded")
 
 // initPhase runs phase_set.lua's init: it sets to (true) once the
 // namespace has shown no trace for silence by the server's clock; until
@@ -131,17 +153,16 @@ func (s store) setPhase(ctx context.Context, seen string, to migrate.Phase, mode
 // error wraps ErrAlreadyInitialized when a phase appeared meanwhile, and
 // errNotEmpty when another trace of the namespace did.
 func (s store) initPhase(ctx context.Context, to migrate.Phase, silence time.Duration) (left time.Duration, err error) {
-	return s.phaseSet(ctx, "", to, migrateproto.PhaseSetInit, 0, 0, silence)
+	return s.phaseSet(ctx, migrateproto.PhaseSetArgs{To: to.String(), Mode: migrateproto.PhaseSetInit, Silence: silence})
 }
 
 // errNotEmpty: an init found a trace of the namespace (its hash, mark,
 // registry or sighting) that its reading had not.
 var errNotEmpty = errors.New("migrate: the namespace shows it ran")
 
-func (s store) phaseSet(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64,
-	silence time.Duration) (time.Duration, error) {
-	a := migrateproto.PhaseSetArgs{NS: s.k, Seen: seen, To: to.String(), Publish: notify.PublishCommand(s.c),
-		MinGen: minGen, Mode: mode, KeepInit: keepInit, Silence: silence}
+func (s store) phaseSet(ctx context.Context, a migrateproto.PhaseSetArgs) (time.Duration, error) {
+	a.NS, a.Publish = s.k, notify.PublishCommand(s.c)
+	seen, mode := a.Seen, a.Mode
 	r, err := s.c.Eval(ctx, migrateproto.PhaseSetScript, a.Keys(), a.Argv()...)
 	if err != nil {
 		return 0, fmt.Errorf("migrate: set phase: %w", err)
@@ -151,6 +172,8 @@ func (s store) phaseSet(ctx context.Context, seen string, to migrate.Phase, mode
 		return 0, nil
 	case ok && n == migrateproto.PhaseSetTraced:
 		return 0, errNotEmpty
+	case ok && n == migrateproto.PhaseSetHistoryChanged:
+		return 0, errHistoryChanged
 	case ok && n < 0: // an init's silence left, in ms
 		return time.Duration(-n) * time.Millisecond, nil
 	case mode == migrateproto.PhaseSetInit:
@@ -181,6 +204,9 @@ type snapshot struct {
 	// not be read; expiring the keys read that carry a TTL.
 	policy, policyErr string
 	expiring          []string
+	// replid is the server's replication id, or replidErr why it could not
+	// be read; the namespace hash's "replid" is the one last recorded.
+	replid, replidErr string
 }
 
 // read runs status.lua, then reads the registry in chunks
@@ -311,7 +337,7 @@ func (s store) head(ctx context.Context) (snapshot, error) {
 		return snapshot{}, fmt.Errorf("migrate: read namespace %q: %w", s.k.NS, err)
 	}
 	a, ok := r.([]any)
-	if !ok || len(a) != 11 {
+	if !ok || len(a) != 12 {
 		return snapshot{}, fmt.Errorf("migrate: read namespace %q: unexpected reply %#v", s.k.NS, r)
 	}
 	var sn snapshot
@@ -339,6 +365,15 @@ func (s store) head(ctx context.Context) (snapshot, error) {
 	if sz, ok := a[10].([]any); ok && len(sz) == 2 {
 		sn.sizes[0], _ = sz[0].(int64)
 		sn.sizes[1], _ = sz[1].(int64)
+	}
+	if id, ok := a[11].([]any); ok && len(id) == 2 {
+		sn.replid, _ = id[0].(string)
+		sn.replidErr, _ = id[1].(string)
+	} else {
+		sn.replidErr = fmt.Sprintf("unexpected reply %#v", a[11])
+	}
+	if sn.replid == "" && sn.replidErr == "" {
+		sn.replidErr = "no replication id"
 	}
 	return sn, nil
 }

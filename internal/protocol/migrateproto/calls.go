@@ -112,12 +112,15 @@ type PhaseSetArgs struct {
 	To      string // ARGV[2]: the new phase's name
 	Publish string // ARGV[3]: "PUBLISH" or "SPUBLISH"
 	MinGen  int64  // ARGV[4]: the lowest generation to write
-	Mode    string // ARGV[5]: PhaseSetStep, PhaseSetInit or PhaseSetRepair
+	Mode    string // ARGV[5]: PhaseSetStep, PhaseSetInit, PhaseSetRepair or PhaseSetHistory
 	// KeepInit is ARGV[6], for a repair the instance id to keep when the
 	// namespace hash is gone; Silence ARGV[7], for an init how long the
 	// namespace must have shown no trace.
 	KeepInit int64
 	Silence  time.Duration
+	// Replid is ARGV[8]: for a step and a history, the server's replication
+	// id the caller judged by ("" for a forced step, which checks none).
+	Replid string
 }
 
 // phase_set.lua's modes (ARGV[5]).
@@ -125,6 +128,9 @@ const (
 	PhaseSetStep   = "step"
 	PhaseSetInit   = "init"
 	PhaseSetRepair = "repair"
+	// PhaseSetHistory records a change of the server's replication id (a
+	// failover or a restart) as a restore: nothing else changes.
+	PhaseSetHistory = "history"
 )
 
 // Keys returns KEYS.
@@ -136,7 +142,7 @@ func (a PhaseSetArgs) Keys() []string {
 // Argv returns ARGV.
 func (a PhaseSetArgs) Argv() []any {
 	return []any{a.Seen, a.To, a.Publish, strconv.FormatInt(a.MinGen, 10), a.Mode, strconv.FormatInt(a.KeepInit, 10),
-		Millis(a.Silence)}
+		Millis(a.Silence), a.Replid}
 }
 
 // Replies of phase_set.lua: PhaseSetDone; for an init PhaseSetTraced, or
@@ -144,6 +150,10 @@ func (a PhaseSetArgs) Argv() []any {
 const (
 	PhaseSetDone   = 1 // the phase is set
 	PhaseSetTraced = 0 // an init met a trace of the namespace: nothing set
+	// PhaseSetHistoryChanged: the server's replication id is not the one
+	// the step was judged by (or, for a history, not the one recorded):
+	// "restored" stamped, the id recorded, the phase unchanged.
+	PhaseSetHistoryChanged = 2
 )
 
 // PruneArgs are prune.lua's: drop registry entries dead for longer than

@@ -1,7 +1,7 @@
 -- migrate/scripts/phase_set.lua: compare-and-set of a namespace's phase, with a
 -- notice; also its repair and its initialisation. Every time it writes or
 -- judges is the server's.
--- Prepended fragments: args.lua, server_time.lua.
+-- Prepended fragments: args.lua, server_time.lua, server_replid.lua.
 --
 -- KEYS[1]  the phase key
 -- KEYS[2]  the phase-change channel
@@ -21,14 +21,18 @@
 -- ARGV[4]  the lowest generation to write (decimal, 0 to 2^53): a repair
 --          passes one above every generation the registry reports
 -- ARGV[5]  'step' (a controller's step), 'init' (a namespace that never had
---          a phase) or 'repair' (keep the namespace's instance id, or take
---          ARGV[6])
+--          a phase), 'repair' (keep the namespace's instance id, or take
+--          ARGV[6]) or 'history' (record a change of the server's
+--          replication id: nothing else changes)
 -- ARGV[6]  for 'repair', the instance id to keep when the namespace hash is
 --          gone (decimal; '0' for a new one); '0' otherwise
 -- ARGV[7]  for 'init', the silence in ms (0 to 2^40): how long the
 --          namespace must have shown no trace by the server's clock,
 --          counted from the init-pending stamp the first init call writes;
 --          '0' otherwise (and for a forced init)
+-- ARGV[8]  for 'step' and 'history', the server's replication id the
+--          caller judged by (status.lua); '' otherwise, and for a forced
+--          step (which checks no id)
 --
 -- A trace is a phase, the namespace hash, the mark, a legacy sighting, an
 -- entry of protocol 1, or a registry entry other than a locker's that
@@ -48,10 +52,22 @@
 -- and, in the mark, when (the server's ms); a repair also stamps
 -- "restored" in the hash (the server's ms): registry entries and sightings
 -- lost with the namespace are missing until they had time to come back.
+-- Every set also records the server's replication id ("replid" in the
+-- hash): an id other than the recorded one means a failover or a restart
+-- since, which may have lost registry entries and sightings. A step judged
+-- by another id than the server's sets nothing: it records the id and
+-- stamps "restored" as a repair does (the controller then waits as after a
+-- restore), and replies PhaseSetHistory; so does 'history', which only
+-- records (replying PhaseSetDone, writing nothing, when the recorded id is
+-- already ARGV[8] or the namespace hash is gone: a loss judged apart).
 -- Publishes the new phase.
 -- Replies, the codes named as in Go (migrateproto's calls.go):
 --   PhaseSetDone   = 1  the phase is set
 --   PhaseSetTraced = 0  an init met a trace of the namespace: nothing set
+--   PhaseSetHistoryChanged = 2  the server's replication id is not the one
+--                       the step was judged by, or not the one recorded:
+--                       "restored" stamped, the id recorded, the phase
+--                       unchanged
 -- and, for an init, a negative number: minus the ms of silence left;
 -- otherwise the phase key's value ('' when absent), nothing changed.
 
@@ -61,10 +77,11 @@ local seen = ARGV[1]
 local to = arg_one_of(2, 'legacy', 'dual-write', 'dual-read', 'modern')
 local pub = arg_one_of(3, 'PUBLISH', 'SPUBLISH')
 local min_gen = arg_int(4, 0, 9007199254740992)
-local mode = arg_one_of(5, 'step', 'init', 'repair')
+local mode = arg_one_of(5, 'step', 'init', 'repair', 'history')
 local keep_init = arg_int(6, 0, 9007199254740992)
 local silence = arg_int(7, 0, 1099511627776)
-if seen == nil or (mode == 'step' and rank[seen] == nil) then
+local judged = ARGV[8] or ''
+if seen == nil or ((mode == 'step' or mode == 'history') and rank[seen] == nil) then
   arg_bad(1, 'a phase name')
 end
 if mode == 'init' and seen ~= '' then
@@ -75,6 +92,17 @@ if (cur or '') ~= seen then
   return cur or ''
 end
 local now_ms, now_us = server_time()
+local replid = server_replid()
+if mode == 'history' or (mode == 'step' and judged ~= '' and replid ~= judged) then
+  -- @history: writes made before a failover or a restart may be lost; the
+  -- evidence refills from here, as after a repair
+  if mode == 'history' and (redis.call('HEXISTS', KEYS[4], 'protocol') == 0 or
+      (replid ~= '' and replid == judged and redis.call('HGET', KEYS[4], 'replid') == replid)) then
+    return 1 -- no namespace hash (a loss of its own, judged apart), or recorded already
+  end
+  redis.call('HSET', KEYS[4], 'replid', replid, 'restored', string.format('%.0f', now_ms))
+  return 2
+end
 if mode == 'init' then
   -- @silence: no trace of the namespace, for the silence, by the server's clock
   if redis.call('EXISTS', KEYS[4], KEYS[5], KEYS[8], KEYS[9]) > 0 then
@@ -124,7 +152,7 @@ end
 redis.call('SET', KEYS[1], to)
 redis.call('SET', KEYS[3], string.format('%.0f', now_ms))
 redis.call('HSET', KEYS[4], 'protocol', '3', 'phase', to, 'highest', highest,
-  'gen', string.format('%.0f', gen), 'init', init)
+  'gen', string.format('%.0f', gen), 'init', init, 'replid', replid)
 if mode == 'repair' then
   -- @restored: the evidence lost with the namespace refills from here
   redis.call('HSET', KEYS[4], 'restored', string.format('%.0f', now_ms))

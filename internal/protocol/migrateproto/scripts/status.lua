@@ -4,7 +4,7 @@
 -- could have vanished. The registry is read apart, in short chunks
 -- (registry_read.lua): read whole, ten thousand entries would hold the
 -- server for tens of milliseconds. Changes nothing.
--- Prepended fragments: server_time.lua.
+-- Prepended fragments: server_time.lua, server_replid.lua.
 --
 -- KEYS[1]  the phase key
 -- KEYS[2]  the phase-since key
@@ -18,7 +18,7 @@
 -- KEYS[10]  the init-pending stamp
 --
 -- Returns {now, phase, since, namespace, fleet1, sighting, mark, pending,
--- policy, expiring, entries}: the server's time in ms; the phase and since
+-- policy, expiring, entries, replid}: the server's time in ms; the phase and since
 -- values (false when absent); then HGETALL of the namespace hash, the
 -- protocol-1 registry, the sighting hash and the mark, as flat arrays; the
 -- init-pending stamp (false when absent); {maxmemory_policy, ''} from INFO
@@ -26,7 +26,10 @@
 -- KEYS that carry a TTL (evidence that can expire, or be evicted under a
 -- volatile-* policy); and the sizes of the registry hash and of its
 -- expiry set {HLEN, ZCARD} (every script of the registry changes both
--- together: sizes that differ are an entry or an expiry written by hand).
+-- together: sizes that differ are an entry or an expiry written by hand);
+-- and {master_replid, ''} from INFO replication, or {'', why} when it
+-- cannot be read (the namespace hash's "replid" is the id phase_set.lua
+-- last recorded: another means a failover or a restart since).
 
 local now = server_time()
 local policy = {'', ''}
@@ -50,4 +53,5 @@ end
 return {now, redis.call('GET', KEYS[1]), redis.call('GET', KEYS[2]),
   redis.call('HGETALL', KEYS[3]), redis.call('HGETALL', KEYS[7]),
   redis.call('HGETALL', KEYS[8]), redis.call('HGETALL', KEYS[9]),
-  redis.call('GET', KEYS[10]), policy, expiring, {redis.call('HLEN', KEYS[4]), redis.call('ZCARD', KEYS[5])}}
+  redis.call('GET', KEYS[10]), policy, expiring, {redis.call('HLEN', KEYS[4]), redis.call('ZCARD', KEYS[5])},
+  {server_replid()}}
