@@ -70,7 +70,13 @@ public interface Lock extends AutoCloseable {
      */
     void unlock();
 
-    /** Extends the lease to ttl from now. Same exceptions as unlock. */
+    /**
+     * Extends the lease to ttl from now. Same exceptions as unlock; and a
+     * {@link ModernLocker}'s with waitForReplicas throws
+     * {@link ReplicationException} for a refresh too few replicas
+     * acknowledged (not counted: the lock is still held, its lease keeps its
+     * end).
+     */
     void refresh(Duration ttl);
 
     /** {@link #unlock()}. */

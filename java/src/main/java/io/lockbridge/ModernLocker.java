@@ -182,7 +182,13 @@ public final class ModernLocker implements AutoCloseable {
          * released at once (owner-checked) and the attempt throws
          * {@link ReplicationException} (lock() too, without another
          * attempt). An acquire whose reply was lost is released the same
-         * way and its {@link UnknownOutcomeException} thrown. WAIT makes the
+         * way and its {@link UnknownOutcomeException} thrown. Every refresh
+         * ({@link Lock#refresh}, the auto-refresh) waits the same way and
+         * extends the lease only once acknowledged: else it throws
+         * ReplicationException and the lease keeps its end (the lock is
+         * still held until then; the auto-refresh tries again), for a
+         * failover to a replica that missed the refresh would keep the key
+         * with its earlier expiry. WAIT makes the
          * loss of an acknowledged write unlikely, not impossible (a replica
          * acknowledges what it received, and a failover may pick one that
          * did not): pair it with fencing. Go: WithWait(replicas, timeout).
@@ -408,7 +414,7 @@ public final class ModernLocker implements AutoCloseable {
         if (code != 1) {
             throw Replies.unexpected(script, waited.reply());
         }
-        if (waited.waitError() == null && waited.acked() >= waitReplicas) {
+        if (waited.acknowledged(waitReplicas)) {
             return new ModernLock(names, token, value, start, ttl);
         }
         boolean released = undo(names, token, waited.waitError());
@@ -517,13 +523,30 @@ public final class ModernLocker implements AutoCloseable {
             code(redis.evalLong(Scripts.MODERN_RELEASE, keys, token, Redis.arg(redis.publishCommand())));
         }
 
+        /**
+         * The refresh script; with waitForReplicas followed by WAIT on its
+         * connection, as the acquire: it counts only once acknowledged, else
+         * ReplicationException and the lease keeps its end (a failover to a
+         * replica that missed it would keep the key with its earlier
+         * expiry; the auto-refresh tries again).
+         */
         @Override
         void refreshOnce(Duration ttl) {
             Duration checkedTtl = ModernLocker.checkTtl(ttl);
+            byte[][] keys = {names.key};
+            byte[] millis = Redis.arg(checkedTtl.toMillis());
             long start = System.nanoTime();
             sending(start, checkedTtl, checkedTtl, checkedTtl);
-            code(redis.evalLong(Scripts.MODERN_REFRESH, new byte[][] {names.key}, token,
-                    Redis.arg(checkedTtl.toMillis())));
+            if (waitReplicas == 0) {
+                code(redis.evalLong(Scripts.MODERN_REFRESH, keys, token, millis));
+            } else {
+                Redis.Waited waited = redis.evalLongWait(Scripts.MODERN_REFRESH, keys, waitReplicas, waitTimeout,
+                        token, millis);
+                code((Long) waited.reply());
+                if (!waited.acknowledged(waitReplicas)) {
+                    throw new ReplicationException(names.name, waitReplicas, waited.acked(), waited.waitError());
+                }
+            }
             extend(start, checkedTtl, checkedTtl);
         }
 

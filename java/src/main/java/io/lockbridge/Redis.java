@@ -624,17 +624,33 @@ public final class Redis implements AutoCloseable {
      * how many replicas acknowledged, or the error of a WAIT that failed
      * (then acked is 0).
      */
-    record Waited(Object reply, long acked, RuntimeException waitError) {}
+    record Waited(Object reply, long acked, RuntimeException waitError) {
+        /** Whether at least replicas acknowledged (a WAIT that failed: not acknowledged). */
+        boolean acknowledged(int replicas) {
+            return waitError == null && acked >= replicas;
+        }
+    }
+
+    /** {@link #evalWait} of a script whose reply is an array (a List, as {@link #evalList}'s). */
+    Waited evalListWait(Script script, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
+        return evalWait(script, ScriptOutputType.MULTI, List.class, keys, replicas, waitTimeout, args);
+    }
+
+    /** {@link #evalWait} of a script whose reply is an integer (a Long, as {@link #evalLong}'s). */
+    Waited evalLongWait(Script script, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
+        return evalWait(script, ScriptOutputType.INTEGER, Long.class, keys, replicas, waitTimeout, args);
+    }
 
     /**
-     * {@link #eval} of script (an array reply), then, on the same connection,
-     * WAIT replicas timeout: how many replicas acknowledged the script's
-     * writes. The script is sent once, as by eval; a WAIT that fails does
-     * not make the script's reply unknown (it is returned with the error).
+     * {@link #eval} of script, then, on the same connection, WAIT replicas
+     * timeout: how many replicas acknowledged the script's writes. The
+     * script is sent once, as by eval; a WAIT that fails does not make the
+     * script's reply unknown (it is returned with the error).
      */
-    Waited evalListWait(Script script, byte[][] keys, int replicas, Duration waitTimeout, byte[]... args) {
+    private Waited evalWait(Script script, ScriptOutputType type, Class<?> replyType, byte[][] keys, int replicas,
+            Duration waitTimeout, byte[]... args) {
         Object result = call(script.name(), evalSlot(keys), (commands, asking) -> {
-            Object reply = evalOn(commands, asking, script, ScriptOutputType.MULTI, keys, args);
+            Object reply = evalOn(commands, asking, script, type, keys, args);
             io.lettuce.core.api.StatefulConnection<byte[], byte[]> conn = commands.getStatefulConnection();
             conn.setTimeout(timeout.plus(waitTimeout));
             try {
@@ -649,7 +665,7 @@ public final class Redis implements AutoCloseable {
             }
         });
         Waited waited = (Waited) result;
-        if (!(waited.reply() instanceof List<?>)) {
+        if (!replyType.isInstance(waited.reply())) {
             throw Replies.unexpected(script, waited.reply());
         }
         return waited;

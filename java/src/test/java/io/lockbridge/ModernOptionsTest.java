@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -169,6 +170,93 @@ class ModernOptionsTest extends ServerTest {
                 assertNull(master.cmd.get("orders"), "released on the master");
             } finally {
                 signal(process.pid(), "CONT");
+            }
+        }
+    }
+
+    /**
+     * waitForReplicas promises that a failover to a replica that acknowledged
+     * keeps the lock, so a refresh counts only once acknowledged too. The
+     * replica acknowledges the acquire and a first refresh, is cut off, and
+     * a refresh to 1 min runs on the master alone; the master crashes and
+     * the replica is promoted, where the key expires at the last PX it got.
+     * A refresh extended on the master's answer alone would leave the first
+     * holder's lease running when a second one gets in: it must throw
+     * ReplicationException and leave the lease's end as it was.
+     */
+    @Test
+    void faultWaitForReplicasRefreshNotAcknowledged() throws Exception {
+        try (Topology.Replicated topology = new Topology.Replicated();
+                Redis onMaster = Redis.of(topology.master.uri());
+                ModernLocker locker = ModernLocker.builder(onMaster).waitForReplicas(1, Duration.ofMillis(500))
+                        .build()) {
+            Lock lock = locker.tryLock("orders", Duration.ofSeconds(2));
+            lock.refresh(Duration.ofSeconds(2)); // acknowledged: counted
+            topology.detach();
+            ReplicationException refused = null;
+            try {
+                lock.refresh(Duration.ofMinutes(1));
+            } catch (ReplicationException e) {
+                refused = e;
+                assertEquals(0, e.acked());
+                assertTrue(lock.expiresAt().isBefore(Instant.now().plusSeconds(2)),
+                        "a refresh no replica acknowledged does not extend the lease: " + lock.expiresAt());
+                assertTrue(lock.isHeld(), "the lock is still held until its lease ends");
+            }
+            topology.failover();
+            try (Redis onPromoted = Redis.of(topology.replica.uri());
+                    ModernLocker other = ModernLocker.builder(onPromoted).build()) {
+                Lock next = tryUntil(other, "orders", Duration.ofSeconds(10));
+                assertTrue(lock.done().isDone(), "two holders: a second one got the key on the promoted replica "
+                        + "while the first one's lease runs until " + lock.expiresAt());
+                assertInstanceOf(ReplicationException.class, refused, "the refresh was not counted");
+                next.unlock();
+            }
+        }
+    }
+
+    /**
+     * The auto-refresh of a lock whose replica was cut off: its refreshes
+     * run on the master but are not acknowledged, so none counts; it tries
+     * again until its give-up point, and the lock is lost there, before
+     * the key can expire on the replica a failover promotes.
+     */
+    @Test
+    void faultWaitForReplicasAutoRefreshNotAcknowledged() throws Exception {
+        Duration ttl = Duration.ofSeconds(2);
+        try (Topology.Replicated topology = new Topology.Replicated();
+                Redis onMaster = Redis.of(topology.master.uri());
+                ModernLocker locker = ModernLocker.builder(onMaster).autoRefresh(true)
+                        .waitForReplicas(1, Duration.ofMillis(200)).build()) {
+            Lock lock = locker.tryLock("orders", ttl);
+            Thread.sleep(ttl.multipliedBy(3).dividedBy(2).toMillis());
+            assertTrue(lock.isHeld(), "acknowledged refreshes keep it past its first ttl");
+            topology.detach();
+            Thread.sleep(ttl.multipliedBy(3).dividedBy(4).toMillis()); // refreshes that reach the master alone
+            topology.failover();
+            try (Redis onPromoted = Redis.of(topology.replica.uri());
+                    ModernLocker other = ModernLocker.builder(onPromoted).build()) {
+                Lock next = tryUntil(other, "orders", Duration.ofSeconds(10));
+                assertTrue(lock.done().isDone(), "two holders: a second one got the key on the promoted replica "
+                        + "while the first one's lease runs until " + lock.expiresAt());
+                ExecutionException lost = assertThrows(ExecutionException.class, () -> lock.done().get());
+                assertInstanceOf(LostException.class, lost.getCause());
+                next.unlock();
+            }
+        }
+    }
+
+    /** tryLock every 10 ms until it gets the lock, for up to within. */
+    private static Lock tryUntil(ModernLocker locker, String name, Duration within) throws InterruptedException {
+        long end = System.nanoTime() + within.toNanos();
+        while (true) {
+            try {
+                return locker.tryLock(name, Duration.ofMinutes(1));
+            } catch (NotObtainedException | RedisErrorException e) {
+                if (System.nanoTime() > end) {
+                    throw new AssertionError(name + " not obtained within " + within, e);
+                }
+                Thread.sleep(10);
             }
         }
     }

@@ -293,6 +293,61 @@ final class Topology {
         }
     }
 
+    /**
+     * A master and its replica, with no Sentinel: the test cuts the replica
+     * off and promotes it itself (Go's redistest.Replicated).
+     */
+    static final class Replicated implements AutoCloseable {
+        final Node master;
+        final Node replica;
+
+        Replicated() throws Exception {
+            // The master syncs at once rather than after 5 s of waiting for more replicas.
+            master = new Node(false, null, "--repl-diskless-sync-delay", "0");
+            try {
+                replica = new Node(false, null, "--replicaof", "127.0.0.1", Integer.toString(master.port));
+                // Acknowledging: after the sync, the master streams to the
+                // replica only from its first ACK (up to 1 s later); until
+                // then WAIT counts it not. A write and WAIT on the master show it.
+                eventually("replica acknowledging", () -> {
+                    master.cmd.set("lockbridge-test:sync", "1");
+                    master.cmd.del("lockbridge-test:sync");
+                    return master.cmd.waitForReplication(1, 100) == 1;
+                });
+            } catch (Exception | Error e) {
+                master.close();
+                throw e;
+            }
+        }
+
+        /**
+         * Cuts the replica off from the master, as a partition between them
+         * would: REPLICAOF a loopback port nobody listens on. It keeps what
+         * it has and gets none of the master's later writes (SIGSTOP would
+         * not do: the writes would wait in its socket and apply on CONT).
+         */
+        void detach() throws IOException {
+            replica.cmd.replicaof("127.0.0.1", freePort());
+        }
+
+        /**
+         * A failover after the master's loss: the master is killed (SIGKILL,
+         * it stays down), the replica promoted (REPLICAOF NO ONE) with what
+         * it had received.
+         */
+        void failover() throws Exception {
+            master.proc.destroyForcibly().waitFor();
+            replica.cmd.replicaofNoOne();
+            eventually("the replica is master", () -> replica.cmd.info("replication").contains("role:master"));
+        }
+
+        @Override
+        public void close() {
+            replica.close();
+            master.close();
+        }
+    }
+
     /** A master, its replica, and one Sentinel (quorum 1) watching them as "mymaster". */
     static final class Sentinel implements AutoCloseable {
         Node master;
