@@ -72,6 +72,16 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 	if err != nil {
 		return Cleanup{}, err
 	}
+	if st.moved && !dryRun && st.PhaseProblem == nil {
+		// A failover or a restart since the last set: recorded as a
+		// restore, whose blockers then refuse the cleanup for a while.
+		if err := c.s.recordHistory(ctx, st.Phase, st.replid); err != nil {
+			return Cleanup{}, err
+		}
+		if st, err = c.Status(ctx); err != nil {
+			return Cleanup{}, err
+		}
+	}
 	out := Cleanup{Namespace: st.Namespace, Now: st.Now, Since: st.Since, DryRun: dryRun}
 	if reasons := c.cleanupRefusals(st); len(reasons) > 0 {
 		return out, &cleanupRefusedError{Namespace: st.Namespace, Reasons: reasons}

@@ -928,9 +928,9 @@ func historyBlockers(sn snapshot, st Status, declared string) []Blocker {
 	case sn.meta["replid"] == "":
 		return []Blocker{{Kind: blockRestored, Text: "the namespace has no replication id recorded (it was last set " +
 			"before the controller recorded one): whether a failover or a restart lost evidence since is not known; " +
-			"the next step records it and then waits as after a restore"}}
+			"the next step, rollback or cleanup records it and then waits as after a restore"}}
 	}
 	return []Blocker{{Kind: blockRestored, Text: fmt.Sprintf("the server's replication id is %s, not the %s recorded at "+
 		"the namespace's last set: a failover or a restart since may have lost registry entries and legacy sightings; "+
-		"the next step records it and then waits as after a restore", sn.replid, sn.meta["replid"])}}
+		"the next step, rollback or cleanup records it and then waits as after a restore", sn.replid, sn.meta["replid"])}}
 }

@@ -111,3 +111,24 @@ func TestFaultStepJudgedOnAnotherHistorySetsNothing(t *testing.T) {
 	assert.Contains(t, kinds(ue.Blockers), blockRestored)
 	assert.NotEmpty(t, locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "restored"), "the restore stamped")
 }
+
+// At modern, where no step is left, a cleanup after a failover records
+// the change as a restore and refuses until the init silence has passed:
+// the evidence it would remove is what a rollback is judged by.
+func TestFaultCleanupAfterAFailoverWaitsAsAfterARestore(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ctl := initNS(t, tg.Client, t.Name(), WithQuietPeriod(time.Millisecond))
+	walk(t, ctl, migrate.PhaseModern)
+	backdate(t, ctl.s, time.Hour)
+	locktest.Do(t, tg.Client, "HSET", ctl.s.k.Meta, "replid", "0123456789abcdef") // as after a failover
+	waiting, err := New(tg.Client, t.Name(), WithQuietPeriod(time.Millisecond), WithInitSilence(time.Minute))
+	require.NoError(t, err)
+	_, err = waiting.Cleanup(ctx, false)
+	require.ErrorIs(t, err, ErrUnsafeStep)
+	assert.NotEmpty(t, locktest.Do(t, tg.Client, "HGET", ctl.s.k.Meta, "restored"), "the change recorded as a restore")
+	st, err := waiting.Status(ctx)
+	require.NoError(t, err)
+	assert.False(t, st.moved)
+	assert.Contains(t, kinds(st.Blockers), blockRestored, "and waited for")
+}
