@@ -121,6 +121,14 @@
 // life (20 s), the margin for the first command's
 // way to the server.
 //
+// A write of an Owner whose reply was lost may still land later, on a
+// hold the owner takes of the lock afterwards (they share its field):
+// after an acquire or renewal of unknown outcome, the owner's later holds
+// of that lock count no grant for more than its lease; after an unlock of
+// unknown outcome, the owner refuses to take that lock again (an error
+// wrapping lockbridge.ErrUnknownOutcome, nothing sent) until asking that
+// Unlock again gets the latch's answer.
+//
 // # Errors
 //
 // TryLock on a lock held by another owner returns a *lockbridge.NotObtainedError

@@ -127,3 +127,28 @@ func TestFaultLateRenewalSparesTheOwnersNextHold(t *testing.T) {
 	time.Sleep(2 * time.Second) // the renewals landed, and their lease ran out
 	assert.False(t, secondHolder(ctx, t, l, key, fresh), "no second holder while the new hold lasts")
 }
+
+// An unlock whose reply was lost blocks its owner's next acquire of the lock
+// (it may still land) until asking again gets the latch's answer: the first
+// run ran, and the owner takes the lock again.
+func TestFaultUnlockSettledByTheLatchUnblocksTheOwner(t *testing.T) {
+	p, c, raw := proxied(t)
+	ctx := locktest.Ctx(t)
+	key := locktest.Key(t, "k")
+	o := redisson.New(c).NewOwner()
+	first, err := o.TryLock(ctx, key, time.Minute)
+	require.NoError(t, err)
+	p.DropReply(faultproxy.Script(script(t, "release.lua")), 1, faultproxy.Close)
+	require.ErrorIs(t, first.Unlock(ctx), lockbridge.ErrUnknownOutcome)
+
+	_, err = o.TryLock(ctx, key, time.Minute)
+	require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome, "refused: the unlock may still land")
+	assert.NotErrorIs(t, err, lockbridge.ErrNotObtained)
+	assert.Empty(t, hash(t, raw, key), "nothing sent")
+
+	require.NoError(t, first.Unlock(ctx), "the latch answers: released")
+	again, err := o.TryLock(ctx, key, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{o.Field(): 1}, hash(t, raw, key))
+	require.NoError(t, again.Unlock(ctx))
+}

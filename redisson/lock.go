@@ -164,6 +164,9 @@ func (lk *Lock) unlock(ctx context.Context) error {
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
 			lk.owner.unsure(lk.names.key, rest)
 			lk.owner.doubt(lk.names.key)
+			if !again {
+				lk.owner.releaseUnknown(lk.names.key, 1) // settled only by the latch's answer
+			}
 		}
 		lk.lease.Lose(fmt.Errorf("unlock failed: %w", err))
 		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -231,6 +234,9 @@ func (lk *Lock) judgeRelease(ctx context.Context, r any, again, gone bool) error
 		err := unexpected("release", r)
 		lk.lease.Lose(err)
 		return err
+	}
+	if again && r != nil {
+		lk.owner.releaseUnknown(lk.names.key, -1) // the latch shows the first run ran: it is in flight no more
 	}
 	lk.released = true
 	lk.owner.remove(lk)

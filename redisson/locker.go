@@ -65,7 +65,7 @@ func (l *Locker) NewOwner() *Owner {
 	id := l.owners.Add(1)
 	return &Owner{l: l, id: id, field: l.clientID + ":" + strconv.FormatInt(id, 10),
 		holds: map[string]map[*Lock]struct{}{}, gens: map[string]uint64{}, trying: map[string]chan struct{}{},
-		doubts: map[string]struct{}{}}
+		doubts: map[string]struct{}{}, ceilings: map[string]time.Duration{}, releasing: map[string]int{}}
 }
 
 // TryLock makes one attempt to take the lock key for ttl (at least 1 ms;

@@ -46,6 +46,11 @@ type Owner struct {
 	gens   map[string]uint64             // by key: acquires that may have made the field anew
 	trying map[string]chan struct{}      // the attempt on key under way, closed when it is settled
 	doubts map[string]struct{}           // keys whose hash may hold a count of ours no live hold knows of
+	// By key, the writes of ours whose reply never came, which may still
+	// land at any later time — on a hold taken after them, as all the
+	// owner's holds of a key share its field:
+	ceilings  map[string]time.Duration // the shortest lease one may set on the lock (Owner.unsure)
+	releasing map[string]int           // how many releases may still take a count (Owner.releaseUnknown)
 }
 
 // Field returns the owner's field in a lock's hash: "<client id>:<id>".
@@ -95,6 +100,13 @@ func (o *Owner) prepare(ctx context.Context, key string, ttl time.Duration) (nam
 // lockbridge.ErrNotObtained and ctx.Err(), and a hold the attempt may have
 // taken is released at once on a detached context (best effort, 250 ms) —
 // again only without another hold of key.
+//
+// After an Unlock of a hold of key whose reply never came, TryLock and Lock
+// on key send nothing and return an error wrapping
+// lockbridge.ErrUnknownOutcome until that Unlock, called again, gets the
+// latch's answer: the first unlock may still land, and would take the count
+// of a hold taken now. After an acquire or renewal of key whose reply never
+// came, later holds of key count no grant for more than its lease.
 func (o *Owner) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	return telemetry.Acquire(ctx, o.telemetry(), telemetry.OpTryLock, o.tryLock, key, ttl)
 }
@@ -356,12 +368,45 @@ func (o *Owner) doubted(key string) bool {
 // unsure tells every live hold of key that a write setting the lock's
 // lease to d may still run on the server at any later time (its reply
 // never came): no grant of theirs counts for more than d from then on.
+// Holds taken later are told too (Owner.hold): the write may land on them,
+// since they share the field, and no time bound is guessed for it.
 func (o *Owner) unsure(key string, d time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for h := range o.holds[key] {
 		h.lease.Unsure(d)
 	}
+	if c, ok := o.ceilings[key]; d > 0 && (!ok || d < c) {
+		o.ceilings[key] = d
+	}
+}
+
+// ceiling is the shortest lease a write of ours on key whose reply never
+// came may still set (0: none).
+func (o *Owner) ceiling(key string) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ceilings[key]
+}
+
+// releaseUnknown records (by +1) a release of ours on key whose reply never
+// came, sent for the first time — it may still land at any later time and
+// take a count of the field, which may then be a later hold's, its only one
+// —, or (by −1) one that the unlock latch has since shown to have run.
+func (o *Owner) releaseUnknown(key string, by int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.releasing[key] += by
+	if o.releasing[key] <= 0 {
+		delete(o.releasing, key)
+	}
+}
+
+// releasePending reports whether a release of ours on key may still land.
+func (o *Owner) releasePending(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.releasing[key] > 0
 }
 
 // try makes one attempt and, when it succeeds, builds the Lock. When the
@@ -376,15 +421,20 @@ func (o *Owner) try(ctx context.Context, n *names, ttl, wait time.Duration) (*Lo
 		return nil, 0, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
 	}
 	defer end()
+	if o.releasePending(n.key) {
+		return nil, 0, fmt.Errorf("redisson: lock %q: nothing sent: %w: an unlock of this owner's whose reply never "+
+			"came may still run on the server, and would take the count of a hold taken now (ask that Unlock again "+
+			"to settle it, or use another Owner)", n.key, lockbridge.ErrUnknownOutcome)
+	}
 	alone := o.live(n.key) == 0
 	sent := max(ttl, o.keep(n.key, nil)) // the whole lock's lease: never below another hold's
 	start := time.Now()                  // after keep: start+sent covers every hold's lease
 	held, holder, fence, err := o.l.acquire(ctx, n, o.field, sent, wait)
 	unknown := err != nil && !held && (errors.Is(err, lockbridge.ErrUnknownOutcome) || ctx.Err() != nil ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-	if unknown && !alone {
-		// A re-entry that may still run later sets the lock's lease to
-		// sent from then, under the other holds.
+	if unknown {
+		// An acquire that may still run later sets the lock's lease to
+		// sent from then, under the other holds and the later ones.
 		o.unsure(n.key, sent)
 	}
 	switch {
@@ -479,6 +529,12 @@ func (o *Owner) readBack(ctx context.Context, n *names) (bool, int64, error) {
 func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Duration, fence int64) *Lock {
 	lk := &Lock{owner: o, names: *n, fence: fence}
 	lk.lease.Init("redisson", start, ttl)
+	if c := o.ceiling(n.key); c > 0 {
+		// A write of ours whose reply never came may land on this hold
+		// and set the lock's lease to c from then: no grant counts for more.
+		lk.lease.Sending(start, c)
+		lk.lease.Unsure(c)
+	}
 	o.add(lk, start)
 	if o.l.cfg.watchdog {
 		lk.lease.Observe(o.l.tel, n.key)
@@ -506,7 +562,11 @@ func (o *Owner) undo(ctx context.Context, n *names, ttl time.Duration) {
 		if err != nil {
 			return
 		}
-		if r, err := o.l.release(uctx, n, o.field, ttl, id, false); err != nil || r != nil {
+		r, err := o.l.release(uctx, n, o.field, ttl, id, false)
+		if err != nil && (errors.Is(err, lockbridge.ErrUnknownOutcome) || uctx.Err() != nil) {
+			o.releaseUnknown(n.key, 1)
+		}
+		if err != nil || r != nil {
 			return
 		}
 	}
