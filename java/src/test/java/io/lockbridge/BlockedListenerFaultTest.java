@@ -63,14 +63,7 @@ class BlockedListenerFaultTest extends ServerTest {
             }
             assertNotNull(other, "the server's lease ended: another client holds the lock");
             try {
-                long left = t0 + TimeUnit.MILLISECONDS.toNanos(600 + 200) - System.nanoTime();
-                lock.done().get(Math.max(left, 1), TimeUnit.NANOSECONDS);
-                throw new AssertionError("done() completed normally: the lock was lost");
-            } catch (ExecutionException e) {
-                assertInstanceOf(LostException.class, e.getCause());
-            } catch (TimeoutException e) {
-                throw new AssertionError("done() still open 200 ms past the lease's end, while another client holds "
-                        + "the lock: the loss signal waits for the listener", e);
+                assertLostWithin(lock, t0 + TimeUnit.MILLISECONDS.toNanos(600 + 200));
             } finally {
                 stuck.release.countDown();
                 other.unlock();
@@ -94,18 +87,24 @@ class BlockedListenerFaultTest extends ServerTest {
             assertTrue(stuck.entered.await(5, TimeUnit.SECONDS), "the watchdog found it gone and reported the loss");
             Lock other = b.tryLock("gone", Duration.ofSeconds(10));
             try {
-                long left = t0 + TimeUnit.MILLISECONDS.toNanos(600 + 200) - System.nanoTime();
-                lock.done().get(Math.max(left, 1), TimeUnit.NANOSECONDS);
-                throw new AssertionError("done() completed normally: the lock was lost");
-            } catch (ExecutionException e) {
-                assertInstanceOf(LostException.class, e.getCause());
-            } catch (TimeoutException e) {
-                throw new AssertionError("done() still open 200 ms past the lease's end, while another client holds "
-                        + "the lock: the loss signal waits for the listener", e);
+                assertLostWithin(lock, t0 + TimeUnit.MILLISECONDS.toNanos(600 + 200));
             } finally {
                 stuck.release.countDown();
                 other.unlock();
             }
+        }
+    }
+
+    /** Asserts done() completed with a LostException by the deadline (System.nanoTime), another client holding. */
+    private static void assertLostWithin(Lock lock, long deadline) throws InterruptedException {
+        try {
+            lock.done().get(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
+            throw new AssertionError("done() completed normally: the lock was lost");
+        } catch (ExecutionException e) {
+            assertInstanceOf(LostException.class, e.getCause());
+        } catch (TimeoutException e) {
+            throw new AssertionError("done() still open 200 ms past the lease's end, while another client holds "
+                    + "the lock: the loss signal waits for the listener", e);
         }
     }
 }
