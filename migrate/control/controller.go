@@ -918,8 +918,8 @@ func (e *UnsafeStepError) Unwrap() error { return ErrUnsafeStep }
 // (declared, WithMaxmemoryPolicy), which covers this too.
 func historyBlockers(sn snapshot, st Status, declared string) []Blocker {
 	switch {
-	case sn.replidErr != "" && declared != "":
-		return nil
+	case sn.replidErr != "" && declared != "" && sn.policyErr != "":
+		return nil // a server that cannot run INFO at all: the operator's word
 	case sn.replidErr != "":
 		return []Blocker{{Kind: blockRestored, Text: fmt.Sprintf("the server's replication id cannot be read (%s): a "+
 			"failover or a restart that lost registry entries or legacy sightings would go unnoticed", sn.replidErr)}}

@@ -59,7 +59,9 @@
 -- stamps "restored" as a repair does (the controller then waits as after a
 -- restore), and replies PhaseSetHistory; so does 'history', which only
 -- records (replying PhaseSetDone, writing nothing, when the recorded id is
--- already ARGV[8] or the namespace hash is gone: a loss judged apart).
+-- already ARGV[8] or the namespace hash is gone: a loss judged apart). A
+-- step or repair that sets the phase where another id than the server's is
+-- recorded (a forced step, which checks none) stamps "restored" too.
 -- Publishes the new phase.
 -- Replies, the codes named as in Go (migrateproto's calls.go):
 --   PhaseSetDone   = 1  the phase is set
@@ -148,6 +150,13 @@ if init == false or init == nil then
   else
     init = string.format('%.0f', now_us)
   end
+end
+-- @history: a set (a forced step too) that finds another replication id
+-- recorded than the server's stamps "restored" as it records the new one:
+-- the wait a failover or a restart calls for outlives the override
+local recorded = redis.call('HGET', KEYS[4], 'replid')
+if mode ~= 'init' and recorded ~= replid then
+  redis.call('HSET', KEYS[4], 'restored', string.format('%.0f', now_ms))
 end
 redis.call('SET', KEYS[1], to)
 redis.call('SET', KEYS[3], string.format('%.0f', now_ms))
