@@ -58,7 +58,8 @@ type follower struct {
 	onStep   func(current Phase) // called after the phase moved, outside mu
 	tel      *telemetry.T        // logs failed readings and phase moves; nil off
 
-	syncMu sync.Mutex // serialises readings
+	syncMu sync.Mutex     // serialises readings
+	beats  sync.WaitGroup // heartbeats that may be on their way (heartbeat)
 
 	mu       sync.Mutex
 	current  Phase     // 0 until the first good reading
@@ -292,14 +293,14 @@ func (f *follower) beat(ctx context.Context, e migrateproto.Entry, hold time.Dur
 	}
 	f.mu.Unlock()
 	touch := renews != 0
-	rep, err := f.s.heartbeat(ctx, e, hold, renews)
+	rep, err := f.heartbeat(ctx, e, hold, renews)
 	if err == nil && touch && rep.Written < 0 {
 		f.mu.Lock()
 		f.seq++
 		e.Seq = f.seq
 		f.mu.Unlock()
 		touch = false
-		rep, err = f.s.heartbeat(ctx, e, hold, 0)
+		rep, err = f.heartbeat(ctx, e, hold, 0)
 	}
 	if err == nil && rep.Written == 0 {
 		err = fmt.Errorf("migrate: heartbeat: the registry holds an entry for %q with a seq at or above %d that this "+
@@ -315,6 +316,41 @@ func (f *follower) beat(ctx context.Context, e migrateproto.Entry, hold time.Dur
 		f.stored, f.confirmed = e, true
 	}
 	return rep, err
+}
+
+// heartbeat sends one heartbeat and waits for its reply, or for ctx to
+// end. A heartbeat whose caller gives up stays on its way: it is awaited
+// on a goroutine of its own, for up to a phase lease, which close waits
+// for before the entry's leave. Abandoned instead (the client adapter
+// returns at once when ctx ends), it could land after the leave and
+// register the closed locker again, at its phase, for its whole hold. One
+// still unanswered after a phase lease may land so too: the entry it makes
+// blocks the controller's steps until its hold runs out, and never lets
+// one through.
+func (f *follower) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration,
+	renews int64) (syncReply, error) {
+	if err := ctx.Err(); err != nil {
+		return syncReply{}, err
+	}
+	type result struct {
+		rep syncReply
+		err error
+	}
+	ch := make(chan result, 1)
+	f.beats.Add(1)
+	go func() {
+		defer f.beats.Done()
+		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.lease)
+		defer cancel()
+		rep, err := f.s.heartbeat(bctx, e, hold, renews)
+		ch <- result{rep, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.rep, r.err
+	case <-ctx.Done():
+		return syncReply{}, fmt.Errorf("migrate: heartbeat: %w: no reply yet: %w", lockbridge.ErrUnknownOutcome, ctx.Err())
+	}
 }
 
 // want is the phase a follower running cur moves to when it reads target:
@@ -505,6 +541,9 @@ func (f *follower) close(ctx context.Context) error {
 	}
 	f.syncMu.Lock() // no reading in flight re-writes the entry after the leave
 	defer f.syncMu.Unlock()
+	if err := f.landed(ctx); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	sent := f.sent
 	e := f.entryLocked(0)
@@ -525,6 +564,20 @@ func (f *follower) close(ctx context.Context) error {
 		}
 	}
 	return f.s.leave(ctx, f.id)
+}
+
+// landed waits for the heartbeats still on their way (see heartbeat), or
+// for ctx to end: the entry then stays until its hold runs out.
+func (f *follower) landed(ctx context.Context) error {
+	ch := make(chan struct{})
+	go func() { f.beats.Wait(); close(ch) }()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("migrate: close: a heartbeat is still on its way, so the registry entry stays until its "+
+			"hold runs out: %w", ctx.Err())
+	}
 }
 
 // entryLocked is the registry entry for the phase run now, announcing next
