@@ -56,8 +56,10 @@ func (e *cleanupRefusedError) Unwrap() error { return ErrUnsafeStep }
 // before that, these are the evidence a rollback is judged by. Otherwise
 // it returns a *cleanupRefusedError (wrapping ErrUnsafeStep) and removes
 // nothing. The removal is one script that checks again that the phase is
-// modern and was not set since the reading, and removes the sighting only
-// if it is the one read and older than the quiet period.
+// modern and was not set since the reading, on a server with the
+// replication id the reading was judged by (no failover or restart
+// since), and removes the sighting only if it is the one read and older
+// than the quiet period.
 //
 // With dryRun it reads and judges the same way and returns what it would
 // remove, removing nothing. Done, it writes the namespace's mark (MarkKey)
@@ -95,7 +97,8 @@ func (c *Controller) Cleanup(ctx context.Context, dryRun bool) (Cleanup, error) 
 		}
 		return out, nil
 	}
-	a := migrateproto.CleanupArgs{NS: c.s.k, Since: st.Since, Quiet: c.quiet, Margin: c.margin, SightingAt: at}
+	a := migrateproto.CleanupArgs{NS: c.s.k, Since: st.Since, Quiet: c.quiet, Margin: c.margin, SightingAt: at,
+		Replid: st.replid}
 	r, err := c.s.c.Eval(ctx, migrateproto.CleanupScript, a.Keys(), a.Argv()...)
 	if err != nil {
 		return out, fmt.Errorf("migrate: clean up namespace %s: %w", st.Namespace, err)
@@ -141,6 +144,9 @@ func (c *Controller) cleanupDone(out *Cleanup, r any, sent bool) error {
 		return refused("the phase was set meanwhile: read the fleet again")
 	case migrateproto.CleanupQuiet:
 		return refused(fmt.Sprintf("the quiet period %v has not passed since the fleet reached modern", c.quiet))
+	case migrateproto.CleanupHistoryChanged:
+		return refused("the server's replication id changed since the reading (a failover or a restart): the evidence " +
+			"read may be missing there; run cleanup again, which records the change and waits as after a restore")
 	default:
 		return fmt.Errorf("migrate: clean up namespace %s: unexpected reply %v", out.Namespace, r)
 	}

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,14 +181,15 @@ func TestCleanupScriptChecksAgain(t *testing.T) {
 	at, err := tg.Client.Do(ctx, "HGET", s.k.Sighting, "at")
 	require.NoError(t, err)
 	keys := []string{s.k.Phase, s.k.Since, s.k.Clients, s.k.Expiry, s.k.Seen, s.k.Sighting, s.k.Meta, s.k.Mark}
-	run := func(since, quiet, at string) []any {
-		r, err := tg.Client.Eval(ctx, migrateproto.CleanupScript, keys, since, quiet, "0", at)
+	run := func(since, quiet, at string, replid ...string) []any {
+		r, err := tg.Client.Eval(ctx, migrateproto.CleanupScript, keys, since, quiet, "0", at, strings.Join(replid, ""))
 		require.NoError(t, err)
 		return r.([]any)
 	}
 	older, _ := strconv.ParseInt(since, 10, 64)
 	assert.Equal(t, int64(-2), run(strconv.FormatInt(older-1, 10), "60000", at.(string))[0], "phase set since the reading")
 	assert.Equal(t, int64(-3), run(since, "7200000", at.(string))[0], "quiet period not over")
+	assert.Equal(t, int64(-4), run(since, "60000", at.(string), "0123456789abcdef")[0], "another replication id")
 	newer, _ := strconv.ParseInt(at.(string), 10, 64)
 	assert.Equal(t, []any{int64(1), int64(0)}, run(since, "60000", strconv.FormatInt(newer-1, 10)),
 		"another sighting than the one read")
@@ -196,7 +198,8 @@ func TestCleanupScriptChecksAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(-1), run(since, "60000", at.(string))[0], "not modern")
 	assert.True(t, exists(t, s, s.k.Sighting))
-	for _, bad := range [][]any{{"", "0", "0", ""}, {since, "-1", "0", ""}, {since, "0", "x", ""}, {since, "0", "0"}} {
+	for _, bad := range [][]any{{"", "0", "0", "", ""}, {since, "-1", "0", "", ""}, {since, "0", "x", "", ""},
+		{since, "0", "0", ""}} {
 		_, err := tg.Client.Eval(ctx, migrateproto.CleanupScript, keys, bad...)
 		assert.ErrorContains(t, err, "lockbridge: bad argument")
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lockbridge/lockbridge"
+	"github.com/lockbridge/lockbridge/driver"
+	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/locktest"
 	"github.com/lockbridge/lockbridge/internal/testing/redistest"
 	"github.com/lockbridge/lockbridge/legacy"
@@ -131,4 +133,46 @@ func TestFaultCleanupAfterAFailoverWaitsAsAfterARestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, st.moved)
 	assert.Contains(t, kinds(st.Blockers), blockRestored, "and waited for")
+}
+
+// judgedElsewhere is a client whose cleanup.lua calls carry another
+// replication id than the reading's: as when a failover or a restart comes
+// between Cleanup's reading and its script.
+type judgedElsewhere struct{ driver.Client }
+
+func (c judgedElsewhere) Eval(ctx context.Context, s *driver.Script, keys []string, args ...any) (any, error) {
+	if s == migrateproto.CleanupScript && len(args) == 5 {
+		args = append(append([]any(nil), args[:4]...), "0123456789abcdef")
+	}
+	return c.Client.Eval(ctx, s, keys, args...)
+}
+
+// A cleanup whose reading was judged on one replication history must
+// remove nothing on a server with another: the evidence it read (the
+// sighting, the dead entries it counted) may not be what that server
+// holds. Before, cleanup.lua took no replication id and removed them.
+func TestFaultCleanupJudgedOnAnotherHistoryRemovesNothing(t *testing.T) {
+	tg := locktest.Single(t)[0]
+	ctx := context.Background()
+	ctl := initNS(t, tg.Client, t.Name(), WithQuietPeriod(time.Minute), WithLivenessMargin(time.Second))
+	walk(t, ctl, migrate.PhaseModern)
+	s := ctl.s
+	backdate(t, s, time.Hour)
+	sight(t, s, 2*time.Hour)
+	beat(t, s, "dead", migrate.PhaseModern, time.Second)
+	kill(t, s, "dead", time.Hour)
+
+	elsewhere, err := New(judgedElsewhere{tg.Client}, t.Name(), WithQuietPeriod(time.Minute),
+		WithLivenessMargin(time.Second))
+	require.NoError(t, err)
+	_, err = elsewhere.Cleanup(ctx, false)
+	require.ErrorIs(t, err, ErrUnsafeStep)
+	assert.Contains(t, err.Error(), "replication id changed")
+	assert.True(t, exists(t, s, s.k.Sighting), "the sighting stays")
+	assert.Equal(t, int64(1), locktest.Do(t, tg.Client, "HEXISTS", s.k.Clients, "dead"), "the dead entry stays")
+
+	done, err := ctl.Cleanup(ctx, false)
+	require.NoError(t, err, "judged and run on one history, it goes through")
+	assert.Equal(t, []string{"dead"}, done.Forgotten)
+	assert.False(t, exists(t, s, s.k.Sighting))
 }

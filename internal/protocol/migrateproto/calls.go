@@ -179,6 +179,9 @@ type CleanupArgs struct {
 	// SightingAt is ARGV[4], the sighting's "at" listed (Unix ms), or ""
 	// to keep the sighting hash.
 	SightingAt string
+	// Replid is ARGV[5]: the server's replication id the reading was
+	// judged by, or "" when it could not be read.
+	Replid string
 }
 
 // Keys returns KEYS.
@@ -189,7 +192,7 @@ func (a CleanupArgs) Keys() []string {
 
 // Argv returns ARGV.
 func (a CleanupArgs) Argv() []any {
-	return []any{strconv.FormatInt(a.Since.UnixMilli(), 10), Millis(a.Quiet), Millis(a.Margin), a.SightingAt}
+	return []any{strconv.FormatInt(a.Since.UnixMilli(), 10), Millis(a.Quiet), Millis(a.Margin), a.SightingAt, a.Replid}
 }
 
 // Replies of cleanup.lua: {code, sighting, id...}, code one of the Cleanup
@@ -199,6 +202,7 @@ const (
 	CleanupNotModern       = -1 // the phase is not modern
 	CleanupPhaseMoved      = -2 // the phase was set since it was listed
 	CleanupQuiet           = -3 // the quiet period is not over
+	CleanupHistoryChanged  = -4 // the server's replication id is not the one judged by
 	CleanupSightingDeleted = 1
 	CleanupSightingKept    = 0
 )

@@ -29,7 +29,8 @@ func TestScriptHeaders(t *testing.T) {
 	phaseSet := PhaseSetArgs{NS: k, Seen: "legacy", To: "dual-write", Publish: "SPUBLISH", MinGen: 7, Mode: PhaseSetRepair,
 		KeepInit: 9, Silence: 3 * time.Second, Replid: "8c1f"}
 	prune := PruneArgs{NS: k, Grace: time.Minute, Batch: 200}
-	cleanup := CleanupArgs{NS: k, Since: time.UnixMilli(1234), Quiet: time.Hour, Margin: time.Second, SightingAt: "99"}
+	cleanup := CleanupArgs{NS: k, Since: time.UnixMilli(1234), Quiet: time.Hour, Margin: time.Second, SightingAt: "99",
+		Replid: "8c1f"}
 	read := RegistryReadArgs{NS: k, Mode: RegistryOrphans, Cursor: "17", Count: 200}
 	status := StatusArgs{NS: k}
 	heartbeat := HeartbeatArgs{NS: k, Entry: Entry{ID: "c1", Seq: 5}, Hold: 0}
@@ -69,9 +70,10 @@ func TestScriptHeaders(t *testing.T) {
 		{"cleanup.lua", cleanupSrc, cleanup.Keys(), cleanup.Argv(),
 			map[string]any{"KEYS[1]": k.Phase, "KEYS[2]": k.Since, "KEYS[3]": k.Clients, "KEYS[4]": k.Expiry,
 				"KEYS[5]": k.Seen, "KEYS[6]": k.Sighting, "KEYS[7]": k.Meta, "KEYS[8]": k.Mark, "ARGV[1]": 1234,
-				"ARGV[2]": 3600000, "ARGV[3]": 1000, "ARGV[4]": "99"},
+				"ARGV[2]": 3600000, "ARGV[3]": 1000, "ARGV[4]": "99", "ARGV[5]": "8c1f"},
 			map[string]int64{"CleanupDone": CleanupDone, "CleanupNotModern": CleanupNotModern,
 				"CleanupPhaseMoved": CleanupPhaseMoved, "CleanupQuiet": CleanupQuiet,
+				"CleanupHistoryChanged":  CleanupHistoryChanged,
 				"CleanupSightingDeleted": CleanupSightingDeleted, "CleanupSightingKept": CleanupSightingKept}},
 		{"registry_read.lua", registryReadSrc, read.Keys(), read.Argv(),
 			map[string]any{"KEYS[1]": k.Clients, "KEYS[2]": k.Expiry, "KEYS[3]": k.Seen, "ARGV[1]": "orphans",

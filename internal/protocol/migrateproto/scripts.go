@@ -36,11 +36,12 @@ var (
 
 	PhaseSetScript = luafrag.Script("migrate/scripts/phase_set.lua", phaseSetSrc, "args.lua", "server_time.lua",
 		"server_replid.lua")
-	SightingScript     = luafrag.Script("migrate/scripts/sighting.lua", sightingSrc, "args.lua", "server_time.lua")
-	HeartbeatScript    = luafrag.Script("migrate/scripts/heartbeat.lua", heartbeatSrc, "args.lua", "server_time.lua")
-	ForgetScript       = luafrag.Script("migrate/scripts/forget.lua", forgetSrc, "args.lua", "server_time.lua")
-	PruneScript        = luafrag.Script("migrate/scripts/prune.lua", pruneSrc, "args.lua", "server_time.lua")
-	CleanupScript      = luafrag.Script("migrate/scripts/cleanup.lua", cleanupSrc, "args.lua", "server_time.lua")
+	SightingScript  = luafrag.Script("migrate/scripts/sighting.lua", sightingSrc, "args.lua", "server_time.lua")
+	HeartbeatScript = luafrag.Script("migrate/scripts/heartbeat.lua", heartbeatSrc, "args.lua", "server_time.lua")
+	ForgetScript    = luafrag.Script("migrate/scripts/forget.lua", forgetSrc, "args.lua", "server_time.lua")
+	PruneScript     = luafrag.Script("migrate/scripts/prune.lua", pruneSrc, "args.lua", "server_time.lua")
+	CleanupScript   = luafrag.Script("migrate/scripts/cleanup.lua", cleanupSrc, "args.lua", "server_time.lua",
+		"server_replid.lua")
 	RegistryReadScript = luafrag.Script("migrate/scripts/registry_read.lua", registryReadSrc, "args.lua")
 	StatusScript       = luafrag.Script("migrate/scripts/status.lua", statusSrc, "server_time.lua", "server_replid.lua")
 

@@ -3,7 +3,7 @@
 -- registry entries dead by the server's clock and the legacy sighting, only
 -- while the namespace is at modern, the phase unchanged since it was listed,
 -- and the quiet period over by the server's clock.
--- Prepended fragments: args.lua, server_time.lua.
+-- Prepended fragments: args.lua, server_time.lua, server_replid.lua.
 --
 -- KEYS[1]  the phase key
 -- KEYS[2]  the phase-since key
@@ -20,6 +20,10 @@
 --          expiry plus the margin has passed, as the controller counts it
 -- ARGV[4]  the sighting's "at" listed, or '' to keep the sighting hash
 --          whatever it holds
+-- ARGV[5]  the server's replication id (INFO replication's master_replid)
+--          the reading was judged by, or '' when it could not be read: a
+--          server with another id (a failover or a restart since the
+--          reading) refuses, for its evidence was not the one judged
 --
 -- Replies {code, sighting, id...}, the codes named as in Go (migrateproto's
 -- calls.go); nothing is removed for a code below 1:
@@ -27,6 +31,8 @@
 --   CleanupNotModern       = -1  code: the phase is not modern
 --   CleanupPhaseMoved      = -2  code: the phase was set since it was listed
 --   CleanupQuiet           = -3  code: the quiet period is not over
+--   CleanupHistoryChanged  = -4  code: the server's replication id is not
+--                                ARGV[5]
 --   CleanupSightingDeleted =  1  sighting: the sighting hash was deleted
 --   CleanupSightingKept    =  0  sighting: kept (none listed, its "at"
 --                                changed, or younger than the quiet period)
@@ -35,11 +41,12 @@
 -- generation, the server's ms), so that a namespace migrated before the
 -- mark existed has one at its end state.
 
-arg_count(4)
+arg_count(5)
 local since = arg_nonempty(1)
 local quiet = arg_int(2, 0, 1099511627776)
 local margin = arg_int(3, 0, 1099511627776)
 local at = ARGV[4]
+local judged = ARGV[5]
 
 redis.replicate_commands()
 if redis.call('GET', KEYS[1]) ~= 'modern' then
@@ -51,6 +58,9 @@ end
 local now = server_time()
 if now - tonumber(since) < quiet then
   return {-3, 0}
+end
+if judged ~= '' and server_replid() ~= judged then
+  return {-4, 0}
 end
 local out = {1, 0}
 -- @mark: the end state, kept apart from the namespace's keys
