@@ -8,6 +8,9 @@
 //     archive (.a, .deb);
 //   - a file named as a build output: .jar, .war, .ear, .aar, .class, .o,
 //     .a, .so, .dylib, .dll, .exe, .pyc, .test, .pprof;
+//   - a file in a results directory (bench/results, say) that is not an
+//     SVG chart: a raw result dump or a profile listing (the charts are the
+//     docs' figures, and stay);
 //   - a file with the run bit that is not a script (does not start with #!);
 //   - a file over 1 MiB outside a testdata directory.
 //
@@ -148,6 +151,9 @@ func inspect(name string, f entry) (string, error) {
 	if kind, ok := buildExts[strings.ToLower(path.Ext(f.path))]; ok {
 		return kind, nil
 	}
+	if resultDump(f.path) {
+		return "a result dump (only the .svg charts of a results directory are kept)", nil
+	}
 	if f.exec && !bytes.HasPrefix(head, []byte("#!")) {
 		return "executable but not a script (no #! line)", nil
 	}
@@ -155,6 +161,20 @@ func inspect(name string, f entry) (string, error) {
 		return fmt.Sprintf("%d bytes, over 1 MiB, outside testdata", st.Size()), nil
 	}
 	return "", nil
+}
+
+// resultDump reports whether a path is a file of a results directory
+// outside testdata, other than an SVG chart.
+func resultDump(p string) bool {
+	if testData(p) || strings.ToLower(path.Ext(p)) == ".svg" {
+		return false
+	}
+	for _, dir := range strings.Split(path.Dir(p), "/") {
+		if dir == "results" {
+			return true
+		}
+	}
+	return false
 }
 
 // testData reports whether a path lies in a testdata directory.
