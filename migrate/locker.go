@@ -159,8 +159,11 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 // lease and can be unlocked, but no longer refreshed; while any of them
 // (or an acquire of unknown outcome) may live, the registry entry stays,
 // reporting them, until the longest lease has ended, so the controller
-// cannot step past them. It is safe to call
-// more than once; a Locker that never followed or heartbeat needs no Close.
+// cannot step past them. A heartbeat still on its way (its reply not
+// come yet, for up to a phase lease) is waited for first, or until ctx
+// ends: then Close returns ctx's error and the entry stays until its hold
+// runs out. It is safe to call more than once; a Locker that never
+// followed or heartbeat needs no Close.
 func (l *Locker) Close(ctx context.Context) error {
 	if l == nil {
 		return fmt.Errorf("%s: %w: Close on a nil *Locker", pkg, lockbridge.ErrInvalid)
