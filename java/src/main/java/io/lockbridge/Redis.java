@@ -852,11 +852,9 @@ public final class Redis implements AutoCloseable {
         try {
             rehomer.execute(() -> {
                 try {
-                    // The nodes learn of the failover one by one, by gossip that
-                    // can take longer than 10 s: read the map until it names
-                    // another master for the slot (60 s at most; the waiters
-                    // poll meanwhile).
-                    for (int i = 0; i < 600 && !closed; i++) {
+                    // The nodes learn of the failover one by one: read the map
+                    // until it names another master for the slot (10 s at most).
+                    for (int i = 0; i < 100 && !closed; i++) {
                         slotOwner = null;
                         String want = slots()[Keys.slot(channel)];
                         if (want != null && !want.equals(node)) {

@@ -39,6 +39,22 @@ class ClusterFailoverTest {
                 () -> node.cmd.pubsubShardNumsub(channel).getOrDefault(channel, 0L) > 0);
     }
 
+    /**
+     * {@link #subscribedOn}, failing at once with the waiter's own outcome
+     * when it ended first (its 20 s wait ran out, say): its subscription is
+     * gone with it and will not be made again.
+     */
+    static void subscribedOn(Topology.Node node, String channel, CompletableFuture<Lock> waiter)
+            throws InterruptedException {
+        Topology.eventually("a waiter subscribed to " + channel + " on port " + node.port, () -> {
+            if (waiter.isDone()) {
+                throw new AssertionError("the waiter ended before it subscribed on port " + node.port + ": "
+                        + waiter.handle((lock, e) -> e == null ? "got the lock" : e.toString()).join());
+            }
+            return node.cmd.pubsubShardNumsub(channel).getOrDefault(channel, 0L) > 0;
+        });
+    }
+
     @Test
     void faultWaitersAreWokenByTheNewMastersNoticeAfterAFailover() throws Exception {
         try (Topology.Cluster cluster = new Topology.Cluster(); Redis holderRedis = Redis.cluster(cluster.seeds());
@@ -77,7 +93,7 @@ class ClusterFailoverTest {
             got = waiter(waiterLocker, name);
             subscribedOn(replica, channel);
             cluster.failover(master, slot);
-            subscribedOn(master, channel);
+            subscribedOn(master, channel, got);
             held.unlock();
             lock = got.get(30, TimeUnit.SECONDS);
             assertTrue(lock.isHeld(), "a waiter subscribed before the failover is woken by the new master's notice");

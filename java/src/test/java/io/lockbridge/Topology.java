@@ -255,12 +255,23 @@ final class Topology {
             all.addAll(replicas);
             String id = replica.cmd.clusterMyId();
             // A master heeds a manual failover only from a node it knows as
-            // its replica, with its link up (a node that was just demoted
-            // takes a moment).
-            eventually("port " + replica.port + " replicates its master, which knows it",
-                    () -> replica.cmd.info("replication").contains("master_link_status:up")
-                    && all.stream().filter(n -> masterOf(n, slot) == n.port).allMatch(n -> n.cmd.clusterNodes().lines()
-                            .anyMatch(l -> l.startsWith(id) && l.contains("slave"))));
+            // its replica, with its link up; and the replica is promoted
+            // only with the votes of most masters, each of which votes only
+            // for a node it knows as a replica. A node demoted by the
+            // previous failover is a master to the others until its own
+            // gossip reaches them (a ping to each at least every half node
+            // timeout, later on a loaded machine): they refuse ("Failover
+            // auth denied to <id>: it is a master node" in their logs), the
+            // manual failover lapses after 5 s, and the attempt below
+            // waited 20 s for nothing — longer than a waiter's 20 s wait.
+            // So: every node knows replica as the replica of its master.
+            eventually("port " + replica.port + " replicates its master, and every node knows it as its replica",
+                    () -> {
+                        String[] self = nodeLine(replica, id);
+                        return replica.cmd.info("replication").contains("master_link_status:up") && self != null
+                                && all.stream().map(n -> nodeLine(n, id)).allMatch(line -> line != null
+                                        && line[2].contains("slave") && line[3].equals(self[3]));
+                    });
             for (int attempt = 0;; attempt++) {
                 replica.cmd.clusterFailover(false);
                 try {
@@ -273,6 +284,12 @@ final class Topology {
                     }
                 }
             }
+        }
+
+        /** The fields of id's line in node's CLUSTER NODES (id, address, flags, master id, …); null if absent. */
+        static String[] nodeLine(Node node, String id) {
+            return node.cmd.clusterNodes().lines().filter(l -> l.startsWith(id + " ")).findFirst()
+                    .map(l -> l.split(" ")).orElse(null);
         }
 
         /** The port of the master of slot in node's CLUSTER SLOTS. */
