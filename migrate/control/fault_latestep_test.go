@@ -21,11 +21,12 @@ import (
 )
 
 // heldStep starts an Advance through a proxy that holds its phase_set.lua
-// for hold, past the call's end (a timeout of 200 ms): the caller gives
+// for hold, past the call's end (a timeout of 200 ms), with a step window
+// of window: the caller gives
 // up, the client adapter abandons the command, and it reaches the server
 // later. It returns when the Advance has returned, with a channel closed
 // once the held step has reached the server (if it was sent).
-func heldStep(t *testing.T, srv *redistest.Server, ns string, hold time.Duration) <-chan struct{} {
+func heldStep(t *testing.T, srv *redistest.Server, ns string, hold, window time.Duration) <-chan struct{} {
 	t.Helper()
 	ctx := context.Background()
 	direct := locktest.GoRedis(t, srv)
@@ -37,6 +38,7 @@ func heldStep(t *testing.T, srv *redistest.Server, ns string, hold time.Duration
 	t.Cleanup(func() { _ = rc.Close() })
 	ctl, err := New(goredis.New(rc), ns, WithQuietPeriod(time.Minute))
 	require.NoError(t, err)
+	ctl.window = window
 	px.Hold(faultproxy.Script(migrateproto.PhaseSetScript), hold)
 	sent := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -88,7 +90,8 @@ func TestFaultLateStepLandsAfterARollback(t *testing.T) {
 	walk(t, ctl, migrate.PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour) // dual-write has run past the quiet period
 
-	landed := heldStep(t, srv, ns, 1500*time.Millisecond)
+	// Held for less than the step window: the generation refuses it.
+	landed := heldStep(t, srv, ns, 1500*time.Millisecond, StepWindow)
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)
 	require.Equal(t, migrate.PhaseDualWrite, p, "the given-up step has not landed (yet)")
@@ -120,7 +123,9 @@ func TestFaultLateStepLandsAfterASighting(t *testing.T) {
 	walk(t, ctl, migrate.PhaseDualWrite)
 	backdate(t, ctl.s, time.Hour)
 
-	landed := heldStep(t, srv, ns, 3*time.Second)
+	// Held for longer than the step window (1 s here): its lateness
+	// refuses it.
+	landed := heldStep(t, srv, ns, 2500*time.Millisecond, time.Second)
 	sight(t, ctl.s, 0)
 	_, err := ctl.Advance(ctx, false)
 	require.ErrorIs(t, err, ErrUnsafeStep, "the sighting blocks the step")
