@@ -159,7 +159,10 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 // lease and can be unlocked, but no longer refreshed; while any of them
 // (or an acquire of unknown outcome) may live, the registry entry stays,
 // reporting them, until the longest lease has ended, so the controller
-// cannot step past them. It is safe to call
+// cannot step past them. After a heartbeat that got no reply, which may
+// still land, the entry is not removed but left dead (a newer seq that
+// heartbeat cannot overwrite, expired at once) until the controller prunes
+// it. It is safe to call
 // more than once; a Locker that never followed or heartbeat needs no Close.
 func (l *Locker) Close(ctx context.Context) error {
 	if l == nil {
