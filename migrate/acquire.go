@@ -283,7 +283,8 @@ func (t dualTry) lock(l *Locker, fence int64) *dualLock {
 }
 
 // undo releases what t may have written, by its token (best effort); it
-// reports whether that settled it.
+// reports whether that settled it: the release found our token, and
+// deleted it.
 func (t dualTry) undo(l *Locker) bool { return l.undo(t.a, t.p, t.call.Token, t.w, t.call.Value) }
 
 // dualUnknown settles an attempt whose reply never came (err): cancelled,
@@ -293,11 +294,14 @@ func (t dualTry) undo(l *Locker) bool { return l.undo(t.a, t.p, t.call.Token, t.
 func (l *Locker) dualUnknown(ctx context.Context, t dualTry, err error) (lockbridge.Lock, error) {
 	a := t.a
 	if ctx.Err() != nil {
-		if t.undo(l) {
-			// Released by our token, or never written: not obtained.
+		// Released by our token (the script ran, and runs once), or never
+		// sent: not obtained. An undo that found no token of ours settles
+		// nothing: the script may still be on its way and run after it.
+		if t.undo(l) || !errors.Is(err, lockbridge.ErrUnknownOutcome) {
 			return nil, fmt.Errorf("%s: acquire %q: %w: %w", pkg, a.key, lockbridge.ErrNotObtained, ctx.Err())
 		}
-		return nil, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
+		return nil, fmt.Errorf("%s: acquire %q: the context ended with the acquire on its way, and the release that "+
+			"undoes it found no token %q of ours: the acquire may still run: %w", pkg, a.key, t.call.Token, err)
 	}
 	if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
 		return nil, fmt.Errorf("%s: acquire %q: %w", pkg, a.key, err)
@@ -406,14 +410,15 @@ func (l *Locker) readBack(ctx context.Context, modernKey, fenceKey, token string
 // undo releases, best effort, what an acquire whose context ended may have
 // written after all.
 //
-// It reports whether the outcome is settled: Redis answered the release
-// (our token deleted, or not there), so nothing of ours is left held.
+// It reports whether the outcome is settled: the release found our token
+// on the modern key and deleted it (the acquire ran, and runs once). Not
+// there settles nothing: the acquire may still be on its way.
 func (l *Locker) undo(a args, p Phase, token string, w int64, value string) (settled bool) {
 	ctx, cancel := lease.UndoContext(context.Background())
 	defer cancel()
 	d := &dualLock{l: l, phase: p, a: a, token: token, w: w, value: value, lease: a.ttl}
-	_, err := d.release(ctx)
-	return err == nil || isNotHeld(err)
+	m, err := d.releaseCodes(ctx)
+	return m == migrateproto.ModernOurs && !errors.Is(err, lockbridge.ErrUnknownOutcome)
 }
 
 // modernPX is the PX of a dual-write lock's modern key: its ttl, or longer

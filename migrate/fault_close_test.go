@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lockbridge/lockbridge"
 	"github.com/lockbridge/lockbridge/driver/goredis"
 	"github.com/lockbridge/lockbridge/internal/protocol/migrateproto"
 	"github.com/lockbridge/lockbridge/internal/testing/faultproxy"
@@ -69,4 +70,38 @@ func TestFaultHeartbeatGivenUpOnLandsAfterClose(t *testing.T) {
 			assert.Equal(t, int64(0), n, "the closed locker left the registry, and nothing registered it again")
 		})
 	}
+}
+
+// The heartbeat awaited so is given up all the same when the client's own
+// read timeout ends it first (here 300 ms; go-redis's default is 3 s), or
+// after a phase lease: the adapter reports an unknown outcome, the await
+// ends, and the heartbeat, still on its way, lands after Close's leave and
+// registers the closed locker again for its whole hold.
+func TestFaultHeartbeatTimedOutLandsAfterClose(t *testing.T) {
+	srv := redistest.Start(t)
+	direct := locktest.GoRedis(t, srv)
+	ctx := context.Background()
+	_, err := direct.Do(ctx, "SCRIPT", "LOAD", migrateproto.HeartbeatScript.Source())
+	require.NoError(t, err)
+	ns := locktest.Key(t, "ns")
+	k, err := migrateproto.NewKeys(ns)
+	require.NoError(t, err)
+	px := faultproxy.Start(t, srv.Addr())
+	rc := goredislib.NewClient(&goredislib.Options{Addr: px.Addr(), MaxRetries: -1, ReadTimeout: 300 * time.Millisecond})
+	t.Cleanup(func() { _ = rc.Close() })
+	l := New(goredis.New(rc), WithPhase(PhaseDualWrite), WithNamespace(ns))
+
+	const held = 1500 * time.Millisecond
+	px.Hold(faultproxy.Script(migrateproto.HeartbeatScript), held)
+	_, err = l.TryLock(ctx, locktest.Key(t, "k"), time.Second)
+	require.ErrorIs(t, err, lockbridge.ErrUnknownOutcome, "the heartbeat timed out")
+	require.NoError(t, l.Close(ctx))
+	time.Sleep(held) // the held heartbeat has landed by now, if it is to
+	alive, err := direct.Do(ctx, "EVAL", "local e = redis.call('ZSCORE', KEYS[1], ARGV[1]) "+
+		"if not e then return 0 end local t = redis.call('TIME') "+
+		"if tonumber(e) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then return 1 end return 0",
+		1, k.Expiry, l.follow.id)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), alive, "the closed locker is not counted (no entry, or a dead one): nothing registered "+
+		"it again")
 }

@@ -110,12 +110,14 @@ func (d *dualLock) Unlock(ctx context.Context) error {
 	return err
 }
 
-func (d *dualLock) release(ctx context.Context) (bool, error) {
-	err := d.releaseLocked(ctx)
-	return err == nil, err
+func (d *dualLock) releaseLocked(ctx context.Context) error {
+	_, err := d.releaseCodes(ctx)
+	return err
 }
 
-func (d *dualLock) releaseLocked(ctx context.Context) error {
+// releaseCodes runs release.lua once; it also returns the modern key's
+// code (migrateproto.ModernOurs when our token was there, and deleted).
+func (d *dualLock) releaseCodes(ctx context.Context) (int64, error) {
 	call := migrateproto.ReleaseArgs{LegacyKey: d.a.legacyKey, ModernKey: d.a.modernKey, Channel: channelOr(d.a),
 		DualWrite: d.phase == PhaseDualWrite, Token: d.token, Owner: d.l.profile.OwnerArgs(d.w, d.lease)}
 	if d.a.channel != "" {
@@ -126,22 +128,22 @@ func (d *dualLock) releaseLocked(ctx context.Context) error {
 		// The release may have run: it is never sent again (no resends),
 		// and the lock ends as lost; if the release did not run, the keys
 		// expire at their lease.
-		return lease.UnansweredRelease(pkg, d.a.key, err)
+		return 0, lease.UnansweredRelease(pkg, d.a.key, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
+		return 0, fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
 	m, l, err := codes(r)
 	if err != nil {
-		return fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
+		return 0, fmt.Errorf("%s: unlock %q: %w", pkg, d.a.key, err)
 	}
 	if m != migrateproto.ModernOurs || l != migrateproto.OwnerOurs {
 		// l != 1 with m == 1: the modern key was ours and is released, but
 		// the legacy half was not (another value, or our expiry passed):
 		// legacy lockers may not have been kept out to the end.
-		return notHeld(d.a.key, m, l)
+		return m, notHeld(d.a.key, m, l)
 	}
-	return nil
+	return m, nil
 }
 
 // Refresh extends both keys (dual-write) or the modern key (dual-read) to

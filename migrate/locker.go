@@ -162,8 +162,11 @@ func (l *Locker) Phase(ctx context.Context) (Phase, error) {
 // cannot step past them. A heartbeat still on its way (its reply not
 // come yet, for up to a phase lease) is waited for first, or until ctx
 // ends: then Close returns ctx's error and the entry stays until its hold
-// runs out. It is safe to call more than once; a Locker that never
-// followed or heartbeat needs no Close.
+// runs out. After a heartbeat that got no reply, which may still land, the
+// entry is not removed but left dead (a newer seq that heartbeat cannot
+// overwrite, expired at once) until the controller prunes it. It is safe
+// to call more than once; a Locker that never followed or heartbeat needs
+// no Close.
 func (l *Locker) Close(ctx context.Context) error {
 	if l == nil {
 		return fmt.Errorf("%s: %w: Close on a nil *Locker", pkg, lockbridge.ErrInvalid)

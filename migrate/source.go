@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -72,6 +73,11 @@ type follower struct {
 	maxTTL   time.Duration
 	seq      int64 // the last heartbeat's sequence number
 	sent     bool  // a heartbeat was sent: close removes the entry
+	// unanswered: a heartbeat got no reply (an unknown outcome: the
+	// client's read timeout, a broken connection, a phase lease awaited in
+	// vain) and may still land, after a removal too; close then leaves the
+	// entry dead instead (see close).
+	unanswered bool
 	// stored is the entry the last confirmed write put in the registry,
 	// valid while confirmed: a heartbeat whose entry is the same touches.
 	stored    migrateproto.Entry
@@ -324,9 +330,10 @@ func (f *follower) beat(ctx context.Context, e migrateproto.Entry, hold time.Dur
 // for before the entry's leave. Abandoned instead (the client adapter
 // returns at once when ctx ends), it could land after the leave and
 // register the closed locker again, at its phase, for its whole hold. One
-// still unanswered after a phase lease may land so too: the entry it makes
-// blocks the controller's steps until its hold runs out, and never lets
-// one through.
+// that gets no reply at all (the client's read timeout, a broken
+// connection, or still none after a phase lease) may land so too, at any
+// later time: it is recorded (unanswered), and close leaves the entry dead
+// with a newer seq, which it cannot overwrite.
 func (f *follower) heartbeat(ctx context.Context, e migrateproto.Entry, hold time.Duration,
 	renews int64) (syncReply, error) {
 	if err := ctx.Err(); err != nil {
@@ -343,6 +350,11 @@ func (f *follower) heartbeat(ctx context.Context, e migrateproto.Entry, hold tim
 		bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.lease)
 		defer cancel()
 		rep, err := f.s.heartbeat(bctx, e, hold, renews)
+		if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			f.mu.Lock()
+			f.unanswered = true
+			f.mu.Unlock()
+		}
 		ch <- result{rep, err}
 	}()
 	select {
@@ -525,7 +537,12 @@ func phaseOrNone(p Phase) string {
 }
 
 // close stops the loop and removes the registry entry — or, while locks
-// it holds live on, leaves it reporting them until their leases end.
+// it holds live on, leaves it reporting them until their leases end; or,
+// after a heartbeat that got no reply, leaves it dead: written once more
+// with a newer seq and a hold of 1 ms, so that heartbeat, landing late,
+// writes nothing over it (heartbeat.lua refuses an older seq), where after
+// a removal it would register the closed locker again for its whole hold.
+// The controller's prune removes it.
 func (f *follower) close(ctx context.Context) error {
 	f.mu.Lock()
 	if f.closed {
@@ -545,7 +562,7 @@ func (f *follower) close(ctx context.Context) error {
 		return err
 	}
 	f.mu.Lock()
-	sent := f.sent
+	sent, unanswered := f.sent, f.unanswered
 	e := f.entryLocked(0)
 	f.mu.Unlock()
 	if !sent {
@@ -562,6 +579,10 @@ func (f *follower) close(ctx context.Context) error {
 			_, err := f.s.heartbeat(ctx, e, max(h.left, 0)+time.Second, 0)
 			return err
 		}
+	}
+	if unanswered {
+		_, err := f.s.heartbeat(ctx, e, time.Millisecond, 0)
+		return err
 	}
 	return f.s.leave(ctx, f.id)
 }

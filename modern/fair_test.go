@@ -2,6 +2,7 @@ package modern_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -318,7 +319,11 @@ func TestLinesEndWithTheirWaiters(t *testing.T) {
 				ok++
 				continue
 			}
-			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
+			// Given up while waiting (not obtained), or while an attempt
+			// was on its way (an unknown outcome: it may still land).
+			if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
+				require.ErrorIs(t, err, lockbridge.ErrNotObtained)
+			}
 			require.ErrorIs(t, err, context.Canceled)
 			gaveUp++
 		}

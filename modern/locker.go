@@ -111,7 +111,11 @@ func (l *Locker) prepare(ctx context.Context, key string, ttl time.Duration) (na
 // long the holder has left. The Lock returned is a *Lock. A Redis error is
 // returned wrapped, never as ErrNotObtained; when ctx ends during the
 // attempt, the error wraps both lockbridge.ErrNotObtained and ctx.Err(), and
-// a lock the attempt may have taken on the server is released (see Lock).
+// a lock the attempt may have taken on the server is released (see Lock) —
+// unless that release found no token of ours while the attempt may have
+// been sent: it may still be on its way and take the lock after the
+// release (held by no one, to the end of its ttl), so the error then wraps
+// lockbridge.ErrUnknownOutcome and ctx.Err() instead, and names the token.
 func (l *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (lockbridge.Lock, error) {
 	return telemetry.Acquire(ctx, lease.Field(l, func(l *Locker) *telemetry.T { return l.tel }), telemetry.OpTryLock,
 		l.tryLock, key, ttl)
@@ -467,9 +471,20 @@ func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration, held boo
 			return nil, left, err
 		}
 		if ctxEnded(ctx, err) {
-			// The SET may have reached Redis: undo it.
-			l.undo(ctx, n, arg)
-			return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
+			// The SET may have reached Redis: undo it. Only an undo that
+			// released our token settles it (the SET ran, and runs once);
+			// one that found none leaves it open, for the SET may still be
+			// on its way and run after the undo (as after a read-back that
+			// finds none, below).
+			if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
+				return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
+			}
+			if l.undo(ctx, n, arg) {
+				return nil, 0, fmt.Errorf("modern: lock %q: %w: %w (the acquire ran, and was undone: %v)", n.Key,
+					lockbridge.ErrNotObtained, ctxCause(ctx, err), err)
+			}
+			return nil, 0, fmt.Errorf("modern: lock %q: the context ended with the acquire on its way, and the release "+
+				"that undoes it found no token %q of ours: the acquire may still run: %w", n.Key, token, err)
 		}
 		if !errors.Is(err, lockbridge.ErrUnknownOutcome) || l.cfg.WaitN > 0 {
 			if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -534,6 +549,18 @@ func (l *Locker) readBack(ctx context.Context, n *names, token string) (held boo
 	return true, fence, nil
 }
 
+// ctxCause is ctx's error, or, when the driver reported the deadline a
+// moment before ctx says so, the context error err wraps.
+func ctxCause(ctx context.Context, err error) error {
+	switch cerr := ctx.Err(); {
+	case cerr != nil:
+		return cerr
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	}
+	return context.DeadlineExceeded
+}
+
 // ctxEnded reports whether err is ctx's end rather than Redis's: the driver
 // may report a deadline that passed a moment before ctx.Err() says so.
 func ctxEnded(ctx context.Context, err error) bool {
@@ -542,14 +569,15 @@ func ctxEnded(ctx context.Context, err error) bool {
 
 // undo releases token's lock, best effort, after an attempt whose context
 // ended with the command possibly on the wire. A first look that finds no key
-// is repeated once, shortly after, for a SET that was overtaken.
-func (l *Locker) undo(ctx context.Context, n *names, token any) {
+// is repeated once, shortly after, for a SET that was overtaken. It reports
+// whether it released the token: only that settles the attempt.
+func (l *Locker) undo(ctx context.Context, n *names, token any) (released bool) {
 	uctx, cancel := lease.UndoContext(ctx)
 	defer cancel()
 	for look := 1; ; look++ {
 		code, err := l.node.Release(uctx, n, token)
 		if err != nil || code != codeAbsent || look == 2 {
-			return
+			return err == nil && code == codeOurs
 		}
 		t := time.NewTimer(undoRecheck)
 		select {

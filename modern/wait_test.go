@@ -55,13 +55,15 @@ func TestLockContextEnds(t *testing.T) {
 }
 
 // Contexts that end while the acquire is on the wire leave no lock behind:
-// a SET that landed is released at once.
+// a SET that landed is released at once. One whose release found no token
+// of ours is an unknown outcome (the SET may still be on its way: see
+// TestFaultGivenUpAcquireLandsAfterItsUndo), never ErrNotObtained.
 func TestCancelledAcquireLeavesNoLock(t *testing.T) {
 	locktest.Run(t, locktest.Single(t), func(t *testing.T, tg locktest.Target) {
 		ctx := locktest.Ctx(t)
 		l := modern.New(tg.Client, modern.WithFencing())
 		rng := rand.New(rand.NewSource(1))
-		var cancelled, obtained int
+		var cancelled, obtained, unknown int
 		for i := 0; i < 300; i++ {
 			key := locktest.Key(t, "k")
 			actx, cancel := context.WithTimeout(ctx, time.Duration(rng.Intn(400))*time.Microsecond)
@@ -79,8 +81,13 @@ func TestCancelledAcquireLeavesNoLock(t *testing.T) {
 				continue
 			}
 			cancelled++
-			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
+			if errors.Is(err, lockbridge.ErrUnknownOutcome) {
+				require.NotErrorIs(t, err, lockbridge.ErrNotObtained)
+				unknown++
+				continue
+			}
+			require.ErrorIs(t, err, lockbridge.ErrNotObtained)
 			_, ok := locktest.Get(t, tg.Client, key)
 			require.False(t, ok, "attempt %d: a cancelled acquire left the key behind", i)
 		}
@@ -94,7 +101,8 @@ func TestCancelledAcquireLeavesNoLock(t *testing.T) {
 		v, _ := locktest.Get(t, tg.Client, "{"+key+"}:fence")
 		landed, err := strconv.Atoi(v)
 		require.NoError(t, err)
-		t.Logf("%d obtained, %d cancelled, of which %d had landed and were undone", obtained, cancelled, landed-obtained)
+		t.Logf("%d obtained, %d cancelled (%d of unknown outcome), of which %d had landed and were undone", obtained,
+			cancelled, unknown, landed-obtained)
 	})
 }
 

@@ -468,8 +468,25 @@ func (o *Owner) settle(ctx context.Context, n *names, start time.Time, ttl time.
 			return nil, fmt.Errorf("redisson: lock %q: %w: the re-entry may have been counted: %w", n.key,
 				lockbridge.ErrUnknownOutcome, err)
 		}
-		o.undo(ctx, n, ttl)
-		return nil, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+		// Only an undo that took our count back settles it (the acquire
+		// ran, and runs once); one that found no field of ours leaves it
+		// open: the acquire may still be on its way and run after it.
+		if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
+			return nil, fmt.Errorf("redisson: lock %q: %w: %w", n.key, lockbridge.ErrNotObtained, err)
+		}
+		if o.undo(ctx, n, ttl) {
+			cause := ctx.Err()
+			if cause == nil {
+				cause = context.DeadlineExceeded
+				if errors.Is(err, context.Canceled) {
+					cause = context.Canceled
+				}
+			}
+			return nil, fmt.Errorf("redisson: lock %q: %w: %w (the acquire ran, and was undone: %v)", n.key,
+				lockbridge.ErrNotObtained, cause, err)
+		}
+		return nil, fmt.Errorf("redisson: lock %q: the context ended with the acquire on its way, and the unlock that "+
+			"undoes it found no count of ours: the acquire may still run: %w", n.key, err)
 	case !alone:
 		return nil, fmt.Errorf("redisson: lock %q: the re-entry may have been counted: %w", n.key, err)
 	case o.doubted(n.key):
@@ -546,8 +563,9 @@ func (o *Owner) hold(ctx context.Context, n *names, start time.Time, ttl time.Du
 // undo releases, best effort, the hold an acquire whose context ended may
 // have taken, for an owner with no other hold of the lock. A first look
 // that finds no field is repeated once, shortly after, for an acquire that
-// was overtaken.
-func (o *Owner) undo(ctx context.Context, n *names, ttl time.Duration) {
+// was overtaken. It reports whether it took a count of ours back: only
+// that settles the acquire.
+func (o *Owner) undo(ctx context.Context, n *names, ttl time.Duration) (released bool) {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	for look := 0; look < 2; look++ {
@@ -567,7 +585,10 @@ func (o *Owner) undo(ctx context.Context, n *names, ttl time.Duration) {
 			o.releaseUnknown(n.key, 1)
 		}
 		if err != nil || r != nil {
-			return
+			// A count of ours taken back (with WithFair, releaseDone also
+			// answers a key that was gone: that shows nothing).
+			return err == nil && (r == int64(releaseKept) || (r == int64(releaseDone) && !o.l.cfg.fair))
 		}
 	}
+	return false
 }

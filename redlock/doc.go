@@ -30,7 +30,10 @@
 // Otherwise the round is undone: the release goes, in parallel, on a short
 // detached context, to every node that acquired and every node that did not
 // answer (its SET may have landed), and the error is a *QuorumError
-// wrapping lockbridge.ErrNotObtained. Lock makes rounds until one succeeds,
+// wrapping lockbridge.ErrNotObtained — or lockbridge.ErrUnknownOutcome when
+// the nodes whose SET got no reply and whose release found no token of ours
+// (the SET may still be on its way, and run after the release) could make
+// a majority with those that acquired. Lock makes rounds until one succeeds,
 // sleeping between them for a backoff with jitter (contenders that split the
 // votes must not retry in step), never longer than it takes for enough
 // holders' leases to run out to free a majority.

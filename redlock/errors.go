@@ -118,9 +118,10 @@ const (
 //     Expired, so even the nodes that failed cannot make a majority; when
 //     failures leave it undecided, no sentinel;
 //   - on acquire, lockbridge.ErrUnknownOutcome instead, when nodes whose
-//     acquire got no reply and whose undo failed too could, with the nodes
-//     that answered OK, make a majority: the lock may be held by our token
-//     (by no Lock value: it expires after its ttl);
+//     acquire got no reply and whose undo failed too, or found no token of
+//     ours (the SET may still be on its way, and run after it), could, with
+//     the nodes that answered OK, make a majority: the lock may be held by
+//     our token (by no Lock value: it expires after its ttl);
 //   - and each Failed node's Err (a per-node timeout as ErrNodeTimeout; a
 //     node whose command got no reply also wraps
 //     lockbridge.ErrUnknownOutcome — on acquire, only while the round's

@@ -372,16 +372,19 @@ func (l *Locker) try(ctx context.Context, n *modernproto.Names, t *timing) (*Loc
 // bounded by timeout. Nodes that answered Taken are skipped: our SET did not
 // land there. A node that did not answer and now has no key is looked at a
 // second time, shortly after, for a SET still on its way. It reports, by
-// node, whether the release answered: our token is then gone from there.
+// node, whether our token is gone from there for good: the release
+// answered, and, where the acquire got no reply, found our token.
 func (l *Locker) undo(ctx context.Context, n *modernproto.Names, token any, acq []NodeResult,
 	timeout time.Duration) []bool {
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	res := l.results()
+	ours := make([]bool, len(acq)) // by node: the release found our token, and deleted it
 	l.round(uctx, timeout, res, func(i int) bool { return acq[i].Status != Taken }, func(ctx context.Context,
 		nd *modernproto.Node, r *NodeResult) error {
 		for look := 1; ; look++ {
 			code, err := nd.Release(ctx, n, token)
+			ours[r.Index] = err == nil && code == modernproto.Ours
 			if err != nil || code != modernproto.Absent || look == 2 || acq[r.Index].Status != Failed {
 				return err
 			}
@@ -396,7 +399,11 @@ func (l *Locker) undo(ctx context.Context, n *modernproto.Names, token any, acq 
 	})
 	undone := make([]bool, len(res))
 	for i, r := range res {
-		undone[i] = r.Status != Failed // the release answered (or was not needed: Taken)
+		// The release answered (or was not needed: Taken). Where the
+		// acquire got no reply, only a release that found our token
+		// settles it: without one, the SET may still be on its way and
+		// run after the release.
+		undone[i] = r.Status != Failed && (acq[i].Status != Failed || ours[i])
 	}
 	return undone
 }

@@ -40,6 +40,16 @@ const DefaultQuietPeriod = 15 * time.Minute
 // differs from the old primary's (NTP keeps these well under a second).
 const DefaultLivenessMargin = 5 * time.Second
 
+// StepWindow is how long after its reading (by the server's clock) a step
+// may still be set: phase_set.lua sets nothing later, nor on a namespace
+// set since the reading (another generation). A step whose caller gave up
+// may still be on its way and reach the server long after — after a
+// rollback that put the same phase back, or after evidence its reading
+// never saw (a legacy sighting, a registry entry) — and must not move the
+// fleet on a judgement that old. A reading of the largest registries takes
+// a fraction of it; a step refused for lateness is refused, not taken.
+const StepWindow = 5 * time.Second
+
 // DefaultInitSilence is how long Init waits, by default, for a namespace
 // without a trace to stay so: a fleet on the default phase interval (a
 // phase lease of 24 s) with the default liveness margin (5 s) and leases up
@@ -57,7 +67,8 @@ type Controller struct {
 	quiet   time.Duration
 	margin  time.Duration
 	silence time.Duration
-	policy  string // declared maxmemory-policy ("" none)
+	window  time.Duration // StepWindow (shorter in tests)
+	policy  string        // declared maxmemory-policy ("" none)
 	err     error
 	tset    telemetry.Settings
 	tel     *telemetry.T
@@ -152,7 +163,7 @@ func New(c driver.Client, ns string, opts ...Option) (*Controller, error) {
 		return nil, err
 	}
 	ctl := &Controller{s: store{c: c, k: k, entries: &entryCache{}}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin,
-		silence: DefaultInitSilence}
+		silence: DefaultInitSilence, window: StepWindow}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("migrate: %w: nil option", lockbridge.ErrInvalid)
@@ -277,6 +288,9 @@ type Status struct {
 	// namespace recorded (a failover or a restart since its last set).
 	replid string
 	moved  bool
+	// gen is the namespace hash's "gen" as read ("" when it had none): a
+	// step is set only on that generation.
+	gen string
 	// Blockers say why Advance would refuse now; empty when the step is safe.
 	Blockers []Blocker
 }
@@ -328,7 +342,7 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 // blockers of the next step.
 func (c *Controller) judge(sn snapshot) Status {
 	st := Status{Namespace: c.s.k.NS, Now: sn.now, Members: sn.clients, Live: map[migrate.Phase]int{},
-		Sighting: sn.sighting, mark: parseMark(sn.mark), replid: sn.replid,
+		Sighting: sn.sighting, mark: parseMark(sn.mark), replid: sn.replid, gen: sn.meta["gen"],
 		moved: sn.replid != "" && len(sn.meta) > 0 && sn.replid != sn.meta["replid"]}
 	metaPhase := st.readNamespace(sn)
 	ran, dead := st.fleetEvidence(sn, metaPhase)
@@ -732,18 +746,30 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 			}
 		}
 	}
-	judged := st.replid // the step is set only on the server history it was judged by
+	// The step is set only on the reading it was judged on (its
+	// generation, within the step window: a step whose caller gave up may
+	// land later) and, unless forced, on the server history it was judged
+	// by.
+	by := judged{reading: &migrateproto.PhaseSetJudged{Gen: st.gen, Until: st.Now.Add(c.window)}, replid: st.replid}
 	if force {
-		judged = ""
+		by.replid = ""
 	}
-	return c.apply(ctx, step, blockers, force, from.String(), migrateproto.PhaseSetStep, 0, 0, judged)
+	return c.apply(ctx, step, blockers, force, from.String(), migrateproto.PhaseSetStep, 0, 0, by)
+}
+
+// judged is what a phase set is checked against (phase_set.lua): the
+// reading a step was judged on (nil: none), and the server's replication
+// id it was judged by ("": none).
+type judged struct {
+	reading *migrateproto.PhaseSetJudged
+	replid  string
 }
 
 // apply takes step — setPhase(seen, step.To, how, minGen, keep) — unless
 // blockers stand and force is not set: then it refuses with an
 // *UnsafeStepError. It logs and counts what it did.
 func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, force bool, seen, how string, minGen,
-	keep int64, replid string) (Step, error) {
+	keep int64, by judged) (Step, error) {
 	ns, from, to := c.s.k.NS, phaseOrNone(step.From), step.To.String()
 	log := c.tel.Log()
 	if len(blockers) > 0 {
@@ -756,7 +782,7 @@ func (c *Controller) apply(ctx context.Context, step Step, blockers []Blocker, f
 		}
 		step.Overridden = blockers
 	}
-	if err := c.s.setPhase(ctx, seen, step.To, how, minGen, keep, replid); err != nil {
+	if err := c.s.setPhase(ctx, seen, step.To, how, minGen, keep, by); err != nil {
 		if errors.Is(err, errHistoryChanged) {
 			return step, &UnsafeStepError{Step: step, Blockers: []Blocker{{Kind: blockRestored, Text: "the server's " +
 				"replication id changed between the reading and the step (a failover or a restart): nothing was set; " +
@@ -805,7 +831,7 @@ func (c *Controller) Repair(ctx context.Context, to migrate.Phase, force bool) (
 		seen = sn.phase
 	}
 	return c.apply(ctx, Step{From: st.Phase, To: to}, blockers, force, seen, migrateproto.PhaseSetRepair, minGen, keep,
-		"")
+		judged{})
 }
 
 // repairPlan is what setting the phase to on reading sn (judged st) would

@@ -251,8 +251,8 @@ func TestController(t *testing.T) {
 		})
 
 		t.Run("ConcurrentControllersDoNotSkipAPhase", func(t *testing.T) {
-			err1 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0, "")
-			err2 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0, "")
+			err1 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0, judged{})
+			err2 := s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0, judged{})
 			require.NoError(t, err1)
 			assert.ErrorIs(t, err2, errPhaseChanged)
 		})

@@ -90,7 +90,7 @@ func TestFaultStepJudgedOnAnotherHistorySetsNothing(t *testing.T) {
 	initNS(t, tg.Client, t.Name())
 	ctl, err := New(tg.Client, t.Name(), WithInitSilence(time.Minute))
 	require.NoError(t, err)
-	err = ctl.s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0, "0123456789abcdef")
+	err = ctl.s.setPhase(ctx, "legacy", migrate.PhaseDualWrite, "step", 0, 0, judged{replid: "0123456789abcdef"})
 	require.ErrorIs(t, err, errHistoryChanged)
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)

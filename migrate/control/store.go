@@ -119,11 +119,12 @@ func (s store) notify(ctx context.Context, phase migrate.Phase) error {
 }
 
 // setPhase runs phase_set.lua: seen is the phase key's value the caller
-// read ("" when absent), mode migrateproto.PhaseSetStep, PhaseSetInit or PhaseSetRepair.
+// read ("" when absent), mode migrateproto.PhaseSetStep, PhaseSetInit or
+// PhaseSetRepair, by what a step was judged on.
 func (s store) setPhase(ctx context.Context, seen string, to migrate.Phase, mode string, minGen, keepInit int64,
-	replid string) error {
+	by judged) error {
 	_, err := s.phaseSet(ctx, migrateproto.PhaseSetArgs{Seen: seen, To: to.String(), Mode: mode, MinGen: minGen,
-		KeepInit: keepInit, Replid: replid})
+		KeepInit: keepInit, Replid: by.replid, Judged: by.reading})
 	return err
 }
 
@@ -140,6 +141,12 @@ func (s store) recordHistory(ctx context.Context, seen migrate.Phase, replid str
 	}
 	return err
 }
+
+// errStale: a step judged on another generation of the namespace (a set
+// since its reading), or that reached the server more than the step
+// window after its reading. Nothing was set.
+var errStale = fmt.Errorf("%w: the namespace was set since the reading the step was judged on, or the step reached "+
+	"the server more than the step window after it: nothing set; read the fleet again", errPhaseChanged)
 
 // errHistoryChanged: the server's replication id is not the one the step
 // was judged by — a failover or a restart between the reading and the
@@ -174,6 +181,8 @@ func (s store) phaseSet(ctx context.Context, a migrateproto.PhaseSetArgs) (time.
 		return 0, errNotEmpty
 	case ok && n == migrateproto.PhaseSetHistoryChanged:
 		return 0, errHistoryChanged
+	case ok && n == migrateproto.PhaseSetStale:
+		return 0, errStale
 	case ok && n < 0: // an init's silence left, in ms
 		return time.Duration(-n) * time.Millisecond, nil
 	case mode == migrateproto.PhaseSetInit:

@@ -121,6 +121,16 @@ type PhaseSetArgs struct {
 	// Replid is ARGV[8]: for a step and a history, the server's replication
 	// id the caller judged by ("" for a forced step, which checks none).
 	Replid string
+	// Judged is, for a step, the reading it was judged on: ARGV[9], the
+	// namespace hash's "gen" then, and ARGV[10], the server's time after
+	// which the step sets nothing. Nil: neither is checked.
+	Judged *PhaseSetJudged
+}
+
+// PhaseSetJudged is the reading a step was judged on (PhaseSetArgs.Judged).
+type PhaseSetJudged struct {
+	Gen   string    // the namespace hash's "gen" as read ("" when it had none)
+	Until time.Time // the reading's time by the server's clock plus the step window
 }
 
 // phase_set.lua's modes (ARGV[5]).
@@ -141,8 +151,12 @@ func (a PhaseSetArgs) Keys() []string {
 
 // Argv returns ARGV.
 func (a PhaseSetArgs) Argv() []any {
-	return []any{a.Seen, a.To, a.Publish, strconv.FormatInt(a.MinGen, 10), a.Mode, strconv.FormatInt(a.KeepInit, 10),
+	argv := []any{a.Seen, a.To, a.Publish, strconv.FormatInt(a.MinGen, 10), a.Mode, strconv.FormatInt(a.KeepInit, 10),
 		Millis(a.Silence), a.Replid}
+	if a.Judged != nil {
+		argv = append(argv, a.Judged.Gen, strconv.FormatInt(max(a.Judged.Until.UnixMilli(), 0), 10))
+	}
+	return argv
 }
 
 // Replies of phase_set.lua: PhaseSetDone; for an init PhaseSetTraced, or
@@ -154,6 +168,10 @@ const (
 	// the step was judged by (or, for a history, not the one recorded):
 	// "restored" stamped, the id recorded, the phase unchanged.
 	PhaseSetHistoryChanged = 2
+	// PhaseSetStale: a step judged on another generation of the namespace
+	// (a set since its reading), or run after PhaseSetJudged.Until: the
+	// phase unchanged.
+	PhaseSetStale = 3
 )
 
 // PruneArgs are prune.lua's: drop registry entries dead for longer than

@@ -79,6 +79,11 @@ final class Follower {
     private boolean hasLastGood;
     private final int shard; // the notice channel it listens on
     private boolean sent;
+    /**
+     * A heartbeat got no reply (its connection dropped, its bytes perhaps
+     * still on their way): it may land at any later time, after a forget too.
+     */
+    private boolean unanswered;
     private boolean closed;
     private Thread loop;
     private final Semaphore wake = new Semaphore(0);
@@ -359,11 +364,19 @@ final class Follower {
     /** Sends entry's heartbeat: the entry, or (renews not 0) a touch of the stored entry of seq renews. */
     private Reply send(Entry entry, long holdMs, long renews) {
         boolean touch = renews != 0;
-        List<?> raw = redis.evalList(Scripts.HEARTBEAT,
-                new byte[][] {namespace.phase, namespace.meta, namespace.clients, namespace.expiry, namespace.seen},
-                Redis.arg(id),
-                Redis.arg(entry.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : entry.json()),
-                Redis.arg(touch ? Long.toString(renews) : ""));
+        List<?> raw;
+        try {
+            raw = redis.evalList(Scripts.HEARTBEAT,
+                    new byte[][] {namespace.phase, namespace.meta, namespace.clients, namespace.expiry, namespace.seen},
+                    Redis.arg(id),
+                    Redis.arg(entry.seq), Redis.arg(holdMs), Redis.arg(touch ? "" : entry.json()),
+                    Redis.arg(touch ? Long.toString(renews) : ""));
+        } catch (UnknownOutcomeException e) {
+            synchronized (stateLock) {
+                unanswered = true;
+            }
+            throw e;
+        }
         List<?> reply = Replies.list(Scripts.HEARTBEAT, raw, 5);
         String init = Replies.text(Scripts.HEARTBEAT, reply.get(1));
         String genText = Replies.text(Scripts.HEARTBEAT, reply.get(2));
@@ -515,7 +528,10 @@ final class Follower {
      * Stops the loop and removes the registry entry (forget.lua, forced, on
      * our own id) — or, while locks it holds (or acquires of unknown
      * outcome) live on, leaves the entry reporting them until the longest
-     * lease has ended, so the controller cannot step past them.
+     * lease has ended, so the controller cannot step past them. After a
+     * heartbeat that got no reply it leaves the entry dead instead (a newer
+     * seq, expired at once), which that heartbeat, landing late, cannot
+     * overwrite.
      */
     void close() {
         Thread loopThread;
@@ -544,12 +560,14 @@ final class Follower {
         syncMu.lock(); // no reading in flight re-writes the entry after the leave
         try {
             boolean wasSent;
+            boolean late;
             Phase entryPhase;
             long inst;
             long generation;
             long sequence;
             synchronized (stateLock) {
                 wasSent = sent;
+                late = unanswered;
                 entryPhase = fixed != null ? fixed : current != null ? current : Phase.LEGACY;
                 inst = instance;
                 generation = gen;
@@ -567,6 +585,15 @@ final class Follower {
                 Entry entry = new Entry(id, entryPhase, null, host, pid, inst, generation, sequence, holds.oldest,
                         holds.newest, left);
                 send(entry, left + 1000, 0);
+                return;
+            }
+            if (late) {
+                // A heartbeat that got no reply may still land, and after a
+                // forget it would register this locker again for its whole
+                // hold. Instead the entry is written once more with a newer seq
+                // and a hold of 1 ms: dead at once, and heartbeat.lua writes
+                // nothing over it with an older seq (prune removes it later).
+                send(new Entry(id, entryPhase, null, host, pid, inst, generation, sequence, null, null, -1), 1, 0);
                 return;
             }
             redis.evalLong(Scripts.FORGET,

@@ -25,6 +25,8 @@ final class FaultProxy implements AutoCloseable {
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile boolean drop;
     private volatile boolean closed;
+    private String holdText; // the next command chunk naming it is held (Go: faultproxy.Hold); guarded by commands
+    private long holdMillis;
     private final StringBuilder commands = new StringBuilder(); // every command byte sent, as ISO-8859-1 chars
 
     FaultProxy(int upstreamPort) throws IOException {
@@ -51,6 +53,31 @@ final class FaultProxy implements AutoCloseable {
                 count++;
             }
             return count;
+        }
+    }
+
+    /**
+     * Holds the next chunk of a command that names text (a script's SHA1,
+     * say) for millis before passing it to the server — also when its client
+     * gave up and closed the connection meanwhile: a command that reaches the
+     * server after its caller's timeout, held in the network. Commands after
+     * it on that connection wait behind it; other connections pass at once.
+     */
+    void hold(String text, long millis) {
+        synchronized (commands) {
+            holdText = text;
+            holdMillis = millis;
+        }
+    }
+
+    /** The hold for a chunk of commands (0: none), taking the pending one if the chunk names its text. */
+    private long held(String chunk) {
+        synchronized (commands) {
+            if (holdText == null || !chunk.contains(holdText)) {
+                return 0;
+            }
+            holdText = null;
+            return holdMillis;
         }
     }
 
@@ -88,8 +115,18 @@ final class FaultProxy implements AutoCloseable {
                         continue;
                     }
                     if (!replies) {
+                        String chunk = new String(buf, 0, count, java.nio.charset.StandardCharsets.ISO_8859_1);
                         synchronized (commands) {
-                            commands.append(new String(buf, 0, count, java.nio.charset.StandardCharsets.ISO_8859_1));
+                            commands.append(chunk);
+                        }
+                        long hold = held(chunk);
+                        if (hold > 0) {
+                            try {
+                                Thread.sleep(hold);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                                return;
+                            }
                         }
                     }
                     out.write(buf, 0, count);

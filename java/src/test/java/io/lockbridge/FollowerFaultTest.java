@@ -126,6 +126,38 @@ class FollowerFaultTest extends ServerTest {
         }
     }
 
+    /**
+     * A heartbeat whose reply did not come in time (the command timeout)
+     * may still be on its way to the server: its connection is dropped, not
+     * its bytes. Close must not leave the registry before it lands, or it
+     * lands after the leave and registers the closed locker again, at its
+     * phase, for its whole hold — a member that no longer exists, which
+     * blocks the controller's steps and counts as evidence of its phase (Go:
+     * TestFaultHeartbeatGivenUpOnLandsAfterClose, where the heartbeat is
+     * awaited). Java cannot await a heartbeat whose connection it dropped:
+     * close leaves an entry with a newer seq, dead at once, which the late
+     * heartbeat cannot overwrite.
+     */
+    @Test
+    void faultHeartbeatGivenUpOnLandsAfterClose() throws Exception {
+        srv.raw.scriptLoad(Scripts.HEARTBEAT.source()); // loaded, so that the held EVALSHA runs when it lands
+        long held = 1500;
+        try (FaultProxy proxy = new FaultProxy(srv.port);
+                Redis proxied = Redis.of(proxy.uri(), Duration.ofMillis(300))) {
+            MigrateLocker locker = MigrateLocker.builder(proxied).phase(Phase.DUAL_WRITE).namespace("late1").build();
+            proxy.hold(Scripts.HEARTBEAT.sha1(), held); // the lock call's heartbeat: held past its timeout
+            assertThrows(PhaseUnknownException.class, () -> locker.tryLock("orders", Duration.ofSeconds(1)),
+                    "the lock call gave up on its heartbeat");
+            String id = locker.clientId();
+            locker.close();
+            Thread.sleep(held + 300); // the held heartbeat has landed by now, if it is to
+            Double expiry = srv.raw.zscore(b("lockbridge:{late1}:clients-expiry"), b(id));
+            assertTrue(expiry == null || expiry.longValue() <= serverMillis(),
+                    "the closed locker is not counted (no entry, or a dead one), and nothing registered it again: "
+                            + entry("late1", id));
+        }
+    }
+
     /** How many subscribers the phase notices of namespace have (the sharded channels of protocol 3). */
     static long listeners(String namespace) {
         Namespace keys = new Namespace(namespace);
