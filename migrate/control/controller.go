@@ -40,7 +40,7 @@ const DefaultQuietPeriod = 15 * time.Minute
 // differs from the old primary's (NTP keeps these well under a second).
 const DefaultLivenessMargin = 5 * time.Second
 
-// StepWindow is how long after its reading (by the server's clock) a step
+// stepWindow is how long after its reading (by the server's clock) a step
 // may still be set: phase_set.lua sets nothing later, nor on a namespace
 // set since the reading (another generation). A step whose caller gave up
 // may still be on its way and reach the server long after — after a
@@ -48,7 +48,7 @@ const DefaultLivenessMargin = 5 * time.Second
 // never saw (a legacy sighting, a registry entry) — and must not move the
 // fleet on a judgement that old. A reading of the largest registries takes
 // a fraction of it; a step refused for lateness is refused, not taken.
-const StepWindow = 5 * time.Second
+const stepWindow = 5 * time.Second
 
 // DefaultInitSilence is how long Init waits, by default, for a namespace
 // without a trace to stay so: a fleet on the default phase interval (a
@@ -67,7 +67,7 @@ type Controller struct {
 	quiet   time.Duration
 	margin  time.Duration
 	silence time.Duration
-	window  time.Duration // StepWindow (shorter in tests)
+	window  time.Duration // stepWindow (shorter in tests)
 	policy  string        // declared maxmemory-policy ("" none)
 	err     error
 	tset    telemetry.Settings
@@ -163,7 +163,7 @@ func New(c driver.Client, ns string, opts ...Option) (*Controller, error) {
 		return nil, err
 	}
 	ctl := &Controller{s: store{c: c, k: k, entries: &entryCache{}}, quiet: DefaultQuietPeriod, margin: DefaultLivenessMargin,
-		silence: DefaultInitSilence, window: StepWindow}
+		silence: DefaultInitSilence, window: stepWindow}
 	for _, o := range opts {
 		if o == nil {
 			return nil, fmt.Errorf("migrate: %w: nil option", lockbridge.ErrInvalid)

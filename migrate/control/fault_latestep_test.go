@@ -91,7 +91,7 @@ func TestFaultLateStepLandsAfterARollback(t *testing.T) {
 	backdate(t, ctl.s, time.Hour) // dual-write has run past the quiet period
 
 	// Held for less than the step window: the generation refuses it.
-	landed := heldStep(t, srv, ns, 3*time.Second, StepWindow)
+	landed := heldStep(t, srv, ns, 3*time.Second, stepWindow)
 	p, err := ctl.Phase(ctx)
 	require.NoError(t, err)
 	require.Equal(t, migrate.PhaseDualWrite, p, "the given-up step has not landed (yet)")
