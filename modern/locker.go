@@ -471,20 +471,7 @@ func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration, held boo
 			return nil, left, err
 		}
 		if ctxEnded(ctx, err) {
-			// The SET may have reached Redis: undo it. Only an undo that
-			// released our token settles it (the SET ran, and runs once);
-			// one that found none leaves it open, for the SET may still be
-			// on its way and run after the undo (as after a read-back that
-			// finds none, below).
-			if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
-				return nil, 0, fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
-			}
-			if l.undo(ctx, n, arg) {
-				return nil, 0, fmt.Errorf("modern: lock %q: %w: %w (the acquire ran, and was undone: %v)", n.Key,
-					lockbridge.ErrNotObtained, ctxCause(ctx, err), err)
-			}
-			return nil, 0, fmt.Errorf("modern: lock %q: the context ended with the acquire on its way, and the release "+
-				"that undoes it found no token %q of ours: the acquire may still run: %w", n.Key, token, err)
+			return nil, 0, l.givenUp(ctx, n, token, err)
 		}
 		if !errors.Is(err, lockbridge.ErrUnknownOutcome) || l.cfg.WaitN > 0 {
 			if errors.Is(err, lockbridge.ErrUnknownOutcome) {
@@ -518,6 +505,24 @@ func (l *Locker) try(ctx context.Context, pn *names, ttl time.Duration, held boo
 		lk.lease.AutoRefresh(ctx, lk.autoRefresh)
 	}
 	return lk, 0, nil
+}
+
+// givenUp is the error of an attempt whose context ended (err) with its
+// acquire maybe on its way: the SET may have reached Redis, so it is
+// undone. Only an undo that released our token settles it (the SET ran,
+// and runs once); one that found none leaves it open, for the SET may
+// still be on its way and run after the undo (as after a read-back that
+// finds none).
+func (l *Locker) givenUp(ctx context.Context, n *names, token string, err error) error {
+	if !errors.Is(err, lockbridge.ErrUnknownOutcome) {
+		return fmt.Errorf("modern: lock %q: %w: %w", n.Key, lockbridge.ErrNotObtained, err)
+	}
+	if l.undo(ctx, n, any(token)) {
+		return fmt.Errorf("modern: lock %q: %w: %w (the acquire ran, and was undone: %v)", n.Key,
+			lockbridge.ErrNotObtained, ctxCause(ctx, err), err)
+	}
+	return fmt.Errorf("modern: lock %q: the context ended with the acquire on its way, and the release "+
+		"that undoes it found no token %q of ours: the acquire may still run: %w", n.Key, token, err)
 }
 
 // readBack reports whether n's key holds token and, with fencing, the
