@@ -3,6 +3,7 @@ package modern_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -30,8 +31,10 @@ func ExampleWithTelemetry() {
 	mr.ClockTTL(true)
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1})
 	defer rdb.Close()
-	// Text records without the time, for a stable output.
-	log := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+	// Text records without the time, for a stable output; logged is told
+	// of each record written.
+	logged := make(chan struct{}, 1)
+	log := slog.New(slog.NewTextHandler(signalWriter{os.Stdout, logged}, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
 			if a.Key == slog.TimeKey {
 				return slog.Attr{}
@@ -49,9 +52,26 @@ func ExampleWithTelemetry() {
 		return
 	}
 	rdb.Del(ctx, "example:logged") // an operator's mistake
-	<-lock.Done() // closes first: the loss is logged just after
+	<-lock.Done()                  // closes first: the loss is logged just after
+	<-logged
 	fmt.Println("lost:", lock.Err() != nil)
-	// Unordered output:
+	// Output:
 	// level=ERROR msg="lockbridge: lock lost" lockbridge.lock.system=modern lockbridge.lock.key=example:logged error="modern: lock lost: lock \"example:logged\" not held: it is gone"
 	// lost: true
+}
+
+// signalWriter is a writer that tells its channel of each write.
+type signalWriter struct {
+	w  io.Writer
+	ch chan<- struct{}
+}
+
+func (n signalWriter) Write(p []byte) (int, error) {
+	defer func() {
+		select {
+		case n.ch <- struct{}{}:
+		default:
+		}
+	}()
+	return n.w.Write(p)
 }
