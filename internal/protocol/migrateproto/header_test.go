@@ -28,7 +28,7 @@ func TestScriptHeaders(t *testing.T) {
 		Value: "1800", Owner: owner}
 	phaseSet := PhaseSetArgs{NS: k, Seen: "legacy", To: "dual-write", Publish: "SPUBLISH", MinGen: 7, Mode: PhaseSetRepair,
 		KeepInit: 9, Silence: 3 * time.Second, Replid: "8c1f", Judged: &PhaseSetJudged{Gen: "1700", Until: time.UnixMilli(4321),
-		MarkGen: "1690"}}
+			MarkGen: "1690"}}
 	prune := PruneArgs{NS: k, Grace: time.Minute, Batch: 200}
 	cleanup := CleanupArgs{NS: k, Since: time.UnixMilli(1234), Quiet: time.Hour, Margin: time.Second, SightingAt: "99",
 		Replid: "8c1f"}
