@@ -49,7 +49,7 @@ func ExampleWithTelemetry() {
 		return
 	}
 	rdb.Del(ctx, "example:logged") // an operator's mistake
-	<-lock.Done() // closes first: the loss is logged just after
+	<-lock.Done()                  // closes first: the loss is logged just after
 	fmt.Println("lost:", lock.Err() != nil)
 	// Unordered output:
 	// level=ERROR msg="lockbridge: lock lost" lockbridge.lock.system=modern lockbridge.lock.key=example:logged error="modern: lock lost: lock \"example:logged\" not held: it is gone"
