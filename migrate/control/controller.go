@@ -288,9 +288,10 @@ type Status struct {
 	// namespace recorded (a failover or a restart since its last set).
 	replid string
 	moved  bool
-	// gen is the namespace hash's "gen" as read ("" when it had none): a
-	// step is set only on that generation.
-	gen string
+	// gen and markGen are the namespace hash's and the mark's "gen" as
+	// read ("" when it had none): a step or a repair is set only on those
+	// generations.
+	gen, markGen string
 	// Blockers say why Advance would refuse now; empty when the step is safe.
 	Blockers []Blocker
 }
@@ -342,7 +343,7 @@ func (c *Controller) Status(ctx context.Context) (Status, error) {
 // blockers of the next step.
 func (c *Controller) judge(sn snapshot) Status {
 	st := Status{Namespace: c.s.k.NS, Now: sn.now, Members: sn.clients, Live: map[migrate.Phase]int{},
-		Sighting: sn.sighting, mark: parseMark(sn.mark), replid: sn.replid, gen: sn.meta["gen"],
+		Sighting: sn.sighting, mark: parseMark(sn.mark), replid: sn.replid, gen: sn.meta["gen"], markGen: sn.mark["gen"],
 		moved: sn.replid != "" && len(sn.meta) > 0 && sn.replid != sn.meta["replid"]}
 	metaPhase := st.readNamespace(sn)
 	ran, dead := st.fleetEvidence(sn, metaPhase)
@@ -750,16 +751,24 @@ func (c *Controller) Step(ctx context.Context, from, to migrate.Phase, force boo
 	// generation, within the step window: a step whose caller gave up may
 	// land later) and, unless forced, on the server history it was judged
 	// by.
-	by := judged{reading: &migrateproto.PhaseSetJudged{Gen: st.gen, Until: st.Now.Add(c.window)}, replid: st.replid}
+	by := judged{reading: c.reading(st), replid: st.replid}
 	if force {
 		by.replid = ""
 	}
 	return c.apply(ctx, step, blockers, force, from.String(), migrateproto.PhaseSetStep, 0, 0, by)
 }
 
+// reading is what a step or a repair judged on st is set only on: its
+// generations, within the step window (a set whose caller gave up may land
+// later, after a rollback or a second flush that put back the bytes it
+// saw).
+func (c *Controller) reading(st Status) *migrateproto.PhaseSetJudged {
+	return &migrateproto.PhaseSetJudged{Gen: st.gen, Until: st.Now.Add(c.window), MarkGen: st.markGen}
+}
+
 // judged is what a phase set is checked against (phase_set.lua): the
-// reading a step was judged on (nil: none), and the server's replication
-// id it was judged by ("": none).
+// reading a step or a repair was judged on (nil: none), and the server's
+// replication id it was judged by ("": none).
 type judged struct {
 	reading *migrateproto.PhaseSetJudged
 	replid  string
@@ -831,7 +840,7 @@ func (c *Controller) Repair(ctx context.Context, to migrate.Phase, force bool) (
 		seen = sn.phase
 	}
 	return c.apply(ctx, Step{From: st.Phase, To: to}, blockers, force, seen, migrateproto.PhaseSetRepair, minGen, keep,
-		judged{})
+		judged{reading: c.reading(st)})
 }
 
 // repairPlan is what setting the phase to on reading sn (judged st) would

@@ -147,7 +147,7 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 	case st.mark.phase != 0 && !force:
 		blockers, minGen, keep := c.repairPlan(sn, st, st.mark.phase)
 		step, err := c.apply(ctx, Step{To: st.mark.phase}, blockers, false, seen, migrateproto.PhaseSetRepair, minGen, keep,
-			judged{})
+			judged{reading: c.reading(st)})
 		return step, 0, err
 	case ran && !force:
 		p := *st.PhaseProblem
@@ -162,7 +162,7 @@ func (c *Controller) initOnce(ctx context.Context, force bool) (Step, time.Durat
 				"those that read legacy", phaseOrNone(st.Evidence))}
 		blockers, minGen, keep := c.repairPlan(sn, st, migrate.PhaseLegacy)
 		step, err := c.apply(ctx, Step{To: migrate.PhaseLegacy}, append([]Blocker{ranB}, blockers...), true, seen,
-			migrateproto.PhaseSetRepair, minGen, keep, judged{})
+			migrateproto.PhaseSetRepair, minGen, keep, judged{reading: c.reading(st)})
 		return step, 0, err
 	case len(evicted) > 0 && !force:
 		c.tel.Refused(ctx, st.Namespace, migrate.PhaseLegacy.String(), string(blockEviction))

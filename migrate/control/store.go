@@ -142,11 +142,11 @@ func (s store) recordHistory(ctx context.Context, seen migrate.Phase, replid str
 	return err
 }
 
-// errStale: a step judged on another generation of the namespace (a set
-// since its reading), or that reached the server more than the step
-// window after its reading. Nothing was set.
-var errStale = fmt.Errorf("%w: the namespace was set since the reading the step was judged on, or the step reached "+
-	"the server more than the step window after it: nothing set; read the fleet again", errPhaseChanged)
+// errStale: a step or a repair judged on another generation of the
+// namespace or its mark (a set since its reading), or that reached the
+// server more than the step window after its reading. Nothing was set.
+var errStale = fmt.Errorf("%w: the namespace was set since the reading the change was judged on, or the change "+
+	"reached the server more than the step window after it: nothing set; read the fleet again", errPhaseChanged)
 
 // errHistoryChanged: the server's replication id is not the one the step
 // was judged by — a failover or a restart between the reading and the

@@ -121,16 +121,19 @@ type PhaseSetArgs struct {
 	// Replid is ARGV[8]: for a step and a history, the server's replication
 	// id the caller judged by ("" for a forced step, which checks none).
 	Replid string
-	// Judged is, for a step, the reading it was judged on: ARGV[9], the
-	// namespace hash's "gen" then, and ARGV[10], the server's time after
-	// which the step sets nothing. Nil: neither is checked.
+	// Judged is, for a step or a repair, the reading it was judged on:
+	// ARGV[9], the namespace hash's "gen" then, ARGV[10], the server's time
+	// after which the set sets nothing, and ARGV[11], the mark's "gen".
+	// Nil: none is checked.
 	Judged *PhaseSetJudged
 }
 
-// PhaseSetJudged is the reading a step was judged on (PhaseSetArgs.Judged).
+// PhaseSetJudged is the reading a step or a repair was judged on
+// (PhaseSetArgs.Judged).
 type PhaseSetJudged struct {
-	Gen   string    // the namespace hash's "gen" as read ("" when it had none)
-	Until time.Time // the reading's time by the server's clock plus the step window
+	Gen     string    // the namespace hash's "gen" as read ("" when it had none)
+	Until   time.Time // the reading's time by the server's clock plus the step window
+	MarkGen string    // the mark's "gen" as read ("" when it had none)
 }
 
 // phase_set.lua's modes (ARGV[5]).
@@ -154,7 +157,7 @@ func (a PhaseSetArgs) Argv() []any {
 	argv := []any{a.Seen, a.To, a.Publish, strconv.FormatInt(a.MinGen, 10), a.Mode, strconv.FormatInt(a.KeepInit, 10),
 		Millis(a.Silence), a.Replid}
 	if a.Judged != nil {
-		argv = append(argv, a.Judged.Gen, strconv.FormatInt(max(a.Judged.Until.UnixMilli(), 0), 10))
+		argv = append(argv, a.Judged.Gen, strconv.FormatInt(max(a.Judged.Until.UnixMilli(), 0), 10), a.Judged.MarkGen)
 	}
 	return argv
 }
@@ -168,9 +171,9 @@ const (
 	// the step was judged by (or, for a history, not the one recorded):
 	// "restored" stamped, the id recorded, the phase unchanged.
 	PhaseSetHistoryChanged = 2
-	// PhaseSetStale: a step judged on another generation of the namespace
-	// (a set since its reading), or run after PhaseSetJudged.Until: the
-	// phase unchanged.
+	// PhaseSetStale: a step or repair judged on another generation of the
+	// namespace or its mark (a set since its reading), or run after
+	// PhaseSetJudged.Until: the phase unchanged.
 	PhaseSetStale = 3
 )
 

@@ -27,7 +27,8 @@ func TestScriptHeaders(t *testing.T) {
 	refresh := RefreshArgs{LegacyKey: "l", ModernKey: "m", DualWrite: false, Token: "t", PX: 2 * time.Second,
 		Value: "1800", Owner: owner}
 	phaseSet := PhaseSetArgs{NS: k, Seen: "legacy", To: "dual-write", Publish: "SPUBLISH", MinGen: 7, Mode: PhaseSetRepair,
-		KeepInit: 9, Silence: 3 * time.Second, Replid: "8c1f", Judged: &PhaseSetJudged{Gen: "1700", Until: time.UnixMilli(4321)}}
+		KeepInit: 9, Silence: 3 * time.Second, Replid: "8c1f", Judged: &PhaseSetJudged{Gen: "1700", Until: time.UnixMilli(4321),
+			MarkGen: "1690"}}
 	prune := PruneArgs{NS: k, Grace: time.Minute, Batch: 200}
 	cleanup := CleanupArgs{NS: k, Since: time.UnixMilli(1234), Quiet: time.Hour, Margin: time.Second, SightingAt: "99",
 		Replid: "8c1f"}
@@ -61,7 +62,8 @@ func TestScriptHeaders(t *testing.T) {
 			map[string]any{"KEYS[1]": k.Phase, "KEYS[2]": k.Channel, "KEYS[3]": k.Since, "KEYS[4]": k.Meta,
 				"KEYS[5]": k.Mark, "KEYS[6]": k.Pending, "KEYS[7]": k.Clients, "KEYS[8]": k.Sighting, "KEYS[9]": k.Fleet,
 				"ARGV[1]": "legacy", "ARGV[2]": "dual-write", "ARGV[3]": "SPUBLISH", "ARGV[4]": 7, "ARGV[5]": "repair",
-				"ARGV[6]": 9, "ARGV[7]": 3000, "ARGV[8]": "8c1f", "ARGV[9]": "1700", "ARGV[10]": 4321},
+				"ARGV[6]": 9, "ARGV[7]": 3000, "ARGV[8]": "8c1f", "ARGV[9]": "1700", "ARGV[10]": 4321,
+				"ARGV[11]": "1690"},
 			map[string]int64{"PhaseSetDone": PhaseSetDone, "PhaseSetTraced": PhaseSetTraced,
 				"PhaseSetHistoryChanged": PhaseSetHistoryChanged, "PhaseSetStale": PhaseSetStale}},
 		{"prune.lua", pruneSrc, prune.Keys(), prune.Argv(),

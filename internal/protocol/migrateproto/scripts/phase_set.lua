@@ -33,19 +33,23 @@
 -- ARGV[8]  for 'step' and 'history', the server's replication id the
 --          caller judged by (status.lua); '' otherwise, and for a forced
 --          step (which checks no id)
--- ARGV[9]  for 'step', the namespace hash's "gen" the step was judged by
---          ('' when the reading found none); absent: not checked
--- ARGV[10]  for 'step', the server's ms after which the step sets
---           nothing: its reading's time by the server's clock plus the
---           controller's step window; absent or '': not checked
+-- ARGV[9]  for 'step' and 'repair', the namespace hash's "gen" the set was
+--          judged by ('' when the reading found none); absent: not checked
+-- ARGV[10]  for 'step' and 'repair', the server's ms after which the set
+--           sets nothing: its reading's time by the server's clock plus
+--           the controller's step window; absent or '': not checked
+-- ARGV[11]  for 'step' and 'repair', the mark's "gen" the set was judged
+--           by ('' when the reading found none); absent: not checked
 --
--- A step is set only on the state it was judged on: the phase key holding
--- ARGV[1] is not enough, for a rollback puts the same name back (a step
--- whose caller gave up, still on its way, would land after it), and
+-- A step or a repair is set only on the state it was judged on: the phase
+-- key holding ARGV[1] is not enough, for a rollback puts the same name
+-- back, and a second flush of the namespace's keys the same absence (a set
+-- whose caller gave up, still on its way, would land after either), and
 -- evidence that appeared after the reading (a legacy sighting, a registry
--- entry) was never judged. So a step whose namespace hash has another
--- generation than ARGV[9] (a step, repair or init set it since), or that
--- runs after ARGV[10] by the server's clock, sets nothing and replies
+-- entry) was never judged. So a set whose namespace hash or mark has
+-- another generation than ARGV[9] or ARGV[11] (a step, repair or init set
+-- it since: each writes both, and a flush leaves the mark), or that runs
+-- after ARGV[10] by the server's clock, sets nothing and replies
 -- PhaseSetStale.
 --
 -- A trace is a phase, the namespace hash, the mark, a legacy sighting, an
@@ -84,8 +88,9 @@
 --                       the step was judged by, or not the one recorded:
 --                       "restored" stamped, the id recorded, the phase
 --                       unchanged
---   PhaseSetStale  = 3  a step judged on another generation of the
---                       namespace, or run after ARGV[10]: nothing changed
+--   PhaseSetStale  = 3  a step or repair judged on another generation of
+--                       the namespace or the mark, or run after ARGV[10]:
+--                       nothing changed
 -- and, for an init, a negative number: minus the ms of silence left;
 -- otherwise the phase key's value ('' when absent), nothing changed.
 
@@ -99,9 +104,10 @@ local mode = arg_one_of(5, 'step', 'init', 'repair', 'history')
 local keep_init = arg_int(6, 0, 9007199254740992)
 local silence = arg_int(7, 0, 1099511627776)
 local judged = ARGV[8] or ''
-local judged_gen = ARGV[9]
+local judged_set = mode == 'step' or mode == 'repair'
+local judged_gen, judged_mark = ARGV[9], ARGV[11]
 local step_until
-if mode == 'step' and ARGV[10] ~= nil and ARGV[10] ~= '' then
+if judged_set and ARGV[10] ~= nil and ARGV[10] ~= '' then
   step_until = arg_int(10, 0, 9007199254740992)
 end
 if seen == nil or ((mode == 'step' or mode == 'history') and rank[seen] == nil) then
@@ -115,9 +121,12 @@ if (cur or '') ~= seen then
   return cur or ''
 end
 local now_ms, now_us = server_time()
-if mode == 'step' then
-  -- @judged: the state the step was judged on, and soon enough after it
+if judged_set then
+  -- @judged: the state the set was judged on, and soon enough after it
   if judged_gen ~= nil and (redis.call('HGET', KEYS[4], 'gen') or '') ~= judged_gen then
+    return 3
+  end
+  if judged_mark ~= nil and (redis.call('HGET', KEYS[5], 'gen') or '') ~= judged_mark then
     return 3
   end
   if step_until ~= nil and now_ms > step_until then
