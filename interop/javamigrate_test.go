@@ -83,7 +83,8 @@ func goFleet(ctx context.Context, t *testing.T, e *env, ns, prefix string, n int
 				l, err := lk.Lock(actx, lockName, jfleetLease)
 				cancel()
 				if err != nil {
-					if errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, migrate.ErrPhaseUnknown) || ctx.Err() != nil {
+					if errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, migrate.ErrPhaseUnknown) ||
+						errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil { // (the wait's deadline)
 						continue
 					}
 					t.Errorf("%s: %v", id, err)

@@ -75,7 +75,9 @@ func TestInteropJavaModern(t *testing.T) {
 					l, err := lk.Lock(actx, key, 5*time.Second)
 					cancel()
 					if err != nil {
-						if errors.Is(err, lockbridge.ErrNotObtained) {
+						// Not obtained, or the wait's deadline cut an attempt
+						// short (an unknown outcome).
+						if errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, context.DeadlineExceeded) {
 							continue
 						}
 						t.Errorf("%s: %v", id, err)

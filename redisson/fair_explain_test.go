@@ -40,11 +40,12 @@ func TestFairNotObtainedSaysWaiterAhead(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	_, err = l.Lock(wctx, key, time.Second)
 	cancel()
-	require.ErrorIs(t, err, lockbridge.ErrNotObtained)
-	if errors.As(err, &ne) {
+	locktest.GaveUp(t, err, context.DeadlineExceeded)
+	if !errors.Is(err, lockbridge.ErrUnknownOutcome) { // the deadline fell between attempts
+		require.ErrorAs(t, err, &ne)
 		assert.Contains(t, ne.Detail, strconv.Quote(ghost), "%v", err)
+		assert.Contains(t, err.Error(), "a queued waiter is ahead")
 	}
-	assert.Contains(t, err.Error(), "a queued waiter is ahead")
 
 	// Held, and a waiter ahead: both.
 	locktest.Do(t, tg.Client, "HSET", key, "other:1", "1")

@@ -69,8 +69,7 @@ func TestLockContextEnds(t *testing.T) {
 	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	_, err = redisson.New(tg.Client).Lock(wctx, key, time.Second)
-	require.ErrorIs(t, err, lockbridge.ErrNotObtained)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	locktest.GaveUp(t, err, context.DeadlineExceeded)
 	require.NoError(t, holder.Unlock(ctx))
 }
 

@@ -58,8 +58,7 @@ func TestNodesDown(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	_, err = l.Lock(cctx, "d", time.Minute)
-	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	locktest.GaveUp(t, err, context.DeadlineExceeded)
 
 	// A server back (empty): a majority again.
 	f.servers[4].Restart()

@@ -148,8 +148,7 @@ func TestMajority(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	_, err = l.Lock(cctx, "three", time.Minute)
-	assert.ErrorIs(t, err, lockbridge.ErrNotObtained)
-	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	locktest.GaveUp(t, err, context.DeadlineExceeded)
 	quorumErr(t, err)
 
 	// One already ended: no round at all.
