@@ -50,11 +50,14 @@ func run(ctx context.Context, addr string) error {
 
 	// Lock waits while the key is held, as long as its context lets it:
 	// always give it a deadline. Here the holder is ourselves, so it waits
-	// out its second and gives up.
+	// out its second and gives up: ErrNotObtained, or ErrUnknownOutcome
+	// when the deadline cut an attempt short (sent, it may still take the
+	// key, until its lease ends).
 	waitCtx, cancel := context.WithTimeout(ctx, time.Second)
 	_, err = locker.Lock(waitCtx, "orders:42", 10*time.Second)
 	cancel()
-	fmt.Println("Lock while held:", errors.Is(err, lockbridge.ErrNotObtained))
+	gaveUp := errors.Is(err, lockbridge.ErrNotObtained) || errors.Is(err, lockbridge.ErrUnknownOutcome)
+	fmt.Println("Lock while held:", gaveUp)
 
 	if err := lock.Unlock(ctx); err != nil {
 		return err // a *lockbridge.NotHeldError when the lock was no longer ours
