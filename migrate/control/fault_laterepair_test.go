@@ -75,12 +75,7 @@ func TestFaultLateRepairLandsAfterARollback(t *testing.T) {
 	_, err = ctl.Rollback(ctx, false)
 	require.NoError(t, err, "and rolls back")
 
-	<-landed
-	p, err := ctl.Phase(ctx)
-	require.NoError(t, err)
-	if !assert.Equal(t, migrate.PhaseDualWrite, p, "the late repair was judged before the rollback: it sets nothing") {
-		twoHolders(t, c, ns)
-	}
+	stillAtDualWrite(t, ctl, c, ns, landed, "the late repair was judged before the rollback: it sets nothing")
 }
 
 // The same after a flush of the namespace's keys, and a second one: the

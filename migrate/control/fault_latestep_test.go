@@ -72,6 +72,19 @@ func twoHolders(t *testing.T, c driver.Client, ns string) {
 	assert.Error(t, err, "a dual-read holder and a legacy locker hold %q at once", name)
 }
 
+// stillAtDualWrite checks, once the held command has landed, that the
+// namespace is still at dual-write; if not, it shows the two holders that
+// allows.
+func stillAtDualWrite(t *testing.T, ctl *Controller, c driver.Client, ns string, landed <-chan struct{}, why string) {
+	t.Helper()
+	<-landed
+	p, err := ctl.Phase(context.Background())
+	require.NoError(t, err)
+	if !assert.Equal(t, migrate.PhaseDualWrite, p, why) {
+		twoHolders(t, c, ns)
+	}
+}
+
 // A step is judged on one reading of the fleet and must set the phase only
 // on the state it was judged on. An Advance whose caller gave up (its
 // context ended with phase_set.lua on its way) may still reach the server
@@ -101,12 +114,7 @@ func TestFaultLateStepLandsAfterARollback(t *testing.T) {
 	_, err = ctl.Rollback(ctx, false)
 	require.NoError(t, err, "and rolls back")
 
-	<-landed
-	p, err = ctl.Phase(ctx)
-	require.NoError(t, err)
-	if !assert.Equal(t, migrate.PhaseDualWrite, p, "the late step was judged before the rollback: it sets nothing") {
-		twoHolders(t, c, ns)
-	}
+	stillAtDualWrite(t, ctl, c, ns, landed, "the late step was judged before the rollback: it sets nothing")
 }
 
 // The same without a second step: the given-up Advance lands after a
@@ -130,11 +138,5 @@ func TestFaultLateStepLandsAfterASighting(t *testing.T) {
 	_, err := ctl.Advance(ctx, false)
 	require.ErrorIs(t, err, ErrUnsafeStep, "the sighting blocks the step")
 
-	<-landed
-	p, err := ctl.Phase(ctx)
-	require.NoError(t, err)
-	if !assert.Equal(t, migrate.PhaseDualWrite, p,
-		"the late step was judged on a reading older than the sighting: it sets nothing") {
-		twoHolders(t, c, ns)
-	}
+	stillAtDualWrite(t, ctl, c, ns, landed, "the late step was judged on a reading older than the sighting: it sets nothing")
 }
